@@ -2,7 +2,11 @@ module github.com/pgscale/pgscale
 
 go 1.26.8
 
-require github.com/spf13/cobra v1.10.2
+require (
+	github.com/aclements/go-moremath v0.0.0-20210112150236-f10218a38794
+	github.com/spf13/cobra v1.10.2
+	golang.org/x/perf v0.0.0-20260908200009-22c9c6c9d4da
+)
 
 require (
 	github.com/inconshreveable/mousetrap v1.1.0 // indirect
