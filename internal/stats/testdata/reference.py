@@ -44,3 +44,107 @@ w = stats.wilcoxon(big, zero_method="wilcox", correction=True, method="approx")
 vplus = sum(rk for rk, v in zip(stats.rankdata([abs(v) for v in big if v != 0]), [v for v in big if v != 0]) if v > 0)
 print("signrank60", [float(v) for v in big])
 print("signrank60 approx V+", vplus, "p", w.pvalue)
+
+
+def tci(d, conf=0.95):
+    n = len(d)
+    m, se = mean(d), stdev(d) / math.sqrt(n)
+    q = stats.t.ppf(1 - (1 - conf) / 2, n - 1)
+    return math.expm1(m - q * se), math.expm1(m + q * se)
+
+
+print("\n# paired")
+# hull: 6 rounds; the median interval at 95 % is [min, max] (coverage 1 - 2/64)
+hull = [-0.02, 0.01, 0.012, 0.015, 0.018, 0.06]
+r = stats.ttest_1samp(hull, 0)
+print("hull6 t CI", tci(hull), "p", r.pvalue, "change", math.expm1(mean(hull)), "sd", stdev(hull))
+five = [0.01, 0.02, 0.03, 0.04, 0.05]
+r = stats.ttest_1samp(five, 0)
+print("five t CI", tci(five), "p", r.pvalue, "t", r.statistic)
+lo = [math.log(r) for r in (101 / 100, 99 / 100, 102 / 100, 98 / 100)]
+r = stats.ttest_1samp(lo, 0)
+print("leftout change", math.expm1(mean(lo)), "CI", tci(lo), "p", r.pvalue)
+dis = [0.05, 0.051, 0.049, 0.052, 0.048, -0.001]
+r = stats.ttest_1samp(dis, 0)
+print("disagree t p", r.pvalue, "wilcoxon", stats.wilcoxon(dis, method="exact").pvalue)
+
+
+print("\n# unpaired")
+
+
+def u_null_cdf(n1, n2):
+    """Exact null distribution of U (no ties) by enumerating which ranks the
+    first sample takes: U = rank sum - n1(n1+1)/2."""
+    counts = {}
+    total = 0
+    for comb in itertools.combinations(range(1, n1 + n2 + 1), n1):
+        u = sum(comb) - n1 * (n1 + 1) // 2
+        counts[u] = counts.get(u, 0) + 1
+        total += 1
+    cdf, acc = {}, 0
+    for u in range(n1 * n2 + 1):
+        acc += counts.get(u, 0)
+        cdf[u] = acc / total
+    return cdf
+
+
+def moses(base, cand, conf=0.95):
+    alpha = 1 - conf
+    cdf = u_null_cdf(len(base), len(cand))
+    us = [u for u in cdf if cdf[u] <= alpha / 2]
+    if not us:
+        return None
+    k = max(us) + 1
+    r = sorted(c / b for b in base for c in cand)
+    return r[k - 1] - 1, r[len(r) - k] - 1, 1 - 2 * cdf[k - 1], float(np.median(r)) - 1
+
+
+ub = [102.1, 99.8, 101.5, 100.2, 98.9, 100.7]
+uc = [97.2, 98.5, 96.9, 99.1, 97.8, 98.2, 96.5]
+r = stats.mannwhitneyu(ub, uc, method="exact", alternative="two-sided")
+print("unpaired6x7 U", r.statistic, "p", r.pvalue, "change of medians", float(np.median(uc)) / float(np.median(ub)) - 1)
+print("unpaired6x7 moses lo, hi, level, HL", moses(ub, uc))
+# with ties: the normal approximation is not used below 25; scipy exact does not
+# handle ties, so use its asymptotic p-value with a 30-value sample.
+tb = [float(x) for x in [10, 11, 11, 12, 12, 12, 13, 13, 14, 15] * 3]
+tc = [float(x) for x in [11, 12, 12, 13, 13, 13, 14, 14, 15, 16] * 3]
+r = stats.mannwhitneyu(tb, tc, method="asymptotic", use_continuity=True, alternative="two-sided")
+print("ties30 U", r.statistic, "p", r.pvalue, "medians", np.median(tb), np.median(tc))
+
+print("\n# windows")
+
+
+def window(before, during, skip_b, skip_d, b=0, conf=0.95):
+    before, during = before[skip_b:], during[skip_d:]
+    if b == 0:
+        b = math.ceil(math.sqrt(min(len(before), len(during))))
+
+    def batches(xs):
+        k = len(xs) // b
+        xs = xs[len(xs) - k * b:]
+        return [mean(xs[i * b:(i + 1) * b]) for i in range(k)]
+
+    mb, md = batches(before), batches(during)
+    Mb, Md = mean(mb), mean(md)
+    ab = variance(mb) / (len(mb) * Mb ** 2)
+    ad = variance(md) / (len(md) * Md ** 2)
+    se = math.sqrt(ab + ad)
+    df = (ab + ad) ** 2 / (ab ** 2 / (len(mb) - 1) + ad ** 2 / (len(md) - 1))
+    L = math.log(Md / Mb)
+    num = den = 0.0
+    for xs in (mb, md):
+        m = mean(xs)
+        den += sum((x - m) ** 2 for x in xs)
+        num += sum((xs[i] - m) * (xs[i - 1] - m) for i in range(1, len(xs)))
+    q = stats.t.ppf(1 - (1 - conf) / 2, df)
+    p = 2 * stats.t.sf(abs(L / se), df)
+    return dict(b=b, kb=len(mb), kd=len(md), base=Mb, cand=Md, change=math.expm1(L),
+                lo=math.expm1(L - q * se), hi=math.expm1(L + q * se), se=se, df=df, p=p, lag1=num / den)
+
+
+print("hand", window([99, 99, 101, 101], [74, 74, 76, 76], 0, 0, b=2))
+wb = [50, 60, 70, 80, 1021, 1003, 998, 1010, 987, 1005, 1012, 995, 1001, 990, 1008, 1003, 997, 1015, 992, 1006]
+wd = [900, 820, 790, 760, 742, 781, 755, 770, 748, 766, 759, 772, 740, 785, 751, 763, 777, 744, 769, 758,
+      761, 773, 749, 780, 756, 764, 771, 746, 762, 768]
+print("skip", window(wb, wd, 4, 3))
+print("ramp", window([1000.0 + i for i in range(64)], [800.0 + i for i in range(64)], 0, 0))
