@@ -148,3 +148,41 @@ wd = [900, 820, 790, 760, 742, 781, 755, 770, 748, 766, 759, 772, 740, 785, 751,
       761, 773, 749, 780, 756, 764, 771, 746, 762, 768]
 print("skip", window(wb, wd, 4, 3))
 print("ramp", window([1000.0 + i for i in range(64)], [800.0 + i for i in range(64)], 0, 0))
+
+print("\n# rounds to detect")
+
+
+def formula_n(k, conf=0.95, power=0.8):
+    """Smallest n >= 2 with n >= ((t(1-a/2,n-1) + t(power,n-1)) k)^2, k = sd/delta."""
+    a = 1 - conf
+    n = 2
+    while n < ((stats.t.ppf(1 - a / 2, n - 1) + stats.t.ppf(power, n - 1)) * k) ** 2:
+        n += 1
+    return n
+
+
+def exact_n(dz, conf=0.95, power=0.8):
+    """Smallest n whose two-sided paired t-test has the power, from the noncentral t."""
+    a = 1 - conf
+    n = 2
+    while True:
+        df, nc = n - 1, dz * math.sqrt(n)
+        q = stats.t.ppf(1 - a / 2, df)
+        pw = stats.nct.sf(q, df, nc) + stats.nct.cdf(-q, df, nc)
+        if pw >= power:
+            return n
+        n += 1
+
+
+for dz in (0.2, 0.5, 0.8, 1.0, 1.5):
+    print("dz", dz, "formula", formula_n(1 / dz), "exact", exact_n(dz))
+print("dz 0.5 conf .99 power .9: formula", formula_n(2, 0.99, 0.9), "exact", exact_n(0.5, 0.99, 0.9))
+
+aa = [0.012, -0.008, 0.003, -0.015, 0.006, 0.010, -0.004, -0.011, 0.009, 0.001, -0.002, 0.005]
+sd = stdev(aa)
+print("aa sd", sd, "mean", mean(aa), "p", stats.ttest_1samp(aa, 0).pvalue,
+      "n2", formula_n(sd / math.log(1.02)), "n5", formula_n(sd / math.log(1.05)))
+d2 = math.log(1.02)
+print("5% at dz(2%)=0.5", formula_n((d2 / 0.5) / math.log(1.05)),
+      "-2% at dz(+2%)=0.2", formula_n((d2 / 0.2) / abs(math.log(0.98))),
+      "sd 0.01:", formula_n(0.01 / d2), formula_n(0.01 / math.log(1.05)))
