@@ -16,7 +16,10 @@ func near(t *testing.T, what string, got, want, tol float64) {
 	switch {
 	case math.IsNaN(want) && math.IsNaN(got):
 		return
-	case math.IsInf(want, 0) && got == want:
+	case math.IsInf(want, 0) || math.IsInf(got, 0) || math.IsNaN(want) || math.IsNaN(got):
+		if got != want {
+			t.Errorf("%s = %v, want %v", what, got, want)
+		}
 		return
 	}
 	if d := math.Abs(got - want); !(d <= tol*math.Max(1, math.Abs(want))) {
