@@ -123,6 +123,28 @@ func TestCompareUnpaired(t *testing.T) {
 	}
 }
 
+func TestCompareUnpairedLarge(t *testing.T) {
+	// 60 a side: the Moses order comes from the normal approximation.
+	// testdata/reference.py finds k = 1427 from the exact U distribution
+	// (a counting recurrence, level 0.9502930274934018), the interval
+	// -0.02245098039215676, -0.00962099125364424 from the sorted ratios,
+	// and SciPy mannwhitneyu(..., method="asymptotic") U = 2630, p =
+	// 1.3382620880616268e-05; change of medians -0.016399805919456445.
+	var base, cand []float64
+	for i := range 60 {
+		base = append(base, 100+float64((i*37)%61)/10)
+		cand = append(cand, 98.5+float64((i*23)%59)/10+0.01)
+	}
+	c := stats.CompareUnpaired(tps, base, cand, stats.Options{})
+	near(t, "Change", c.Change, -0.016399805919456445, 1e-12)
+	near(t, "Lo", c.Lo, -0.02245098039215676, 1e-12)
+	near(t, "Hi", c.Hi, -0.00962099125364424, 1e-12)
+	near(t, "P", c.P, 1.3382620880616268e-05, 1e-9)
+	near(t, "U", c.UnpairedDetail.U, 2630, 0)
+	near(t, "HLConfidence", c.UnpairedDetail.HLConfidence, 0.9502930274934018, 1e-3)
+	checkWarnings(t, c.Warnings, stats.Unpaired)
+}
+
 // rep3 returns xs three times over.
 func rep3(xs ...float64) []float64 {
 	return slices.Concat(xs, xs, xs)

@@ -186,3 +186,35 @@ d2 = math.log(1.02)
 print("5% at dz(2%)=0.5", formula_n((d2 / 0.5) / math.log(1.05)),
       "-2% at dz(+2%)=0.2", formula_n((d2 / 0.2) / abs(math.log(0.98))),
       "sd 0.01:", formula_n(0.01 / d2), formula_n(0.01 / math.log(1.05)))
+
+print("\n# unpaired, 60+60 (normal approximation of the Moses order)")
+
+
+def exact_moses_k(n1, n2, alpha=0.05):
+    """k of the Moses interval from the exact U null distribution, by the
+    recurrence c(m, n, u) = c(m-1, n, u-n) + c(m, n-1, u) on counts."""
+    N = n1 * n2
+    cur = [[1] + [0] * N for _ in range(n2 + 1)]
+    for m in range(1, n1 + 1):
+        new = [[1] + [0] * N]
+        for n in range(1, n2 + 1):
+            row = [0] * (N + 1)
+            for u in range(N + 1):
+                row[u] = new[n - 1][u] + (cur[n][u - n] if u >= n else 0)
+            new.append(row)
+        cur = new
+    tot, acc = math.comb(n1 + n2, n1), 0
+    for u in range(N + 1):
+        # the first u with P(U <= u) > alpha/2: k - 1 = u - 1
+        if (acc + cur[n2][u]) / tot > alpha / 2:
+            return u, 1 - 2 * acc / tot
+        acc += cur[n2][u]
+
+
+b60 = [100 + ((i * 37) % 61) / 10 for i in range(60)]
+c60 = [98.5 + ((i * 23) % 59) / 10 + 0.01 for i in range(60)]
+k, level = exact_moses_k(60, 60)
+r = sorted(c / b for b in b60 for c in c60)
+res = stats.mannwhitneyu(b60, c60, method="asymptotic", use_continuity=True, alternative="two-sided")
+print("60+60 k", k, "level", level, "lo", r[k - 1] - 1, "hi", r[len(r) - k] - 1, "U", res.statistic, "p", res.pvalue,
+      "change", float(np.median(c60)) / float(np.median(b60)) - 1)
