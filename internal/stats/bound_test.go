@@ -113,3 +113,25 @@ func TestBoundsFor(t *testing.T) {
 		}
 	}
 }
+
+// FuzzParseBound checks that ParseBound never panics and that what it
+// accepts prints back to a spec that parses to the same bound.
+func FuzzParseBound(f *testing.F) {
+	for _, s := range []string{"tps=-3%", "p99=+5%", "tps@c=16=-5%", " cpu/txn = +2.5% ", "tps", "=%", "a@=+1%", "x=+1e300%", "y=-0%"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, spec string) {
+		b, err := stats.ParseBound(spec)
+		if err != nil {
+			var be *stats.BoundError
+			if !errors.As(err, &be) {
+				t.Fatalf("ParseBound(%q) error %v is not a *BoundError", spec, err)
+			}
+			return
+		}
+		b2, err := stats.ParseBound(b.String())
+		if err != nil || b2 != b {
+			t.Fatalf("ParseBound(%q) = %+v; its String %q parses to %+v, %v", spec, b, b.String(), b2, err)
+		}
+	})
+}

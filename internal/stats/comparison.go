@@ -59,11 +59,13 @@ type Comparison struct {
 	P float64
 	// Test names the test behind P.
 	Test string
-	// PairedDetail, UnpairedDetail and WindowDetail hold the pieces the
-	// comparison was built from; only the one matching Method is set.
-	PairedDetail   *PairedDetail
+	// PairedDetail holds the pieces of a Paired comparison; nil otherwise.
+	PairedDetail *PairedDetail
+	// UnpairedDetail holds the pieces of an Independent comparison; nil
+	// otherwise.
 	UnpairedDetail *UnpairedDetail
-	WindowDetail   *WindowDetail
+	// WindowDetail holds the pieces of a Window comparison; nil otherwise.
+	WindowDetail *WindowDetail
 	// Warnings are caveats about these numbers.
 	Warnings []error
 }

@@ -35,4 +35,17 @@
 //     bounds, per-measure status and the verdict.
 //   - [NoiseAA] and [RoundsToDetect]: noise of an A/A run and the rounds
 //     needed to detect a given change.
+//   - [Summarize]: median with a distribution-free interval, mean, sd, range.
+//
+// # Use
+//
+//	bounds, err := stats.ParseBounds([]string{"tps=-3%,p99=+5%", "tps@c=16=-5%"})
+//	// err is a *stats.BoundError: bad usage
+//	var cs []stats.Comparison
+//	for _, m := range measures { // one per measure and step
+//		cs = append(cs, stats.ComparePaired(m, baseRounds[m], candRounds[m], stats.Options{}))
+//	}
+//	v, err := stats.Evaluate(cs, bounds, stats.Options{})
+//	fmt.Println(v.Headline()) // "1 of 24 measures outside bounds: tps@c=16 -5.4% ± 0.9%, bound -5%"
+//	if !v.Passed() { /* exit code 1 */ }
 package stats

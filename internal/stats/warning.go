@@ -58,8 +58,10 @@ func (k WarningKind) String() string {
 // concerns. It is an error so it can sit in a []error as benchmath's do, but
 // it never means the computation failed.
 type Warning struct {
+	// Kind classifies the caveat.
 	Kind WarningKind
-	Msg  string
+	// Msg says what is wrong, naming the measure where there is one.
+	Msg string
 }
 
 // Error returns the message.
