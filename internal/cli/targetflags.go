@@ -78,7 +78,7 @@ func (t *targetFlags) open(ctx context.Context, dataBytes int64, maxClients int,
 	}
 	fmt.Fprintf(log, "starting an ephemeral PostgreSQL cluster from %s...\n", bin)
 	c, err := target.Start(ctx, target.Options{BinDir: bin, Tmpfs: t.tmpfs, TCP: t.tcp, Settings: settings,
-		OSUser: t.osUser, DataSizeHint: dataBytes, MaxConnections: maxClients + 10})
+		OSUser: t.osUser, DataSizeHint: dataBytes, MaxConnections: maxClients + 10, Detach: t.keep})
 	if err != nil {
 		if c != nil {
 			c.Stop()

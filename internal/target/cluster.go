@@ -31,6 +31,9 @@ type Options struct {
 	StartTimeout   time.Duration // default 60 s
 	HBA            []string      // extra pg_hba.conf lines placed before the defaults
 	NoPreload      bool          // do not preload pg_stat_statements / pg_wait_sampling
+	// Detach lets the server outlive pgscale (--keep). Otherwise the kernel
+	// stops it if pgscale dies without cleaning up.
+	Detach bool
 }
 
 // Setting is one server configuration parameter.
@@ -247,7 +250,9 @@ func (c *Cluster) start(ctx context.Context) error {
 	cmd.Stdout, cmd.Stderr = logf, logf
 	// If pgscale dies without cleaning up, the kernel tells the postmaster to
 	// shut down immediately.
-	cmd.SysProcAttr.Pdeathsig = syscall.SIGQUIT
+	if !c.opts.Detach {
+		cmd.SysProcAttr.Pdeathsig = syscall.SIGQUIT
+	}
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("start postgres: %w", err)
 	}
