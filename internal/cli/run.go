@@ -26,6 +26,8 @@ type runOptions struct {
 	target   targetFlags
 	workload workloadFlags
 	init     initFlags
+	probes   probeFlags
+	disturb  disturbFlags
 
 	clients      []int
 	jobs         int
@@ -90,6 +92,8 @@ PostgreSQL cluster, creates the data the workload needs, runs, and removes it.`,
 	fs.BoolVar(&o.doInit, "init", false, "(re)create pgbench's data on a --dsn target before running")
 	fs.StringVar(&o.setup, "setup", "", "SQL file run once on the target before the sweep (custom tables)")
 	o.init.register(fs, false)
+	o.probes.register(fs)
+	o.disturb.register(fs)
 	o.target.register(fs)
 	return cmd
 }
@@ -213,6 +217,13 @@ func (o *runOptions) run(ctx context.Context, argv []string, stdout, stderr io.W
 			return script.NewProgram(wl.Scripts, script.Options{Scale: scale, RandomSeed: wl.Seed,
 				Defines: o.workload.defines, Clients: clients, DebugOutput: stderr})
 		},
+	}
+	for _, f := range []func(*openTarget) ([]plan.Observer, error){o.probes.observers, o.disturb.observers} {
+		obs, err := f(tgt)
+		if err != nil {
+			return err
+		}
+		sw.Observers = append(sw.Observers, obs...)
 	}
 	total := len(o.clients)
 	sw.BeforeStep = func(ctx context.Context, i, clients int) error {

@@ -93,6 +93,10 @@ type Config struct {
 	Progress func(Progress)
 	// Events, when set, receives one-line notices (a client reconnected, aborted).
 	Events func(string)
+	// OnStart, when set, is called once every client is connected, just
+	// before they start: start is when transactions begin, window when the
+	// measured window begins (start + Warmup). It must return quickly.
+	OnStart func(start, window time.Time)
 }
 
 // Progress is one interval as it ends, for pgbench-style progress lines.

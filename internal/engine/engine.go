@@ -211,6 +211,9 @@ func (e *engine) run() (*Result, error) {
 	if cfg.Duration > 0 {
 		e.endAt.Store(window.Add(cfg.Duration).UnixNano())
 	}
+	if cfg.OnStart != nil {
+		cfg.OnStart(start, window)
+	}
 	done := make(chan struct{})
 	var running sync.WaitGroup
 	for _, c := range e.clients {

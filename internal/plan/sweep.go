@@ -5,6 +5,7 @@ package plan
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/pgscale/pgscale/internal/engine"
 	"github.com/pgscale/pgscale/internal/metrics"
@@ -12,10 +13,30 @@ import (
 	"github.com/pgscale/pgscale/internal/script"
 )
 
+// StepInfo tells an Observer about the step it watches.
+type StepInfo struct {
+	Index    int           // 0-based position in the sweep
+	Clients  int           // client count
+	Start    time.Time     // when transactions begin (warm-up included)
+	Window   time.Time     // when the measured window begins
+	Duration time.Duration // the measured window's planned length; 0 with -t
+}
+
+// Observer watches each step from beside the load: server-side probes,
+// disturbances. Start is called as the clients start and must return
+// quickly (start goroutines); Stop is called when the step has ended and
+// adds what it saw to the step's result.
+type Observer interface {
+	Start(ctx context.Context, step StepInfo) error
+	Stop(ctx context.Context, step *result.Step) error
+}
+
 // Sweep runs the same workload at each client count in turn.
 type Sweep struct {
-	Clients []int
-	Engine  engine.Config // a template; Clients and Program are set per step
+	// Observers watch every step (probes, disturbances), in order.
+	Observers []Observer
+	Clients   []int
+	Engine    engine.Config // a template; Clients and Program are set per step
 	// Program builds the scripts' program for a step (pgbench seeds each
 	// client's random state from one sequence, so it depends on the count).
 	Program func(clients int) (*script.Program, error)
@@ -43,11 +64,31 @@ func (sw *Sweep) Run(ctx context.Context) ([]result.Step, error) {
 			return steps, err
 		}
 		cfg.Program = prog
+		var started []Observer
+		var startErr error
+		cfg.OnStart = func(start, window time.Time) {
+			info := StepInfo{Index: i, Clients: n, Start: start, Window: window, Duration: cfg.Duration}
+			for _, o := range sw.Observers {
+				if err := o.Start(ctx, info); err != nil {
+					startErr = err
+					return
+				}
+				started = append(started, o)
+			}
+		}
 		r, err := engine.Run(ctx, cfg)
+		if err == nil && startErr != nil {
+			err = startErr
+		}
 		if r != nil && (r.Elapsed > 0 || err != nil) {
 			s := StepResult(r, cfg.Program.Scripts())
 			if err != nil && s.Reason == "" {
 				s.Complete, s.Reason = false, err.Error()
+			}
+			for _, o := range started {
+				if oerr := o.Stop(context.WithoutCancel(ctx), &s); oerr != nil && err == nil {
+					err = oerr
+				}
 			}
 			steps = append(steps, s)
 			Scaling(steps)

@@ -95,6 +95,10 @@ type Step struct {
 	Intervals []Interval `json:"intervals"`
 	Commands  []Command  `json:"commands,omitempty"` // -r
 	Errors    []Error    `json:"errors,omitempty"`
+	// Probes is the server-side evidence gathered during the step (probes.go).
+	Probes *Probes `json:"probes,omitempty"`
+	// Disturbances are the disturbance windows run during the step (disturb.go).
+	Disturbances []Disturbance `json:"disturbances,omitempty"`
 }
 
 // Summary is a step's headline figures.
