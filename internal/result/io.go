@@ -110,5 +110,8 @@ func (f *File) Validate() error {
 			bad("step %d: complete=%v with reason %q", i, s.Complete, s.Reason)
 		}
 	}
+	if f.AB != nil {
+		errs = append(errs, f.AB.validate(f)...)
+	}
 	return errors.Join(errs...)
 }

@@ -30,6 +30,8 @@ type File struct {
 	Target      Target      `json:"target"`
 	Workload    Workload    `json:"workload"`
 	Steps       []Step      `json:"steps"`
+	// AB links the files of one A/B run (ab.go); nil for pgscale run.
+	AB *AB `json:"ab,omitempty"`
 }
 
 // Environment is the machine the load generator ran on.
@@ -84,7 +86,10 @@ type Workload struct {
 
 // Step is one client count of the sweep.
 type Step struct {
-	Clients   int        `json:"clients"`
+	Clients int `json:"clients"`
+	// Round is the 1-based round of an A/B run the step belongs to; 0
+	// outside A/B runs.
+	Round     int        `json:"round,omitempty"`
 	IO        string     `json:"client_io"` // blocking or netpoll client sockets
 	Complete  bool       `json:"complete"`
 	Reason    string     `json:"incomplete_reason,omitempty"`

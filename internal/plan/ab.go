@@ -1,0 +1,100 @@
+package plan
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+
+	"github.com/pgscale/pgscale/internal/result"
+)
+
+// ABTarget is one target of an A/B run, ready to run.
+type ABTarget struct {
+	// Name names the target in result files and reports.
+	Name string
+	// Sweep is what one turn of the target runs: the client counts, the
+	// engine template with Conn pointing at this target, the program,
+	// observers and BeforeStep. Its AfterStep is replaced by AB's.
+	Sweep Sweep
+}
+
+// AB runs interleaved A/B rounds with whole-step turns: in each round every
+// target runs its whole sweep once, in an order drawn at random for that
+// round (RoundOrder), so drift and warm-up hit every target alike. The
+// engine's Warmup, run at the start of every step, is the per-target,
+// per-round warm-up that is not counted.
+type AB struct {
+	Targets []ABTarget
+	Rounds  int
+	// Seed draws the order of the targets in each round; record it to
+	// repeat the order.
+	Seed uint64
+	// BeforeTurn, when set, is called as a target starts its turn in a
+	// round (1-based), with its position in that round's order.
+	BeforeTurn func(round, target int)
+	// AfterStep, when set, sees each step as soon as it is done.
+	AfterStep func(round, target int, s result.Step)
+}
+
+// ABRun is what an A/B run did, also when it stopped early.
+type ABRun struct {
+	// Order holds, for every round started, the target indexes in the
+	// order they ran.
+	Order [][]int
+	// Steps holds every target's steps of all rounds, in the order run,
+	// each with its Round set.
+	Steps [][]result.Step
+	// RoundsDone counts the rounds in which every target completed every
+	// step; a round that could not complete is the last one started.
+	RoundsDone int
+}
+
+// RoundOrder returns the order in which n targets run in the given round:
+// a permutation of 0..n-1 drawn from seed and the round alone, so the order
+// of any round can be recomputed from the seed recorded in the result.
+func RoundOrder(seed uint64, round, n int) []int {
+	return rand.New(rand.NewPCG(seed, uint64(round))).Perm(n)
+}
+
+// Run runs the rounds. On an interrupt or a step that could not complete
+// it stops at once and returns what was done, with the error; the steps of
+// the unfinished round are kept (the failed one marked incomplete), and
+// RoundsDone does not count that round.
+func (ab *AB) Run(ctx context.Context) (*ABRun, error) {
+	if len(ab.Targets) < 1 {
+		return nil, fmt.Errorf("plan: an A/B run needs targets")
+	}
+	if ab.Rounds < 1 {
+		return nil, fmt.Errorf("plan: rounds must be at least 1, got %d", ab.Rounds)
+	}
+	run := &ABRun{Steps: make([][]result.Step, len(ab.Targets))}
+	for r := 1; r <= ab.Rounds; r++ {
+		order := RoundOrder(ab.Seed, r, len(ab.Targets))
+		run.Order = append(run.Order, order)
+		for _, ti := range order {
+			if err := ctx.Err(); err != nil {
+				return run, err
+			}
+			if ab.BeforeTurn != nil {
+				ab.BeforeTurn(r, ti)
+			}
+			sw := ab.Targets[ti].Sweep
+			sw.AfterStep = func(_ int, s result.Step) {
+				if ab.AfterStep != nil {
+					s.Round = r
+					ab.AfterStep(r, ti, s)
+				}
+			}
+			steps, err := sw.Run(ctx)
+			for i := range steps {
+				steps[i].Round = r
+			}
+			run.Steps[ti] = append(run.Steps[ti], steps...)
+			if err != nil {
+				return run, fmt.Errorf("round %d, target %s: %w", r, ab.Targets[ti].Name, err)
+			}
+		}
+		run.RoundsDone = r
+	}
+	return run, nil
+}

@@ -1,0 +1,69 @@
+package result
+
+import "fmt"
+
+// AB says which A/B run a result file belongs to. An A/B run writes one
+// ordinary result file per target, holding that target's steps of every
+// round (Step.Round); the files of one run carry the same AB block, so
+// compare can pair their rounds, and each file on its own still reads as a
+// plain sweep of one target.
+type AB struct {
+	// Run identifies the A/B run; the files of one run share it.
+	Run string `json:"run"`
+	// Targets are all targets of the run, baseline first.
+	Targets []ABTarget `json:"targets"`
+	// Baseline names the target the others are compared with.
+	Baseline string `json:"baseline"`
+	// Rounds is the number of rounds planned; RoundsDone counts those in
+	// which every target completed every step.
+	Rounds     int `json:"rounds"`
+	RoundsDone int `json:"rounds_done"`
+	// OrderSeed draws each round's target order; Order holds, for every
+	// round started, the target names in the order they ran.
+	OrderSeed uint64     `json:"order_seed"`
+	Order     [][]string `json:"order"`
+	// Calibration marks an A/A run of the baseline against itself, made to
+	// size the noise (pgscale ab --calibrate).
+	Calibration bool `json:"calibration,omitempty"`
+}
+
+// ABTarget is one target of an A/B run.
+type ABTarget struct {
+	// Name is the target's name, as in Target.Name of its file.
+	Name string `json:"name"`
+	// Spec is the target as given to --target, passwords redacted.
+	Spec string `json:"spec"`
+	// File is the base name of the target's result file.
+	File string `json:"file"`
+}
+
+// validate checks an A/B block against the file holding it.
+func (a *AB) validate(f *File) []error {
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf("ab: "+format, args...)) }
+	if a.Run == "" {
+		bad("no run id")
+	}
+	names := map[string]bool{}
+	for _, t := range a.Targets {
+		names[t.Name] = true
+	}
+	if len(a.Targets) < 2 {
+		bad("%d targets, want at least 2", len(a.Targets))
+	}
+	if !names[a.Baseline] {
+		bad("baseline %q is not among the targets", a.Baseline)
+	}
+	if !names[f.Target.Name] {
+		bad("the file's target %q is not among the run's targets", f.Target.Name)
+	}
+	if a.RoundsDone < 0 || a.RoundsDone > a.Rounds || a.RoundsDone > len(a.Order) {
+		bad("rounds_done %d with %d rounds planned and %d started", a.RoundsDone, a.Rounds, len(a.Order))
+	}
+	for i, s := range f.Steps {
+		if s.Round < 1 || s.Round > len(a.Order) {
+			bad("step %d: round %d, but %d rounds were started", i, s.Round, len(a.Order))
+		}
+	}
+	return errs
+}
