@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/pgscale/pgscale/internal/engine"
 	"github.com/pgscale/pgscale/internal/plan"
@@ -72,6 +73,14 @@ PostgreSQL cluster, creates the data the workload needs, runs, and removes it.`,
 	}
 	fs := cmd.Flags()
 	fs.SortFlags = false
+	o.registerLoad(fs, "result file (default results/<workload>-<UTC time>.json)")
+	o.target.register(fs)
+	return cmd
+}
+
+// registerLoad registers the flags that say what load runs and how: all of
+// run's flags but the target's. ab shares them.
+func (o *runOptions) registerLoad(fs *pflag.FlagSet, outHelp string) {
 	fs.VarP(intList{&o.clients}, "client", "c", "client counts to sweep, e.g. 1,2,4,8")
 	fs.IntVarP(&o.jobs, "jobs", "j", 0, "accepted for pgbench compatibility; each client has its own goroutine and connection")
 	fs.VarP(seconds{&o.duration}, "time", "T", "measured duration of each step (seconds, or 10s, 1m)")
@@ -86,7 +95,7 @@ PostgreSQL cluster, creates the data the workload needs, runs, and removes it.`,
 	fs.VarP(seconds{&o.progress}, "progress", "P", "print progress every interval (default 1 s on a terminal)")
 	fs.BoolVarP(&o.perCommand, "report-per-command", "r", false, "report each command's latency")
 	fs.BoolVarP(&o.noVacuum, "no-vacuum", "n", false, "do not vacuum pgbench's tables and truncate its history before each step")
-	fs.StringVar(&o.out, "out", "", "result file (default results/<workload>-<UTC time>.json)")
+	fs.StringVar(&o.out, "out", "", outHelp)
 	fs.StringVar(&o.io, "io", "auto", "client socket I/O: auto, blocking or netpoll")
 	fs.BoolVar(&o.describe, "describe", false, "print the scripts as understood and run nothing")
 	fs.BoolVar(&o.doInit, "init", false, "(re)create pgbench's data on a --dsn target before running")
@@ -94,11 +103,20 @@ PostgreSQL cluster, creates the data the workload needs, runs, and removes it.`,
 	o.init.register(fs, false)
 	o.probes.register(fs)
 	o.disturb.register(fs)
-	o.target.register(fs)
-	return cmd
 }
 
 func (o *runOptions) validate() error {
+	if err := o.validateLoad(); err != nil {
+		return err
+	}
+	if o.doInit && o.target.ephemeral() {
+		return Usagef("--init applies to --dsn targets; an ephemeral cluster is always initialised")
+	}
+	return o.target.validate()
+}
+
+// validateLoad checks the flags registerLoad registers.
+func (o *runOptions) validateLoad() error {
 	switch {
 	case o.duration > 0 && o.transactions > 0:
 		return Usagef("-T and -t are exclusive: give a duration or a transaction count")
@@ -118,13 +136,7 @@ func (o *runOptions) validate() error {
 	if _, err := engine.ParseIOMode(o.io); err != nil {
 		return Usagef("--io: %v", err)
 	}
-	if o.doInit && o.target.ephemeral() {
-		return Usagef("--init applies to --dsn targets; an ephemeral cluster is always initialised")
-	}
-	if err := o.init.validate(); err != nil {
-		return err
-	}
-	return o.target.validate()
+	return o.init.validate()
 }
 
 func maxOf(xs []int) int {
@@ -161,18 +173,7 @@ func (o *runOptions) run(ctx context.Context, argv []string, stdout, stderr io.W
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	file := &result.File{
-		Pgscale:     Version,
-		Command:     redactArgs(argv),
-		Started:     time.Now().UTC(),
-		Environment: result.CollectEnvironment(),
-		Workload: result.Workload{
-			Name: wl.Name, Scripts: wl.resultScripts(), Defines: o.workload.defines, Protocol: wl.Protocol.String(),
-			Connect: o.connect, RateTPS: o.rate, LatencyLimitMs: float64(o.latencyLimit.Microseconds()) / 1000,
-			MaxTries: o.maxTries, DurationS: o.duration.Seconds(), Transactions: o.transactions,
-			WarmupS: o.warmup.Seconds(), RandomSeed: wl.Seed, ContinueOnError: o.contOnError,
-		},
-	}
+	file := o.newFile(argv, wl)
 	tgt, err := o.target.open(ctx, workload.DataBytes(o.init.opts.Scale), maxOf(o.clients), stderr)
 	if err != nil {
 		return err
@@ -191,50 +192,17 @@ func (o *runOptions) run(ctx context.Context, argv []string, stdout, stderr io.W
 		return err
 	}
 	file.Workload.Scale = scale
-	if conn, err := tgt.Connect(ctx); err == nil {
-		if info, err := target.ServerInfo(ctx, conn); err == nil {
-			file.Target.ServerVersion, file.Target.Settings = info.Version, info.Settings
-		}
-		conn.Close(context.Background())
+	recordServerInfo(ctx, tgt, &file.Target)
+	sw, err := o.newSweep(tgt, wl, scale, hasTables, stderr)
+	if err != nil {
+		return err
 	}
-
-	ioMode, _ := engine.ParseIOMode(o.io)
-	interval := o.progress
-	if interval <= 0 {
-		interval = time.Second
-	}
-	file.Workload.IntervalS = interval.Seconds()
-	sw := &plan.Sweep{
-		Clients: o.clients,
-		Engine: engine.Config{
-			Conn: tgt.Config, Duration: o.duration, Transactions: o.transactions, Warmup: o.warmup,
-			Protocol: wl.Protocol, Reconnect: o.connect, Rate: o.rate, LatencyLimit: o.latencyLimit,
-			MaxTries: o.maxTries, ContinueOnError: o.contOnError, Interval: interval, PerCommand: o.perCommand,
-			IO: ioMode, Seed: wl.Seed,
-			Events: func(s string) { fmt.Fprintln(stderr, s) },
-		},
-		Program: func(clients int) (*script.Program, error) {
-			return script.NewProgram(wl.Scripts, script.Options{Scale: scale, RandomSeed: wl.Seed,
-				Defines: o.workload.defines, Clients: clients, DebugOutput: stderr})
-		},
-	}
-	for _, f := range []func(*openTarget) ([]plan.Observer, error){o.probes.observers, o.disturb.observers} {
-		obs, err := f(tgt)
-		if err != nil {
-			return err
-		}
-		sw.Observers = append(sw.Observers, obs...)
-	}
+	file.Workload.IntervalS = sw.Engine.Interval.Seconds()
 	total := len(o.clients)
+	vacuum := sw.BeforeStep
 	sw.BeforeStep = func(ctx context.Context, i, clients int) error {
 		fmt.Fprintf(stderr, "step %d/%d: %d client%s\n", i+1, total, clients, plural(clients))
-		if o.noVacuum || !hasTables {
-			return nil
-		}
-		return vacuumBeforeStep(ctx, tgt)
-	}
-	if o.progress > 0 {
-		sw.Engine.Progress = func(p engine.Progress) { fmt.Fprintln(stderr, progressLine(p, o)) }
+		return vacuum(ctx, i, clients)
 	}
 	sw.AfterStep = func(_ int, s result.Step) {
 		fmt.Fprintln(stdout, plan.DescribeStep(s))
@@ -277,6 +245,77 @@ func (o *runOptions) run(ctx context.Context, argv []string, stdout, stderr io.W
 		return &IncompleteError{Err: runErr}
 	}
 	return nil
+}
+
+// newFile returns a result file holding everything known before the run:
+// command, start time, environment and workload.
+func (o *runOptions) newFile(argv []string, wl *loaded) *result.File {
+	return &result.File{
+		Pgscale:     Version,
+		Command:     redactArgs(argv),
+		Started:     time.Now().UTC(),
+		Environment: result.CollectEnvironment(),
+		Workload: result.Workload{
+			Name: wl.Name, Scripts: wl.resultScripts(), Defines: o.workload.defines, Protocol: wl.Protocol.String(),
+			Connect: o.connect, RateTPS: o.rate, LatencyLimitMs: float64(o.latencyLimit.Microseconds()) / 1000,
+			MaxTries: o.maxTries, DurationS: o.duration.Seconds(), Transactions: o.transactions,
+			WarmupS: o.warmup.Seconds(), RandomSeed: wl.Seed, ContinueOnError: o.contOnError,
+		},
+	}
+}
+
+// recordServerInfo adds the server's version and settings to t, when the
+// server tells them.
+func recordServerInfo(ctx context.Context, tgt *openTarget, t *result.Target) {
+	if conn, err := tgt.Connect(ctx); err == nil {
+		if info, err := target.ServerInfo(ctx, conn); err == nil {
+			t.ServerVersion, t.Settings = info.Version, info.Settings
+		}
+		conn.Close(context.Background())
+	}
+}
+
+// newSweep returns the sweep of the workload over o.clients on tgt: engine
+// settings, program, probes and disturbances, pgbench's vacuum before each
+// step (unless -n or without pgbench's tables), and progress lines on
+// stderr with -P.
+func (o *runOptions) newSweep(tgt *openTarget, wl *loaded, scale int, hasTables bool, stderr io.Writer) (*plan.Sweep, error) {
+	ioMode, _ := engine.ParseIOMode(o.io)
+	interval := o.progress
+	if interval <= 0 {
+		interval = time.Second
+	}
+	sw := &plan.Sweep{
+		Clients: o.clients,
+		Engine: engine.Config{
+			Conn: tgt.Config, Duration: o.duration, Transactions: o.transactions, Warmup: o.warmup,
+			Protocol: wl.Protocol, Reconnect: o.connect, Rate: o.rate, LatencyLimit: o.latencyLimit,
+			MaxTries: o.maxTries, ContinueOnError: o.contOnError, Interval: interval, PerCommand: o.perCommand,
+			IO: ioMode, Seed: wl.Seed,
+			Events: func(s string) { fmt.Fprintln(stderr, s) },
+		},
+		Program: func(clients int) (*script.Program, error) {
+			return script.NewProgram(wl.Scripts, script.Options{Scale: scale, RandomSeed: wl.Seed,
+				Defines: o.workload.defines, Clients: clients, DebugOutput: stderr})
+		},
+	}
+	for _, f := range []func(*openTarget) ([]plan.Observer, error){o.probes.observers, o.disturb.observers} {
+		obs, err := f(tgt)
+		if err != nil {
+			return nil, err
+		}
+		sw.Observers = append(sw.Observers, obs...)
+	}
+	sw.BeforeStep = func(ctx context.Context, _, _ int) error {
+		if o.noVacuum || !hasTables {
+			return nil
+		}
+		return vacuumBeforeStep(ctx, tgt)
+	}
+	if o.progress > 0 {
+		sw.Engine.Progress = func(p engine.Progress) { fmt.Fprintln(stderr, progressLine(p, o)) }
+	}
+	return sw, nil
 }
 
 func plural(n int) string {

@@ -27,6 +27,11 @@ type targetFlags struct {
 
 func (t *targetFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&t.dsn, "dsn", "", "connection string of an existing server (URI or keyword form); libpq environment variables are honoured; without it, an ephemeral cluster")
+	t.registerEphemeral(fs)
+}
+
+// registerEphemeral registers the flags that shape ephemeral clusters.
+func (t *targetFlags) registerEphemeral(fs *pflag.FlagSet) {
 	fs.StringVar(&t.pgBin, "pg-bin", "", "server binaries for the ephemeral cluster (default: $PGSCALE_PG_BIN, pg_config --bindir, newest /usr/lib/postgresql/*/bin, PATH)")
 	fs.BoolVar(&t.tmpfs, "tmpfs", false, "ephemeral cluster: data directory under /dev/shm")
 	fs.BoolVar(&t.tcp, "tcp", false, "ephemeral cluster: also listen on 127.0.0.1 (free port), and connect clients over TCP")
@@ -61,21 +66,33 @@ type openTarget struct {
 // open connects to --dsn or starts an ephemeral cluster sized for the run.
 func (t *targetFlags) open(ctx context.Context, dataBytes int64, maxClients int, log io.Writer) (*openTarget, error) {
 	if !t.ephemeral() {
-		cfg, err := target.ParseDSN(t.dsn)
-		if err != nil {
-			return nil, &UsageError{Err: err}
-		}
-		return &openTarget{Config: cfg, Info: result.Target{Kind: "dsn", Description: target.Describe(cfg)}, log: log}, nil
+		return openDSN(t.dsn, log)
 	}
 	bin, err := target.FindBinDir(t.pgBin)
 	if err != nil {
 		return nil, &UsageError{Err: err}
 	}
+	return t.startCluster(ctx, bin, nil, dataBytes, maxClients, log)
+}
+
+// openDSN names an existing server; nothing is connected yet.
+func openDSN(dsn string, log io.Writer) (*openTarget, error) {
+	cfg, err := target.ParseDSN(dsn)
+	if err != nil {
+		return nil, &UsageError{Err: err}
+	}
+	return &openTarget{Config: cfg, Info: result.Target{Kind: "dsn", Description: target.Describe(cfg)}, log: log}, nil
+}
+
+// startCluster starts an ephemeral cluster from the binaries in bin, with
+// the --set settings and then extra, sized for the run.
+func (t *targetFlags) startCluster(ctx context.Context, bin string, extra []target.Setting, dataBytes int64, maxClients int, log io.Writer) (*openTarget, error) {
 	var settings []target.Setting
 	for _, s := range t.sets {
 		st, _ := target.ParseSetting(s)
 		settings = append(settings, st)
 	}
+	settings = append(settings, extra...)
 	fmt.Fprintf(log, "starting an ephemeral PostgreSQL cluster from %s...\n", bin)
 	c, err := target.Start(ctx, target.Options{BinDir: bin, Tmpfs: t.tmpfs, TCP: t.tcp, Settings: settings,
 		OSUser: t.osUser, DataSizeHint: dataBytes, MaxConnections: maxClients + 10, Detach: t.keep})
