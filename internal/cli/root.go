@@ -35,6 +35,8 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 	root.AddCommand(
 		newRunCmd(stdout, stderr),
 		newInitCmd(stdout, stderr),
+		newABCmd(stdout, stderr),
+		newCompareCmd(stdout),
 	)
 	root.SetOut(stdout)
 	root.SetErr(stderr)

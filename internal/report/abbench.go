@@ -138,8 +138,8 @@ func NewBMF(r *ABReport) BMF {
 		if out[name] == nil {
 			out[name] = map[string]BMFMetric{}
 		}
-		met := BMFMetric{Value: sum.median * m.factor}
-		if lo, hi := sum.lo*m.factor, sum.hi*m.factor; !math.IsInf(lo, 0) && !math.IsInf(hi, 0) && !math.IsNaN(lo) && !math.IsNaN(hi) {
+		met := BMFMetric{Value: round3(sum.median * m.factor)}
+		if lo, hi := round3(sum.lo*m.factor), round3(sum.hi*m.factor); !math.IsInf(lo, 0) && !math.IsInf(hi, 0) && !math.IsNaN(lo) && !math.IsNaN(hi) {
 			met.Lower, met.Upper = &lo, &hi
 		}
 		out[name][m.slug] = met
@@ -152,6 +152,10 @@ func NewBMF(r *ABReport) BMF {
 	}
 	return out
 }
+
+// round3 rounds to three decimals, dropping float noise such as
+// 37500.00000000001 from unit conversions.
+func round3(x float64) float64 { return math.Round(x*1000) / 1000 }
 
 type summaryLike struct{ median, lo, hi float64 }
 

@@ -116,17 +116,23 @@ func (r *ABReport) Passed() bool {
 }
 
 // Headline sums the comparison up in the pooler bot's words, one clause per
-// candidate: "Compared patch with master: All 8 measures within bounds".
+// candidate separated by "; ": "Compared patch with master: All 8
+// measures within bounds".
 func (r *ABReport) Headline() string {
 	parts := make([]string, len(r.Verdicts))
-	for i, v := range r.Verdicts {
-		parts[i] = fmt.Sprintf("Compared %s with %s: %s", r.Candidates[i], r.Baseline, v.Headline())
+	for i := range r.Verdicts {
+		parts[i] = r.CandidateHeadline(i)
 	}
-	s := strings.Join(parts, ". ")
+	s := strings.Join(parts, "; ")
 	if r.Incomplete != "" {
 		s += " (incomplete)"
 	}
 	return s
+}
+
+// CandidateHeadline is candidate i's clause of the headline.
+func (r *ABReport) CandidateHeadline(i int) string {
+	return fmt.Sprintf("Compared %s with %s: %s", r.Candidates[i], r.Baseline, r.Verdicts[i].Headline())
 }
 
 // Compare compares inputs[1:] with inputs[0], step by step, over every

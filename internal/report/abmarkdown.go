@@ -19,7 +19,7 @@ func WriteMarkdown(w io.Writer, r *ABReport) error {
 		if !v.Passed() {
 			mark = "❌"
 		}
-		line := fmt.Sprintf("Compared %s with %s: %s", r.Candidates[i], r.Baseline, v.Headline())
+		line := r.CandidateHeadline(i)
 		if len(r.Verdicts) == 1 {
 			fmt.Fprintf(&b, "%s **%s**\n", mark, mdEscape(line))
 		} else {

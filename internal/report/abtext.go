@@ -26,7 +26,9 @@ type TextOptions struct {
 // column block against the baseline.
 func WriteText(w io.Writer, r *ABReport, opt TextOptions) error {
 	var b strings.Builder
-	b.WriteString(r.Headline() + "\n")
+	for i := range r.Verdicts {
+		b.WriteString(r.CandidateHeadline(i) + "\n")
+	}
 	b.WriteString(methodLine(r) + "\n\n")
 
 	header := []string{"step", "measure", r.Baseline}
@@ -103,32 +105,65 @@ func methodLine(r *ABReport) string {
 	return s
 }
 
-// reportNotes returns the report's notes and the distinct warnings of its
-// comparisons.
+// reportNotes returns the report's notes, then the warnings of its
+// comparisons with the same message merged: "tps@c=1, p99@c=1: 4 rounds
+// are too few ...".
 func reportNotes(r *ABReport) []string {
 	out := append([]string(nil), r.Notes...)
-	seen := map[string]bool{}
+	var errs []error
 	for _, v := range r.Verdicts {
-		for _, w := range v.Warnings {
-			if !seen[w.Error()] {
-				seen[w.Error()] = true
-				out = append(out, w.Error())
-			}
-		}
+		errs = append(errs, v.Warnings...)
 		for _, a := range v.Assessments {
 			for _, w := range a.Warnings {
 				var sw *stats.Warning
 				if errors.As(w, &sw) && sw.Kind == stats.Unpaired {
 					continue // said once in the method line
 				}
-				if !seen[w.Error()] {
-					seen[w.Error()] = true
-					out = append(out, w.Error())
-				}
+				errs = append(errs, w)
 			}
 		}
 	}
+	return append(out, mergeWarnings(errs)...)
+}
+
+// mergeWarnings merges warnings that differ only in the measure key they
+// start with ("KEY: message"), keeping the order of first appearance.
+func mergeWarnings(errs []error) []string {
+	var order []string
+	keys := map[string][]string{}
+	for _, e := range errs {
+		msg := e.Error()
+		key, rest, ok := strings.Cut(msg, ": ")
+		if !ok || strings.ContainsAny(key, " ") {
+			key, rest = "", msg
+		}
+		if _, seen := keys[rest]; !seen {
+			order = append(order, rest)
+		}
+		if key != "" && !contains(keys[rest], key) {
+			keys[rest] = append(keys[rest], key)
+		} else if keys[rest] == nil {
+			keys[rest] = []string{}
+		}
+	}
+	out := make([]string, len(order))
+	for i, rest := range order {
+		if ks := keys[rest]; len(ks) > 0 {
+			out[i] = strings.Join(ks, ", ") + ": " + rest
+		} else {
+			out[i] = rest
+		}
+	}
 	return out
+}
+
+func contains(xs []string, x string) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
 }
 
 func measureLabel(m stats.Measure) string {
