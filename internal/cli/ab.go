@@ -309,14 +309,11 @@ func (o *abOptions) plannedTime(targets int) string {
 // ones. It returns every target opened so far, also on error, so the
 // caller can close them.
 func (o *abOptions) openTargets(ctx context.Context, specs []plan.TargetSpec, log io.Writer) ([]*abTarget, error) {
-	targets := make([]*abTarget, len(specs))
-	errs := make([]error, len(specs))
-	dataBytes := workload.DataBytes(o.init.opts.Scale)
-	var wg sync.WaitGroup
+	// Find every build's binaries first: a wrong directory is a usage
+	// error, found before any server starts.
+	bins := make([]string, len(specs))
 	for i, s := range specs {
-		targets[i] = &abTarget{spec: s}
-		if s.Kind == plan.DSNTarget {
-			targets[i].tgt, errs[i] = openDSN(s.DSN, log)
+		if !s.Ephemeral() {
 			continue
 		}
 		pgBin := o.target.pgBin
@@ -325,14 +322,25 @@ func (o *abOptions) openTargets(ctx context.Context, specs []plan.TargetSpec, lo
 		}
 		bin, err := target.FindBinDir(pgBin)
 		if err != nil {
-			errs[i] = &UsageError{Err: fmt.Errorf("target %s: %w", s.Name, err)}
+			return nil, &UsageError{Err: fmt.Errorf("target %s: %w", s.Name, err)}
+		}
+		bins[i] = bin
+	}
+	targets := make([]*abTarget, len(specs))
+	errs := make([]error, len(specs))
+	dataBytes := workload.DataBytes(o.init.opts.Scale)
+	var wg sync.WaitGroup
+	for i, s := range specs {
+		targets[i] = &abTarget{spec: s}
+		if !s.Ephemeral() {
+			targets[i].tgt, errs[i] = openDSN(s.DSN, log)
 			continue
 		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			t := targets[i]
-			tgt, err := o.target.startCluster(ctx, bin, t.spec.Settings, dataBytes, maxOf(o.clients), log)
+			tgt, err := o.target.startCluster(ctx, bins[i], t.spec.Settings, dataBytes, maxOf(o.clients), log)
 			if err != nil {
 				errs[i] = wrapTarget(t.spec.Name, err)
 				return
@@ -367,26 +375,37 @@ func firstError(errs []error) error {
 
 // prepareTargets gives every target the workload's data: the same init
 // with the same options on every ephemeral target, so they start equal.
+// Ephemeral targets are prepared in parallel, each on its own cluster; dsn
+// targets one after the other, as two of them may be one database (a
+// server and a pooler in front of it).
 func (o *abOptions) prepareTargets(ctx context.Context, targets []*abTarget, wl *loaded, setupSQL string, log io.Writer) error {
 	errs := make([]error, len(targets))
-	var wg sync.WaitGroup
-	for i, t := range targets {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			scale, has, err := o.prepareData(ctx, t.tgt, wl, setupSQL, io.Discard)
-			if err != nil {
-				errs[i] = wrapTarget(t.spec.Name, err)
-				return
-			}
-			t.scale, t.hasTables = scale, has
-			recordServerInfo(ctx, t.tgt, &t.tgt.Info)
-		}()
+	prepare := func(i int) {
+		t := targets[i]
+		scale, has, err := o.prepareData(ctx, t.tgt, wl, setupSQL, io.Discard)
+		if err != nil {
+			errs[i] = wrapTarget(t.spec.Name, err)
+			return
+		}
+		t.scale, t.hasTables = scale, has
+		recordServerInfo(ctx, t.tgt, &t.tgt.Info)
 	}
 	if o.doInit || targets[0].spec.Ephemeral() || targets[len(targets)-1].spec.Ephemeral() {
-		fmt.Fprintf(log, "creating pgbench data, scale %d, the same on every ephemeral target...\n", o.init.opts.Scale)
+		fmt.Fprintf(log, "creating the same pgbench data, scale %d, on every target that needs it...\n", o.init.opts.Scale)
+	}
+	var wg sync.WaitGroup
+	for i, t := range targets {
+		if t.spec.Ephemeral() {
+			wg.Add(1)
+			go func() { defer wg.Done(); prepare(i) }()
+		}
 	}
 	wg.Wait()
+	for i, t := range targets {
+		if !t.spec.Ephemeral() && firstError(errs) == nil {
+			prepare(i)
+		}
+	}
 	if err := firstError(errs); err != nil {
 		return err
 	}

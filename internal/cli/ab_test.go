@@ -1,0 +1,403 @@
+package cli_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/pgscale/pgscale/internal/cli"
+	"github.com/pgscale/pgscale/internal/plan"
+	"github.com/pgscale/pgscale/internal/report"
+	"github.com/pgscale/pgscale/internal/result"
+	"github.com/pgscale/pgscale/internal/target"
+)
+
+// The proofs run small: c=1,2, 3 s steps with a 0.5 s warm-up, 6 rounds.
+var proofArgs = []string{"-S", "-c", "1,2", "-T", "3", "--warmup", "0.5", "--rounds", "6", "--random-seed", "1"}
+
+// regression is the candidate setting of the regression proof, and the
+// bounds around its true size on this kind of machine (see README, "A real
+// A/B"): the tight one is well inside the change, the loose one well
+// outside it.
+const (
+	regression = "settings:log_statement=all"
+	tightBound = "tps=-5%"
+	looseBound = "tps=-90%"
+)
+
+// needServer returns the server binaries, skipping the test without them
+// (failing under CI=true, where they must be installed).
+func needServer(t *testing.T) string {
+	t.Helper()
+	bin, err := target.FindBinDir("")
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("CI needs PostgreSQL server binaries: %v", err)
+		}
+		t.Skipf("no PostgreSQL server binaries: %v", err)
+	}
+	return bin
+}
+
+// syncBuffer is a bytes.Buffer safe for the writes of several goroutines,
+// which can wake a test when a string appears.
+type syncBuffer struct {
+	mu    sync.Mutex
+	buf   bytes.Buffer
+	watch string
+	seen  chan struct{}
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	n, err := b.buf.Write(p)
+	if b.watch != "" && strings.Contains(b.buf.String(), b.watch) {
+		b.watch = ""
+		close(b.seen)
+	}
+	return n, err
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// pgscale runs the CLI in-process and returns its exit code and output.
+func pgscale(t *testing.T, stderr *syncBuffer, args ...string) (int, string) {
+	t.Helper()
+	var stdout bytes.Buffer
+	if stderr == nil {
+		stderr = &syncBuffer{}
+	}
+	code := cli.Main(args, &stdout, stderr)
+	t.Logf("pgscale %s -> exit %d\n%s", strings.Join(args, " "), code, stdout.String())
+	if code != 0 {
+		t.Logf("stderr:\n%s", tail(stderr.String(), 15))
+	}
+	return code, stdout.String()
+}
+
+func tail(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+func readVerdict(t *testing.T, path string) report.Verdict {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v report.Verdict
+	if err := json.Unmarshal(data, &v); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return v
+}
+
+func measure(t *testing.T, v report.Verdict, key string) report.VerdictMeasure {
+	t.Helper()
+	for _, m := range v.Candidates[0].Measures {
+		if m.Key == key {
+			return m
+		}
+	}
+	t.Fatalf("verdict has no measure %s", key)
+	return report.VerdictMeasure{}
+}
+
+// checkFiles reads every target's result file and checks what ab promises
+// about them: valid, one step per round and client count, the run's order
+// recorded and recomputable from its seed.
+func checkFiles(t *testing.T, dir string, names []string, rounds int, seed uint64) []*result.File {
+	t.Helper()
+	var files []*result.File
+	for _, n := range names {
+		f, err := result.Read(filepath.Join(dir, n+".json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f.AB == nil || f.Target.Name != n || f.AB.Baseline != names[0] {
+			t.Fatalf("%s: ab block %+v, target %q", n, f.AB, f.Target.Name)
+		}
+		if f.AB.RoundsDone != rounds || len(f.AB.Order) != rounds || f.AB.OrderSeed != seed {
+			t.Errorf("%s: rounds_done %d, %d orders, seed %d; want %d rounds, seed %d", n, f.AB.RoundsDone, len(f.AB.Order), f.AB.OrderSeed, rounds, seed)
+		}
+		for r, order := range f.AB.Order {
+			want := plan.RoundOrder(seed, r+1, len(names))
+			for i, ti := range want {
+				if order[i] != names[ti] {
+					t.Errorf("round %d: order %v, want it drawn from the seed (%v)", r+1, order, want)
+					break
+				}
+			}
+		}
+		if len(f.Steps) != 2*rounds {
+			t.Errorf("%s: %d steps, want %d", n, len(f.Steps), 2*rounds)
+		}
+		for i, s := range f.Steps {
+			if s.Round != i/2+1 || !s.Complete || s.Summary.TPS <= 0 {
+				t.Errorf("%s step %d: round %d, complete %v, tps %.1f", n, i, s.Round, s.Complete, s.Summary.TPS)
+			}
+		}
+		files = append(files, f)
+	}
+	if files[0].AB.Run != files[1].AB.Run {
+		t.Errorf("the files of one run have different run ids")
+	}
+	return files
+}
+
+// A/A: the same build as two targets is within a 5 % bound, and the report
+// files are what other tools read.
+func TestABSameBuildWithinBounds(t *testing.T) {
+	bin := needServer(t)
+	dir := t.TempDir()
+	out := filepath.Join(dir, "results")
+	args := append([]string{"ab", "--target", "a=bin:" + bin, "--target", "b=bin:" + bin, "--order-seed", "7",
+		"--bound", "tps=-5%", "--out", out,
+		"--verdict", filepath.Join(dir, "verdict.json"), "--markdown", filepath.Join(dir, "ab.md"),
+		"--benchfmt", filepath.Join(dir, "ab.txt"), "--bmf", filepath.Join(dir, "bmf.json")}, proofArgs...)
+	code, stdout := pgscale(t, nil, args...)
+	if code != cli.ExitOK {
+		t.Fatalf("A/A exit code %d, want 0", code)
+	}
+	if !strings.Contains(stdout, "Compared b with a: All 8 measures within bounds") {
+		t.Errorf("headline missing from:\n%s", stdout)
+	}
+	checkFiles(t, out, []string{"a", "b"}, 6, 7)
+
+	v := readVerdict(t, filepath.Join(dir, "verdict.json"))
+	if !v.Passed || !v.Complete || v.Method != "paired" || v.Rounds != 6 || len(v.Candidates) != 1 || v.Candidates[0].Total != 8 {
+		t.Errorf("verdict: passed %v complete %v method %s rounds %d", v.Passed, v.Complete, v.Method, v.Rounds)
+	}
+	if m := measure(t, v, "tps@c=1"); m.Bound != "tps=-5%" || m.Status != "within bounds" || m.N != 6 {
+		t.Errorf("tps@c=1: %+v", m)
+	}
+	md, _ := os.ReadFile(filepath.Join(dir, "ab.md"))
+	if !strings.HasPrefix(string(md), "### pgscale ab: select-only\n\n✅ **Compared b with a: All 8 measures within bounds**") {
+		t.Errorf("markdown does not start with the headline:\n%s", md)
+	}
+	checkBMFFile(t, filepath.Join(dir, "bmf.json"), 2*2*4)
+	checkBenchstat(t, filepath.Join(dir, "ab.txt"))
+
+	// compare on the saved files pairs them again and reaches the same verdict.
+	code, again := pgscale(t, nil, "compare", filepath.Join(out, "a.json"), filepath.Join(out, "b.json"), "--bound", "tps=-5%")
+	if code != cli.ExitOK || !strings.Contains(again, "paired by round over 6 of 6 rounds") {
+		t.Errorf("compare of the saved files: exit %d\n%s", code, again)
+	}
+	if strings.Split(again, "\n")[0] != strings.Split(stdout[strings.Index(stdout, "Compared"):], "\n")[0] {
+		t.Errorf("compare's headline differs from ab's")
+	}
+	code, unpaired := pgscale(t, nil, "compare", "--unpaired", filepath.Join(out, "a.json"), filepath.Join(out, "b.json"))
+	if code != cli.ExitOK || !strings.Contains(unpaired, "unpaired") || !strings.Contains(unpaired, "Mann-Whitney") {
+		t.Errorf("compare --unpaired: exit %d, does not say it is unpaired:\n%s", code, unpaired)
+	}
+}
+
+// A real regression: logging every statement costs throughput. With a
+// bound tighter than its true size ab fails with exit code 1; with a looser
+// one the same rounds pass.
+func TestABRegression(t *testing.T) {
+	needServer(t)
+	dir := t.TempDir()
+	out := filepath.Join(dir, "results")
+	args := append([]string{"ab", "--target", "base=settings:", "--target", "slow=" + regression,
+		"--bound", tightBound, "--out", out, "--verdict", filepath.Join(dir, "verdict.json")}, proofArgs...)
+	code, stdout := pgscale(t, nil, args...)
+	if code != cli.ExitRegression {
+		t.Fatalf("exit code %d with bound %s, want %d", code, tightBound, cli.ExitRegression)
+	}
+	v := readVerdict(t, filepath.Join(dir, "verdict.json"))
+	if v.Passed || v.Candidates[0].Outside == 0 {
+		t.Errorf("verdict passed with %s", tightBound)
+	}
+	for _, key := range []string{"tps@c=1", "tps@c=2"} {
+		m := measure(t, v, key)
+		t.Logf("%s: %s, p (Holm) %.2g, %s", key, m.Text, *m.PHolm, m.Status)
+		if m.Change == nil || *m.Change >= 0 || m.Effect != "regressed" {
+			t.Errorf("%s: change %s, effect %s; want a significant drop", key, m.Text, m.Effect)
+		}
+	}
+	if !strings.Contains(stdout, "Compared slow with base: ") || !strings.Contains(stdout, "outside bounds: tps@c=") {
+		t.Errorf("headline does not name the failing measure:\n%s", stdout)
+	}
+	code, loose := pgscale(t, nil, "compare", filepath.Join(out, "base.json"), filepath.Join(out, "slow.json"), "--bound", looseBound)
+	if code != cli.ExitOK || !strings.Contains(loose, "All 8 measures within bounds") {
+		t.Errorf("bound %s: exit %d, want 0\n%s", looseBound, code, loose)
+	}
+}
+
+// A server that dies mid-run: the rounds done are saved and compared,
+// marked incomplete, and the exit code is 3. The dsn: targets also check
+// that no password reaches the output or the files.
+func TestABIncomplete(t *testing.T) {
+	bin := needServer(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	c, err := target.Start(ctx, target.Options{BinDir: bin})
+	if err != nil {
+		if c != nil {
+			c.Stop()
+		}
+		t.Fatal(err)
+	}
+	defer c.Stop()
+	dsn := c.ConnString("postgres") + " password=hunter2-secret" // trust auth never asks for it
+	dir := t.TempDir()
+	out := filepath.Join(dir, "results")
+	stderr := &syncBuffer{watch: "round 3/3", seen: make(chan struct{})}
+	go func() {
+		select {
+		case <-stderr.seen:
+			c.Kill()
+		case <-ctx.Done():
+		}
+	}()
+	code, stdout := pgscale(t, stderr, "ab", "--target", "one=dsn:"+dsn, "--target", "two=dsn:"+dsn, "--init",
+		"-S", "-c", "1,2", "-T", "1", "--warmup", "0", "--rounds", "3",
+		"--out", out, "--verdict", filepath.Join(dir, "verdict.json"), "--markdown", filepath.Join(dir, "ab.md"))
+	if code != cli.ExitIncomplete {
+		t.Fatalf("exit code %d after the server died, want %d", code, cli.ExitIncomplete)
+	}
+	for _, n := range []string{"one", "two"} {
+		f, err := result.Read(filepath.Join(out, n+".json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f.Complete || f.Reason == "" || f.AB.RoundsDone != 2 {
+			t.Errorf("%s: complete %v (%q), rounds_done %d; want incomplete after 2 rounds", n, f.Complete, f.Reason, f.AB.RoundsDone)
+		}
+	}
+	v := readVerdict(t, filepath.Join(dir, "verdict.json"))
+	if v.Complete || v.Rounds != 2 || v.Planned != 3 {
+		t.Errorf("verdict complete %v, %d of %d rounds; want incomplete, 2 of 3", v.Complete, v.Rounds, v.Planned)
+	}
+	if !strings.Contains(stdout, "INCOMPLETE: 2 of 3 rounds complete") {
+		t.Errorf("the table does not say it is incomplete:\n%s", stdout)
+	}
+	leaks := []string{stdout, stderr.String()}
+	filepath.Walk(dir, func(p string, info os.FileInfo, err error) error {
+		if err == nil && !info.IsDir() {
+			b, _ := os.ReadFile(p)
+			leaks = append(leaks, string(b))
+		}
+		return nil
+	})
+	for _, s := range leaks {
+		if strings.Contains(s, "hunter2") {
+			t.Errorf("a password reached the output or a file:\n%s", tail(s, 5))
+		}
+	}
+}
+
+// Mistakes are exit code 2, found before any server starts.
+func TestABUsageErrors(t *testing.T) {
+	for _, args := range [][]string{
+		{"ab", "--target", "a=settings:"},
+		{"ab", "--target", "a=settings:", "--target", "a=settings:x=1"},
+		{"ab", "--target", "a=settings:", "--target", "b=docker:pg"},
+		{"ab", "--target", "a=settings:", "--target", "b=settings:", "--bound", "tps=+5%"},
+		{"ab", "--target", "a=settings:", "--target", "b=settings:", "--bound", "tsp=-5%"},
+		{"ab", "--target", "a=settings:", "--target", "b=settings:", "-c", "1,2", "--bound", "tps@c=4=-5%"},
+		{"ab", "--target", "a=settings:", "--target", "b=settings:", "--rounds", "1"},
+		{"ab", "--target", "a=settings:", "--target", "b=settings:", "-c", "2,2"},
+		{"ab", "--target", "a=settings:", "--target", "b=settings:", "--baseline", "c"},
+		{"ab", "--target", "a=bin:/no/such/dir", "--target", "b=settings:"},
+		{"ab", "--target", "a=dsn:host=/x", "--target", "b=dsn:host=/y", "--tmpfs"},
+		{"compare", "only-one.json"},
+		{"compare", "/no/such/a.json", "/no/such/b.json"},
+	} {
+		start := time.Now()
+		var stderr syncBuffer
+		var stdout bytes.Buffer
+		if code := cli.Main(args, &stdout, &stderr); code != cli.ExitUsage {
+			t.Errorf("pgscale %s: exit %d, want %d\n%s", strings.Join(args, " "), code, cli.ExitUsage, stderr.String())
+		}
+		if d := time.Since(start); d > 5*time.Second {
+			t.Errorf("pgscale %s took %v: usage errors must be found before anything starts", strings.Join(args, " "), d)
+		}
+	}
+}
+
+// checkBMFFile validates a BMF file against Bencher's documented schema
+// (https://bencher.dev/bmf.json): an object of benchmarks, each an object
+// of measures, each an object with a number "value" and optional numbers
+// "lower_value" and "upper_value", nothing else.
+func checkBMFFile(t *testing.T, path string, wantMetrics int) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]map[string]json.RawMessage
+	if err := json.Unmarshal(data, &doc); err != nil {
+		t.Fatalf("BMF: %v", err)
+	}
+	n := 0
+	for bench, measures := range doc {
+		for slug, raw := range measures {
+			var m struct {
+				Value *float64 `json:"value"`
+				Lower *float64 `json:"lower_value"`
+				Upper *float64 `json:"upper_value"`
+			}
+			dec := json.NewDecoder(bytes.NewReader(raw))
+			dec.DisallowUnknownFields()
+			if err := dec.Decode(&m); err != nil || m.Value == nil {
+				t.Errorf("BMF %s/%s: %s (%v)", bench, slug, raw, err)
+				continue
+			}
+			if (m.Lower != nil && *m.Lower > *m.Value) || (m.Upper != nil && *m.Upper < *m.Value) {
+				t.Errorf("BMF %s/%s: bounds do not hold the value: %s", bench, slug, raw)
+			}
+			n++
+		}
+	}
+	if n != wantMetrics {
+		t.Errorf("BMF holds %d metrics, want %d", n, wantMetrics)
+	}
+}
+
+// checkBenchstat builds benchstat at the version go.mod pins and has it
+// read the benchfmt file: no errors, both targets as columns, every round
+// pooled.
+func checkBenchstat(t *testing.T, path string) {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "benchstat")
+	build := exec.Command("go", "build", "-o", bin, "golang.org/x/perf/cmd/benchstat")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build benchstat: %v\n%s", err, out)
+	}
+	for _, args := range [][]string{{"-col", "target", "-ignore", "round", path}, {"-col", "target", path}} {
+		cmd := exec.Command(bin, args...)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		if err != nil || stderr.Len() > 0 {
+			t.Errorf("benchstat %s: %v\n%s", strings.Join(args, " "), err, stderr.String())
+			continue
+		}
+		s := string(out)
+		if !regexp.MustCompile(`│\s+a\s+│\s+b\s+│`).MatchString(s) || !strings.Contains(s, "SelectOnly/clients=2") {
+			t.Errorf("benchstat %s shows no targets:\n%s", strings.Join(args, " "), s)
+		}
+		if args[2] == "-ignore" && !strings.Contains(s, "n=6") {
+			t.Errorf("benchstat did not pool the 6 rounds:\n%s", s)
+		}
+	}
+}
