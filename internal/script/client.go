@@ -527,4 +527,3 @@ func (c *Client) Var(name string) (string, bool) {
 	}
 	return string(bytes.Clone(b)), true
 }
-

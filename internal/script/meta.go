@@ -26,6 +26,13 @@ func (p *parser) backslash(sc *sqlScanner, bs int) (*Command, error) {
 	cmdErr := func(msg, more string, at int) error {
 		return p.errAt(at, line, commandMsg(msg, more, name))
 	}
+	exprErr := func(e *lexError) error {
+		m := commandMsg(e.msg, e.more, name)
+		if e.detail != "" {
+			m += ": " + e.detail
+		}
+		return p.errAt(e.at, line, m)
+	}
 	if known && (kind == KindSet || kind == KindIf || kind == KindElif) {
 		cmd.Kind = kind
 		if kind == KindSet {
@@ -42,7 +49,7 @@ func (p *parser) backslash(sc *sqlScanner, bs int) (*Command, error) {
 		if ep.err != nil {
 			ep.lex.skipToEOL()
 			sc.pos = ep.lex.pos
-			return nil, cmdErr(ep.err.msg, ep.err.more, ep.err.at)
+			return nil, exprErr(ep.err)
 		}
 		sc.pos = ep.lex.pos
 		cmd.expr = n
