@@ -27,6 +27,7 @@ type oracleArgs struct {
 	scale   int
 	seed    uint64
 	defines map[string]string
+	extra   []string // other -f scripts, NAME@WEIGHT, before the main one
 }
 
 // splitArgs splits a shell-like argument line (single quotes only).
@@ -59,7 +60,7 @@ func splitArgs(s string) []string {
 
 func readOracleArgs(t *testing.T, src string) oracleArgs {
 	t.Helper()
-	a := oracleArgs{mode: "simple", tx: 1, clients: 1, scale: 1, defines: map[string]string{}}
+	a := oracleArgs{mode: "simple", tx: 10, clients: 1, scale: 1, defines: map[string]string{}}
 	var line string
 	for _, l := range strings.Split(src, "\n") {
 		if strings.HasPrefix(l, "-- pgbench: ") {
@@ -83,6 +84,8 @@ func readOracleArgs(t *testing.T, src string) oracleArgs {
 			a.scale, _ = strconv.Atoi(next())
 		case strings.HasPrefix(w[i], "--random-seed="):
 			a.seed, _ = strconv.ParseUint(strings.TrimPrefix(w[i], "--random-seed="), 10, 64)
+		case w[i] == "-f":
+			a.extra = append(a.extra, next())
 		case w[i] == "-D":
 			k, v, _ := strings.Cut(next(), "=")
 			a.defines[k] = v
@@ -250,11 +253,28 @@ func readOracleOut(t *testing.T, path string) oracleOut {
 // returns the rows each client's INSERTs would write, and the first error.
 func runOracle(t *testing.T, name, src string, a oracleArgs) ([]row, error) {
 	t.Helper()
+	var scripts []*script.Script
+	for _, e := range a.extra {
+		file, w, _ := strings.Cut(e, "@")
+		b, err := os.ReadFile(filepath.Join(filepath.Dir(name), file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		x, err := script.Parse(file, string(b))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if w != "" {
+			x.Weight, _ = strconv.Atoi(w)
+		}
+		scripts = append(scripts, x)
+	}
 	s, err := script.Parse(name, src)
 	if err != nil {
 		return nil, err
 	}
-	p, err := script.NewProgram([]*script.Script{s}, script.Options{
+	scripts = append(scripts, s)
+	p, err := script.NewProgram(scripts, script.Options{
 		Scale: a.scale, RandomSeed: a.seed, Defines: a.defines, Clients: a.clients})
 	if err != nil {
 		return nil, err
@@ -263,6 +283,7 @@ func runOracle(t *testing.T, name, src string, a oracleArgs) ([]row, error) {
 	for id := 0; id < a.clients; id++ {
 		c := p.NewClient(id)
 		for tx := 0; tx < a.tx; tx++ {
+			s := scripts[c.Choose()]
 			c.Begin()
 			for pc := 0; pc < len(s.Commands); {
 				cmd := s.Commands[pc]
