@@ -13,7 +13,7 @@ func (p *parser) backslash(sc *sqlScanner, bs int) (*Command, error) {
 		return nil, nil
 	}
 	line := p.lineOf(bs)
-	cmd := &Command{Line: line, setVar: -1, next: -1, endif: -1}
+	cmd := &Command{Line: line, setVar: -1, next: -1, endif: -1, verb: word}
 	name := word
 	kind, known := metaKind(word)
 	firstLine := func(end int) string {

@@ -71,6 +71,7 @@ type Command struct {
 	next    int        // \if, \elif: index of the next \elif, \else or \endif
 	endif   int        // \if, \elif, \else: index of the matching \endif
 	index   int        // position in Script.Commands
+	verb    string     // the meta-command's name as written (pgbench's argv[0])
 	firstLn string     // pgbench's first_line, for messages
 }
 

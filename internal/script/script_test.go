@@ -392,3 +392,31 @@ func TestExtendedError(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+func TestClientsInParallel(t *testing.T) {
+	s := mustParse(t, tpcbLike)
+	p, err := script.NewProgram([]*script.Script{s}, script.Options{Scale: 2, RandomSeed: 8, Clients: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan string)
+	for id := 0; id < 4; id++ {
+		go func() {
+			c := p.NewClient(id)
+			var params [][]byte
+			var buf []byte
+			for i := 0; i < 200; i++ {
+				params, buf = transaction(t, c, s, i%2 == 0, params, buf)
+			}
+			v, _ := c.Var("aid")
+			done <- v
+		}()
+	}
+	seen := map[string]bool{}
+	for i := 0; i < 4; i++ {
+		seen[<-done] = true
+	}
+	if len(seen) < 2 {
+		t.Errorf("clients drew the same values: %v", seen)
+	}
+}
