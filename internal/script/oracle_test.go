@@ -125,6 +125,13 @@ func renderSQL(c *script.Client, q *script.SQL, mode string) (string, error) {
 func sqlValue(t *testing.T, e string) string {
 	t.Helper()
 	e = strings.TrimSpace(e)
+	if inner, ok := strings.CutPrefix(e, "coalesce("); ok {
+		args := splitTop(strings.TrimSuffix(inner, ")"), ',')
+		if v := strings.TrimSpace(args[0]); v != "NULL" {
+			return sqlValue(t, v)
+		}
+		return sqlValue(t, args[1])
+	}
 	if l, r, ok := strings.Cut(e, "||"); ok {
 		return sqlValue(t, l) + sqlValue(t, r)
 	}

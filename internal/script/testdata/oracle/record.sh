@@ -3,7 +3,8 @@
 #
 # For NAME.sql, runs `pgbench -n ARGS -f NAME.sql` (ARGS from the script's
 # "-- pgbench:" line) against table out(seq, k, v) and writes NAME.out: the
-# command line, then one "k<TAB>v" line per inserted row, in insertion order.
+# command line, then one "k<TAB>v" line per inserted row, in insertion order
+# (sorted when several clients run).
 # For errors/NAME.sql, writes errors/NAME.err: the command line, pgbench's
 # "error:" lines and its exit status.
 #
@@ -29,7 +30,9 @@ for f in *.sql; do
 	eval "\"$PGBENCH\" -n $args -f \"$f\"" >/dev/null 2>"${f%.sql}.stderr" || status=$?
 	{
 		echo "# $version: pgbench -n $args -f $f (exit $status)"
-		"$PSQL" -qXAt -F $'\t' -c 'SELECT k, v FROM out ORDER BY seq'
+		order=seq
+		case " $args " in *" -c "*) order="k, v" ;; esac # several clients: no set order
+		"$PSQL" -qXAt -F $'\t' -c "SELECT k, v FROM out ORDER BY $order"
 	} >"${f%.sql}.out"
 	grep -v '^pgbench: error: Run was aborted' "${f%.sql}.stderr" | grep 'error' >>"${f%.sql}.out" || true
 	rm -f "${f%.sql}.stderr"
