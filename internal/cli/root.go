@@ -32,6 +32,10 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
+	root.AddCommand(
+		newRunCmd(stdout, stderr),
+		newInitCmd(stdout, stderr),
+	)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	// Flag errors are usage errors (exit 2).

@@ -1,0 +1,197 @@
+// Command vs-pgbench runs pgbench and pgscale side by side on one ephemeral
+// cluster, interleaved (A B A B ...), and prints per client count the TPS
+// ratio pgscale/pgbench and the ratio of the load generator's CPU per
+// transaction (user+sys of each process, from the kernel), median and range
+// over the rounds.
+//
+//	go run ./bench/vs-pgbench -rounds 3 -T 10 -c 1,2,4,8
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/pgscale/pgscale/internal/result"
+	"github.com/pgscale/pgscale/internal/target"
+	"github.com/pgscale/pgscale/internal/workload"
+)
+
+type sample struct{ tps, cpuPerTxnUS float64 }
+
+func main() {
+	rounds := flag.Int("rounds", 3, "interleaved rounds")
+	dur := flag.Int("T", 10, "seconds per run")
+	clients := flag.String("c", "1,2,4,8", "client counts")
+	scale := flag.Int("s", 1, "scale")
+	pgscaleBin := flag.String("pgscale", "", "pgscale binary (default: build it)")
+	extra := flag.String("pgscale-args", "", "extra pgscale run arguments, e.g. --io netpoll")
+	script := flag.String("f", "", "custom script for both tools instead of -S")
+	proto := flag.String("M", "prepared", "protocol for both tools")
+	tcp := flag.Bool("tcp", false, "connect over TCP instead of the unix socket")
+	flag.Parse()
+	if err := run(*rounds, *dur, *clients, *scale, *pgscaleBin, *extra, *script, *proto, *tcp); err != nil {
+		fmt.Fprintln(os.Stderr, "vs-pgbench:", err)
+		os.Exit(1)
+	}
+}
+
+func run(rounds, dur int, clientList string, scale int, bin, extra, scriptFile, proto string, tcp bool) error {
+	tmp, err := os.MkdirTemp("", "vs-pgbench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	if bin == "" {
+		bin = filepath.Join(tmp, "pgscale")
+		build := exec.Command("go", "build", "-o", bin, "./cmd/pgscale")
+		build.Stderr = os.Stderr
+		if err := build.Run(); err != nil {
+			return fmt.Errorf("build pgscale: %w", err)
+		}
+	}
+	ctx := context.Background()
+	c, err := target.Start(ctx, target.Options{TCP: tcp, MaxConnections: 64, DataSizeHint: workload.DataBytes(scale)})
+	if err != nil {
+		return err
+	}
+	defer c.Stop()
+	dsn := c.ConnString("postgres")
+	if tcp {
+		dsn = c.TCPConnString("postgres")
+	}
+	connect := func(ctx context.Context) (*pgconn.PgConn, error) { return pgconn.Connect(ctx, dsn) }
+	if _, err := workload.Init(ctx, connect, workload.InitOptions{Scale: scale}, io.Discard); err != nil {
+		return err
+	}
+	pgbench := filepath.Join(c.BinDir, "pgbench")
+	env := append(os.Environ(), "PGHOST="+c.SocketDir, "PGPORT="+strconv.Itoa(c.Port), "PGUSER="+c.User, "PGDATABASE=postgres")
+	if tcp {
+		env = append(env, "PGHOST=127.0.0.1")
+	}
+	var ns []int
+	for _, f := range strings.Split(clientList, ",") {
+		n, err := strconv.Atoi(f)
+		if err != nil {
+			return err
+		}
+		ns = append(ns, n)
+	}
+	workloadArgs := []string{"-S"}
+	if scriptFile != "" {
+		workloadArgs = []string{"-f", scriptFile}
+	}
+	res := map[string]map[int][]sample{"pgbench": {}, "pgscale": {}}
+	tpsRE := regexp.MustCompile(`tps = ([0-9.]+)`)
+	txRE := regexp.MustCompile(`number of transactions actually processed: ([0-9]+)`)
+	for r := 1; r <= rounds; r++ {
+		for _, n := range ns {
+			order := []string{"pgbench", "pgscale"}
+			if r%2 == 0 {
+				order = []string{"pgscale", "pgbench"}
+			}
+			for _, tool := range order {
+				var cmd *exec.Cmd
+				out := filepath.Join(tmp, "r.json")
+				if tool == "pgbench" {
+					args := append([]string{"-n", "-M", proto, "-c", strconv.Itoa(n), "-j", strconv.Itoa(n), "-T", strconv.Itoa(dur)}, workloadArgs...)
+					cmd = exec.Command(pgbench, args...)
+				} else {
+					args := append([]string{"run", "--dsn", dsn, "-n", "-M", proto, "-c", strconv.Itoa(n), "-T", strconv.Itoa(dur), "-P", "0", "--out", out}, workloadArgs...)
+					args = append(args, strings.Fields(extra)...)
+					cmd = exec.Command(bin, args...)
+				}
+				cmd.Env = env
+				t0 := time.Now()
+				o, err := cmd.CombinedOutput()
+				if err != nil {
+					return fmt.Errorf("%s: %v\n%s", tool, err, o)
+				}
+				cpu := cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+				var s sample
+				if tool == "pgbench" {
+					m, m2 := tpsRE.FindSubmatch(o), txRE.FindSubmatch(o)
+					if m == nil || m2 == nil {
+						return fmt.Errorf("cannot read pgbench output:\n%s", o)
+					}
+					s.tps, _ = strconv.ParseFloat(string(m[1]), 64)
+					tx, _ := strconv.ParseFloat(string(m2[1]), 64)
+					s.cpuPerTxnUS = float64(cpu.Microseconds()) / tx
+				} else {
+					f, err := result.Read(out)
+					if err != nil {
+						return err
+					}
+					st := f.Steps[0].Summary
+					s.tps = st.TPS
+					s.cpuPerTxnUS = float64(cpu.Microseconds()) / float64(st.Transactions)
+				}
+				res[tool][n] = append(res[tool][n], s)
+				fmt.Fprintf(os.Stderr, "round %d c=%d %-7s %9.1f tps  %5.1f µs cpu/txn  (%.1f s)\n", r, n, tool, s.tps, s.cpuPerTxnUS, time.Since(t0).Seconds())
+			}
+		}
+	}
+	fmt.Printf("select-only -M %s, %d s per run, %d interleaved rounds, scale %d, %s\n\n", proto, dur, rounds, scale, map[bool]string{true: "TCP", false: "unix socket"}[tcp])
+	fmt.Println("| clients | pgbench tps | pgscale tps | TPS ratio (median [min–max]) | pgbench cpu/txn | pgscale cpu/txn | CPU/txn ratio (median [min–max]) |")
+	fmt.Println("| ---: | ---: | ---: | --- | ---: | ---: | --- |")
+	for _, n := range ns {
+		a, b := res["pgbench"][n], res["pgscale"][n]
+		var tr, cr []float64
+		for i := range a {
+			tr = append(tr, b[i].tps/a[i].tps)
+			cr = append(cr, b[i].cpuPerTxnUS/a[i].cpuPerTxnUS)
+		}
+		fmt.Printf("| %d | %.0f | %.0f | %.3f [%.3f–%.3f] | %.1f µs | %.1f µs | %.2f [%.2f–%.2f] |\n", n,
+			median(field(a, 0)), median(field(b, 0)), median(tr), minOf(tr), maxOf(tr),
+			median(field(a, 1)), median(field(b, 1)), median(cr), minOf(cr), maxOf(cr))
+	}
+	return nil
+}
+
+func field(s []sample, i int) []float64 {
+	var out []float64
+	for _, x := range s {
+		if i == 0 {
+			out = append(out, x.tps)
+		} else {
+			out = append(out, x.cpuPerTxnUS)
+		}
+	}
+	return out
+}
+
+func median(x []float64) float64 {
+	s := append([]float64(nil), x...)
+	sort.Float64s(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+func minOf(x []float64) float64 {
+	m := x[0]
+	for _, v := range x {
+		m = min(m, v)
+	}
+	return m
+}
+
+func maxOf(x []float64) float64 {
+	m := x[0]
+	for _, v := range x {
+		m = max(m, v)
+	}
+	return m
+}

@@ -1,0 +1,124 @@
+package cli
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// seconds is a duration flag that also takes pgbench's bare number of seconds.
+type seconds struct{ d *time.Duration }
+
+func (s seconds) String() string {
+	if s.d == nil || *s.d == 0 {
+		return "0"
+	}
+	return s.d.String()
+}
+
+func (s seconds) Set(v string) error {
+	d, err := parseSeconds(v)
+	if err != nil {
+		return err
+	}
+	*s.d = d
+	return nil
+}
+
+func (s seconds) Type() string { return "duration" }
+
+func parseSeconds(v string) (time.Duration, error) {
+	if f, err := strconv.ParseFloat(v, 64); err == nil {
+		if f < 0 {
+			return 0, fmt.Errorf("negative duration %q", v)
+		}
+		return time.Duration(f * float64(time.Second)), nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d < 0 {
+		return 0, fmt.Errorf("%q is not a duration (10, 10s, 1m30s)", v)
+	}
+	return d, nil
+}
+
+// millis is a duration flag whose bare numbers are milliseconds (pgbench -L).
+type millis struct{ d *time.Duration }
+
+func (m millis) String() string {
+	if m.d == nil || *m.d == 0 {
+		return "0"
+	}
+	return m.d.String()
+}
+
+func (m millis) Set(v string) error {
+	if f, err := strconv.ParseFloat(v, 64); err == nil {
+		if f < 0 {
+			return fmt.Errorf("negative latency limit %q", v)
+		}
+		*m.d = time.Duration(f * float64(time.Millisecond))
+		return nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d < 0 {
+		return fmt.Errorf("%q is not a latency (5 for 5 ms, or 5ms)", v)
+	}
+	*m.d = d
+	return nil
+}
+
+func (m millis) Type() string { return "ms" }
+
+// intList is a comma-separated list of positive integers: a sweep.
+type intList struct{ v *[]int }
+
+func (l intList) String() string {
+	if l.v == nil {
+		return ""
+	}
+	s := make([]string, len(*l.v))
+	for i, n := range *l.v {
+		s[i] = strconv.Itoa(n)
+	}
+	return strings.Join(s, ",")
+}
+
+func (l intList) Set(v string) error {
+	var out []int
+	for _, f := range strings.Split(v, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 {
+			return fmt.Errorf("%q is not a positive integer", f)
+		}
+		out = append(out, n)
+	}
+	*l.v = out
+	return nil
+}
+
+func (l intList) Type() string { return "list" }
+
+// defines collects -D name=value.
+type defines struct{ m map[string]string }
+
+func (d defines) String() string {
+	var s []string
+	for k, v := range d.m {
+		s = append(s, k+"="+v)
+	}
+	sort.Strings(s)
+	return strings.Join(s, ",")
+}
+
+func (d defines) Set(v string) error {
+	name, value, ok := strings.Cut(v, "=")
+	if !ok || name == "" {
+		return fmt.Errorf("%q is not name=value", v)
+	}
+	d.m[name] = value
+	return nil
+}
+
+func (d defines) Type() string { return "name=value" }

@@ -1,0 +1,71 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/pgscale/pgscale/internal/engine"
+	"github.com/pgscale/pgscale/internal/result"
+)
+
+// progressLine formats one interval as pgbench's -P does.
+func progressLine(p engine.Progress, o *runOptions) string {
+	var b strings.Builder
+	tps := 0.0
+	if p.Length > 0 {
+		tps = float64(p.Counts.Transactions) / p.Length.Seconds()
+	}
+	fmt.Fprintf(&b, "progress: %.1f s, %.1f tps, lat %.3f ms stddev %.3f, %d failed",
+		p.Elapsed.Seconds(), tps, p.Latency.MeanMs, p.Latency.StddevMs, p.Counts.FailedTotal())
+	if o.rate > 0 {
+		lag := 0.0
+		if p.Counts.Transactions > 0 {
+			lag = p.Counts.LagSumUS / float64(p.Counts.Transactions) / 1000
+		}
+		fmt.Fprintf(&b, ", lag %.3f ms", lag)
+	}
+	if o.latencyLimit > 0 {
+		fmt.Fprintf(&b, ", %d skipped", p.Counts.Skipped)
+	}
+	if o.maxTries != 1 {
+		fmt.Fprintf(&b, ", %d retried, %d retries", p.Counts.Retried, p.Counts.Retries)
+	}
+	if p.Warmup {
+		b.WriteString(" (warm-up)")
+	}
+	return b.String()
+}
+
+// printSweepTable prints the compact table that ends every run.
+func printSweepTable(w io.Writer, steps []result.Step) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "clients\ttps\tspeedup\tefficiency\tlat avg ms\tp99 ms\tfailed\tclient cpu/txn\t")
+	for _, s := range steps {
+		sum := s.Summary
+		cpu := "-"
+		if sum.ClientCPU.PerTxnUS > 0 {
+			cpu = fmt.Sprintf("%.1f µs", sum.ClientCPU.PerTxnUS)
+		}
+		mark := ""
+		if !s.Complete {
+			mark = " (incomplete)"
+		}
+		fmt.Fprintf(tw, "%d\t%.1f\t%.2f×\t%.0f%%\t%.3f\t%.3f\t%d\t%s\t%s\n", s.Clients, sum.TPS, sum.Speedup,
+			sum.Efficiency*100, sum.Latency.MeanMs, sum.Latency.P99Ms, sum.Failed, cpu, mark)
+	}
+	tw.Flush()
+}
+
+// printCommands prints per-command latencies as pgbench -r does.
+func printCommands(w io.Writer, s result.Step) {
+	cur := ""
+	for _, c := range s.Commands {
+		if c.Script != cur {
+			cur = c.Script
+			fmt.Fprintf(w, "statement latencies in milliseconds, failures and retries (%s):\n", cur)
+		}
+		fmt.Fprintf(w, "  %10.3f  %8d  %8d  %s\n", c.MeanMs, c.Failed, c.Retries, c.Text)
+	}
+}

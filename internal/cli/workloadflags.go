@@ -1,0 +1,165 @@
+package cli
+
+import (
+	"crypto/rand"
+	"encoding/binary"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/pgscale/pgscale/internal/engine"
+	"github.com/pgscale/pgscale/internal/result"
+	"github.com/pgscale/pgscale/internal/script"
+	"github.com/pgscale/pgscale/internal/workload"
+)
+
+// workloadFlags say what every client runs: pgbench's -b -f -S -N -D -M.
+type workloadFlags struct {
+	builtins   []string
+	files      []string
+	selectOnly bool
+	noUpdates  bool
+	defines    map[string]string
+	protocol   string
+	seed       string
+}
+
+func (w *workloadFlags) register(fs *pflag.FlagSet) {
+	w.defines = map[string]string{}
+	fs.StringArrayVarP(&w.builtins, "builtin", "b", nil, "built-in script NAME[@WEIGHT]: tpcb-like, simple-update, select-only (default select-only)")
+	fs.StringArrayVarP(&w.files, "file", "f", nil, "script file FILE[@WEIGHT] in pgbench's language")
+	fs.BoolVarP(&w.selectOnly, "select-only", "S", false, "same as -b select-only")
+	fs.BoolVarP(&w.noUpdates, "skip-some-updates", "N", false, "same as -b simple-update")
+	fs.VarP(defines{w.defines}, "define", "D", "script variable NAME=VALUE (repeatable)")
+	fs.StringVarP(&w.protocol, "protocol", "M", "prepared", "how SQL is sent: simple, extended or prepared")
+	fs.StringVar(&w.seed, "random-seed", "time", "seed of the scripts' random functions: time, rand, or an integer")
+}
+
+// loaded is a parsed workload.
+type loaded struct {
+	Scripts  []*script.Script
+	Name     string
+	Protocol engine.Protocol
+	Seed     uint64
+	Builtin  bool // only built-in scripts: pgbench tables are required
+}
+
+func splitWeight(arg string) (string, int, error) {
+	i := strings.LastIndexByte(arg, '@')
+	if i < 0 {
+		return arg, 1, nil
+	}
+	w, err := strconv.Atoi(arg[i+1:])
+	if err != nil || w < 0 {
+		return "", 0, fmt.Errorf("%q: weight after @ must be a non-negative integer", arg)
+	}
+	return arg[:i], w, nil
+}
+
+func (w *workloadFlags) load() (*loaded, error) {
+	l := &loaded{Builtin: true}
+	p, err := engine.ParseProtocol(w.protocol)
+	if err != nil {
+		return nil, Usagef("-M: %v", err)
+	}
+	l.Protocol = p
+	if l.Seed, err = resolveSeed(w.seed); err != nil {
+		return nil, Usagef("--random-seed: %v", err)
+	}
+	builtins := append([]string(nil), w.builtins...)
+	if w.selectOnly {
+		builtins = append(builtins, "select-only")
+	}
+	if w.noUpdates {
+		builtins = append(builtins, "simple-update")
+	}
+	if len(builtins) == 0 && len(w.files) == 0 {
+		builtins = []string{"select-only"}
+	}
+	var names []string
+	for _, arg := range builtins {
+		name, weight, err := splitWeight(arg)
+		if err != nil {
+			return nil, Usagef("-b %v", err)
+		}
+		b, err := workload.FindBuiltin(name)
+		if err != nil {
+			return nil, Usagef("-b: %v", err)
+		}
+		s, err := script.Parse("builtin:"+b.Name, b.Script)
+		if err != nil {
+			return nil, fmt.Errorf("built-in %s: %w", b.Name, err) // a bug, not the user's
+		}
+		s.Weight = weight
+		l.Scripts = append(l.Scripts, s)
+		names = append(names, b.Name)
+	}
+	for _, arg := range w.files {
+		path, weight, err := splitWeight(arg)
+		if err != nil {
+			return nil, Usagef("-f %v", err)
+		}
+		src, err := os.ReadFile(path)
+		if err != nil {
+			return nil, Usagef("-f: cannot read script: %v", err)
+		}
+		s, err := script.Parse(path, string(src))
+		if err != nil {
+			return nil, &UsageError{Err: err}
+		}
+		s.Weight = weight
+		l.Scripts = append(l.Scripts, s)
+		names = append(names, strings.TrimSuffix(baseName(path), ".sql"))
+		l.Builtin = false
+	}
+	total := 0
+	for _, s := range l.Scripts {
+		total += s.Weight
+	}
+	if total == 0 {
+		return nil, Usagef("the total weight of the scripts is 0")
+	}
+	l.Name = strings.Join(names, "+")
+	return l, nil
+}
+
+func baseName(p string) string {
+	if i := strings.LastIndexByte(p, '/'); i >= 0 {
+		return p[i+1:]
+	}
+	return p
+}
+
+// resolveSeed turns pgbench's --random-seed forms into a number.
+func resolveSeed(s string) (uint64, error) {
+	switch s {
+	case "time", "":
+		return uint64(time.Now().UnixNano()), nil
+	case "rand":
+		var b [8]byte
+		if _, err := rand.Read(b[:]); err != nil {
+			return 0, err
+		}
+		return binary.LittleEndian.Uint64(b[:]), nil
+	}
+	n, err := strconv.ParseUint(s, 10, 64)
+	if err != nil {
+		if i, err2 := strconv.ParseInt(s, 10, 64); err2 == nil {
+			return uint64(i), nil
+		}
+		return 0, fmt.Errorf("%q is not time, rand or an integer", s)
+	}
+	return n, nil
+}
+
+func (l *loaded) resultScripts() []result.Script {
+	var out []result.Script
+	for _, s := range l.Scripts {
+		out = append(out, result.Script{Name: s.Name, Weight: s.Weight, Source: s.Source})
+	}
+	return out
+}

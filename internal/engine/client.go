@@ -1,0 +1,536 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"sync/atomic"
+	"time"
+	"unsafe"
+
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/pgscale/pgscale/internal/metrics"
+	"github.com/pgscale/pgscale/internal/script"
+	"github.com/pgscale/pgscale/internal/target"
+)
+
+// client is one simulated user: one goroutine, one connection, its own
+// interpreter state and its own recorder.
+type client struct {
+	e       *engine
+	id      int
+	sc      *script.Client
+	scripts []*script.Script
+	offsets []int // index of each script's first command in the command stats
+	rec     *metrics.Recorder
+	rng     *rand.Rand // rate schedule
+
+	conn      *pgconn.PgConn
+	live      atomic.Pointer[pgconn.PgConn] // for interrupt from the collector
+	prepared  [][]*pgconn.StatementDescription
+	pipe      *pipeline // non-nil inside \startpipeline ... \endpipeline
+	pipeState pipeline
+
+	params [][]byte
+	sqlBuf []byte
+	names  []string
+	cmd    []metrics.CommandStat // this transaction's per-command figures (-r)
+	timer  *time.Timer
+
+	sched        time.Time // next scheduled start with --rate
+	connUS       int64     // connection time to charge to this transaction (-C)
+	firstConnect time.Duration
+	done         int // transactions finished (for -t)
+	aborted      bool
+}
+
+func newClient(e *engine, id, ncmds int, offsets []int) *client {
+	scripts := e.cfg.Program.Scripts()
+	c := &client{
+		e: e, id: id, scripts: scripts, offsets: offsets,
+		sc:       e.cfg.Program.NewClient(id),
+		rec:      metrics.NewRecorder(ncmds),
+		rng:      rand.New(rand.NewPCG(e.cfg.Seed, uint64(id)+1)),
+		prepared: make([][]*pgconn.StatementDescription, len(scripts)),
+		timer:    time.NewTimer(time.Hour),
+	}
+	c.timer.Stop()
+	for i, s := range scripts {
+		c.prepared[i] = make([]*pgconn.StatementDescription, len(s.Commands))
+	}
+	if e.cfg.PerCommand {
+		c.cmd = make([]metrics.CommandStat, ncmds)
+	}
+	return c
+}
+
+// connectFirst opens the client's connection before the clock starts.
+func (c *client) connectFirst() error {
+	t0 := time.Now()
+	err := c.connect()
+	c.firstConnect = time.Since(t0)
+	if err == nil && c.e.cfg.Reconnect {
+		c.closeConn() // with -C every transaction opens its own
+	}
+	return err
+}
+
+func (c *client) connect() error {
+	cfg := c.e.connConfig()
+	timeout := 30 * time.Second
+	if cfg.ConnectTimeout > 0 {
+		timeout = cfg.ConnectTimeout
+	}
+	ctx, cancel := context.WithTimeout(c.e.ctx, timeout)
+	defer cancel()
+	conn, err := pgconn.ConnectConfig(ctx, cfg)
+	if err != nil {
+		return target.ClassifyConnectError(cfg, err)
+	}
+	c.conn = conn
+	c.live.Store(conn)
+	for _, p := range c.prepared {
+		clear(p)
+	}
+	return nil
+}
+
+func (c *client) closeConn() {
+	if c.conn == nil {
+		return
+	}
+	c.live.Store(nil)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	c.conn.Close(ctx)
+	cancel()
+	c.conn = nil
+	c.pipe = nil
+}
+
+// interrupt breaks the client's connection from another goroutine, waking a
+// client blocked in a read.
+func (c *client) interrupt() {
+	if conn := c.live.Load(); conn != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		_ = conn.CancelRequest(ctx)
+		cancel()
+		_ = conn.Conn().Close()
+	}
+}
+
+// ensureConn reconnects with back-off until it succeeds, the step stops, or
+// reconnecting has failed for longer than ReconnectTimeout.
+func (c *client) ensureConn() bool {
+	backoff := 10 * time.Millisecond
+	var firstFail time.Time
+	for {
+		t0 := time.Now()
+		err := c.connect()
+		if err == nil {
+			c.connUS += time.Since(t0).Microseconds()
+			return true
+		}
+		c.e.noteError(metrics.FailConnection, err)
+		var ce *target.ConnectError
+		if errors.As(err, &ce) && ce.Usage {
+			c.abort(err)
+			return false
+		}
+		if firstFail.IsZero() {
+			firstFail = t0
+		} else if time.Since(firstFail) > c.e.cfg.ReconnectTimeout {
+			c.abort(fmt.Errorf("gave up reconnecting after %v: %w", c.e.cfg.ReconnectTimeout, err))
+			return false
+		}
+		if !c.sleepSchedule(backoff) {
+			return false
+		}
+		backoff = min(backoff*2, time.Second)
+	}
+}
+
+func (c *client) abort(err error) {
+	c.aborted = true
+	c.e.events(fmt.Sprintf("client %d aborted: %v", c.id, target.Redact(err.Error())))
+}
+
+// sleepSchedule waits d unless the step stops first (schedule waits and
+// reconnect back-off: nothing is in flight).
+func (c *client) sleepSchedule(d time.Duration) bool {
+	if d <= 0 {
+		return !c.e.stop.Load()
+	}
+	c.timer.Reset(d)
+	select {
+	case <-c.timer.C:
+		return !c.e.stop.Load()
+	case <-c.e.stopCh:
+		c.timer.Stop()
+		return false
+	case <-c.e.ctx.Done():
+		c.timer.Stop()
+		return false
+	}
+}
+
+// sleepInTxn is \sleep: it is part of the transaction, so only an interrupt
+// cuts it short.
+func (c *client) sleepInTxn(d time.Duration) bool {
+	c.timer.Reset(d)
+	select {
+	case <-c.timer.C:
+		return true
+	case <-c.e.ctx.Done():
+		c.timer.Stop()
+		return false
+	}
+}
+
+// interarrival draws the wait before the next scheduled transaction: a
+// Poisson process with the client's share of the target rate.
+func (c *client) interarrival() time.Duration {
+	mean := float64(c.e.cfg.Clients) / c.e.cfg.Rate * float64(time.Second)
+	return time.Duration(-math.Log(1-c.rng.Float64()) * mean)
+}
+
+func (c *client) run(start time.Time) {
+	defer c.closeConn()
+	cfg := c.e.cfg
+	c.sched = start
+	for !c.e.stop.Load() {
+		if cfg.Transactions > 0 && c.done >= cfg.Transactions {
+			return
+		}
+		var begin time.Time
+		var lagUS int64
+		if cfg.Rate > 0 {
+			c.sched = c.sched.Add(c.interarrival())
+			if cfg.LatencyLimit > 0 && time.Since(c.sched) > cfg.LatencyLimit {
+				// Already later than the limit before it starts: skipped, as pgbench does.
+				iv := c.rec.Lock()
+				iv.Skipped++
+				c.rec.Unlock()
+				c.done++
+				continue
+			}
+			if !c.sleepSchedule(time.Until(c.sched)) {
+				return
+			}
+			begin = c.sched
+			lagUS = time.Since(c.sched).Microseconds()
+		} else {
+			begin = time.Now()
+		}
+		if c.conn == nil && !c.ensureConn() {
+			return
+		}
+		o := c.transaction()
+		end := time.Now()
+		if cfg.Reconnect {
+			c.closeConn()
+		}
+		if at := c.e.endAt.Load(); at != 0 && end.UnixNano() > at {
+			return // finished after the measured window: not counted
+		}
+		c.record(o, begin, end, lagUS)
+		c.done++
+		if o.abort {
+			c.aborted = true
+			return
+		}
+	}
+}
+
+type outcome struct {
+	failed bool
+	kind   metrics.FailKind
+	tries  int
+	abort  bool
+}
+
+func (c *client) record(o outcome, begin, end time.Time, lagUS int64) {
+	cfg := c.e.cfg
+	iv := c.rec.Lock()
+	if o.failed {
+		iv.Failed[o.kind]++
+	} else {
+		lat := end.Sub(begin)
+		iv.RecordTxn(lat.Microseconds(), lagUS, cfg.LatencyLimit > 0 && lat > cfg.LatencyLimit)
+	}
+	if o.tries > 1 {
+		iv.Retried++
+		iv.Retries += int64(o.tries - 1)
+	}
+	if c.connUS > 0 {
+		iv.Conns++
+		iv.ConnSumUS += float64(c.connUS)
+		c.connUS = 0
+	}
+	for i := range c.cmd {
+		if c.cmd[i].Count != 0 || c.cmd[i].Failed != 0 {
+			d := &iv.Commands[i]
+			d.Count += c.cmd[i].Count
+			d.SumUS += c.cmd[i].SumUS
+			d.Failed += c.cmd[i].Failed
+			d.Retries += c.cmd[i].Retries
+			c.cmd[i] = metrics.CommandStat{}
+		}
+	}
+	c.rec.Unlock()
+}
+
+// transaction runs one script to the end, retrying serialization failures
+// and deadlocks up to --max-tries with the same random values (as pgbench).
+func (c *client) transaction() outcome {
+	cfg := c.e.cfg
+	si := c.sc.Choose()
+	c.sc.Begin()
+	t0 := time.Now()
+	for try := 1; ; try++ {
+		err := c.runScript(si)
+		if err == nil {
+			return outcome{tries: try}
+		}
+		kind := classify(err, c.conn)
+		c.e.noteError(kind, err)
+		switch kind {
+		case metrics.FailConnection:
+			c.closeConn()
+			return outcome{failed: true, kind: kind, tries: try}
+		case metrics.FailSerialization, metrics.FailDeadlock:
+			if !c.rollback() {
+				return outcome{failed: true, kind: metrics.FailConnection, tries: try}
+			}
+			canRetry := cfg.MaxTries == 0 || try < cfg.MaxTries
+			if cfg.LatencyLimit > 0 && time.Since(t0) > cfg.LatencyLimit {
+				canRetry = false
+			}
+			if canRetry && !c.e.stop.Load() {
+				c.sc.Retry()
+				c.countRetry(si)
+				continue
+			}
+			return outcome{failed: true, kind: kind, tries: try}
+		default:
+			if !c.rollback() {
+				return outcome{failed: true, kind: metrics.FailConnection, tries: try}
+			}
+			if cfg.ContinueOnError {
+				return outcome{failed: true, kind: kind, tries: try}
+			}
+			c.e.events(fmt.Sprintf("client %d aborted: %v", c.id, target.Redact(err.Error())))
+			return outcome{failed: true, kind: kind, tries: try, abort: true}
+		}
+	}
+}
+
+func (c *client) countRetry(si int) {
+	if c.cmd != nil {
+		c.cmd[c.offsets[si]].Retries++
+	}
+}
+
+// rollback leaves a failed transaction block, if the connection is in one.
+// It returns false if the connection is gone.
+func (c *client) rollback() bool {
+	if c.conn == nil || c.conn.IsClosed() {
+		c.closeConn()
+		return false
+	}
+	c.pipe = nil
+	if st := c.conn.TxStatus(); st == 'T' || st == 'E' {
+		if err := c.conn.Exec(context.Background(), "ROLLBACK").Close(); err != nil {
+			c.closeConn()
+			return false
+		}
+	}
+	return true
+}
+
+// classify says which kind of failure err is.
+func classify(err error, conn *pgconn.PgConn) metrics.FailKind {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		switch {
+		case pgErr.Code == "40001":
+			return metrics.FailSerialization
+		case pgErr.Code == "40P01":
+			return metrics.FailDeadlock
+		case pgErr.Severity == "FATAL" || pgErr.Severity == "PANIC",
+			len(pgErr.Code) >= 2 && (pgErr.Code[:2] == "08" || pgErr.Code[:3] == "57P"):
+			return metrics.FailConnection
+		}
+		return metrics.FailOther
+	}
+	var rt *script.RuntimeError
+	if errors.As(err, &rt) {
+		return metrics.FailOther
+	}
+	if conn == nil || conn.IsClosed() {
+		return metrics.FailConnection
+	}
+	return metrics.FailOther
+}
+
+var errInterrupted = errors.New("interrupted")
+
+// runScript runs script si once.
+func (c *client) runScript(si int) error {
+	s := c.scripts[si]
+	cmds := s.Commands
+	off := c.offsets[si]
+	var t0 time.Time
+	for pc := 0; pc < len(cmds); {
+		if c.cmd != nil {
+			t0 = time.Now()
+		}
+		cur := pc
+		cmd := cmds[pc]
+		var err error
+		switch cmd.Kind {
+		case script.KindSQL:
+			err = c.execSQL(si, pc, cmd)
+			pc++
+		case script.KindStartPipeline:
+			err = c.startPipeline()
+			pc++
+		case script.KindSyncPipeline:
+			err = c.syncPipeline()
+			pc++
+		case script.KindEndPipeline:
+			err = c.endPipeline()
+			pc++
+		default:
+			var sleep time.Duration
+			pc, sleep, err = c.sc.Meta(s, pc)
+			if err == nil && sleep > 0 && !c.sleepInTxn(sleep) {
+				err = errInterrupted
+			}
+		}
+		if c.cmd != nil {
+			st := &c.cmd[off+cur]
+			if err != nil {
+				st.Failed++
+			} else {
+				st.Count++
+				st.SumUS += float64(time.Since(t0).Nanoseconds()) / 1000
+			}
+		}
+		if err != nil {
+			return err
+		}
+	}
+	if c.pipe != nil {
+		return fmt.Errorf("%s: script ended inside a pipeline (missing \\endpipeline)", s.Name)
+	}
+	return nil
+}
+
+// unsafeString views b as a string without copying; pgconn copies the query
+// into its send buffer before returning, and b is not changed until then.
+func unsafeString(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
+
+func (c *client) execSQL(si, pc int, cmd *script.Command) error {
+	q := cmd.SQL
+	if c.pipe != nil {
+		return c.pipeSQL(si, pc, cmd)
+	}
+	bg := context.Background()
+	switch c.e.cfg.Protocol {
+	case Simple:
+		buf, err := c.sc.AppendSimple(c.sqlBuf[:0], q)
+		c.sqlBuf = buf
+		if err != nil {
+			return err
+		}
+		return c.readMulti(c.conn.Exec(bg, unsafeString(buf)), si, cmd)
+	case Extended:
+		params, err := c.sc.Params(q, c.params)
+		c.params = params
+		if err != nil {
+			return err
+		}
+		return c.readResult(c.conn.ExecParams(bg, q.Prepared, params, nil, nil, nil), si, cmd, true)
+	default:
+		sd, err := c.statement(si, pc, q)
+		if err != nil {
+			return err
+		}
+		params, err := c.sc.Params(q, c.params)
+		c.params = params
+		if err != nil {
+			return err
+		}
+		return c.readResult(c.conn.ExecStatement(bg, sd, params, nil, nil), si, cmd, true)
+	}
+}
+
+// statement returns the prepared statement for command pc of script si,
+// preparing it on first use on this connection (as pgbench 15 does).
+func (c *client) statement(si, pc int, q *script.SQL) (*pgconn.StatementDescription, error) {
+	if sd := c.prepared[si][pc]; sd != nil {
+		return sd, nil
+	}
+	sd, err := c.conn.Prepare(context.Background(), c.e.stmtName(si, pc), q.Prepared, nil)
+	if err != nil {
+		return nil, err
+	}
+	c.prepared[si][pc] = sd
+	return sd, nil
+}
+
+// readResult reads one statement's result, storing rows for \gset/\aset.
+func (c *client) readResult(rr *pgconn.ResultReader, si int, cmd *script.Command, last bool) error {
+	q := cmd.SQL
+	rows := 0
+	for rr.NextRow() {
+		if q.Store == script.StoreAset || (q.Store == script.StoreGset && last && rows == 0) {
+			if err := c.store(q, rr); err != nil {
+				rr.Close()
+				return err
+			}
+		}
+		rows++
+	}
+	if _, err := rr.Close(); err != nil {
+		return err
+	}
+	if q.Store == script.StoreGset && last && rows != 1 {
+		return script.RowCountError(c.scripts[si], cmd, rows)
+	}
+	return nil
+}
+
+func (c *client) store(q *script.SQL, rr *pgconn.ResultReader) error {
+	fds := rr.FieldDescriptions()
+	c.names = c.names[:0]
+	for i := range fds {
+		c.names = append(c.names, fds[i].Name)
+	}
+	return c.sc.Store(q, c.names, rr.Values())
+}
+
+// readMulti reads the results of a simple-protocol query, which may hold
+// several statements joined with \; — \gset applies to the last one.
+func (c *client) readMulti(mrr *pgconn.MultiResultReader, si int, cmd *script.Command) error {
+	var firstErr error
+	n := 0
+	for mrr.NextResult() {
+		n++
+		if firstErr != nil {
+			continue
+		}
+		// Whether this result is the last is only known after it; a \gset on a
+		// compound statement is checked against the final result below.
+		if err := c.readResult(mrr.ResultReader(), si, cmd, cmd.SQL.Statements <= n); err != nil {
+			firstErr = err
+		}
+	}
+	if err := mrr.Close(); err != nil {
+		return err
+	}
+	return firstErr
+}

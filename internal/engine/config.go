@@ -1,0 +1,141 @@
+// Package engine runs clients against a target and records what they see:
+// one goroutine and one connection per client, pgbench's protocol modes,
+// rate schedule, latency limit and retries, with per-client recorders merged
+// by one collector per interval.
+package engine
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/pgscale/pgscale/internal/script"
+)
+
+// Protocol is pgbench's -M: how SQL commands reach the server.
+type Protocol uint8
+
+// Protocols, as pgbench names them.
+const (
+	Simple   Protocol = iota // simple query protocol, variables substituted into the text
+	Extended                 // extended protocol, unnamed statement parsed every time
+	Prepared                 // extended protocol, statements prepared once per connection
+)
+
+var protocolNames = []string{"simple", "extended", "prepared"}
+
+func (p Protocol) String() string { return protocolNames[p] }
+
+// ParseProtocol parses -M's argument.
+func ParseProtocol(s string) (Protocol, error) {
+	for i, n := range protocolNames {
+		if s == n {
+			return Protocol(i), nil
+		}
+	}
+	return 0, fmt.Errorf("unknown protocol %q (want simple, extended or prepared)", s)
+}
+
+// IOMode chooses how client connections wait for the server.
+type IOMode uint8
+
+// I/O modes. Blocking system calls on the socket cost about half the client
+// CPU per round trip of Go's netpoller on this kind of machine (README,
+// "Why pgscale uses blocking sockets"); the netpoller is kept for TLS and for
+// very many clients, where one OS thread per client stops paying.
+const (
+	IOAuto     IOMode = iota // blocking unless TLS or more than BlockingMaxClients clients
+	IOBlocking               // one OS thread per client, blocked in read(2)
+	IONetpoll                // Go's netpoller
+)
+
+var ioNames = []string{"auto", "blocking", "netpoll"}
+
+func (m IOMode) String() string { return ioNames[m] }
+
+// ParseIOMode parses --io's argument.
+func ParseIOMode(s string) (IOMode, error) {
+	for i, n := range ioNames {
+		if s == n {
+			return IOMode(i), nil
+		}
+	}
+	return 0, fmt.Errorf("unknown I/O mode %q (want auto, blocking or netpoll)", s)
+}
+
+// BlockingMaxClients is the most clients for which IOAuto picks blocking
+// I/O: beyond it, one OS thread per client costs more than the netpoller.
+const BlockingMaxClients = 256
+
+// Config is one step: a fixed number of clients running a program.
+type Config struct {
+	Conn         *pgconn.Config  // where to connect (from pgconn.ParseConfig); copied per connection
+	Program      *script.Program // the weighted scripts
+	Clients      int
+	Duration     time.Duration // -T; zero with Transactions
+	Transactions int           // -t, per client
+	Warmup       time.Duration // run but not counted, before the measured window
+	Protocol     Protocol
+	Reconnect    bool          // -C: a new connection for every transaction
+	Rate         float64       // -R: target transactions per second over all clients; 0 = as fast as possible
+	LatencyLimit time.Duration // -L
+	MaxTries     int           // --max-tries: 1 = no retries, 0 = unlimited (needs Duration or LatencyLimit)
+	// ContinueOnError keeps a client going after an SQL error that is not a
+	// serialization failure or deadlock (pgbench aborts the client).
+	ContinueOnError  bool
+	Interval         time.Duration // collector interval (progress and series); default 1 s
+	PerCommand       bool          // -r: time every command
+	IO               IOMode
+	Seed             uint64        // seeds the rate schedule
+	ReconnectTimeout time.Duration // a client gives up after failing to reconnect this long; default 10 s
+	// Progress, when set, is called by the collector after every interval.
+	Progress func(Progress)
+	// Events, when set, receives one-line notices (a client reconnected, aborted).
+	Events func(string)
+	// OnStart, when set, is called once every client is connected, just
+	// before they start: start is when transactions begin, window when the
+	// measured window begins (start + Warmup). It must return quickly.
+	OnStart func(start, window time.Time)
+}
+
+// Progress is one interval as it ends, for pgbench-style progress lines.
+type Progress struct {
+	Clients int
+	Elapsed time.Duration // since the clients started (warm-up included)
+	Warmup  bool
+	Point
+}
+
+func (c *Config) validate() error {
+	switch {
+	case c.Conn == nil:
+		return fmt.Errorf("engine: no connection config")
+	case c.Program == nil:
+		return fmt.Errorf("engine: no program")
+	case c.Clients < 1:
+		return fmt.Errorf("engine: clients must be at least 1, got %d", c.Clients)
+	case c.Duration <= 0 && c.Transactions <= 0:
+		return fmt.Errorf("engine: need a duration or a transaction count")
+	case c.Duration > 0 && c.Transactions > 0:
+		return fmt.Errorf("engine: a duration and a transaction count are exclusive")
+	case c.MaxTries < 0:
+		return fmt.Errorf("engine: max tries must be >= 0")
+	case c.MaxTries == 0 && c.Duration <= 0 && c.LatencyLimit <= 0:
+		return fmt.Errorf("engine: unlimited tries (--max-tries 0) needs --duration or --latency-limit")
+	case c.Protocol == Simple && c.usesPipeline():
+		return fmt.Errorf("engine: pipelines need the extended or prepared protocol (-M extended|prepared)")
+	}
+	return nil
+}
+
+func (c *Config) usesPipeline() bool {
+	for _, s := range c.Program.Scripts() {
+		for _, cmd := range s.Commands {
+			if cmd.Kind == script.KindStartPipeline {
+				return true
+			}
+		}
+	}
+	return false
+}

@@ -1,0 +1,370 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"runtime"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/pgscale/pgscale/internal/metrics"
+	"github.com/pgscale/pgscale/internal/target"
+)
+
+// Point is one interval of a step's series.
+type Point struct {
+	Start     time.Duration // since the measured window began; negative during warm-up
+	Length    time.Duration
+	Counts    metrics.Counts
+	Latency   metrics.Latency
+	Histogram string // HdrHistogram V2 compressed base64 of the interval's latencies (µs)
+}
+
+// ErrorCount is one distinct error message and how often it was seen.
+type ErrorCount struct {
+	Kind  metrics.FailKind
+	Msg   string
+	Count int64
+}
+
+// Result is what one step measured.
+type Result struct {
+	Clients        int
+	IO             IOMode        // the I/O mode used (auto resolved)
+	Began          time.Time     // the measured window's start
+	Elapsed        time.Duration // the measured window's length
+	Total          *metrics.Interval
+	Series         []Point
+	ClientUser     time.Duration // load generator CPU (getrusage) during the measured window
+	ClientSys      time.Duration
+	ConnectMean    time.Duration // mean time to open a client's first connection
+	Errors         []ErrorCount  // distinct errors, most frequent first
+	Aborted        int           // clients that stopped on an error
+	Incomplete     string        // why the step ended early; empty when it completed
+	commandOffsets []int
+}
+
+// CommandOffset returns the index in Total.Commands of script si's first command.
+func (r *Result) CommandOffset(si int) int { return r.commandOffsets[si] }
+
+// ErrAllClientsFailed is returned (wrapped) when no client could keep going.
+var ErrAllClientsFailed = errors.New("every client failed")
+
+// Run runs one step. It returns a Result even when it also returns an error
+// (interrupted, all clients failed), holding what was measured until then.
+func Run(ctx context.Context, cfg Config) (*Result, error) {
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	if cfg.Interval <= 0 {
+		cfg.Interval = time.Second
+	}
+	if cfg.ReconnectTimeout <= 0 {
+		cfg.ReconnectTimeout = 10 * time.Second
+	}
+	e := newEngine(ctx, &cfg)
+	defer e.cancel()
+	if e.io == IOBlocking {
+		// A client blocked in read(2) holds its P until the runtime hands it
+		// off; enough Ps that no client waits for one.
+		prev := runtime.GOMAXPROCS(0)
+		if want := cfg.Clients + 2; want > prev {
+			runtime.GOMAXPROCS(want)
+			defer runtime.GOMAXPROCS(prev)
+		}
+	}
+	return e.run()
+}
+
+type engine struct {
+	cfg     *Config
+	ctx     context.Context // cancelled on interrupt or when the step ends
+	cancel  context.CancelFunc
+	parent  context.Context
+	io      IOMode
+	clients []*client
+
+	stop     atomic.Bool   // no new transactions
+	stopCh   chan struct{} // closed with stop, wakes schedule sleeps
+	connCfg  *pgconn.Config
+	names    [][]string // prepared statement names per script and command
+	windowAt atomic.Int64
+	endAt    atomic.Int64 // unix nanos after which completions are not counted; 0 = none
+
+	errMu  sync.Mutex
+	errs   map[string]*ErrorCount
+	events func(string)
+}
+
+func newEngine(parent context.Context, cfg *Config) *engine {
+	ctx, cancel := context.WithCancel(parent)
+	e := &engine{cfg: cfg, ctx: ctx, cancel: cancel, parent: parent, errs: map[string]*ErrorCount{}, events: cfg.Events,
+		stopCh: make(chan struct{})}
+	if e.events == nil {
+		e.events = func(string) {}
+	}
+	e.io = cfg.IO
+	if e.io == IOAuto {
+		e.io = IOBlocking
+		if cfg.Clients > BlockingMaxClients || usesTLS(cfg) {
+			e.io = IONetpoll
+		}
+	}
+	e.connCfg = cfg.Conn.Copy()
+	if e.connCfg.RuntimeParams["application_name"] == "" {
+		e.connCfg.RuntimeParams["application_name"] = "pgscale"
+	}
+	if e.io == IOBlocking {
+		d := &net.Dialer{Timeout: cfg.Conn.ConnectTimeout, KeepAlive: 5 * time.Minute}
+		e.connCfg.DialFunc = func(ctx context.Context, network, addr string) (net.Conn, error) {
+			return dialBlocking(ctx, d, network, addr)
+		}
+	}
+	for si, s := range cfg.Program.Scripts() {
+		e.names = append(e.names, make([]string, len(s.Commands)))
+		for pc := range s.Commands {
+			e.names[si][pc] = fmt.Sprintf("P%d_%d", si, pc)
+		}
+	}
+	return e
+}
+
+func (e *engine) connConfig() *pgconn.Config { return e.connCfg }
+
+func (e *engine) stmtName(si, pc int) string { return e.names[si][pc] }
+
+func usesTLS(cfg *Config) bool {
+	if cfg.Conn.TLSConfig != nil {
+		return true
+	}
+	for _, f := range cfg.Conn.Fallbacks {
+		if f.TLSConfig != nil {
+			return true
+		}
+	}
+	return false
+}
+
+func (e *engine) noteError(kind metrics.FailKind, err error) {
+	msg := target.Redact(err.Error())
+	e.errMu.Lock()
+	defer e.errMu.Unlock()
+	if ec, ok := e.errs[msg]; ok {
+		ec.Count++
+		return
+	}
+	if len(e.errs) < 100 {
+		e.errs[msg] = &ErrorCount{Kind: kind, Msg: msg, Count: 1}
+	}
+}
+
+func (e *engine) run() (*Result, error) {
+	cfg := e.cfg
+	scripts := cfg.Program.Scripts()
+	offsets := make([]int, len(scripts))
+	ncmds := 0
+	for i, s := range scripts {
+		offsets[i] = ncmds
+		ncmds += len(s.Commands)
+	}
+	res := &Result{Clients: cfg.Clients, IO: e.io, Total: metrics.NewInterval(ncmds), commandOffsets: offsets}
+
+	// Connect every client first; the clock starts when all are connected.
+	e.clients = make([]*client, cfg.Clients)
+	var wg sync.WaitGroup
+	connErrs := make([]error, cfg.Clients)
+	for i := range e.clients {
+		e.clients[i] = newClient(e, i, ncmds, offsets)
+		wg.Add(1)
+		go func(c *client) {
+			defer wg.Done()
+			connErrs[c.id] = c.connectFirst()
+		}(e.clients[i])
+	}
+	wg.Wait()
+	var connSum time.Duration
+	for i, err := range connErrs {
+		if err != nil {
+			for _, c := range e.clients {
+				c.closeConn()
+			}
+			if e.parent.Err() != nil {
+				res.Incomplete = "interrupted while connecting"
+				return res, e.parent.Err()
+			}
+			return res, fmt.Errorf("client %d: %w", i, err)
+		}
+		connSum += e.clients[i].firstConnect
+	}
+	res.ConnectMean = connSum / time.Duration(cfg.Clients)
+
+	start := time.Now()
+	window := start.Add(cfg.Warmup)
+	e.windowAt.Store(window.UnixNano())
+	if cfg.Duration > 0 {
+		e.endAt.Store(window.Add(cfg.Duration).UnixNano())
+	}
+	if cfg.OnStart != nil {
+		cfg.OnStart(start, window)
+	}
+	done := make(chan struct{})
+	var running sync.WaitGroup
+	for _, c := range e.clients {
+		running.Add(1)
+		go func(c *client) {
+			defer running.Done()
+			c.run(start)
+		}(c)
+	}
+	go func() { running.Wait(); close(done) }()
+
+	e.collect(res, start, window, done)
+	for _, c := range e.clients {
+		if c.aborted {
+			res.Aborted++
+		}
+	}
+	res.Errors = e.errorList()
+	switch {
+	case e.parent.Err() != nil:
+		res.Incomplete = "interrupted"
+		return res, e.parent.Err()
+	case res.Aborted == cfg.Clients:
+		res.Incomplete = fmt.Sprintf("all %d clients stopped on errors", cfg.Clients)
+		first := "unknown error"
+		if len(res.Errors) > 0 {
+			first = res.Errors[0].Msg
+		}
+		return res, fmt.Errorf("%w: %s", ErrAllClientsFailed, first)
+	}
+	return res, nil
+}
+
+// collect swaps every client's recorder out once per interval, merges, and
+// reports progress, until the clients are done.
+func (e *engine) collect(res *Result, start, window time.Time, done <-chan struct{}) {
+	cfg := e.cfg
+	spare := make([]*metrics.Interval, len(e.clients))
+	for i := range spare {
+		spare[i] = metrics.NewInterval(len(res.Total.Commands))
+	}
+	iv := metrics.NewInterval(len(res.Total.Commands))
+	swapAll := func() {
+		for i, c := range e.clients {
+			old := c.rec.Swap(spare[i])
+			iv.Merge(old)
+			old.Reset()
+			spare[i] = old
+		}
+	}
+	var ru0 syscall.Rusage
+	measuring := cfg.Warmup <= 0
+	if measuring {
+		syscall.Getrusage(syscall.RUSAGE_SELF, &ru0)
+	}
+	var end time.Time
+	if cfg.Duration > 0 {
+		end = window.Add(cfg.Duration)
+	}
+	last := start
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	for tick := 1; ; tick++ {
+		next := start.Add(time.Duration(tick) * cfg.Interval)
+		if !measuring && next.After(window) {
+			next = window
+		}
+		final := false
+		if !end.IsZero() && !next.Before(end) {
+			next, final = end, true
+		}
+		timer.Reset(time.Until(next))
+		select {
+		case <-timer.C:
+		case <-done:
+			next, final = time.Now(), true
+		case <-e.parent.Done():
+			next, final = time.Now(), true
+		}
+		if final {
+			e.stop.Store(true)
+			close(e.stopCh)
+			e.waitClients(done)
+			if n := time.Now(); end.IsZero() || n.Before(next) {
+				next = n
+			}
+		}
+		swapAll()
+		p := Point{Start: last.Sub(window), Length: next.Sub(last), Counts: iv.Counts, Latency: iv.Summarize()}
+		if measuring {
+			p.Histogram, _ = metrics.EncodeHistogram(iv.Latency)
+			res.Total.Merge(iv)
+			res.Series = append(res.Series, p)
+		}
+		if cfg.Progress != nil && p.Length > 0 {
+			cfg.Progress(Progress{Clients: cfg.Clients, Elapsed: next.Sub(start), Warmup: !measuring, Point: p})
+		}
+		iv.Reset()
+		last = next
+		if !measuring && !next.Before(window) {
+			measuring = true
+			syscall.Getrusage(syscall.RUSAGE_SELF, &ru0)
+		}
+		if final {
+			var ru1 syscall.Rusage
+			syscall.Getrusage(syscall.RUSAGE_SELF, &ru1)
+			res.ClientUser = tvDiff(ru1.Utime, ru0.Utime)
+			res.ClientSys = tvDiff(ru1.Stime, ru0.Stime)
+			res.Began = window
+			res.Elapsed = max(next.Sub(window), 0)
+			return
+		}
+	}
+}
+
+// waitClients waits for the clients to finish their transactions in flight;
+// after a grace period (or at once on interrupt) it breaks their connections.
+func (e *engine) waitClients(done <-chan struct{}) {
+	grace := 5 * time.Second
+	if e.parent.Err() != nil {
+		grace = 0
+	}
+	select {
+	case <-done:
+		return
+	case <-time.After(grace):
+	case <-e.parent.Done():
+	}
+	e.cancel()
+	for _, c := range e.clients {
+		c.interrupt()
+	}
+	<-done
+}
+
+func (e *engine) errorList() []ErrorCount {
+	e.errMu.Lock()
+	defer e.errMu.Unlock()
+	out := make([]ErrorCount, 0, len(e.errs))
+	for _, ec := range e.errs {
+		out = append(out, *ec)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Count != out[j].Count {
+			return out[i].Count > out[j].Count
+		}
+		return out[i].Msg < out[j].Msg
+	})
+	return out
+}
+
+func tvDiff(a, b syscall.Timeval) time.Duration {
+	return time.Duration(a.Nano() - b.Nano())
+}

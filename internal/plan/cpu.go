@@ -1,0 +1,5 @@
+package plan
+
+import "runtime"
+
+func numCPU() int { return runtime.NumCPU() }

@@ -1,0 +1,166 @@
+// Package result defines pgscale's result file — the contract between
+// measuring (run, ab) and analysing (compare, report) — and writes it
+// atomically, reads it and validates it.
+package result
+
+import (
+	"time"
+
+	"github.com/pgscale/pgscale/internal/metrics"
+)
+
+// Schema identifies pgscale result files; Version is bumped on any
+// incompatible change, and Read accepts every version it knows.
+const (
+	Schema  = "pgscale.result"
+	Version = 1
+)
+
+// File is one result file: one workload over a client sweep on one target.
+type File struct {
+	Schema      string      `json:"schema"`
+	Version     int         `json:"version"`
+	Pgscale     string      `json:"pgscale_version"`
+	Complete    bool        `json:"complete"`
+	Reason      string      `json:"incomplete_reason,omitempty"`
+	Command     []string    `json:"command"` // argv, passwords redacted
+	Started     time.Time   `json:"started"`
+	Finished    time.Time   `json:"finished"`
+	Environment Environment `json:"environment"`
+	Target      Target      `json:"target"`
+	Workload    Workload    `json:"workload"`
+	Steps       []Step      `json:"steps"`
+}
+
+// Environment is the machine the load generator ran on.
+type Environment struct {
+	Hostname   string `json:"hostname"`
+	OS         string `json:"os"`
+	Kernel     string `json:"kernel"`
+	CPUModel   string `json:"cpu_model"`
+	CPUs       int    `json:"cpus"`
+	MemoryMB   int64  `json:"memory_mb"`
+	GoVersion  string `json:"go_version"`
+	GOMAXPROCS int    `json:"gomaxprocs"`
+}
+
+// Target is where the load went.
+type Target struct {
+	Kind          string            `json:"kind"`                // "ephemeral" or "dsn"
+	Name          string            `json:"name,omitempty"`      // A/B target name
+	Description   string            `json:"description"`         // host, port, user, database; never a password
+	BinDir        string            `json:"bin_dir,omitempty"`   // ephemeral: server binaries
+	ServerVersion string            `json:"server_version"`      // server_version as the server reports it
+	Settings      map[string]string `json:"settings"`            // every setting whose source is not the default
+	Preloaded     []string          `json:"preloaded,omitempty"` // shared_preload_libraries
+	Tmpfs         bool              `json:"tmpfs,omitempty"`     // ephemeral: data directory in memory
+}
+
+// Script is one script of the workload, as run.
+type Script struct {
+	Name   string `json:"name"`
+	Weight int    `json:"weight"`
+	Source string `json:"source"`
+}
+
+// Workload is what every client ran.
+type Workload struct {
+	Name            string            `json:"name"` // built-in name, or the script file names
+	Scripts         []Script          `json:"scripts"`
+	Defines         map[string]string `json:"defines,omitempty"`
+	Scale           int               `json:"scale"`
+	Protocol        string            `json:"protocol"`
+	Connect         bool              `json:"connect_per_transaction,omitempty"`
+	RateTPS         float64           `json:"rate_tps,omitempty"`
+	LatencyLimitMs  float64           `json:"latency_limit_ms,omitempty"`
+	MaxTries        int               `json:"max_tries"`
+	DurationS       float64           `json:"duration_s,omitempty"`
+	Transactions    int               `json:"transactions_per_client,omitempty"`
+	WarmupS         float64           `json:"warmup_s,omitempty"`
+	RandomSeed      uint64            `json:"random_seed"`
+	IntervalS       float64           `json:"interval_s"`
+	ContinueOnError bool              `json:"continue_on_error,omitempty"`
+}
+
+// Step is one client count of the sweep.
+type Step struct {
+	Clients   int        `json:"clients"`
+	IO        string     `json:"client_io"` // blocking or netpoll client sockets
+	Complete  bool       `json:"complete"`
+	Reason    string     `json:"incomplete_reason,omitempty"`
+	Started   time.Time  `json:"started"` // start of the measured window
+	ElapsedS  float64    `json:"elapsed_s"`
+	Summary   Summary    `json:"summary"`
+	Histogram string     `json:"latency_histogram"` // HdrHistogram V2 compressed base64, µs
+	Intervals []Interval `json:"intervals"`
+	Commands  []Command  `json:"commands,omitempty"` // -r
+	Errors    []Error    `json:"errors,omitempty"`
+	// Probes is the server-side evidence gathered during the step (probes.go).
+	Probes *Probes `json:"probes,omitempty"`
+	// Disturbances are the disturbance windows run during the step (disturb.go).
+	Disturbances []Disturbance `json:"disturbances,omitempty"`
+}
+
+// Summary is a step's headline figures.
+type Summary struct {
+	Transactions int64            `json:"transactions"`
+	TPS          float64          `json:"tps"`
+	Latency      metrics.Latency  `json:"latency"`
+	Failed       int64            `json:"failed"`
+	FailedByKind map[string]int64 `json:"failed_by_kind,omitempty"`
+	Retried      int64            `json:"retried"`
+	Retries      int64            `json:"retries"`
+	Skipped      int64            `json:"skipped,omitempty"`
+	Late         int64            `json:"late,omitempty"`
+	LagMeanMs    float64          `json:"lag_mean_ms,omitempty"`
+	LagMaxMs     float64          `json:"lag_max_ms,omitempty"`
+	ConnectMs    float64          `json:"connect_ms"`                   // mean initial connection time
+	Connections  int64            `json:"connections,omitempty"`        // -C: connections opened
+	ConnMeanMs   float64          `json:"connection_mean_ms,omitempty"` // -C: mean time to open one
+	ClientCPU    CPU              `json:"client_cpu"`
+	Speedup      float64          `json:"speedup"`    // tps / first step's tps
+	Efficiency   float64          `json:"efficiency"` // speedup / (clients / first step's clients)
+	Aborted      int              `json:"aborted_clients,omitempty"`
+}
+
+// CPU is the load generator's own CPU time during the measured window.
+type CPU struct {
+	UserS    float64 `json:"user_s"`
+	SysS     float64 `json:"sys_s"`
+	PerTxnUS float64 `json:"per_txn_us"` // (user+sys) / transactions
+	Share    float64 `json:"share"`      // (user+sys) / (elapsed × CPUs)
+}
+
+// Interval is one point of the per-interval series.
+type Interval struct {
+	StartS       float64          `json:"t"` // seconds since the measured window began
+	LengthS      float64          `json:"len_s"`
+	Transactions int64            `json:"n"`
+	TPS          float64          `json:"tps"`
+	Latency      metrics.Latency  `json:"lat"`
+	Failed       int64            `json:"failed"`
+	FailedByKind map[string]int64 `json:"failed_by_kind,omitempty"`
+	Retries      int64            `json:"retries,omitempty"`
+	Skipped      int64            `json:"skipped,omitempty"`
+	Late         int64            `json:"late,omitempty"`
+	LagMeanMs    float64          `json:"lag_mean_ms,omitempty"`
+	Histogram    string           `json:"hist"`
+}
+
+// Command is one script command's per-statement figures (pgbench -r).
+type Command struct {
+	Script  string  `json:"script"`
+	Line    int     `json:"line"`
+	Text    string  `json:"text"`
+	Count   int64   `json:"count"`
+	MeanMs  float64 `json:"mean_ms"`
+	Failed  int64   `json:"failed"`
+	Retries int64   `json:"retries"`
+}
+
+// Error is one distinct error seen during a step.
+type Error struct {
+	Kind    string `json:"kind"`
+	Message string `json:"message"`
+	Count   int64  `json:"count"`
+}

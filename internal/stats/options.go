@@ -1,0 +1,72 @@
+package stats
+
+import (
+	"math"
+
+	"github.com/aclements/go-moremath/stats"
+)
+
+// DefaultConfidence is the confidence level used when Options.Confidence is
+// zero: 95 % intervals, tests at alpha = 0.05.
+const DefaultConfidence = 0.95
+
+// Options configures comparisons and verdicts.
+type Options struct {
+	// Confidence is the level of every interval, in (0, 1); zero means
+	// DefaultConfidence. Tests are two-sided at alpha = 1 − Confidence,
+	// and Evaluate applies Holm's correction at that alpha.
+	Confidence float64
+}
+
+// confidence returns the confidence level to use and a warning when the
+// option was out of range.
+func (o Options) confidence() (float64, []error) {
+	c := o.Confidence
+	if c == 0 {
+		return DefaultConfidence, nil
+	}
+	if !(c > 0 && c < 1) {
+		return DefaultConfidence, []error{warnf(BadOption, "confidence %v is not between 0 and 1; using %v", c, DefaultConfidence)}
+	}
+	return c, nil
+}
+
+// tQuantile returns the p-quantile of Student's t distribution with df
+// degrees of freedom.
+func tQuantile(p, df float64) float64 {
+	return stats.InvCDF(stats.TDist{V: df})(p)
+}
+
+// tTwoSidedP returns the two-sided p-value of statistic t with df degrees of
+// freedom.
+func tTwoSidedP(t, df float64) float64 {
+	return 2 * (1 - stats.TDist{V: df}.CDF(math.Abs(t)))
+}
+
+// zQuantile returns the p-quantile of the standard normal distribution.
+func zQuantile(p float64) float64 {
+	return stats.StdNormal.InvCDF(p)
+}
+
+// positive splits xs into the values usable on a log scale (finite and > 0)
+// and the 1-based positions of those left out.
+func positive(xs []float64) (kept []float64, out []int) {
+	kept = make([]float64, 0, len(xs))
+	for i, x := range xs {
+		if x > 0 && !math.IsInf(x, 1) {
+			kept = append(kept, x)
+		} else {
+			out = append(out, i+1)
+		}
+	}
+	return kept, out
+}
+
+// geoMean returns the geometric mean of positive values.
+func geoMean(xs []float64) float64 {
+	var s float64
+	for _, x := range xs {
+		s += math.Log(x)
+	}
+	return math.Exp(s / float64(len(xs)))
+}

@@ -1,0 +1,425 @@
+package target
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// Options say how to start an ephemeral cluster.
+type Options struct {
+	BinDir         string        // server binaries; FindBinDir("") when empty
+	Tmpfs          bool          // put the data directory under /dev/shm
+	TCP            bool          // also listen on 127.0.0.1 at a free port
+	Settings       []Setting     // --set name=value, applied after the defaults
+	OSUser         string        // OS user running the server when pgscale runs as root; default "postgres"
+	DataSizeHint   int64         // bytes of data the run will create, to size shared_buffers
+	MaxConnections int           // client connections the run needs at most
+	StartTimeout   time.Duration // default 60 s
+	HBA            []string      // extra pg_hba.conf lines placed before the defaults
+	NoPreload      bool          // do not preload pg_stat_statements / pg_wait_sampling
+	// Detach lets the server outlive pgscale (--keep). Otherwise the kernel
+	// stops it if pgscale dies without cleaning up.
+	Detach bool
+}
+
+// Setting is one server configuration parameter.
+type Setting struct{ Name, Value string }
+
+// ParseSetting parses "name=value" as given to --set.
+func ParseSetting(s string) (Setting, error) {
+	name, value, ok := strings.Cut(s, "=")
+	name = strings.TrimSpace(name)
+	if !ok || name == "" {
+		return Setting{}, fmt.Errorf("setting %q is not name=value", s)
+	}
+	return Setting{Name: name, Value: strings.TrimSpace(value)}, nil
+}
+
+// Cluster is a running ephemeral PostgreSQL cluster owned by this process.
+type Cluster struct {
+	Dir       string    // the temporary directory holding everything below
+	DataDir   string    // PGDATA
+	SocketDir string    // where the unix socket lives
+	LogFile   string    // the server's log
+	Port      int       // the port (socket file name; TCP port with Options.TCP)
+	TCP       bool      // listening on 127.0.0.1:Port
+	BinDir    string    // server binaries used
+	Version   string    // e.g. "15.18"
+	Major     int       // e.g. 15
+	User      string    // superuser role name
+	Settings  []Setting // what pgscale wrote into postgresql.conf, in order
+	Preloaded []string  // shared_preload_libraries
+
+	opts    Options
+	cred    *syscall.Credential
+	mu      sync.Mutex
+	cmd     *exec.Cmd
+	exited  chan struct{}
+	stopped bool
+}
+
+const superuser = "postgres"
+
+// Start creates a temporary cluster with initdb, starts it and waits until it
+// accepts connections. The caller must call Stop (also on error paths).
+func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
+	if opts.BinDir == "" {
+		if opts.BinDir, err = FindBinDir(""); err != nil {
+			return nil, err
+		}
+	}
+	if opts.StartTimeout == 0 {
+		opts.StartTimeout = 60 * time.Second
+	}
+	if opts.OSUser == "" {
+		opts.OSUser = "postgres"
+	}
+	version, major, err := ServerVersion(opts.BinDir)
+	if err != nil {
+		return nil, err
+	}
+	parent := os.TempDir()
+	if opts.Tmpfs {
+		parent = "/dev/shm"
+	}
+	dir, err := os.MkdirTemp(parent, "pgscale-")
+	if err != nil {
+		return nil, fmt.Errorf("create cluster directory: %w", err)
+	}
+	c = &Cluster{
+		Dir: dir, DataDir: filepath.Join(dir, "data"), SocketDir: dir, LogFile: filepath.Join(dir, "server.log"),
+		BinDir: opts.BinDir, Version: version, Major: major, User: superuser, opts: opts,
+	}
+	defer func() {
+		if err != nil {
+			c.Stop()
+		}
+	}()
+	if os.Geteuid() == 0 {
+		if c.cred, err = credentialFor(opts.OSUser); err != nil {
+			return c, err
+		}
+		if err = os.Chown(dir, int(c.cred.Uid), int(c.cred.Gid)); err != nil {
+			return c, fmt.Errorf("give %s to %s: %w", dir, opts.OSUser, err)
+		}
+	}
+	if err = c.initdb(); err != nil {
+		return c, err
+	}
+	if err = c.configure(); err != nil {
+		return c, err
+	}
+	for attempt := 0; ; attempt++ {
+		err = c.start(ctx)
+		if err == nil || !c.TCP || attempt == 3 || !strings.Contains(c.tail(20), "Address already in use") {
+			return c, err
+		}
+		// Another process took the free port between our probe and the server's bind: pick another.
+		if c.Port, err = freePort(); err != nil {
+			return c, err
+		}
+		c.setPort()
+	}
+}
+
+func credentialFor(name string) (*syscall.Credential, error) {
+	u, err := user.Lookup(name)
+	if err != nil {
+		return nil, fmt.Errorf("PostgreSQL refuses to run as root and OS user %q does not exist: create it or pass --os-user", name)
+	}
+	uid, _ := strconv.Atoi(u.Uid)
+	gid, _ := strconv.Atoi(u.Gid)
+	return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}, nil
+}
+
+func (c *Cluster) command(name string, args ...string) *exec.Cmd {
+	cmd := exec.Command(filepath.Join(c.BinDir, name), args...)
+	cmd.Dir = c.Dir
+	cmd.Env = append(os.Environ(), "LC_ALL=C")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: c.cred, Setpgid: true}
+	return cmd
+}
+
+func (c *Cluster) initdb() error {
+	cmd := c.command("initdb", "-D", c.DataDir, "-U", superuser, "--auth=trust", "-E", "UTF8",
+		"--locale=C", "--no-sync", "--no-instructions")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("initdb failed: %v: %s", err, lastLines(string(out), 5))
+	}
+	return nil
+}
+
+// configure writes pgscale's benchmark defaults and the user's settings.
+func (c *Cluster) configure() error {
+	o := c.opts
+	c.Port = 5432
+	c.TCP = o.TCP
+	if o.TCP {
+		p, err := freePort()
+		if err != nil {
+			return err
+		}
+		c.Port = p
+	}
+	for _, lib := range []string{"pg_stat_statements", "pg_wait_sampling"} {
+		if !o.NoPreload && HasModule(c.BinDir, lib) {
+			c.Preloaded = append(c.Preloaded, lib)
+		}
+	}
+	c.Settings = append(DefaultSettings(o.DataSizeHint, o.MaxConnections, c.Preloaded), o.Settings...)
+	c.setPort()
+	if len(o.HBA) > 0 {
+		hba := filepath.Join(c.DataDir, "pg_hba.conf")
+		old, err := os.ReadFile(hba)
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(hba, []byte(strings.Join(o.HBA, "\n")+"\n"+string(old)), 0o600); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// setPort (re)writes the settings that depend on the port, then all settings.
+func (c *Cluster) setPort() {
+	listen := "''"
+	if c.TCP {
+		listen = "'127.0.0.1'"
+	}
+	head := []Setting{
+		{"listen_addresses", listen},
+		{"port", strconv.Itoa(c.Port)},
+		{"unix_socket_directories", quote(c.SocketDir)},
+	}
+	var rest []Setting
+	for _, s := range c.Settings {
+		if s.Name != "listen_addresses" && s.Name != "port" && s.Name != "unix_socket_directories" {
+			rest = append(rest, s)
+		}
+	}
+	c.Settings = append(head, rest...)
+}
+
+func quote(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
+
+func (c *Cluster) writeConf() error {
+	var b strings.Builder
+	b.WriteString("\n# written by pgscale\n")
+	for _, s := range c.Settings {
+		v := s.Value
+		if !strings.HasPrefix(v, "'") {
+			v = quote(v)
+		}
+		fmt.Fprintf(&b, "%s = %s\n", s.Name, v)
+	}
+	return os.WriteFile(filepath.Join(c.DataDir, "pgscale.conf"), []byte(b.String()), 0o644)
+}
+
+func (c *Cluster) start(ctx context.Context) error {
+	if err := c.writeConf(); err != nil {
+		return err
+	}
+	conf := filepath.Join(c.DataDir, "postgresql.conf")
+	if b, err := os.ReadFile(conf); err == nil && !strings.Contains(string(b), "include_if_exists = 'pgscale.conf'") {
+		if err := os.WriteFile(conf, append(b, "\ninclude_if_exists = 'pgscale.conf'\n"...), 0o600); err != nil {
+			return err
+		}
+	}
+	logf, err := os.OpenFile(c.LogFile, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	defer logf.Close()
+	cmd := c.command("postgres", "-D", c.DataDir)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	// If pgscale dies without cleaning up, the kernel tells the postmaster to
+	// shut down immediately.
+	if !c.opts.Detach {
+		cmd.SysProcAttr.Pdeathsig = syscall.SIGQUIT
+	}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("start postgres: %w", err)
+	}
+	exited := make(chan struct{})
+	go func() { cmd.Wait(); close(exited) }()
+	c.mu.Lock()
+	c.cmd, c.exited, c.stopped = cmd, exited, false
+	c.mu.Unlock()
+	return c.waitReady(ctx)
+}
+
+func (c *Cluster) waitReady(ctx context.Context) error {
+	deadline := time.Now().Add(c.opts.StartTimeout)
+	for {
+		select {
+		case <-c.exited:
+			return fmt.Errorf("postgres exited during start-up: %s", c.tail(8))
+		case <-ctx.Done():
+			return ctx.Err()
+		default:
+		}
+		cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		conn, err := pgconn.Connect(cctx, c.ConnString("postgres"))
+		cancel()
+		if err == nil {
+			conn.Close(context.Background())
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("postgres did not accept connections within %v: %v; log: %s", c.opts.StartTimeout, err, c.tail(8))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// ConnString returns a keyword/value connection string for database dbname,
+// over the unix socket.
+func (c *Cluster) ConnString(dbname string) string {
+	return fmt.Sprintf("host=%s port=%d user=%s dbname=%s sslmode=disable", c.SocketDir, c.Port, c.User, dbname)
+}
+
+// TCPConnString is ConnString over TCP; only valid with Options.TCP.
+func (c *Cluster) TCPConnString(dbname string) string {
+	return fmt.Sprintf("host=127.0.0.1 port=%d user=%s dbname=%s sslmode=disable", c.Port, c.User, dbname)
+}
+
+// PID returns the postmaster's process id, or 0 when it is not running.
+func (c *Cluster) PID() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.cmd == nil || c.cmd.Process == nil || c.isExited() {
+		return 0
+	}
+	return c.cmd.Process.Pid
+}
+
+func (c *Cluster) isExited() bool {
+	select {
+	case <-c.exited:
+		return true
+	default:
+		return false
+	}
+}
+
+// Running reports whether the postmaster is alive.
+func (c *Cluster) Running() bool { return c.PID() != 0 }
+
+// shutdown stops the server: fast shutdown, then immediate, then SIGKILL of
+// its whole process group.
+func (c *Cluster) shutdown() {
+	c.mu.Lock()
+	cmd, exited := c.cmd, c.exited
+	c.mu.Unlock()
+	if cmd == nil || cmd.Process == nil {
+		return
+	}
+	pid := cmd.Process.Pid
+	for _, step := range []struct {
+		sig  syscall.Signal
+		wait time.Duration
+	}{{syscall.SIGINT, 30 * time.Second}, {syscall.SIGQUIT, 5 * time.Second}} {
+		select {
+		case <-exited:
+		default:
+			_ = syscall.Kill(pid, step.sig)
+			select {
+			case <-exited:
+			case <-time.After(step.wait):
+				continue
+			}
+		}
+		break
+	}
+	_ = syscall.Kill(-pid, syscall.SIGKILL) // anything left in the server's process group
+	select {
+	case <-exited:
+	case <-time.After(5 * time.Second):
+	}
+}
+
+// Stop shuts the server down and removes the cluster's directory. It is safe
+// to call more than once and on a partly started cluster.
+func (c *Cluster) Stop() error {
+	c.mu.Lock()
+	if c.stopped {
+		c.mu.Unlock()
+		return nil
+	}
+	c.stopped = true
+	c.mu.Unlock()
+	c.shutdown()
+	if c.Dir == "" {
+		return nil
+	}
+	return os.RemoveAll(c.Dir)
+}
+
+// Restart stops the server (fast shutdown) and starts it again on the same
+// directory and port: what a crash-and-recover or a settings change looks like
+// to clients.
+func (c *Cluster) Restart(ctx context.Context) error {
+	c.shutdown()
+	return c.start(ctx)
+}
+
+// Kill sends SIGKILL to the postmaster alone, as a crash would; the server
+// does not come back until Restart.
+func (c *Cluster) Kill() {
+	if pid := c.PID(); pid != 0 {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+	}
+}
+
+func (c *Cluster) tail(n int) string {
+	b, err := os.ReadFile(c.LogFile)
+	if err != nil {
+		return "(no server log)"
+	}
+	return lastLines(string(b), n)
+}
+
+func lastLines(s string, n int) string {
+	var lines []string
+	sc := bufio.NewScanner(strings.NewReader(s))
+	for sc.Scan() {
+		if t := strings.TrimSpace(sc.Text()); t != "" {
+			lines = append(lines, t)
+		}
+	}
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, " | ")
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, fmt.Errorf("find a free TCP port: %w", err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// ErrServerGone is returned when the server exited unexpectedly.
+var ErrServerGone = errors.New("server exited")
+
+// Log returns the last n lines of the server log, for error messages.
+func (c *Cluster) Log(n int) string { return c.tail(n) }

@@ -1,0 +1,11 @@
+package target
+
+import "syscall"
+
+func totalMemory() int64 {
+	var si syscall.Sysinfo_t
+	if syscall.Sysinfo(&si) != nil {
+		return 0
+	}
+	return int64(si.Totalram) * int64(si.Unit)
+}

@@ -1,0 +1,77 @@
+// Package targettest starts one real ephemeral PostgreSQL cluster for a test
+// package (from TestMain) and fails if a server process outlives it.
+package targettest
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/prometheus/procfs"
+
+	"github.com/pgscale/pgscale/internal/target"
+)
+
+// Run is the body of a TestMain whose tests need PostgreSQL. It starts a
+// cluster with opts, hands it to use (which stores it for the tests), runs the
+// tests, stops the cluster and returns the exit code. Without server binaries
+// it skips the package, unless CI=true, where that is a failure.
+func Run(m *testing.M, opts target.Options, use func(*target.Cluster)) int {
+	if _, err := target.FindBinDir(opts.BinDir); err != nil {
+		if os.Getenv("CI") == "true" {
+			fmt.Fprintf(os.Stderr, "FAIL: %v\n", err)
+			return 1
+		}
+		fmt.Fprintf(os.Stderr, "SKIP: %v\n", err)
+		return 0
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	c, err := target.Start(ctx, opts)
+	cancel()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "FAIL: start ephemeral cluster: %v\n", err)
+		if c != nil {
+			c.Stop()
+		}
+		return 1
+	}
+	pgid := c.PID()
+	use(c)
+	code := m.Run()
+	if err := c.Stop(); err != nil {
+		fmt.Fprintf(os.Stderr, "FAIL: stop cluster: %v\n", err)
+		code = 1
+	}
+	if left := ProcessesInGroup(pgid); len(left) > 0 {
+		fmt.Fprintf(os.Stderr, "FAIL: server processes outlived the test package: %v\n", left)
+		code = 1
+	}
+	if _, err := os.Stat(c.Dir); err == nil {
+		fmt.Fprintf(os.Stderr, "FAIL: cluster directory %s was not removed\n", c.Dir)
+		code = 1
+	}
+	return code
+}
+
+// ProcessesInGroup lists the live processes in process group pgid. An
+// ephemeral server runs in its own group, so this finds every server
+// process, orphans included.
+func ProcessesInGroup(pgid int) []int {
+	if pgid == 0 {
+		return nil
+	}
+	procs, err := procfs.AllProcs()
+	if err != nil {
+		return nil
+	}
+	var out []int
+	for _, p := range procs {
+		st, err := p.Stat()
+		if err == nil && st.PGRP == pgid && st.State != "Z" {
+			out = append(out, p.PID)
+		}
+	}
+	return out
+}

@@ -1,0 +1,62 @@
+package workload
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// Tables are pgbench's tables.
+var Tables = []string{"pgbench_accounts", "pgbench_branches", "pgbench_history", "pgbench_tellers"}
+
+// Data describes the pgbench data set found in a database.
+type Data struct {
+	Missing    []string // pgbench tables that do not exist
+	Scale      int      // rows in pgbench_branches, as pgbench reads it
+	Partitions int      // partitions of pgbench_accounts
+}
+
+// Complete reports whether every pgbench table exists.
+func (d Data) Complete() bool { return len(d.Missing) == 0 }
+
+// Inspect looks for pgbench's tables and reads the scale the way pgbench
+// does (the number of branches).
+func Inspect(ctx context.Context, conn *pgconn.PgConn) (Data, error) {
+	var d Data
+	for _, t := range Tables {
+		v, err := queryOne(ctx, conn, "SELECT to_regclass('"+t+"') IS NOT NULL")
+		if err != nil {
+			return d, err
+		}
+		if v != "t" {
+			d.Missing = append(d.Missing, t)
+		}
+	}
+	if !d.Complete() {
+		return d, nil
+	}
+	v, err := queryOne(ctx, conn, "SELECT count(*) FROM pgbench_branches")
+	if err != nil {
+		return d, err
+	}
+	d.Scale, _ = strconv.Atoi(v)
+	v, err = queryOne(ctx, conn, "SELECT count(*) FROM pg_inherits WHERE inhparent = 'pgbench_accounts'::regclass")
+	if err != nil {
+		return d, err
+	}
+	d.Partitions, _ = strconv.Atoi(v)
+	return d, nil
+}
+
+func queryOne(ctx context.Context, conn *pgconn.PgConn, sql string) (string, error) {
+	res := conn.ExecParams(ctx, sql, nil, nil, nil, nil).Read()
+	if res.Err != nil {
+		return "", fmt.Errorf("%s: %w", sql, res.Err)
+	}
+	if len(res.Rows) != 1 || len(res.Rows[0]) < 1 {
+		return "", fmt.Errorf("%s: expected one row, got %d", sql, len(res.Rows))
+	}
+	return string(res.Rows[0][0]), nil
+}
