@@ -80,7 +80,7 @@ type Config struct {
 	Reconnect    bool          // -C: a new connection for every transaction
 	Rate         float64       // -R: target transactions per second over all clients; 0 = as fast as possible
 	LatencyLimit time.Duration // -L
-	MaxTries     int           // --max-tries: 1 = no retries, 0 = unlimited (needs Duration or LatencyLimit)
+	MaxTries     int           // tries per transaction (--max-tries); 0 means 1, negative means unlimited (needs Duration or LatencyLimit)
 	// ContinueOnError keeps a client going after an SQL error that is not a
 	// serialization failure or deadlock (pgbench aborts the client).
 	ContinueOnError  bool
@@ -142,9 +142,7 @@ func (c *Config) validate() error {
 		return fmt.Errorf("engine: need a duration or a transaction count")
 	case c.Duration > 0 && c.Transactions > 0:
 		return fmt.Errorf("engine: a duration and a transaction count are exclusive")
-	case c.MaxTries < 0:
-		return fmt.Errorf("engine: max tries must be >= 0")
-	case c.MaxTries == 0 && c.Duration <= 0 && c.LatencyLimit <= 0:
+	case c.MaxTries < 0 && c.Duration <= 0 && c.LatencyLimit <= 0:
 		return fmt.Errorf("engine: unlimited tries (--max-tries 0) needs --duration or --latency-limit")
 	case c.Protocol == Simple && c.usesPipeline():
 		return fmt.Errorf("engine: pipelines need the extended or prepared protocol (-M extended|prepared)")
