@@ -18,6 +18,9 @@ import (
 // directory, fsynced, then renamed over path.
 func Write(path string, f *File) error {
 	f.Schema, f.Version = Schema, Version
+	if f.Steps == nil {
+		f.Steps = []Step{}
+	}
 	if err := f.Validate(); err != nil {
 		return fmt.Errorf("refusing to write an invalid result: %w", err)
 	}
