@@ -33,20 +33,6 @@ const (
 	looseBound = "tps=-90%"
 )
 
-// needServer returns the server binaries, skipping the test without them
-// (failing under CI=true, where they must be installed).
-func needServer(t *testing.T) string {
-	t.Helper()
-	bin, err := target.FindBinDir("")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("CI needs PostgreSQL server binaries: %v", err)
-		}
-		t.Skipf("no PostgreSQL server binaries: %v", err)
-	}
-	return bin
-}
-
 // syncBuffer is a bytes.Buffer safe for the writes of several goroutines,
 // which can wake a test when a string appears.
 type syncBuffer struct {
@@ -73,8 +59,8 @@ func (b *syncBuffer) String() string {
 	return b.buf.String()
 }
 
-// pgscale runs the CLI in-process and returns its exit code and output.
-func pgscale(t *testing.T, stderr *syncBuffer, args ...string) (int, string) {
+// abCLI runs the CLI in-process and returns its exit code and output.
+func abCLI(t *testing.T, stderr *syncBuffer, args ...string) (int, string) {
 	t.Helper()
 	var stdout bytes.Buffer
 	if stderr == nil {
@@ -83,12 +69,12 @@ func pgscale(t *testing.T, stderr *syncBuffer, args ...string) (int, string) {
 	code := cli.Main(args, &stdout, stderr)
 	t.Logf("pgscale %s -> exit %d\n%s", strings.Join(args, " "), code, stdout.String())
 	if code != 0 {
-		t.Logf("stderr:\n%s", tail(stderr.String(), 15))
+		t.Logf("stderr:\n%s", lastLines(stderr.String(), 15))
 	}
 	return code, stdout.String()
 }
 
-func tail(s string, n int) string {
+func lastLines(s string, n int) string {
 	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
 	if len(lines) > n {
 		lines = lines[len(lines)-n:]
@@ -165,14 +151,14 @@ func checkFiles(t *testing.T, dir string, names []string, rounds int, seed uint6
 // A/A: the same build as two targets is within a 5 % bound, and the report
 // files are what other tools read.
 func TestABSameBuildWithinBounds(t *testing.T) {
-	bin := needServer(t)
+	bin := cluster.BinDir // the package's server (TestMain): its binaries, and it fails without them in CI
 	dir := t.TempDir()
 	out := filepath.Join(dir, "results")
 	args := append([]string{"ab", "--target", "a=bin:" + bin, "--target", "b=bin:" + bin, "--order-seed", "7",
 		"--bound", "tps=-5%", "--out", out,
 		"--verdict", filepath.Join(dir, "verdict.json"), "--markdown", filepath.Join(dir, "ab.md"),
 		"--benchfmt", filepath.Join(dir, "ab.txt"), "--bmf", filepath.Join(dir, "bmf.json")}, proofArgs...)
-	code, stdout := pgscale(t, nil, args...)
+	code, stdout := abCLI(t, nil, args...)
 	if code != cli.ExitOK {
 		t.Fatalf("A/A exit code %d, want 0", code)
 	}
@@ -196,14 +182,14 @@ func TestABSameBuildWithinBounds(t *testing.T) {
 	checkBenchstat(t, filepath.Join(dir, "ab.txt"))
 
 	// compare on the saved files pairs them again and reaches the same verdict.
-	code, again := pgscale(t, nil, "compare", filepath.Join(out, "a.json"), filepath.Join(out, "b.json"), "--bound", "tps=-5%")
+	code, again := abCLI(t, nil, "compare", filepath.Join(out, "a.json"), filepath.Join(out, "b.json"), "--bound", "tps=-5%")
 	if code != cli.ExitOK || !strings.Contains(again, "paired by round over 6 of 6 rounds") {
 		t.Errorf("compare of the saved files: exit %d\n%s", code, again)
 	}
 	if strings.Split(again, "\n")[0] != strings.Split(stdout[strings.Index(stdout, "Compared"):], "\n")[0] {
 		t.Errorf("compare's headline differs from ab's")
 	}
-	code, unpaired := pgscale(t, nil, "compare", "--unpaired", filepath.Join(out, "a.json"), filepath.Join(out, "b.json"))
+	code, unpaired := abCLI(t, nil, "compare", "--unpaired", filepath.Join(out, "a.json"), filepath.Join(out, "b.json"))
 	if code != cli.ExitOK || !strings.Contains(unpaired, "unpaired") || !strings.Contains(unpaired, "Mann-Whitney") {
 		t.Errorf("compare --unpaired: exit %d, does not say it is unpaired:\n%s", code, unpaired)
 	}
@@ -213,12 +199,11 @@ func TestABSameBuildWithinBounds(t *testing.T) {
 // bound tighter than its true size ab fails with exit code 1; with a looser
 // one the same rounds pass.
 func TestABRegression(t *testing.T) {
-	needServer(t)
 	dir := t.TempDir()
 	out := filepath.Join(dir, "results")
 	args := append([]string{"ab", "--target", "base=settings:", "--target", "slow=" + regression,
 		"--bound", tightBound, "--out", out, "--verdict", filepath.Join(dir, "verdict.json")}, proofArgs...)
-	code, stdout := pgscale(t, nil, args...)
+	code, stdout := abCLI(t, nil, args...)
 	if code != cli.ExitRegression {
 		t.Fatalf("exit code %d with bound %s, want %d", code, tightBound, cli.ExitRegression)
 	}
@@ -236,7 +221,7 @@ func TestABRegression(t *testing.T) {
 	if !strings.Contains(stdout, "Compared slow with base: ") || !strings.Contains(stdout, "outside bounds: tps@c=") {
 		t.Errorf("headline does not name the failing measure:\n%s", stdout)
 	}
-	code, loose := pgscale(t, nil, "compare", filepath.Join(out, "base.json"), filepath.Join(out, "slow.json"), "--bound", looseBound)
+	code, loose := abCLI(t, nil, "compare", filepath.Join(out, "base.json"), filepath.Join(out, "slow.json"), "--bound", looseBound)
 	if code != cli.ExitOK || !strings.Contains(loose, "All 8 measures within bounds") {
 		t.Errorf("bound %s: exit %d, want 0\n%s", looseBound, code, loose)
 	}
@@ -246,7 +231,7 @@ func TestABRegression(t *testing.T) {
 // marked incomplete, and the exit code is 3. The dsn: targets also check
 // that no password reaches the output or the files.
 func TestABIncomplete(t *testing.T) {
-	bin := needServer(t)
+	bin := cluster.BinDir // the package's server (TestMain): its binaries, and it fails without them in CI
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	c, err := target.Start(ctx, target.Options{BinDir: bin})
@@ -268,7 +253,7 @@ func TestABIncomplete(t *testing.T) {
 		case <-ctx.Done():
 		}
 	}()
-	code, stdout := pgscale(t, stderr, "ab", "--target", "one=dsn:"+dsn, "--target", "two=dsn:"+dsn, "--init",
+	code, stdout := abCLI(t, stderr, "ab", "--target", "one=dsn:"+dsn, "--target", "two=dsn:"+dsn, "--init",
 		"-S", "-c", "1,2", "-T", "1", "--warmup", "0", "--rounds", "3",
 		"--out", out, "--verdict", filepath.Join(dir, "verdict.json"), "--markdown", filepath.Join(dir, "ab.md"))
 	if code != cli.ExitIncomplete {
@@ -300,7 +285,7 @@ func TestABIncomplete(t *testing.T) {
 	})
 	for _, s := range leaks {
 		if strings.Contains(s, "hunter2") {
-			t.Errorf("a password reached the output or a file:\n%s", tail(s, 5))
+			t.Errorf("a password reached the output or a file:\n%s", lastLines(s, 5))
 		}
 	}
 }

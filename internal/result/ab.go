@@ -48,6 +48,11 @@ func (a *AB) validate(f *File) []error {
 	for _, t := range a.Targets {
 		names[t.Name] = true
 	}
+	for _, t := range a.Targets {
+		if leaksPassword(t.Spec) {
+			bad("target %s: spec holds an unredacted password", t.Name)
+		}
+	}
 	if len(a.Targets) < 2 {
 		bad("%d targets, want at least 2", len(a.Targets))
 	}
