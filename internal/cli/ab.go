@@ -200,6 +200,9 @@ func (o *abOptions) runAB(ctx context.Context, argv []string, stdout, stderr io.
 	if err != nil {
 		return Usagef("--order-seed: %v", err)
 	}
+	if o.calibrate && len(o.targets) > 1 {
+		fmt.Fprintf(stderr, "--calibrate: running %s against itself; the other targets are not run\n", specs[0].Name)
+	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	started := time.Now().UTC()

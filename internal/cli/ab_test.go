@@ -386,3 +386,26 @@ func checkBenchstat(t *testing.T, path string) {
 		}
 	}
 }
+
+// --calibrate runs the baseline against itself and sizes the experiment:
+// the noise of each measure and the rounds needed for 2 % and 5 %.
+func TestABCalibrate(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "results")
+	code, stdout := abCLI(t, nil, "ab", "--calibrate", "--target", "here=dsn:"+dsn("postgres"), "--target", "other=settings:",
+		"-S", "-c", "1", "-T", "1", "--warmup", "0", "--rounds", "3", "--out", out)
+	if code != cli.ExitOK {
+		t.Fatalf("exit %d", code)
+	}
+	for _, want := range []string{"A/A noise of here (select-only) over 3 rounds", "rounds for 2%", "rounds for 5%", "c=1   tps (txn/s)"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("output lacks %q:\n%s", want, stdout)
+		}
+	}
+	f, err := result.Read(filepath.Join(out, "here-aa.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !f.AB.Calibration || f.AB.Baseline != "here" || len(f.AB.Targets) != 2 {
+		t.Errorf("calibration file: %+v", f.AB)
+	}
+}
