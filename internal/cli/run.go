@@ -87,7 +87,7 @@ PostgreSQL cluster, creates the data the workload needs, runs, and removes it.`,
 	fs.BoolVarP(&o.perCommand, "report-per-command", "r", false, "report each command's latency")
 	fs.BoolVarP(&o.noVacuum, "no-vacuum", "n", false, "do not vacuum pgbench's tables and truncate its history before each step")
 	fs.StringVar(&o.out, "out", "", "result file (default results/<workload>-<UTC time>.json)")
-	fs.StringVar(&o.io, "io", "auto", "client socket I/O: auto, blocking or netpoll")
+	fs.StringVar(&o.io, "io", "auto", "client socket I/O: auto, raw or netpoll")
 	fs.BoolVar(&o.describe, "describe", false, "print the scripts as understood and run nothing")
 	fs.BoolVar(&o.doInit, "init", false, "(re)create pgbench's data on a --dsn target before running")
 	fs.StringVar(&o.setup, "setup", "", "SQL file run once on the target before the sweep (custom tables)")
