@@ -238,6 +238,9 @@ func (o *runOptions) run(ctx context.Context, argv []string, stdout, stderr io.W
 	}
 	sw.AfterStep = func(_ int, s result.Step) {
 		fmt.Fprintln(stdout, plan.DescribeStep(s))
+		if len(s.Scripts) > 1 {
+			printScripts(stdout, s)
+		}
 		if o.perCommand {
 			printCommands(stdout, s)
 		}
