@@ -81,6 +81,7 @@ and compared, marked incomplete).`,
 			if fs.Changed("transactions") && !fs.Changed("time") {
 				o.duration = 0
 			}
+			o.scaleSet = fs.Changed("scale")
 			if o.calibrate && !fs.Changed("rounds") {
 				o.rounds = abCalibrateRounds
 			}
@@ -385,16 +386,13 @@ func (o *abOptions) prepareTargets(ctx context.Context, targets []*abTarget, wl 
 	errs := make([]error, len(targets))
 	prepare := func(i int) {
 		t := targets[i]
-		scale, has, err := o.prepareData(ctx, t.tgt, wl, setupSQL, io.Discard)
+		scale, has, err := o.prepareData(ctx, t.tgt, wl, setupSQL, log)
 		if err != nil {
 			errs[i] = wrapTarget(t.spec.Name, err)
 			return
 		}
 		t.scale, t.hasTables = scale, has
 		recordServerInfo(ctx, t.tgt, &t.tgt.Info)
-	}
-	if o.doInit || targets[0].spec.Ephemeral() || targets[len(targets)-1].spec.Ephemeral() {
-		fmt.Fprintf(log, "creating the same pgbench data, scale %d, on every target that needs it...\n", o.init.opts.Scale)
 	}
 	var wg sync.WaitGroup
 	for i, t := range targets {
