@@ -75,7 +75,7 @@ func (v *verdictFlags) write(rep *report.ABReport, inputs []report.Input, stdout
 			errs = append(errs, err)
 			continue
 		}
-		if err := writeFileAtomic(o.path, buf.Bytes()); err != nil {
+		if err := result.WriteFileAtomic(o.path, buf.Bytes()); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -100,30 +100,6 @@ func verdictError(rep *report.ABReport) error {
 // colorTerminal reports whether w is a terminal that shows colour.
 func colorTerminal(w io.Writer) bool {
 	return isTerminal(w) && os.Getenv("NO_COLOR") == "" && os.Getenv("TERM") != "dumb"
-}
-
-// writeFileAtomic writes data to path through a temporary file and a rename.
-func writeFileAtomic(path string, data []byte) error {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
 }
 
 func newCompareCmd(stdout io.Writer) *cobra.Command {

@@ -31,6 +31,13 @@ func Write(path string, f *File) error {
 	if err := ValidateJSON(data); err != nil {
 		return fmt.Errorf("refusing to write a result that breaks its schema: %w", err)
 	}
+	return WriteFileAtomic(path, append(data, '\n'))
+}
+
+// WriteFileAtomic writes data to path atomically: a temporary file in the
+// same directory, fsynced, then renamed over path. Reports written beside
+// result files (verdict, markdown) use it too.
+func WriteFileAtomic(path string, data []byte) error {
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
@@ -40,7 +47,7 @@ func Write(path string, f *File) error {
 		return err
 	}
 	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(append(data, '\n')); err != nil {
+	if _, err := tmp.Write(data); err != nil {
 		tmp.Close()
 		return err
 	}
