@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -410,5 +411,52 @@ func TestABCalibrate(t *testing.T) {
 	}
 	if !f.AB.Calibration || f.AB.Baseline != "here" || len(f.AB.Targets) != 2 {
 		t.Errorf("calibration file: %+v", f.AB)
+	}
+}
+
+// A step that runs its whole window without completing a transaction has
+// no value to compare: its round is left out, the others are compared, and
+// the exit code is 3. Here target two's transactions start to take 3 s in
+// round 3, longer than the 1 s window.
+func TestABEmptyStepIsAnIncompleteRound(t *testing.T) {
+	for _, db := range []string{"abone", "abtwo"} {
+		createDB(t, db)
+		sql(t, db, "CREATE TABLE delay(v float8); INSERT INTO delay VALUES (0)")
+	}
+	script := filepath.Join(t.TempDir(), "delay.sql")
+	if err := os.WriteFile(script, []byte("SELECT pg_sleep(v) FROM delay;\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// A seed whose third round runs one before two, so two's delay is set
+	// while one runs.
+	seed := uint64(1)
+	for ; plan.RoundOrder(seed, 3, 2)[0] != 0; seed++ {
+	}
+	stderr := &syncBuffer{watch: "round 3/3: one", seen: make(chan struct{})}
+	done := make(chan struct{})
+	defer close(done)
+	go func() {
+		select {
+		case <-stderr.seen:
+			sql(t, "abtwo", "UPDATE delay SET v = 3")
+		case <-done:
+		}
+	}()
+	out := filepath.Join(t.TempDir(), "results")
+	code, stdout := abCLI(t, stderr, "ab", "--target", "one=dsn:"+dsn("abone"), "--target", "two=dsn:"+dsn("abtwo"),
+		"-f", script, "-c", "1", "-T", "1", "--warmup", "0", "--rounds", "3", "--order-seed", fmt.Sprint(seed), "--out", out)
+	if code != cli.ExitIncomplete {
+		t.Fatalf("exit %d, want %d", code, cli.ExitIncomplete)
+	}
+	f, err := result.Read(filepath.Join(out, "two.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := f.Steps[len(f.Steps)-1]
+	if f.AB.RoundsDone != 2 || last.Round != 3 || last.Complete || !strings.Contains(last.Reason, "no transaction") {
+		t.Errorf("rounds_done %d; last step round %d complete %v (%q)", f.AB.RoundsDone, last.Round, last.Complete, last.Reason)
+	}
+	if !strings.Contains(stdout, "paired by round over 2 of 3 rounds") {
+		t.Errorf("the comparison does not use the 2 complete rounds:\n%s", stdout)
 	}
 }

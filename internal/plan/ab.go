@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 
 	"github.com/pgscale/pgscale/internal/result"
 )
@@ -45,7 +46,7 @@ type ABRun struct {
 	// each with its Round set.
 	Steps [][]result.Step
 	// RoundsDone counts the rounds in which every target completed every
-	// step; a round that could not complete is the last one started.
+	// step with at least one transaction: the rounds that can be compared.
 	RoundsDone int
 }
 
@@ -56,10 +57,27 @@ func RoundOrder(seed uint64, round, n int) []int {
 	return rand.New(rand.NewPCG(seed, uint64(round))).Perm(n)
 }
 
+// noTransactions is the reason given to a step that ran its whole measured
+// window without completing a transaction: it has no value to compare.
+const noTransactions = "no transaction completed in the measured window"
+
+// markEmpty sets the step's round, and marks it incomplete when it ran its
+// window without a transaction; it reports whether it did.
+func markEmpty(s *result.Step, round int) bool {
+	s.Round = round
+	if s.Complete && s.Summary.Transactions == 0 {
+		s.Complete, s.Reason = false, noTransactions
+		return true
+	}
+	return false
+}
+
 // Run runs the rounds. On an interrupt or a step that could not complete
-// it stops at once and returns what was done, with the error; the steps of
-// the unfinished round are kept (the failed one marked incomplete), and
-// RoundsDone does not count that round.
+// (the server gone, every client failed) it stops at once and returns what
+// was done, with the error; the steps of the unfinished round are kept, the
+// failed one marked incomplete. A step that ran its window without a single
+// transaction is marked incomplete too, but the run goes on: its round is
+// not counted in RoundsDone, and Run returns an error at the end.
 func (ab *AB) Run(ctx context.Context) (*ABRun, error) {
 	if len(ab.Targets) < 1 {
 		return nil, fmt.Errorf("plan: an A/B run needs targets")
@@ -68,9 +86,11 @@ func (ab *AB) Run(ctx context.Context) (*ABRun, error) {
 		return nil, fmt.Errorf("plan: rounds must be at least 1, got %d", ab.Rounds)
 	}
 	run := &ABRun{Steps: make([][]result.Step, len(ab.Targets))}
+	var empty []string
 	for r := 1; r <= ab.Rounds; r++ {
 		order := RoundOrder(ab.Seed, r, len(ab.Targets))
 		run.Order = append(run.Order, order)
+		complete := true
 		for _, ti := range order {
 			if err := ctx.Err(); err != nil {
 				return run, err
@@ -81,20 +101,29 @@ func (ab *AB) Run(ctx context.Context) (*ABRun, error) {
 			sw := ab.Targets[ti].Sweep
 			sw.AfterStep = func(_ int, s result.Step) {
 				if ab.AfterStep != nil {
-					s.Round = r
+					markEmpty(&s, r)
 					ab.AfterStep(r, ti, s)
 				}
 			}
 			steps, err := sw.Run(ctx)
 			for i := range steps {
-				steps[i].Round = r
+				s := &steps[i]
+				if markEmpty(s, r) {
+					empty = append(empty, fmt.Sprintf("round %d, %s, %d clients", r, ab.Targets[ti].Name, s.Clients))
+				}
+				complete = complete && s.Complete
 			}
 			run.Steps[ti] = append(run.Steps[ti], steps...)
 			if err != nil {
 				return run, fmt.Errorf("round %d, target %s: %w", r, ab.Targets[ti].Name, err)
 			}
 		}
-		run.RoundsDone = r
+		if complete {
+			run.RoundsDone++
+		}
+	}
+	if len(empty) > 0 {
+		return run, fmt.Errorf("%s: %s", noTransactions, strings.Join(empty, "; "))
 	}
 	return run, nil
 }
