@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"os"
@@ -86,5 +85,3 @@ func newInitCmd(stdout, stderr io.Writer) *cobra.Command {
 	t.register(cmd.Flags())
 	return cmd
 }
-
-var _ = context.Background

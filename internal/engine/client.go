@@ -37,6 +37,7 @@ type client struct {
 	conn      *pgconn.PgConn
 	prepared  [][]*pgconn.StatementDescription
 	pipe      *pipeline // non-nil inside \startpipeline ... \endpipeline
+	x         exchange
 	pipeState pipeline
 
 	params [][]byte
@@ -503,38 +504,13 @@ func placed(s *script.Script, cmd *script.Command, err error) error {
 func unsafeString(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
 
 func (c *client) execSQL(si, pc int, cmd *script.Command) error {
-	q := cmd.SQL
 	if c.pipe != nil {
 		return c.pipeSQL(si, pc, cmd)
 	}
-	bg := context.Background()
-	switch c.e.cfg.Protocol {
-	case Simple:
-		buf, err := c.sc.AppendSimple(c.sqlBuf[:0], q)
-		c.sqlBuf = buf
-		if err != nil {
-			return err
-		}
-		return c.readMulti(c.conn.Exec(bg, unsafeString(buf)), si, cmd)
-	case Extended:
-		params, err := c.sc.Params(q, c.params)
-		c.params = params
-		if err != nil {
-			return err
-		}
-		return c.readResult(c.conn.ExecParams(bg, q.Prepared, params, nil, nil, nil), si, cmd, true)
-	default:
-		sd, err := c.statement(si, pc, q)
-		if err != nil {
-			return err
-		}
-		params, err := c.sc.Params(q, c.params)
-		c.params = params
-		if err != nil {
-			return err
-		}
-		return c.readResult(c.conn.ExecStatement(bg, sd, params, nil, nil), si, cmd, true)
+	if err := c.sendSQL(si, pc, cmd.SQL); err != nil {
+		return err
 	}
+	return c.receiveSQL(si, cmd)
 }
 
 // statement returns the prepared statement for command pc of script si,
@@ -580,26 +556,4 @@ func (c *client) store(q *script.SQL, rr *pgconn.ResultReader) error {
 		c.names = append(c.names, fds[i].Name)
 	}
 	return c.sc.Store(q, c.names, rr.Values())
-}
-
-// readMulti reads the results of a simple-protocol query, which may hold
-// several statements joined with \; — \gset applies to the last one.
-func (c *client) readMulti(mrr *pgconn.MultiResultReader, si int, cmd *script.Command) error {
-	var firstErr error
-	n := 0
-	for mrr.NextResult() {
-		n++
-		if firstErr != nil {
-			continue
-		}
-		// Whether this result is the last is only known after it; a \gset on a
-		// compound statement is checked against the final result below.
-		if err := c.readResult(mrr.ResultReader(), si, cmd, cmd.SQL.Statements <= n); err != nil {
-			firstErr = err
-		}
-	}
-	if err := mrr.Close(); err != nil {
-		return err
-	}
-	return firstErr
 }

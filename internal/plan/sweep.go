@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"runtime"
 	"time"
 
 	"github.com/pgscale/pgscale/internal/engine"
@@ -168,7 +169,7 @@ func StepResult(r *engine.Result, scripts []*script.Script) result.Step {
 		sum.ClientCPU.PerTxnUS = float64(cpu.Microseconds()) / float64(t.Transactions)
 	}
 	if el > 0 {
-		sum.ClientCPU.Share = cpu.Seconds() / (el * float64(numCPU()))
+		sum.ClientCPU.Share = cpu.Seconds() / (el * float64(runtime.NumCPU()))
 	}
 	sum.Aborted = r.Aborted
 	s.Histogram, _ = metrics.EncodeHistogram(t.Latency)

@@ -1,5 +1,0 @@
-package plan
-
-import "runtime"
-
-func numCPU() int { return runtime.NumCPU() }
