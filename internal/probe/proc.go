@@ -112,9 +112,9 @@ func findServer(ctx context.Context, fs procfs.FS, cfg Config) (int, string) {
 	return st.PPID, fmt.Sprintf("postmaster pid %d (found from backend %d on this host)", st.PPID, pid)
 }
 
-func (p *procProbe) name() string                 { return NameProcess }
-func (p *procProbe) backends() []int              { return nil }
-func (p *procProbe) close()                       {}
+func (p *procProbe) name() string    { return NameProcess }
+func (p *procProbe) backends() []int { return nil }
+func (p *procProbe) close()          {}
 
 func (p *procProbe) begin(ctx context.Context, st *stepState) (func(<-chan struct{}), error) {
 	s, err := p.snapshot()

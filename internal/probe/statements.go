@@ -13,10 +13,10 @@ import (
 // never resets it): each top-level statement's calls, time and rows. The
 // probes' own statements carry a marker comment and are left out.
 type statementProbe struct {
-	conn     *sqlConn
-	toplevel bool // pg_stat_statements has the toplevel column (1.9+)
-	info     bool // pg_stat_statements_info exists (1.9+)
-	first, last     map[string]stmtRow
+	conn              *sqlConn
+	toplevel          bool // pg_stat_statements has the toplevel column (1.9+)
+	info              bool // pg_stat_statements_info exists (1.9+)
+	first, last       map[string]stmtRow
 	dealloc, dealloc2 int64
 }
 

@@ -7,14 +7,14 @@ package result
 type Probes struct {
 	// ElapsedS is the probes' own window: from the start of the step's
 	// measured window to the moment the probes stopped.
-	ElapsedS    float64          `json:"elapsed_s"`
-	Process     *ProcessStats    `json:"process,omitempty"`
-	Counters    *Counters        `json:"counters,omitempty"`
-	Waits       *Waits           `json:"waits,omitempty"`
-	Locks       *Locks           `json:"locks,omitempty"`
-	Statements  *Statements      `json:"statements,omitempty"`
-	Profile     *Profile         `json:"profile,omitempty"`
-	Costs       []ProbeCost      `json:"costs,omitempty"`       // what each probe cost
+	ElapsedS    float64            `json:"elapsed_s"`
+	Process     *ProcessStats      `json:"process,omitempty"`
+	Counters    *Counters          `json:"counters,omitempty"`
+	Waits       *Waits             `json:"waits,omitempty"`
+	Locks       *Locks             `json:"locks,omitempty"`
+	Statements  *Statements        `json:"statements,omitempty"`
+	Profile     *Profile           `json:"profile,omitempty"`
+	Costs       []ProbeCost        `json:"costs,omitempty"`       // what each probe cost
 	Unavailable []ProbeUnavailable `json:"unavailable,omitempty"` // probes asked for that could not run
 }
 
