@@ -35,6 +35,7 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 	root.AddCommand(
 		newRunCmd(stdout, stderr),
 		newInitCmd(stdout, stderr),
+		newReportCmd(stdout, stderr),
 	)
 	root.SetOut(stdout)
 	root.SetErr(stderr)

@@ -159,6 +159,16 @@ func Compute(s result.Step) Figures {
 	return f
 }
 
+// event returns one wait event's share of the samples.
+func (f Figures) event(name string) (float64, bool) {
+	for _, e := range f.TopEvents {
+		if e.Name == name {
+			return e.Share, true
+		}
+	}
+	return 0, false
+}
+
 // topOf returns the most sampled event of a wait class.
 func (f Figures) topOf(class string) (EventShare, bool) {
 	for _, e := range f.TopEvents {

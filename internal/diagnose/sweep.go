@@ -93,6 +93,14 @@ func paragraph(steps []result.Step, figs []Figures, d *result.Diagnosis) string 
 		at = "From " + clients(steps[from].Clients)
 	}
 	b.WriteString(" " + explain(at, v, f))
+	if f.HasLocks && f.Locks.Exhausted > 0 {
+		fmt.Fprintf(&b, " Backends hold up to %d weak relation locks beyond their %d fast-path slots: fast-path slots exhausted, so those locks go through the shared lock table",
+			f.Locks.MaxSlowWeak, f.Locks.FastPathSlots)
+		if lm, ok := f.event("LWLock:LockManager"); ok {
+			fmt.Fprintf(&b, " (LWLock:LockManager %s of samples)", pct(lm))
+		}
+		b.WriteString(".")
+	}
 	if from > 0 && d.Steps[0].Verdict != v.Verdict {
 		fmt.Fprintf(&b, " At %s the verdict was %s.", clients(steps[0].Clients), d.Steps[0].Verdict)
 	}

@@ -19,7 +19,7 @@ import (
 type sqlConn struct {
 	cfg  *pgconn.Config
 	conn *pgconn.PgConn
-	pid  int
+	pid  atomic.Int64 // the backend's pid, read by other probes' goroutines
 	n    atomic.Int64 // queries since the last call to queries
 }
 
@@ -47,7 +47,8 @@ func (c *sqlConn) ensure(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("connect: %w", err)
 	}
-	c.conn, c.pid = conn, int(conn.PID())
+	c.conn = conn
+	c.pid.Store(int64(conn.PID()))
 	return nil
 }
 
@@ -83,14 +84,15 @@ func (c *sqlConn) value(ctx context.Context, sql string, args ...string) (string
 func (c *sqlConn) queries() int64 { return c.n.Swap(0) }
 
 func (c *sqlConn) backends() []int {
-	if c == nil || c.conn == nil || c.conn.IsClosed() {
-		return nil
+	if pid := c.pid.Load(); pid != 0 {
+		return []int{int(pid)}
 	}
-	return []int{c.pid}
+	return nil
 }
 
 func (c *sqlConn) close() {
 	if c != nil && c.conn != nil {
+		c.pid.Store(0)
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		c.conn.Close(ctx)
 		cancel()

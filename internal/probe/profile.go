@@ -120,7 +120,11 @@ func (p *profileProbe) begin(ctx context.Context, st *stepState) (func(<-chan st
 	// -p follows the listed processes and, by inheritance, the backends
 	// the postmaster forks after the start.
 	p.cmd = exec.Command(p.perf, "record", "-e", "cpu-clock", "-F", strconv.Itoa(defaultProfileFrequency), "-g",
-		"-p", strings.Join(pids, ","), "-o", p.data, "--quiet")
+		"-p", strings.Join(pids, ","), "-o", p.data, "--quiet",
+		// Build ids are collected at exit by reading every mapped file:
+		// that doubles perf's CPU, and perf script symbolises from the
+		// files on this host anyway.
+		"--no-buildid", "--no-buildid-cache")
 	var stderr strings.Builder
 	p.cmd.Stderr = &stderr
 	if err := p.cmd.Start(); err != nil {
