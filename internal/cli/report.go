@@ -19,7 +19,12 @@ func newReportCmd(stdout, _ io.Writer) *cobra.Command {
 (--format markdown): the sweep with per-transaction costs and a verdict per
 step, the evidence the probes gathered, and the diagnosis, computed again
 from the file. Files of every result version are read.`,
-		Args: cobra.MinimumNArgs(1),
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return Usagef("report needs at least one result file")
+			}
+			return nil
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			f, err := report.ParseFormat(format)
 			if err != nil {

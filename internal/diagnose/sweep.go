@@ -60,9 +60,14 @@ func clients(n int) string { return fmt.Sprintf("%d client%s", n, plural(n)) }
 func paragraph(steps []result.Step, figs []Figures, d *result.Diagnosis) string {
 	var b strings.Builder
 	first, peak := steps[0], steps[d.Peak]
-	if len(steps) == 1 {
+	switch {
+	case len(steps) == 1:
 		fmt.Fprintf(&b, "One step, %s: %.0f tps.", clients(first.Clients), first.Summary.TPS)
-	} else {
+	case d.Peak == 0:
+		last := steps[len(steps)-1]
+		fmt.Fprintf(&b, "Throughput is highest at the first step, %s (%.0f tps): more clients add nothing (%d clients make %+.0f%%).",
+			clients(first.Clients), d.PeakTPS, last.Clients, (last.Summary.TPS/first.Summary.TPS-1)*100)
+	default:
 		fmt.Fprintf(&b, "Throughput peaks at %s (%.0f tps, %.1f× %s).", clients(peak.Clients), d.PeakTPS, d.PeakSpeedup, clients(first.Clients))
 		if d.Knee >= 0 {
 			k, last := steps[d.Knee], steps[len(steps)-1]
