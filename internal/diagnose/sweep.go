@@ -13,6 +13,12 @@ import (
 // for at least twice the clients has flattened for any practical purpose.
 const KneeGain = 0.10
 
+// BusyElsewhere is the share of the machine taken by processes that are
+// neither the server, the load generator nor the probes, above which the
+// diagnosis warns that the run shared its machine: a quarter of a 2-core
+// machine is half a core, enough to move throughput by tens of per cent.
+const BusyElsewhere = 0.25
+
 // Sweep diagnoses a result file's steps. It returns nil when there are no
 // steps.
 func Sweep(file *result.File) *result.Diagnosis {
@@ -108,6 +114,13 @@ func paragraph(steps []result.Step, figs []Figures, d *result.Diagnosis) string 
 	}
 	if from > 0 && d.Steps[0].Verdict != v.Verdict {
 		fmt.Fprintf(&b, " At %s the verdict was %s.", clients(steps[0].Clients), d.Steps[0].Verdict)
+	}
+	other := 0.0
+	for _, f := range figs {
+		other = max(other, f.OtherShare)
+	}
+	if other >= BusyElsewhere {
+		fmt.Fprintf(&b, " Caution: other processes used up to %s of the machine during the run, so these figures describe a shared machine; measure again on a quiet one.", pct(other))
 	}
 	return b.String()
 }
