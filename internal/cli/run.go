@@ -51,7 +51,7 @@ type runOptions struct {
 	contOnError  bool
 }
 
-func newRunCmd(stdout, stderr io.Writer) *cobra.Command {
+func newRunCmd(argv []string, stdout, stderr io.Writer) *cobra.Command {
 	o := &runOptions{clients: []int{1, 2, 4, 8}, duration: 10 * time.Second, maxTries: 1}
 	cmd := &cobra.Command{
 		Use:   "run",
@@ -69,7 +69,7 @@ PostgreSQL cluster, creates the data the workload needs, runs, and removes it.`,
 			if cmd.Flags().Changed("transactions") && !cmd.Flags().Changed("time") {
 				o.duration = 0
 			}
-			return o.run(cmd.Context(), os.Args, stdout, stderr)
+			return o.run(cmd.Context(), argv, stdout, stderr)
 		},
 	}
 	fs := cmd.Flags()
@@ -211,7 +211,7 @@ func (o *runOptions) run(ctx context.Context, argv []string, stdout, stderr io.W
 		Engine: engine.Config{
 			Conn: tgt.Config, Duration: o.duration, Transactions: o.transactions, Warmup: o.warmup,
 			Protocol: wl.Protocol, Reconnect: o.connect, Rate: o.rate, LatencyLimit: o.latencyLimit,
-			MaxTries: o.maxTries, ContinueOnError: o.contOnError, Interval: interval, PerCommand: o.perCommand,
+			MaxTries: engineTries(o.maxTries), ContinueOnError: o.contOnError, Interval: interval, PerCommand: o.perCommand,
 			IO: ioMode, Seed: wl.Seed,
 			Events: func(s string) { fmt.Fprintln(stderr, s) },
 		},
@@ -283,6 +283,15 @@ func (o *runOptions) run(ctx context.Context, argv []string, stdout, stderr io.W
 		return &IncompleteError{Err: runErr}
 	}
 	return nil
+}
+
+// engineTries maps --max-tries (0 = unlimited, as in pgbench) to the engine's
+// convention (negative = unlimited).
+func engineTries(n int) int {
+	if n == 0 {
+		return -1
+	}
+	return n
 }
 
 func plural(n int) string {

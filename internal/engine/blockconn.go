@@ -32,6 +32,7 @@ type blockingConn struct {
 	local, remote net.Addr
 
 	mu      sync.RWMutex // held shared by Read/Write during the system call, exclusively by close
+	stateMu sync.Mutex   // guards closed, and the descriptor's validity for shutdown and close
 	closed  bool
 	dlMu    sync.Mutex // guards timer
 	timer   *time.Timer
@@ -172,21 +173,38 @@ func (c *blockingConn) wait(events int16) error {
 }
 
 // Close shuts the socket down (waking any blocked Read or Write), waits for
-// them to return, and closes the descriptor.
+// them to return, and closes the descriptor. The descriptor is only ever
+// shut down or closed under stateMu while it is still open, so a number the
+// kernel has since given to another socket is never touched.
 func (c *blockingConn) Close() error {
 	c.dlMu.Lock()
 	if c.timer != nil {
 		c.timer.Stop()
 	}
 	c.dlMu.Unlock()
-	_ = syscall.Shutdown(c.fd, syscall.SHUT_RDWR)
+	if !c.shutdown() {
+		return nil
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.stateMu.Lock()
+	defer c.stateMu.Unlock()
 	if c.closed {
 		return nil
 	}
 	c.closed = true
 	return syscall.Close(c.fd)
+}
+
+// shutdown shuts the socket down if it is still open, and says whether it was.
+func (c *blockingConn) shutdown() bool {
+	c.stateMu.Lock()
+	defer c.stateMu.Unlock()
+	if c.closed {
+		return false
+	}
+	_ = syscall.Shutdown(c.fd, syscall.SHUT_RDWR)
+	return true
 }
 
 func (c *blockingConn) LocalAddr() net.Addr  { return c.local }
@@ -197,7 +215,7 @@ func (c *blockingConn) isExpired() bool { return c.expired.Load() }
 // expire marks the deadline passed and shuts the socket down.
 func (c *blockingConn) expire() {
 	c.expired.Store(true)
-	_ = syscall.Shutdown(c.fd, syscall.SHUT_RDWR)
+	c.shutdown()
 }
 
 func (c *blockingConn) SetDeadline(t time.Time) error {
@@ -213,7 +231,7 @@ func (c *blockingConn) SetDeadline(t time.Time) error {
 	d := time.Until(t)
 	if d <= 0 {
 		c.expired.Store(true)
-		_ = syscall.Shutdown(c.fd, syscall.SHUT_RDWR)
+		c.shutdown()
 		return nil
 	}
 	c.timer = time.AfterFunc(d, c.expire)

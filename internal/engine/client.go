@@ -28,8 +28,13 @@ type client struct {
 	rec     *metrics.Recorder
 	rng     *rand.Rand // rate schedule
 
+	// One connection per target (one target unless slicing A/B targets);
+	// conn and prepared are the current target's.
+	conns     []*pgconn.PgConn
+	lives     []atomic.Pointer[pgconn.PgConn] // for interrupt from the collector
+	preps     [][][]*pgconn.StatementDescription
+	cur       int
 	conn      *pgconn.PgConn
-	live      atomic.Pointer[pgconn.PgConn] // for interrupt from the collector
 	prepared  [][]*pgconn.StatementDescription
 	pipe      *pipeline // non-nil inside \startpipeline ... \endpipeline
 	pipeState pipeline
@@ -51,35 +56,56 @@ func newClient(e *engine, id, ncmds int, offsets []int) *client {
 	scripts := e.cfg.Program.Scripts()
 	c := &client{
 		e: e, id: id, scripts: scripts, offsets: offsets,
-		sc:       e.cfg.Program.NewClient(id),
-		rec:      metrics.NewRecorder(ncmds),
-		rng:      rand.New(rand.NewPCG(e.cfg.Seed, uint64(id)+1)),
-		prepared: make([][]*pgconn.StatementDescription, len(scripts)),
-		timer:    time.NewTimer(time.Hour),
+		sc:    e.cfg.Program.NewClient(id),
+		rec:   metrics.NewRecorder(ncmds),
+		rng:   rand.New(rand.NewPCG(e.cfg.Seed, uint64(id)+1)),
+		timer: time.NewTimer(time.Hour),
 	}
 	c.timer.Stop()
-	for i, s := range scripts {
-		c.prepared[i] = make([]*pgconn.StatementDescription, len(s.Commands))
+	nt := len(e.connCfgs)
+	c.conns = make([]*pgconn.PgConn, nt)
+	c.lives = make([]atomic.Pointer[pgconn.PgConn], nt)
+	c.preps = make([][][]*pgconn.StatementDescription, nt)
+	for t := range c.preps {
+		c.preps[t] = make([][]*pgconn.StatementDescription, len(scripts))
+		for i, s := range scripts {
+			c.preps[t][i] = make([]*pgconn.StatementDescription, len(s.Commands))
+		}
 	}
+	c.prepared = c.preps[0]
 	if e.cfg.PerCommand {
 		c.cmd = make([]metrics.CommandStat, ncmds)
 	}
 	return c
 }
 
-// connectFirst opens the client's connection before the clock starts.
+// connectFirst opens the client's connections (one per target) before the
+// clock starts.
 func (c *client) connectFirst() error {
 	t0 := time.Now()
-	err := c.connect()
-	c.firstConnect = time.Since(t0)
-	if err == nil && c.e.cfg.Reconnect {
-		c.closeConn() // with -C every transaction opens its own
+	for t := range c.conns {
+		c.use(t)
+		if err := c.connect(); err != nil {
+			return err
+		}
+		if c.e.cfg.Reconnect {
+			c.closeConn() // with -C every transaction opens its own
+		}
 	}
-	return err
+	c.firstConnect = time.Since(t0) / time.Duration(len(c.conns))
+	c.use(0)
+	return nil
+}
+
+// use makes target t's connection the current one.
+func (c *client) use(t int) {
+	c.cur = t
+	c.conn = c.conns[t]
+	c.prepared = c.preps[t]
 }
 
 func (c *client) connect() error {
-	cfg := c.e.connConfig()
+	cfg := c.e.connCfgs[c.cur]
 	timeout := 30 * time.Second
 	if cfg.ConnectTimeout > 0 {
 		timeout = cfg.ConnectTimeout
@@ -91,33 +117,46 @@ func (c *client) connect() error {
 		return target.ClassifyConnectError(cfg, err)
 	}
 	c.conn = conn
-	c.live.Store(conn)
+	c.conns[c.cur] = conn
+	c.lives[c.cur].Store(conn)
 	for _, p := range c.prepared {
 		clear(p)
 	}
 	return nil
 }
 
+// closeConn closes the current target's connection.
 func (c *client) closeConn() {
+	c.pipe = nil
 	if c.conn == nil {
 		return
 	}
-	c.live.Store(nil)
+	c.lives[c.cur].Store(nil)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	c.conn.Close(ctx)
 	cancel()
 	c.conn = nil
-	c.pipe = nil
+	c.conns[c.cur] = nil
 }
 
-// interrupt breaks the client's connection from another goroutine, waking a
-// client blocked in a read.
+// closeAll closes every target's connection.
+func (c *client) closeAll() {
+	for t := range c.conns {
+		c.use(t)
+		c.closeConn()
+	}
+}
+
+// interrupt breaks the client's connections from another goroutine, waking
+// a client blocked in a read.
 func (c *client) interrupt() {
-	if conn := c.live.Load(); conn != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		_ = conn.CancelRequest(ctx)
-		cancel()
-		_ = conn.Conn().Close()
+	for t := range c.lives {
+		if conn := c.lives[t].Load(); conn != nil {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+			_ = conn.CancelRequest(ctx)
+			cancel()
+			_ = conn.Conn().Close()
+		}
 	}
 }
 
@@ -197,7 +236,7 @@ func (c *client) interarrival() time.Duration {
 }
 
 func (c *client) run(start time.Time) {
-	defer c.closeConn()
+	defer c.closeAll()
 	cfg := c.e.cfg
 	c.sched = start
 	for !c.e.stop.Load() {
@@ -223,6 +262,9 @@ func (c *client) run(start time.Time) {
 			lagUS = time.Since(c.sched).Microseconds()
 		} else {
 			begin = time.Now()
+		}
+		if t := int(c.e.target.Load()); t != c.cur {
+			c.use(t)
 		}
 		if c.conn == nil && !c.ensureConn() {
 			return
@@ -304,7 +346,7 @@ func (c *client) transaction() outcome {
 			if !c.rollback() {
 				return outcome{failed: true, kind: metrics.FailConnection, tries: try}
 			}
-			canRetry := cfg.MaxTries == 0 || try < cfg.MaxTries
+			canRetry := cfg.MaxTries < 0 || try < cfg.MaxTries
 			if cfg.LatencyLimit > 0 && time.Since(t0) > cfg.LatencyLimit {
 				canRetry = false
 			}
@@ -395,7 +437,7 @@ func (c *client) runScript(si int) error {
 			err = c.execSQL(si, pc, cmd)
 			pc++
 		case script.KindStartPipeline:
-			err = c.startPipeline()
+			err = c.startPipeline(si, pc)
 			pc++
 		case script.KindSyncPipeline:
 			err = c.syncPipeline()
@@ -420,13 +462,38 @@ func (c *client) runScript(si int) error {
 			}
 		}
 		if err != nil {
-			return err
+			return placed(s, cmd, err)
 		}
 	}
 	if c.pipe != nil {
-		return fmt.Errorf("%s: script ended inside a pipeline (missing \\endpipeline)", s.Name)
+		return placed(s, cmds[len(cmds)-1], errPipelineOpen)
+	}
+	if st := c.conn.TxStatus(); st == 'T' || st == 'E' {
+		return placed(s, cmds[len(cmds)-1], errOpenTransaction)
 	}
 	return nil
+}
+
+var errOpenTransaction = errors.New("end of script reached without completing the last transaction")
+
+// scriptError is an error the engine found in a script as it ran, with its place.
+type scriptError struct {
+	script string
+	line   int
+	err    error
+}
+
+func (e *scriptError) Error() string { return fmt.Sprintf("%s:%d: %v", e.script, e.line, e.err) }
+func (e *scriptError) Unwrap() error { return e.err }
+
+// placed gives an engine-side error the script line it happened at; server
+// and interpreter errors already say what they are.
+func placed(s *script.Script, cmd *script.Command, err error) error {
+	switch err {
+	case errNotInPipeline, errAlreadyInPipeline, errGsetInPipeline, errAsetInPipeline, errPipelineOpen, errOpenTransaction:
+		return &scriptError{script: s.Name, line: cmd.Line, err: err}
+	}
+	return err
 }
 
 // unsafeString views b as a string without copying; pgconn copies the query

@@ -80,7 +80,7 @@ type Config struct {
 	Reconnect    bool          // -C: a new connection for every transaction
 	Rate         float64       // -R: target transactions per second over all clients; 0 = as fast as possible
 	LatencyLimit time.Duration // -L
-	MaxTries     int           // --max-tries: 1 = no retries, 0 = unlimited (needs Duration or LatencyLimit)
+	MaxTries     int           // tries per transaction (--max-tries); 0 means 1, negative means unlimited (needs Duration or LatencyLimit)
 	// ContinueOnError keeps a client going after an SQL error that is not a
 	// serialization failure or deadlock (pgbench aborts the client).
 	ContinueOnError  bool
@@ -93,6 +93,17 @@ type Config struct {
 	Progress func(Progress)
 	// Events, when set, receives one-line notices (a client reconnected, aborted).
 	Events func(string)
+	// Targets, with more than one entry, replaces Conn for an A/B
+	// comparison in slices: every client keeps one connection to each
+	// target, and all clients switch target together every Slice (aligned
+	// to the start of the step, warm-up included); SliceTarget(i) is the
+	// target of slice i. The first Settle of every slice is not counted,
+	// so transactions in flight at a switch do not blur the two targets.
+	// Result.Slices holds each measured slice.
+	Targets     []*pgconn.Config
+	Slice       time.Duration
+	Settle      time.Duration
+	SliceTarget func(i int) int
 	// OnStart, when set, is called once every client is connected, just
 	// before they start: start is when transactions begin, window when the
 	// measured window begins (start + Warmup). It must return quickly.
@@ -107,10 +118,22 @@ type Progress struct {
 	Point
 }
 
+// targets returns the connection configs, one per target.
+func (c *Config) targets() []*pgconn.Config {
+	if len(c.Targets) > 0 {
+		return c.Targets
+	}
+	return []*pgconn.Config{c.Conn}
+}
+
 func (c *Config) validate() error {
 	switch {
-	case c.Conn == nil:
+	case c.Conn == nil && len(c.Targets) == 0:
 		return fmt.Errorf("engine: no connection config")
+	case len(c.Targets) > 1 && (c.Slice <= 0 || c.SliceTarget == nil):
+		return fmt.Errorf("engine: several targets need a slice length and SliceTarget")
+	case len(c.Targets) > 1 && c.Settle >= c.Slice:
+		return fmt.Errorf("engine: slice settle time %v must be shorter than the slice %v", c.Settle, c.Slice)
 	case c.Program == nil:
 		return fmt.Errorf("engine: no program")
 	case c.Clients < 1:
@@ -119,9 +142,7 @@ func (c *Config) validate() error {
 		return fmt.Errorf("engine: need a duration or a transaction count")
 	case c.Duration > 0 && c.Transactions > 0:
 		return fmt.Errorf("engine: a duration and a transaction count are exclusive")
-	case c.MaxTries < 0:
-		return fmt.Errorf("engine: max tries must be >= 0")
-	case c.MaxTries == 0 && c.Duration <= 0 && c.LatencyLimit <= 0:
+	case c.MaxTries < 0 && c.Duration <= 0 && c.LatencyLimit <= 0:
 		return fmt.Errorf("engine: unlimited tries (--max-tries 0) needs --duration or --latency-limit")
 	case c.Protocol == Simple && c.usesPipeline():
 		return fmt.Errorf("engine: pipelines need the extended or prepared protocol (-M extended|prepared)")

@@ -27,6 +27,19 @@ type Point struct {
 	Histogram string // HdrHistogram V2 compressed base64 of the interval's latencies (µs)
 }
 
+// Slice is the counted part of one slice of an A/B run in slices: which
+// target served it and what the clients saw.
+type Slice struct {
+	Target     int
+	Start      time.Duration // since the measured window began
+	Length     time.Duration
+	Counts     metrics.Counts
+	Latency    metrics.Latency
+	Histogram  string
+	ClientUser time.Duration // load generator CPU during the slice
+	ClientSys  time.Duration
+}
+
 // ErrorCount is one distinct error message and how often it was seen.
 type ErrorCount struct {
 	Kind  metrics.FailKind
@@ -42,6 +55,7 @@ type Result struct {
 	Elapsed        time.Duration // the measured window's length
 	Total          *metrics.Interval
 	Series         []Point
+	Slices         []Slice       // with several targets: each measured slice
 	ClientUser     time.Duration // load generator CPU (getrusage) during the measured window
 	ClientSys      time.Duration
 	ConnectMean    time.Duration // mean time to open a client's first connection
@@ -91,10 +105,11 @@ type engine struct {
 	io      IOMode
 	clients []*client
 
-	stop     atomic.Bool   // no new transactions
-	stopCh   chan struct{} // closed with stop, wakes schedule sleeps
-	connCfg  *pgconn.Config
-	names    [][]string // prepared statement names per script and command
+	stop     atomic.Bool      // no new transactions
+	stopCh   chan struct{}    // closed with stop, wakes schedule sleeps
+	connCfgs []*pgconn.Config // one per target
+	target   atomic.Int32     // the target clients use now (slices)
+	names    [][]string       // prepared statement names per script and command
 	windowAt atomic.Int64
 	endAt    atomic.Int64 // unix nanos after which completions are not counted; 0 = none
 
@@ -117,15 +132,18 @@ func newEngine(parent context.Context, cfg *Config) *engine {
 			e.io = IONetpoll
 		}
 	}
-	e.connCfg = cfg.Conn.Copy()
-	if e.connCfg.RuntimeParams["application_name"] == "" {
-		e.connCfg.RuntimeParams["application_name"] = "pgscale"
-	}
-	if e.io == IOBlocking {
-		d := &net.Dialer{Timeout: cfg.Conn.ConnectTimeout, KeepAlive: 5 * time.Minute}
-		e.connCfg.DialFunc = func(ctx context.Context, network, addr string) (net.Conn, error) {
-			return dialBlocking(ctx, d, network, addr)
+	for _, tc := range cfg.targets() {
+		c := tc.Copy()
+		if c.RuntimeParams["application_name"] == "" {
+			c.RuntimeParams["application_name"] = "pgscale"
 		}
+		if e.io == IOBlocking {
+			d := &net.Dialer{Timeout: tc.ConnectTimeout, KeepAlive: 5 * time.Minute}
+			c.DialFunc = func(ctx context.Context, network, addr string) (net.Conn, error) {
+				return dialBlocking(ctx, d, network, addr)
+			}
+		}
+		e.connCfgs = append(e.connCfgs, c)
 	}
 	for si, s := range cfg.Program.Scripts() {
 		e.names = append(e.names, make([]string, len(s.Commands)))
@@ -136,17 +154,17 @@ func newEngine(parent context.Context, cfg *Config) *engine {
 	return e
 }
 
-func (e *engine) connConfig() *pgconn.Config { return e.connCfg }
-
 func (e *engine) stmtName(si, pc int) string { return e.names[si][pc] }
 
 func usesTLS(cfg *Config) bool {
-	if cfg.Conn.TLSConfig != nil {
-		return true
-	}
-	for _, f := range cfg.Conn.Fallbacks {
-		if f.TLSConfig != nil {
+	for _, c := range cfg.targets() {
+		if c.TLSConfig != nil {
 			return true
+		}
+		for _, f := range c.Fallbacks {
+			if f.TLSConfig != nil {
+				return true
+			}
 		}
 	}
 	return false
@@ -211,6 +229,9 @@ func (e *engine) run() (*Result, error) {
 	if cfg.Duration > 0 {
 		e.endAt.Store(window.Add(cfg.Duration).UnixNano())
 	}
+	if len(e.connCfgs) > 1 {
+		e.target.Store(int32(cfg.SliceTarget(0)))
+	}
 	if cfg.OnStart != nil {
 		cfg.OnStart(start, window)
 	}
@@ -247,19 +268,22 @@ func (e *engine) run() (*Result, error) {
 	return res, nil
 }
 
-// collect swaps every client's recorder out once per interval, merges, and
-// reports progress, until the clients are done.
+// collect swaps every client's recorder out at every interval tick and
+// slice edge, merges, and reports progress, until the clients are done.
 func (e *engine) collect(res *Result, start, window time.Time, done <-chan struct{}) {
 	cfg := e.cfg
+	ncmds := len(res.Total.Commands)
 	spare := make([]*metrics.Interval, len(e.clients))
 	for i := range spare {
-		spare[i] = metrics.NewInterval(len(res.Total.Commands))
+		spare[i] = metrics.NewInterval(ncmds)
 	}
-	iv := metrics.NewInterval(len(res.Total.Commands))
-	swapAll := func() {
+	drained := metrics.NewInterval(ncmds) // what the clients recorded since the last event
+	iv := metrics.NewInterval(ncmds)      // the current interval
+	sl := metrics.NewInterval(ncmds)      // the counted part of the current slice
+	drain := func() {
 		for i, c := range e.clients {
 			old := c.rec.Swap(spare[i])
-			iv.Merge(old)
+			drained.Merge(old)
 			old.Reset()
 			spare[i] = old
 		}
@@ -273,13 +297,39 @@ func (e *engine) collect(res *Result, start, window time.Time, done <-chan struc
 	if cfg.Duration > 0 {
 		end = window.Add(cfg.Duration)
 	}
+
+	// Slices: slice j is [start+j*Slice, start+(j+1)*Slice); it is counted
+	// from Settle after its start.
+	slicing := len(e.connCfgs) > 1
+	slice, counting := 0, false
+	var sliceFrom time.Time
+	var sru syscall.Rusage
+	nextSliceEvent := func() time.Time {
+		b := start.Add(time.Duration(slice) * cfg.Slice)
+		if !counting && cfg.Settle > 0 {
+			return b.Add(cfg.Settle)
+		}
+		return b.Add(cfg.Slice)
+	}
+	if slicing {
+		counting = cfg.Settle == 0
+		sliceFrom = start
+		syscall.Getrusage(syscall.RUSAGE_SELF, &sru)
+	}
+
 	last := start
+	tick := 1
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
-	for tick := 1; ; tick++ {
+	for {
 		next := start.Add(time.Duration(tick) * cfg.Interval)
 		if !measuring && next.After(window) {
 			next = window
+		}
+		if slicing {
+			if t := nextSliceEvent(); t.Before(next) {
+				next = t
+			}
 		}
 		final := false
 		if !end.IsZero() && !next.Before(end) {
@@ -301,7 +351,46 @@ func (e *engine) collect(res *Result, start, window time.Time, done <-chan struc
 				next = n
 			}
 		}
-		swapAll()
+		drain()
+		iv.Merge(drained)
+		if slicing && counting && measuring {
+			sl.Merge(drained)
+		}
+		drained.Reset()
+
+		// Slice edges.
+		if slicing && (final || !next.Before(nextSliceEvent())) {
+			sliceEnd := start.Add(time.Duration(slice+1) * cfg.Slice)
+			if counting {
+				if measuring && next.After(sliceFrom) {
+					var ru syscall.Rusage
+					syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+					p := Slice{Target: int(e.target.Load()), Start: sliceFrom.Sub(window), Length: next.Sub(sliceFrom),
+						Counts: sl.Counts, Latency: sl.Summarize(),
+						ClientUser: tvDiff(ru.Utime, sru.Utime), ClientSys: tvDiff(ru.Stime, sru.Stime)}
+					p.Histogram, _ = metrics.EncodeHistogram(sl.Latency)
+					res.Slices = append(res.Slices, p)
+				}
+				sl.Reset()
+				slice++
+				e.target.Store(int32(cfg.SliceTarget(slice)))
+				counting = cfg.Settle == 0
+				sliceFrom = sliceEnd
+			} else {
+				counting = true
+				sliceFrom = next
+			}
+			syscall.Getrusage(syscall.RUSAGE_SELF, &sru)
+		}
+
+		// Interval ticks (and the end of warm-up).
+		isTick := !next.Before(start.Add(time.Duration(tick)*cfg.Interval)) || (!measuring && !next.Before(window)) || final
+		if !isTick {
+			continue
+		}
+		if next.Equal(start.Add(time.Duration(tick)*cfg.Interval)) || next.After(start.Add(time.Duration(tick)*cfg.Interval)) {
+			tick++
+		}
 		p := Point{Start: last.Sub(window), Length: next.Sub(last), Counts: iv.Counts, Latency: iv.Summarize()}
 		if measuring {
 			p.Histogram, _ = metrics.EncodeHistogram(iv.Latency)
@@ -316,6 +405,10 @@ func (e *engine) collect(res *Result, start, window time.Time, done <-chan struc
 		if !measuring && !next.Before(window) {
 			measuring = true
 			syscall.Getrusage(syscall.RUSAGE_SELF, &ru0)
+			if slicing && counting && next.After(sliceFrom) {
+				sliceFrom = next // a slice straddling the window counts from the window
+				sru = ru0
+			}
 		}
 		if final {
 			var ru1 syscall.Rusage

@@ -201,7 +201,7 @@ func (c *Client) Meta(s *Script, pc int) (next int, sleep time.Duration, err err
 		if err != nil {
 			return pc + 1, 0, c.rtErr(s, cmd, err)
 		}
-		if err := c.assign("set", int(vmap[cmd.setVar]), v); err != nil {
+		if err := c.assign(cmd.verb, int(vmap[cmd.setVar]), v); err != nil {
 			return pc + 1, 0, c.rtErr(s, cmd, err)
 		}
 		return pc + 1, 0, nil
@@ -291,11 +291,11 @@ func (c *Client) sleepDuration(cmd *Command, vmap []int32) (time.Duration, error
 	if sl.vidx >= 0 {
 		b, ok := c.text(int(vmap[sl.vidx]))
 		if !ok {
-			return 0, errorf("sleep: undefined variable \"%s\"", sl.name)
+			return 0, errorf("%s: undefined variable \"%s\"", cmd.verb, sl.name)
 		}
 		usec = atoi(string(b))
 		if usec == 0 && (len(b) == 0 || !isDigit(b[0])) {
-			return 0, errorf("sleep: invalid sleep time \"%s\" for variable \"%s\"", b, sl.name)
+			return 0, errorf("%s: invalid sleep time \"%s\" for variable \"%s\"", cmd.verb, b, sl.name)
 		}
 	} else {
 		usec = atoi(sl.literal)

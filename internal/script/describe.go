@@ -12,6 +12,16 @@ import (
 func (s *Script) Describe(w io.Writer) {
 	fmt.Fprintf(w, "script %s (weight %d, %d commands)\n", s.Name, s.Weight, len(s.Commands))
 	for i, c := range s.Commands {
+		var b strings.Builder
+		s.describeCommand(&b, i, c)
+		for _, l := range strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n") {
+			fmt.Fprintln(w, strings.TrimRight(l, " "))
+		}
+	}
+}
+
+func (s *Script) describeCommand(w *strings.Builder, i int, c *Command) {
+	{
 		fmt.Fprintf(w, "%3d  line %-4d %-13s ", i, c.Line, c.Kind)
 		switch c.Kind {
 		case KindSQL:
@@ -34,7 +44,7 @@ func (s *Script) Describe(w io.Writer) {
 		case KindIf, KindElif:
 			fmt.Fprintf(w, "%s  (false: goto %d, endif %d)\n", c.expr, c.next, c.endif)
 		case KindElse:
-			fmt.Fprintf(w, " (endif %d)\n", c.endif)
+			fmt.Fprintf(w, "(endif %d)\n", c.endif)
 		case KindSleep:
 			sl := c.sleep
 			arg := sl.literal

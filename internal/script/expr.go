@@ -270,7 +270,9 @@ func (p *exprParser) advance() {
 
 // fail records a grammar error with the caret where bison would put it:
 // the last byte of the lookahead token.
-func (p *exprParser) fail(msg, more string) {
+func (p *exprParser) fail(msg, more string) { p.failDetail(msg, more, "") }
+
+func (p *exprParser) failDetail(msg, more, detail string) {
 	if p.err != nil {
 		return
 	}
@@ -281,7 +283,7 @@ func (p *exprParser) fail(msg, more string) {
 	if at < 0 {
 		at = 0
 	}
-	p.err = &lexError{msg: msg, more: more, at: at}
+	p.err = &lexError{msg: msg, more: more, detail: detail, at: at}
 }
 
 func describeToken(t token) string {
@@ -311,7 +313,7 @@ func describeToken(t token) string {
 }
 
 func (p *exprParser) syntaxError(expected string) {
-	p.fail("syntax error", "unexpected "+describeToken(p.tok)+", expected "+expected)
+	p.failDetail("syntax error", "", "unexpected "+describeToken(p.tok)+", expected "+expected)
 }
 
 func (p *exprParser) parse() *node {
@@ -487,13 +489,14 @@ func (p *exprParser) variable(name string) *node {
 
 func (p *exprParser) call() *node {
 	name := p.tok.text
-	// bison reduces the function name before looking past its lookahead.
-	p.advance()
+	// bison reduces the function name (and looks it up) before reading
+	// the next token, so the caret is at the name's last byte.
 	fi, ok := lookupFunc(name)
 	if !ok {
 		p.fail("unexpected function name", name)
 		return nil
 	}
+	p.advance()
 	if p.err != nil {
 		return nil
 	}

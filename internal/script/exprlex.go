@@ -109,9 +109,10 @@ type exprLexer struct {
 }
 
 type lexError struct {
-	msg  string
-	more string
-	at   int // offset pgbench's caret points at
+	msg    string
+	more   string
+	detail string // what was found and what was expected, for syntax errors
+	at     int    // offset pgbench's caret points at
 }
 
 func (l *exprLexer) next() token {

@@ -13,7 +13,7 @@ func (p *parser) backslash(sc *sqlScanner, bs int) (*Command, error) {
 		return nil, nil
 	}
 	line := p.lineOf(bs)
-	cmd := &Command{Line: line, setVar: -1, next: -1, endif: -1}
+	cmd := &Command{Line: line, setVar: -1, next: -1, endif: -1, verb: word}
 	name := word
 	kind, known := metaKind(word)
 	firstLine := func(end int) string {
@@ -25,6 +25,13 @@ func (p *parser) backslash(sc *sqlScanner, bs int) (*Command, error) {
 	}
 	cmdErr := func(msg, more string, at int) error {
 		return p.errAt(at, line, commandMsg(msg, more, name))
+	}
+	exprErr := func(e *lexError) error {
+		m := commandMsg(e.msg, e.more, name)
+		if e.detail != "" {
+			m += ": " + e.detail
+		}
+		return p.errAt(e.at, line, m)
 	}
 	if known && (kind == KindSet || kind == KindIf || kind == KindElif) {
 		cmd.Kind = kind
@@ -42,7 +49,7 @@ func (p *parser) backslash(sc *sqlScanner, bs int) (*Command, error) {
 		if ep.err != nil {
 			ep.lex.skipToEOL()
 			sc.pos = ep.lex.pos
-			return nil, cmdErr(ep.err.msg, ep.err.more, ep.err.at)
+			return nil, exprErr(ep.err)
 		}
 		sc.pos = ep.lex.pos
 		cmd.expr = n

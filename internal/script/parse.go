@@ -71,6 +71,7 @@ type Command struct {
 	next    int        // \if, \elif: index of the next \elif, \else or \endif
 	endif   int        // \if, \elif, \else: index of the matching \endif
 	index   int        // position in Script.Commands
+	verb    string     // the meta-command's name as written (pgbench's argv[0])
 	firstLn string     // pgbench's first_line, for messages
 }
 
@@ -371,8 +372,12 @@ func (p *parser) attachStore(cmd *Command, bs int) error {
 		return p.errAt(-1, cmd.Line, `\gset must follow an SQL command`)
 	}
 	prev := cmds[len(cmds)-1]
-	if prev.Kind != KindSQL || prev.SQL.Store != StoreNone {
+	if prev.Kind != KindSQL {
 		return p.errAt(-1, cmd.Line, commandMsg(`\gset must follow an SQL command`, prev.firstLn, ""))
+	}
+	if prev.SQL.Store != StoreNone {
+		// pgbench has not yet recorded an SQL command's first line here
+		return p.errAt(-1, cmd.Line, `\gset must follow an SQL command`)
 	}
 	if cmd.Kind == kindGset {
 		prev.SQL.Store = StoreGset
@@ -433,11 +438,12 @@ func (p *parser) checkConditionals() error {
 	if len(stack) > 0 {
 		c := p.s.Commands[stack[len(stack)-1].ifIdx]
 		return &SyntaxError{File: p.name, Line: c.Line, Source: p.lineText(c.Line),
-			Msg: `\if without matching \endif`}
+			Msg: fmt.Sprintf("condition error in script \"%s\" command %d: %s", p.name, len(p.s.Commands)+1, `\if without matching \endif`)}
 	}
 	return nil
 }
 
 func (p *parser) condError(c *Command, msg string) error {
-	return &SyntaxError{File: p.name, Line: c.Line, Source: p.lineText(c.Line), Msg: msg}
+	return &SyntaxError{File: p.name, Line: c.Line, Source: p.lineText(c.Line),
+		Msg: fmt.Sprintf("condition error in script \"%s\" command %d: %s", p.name, c.index+1, msg)}
 }

@@ -77,34 +77,32 @@ func (v value) appendText(dst []byte) []byte {
 	return dst
 }
 
-// appendG15 formats f as C's printf("%.15g") does with glibc.
-func appendG15(dst []byte, f float64) []byte {
+// appendSpecial formats NaN and infinities as PostgreSQL's own snprintf
+// does (pgbench links it in place of the C library's).
+func appendSpecial(dst []byte, f float64) ([]byte, bool) {
 	switch {
 	case math.IsNaN(f):
-		if math.Signbit(f) {
-			return append(dst, "-nan"...)
-		}
-		return append(dst, "nan"...)
+		return append(dst, "NaN"...), true
 	case math.IsInf(f, 1):
-		return append(dst, "inf"...)
+		return append(dst, "Infinity"...), true
 	case math.IsInf(f, -1):
-		return append(dst, "-inf"...)
+		return append(dst, "-Infinity"...), true
+	}
+	return dst, false
+}
+
+// appendG15 formats f as pgbench's printf("%.15g") does.
+func appendG15(dst []byte, f float64) []byte {
+	if d, ok := appendSpecial(dst, f); ok {
+		return d
 	}
 	return strconv.AppendFloat(dst, f, 'g', 15, 64)
 }
 
-// appendCFloat formats f as C's printf("%f") does with glibc.
+// appendCFloat formats f as pgbench's printf("%f") does.
 func appendCFloat(dst []byte, f float64) []byte {
-	switch {
-	case math.IsNaN(f):
-		if math.Signbit(f) {
-			return append(dst, "-nan"...)
-		}
-		return append(dst, "nan"...)
-	case math.IsInf(f, 1):
-		return append(dst, "inf"...)
-	case math.IsInf(f, -1):
-		return append(dst, "-inf"...)
+	if d, ok := appendSpecial(dst, f); ok {
+		return d
 	}
 	return strconv.AppendFloat(dst, f, 'f', 6, 64)
 }

@@ -1,0 +1,2 @@
+-- The second script of choose.sql.
+INSERT INTO out VALUES ('script', 'b');

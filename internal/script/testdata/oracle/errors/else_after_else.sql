@@ -1,0 +1,4 @@
+\if true
+\else
+\else
+\endif

@@ -1,0 +1,1 @@
+\set x 1 AND true

@@ -1,0 +1,2 @@
+-- pgbench: -M extended
+SELECT 1 AS a \; SELECT 2 AS b \gset

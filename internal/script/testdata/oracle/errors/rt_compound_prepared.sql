@@ -1,0 +1,2 @@
+-- pgbench: -M prepared
+SELECT 1 AS a \; SELECT 2 AS b;

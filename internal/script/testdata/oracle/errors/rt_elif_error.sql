@@ -1,0 +1,3 @@
+\if false
+\elif 1/0
+\endif

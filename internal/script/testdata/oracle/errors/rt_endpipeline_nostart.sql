@@ -1,0 +1,2 @@
+-- pgbench: -M extended
+\endpipeline

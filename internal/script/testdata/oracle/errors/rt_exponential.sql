@@ -1,0 +1,1 @@
+\set x random_exponential(1, 10, 0)

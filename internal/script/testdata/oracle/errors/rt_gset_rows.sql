@@ -1,0 +1,1 @@
+SELECT 1 AS x FROM generate_series(1, 2) \gset

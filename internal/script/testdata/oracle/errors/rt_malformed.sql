@@ -1,0 +1,2 @@
+-- pgbench: -D v=abc
+\set x :v + 1

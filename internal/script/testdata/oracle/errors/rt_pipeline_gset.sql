@@ -1,0 +1,4 @@
+-- pgbench: -M extended
+\startpipeline
+SELECT 1 \gset
+\endpipeline

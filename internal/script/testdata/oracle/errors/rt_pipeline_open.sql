@@ -1,0 +1,3 @@
+-- pgbench: -M extended
+\startpipeline
+SELECT 1;

@@ -1,0 +1,2 @@
+-- pgbench: -D s=foo
+\sleep :s

@@ -1,0 +1,4 @@
+-- pgbench: -M simple
+\startpipeline
+SELECT 1;
+\endpipeline

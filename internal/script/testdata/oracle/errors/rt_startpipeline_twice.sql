@@ -1,0 +1,4 @@
+-- pgbench: -M extended
+\startpipeline
+\startpipeline
+\endpipeline
