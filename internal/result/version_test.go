@@ -37,3 +37,22 @@ func TestWriteIsCurrentVersion(t *testing.T) {
 		t.Errorf("read back version %d, probes %+v", back.Version, back.Steps[0].Probes)
 	}
 }
+
+// The schema holds the probes to their contract: hardware counters that
+// are not supported carry a reason and no figures (never 0).
+func TestSchemaChecksProbes(t *testing.T) {
+	f, err := result.Read(filepath.Join("testdata", "version1.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []*result.Counters{{Supported: false}, {Supported: false, Reason: "x", Cycles: 1}, {Supported: true}} {
+		f.Steps[0].Probes = &result.Probes{ElapsedS: 1, Counters: c}
+		if err := result.Write(filepath.Join(t.TempDir(), "r.json"), f); err == nil {
+			t.Errorf("counters %+v written", c)
+		}
+	}
+	f.Steps[0].Probes = &result.Probes{ElapsedS: 1, Process: &result.ProcessStats{CPUs: 2, Host: result.HostStat{BusyShare: 1.5}}}
+	if err := result.Write(filepath.Join(t.TempDir(), "r.json"), f); err == nil {
+		t.Error("a busy share of 150% was written")
+	}
+}
