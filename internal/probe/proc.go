@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"runtime"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -294,9 +295,9 @@ func (p *procProbe) snapshot() (*procSnap, error) {
 	if p.serverPID == 0 && p.poolerPID == 0 {
 		return s, nil
 	}
-	procs, err := p.fs.AllProcs()
+	procs, err := p.candidates()
 	if err != nil {
-		return nil, fmt.Errorf("list processes: %w", err)
+		return nil, err
 	}
 	for _, proc := range procs {
 		st, err := proc.Stat()
@@ -333,6 +334,54 @@ func (p *procProbe) snapshot() (*procSnap, error) {
 		into[st.PID] = ts
 	}
 	return s, nil
+}
+
+// candidates lists the processes that may belong to the server or the
+// pooler: the roots and their children, from /proc/PID/task/TID/children
+// when the kernel has it (cheap), else every process.
+func (p *procProbe) candidates() (procfs.Procs, error) {
+	var out procfs.Procs
+	for _, root := range []int{p.serverPID, p.poolerPID} {
+		if root == 0 {
+			continue
+		}
+		kids, ok := children(root)
+		if !ok {
+			all, err := p.fs.AllProcs()
+			if err != nil {
+				return nil, fmt.Errorf("list processes: %w", err)
+			}
+			return all, nil
+		}
+		for _, pid := range append([]int{root}, kids...) {
+			if proc, err := p.fs.Proc(pid); err == nil {
+				out = append(out, proc)
+			}
+		}
+	}
+	return out, nil
+}
+
+// children reads a process's children from every one of its threads'
+// /proc/PID/task/TID/children; false when the kernel does not provide it.
+func children(pid int) ([]int, bool) {
+	tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	if err != nil {
+		return nil, false
+	}
+	var out []int
+	for _, t := range tasks {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/children", pid, t.Name()))
+		if err != nil {
+			return nil, false
+		}
+		for _, f := range strings.Fields(string(b)) {
+			if n, err := strconv.Atoi(f); err == nil {
+				out = append(out, n)
+			}
+		}
+	}
+	return out, true
 }
 
 func tv(t syscall.Timeval) float64 { return float64(t.Sec) + float64(t.Usec)/1e6 }

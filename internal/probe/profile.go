@@ -70,7 +70,7 @@ func (p *profileProbe) close() {
 // serverProcesses lists the postmaster and its children with their kinds.
 func (p *profileProbe) serverProcesses() map[int]string {
 	m := map[int]string{}
-	procs, err := p.proc.fs.AllProcs()
+	procs, err := p.proc.candidates()
 	if err != nil {
 		return m
 	}

@@ -92,8 +92,11 @@ func run(t *testing.T, clients int, d time.Duration, src string, tune func(*prob
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &result.File{Complete: true, Steps: steps, Started: time.Now().UTC(),
-		Workload: result.Workload{Name: t.Name(), Scripts: []result.Script{{Name: "proof", Weight: 1, Source: src}}, Protocol: "prepared"}}
+	f := &result.File{Complete: true, Steps: steps, Started: steps[0].Started, Finished: time.Now().UTC(),
+		Command: []string{t.Name()}, Environment: result.CollectEnvironment(),
+		Target: result.Target{Kind: "ephemeral", Description: cluster.ConnString("postgres"), ServerVersion: cluster.Version, Settings: map[string]string{}},
+		Workload: result.Workload{Name: t.Name(), Scripts: []result.Script{{Name: "proof", Weight: 1, Source: src}}, Protocol: "prepared",
+			MaxTries: 1, DurationS: d.Seconds(), IntervalS: 1}}
 	f.Diagnosis = diagnose.Sweep(f)
 	path := filepath.Join(t.TempDir(), "r.json")
 	if err := result.Write(path, f); err != nil {
