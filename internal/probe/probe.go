@@ -33,17 +33,27 @@ const (
 
 // Wait-event sources.
 const (
-	WaitSourceAuto           = "auto"
-	WaitSourceWaitSampling   = "pg_wait_sampling"
-	WaitSourceStatActivity   = "pg_stat_activity"
-	probeApplicationName     = "pgscale probe"
+	WaitSourceAuto         = "auto"             // pg_wait_sampling when usable, else pg_stat_activity
+	WaitSourceWaitSampling = "pg_wait_sampling" // the extension's in-server profile
+	WaitSourceStatActivity = "pg_stat_activity" // sampled from a connection of the probe's own
+)
+
+const (
+	// probeApplicationName tags the probes' connections, so that they
+	// leave each other out of what they observe.
+	probeApplicationName = "pgscale probe"
+	// probeMarker starts every probe statement, so that the statement
+	// probe leaves them out of pg_stat_statements' figures.
 	probeMarker              = "/* pgscale probe */ "
 	defaultWaitHz            = 20
 	defaultLockSnapshots     = 4
-	defaultSnapshotEveryNoT  = 2 * time.Second // lock snapshots with -t (no planned duration)
-	defaultProfileFrequency  = 99
+	defaultSnapshotEveryNoT  = 2 * time.Second // snapshots with -t (no planned duration)
+	defaultProfileFrequency  = 99              // Hz: not a multiple of common timer ticks
 	defaultStatementsTopSize = 10
-	captureLead              = 100 * time.Millisecond
+	// captureLead is how long before the planned end of the window the
+	// last snapshots are taken (at most a twentieth of the window), so
+	// that they see the clients' backends before they disconnect.
+	captureLead = 100 * time.Millisecond
 )
 
 // Config chooses the probes and says where the server is.
