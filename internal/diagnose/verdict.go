@@ -202,7 +202,12 @@ func underDetail(f Figures) string {
 		parts = append(parts, fmt.Sprintf("machine CPU %s busy", pct(f.MachineBusy)))
 	}
 	if f.HasWaits && len(f.TopEvents) > 0 {
-		parts = append(parts, fmt.Sprintf("backends mostly in %s (%s of samples)", f.TopEvents[0].Name, pct(f.TopEvents[0].Share)))
+		top := f.TopEvents[0]
+		if top.Name == "CPU" {
+			parts = append(parts, fmt.Sprintf("backends on CPU in %s of samples and waiting for the client in %s", pct(top.Share), pct(f.ClientShare)))
+		} else {
+			parts = append(parts, fmt.Sprintf("backends mostly in %s (%s of samples)", top.Name, pct(top.Share)))
+		}
 	}
 	return strings.Join(parts, ", ") + ": throughput is bound by latency"
 }

@@ -14,14 +14,18 @@ func Diagnosis(w io.Writer, d *result.Diagnosis) {
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "diagnosis:")
 	for i, v := range d.Steps {
-		mark := ""
-		switch {
-		case i == d.Knee:
-			mark = "  (knee)"
-		case i == d.Peak:
-			mark = "  (peak)"
+		var marks []string
+		if i == d.Knee {
+			marks = append(marks, "knee")
 		}
-		line := fmt.Sprintf("  %4d clients  %-13s", v.Clients, v.Verdict)
+		if i == d.Peak && len(d.Steps) > 1 {
+			marks = append(marks, "peak")
+		}
+		mark := ""
+		if len(marks) > 0 {
+			mark = "  (" + strings.Join(marks, ", ") + ")"
+		}
+		line := fmt.Sprintf("  %4d client%-1s  %-13s", v.Clients, plural(v.Clients), v.Verdict)
 		if v.Detail != "" {
 			line += "  " + v.Detail
 		}
