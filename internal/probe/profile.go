@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -33,6 +34,8 @@ type profileProbe struct {
 
 	tmp         string
 	cmd         *exec.Cmd
+	done        chan error // cmd.Wait's result
+	stderr      syncBuffer
 	data        string
 	kinds       map[int]string
 	lastPerfCPU time.Duration
@@ -107,28 +110,18 @@ func (p *profileProbe) begin(ctx context.Context, st *stepState) (func(<-chan st
 			return nil, err
 		}
 	}
-	p.kinds = p.serverProcesses()
-	var pids []string
-	for pid := range p.kinds {
-		pids = append(pids, strconv.Itoa(pid))
-	}
-	if len(pids) == 0 {
-		return nil, errors.New("no server process to profile")
-	}
-	sort.Strings(pids)
 	p.data = filepath.Join(p.tmp, fmt.Sprintf("step-%d.data", st.info.Index+1))
-	// -p follows the listed processes and, by inheritance, the backends
-	// the postmaster forks after the start.
-	p.cmd = exec.Command(p.perf, "record", "-e", "cpu-clock", "-F", strconv.Itoa(defaultProfileFrequency), "-g",
-		"-p", strings.Join(pids, ","), "-o", p.data, "--quiet",
-		// Build ids are collected at exit by reading every mapped file:
-		// that doubles perf's CPU, and perf script symbolises from the
-		// files on this host anyway.
-		"--no-buildid", "--no-buildid-cache")
-	var stderr strings.Builder
-	p.cmd.Stderr = &stderr
-	if err := p.cmd.Start(); err != nil {
-		return nil, fmt.Errorf("start perf record: %w", err)
+	// A backend listed may exit before perf attaches to it (the connection
+	// that vacuumed before the step), and perf then gives up at once: list
+	// again and retry.
+	var err error
+	for try := 0; try < 3; try++ {
+		if err = p.startPerf(); err == nil {
+			break
+		}
+	}
+	if err != nil {
+		return nil, err
 	}
 	p.loopErr = nil
 	// Backends forked during the step are classified while they live.
@@ -143,15 +136,49 @@ func (p *profileProbe) begin(ctx context.Context, st *stepState) (func(<-chan st
 	}, nil
 }
 
+// startPerf lists the server's processes and starts perf record on them;
+// it fails when perf exits within its first moments.
+func (p *profileProbe) startPerf() error {
+	p.kinds = p.serverProcesses()
+	var pids []string
+	for pid := range p.kinds {
+		pids = append(pids, strconv.Itoa(pid))
+	}
+	if len(pids) == 0 {
+		return errors.New("no server process to profile")
+	}
+	sort.Strings(pids)
+	// -p follows the listed processes and, by inheritance, the backends
+	// the postmaster forks after the start.
+	cmd := exec.Command(p.perf, "record", "-e", "cpu-clock", "-F", strconv.Itoa(defaultProfileFrequency), "-g",
+		"-p", strings.Join(pids, ","), "-o", p.data,
+		// Build ids are collected at exit by reading every mapped file:
+		// that doubles perf's CPU, and perf script symbolises from the
+		// files on this host anyway.
+		"--no-buildid", "--no-buildid-cache")
+	p.stderr.Reset()
+	cmd.Stderr = &p.stderr
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("start perf record: %w", err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		return fmt.Errorf("perf record exited at once (%v): %s", err, lastLine(p.stderr.String()))
+	case <-time.After(perfSettle):
+	}
+	p.cmd, p.done = cmd, done
+	return nil
+}
+
 func (p *profileProbe) capture(context.Context, *stepState) error {
 	if p.cmd == nil {
 		return errors.New("perf record did not start")
 	}
-	cmd := p.cmd
-	p.cmd = nil
+	cmd, done := p.cmd, p.done
+	p.cmd, p.done = nil, nil
 	_ = cmd.Process.Signal(syscall.SIGINT)
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
 	select {
 	case <-done:
 	case <-time.After(30 * time.Second):
@@ -163,7 +190,7 @@ func (p *profileProbe) capture(context.Context, *stepState) error {
 		p.lastPerfCPU = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 	}
 	if _, err := os.Stat(p.data); err != nil {
-		return fmt.Errorf("perf record wrote nothing: %v", cmd.Stderr)
+		return fmt.Errorf("perf record wrote nothing: %s", lastLine(p.stderr.String()))
 	}
 	return nil
 }
@@ -207,6 +234,34 @@ func (p *profileProbe) report(ctx context.Context, st *stepState, out *result.Pr
 func lastLine(s string) string {
 	lines := strings.Split(strings.TrimSpace(s), "\n")
 	return lines[len(lines)-1]
+}
+
+// perfSettle is how long perf record must keep running after its start to
+// count as started: it attaches to every listed process within it.
+const perfSettle = 150 * time.Millisecond
+
+// syncBuffer is a strings.Builder safe for perf's stderr copier and readers.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func (s *syncBuffer) Reset() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.b.Reset()
 }
 
 // ParsePerfScript reads `perf script -F comm,pid,tid,period,ip,sym,dso`
