@@ -72,7 +72,7 @@ func (p *probeFlags) observers(tgt *openTarget) ([]plan.Observer, error) {
 	cfg := probe.DefaultConfig()
 	cfg.Conn = tgt.Config
 	if tgt.Cluster != nil {
-		cfg.ServerPID, cfg.Ephemeral = tgt.Cluster.PID(), true
+		cfg.ServerPIDFunc, cfg.Ephemeral = tgt.Cluster.PID, true
 	}
 	cfg.PoolerPID = p.poolerPID
 	if f := p.fs.Lookup("connect"); f != nil {

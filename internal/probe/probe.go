@@ -63,6 +63,9 @@ type Config struct {
 	// cluster); 0 asks the probes to find it from a backend of their own,
 	// which works when the server runs on this host and is visible here.
 	ServerPID int
+	// ServerPIDFunc, when set, gives the postmaster's pid at each step's
+	// start instead, for a server restarted between steps.
+	ServerPIDFunc func() int
 	// PoolerPID, when set, is a pooler on this host accounted apart.
 	PoolerPID int
 	// Ephemeral allows creating the pg_stat_statements and

@@ -37,6 +37,7 @@ type procProbe struct {
 	note      string
 	cpus      int
 	probePIDs func() map[int]string
+	pidFunc   func() int // the postmaster's pid now, when it may change
 
 	first, last *procSnap
 	// lastProbeCPU is the server CPU of each probe's backends in the last
@@ -74,7 +75,10 @@ func newProcProbe(ctx context.Context, cfg Config) (*procProbe, error) {
 		return nil, fmt.Errorf("no /proc: %w", err)
 	}
 	p := &procProbe{fs: fs, serverPID: cfg.ServerPID, poolerPID: cfg.PoolerPID, cpus: runtime.NumCPU(),
-		probePIDs: func() map[int]string { return nil }}
+		probePIDs: func() map[int]string { return nil }, pidFunc: cfg.ServerPIDFunc}
+	if p.pidFunc != nil {
+		p.serverPID = p.pidFunc()
+	}
 	if p.serverPID == 0 {
 		p.serverPID, p.note = findServer(ctx, fs, cfg)
 	} else {
@@ -118,6 +122,12 @@ func (p *procProbe) backends() []int { return nil }
 func (p *procProbe) close()          {}
 
 func (p *procProbe) begin(ctx context.Context, st *stepState) (func(<-chan struct{}), error) {
+	if p.pidFunc != nil {
+		if pid := p.pidFunc(); pid != 0 && pid != p.serverPID {
+			p.serverPID = pid
+			p.note = fmt.Sprintf("postmaster pid %d (ephemeral cluster, restarted)", pid)
+		}
+	}
 	s, err := p.snapshot()
 	if err != nil {
 		return nil, err
