@@ -36,6 +36,7 @@ type profileProbe struct {
 	cmd         *exec.Cmd
 	done        chan error // cmd.Wait's result
 	stderr      syncBuffer
+	lastExit    string // how perf record ended
 	data        string
 	kinds       map[int]string
 	lastPerfCPU time.Duration
@@ -136,8 +137,12 @@ func (p *profileProbe) begin(ctx context.Context, st *stepState) (func(<-chan st
 	}, nil
 }
 
-// startPerf lists the server's processes and starts perf record on them;
-// it fails when perf exits within its first moments.
+// startPerf lists the server's processes, starts perf record on them and
+// waits until perf catches SIGINT: a SIGINT during its start-up, before it
+// installs its handler, would kill it before it writes its file (seen on a
+// loaded machine). perf's --control descriptor would be the clean
+// handshake, but perf 6.1 fails with it on -p ("Thread and evlist pollfd
+// index mismatch").
 func (p *profileProbe) startPerf() error {
 	p.kinds = p.serverProcesses()
 	var pids []string
@@ -163,13 +168,46 @@ func (p *profileProbe) startPerf() error {
 	}
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
-	select {
-	case err := <-done:
-		return fmt.Errorf("perf record exited at once (%v): %s", err, lastLine(p.stderr.String()))
-	case <-time.After(perfSettle):
+	deadline := time.Now().Add(perfStartTimeout)
+	for {
+		select {
+		case err := <-done:
+			return fmt.Errorf("perf record exited at once (%v): %s", err, lastLine(p.stderr.String()))
+		case <-time.After(10 * time.Millisecond):
+		}
+		if catchesSIGINT(cmd.Process.Pid) {
+			// A little more, for perf to attach: a listed backend that
+			// is gone makes it exit here.
+			select {
+			case err := <-done:
+				return fmt.Errorf("perf record exited at once (%v): %s", err, lastLine(p.stderr.String()))
+			case <-time.After(perfSettle):
+			}
+			p.cmd, p.done = cmd, done
+			return nil
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			<-done
+			return fmt.Errorf("perf record did not start within %v: %s", perfStartTimeout, lastLine(p.stderr.String()))
+		}
 	}
-	p.cmd, p.done = cmd, done
-	return nil
+}
+
+// catchesSIGINT says whether process pid has a SIGINT handler installed,
+// from the SigCgt mask of /proc/PID/status.
+func catchesSIGINT(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return false
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "SigCgt:"); ok {
+			mask, err := strconv.ParseUint(strings.TrimSpace(v), 16, 64)
+			return err == nil && mask&(1<<(int(syscall.SIGINT)-1)) != 0
+		}
+	}
+	return false
 }
 
 func (p *profileProbe) capture(context.Context, *stepState) error {
@@ -188,6 +226,7 @@ func (p *profileProbe) capture(context.Context, *stepState) error {
 	}
 	if cmd.ProcessState != nil {
 		p.lastPerfCPU = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+		p.lastExit = cmd.ProcessState.String()
 	}
 	if _, err := os.Stat(p.data); err != nil {
 		return fmt.Errorf("perf record wrote nothing: %s", lastLine(p.stderr.String()))
@@ -210,7 +249,7 @@ func (p *profileProbe) report(ctx context.Context, st *stepState, out *result.Pr
 	label := fmt.Sprintf("%d clients", st.info.Clients)
 	prof, perr := ParsePerfScript(stdout, p.kinds, label)
 	if err := script.Wait(); err != nil {
-		return fmt.Errorf("perf script: %v: %s", err, lastLine(serr.String()))
+		return fmt.Errorf("perf script: %v: %s (perf record: %s: %s)", err, lastLine(serr.String()), p.lastExit, lastLine(p.stderr.String()))
 	}
 	if perr != nil {
 		return perr
@@ -236,9 +275,13 @@ func lastLine(s string) string {
 	return lines[len(lines)-1]
 }
 
-// perfSettle is how long perf record must keep running after its start to
-// count as started: it attaches to every listed process within it.
-const perfSettle = 150 * time.Millisecond
+// perfStartTimeout bounds perf record's start-up, which a loaded machine
+// slows down; perfSettle is how long it must then keep running to count as
+// attached.
+const (
+	perfStartTimeout = 20 * time.Second
+	perfSettle       = 100 * time.Millisecond
+)
 
 // syncBuffer is a strings.Builder safe for perf's stderr copier and readers.
 type syncBuffer struct {
