@@ -138,9 +138,9 @@ func (p *profileProbe) begin(ctx context.Context, st *stepState) (func(<-chan st
 }
 
 // startPerf lists the server's processes, starts perf record on them and
-// waits until perf catches SIGINT: a SIGINT during its start-up, before it
-// installs its handler, would kill it before it writes its file (seen on a
-// loaded machine). perf's --control descriptor would be the clean
+// waits until perf catches SIGINT and has an event open per process: a
+// SIGINT during its start-up would kill it before it writes its file, or
+// end it before it samples anything (both seen on a loaded machine). perf's --control descriptor would be the clean
 // handshake, but perf 6.1 fails with it on -p ("Thread and evlist pollfd
 // index mismatch").
 func (p *profileProbe) startPerf() error {
@@ -175,7 +175,7 @@ func (p *profileProbe) startPerf() error {
 			return fmt.Errorf("perf record exited at once (%v): %s", err, lastLine(p.stderr.String()))
 		case <-time.After(10 * time.Millisecond):
 		}
-		if catchesSIGINT(cmd.Process.Pid) {
+		if catchesSIGINT(cmd.Process.Pid) && perfEvents(cmd.Process.Pid) >= len(pids) {
 			// A little more, for perf to attach: a listed backend that
 			// is gone makes it exit here.
 			select {
@@ -192,6 +192,22 @@ func (p *profileProbe) startPerf() error {
 			return fmt.Errorf("perf record did not start within %v: %s", perfStartTimeout, lastLine(p.stderr.String()))
 		}
 	}
+}
+
+// perfEvents counts the perf events process pid has open.
+func perfEvents(pid int) int {
+	dir := fmt.Sprintf("/proc/%d/fd", pid)
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return 0
+	}
+	n := 0
+	for _, e := range ents {
+		if l, err := os.Readlink(filepath.Join(dir, e.Name())); err == nil && l == "anon_inode:[perf_event]" {
+			n++
+		}
+	}
+	return n
 }
 
 // catchesSIGINT says whether process pid has a SIGINT handler installed,

@@ -192,7 +192,7 @@ func TestSelectOnlyIsCPUBound(t *testing.T) {
 	}
 	pr := p.Profile
 	if pr == nil || pr.Samples == 0 || len(pr.Top) == 0 {
-		t.Fatalf("profile %+v: want samples", pr)
+		t.Fatalf("profile %+v: want samples (unavailable: %v)", pr, p.Unavailable)
 	}
 	pf, err := os.Open(pr.File)
 	if err != nil {
