@@ -49,6 +49,7 @@ type runOptions struct {
 	io           string
 	describe     bool
 	contOnError  bool
+	scaleSet     bool // -s was given
 }
 
 func newRunCmd(argv []string, stdout, stderr io.Writer) *cobra.Command {
@@ -66,6 +67,7 @@ PostgreSQL cluster, creates the data the workload needs, runs, and removes it.`,
 			if !cmd.Flags().Changed("progress") && isTerminal(stderr) {
 				o.progress = time.Second
 			}
+			o.scaleSet = cmd.Flags().Changed("scale")
 			if cmd.Flags().Changed("transactions") && !cmd.Flags().Changed("time") {
 				o.duration = 0
 			}
@@ -89,7 +91,7 @@ PostgreSQL cluster, creates the data the workload needs, runs, and removes it.`,
 	fs.BoolVarP(&o.perCommand, "report-per-command", "r", false, "report each command's latency")
 	fs.BoolVarP(&o.noVacuum, "no-vacuum", "n", false, "do not vacuum pgbench's tables and truncate its history before each step")
 	fs.StringVar(&o.out, "out", "", "result file (default results/<workload>-<UTC time>.json)")
-	fs.StringVar(&o.io, "io", "auto", "client socket I/O: auto, blocking or netpoll")
+	fs.StringVar(&o.io, "io", "auto", "client socket I/O: auto, raw or netpoll")
 	fs.BoolVar(&o.describe, "describe", false, "print the scripts as understood and run nothing")
 	fs.BoolVar(&o.doInit, "init", false, "(re)create pgbench's data on a --dsn target before running")
 	fs.StringVar(&o.setup, "setup", "", "SQL file run once on the target before the sweep (custom tables)")
@@ -241,6 +243,9 @@ func (o *runOptions) run(ctx context.Context, argv []string, stdout, stderr io.W
 	}
 	sw.AfterStep = func(_ int, s result.Step) {
 		fmt.Fprintln(stdout, plan.DescribeStep(s))
+		if len(s.Scripts) > 1 {
+			printScripts(stdout, s)
+		}
 		if o.perCommand {
 			printCommands(stdout, s)
 		}
@@ -344,6 +349,8 @@ func (o *runOptions) prepareData(ctx context.Context, tgt *openTarget, wl *loade
 	scale := data.Scale
 	if !data.Complete() || scale == 0 {
 		scale = o.init.opts.Scale
+	} else if o.scaleSet && scale != o.init.opts.Scale {
+		fmt.Fprintf(log, "warning: -s %d ignored, using the scale of the data (%d branches), as pgbench does\n", o.init.opts.Scale, scale)
 	}
 	return scale, data.Complete(), nil
 }

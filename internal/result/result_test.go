@@ -23,7 +23,7 @@ func sample() *result.File {
 		Target:      result.Target{Kind: "dsn", Description: "host=h", Settings: map[string]string{}},
 		Workload: result.Workload{Name: "select-only", Scripts: []result.Script{{Name: "s", Weight: 1, Source: "SELECT 1;"}},
 			Protocol: "prepared", MaxTries: 1, IntervalS: 1},
-		Steps: []result.Step{{Clients: 1, IO: "blocking", Complete: true, ElapsedS: 1, Histogram: enc,
+		Steps: []result.Step{{Clients: 1, IO: "raw", Complete: true, ElapsedS: 1, Histogram: enc,
 			Summary:   result.Summary{Transactions: 1, TPS: 1},
 			Intervals: []result.Interval{{LengthS: 1, Transactions: 1, TPS: 1, Histogram: enc}}}},
 	}
