@@ -37,6 +37,7 @@ func newRoot(argv []string, stdout, stderr io.Writer) *cobra.Command {
 	root.AddCommand(
 		newRunCmd(argv, stdout, stderr),
 		newInitCmd(stdout, stderr),
+		newReportCmd(stdout, stderr),
 	)
 	root.SetOut(stdout)
 	root.SetErr(stderr)

@@ -14,8 +14,10 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/pgscale/pgscale/internal/diagnose"
 	"github.com/pgscale/pgscale/internal/engine"
 	"github.com/pgscale/pgscale/internal/plan"
+	"github.com/pgscale/pgscale/internal/report"
 	"github.com/pgscale/pgscale/internal/result"
 	"github.com/pgscale/pgscale/internal/script"
 	"github.com/pgscale/pgscale/internal/target"
@@ -227,6 +229,7 @@ func (o *runOptions) run(ctx context.Context, argv []string, stdout, stderr io.W
 		}
 		sw.Observers = append(sw.Observers, obs...)
 	}
+	defer o.probes.close()
 	total := len(o.clients)
 	sw.BeforeStep = func(ctx context.Context, i, clients int) error {
 		fmt.Fprintf(stderr, "step %d/%d: %d client%s\n", i+1, total, clients, plural(clients))
@@ -259,6 +262,9 @@ func (o *runOptions) run(ctx context.Context, argv []string, stdout, stderr io.W
 	}
 	fmt.Fprintln(stdout)
 	printSweepTable(stdout, steps)
+	if file.Diagnosis = diagnose.Sweep(file); file.Diagnosis != nil {
+		report.Diagnosis(stdout, file.Diagnosis)
+	}
 	path := o.out
 	if path == "" {
 		path = filepath.Join("results", fmt.Sprintf("%s-%s.json", sanitize(wl.Name), file.Started.Format("20060102T150405Z")))

@@ -13,7 +13,7 @@ import (
 // incompatible change, and Read accepts every version it knows.
 const (
 	Schema  = "pgscale.result"
-	Version = 1
+	Version = 2 // 2: steps carry probes, the file a diagnosis
 )
 
 // File is one result file: one workload over a client sweep on one target.
@@ -30,6 +30,7 @@ type File struct {
 	Target      Target      `json:"target"`
 	Workload    Workload    `json:"workload"`
 	Steps       []Step      `json:"steps"`
+	Diagnosis   *Diagnosis  `json:"diagnosis,omitempty"` // diagnosis.go
 }
 
 // Environment is the machine the load generator ran on.
