@@ -124,6 +124,9 @@ func (o *runOptions) validate() error {
 	if err := o.init.validate(); err != nil {
 		return err
 	}
+	if err := o.disturb.validate(o.duration, o.transactions); err != nil {
+		return err
+	}
 	return o.target.validate()
 }
 
@@ -173,7 +176,7 @@ func (o *runOptions) run(ctx context.Context, argv []string, stdout, stderr io.W
 			WarmupS: o.warmup.Seconds(), RandomSeed: wl.Seed, ContinueOnError: o.contOnError,
 		},
 	}
-	tgt, err := o.target.open(ctx, workload.DataBytes(o.init.opts.Scale), maxOf(o.clients), stderr)
+	tgt, err := o.target.open(ctx, workload.DataBytes(o.init.opts.Scale), maxOf(o.clients)+o.disturb.sessions(), stderr)
 	if err != nil {
 		return err
 	}
@@ -218,6 +221,7 @@ func (o *runOptions) run(ctx context.Context, argv []string, stdout, stderr io.W
 				Defines: o.workload.defines, Clients: clients, DebugOutput: stderr})
 		},
 	}
+	o.disturb.scale, o.disturb.seed, o.disturb.log = scale, wl.Seed, stderr
 	for _, f := range []func(*openTarget) ([]plan.Observer, error){o.probes.observers, o.disturb.observers} {
 		obs, err := f(tgt)
 		if err != nil {
@@ -234,13 +238,14 @@ func (o *runOptions) run(ctx context.Context, argv []string, stdout, stderr io.W
 		return vacuumBeforeStep(ctx, tgt)
 	}
 	if o.progress > 0 {
-		sw.Engine.Progress = func(p engine.Progress) { fmt.Fprintln(stderr, progressLine(p, o)) }
+		sw.Engine.Progress = func(p engine.Progress) { fmt.Fprintln(stderr, progressLine(p, o)+o.disturb.markers(p)) }
 	}
 	sw.AfterStep = func(_ int, s result.Step) {
 		fmt.Fprintln(stdout, plan.DescribeStep(s))
 		if o.perCommand {
 			printCommands(stdout, s)
 		}
+		printDisturbances(stdout, s)
 	}
 	steps, runErr := sw.Run(ctx)
 	file.Steps = steps
