@@ -196,7 +196,9 @@ const biggestTableSQL = `SELECT format('%I.%I', n.nspname, c.relname)
 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
 WHERE c.relkind IN ('r', 'p', 'm') AND NOT c.relispartition
   AND n.nspname NOT IN ('pg_catalog', 'information_schema') AND n.nspname !~ '^pg_(toast|temp_)'
-ORDER BY (SELECT sum(pg_total_relation_size(relid)) FROM pg_partition_tree(c.oid)) DESC NULLS LAST, 1
+ORDER BY CASE WHEN c.relkind = 'p'
+    THEN (SELECT sum(pg_total_relation_size(relid)) FROM pg_partition_tree(c.oid) WHERE isleaf)
+    ELSE pg_total_relation_size(c.oid) END DESC NULLS LAST, 1
 LIMIT 1`
 
 // BiggestTable returns the schema-qualified, quoted name of the biggest
