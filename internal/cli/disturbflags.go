@@ -30,11 +30,12 @@ type disturbFlags struct {
 	defs  []*workload.Disturbance
 	args  []string
 
-	// Set by the run before observers: the scripts' :scale and seed, and
-	// where notices go.
-	scale int
-	seed  uint64
-	log   io.Writer
+	// Set by the run before observers: the scripts' :scale, seed and -D
+	// variables, and where notices go.
+	scale   int
+	seed    uint64
+	defines map[string]string
+	log     io.Writer
 
 	disturber *plan.Disturber
 }
@@ -155,8 +156,10 @@ func (d *disturbFlags) observers(tgt *openTarget) ([]plan.Observer, error) {
 		if def == nil {
 			continue
 		}
-		var vars map[string]string
-		var err error
+		var (
+			vars map[string]string
+			err  error
+		)
 		if def.Arg == workload.TableArg && d.args[i] == "" {
 			// The default table is found in the database.
 			c, cerr := tgt.Connect(ctx)
@@ -172,6 +175,9 @@ func (d *disturbFlags) observers(tgt *openTarget) ([]plan.Observer, error) {
 			return nil, Usagef("%s %q: %v", d.flags[i], d.list[i].Spec, err)
 		}
 		d.list[i].Defines = vars
+	}
+	for i := range d.list {
+		d.list[i].Defines = mergeDefines(d.defines, d.list[i].Defines)
 	}
 	log := d.log
 	if log == nil {
@@ -194,4 +200,20 @@ func (d *disturbFlags) markers(p engine.Progress) string {
 		return ""
 	}
 	return " " + strings.Join(m, " ")
+}
+
+// mergeDefines returns -D's variables with a built-in's own on top; nil
+// when there are none.
+func mergeDefines(run, own map[string]string) map[string]string {
+	if len(run)+len(own) == 0 {
+		return nil
+	}
+	m := make(map[string]string, len(run)+len(own))
+	for k, v := range run {
+		m[k] = v
+	}
+	for k, v := range own {
+		m[k] = v
+	}
+	return m
 }

@@ -66,6 +66,9 @@ func formatWindowChange(c *result.WindowChange) string {
 
 // intervalNote says what the ± is.
 func intervalNote(c *result.WindowChange) string {
+	if c.Lo == nil || c.Hi == nil {
+		return "no interval: too few seconds before or during"
+	}
 	return fmt.Sprintf("%g%% interval from batch means of %g s: %d before, %d during", 100*c.Confidence, c.BatchS, c.BatchesBefore, c.BatchesDuring)
 }
 

@@ -221,7 +221,7 @@ func (o *runOptions) run(ctx context.Context, argv []string, stdout, stderr io.W
 				Defines: o.workload.defines, Clients: clients, DebugOutput: stderr})
 		},
 	}
-	o.disturb.scale, o.disturb.seed, o.disturb.log = scale, wl.Seed, stderr
+	o.disturb.scale, o.disturb.seed, o.disturb.defines, o.disturb.log = scale, wl.Seed, o.workload.defines, stderr
 	for _, f := range []func(*openTarget) ([]plan.Observer, error){o.probes.observers, o.disturb.observers} {
 		obs, err := f(tgt)
 		if err != nil {

@@ -3,6 +3,7 @@ package plan
 import (
 	"context"
 	"fmt"
+	"sort"
 	"sync"
 	"time"
 
@@ -144,6 +145,7 @@ func (dt *Disturber) Stop(_ context.Context, step *result.Step) error {
 	for _, w := range st.windows {
 		step.Disturbances = append(step.Disturbances, w.record(step))
 	}
+	sort.SliceStable(step.Disturbances, func(i, j int) bool { return step.Disturbances[i].StartS < step.Disturbances[j].StartS })
 	FillEffects(step, dt.Effect)
 	return nil
 }

@@ -275,7 +275,7 @@ func TestFillEffectsQuietStretches(t *testing.T) {
 func TestCheckDisturbScript(t *testing.T) {
 	for src, ok := range map[string]bool{
 		"SELECT 1;\n\\sleep 100ms\n":                         true,
-		"\\startpipeline\nSELECT 1;\n\\endpipeline\n":         false,
+		"\\startpipeline\nSELECT 1;\n\\endpipeline\n":        false,
 		"\\set x random(1, 10)\nSELECT :x;\n\\sleep :x ms\n": true,
 	} {
 		s, err := script.Parse("t.sql", src)
