@@ -1,5 +1,10 @@
 package result
 
+import (
+	"fmt"
+	"math"
+)
+
 // Disturbance is one disturbance window run during a step and what it did:
 // a script run in a loop by sessions of its own (never counted as workload
 // transactions), and the workload's throughput and latency before, during
@@ -94,4 +99,26 @@ type WindowChange struct {
 	BatchS        float64 `json:"batch_s"`
 	BatchesBefore int     `json:"batches_before"`
 	BatchesDuring int     `json:"batches_during"`
+}
+
+// validate checks what readers of a disturbance rely on.
+func (d *Disturbance) validate() error {
+	switch {
+	case d.Spec == "" || d.Name == "":
+		return fmt.Errorf("disturbance without a name or spec")
+	case d.Sessions < 1:
+		return fmt.Errorf("disturbance %s: %d sessions", d.Spec, d.Sessions)
+	case d.StartS < 0 || d.EndS < d.StartS:
+		return fmt.Errorf("disturbance %s: window %v-%v s", d.Spec, d.StartS, d.EndS)
+	case d.Iterations < 0 || d.Errors < 0 || d.CutOff < 0 || d.RanS < 0 || d.Rate < 0:
+		return fmt.Errorf("disturbance %s: negative counts", d.Spec)
+	}
+	if e := d.Effect; e != nil {
+		for _, c := range []*WindowChange{e.TPS, e.Latency} {
+			if c != nil && (math.IsNaN(c.Change) || c.Lo != nil && c.Hi != nil && !(*c.Lo <= c.Change && c.Change <= *c.Hi)) {
+				return fmt.Errorf("disturbance %s: change %v outside its interval", d.Spec, c.Change)
+			}
+		}
+	}
+	return nil
 }
