@@ -15,7 +15,7 @@ var Version = "0.1.0-dev"
 // Main runs pgscale with args, writing to stdout and stderr, and returns the
 // process exit code. Tests call it in-process.
 func Main(args []string, stdout, stderr io.Writer) int {
-	root := newRoot(stdout, stderr)
+	root := newRoot(append([]string{"pgscale"}, args...), stdout, stderr)
 	root.SetArgs(args)
 	err := root.Execute()
 	if err != nil {
@@ -24,7 +24,9 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	return ExitCode(err)
 }
 
-func newRoot(stdout, stderr io.Writer) *cobra.Command {
+// newRoot builds the command tree; argv is the command line as typed, for
+// result files.
+func newRoot(argv []string, stdout, stderr io.Writer) *cobra.Command {
 	root := &cobra.Command{
 		Use:           "pgscale",
 		Short:         "Measure how a PostgreSQL workload scales with concurrency",
@@ -33,7 +35,7 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 		SilenceErrors: true,
 	}
 	root.AddCommand(
-		newRunCmd(stdout, stderr),
+		newRunCmd(argv, stdout, stderr),
 		newInitCmd(stdout, stderr),
 	)
 	root.SetOut(stdout)

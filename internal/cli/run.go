@@ -49,7 +49,7 @@ type runOptions struct {
 	contOnError  bool
 }
 
-func newRunCmd(stdout, stderr io.Writer) *cobra.Command {
+func newRunCmd(argv []string, stdout, stderr io.Writer) *cobra.Command {
 	o := &runOptions{clients: []int{1, 2, 4, 8}, duration: 10 * time.Second, maxTries: 1}
 	cmd := &cobra.Command{
 		Use:   "run",
@@ -67,7 +67,7 @@ PostgreSQL cluster, creates the data the workload needs, runs, and removes it.`,
 			if cmd.Flags().Changed("transactions") && !cmd.Flags().Changed("time") {
 				o.duration = 0
 			}
-			return o.run(cmd.Context(), os.Args, stdout, stderr)
+			return o.run(cmd.Context(), argv, stdout, stderr)
 		},
 	}
 	fs := cmd.Flags()
@@ -87,7 +87,7 @@ PostgreSQL cluster, creates the data the workload needs, runs, and removes it.`,
 	fs.BoolVarP(&o.perCommand, "report-per-command", "r", false, "report each command's latency")
 	fs.BoolVarP(&o.noVacuum, "no-vacuum", "n", false, "do not vacuum pgbench's tables and truncate its history before each step")
 	fs.StringVar(&o.out, "out", "", "result file (default results/<workload>-<UTC time>.json)")
-	fs.StringVar(&o.io, "io", "auto", "client socket I/O: auto, blocking or netpoll")
+	fs.StringVar(&o.io, "io", "auto", "client socket I/O: auto, raw or netpoll")
 	fs.BoolVar(&o.describe, "describe", false, "print the scripts as understood and run nothing")
 	fs.BoolVar(&o.doInit, "init", false, "(re)create pgbench's data on a --dsn target before running")
 	fs.StringVar(&o.setup, "setup", "", "SQL file run once on the target before the sweep (custom tables)")
@@ -212,7 +212,7 @@ func (o *runOptions) run(ctx context.Context, argv []string, stdout, stderr io.W
 		Engine: engine.Config{
 			Conn: tgt.Config, Duration: o.duration, Transactions: o.transactions, Warmup: o.warmup,
 			Protocol: wl.Protocol, Reconnect: o.connect, Rate: o.rate, LatencyLimit: o.latencyLimit,
-			MaxTries: o.maxTries, ContinueOnError: o.contOnError, Interval: interval, PerCommand: o.perCommand,
+			MaxTries: engineTries(o.maxTries), ContinueOnError: o.contOnError, Interval: interval, PerCommand: o.perCommand,
 			IO: ioMode, Seed: wl.Seed,
 			Events: func(s string) { fmt.Fprintln(stderr, s) },
 		},
@@ -282,6 +282,15 @@ func (o *runOptions) run(ctx context.Context, argv []string, stdout, stderr io.W
 		return &IncompleteError{Err: runErr}
 	}
 	return nil
+}
+
+// engineTries maps --max-tries (0 = unlimited, as in pgbench) to the engine's
+// convention (negative = unlimited).
+func engineTries(n int) int {
+	if n == 0 {
+		return -1
+	}
+	return n
 }
 
 func plural(n int) string {

@@ -119,12 +119,33 @@ func (w *workloadFlags) load() (*loaded, error) {
 	total := 0
 	for _, s := range l.Scripts {
 		total += s.Weight
+		if err := checkProtocol(s, l.Protocol); err != nil {
+			return nil, err
+		}
 	}
 	if total == 0 {
 		return nil, Usagef("the total weight of the scripts is 0")
 	}
 	l.Name = strings.Join(names, "+")
 	return l, nil
+}
+
+// checkProtocol refuses, before anything runs, what pgbench would only find
+// when a client reaches it: a pipeline in simple mode, too many parameters
+// for the extended protocol.
+func checkProtocol(s *script.Script, p engine.Protocol) error {
+	if p != engine.Simple {
+		if err := s.ExtendedError(); err != nil {
+			return &UsageError{Err: err}
+		}
+		return nil
+	}
+	for _, c := range s.Commands {
+		if c.Kind == script.KindStartPipeline {
+			return Usagef("%s:%d: cannot use pipeline mode with the simple query protocol (use -M extended or -M prepared)", s.Name, c.Line)
+		}
+	}
+	return nil
 }
 
 func baseName(p string) string {

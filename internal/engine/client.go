@@ -346,7 +346,7 @@ func (c *client) transaction() outcome {
 			if !c.rollback() {
 				return outcome{failed: true, kind: metrics.FailConnection, tries: try}
 			}
-			canRetry := cfg.MaxTries == 0 || try < cfg.MaxTries
+			canRetry := cfg.MaxTries < 0 || try < cfg.MaxTries
 			if cfg.LatencyLimit > 0 && time.Since(t0) > cfg.LatencyLimit {
 				canRetry = false
 			}
@@ -437,7 +437,7 @@ func (c *client) runScript(si int) error {
 			err = c.execSQL(si, pc, cmd)
 			pc++
 		case script.KindStartPipeline:
-			err = c.startPipeline()
+			err = c.startPipeline(si, pc)
 			pc++
 		case script.KindSyncPipeline:
 			err = c.syncPipeline()
@@ -462,13 +462,38 @@ func (c *client) runScript(si int) error {
 			}
 		}
 		if err != nil {
-			return err
+			return placed(s, cmd, err)
 		}
 	}
 	if c.pipe != nil {
-		return fmt.Errorf("%s: script ended inside a pipeline (missing \\endpipeline)", s.Name)
+		return placed(s, cmds[len(cmds)-1], errPipelineOpen)
+	}
+	if st := c.conn.TxStatus(); st == 'T' || st == 'E' {
+		return placed(s, cmds[len(cmds)-1], errOpenTransaction)
 	}
 	return nil
+}
+
+var errOpenTransaction = errors.New("end of script reached without completing the last transaction")
+
+// scriptError is an error the engine found in a script as it ran, with its place.
+type scriptError struct {
+	script string
+	line   int
+	err    error
+}
+
+func (e *scriptError) Error() string { return fmt.Sprintf("%s:%d: %v", e.script, e.line, e.err) }
+func (e *scriptError) Unwrap() error { return e.err }
+
+// placed gives an engine-side error the script line it happened at; server
+// and interpreter errors already say what they are.
+func placed(s *script.Script, cmd *script.Command, err error) error {
+	switch err {
+	case errNotInPipeline, errAlreadyInPipeline, errGsetInPipeline, errAsetInPipeline, errPipelineOpen, errOpenTransaction:
+		return &scriptError{script: s.Name, line: cmd.Line, err: err}
+	}
+	return err
 }
 
 // unsafeString views b as a string without copying; pgconn copies the query

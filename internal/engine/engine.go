@@ -85,9 +85,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	e := newEngine(ctx, &cfg)
 	defer e.cancel()
-	if e.io == IOBlocking {
-		// A client blocked in read(2) holds its P until the runtime hands it
-		// off; enough Ps that no client waits for one.
+	if e.io == IORaw {
+		// A client waiting in a raw system call keeps its P; enough Ps that
+		// no client (nor the collector) waits for one.
 		prev := runtime.GOMAXPROCS(0)
 		if want := cfg.Clients + 2; want > prev {
 			runtime.GOMAXPROCS(want)
@@ -127,8 +127,8 @@ func newEngine(parent context.Context, cfg *Config) *engine {
 	}
 	e.io = cfg.IO
 	if e.io == IOAuto {
-		e.io = IOBlocking
-		if cfg.Clients > BlockingMaxClients || usesTLS(cfg) {
+		e.io = IORaw
+		if cfg.Clients > RawMaxClients || usesTLS(cfg) {
 			e.io = IONetpoll
 		}
 	}
@@ -137,10 +137,10 @@ func newEngine(parent context.Context, cfg *Config) *engine {
 		if c.RuntimeParams["application_name"] == "" {
 			c.RuntimeParams["application_name"] = "pgscale"
 		}
-		if e.io == IOBlocking {
+		if e.io == IORaw {
 			d := &net.Dialer{Timeout: tc.ConnectTimeout, KeepAlive: 5 * time.Minute}
 			c.DialFunc = func(ctx context.Context, network, addr string) (net.Conn, error) {
-				return dialBlocking(ctx, d, network, addr)
+				return dialRaw(ctx, d, network, addr)
 			}
 		}
 		e.connCfgs = append(e.connCfgs, c)

@@ -31,11 +31,31 @@ type pending struct {
 	cmd    *script.Command
 }
 
-var errNotInPipeline = errors.New("not in a pipeline")
+// pgbench's messages for misused pipelines.
+var (
+	errNotInPipeline     = errors.New("not in pipeline mode")
+	errAlreadyInPipeline = errors.New("already in pipeline mode")
+	errGsetInPipeline    = errors.New("\\gset is not allowed in pipeline mode")
+	errAsetInPipeline    = errors.New("\\aset is not allowed in pipeline mode")
+	errPipelineOpen      = errors.New("end of script reached with pipeline open")
+)
 
-func (c *client) startPipeline() error {
+// startPipeline enters pipeline mode at command pc of script si. In
+// prepared mode it first prepares every statement up to \endpipeline, as
+// pgbench does.
+func (c *client) startPipeline(si, pc int) error {
 	if c.pipe != nil {
-		return errors.New("already in a pipeline")
+		return errAlreadyInPipeline
+	}
+	if c.e.cfg.Protocol == Prepared {
+		cmds := c.scripts[si].Commands
+		for i := pc + 1; i < len(cmds) && cmds[i].Kind != script.KindEndPipeline; i++ {
+			if cmds[i].Kind == script.KindSQL {
+				if _, err := c.statement(si, i, cmds[i].SQL); err != nil {
+					return err
+				}
+			}
+		}
 	}
 	if c.pipeState.pending == nil {
 		c.pipeState.pending = make([]pending, 0, 16)
@@ -48,6 +68,12 @@ func (c *client) startPipeline() error {
 
 func (c *client) pipeSQL(si, pc int, cmd *script.Command) error {
 	q := cmd.SQL
+	switch q.Store {
+	case script.StoreGset:
+		return errGsetInPipeline
+	case script.StoreAset:
+		return errAsetInPipeline
+	}
 	params, err := c.sc.Params(q, c.params)
 	c.params = params
 	if err != nil {

@@ -2,23 +2,34 @@ package result
 
 import (
 	"bytes"
+	_ "embed"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
+	"sync"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
 // Write writes f to path atomically: a temporary file in the same
 // directory, fsynced, then renamed over path.
 func Write(path string, f *File) error {
 	f.Schema, f.Version = Schema, Version
+	if f.Steps == nil {
+		f.Steps = []Step{}
+	}
 	if err := f.Validate(); err != nil {
 		return fmt.Errorf("refusing to write an invalid result: %w", err)
 	}
 	data, err := json.MarshalIndent(f, "", " ")
 	if err != nil {
 		return err
+	}
+	if err := ValidateJSON(data); err != nil {
+		return fmt.Errorf("refusing to write a result that breaks its schema: %w", err)
 	}
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -53,11 +64,46 @@ func Write(path string, f *File) error {
 	return nil
 }
 
-// Read reads and validates a result file.
+//go:embed schema.json
+var schemaJSON []byte
+
+// compiledSchema compiles schema.json once.
+var compiledSchema = sync.OnceValues(func() (*jsonschema.Schema, error) {
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(schemaJSON))
+	if err != nil {
+		return nil, err
+	}
+	c := jsonschema.NewCompiler()
+	c.AssertFormat()
+	if err := c.AddResource("pgscale-result.schema.json", doc); err != nil {
+		return nil, err
+	}
+	return c.Compile("pgscale-result.schema.json")
+})
+
+// ValidateJSON checks a result file's bytes against the JSON Schema
+// (schema.json, documented in docs/result-schema.md).
+func ValidateJSON(data []byte) error {
+	sch, err := compiledSchema()
+	if err != nil {
+		return fmt.Errorf("result schema: %w", err)
+	}
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(data))
+	if err != nil {
+		return err
+	}
+	return sch.Validate(doc)
+}
+
+// Read reads a result file and validates it against the JSON Schema and the
+// rules the schema cannot say.
 func Read(path string) (*File, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
+	}
+	if err := ValidateJSON(data); err != nil {
+		return nil, fmt.Errorf("%s: not a valid pgscale result file: %v", path, err)
 	}
 	var f File
 	dec := json.NewDecoder(bytes.NewReader(data))
@@ -89,6 +135,11 @@ func (f *File) Validate() error {
 	if f.Complete && len(f.Steps) == 0 {
 		bad("complete file has no steps")
 	}
+	for _, a := range f.Command {
+		if leaksPassword(a) {
+			bad("command line holds an unredacted password")
+		}
+	}
 	if len(f.Workload.Scripts) == 0 {
 		bad("workload has no scripts")
 	}
@@ -116,4 +167,21 @@ func (f *File) Validate() error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+var (
+	uriPassword = regexp.MustCompile(`(?i)postgres(?:ql)?://[^:@/\s]*:([^@\s]*)@`)
+	kvPassword  = regexp.MustCompile(`(?i)(?:^|[\s?&"'])password\s*=\s*([^\s&]*)`)
+)
+
+// leaksPassword reports whether s holds a password that is not redacted.
+func leaksPassword(s string) bool {
+	for _, re := range []*regexp.Regexp{uriPassword, kvPassword} {
+		for _, m := range re.FindAllStringSubmatch(s, -1) {
+			if m[1] != "xxxxx" && m[1] != "" {
+				return true
+			}
+		}
+	}
+	return false
 }

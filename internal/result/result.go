@@ -85,7 +85,7 @@ type Workload struct {
 // Step is one client count of the sweep.
 type Step struct {
 	Clients   int        `json:"clients"`
-	IO        string     `json:"client_io"` // blocking or netpoll client sockets
+	IO        string     `json:"client_io"` // raw or netpoll client sockets
 	Complete  bool       `json:"complete"`
 	Reason    string     `json:"incomplete_reason,omitempty"`
 	Started   time.Time  `json:"started"` // start of the measured window

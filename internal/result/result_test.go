@@ -1,0 +1,95 @@
+package result_test
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pgscale/pgscale/internal/metrics"
+	"github.com/pgscale/pgscale/internal/result"
+)
+
+func sample() *result.File {
+	h := metrics.NewHistogram()
+	metrics.RecordUS(h, 40)
+	enc, _ := metrics.EncodeHistogram(h)
+	return &result.File{
+		Pgscale: "test", Complete: true, Command: []string{"pgscale", "run", "--dsn", "postgres://u:xxxxx@h/d"},
+		Started: time.Unix(0, 0).UTC(), Finished: time.Unix(10, 0).UTC(),
+		Environment: result.Environment{Hostname: "h", OS: "linux/amd64", CPUs: 2, GOMAXPROCS: 2},
+		Target:      result.Target{Kind: "dsn", Description: "host=h", Settings: map[string]string{}},
+		Workload: result.Workload{Name: "select-only", Scripts: []result.Script{{Name: "s", Weight: 1, Source: "SELECT 1;"}},
+			Protocol: "prepared", MaxTries: 1, IntervalS: 1},
+		Steps: []result.Step{{Clients: 1, IO: "raw", Complete: true, ElapsedS: 1, Histogram: enc,
+			Summary:   result.Summary{Transactions: 1, TPS: 1},
+			Intervals: []result.Interval{{LengthS: 1, Transactions: 1, TPS: 1, Histogram: enc}}}},
+	}
+}
+
+func TestWriteReadRoundTrip(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "sub", "r.json")
+	f := sample()
+	if err := result.Write(path, f); err != nil {
+		t.Fatal(err)
+	}
+	g, err := result.Read(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.Schema != result.Schema || g.Version != result.Version || g.Steps[0].Summary.TPS != 1 {
+		t.Errorf("read back %+v", g)
+	}
+	if entries, _ := os.ReadDir(filepath.Dir(path)); len(entries) != 1 {
+		t.Errorf("left temporary files: %v", entries)
+	}
+}
+
+func TestReadRejects(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		mutate func(m map[string]any)
+		want   string
+	}{
+		{"not pgscale", func(m map[string]any) { m["schema"] = "other" }, "schema"},
+		{"future version", func(m map[string]any) { m["version"] = 99 }, "version"},
+		{"missing steps", func(m map[string]any) { delete(m, "steps") }, "steps"},
+		{"incomplete without reason", func(m map[string]any) { m["complete"] = false }, "incomplete_reason"},
+		{"password in command", func(m map[string]any) {
+			m["command"] = []any{"pgscale", "--dsn", "postgres://u:hunter2@h/d"}
+		}, "password"},
+		{"bad protocol", func(m map[string]any) { m["workload"].(map[string]any)["protocol"] = "telepathy" }, "protocol"},
+		{"intervals disagree", func(m map[string]any) {
+			m["steps"].([]any)[0].(map[string]any)["summary"].(map[string]any)["transactions"] = 7
+		}, "intervals hold"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b, _ := json.Marshal(withDefaults(sample()))
+			var m map[string]any
+			json.Unmarshal(b, &m)
+			tc.mutate(m)
+			b, _ = json.Marshal(m)
+			path := filepath.Join(t.TempDir(), "r.json")
+			os.WriteFile(path, b, 0o644)
+			_, err := result.Read(path)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("Read = %v, want an error mentioning %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func withDefaults(f *result.File) *result.File {
+	f.Schema, f.Version = result.Schema, result.Version
+	return f
+}
+
+func TestWriteRefusesInvalid(t *testing.T) {
+	f := sample()
+	f.Complete = false // no reason given
+	if err := result.Write(filepath.Join(t.TempDir(), "r.json"), f); err == nil {
+		t.Error("wrote an incomplete file without a reason")
+	}
+}
