@@ -90,7 +90,8 @@ func run(rounds, dur int, clientList string, scale int, bin, extra, scriptFile, 
 	}
 	workloadArgs := []string{"-S"}
 	if scriptFile != "" {
-		workloadArgs = []string{"-f", scriptFile}
+		abs, _ := filepath.Abs(scriptFile)
+		workloadArgs = []string{"-f", abs}
 	}
 	res := map[string]map[int][]sample{"pgbench": {}, "pgscale": {}}
 	tpsRE := regexp.MustCompile(`tps = ([0-9.]+)`)
@@ -142,7 +143,7 @@ func run(rounds, dur int, clientList string, scale int, bin, extra, scriptFile, 
 			}
 		}
 	}
-	fmt.Printf("select-only -M %s, %d s per run, %d interleaved rounds, scale %d, %s\n\n", proto, dur, rounds, scale, map[bool]string{true: "TCP", false: "unix socket"}[tcp])
+	fmt.Printf("%s -M %s, %d s per run, %d interleaved rounds, scale %d, %s\n\n", strings.Join(workloadArgs, " "), proto, dur, rounds, scale, map[bool]string{true: "TCP", false: "unix socket"}[tcp])
 	fmt.Println("| clients | pgbench tps | pgscale tps | TPS ratio (median [min–max]) | pgbench cpu/txn | pgscale cpu/txn | CPU/txn ratio (median [min–max]) |")
 	fmt.Println("| ---: | ---: | ---: | --- | ---: | ---: | --- |")
 	for _, n := range ns {

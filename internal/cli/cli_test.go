@@ -231,3 +231,25 @@ func TestDataInteroperatesWithPgbench(t *testing.T) {
 			f.Workload.Scale, f.Steps[0].Summary.Transactions, f.Steps[0].Summary.Failed)
 	}
 }
+
+// Weighted scripts run in their proportions and are reported per script.
+func TestWeightedScripts(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "r.json")
+	code, stdout, stderr := pgscale(t, "run", "--dsn", dsn("postgres"), "-n", "-c", "1", "-t", "400", "--random-seed", "7",
+		"-b", "select-only@9", "-b", "simple-update@1", "--out", out)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	f := readResult(t, out)
+	sc := f.Steps[0].Scripts
+	if len(sc) != 2 || sc[0].Transactions+sc[1].Transactions != 400 {
+		t.Fatalf("per-script figures %+v", sc)
+	}
+	// Binomial(400, 0.9): mean 360, standard deviation 6.
+	if n := sc[0].Transactions; n < 335 || n > 385 {
+		t.Errorf("select-only ran %d of 400 transactions at weight 9 of 10", n)
+	}
+	if !strings.Contains(stdout, "SQL script 2: builtin:simple-update") || !strings.Contains(stdout, "weight: 1 (targets 10.0% of total)") {
+		t.Errorf("no pgbench-style per-script lines:\n%s", stdout)
+	}
+}

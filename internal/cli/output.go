@@ -80,3 +80,25 @@ func printCommands(w io.Writer, s result.Step) {
 		fmt.Fprintf(w, "  %10.3f  %8d  %8d  %s\n", c.MeanMs, c.Failed, c.Retries, c.Text)
 	}
 }
+
+// printScripts prints each weighted script's share, as pgbench does.
+func printScripts(w io.Writer, s result.Step) {
+	var total, weights int64
+	for _, sc := range s.Scripts {
+		total += sc.Transactions
+		weights += int64(sc.Weight)
+	}
+	pct := func(a, b int64) float64 {
+		if b == 0 {
+			return 0
+		}
+		return 100 * float64(a) / float64(b)
+	}
+	for i, sc := range s.Scripts {
+		fmt.Fprintf(w, "SQL script %d: %s\n", i+1, sc.Name)
+		fmt.Fprintf(w, " - weight: %d (targets %.1f%% of total)\n", sc.Weight, pct(int64(sc.Weight), weights))
+		fmt.Fprintf(w, " - %d transactions (%.1f%% of total, tps = %f)\n", sc.Transactions, pct(sc.Transactions, total), sc.TPS)
+		fmt.Fprintf(w, " - number of failed transactions: %d (%.3f%%)\n", sc.Failed, pct(sc.Failed, sc.Transactions+sc.Failed))
+		fmt.Fprintf(w, " - latency average = %.3f ms\n - latency stddev = %.3f ms\n", sc.LatMeanMs, sc.LatStddevMs)
+	}
+}

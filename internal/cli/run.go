@@ -47,6 +47,7 @@ type runOptions struct {
 	io           string
 	describe     bool
 	contOnError  bool
+	scaleSet     bool // -s was given
 }
 
 func newRunCmd(argv []string, stdout, stderr io.Writer) *cobra.Command {
@@ -64,6 +65,7 @@ PostgreSQL cluster, creates the data the workload needs, runs, and removes it.`,
 			if !cmd.Flags().Changed("progress") && isTerminal(stderr) {
 				o.progress = time.Second
 			}
+			o.scaleSet = cmd.Flags().Changed("scale")
 			if cmd.Flags().Changed("transactions") && !cmd.Flags().Changed("time") {
 				o.duration = 0
 			}
@@ -242,6 +244,9 @@ func (o *runOptions) run(ctx context.Context, argv []string, stdout, stderr io.W
 	}
 	sw.AfterStep = func(_ int, s result.Step) {
 		fmt.Fprintln(stdout, plan.DescribeStep(s))
+		if len(s.Scripts) > 1 {
+			printScripts(stdout, s)
+		}
 		if o.perCommand {
 			printCommands(stdout, s)
 		}
@@ -343,6 +348,8 @@ func (o *runOptions) prepareData(ctx context.Context, tgt *openTarget, wl *loade
 	scale := data.Scale
 	if !data.Complete() || scale == 0 {
 		scale = o.init.opts.Scale
+	} else if o.scaleSet && scale != o.init.opts.Scale {
+		fmt.Fprintf(log, "warning: -s %d ignored, using the scale of the data (%d branches), as pgbench does\n", o.init.opts.Scale, scale)
 	}
 	return scale, data.Complete(), nil
 }

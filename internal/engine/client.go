@@ -57,7 +57,7 @@ func newClient(e *engine, id, ncmds int, offsets []int) *client {
 	c := &client{
 		e: e, id: id, scripts: scripts, offsets: offsets,
 		sc:    e.cfg.Program.NewClient(id),
-		rec:   metrics.NewRecorder(ncmds),
+		rec:   metrics.NewRecorder(ncmds, len(scripts)),
 		rng:   rand.New(rand.NewPCG(e.cfg.Seed, uint64(id)+1)),
 		timer: time.NewTimer(time.Hour),
 	}
@@ -287,6 +287,7 @@ func (c *client) run(start time.Time) {
 }
 
 type outcome struct {
+	script int
 	failed bool
 	kind   metrics.FailKind
 	tries  int
@@ -296,12 +297,13 @@ type outcome struct {
 func (c *client) record(o outcome, begin, end time.Time, lagUS int64) {
 	cfg := c.e.cfg
 	iv := c.rec.Lock()
+	lat := end.Sub(begin)
 	if o.failed {
 		iv.Failed[o.kind]++
 	} else {
-		lat := end.Sub(begin)
 		iv.RecordTxn(lat.Microseconds(), lagUS, cfg.LatencyLimit > 0 && lat > cfg.LatencyLimit)
 	}
+	iv.RecordScript(o.script, lat.Microseconds(), o.failed)
 	if o.tries > 1 {
 		iv.Retried++
 		iv.Retries += int64(o.tries - 1)
@@ -334,17 +336,17 @@ func (c *client) transaction() outcome {
 	for try := 1; ; try++ {
 		err := c.runScript(si)
 		if err == nil {
-			return outcome{tries: try}
+			return outcome{script: si, tries: try}
 		}
 		kind := classify(err, c.conn)
 		c.e.noteError(kind, err)
 		switch kind {
 		case metrics.FailConnection:
 			c.closeConn()
-			return outcome{failed: true, kind: kind, tries: try}
+			return outcome{script: si, failed: true, kind: kind, tries: try}
 		case metrics.FailSerialization, metrics.FailDeadlock:
 			if !c.rollback() {
-				return outcome{failed: true, kind: metrics.FailConnection, tries: try}
+				return outcome{script: si, failed: true, kind: metrics.FailConnection, tries: try}
 			}
 			canRetry := cfg.MaxTries < 0 || try < cfg.MaxTries
 			if cfg.LatencyLimit > 0 && time.Since(t0) > cfg.LatencyLimit {
@@ -355,16 +357,16 @@ func (c *client) transaction() outcome {
 				c.countRetry(si)
 				continue
 			}
-			return outcome{failed: true, kind: kind, tries: try}
+			return outcome{script: si, failed: true, kind: kind, tries: try}
 		default:
 			if !c.rollback() {
-				return outcome{failed: true, kind: metrics.FailConnection, tries: try}
+				return outcome{script: si, failed: true, kind: metrics.FailConnection, tries: try}
 			}
 			if cfg.ContinueOnError {
-				return outcome{failed: true, kind: kind, tries: try}
+				return outcome{script: si, failed: true, kind: kind, tries: try}
 			}
 			c.e.events(fmt.Sprintf("client %d aborted: %v", c.id, target.Redact(err.Error())))
-			return outcome{failed: true, kind: kind, tries: try, abort: true}
+			return outcome{script: si, failed: true, kind: kind, tries: try, abort: true}
 		}
 	}
 }

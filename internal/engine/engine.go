@@ -192,7 +192,7 @@ func (e *engine) run() (*Result, error) {
 		offsets[i] = ncmds
 		ncmds += len(s.Commands)
 	}
-	res := &Result{Clients: cfg.Clients, IO: e.io, Total: metrics.NewInterval(ncmds), commandOffsets: offsets}
+	res := &Result{Clients: cfg.Clients, IO: e.io, Total: metrics.NewInterval(ncmds, len(scripts)), commandOffsets: offsets}
 
 	// Connect every client first; the clock starts when all are connected.
 	e.clients = make([]*client, cfg.Clients)
@@ -272,14 +272,14 @@ func (e *engine) run() (*Result, error) {
 // slice edge, merges, and reports progress, until the clients are done.
 func (e *engine) collect(res *Result, start, window time.Time, done <-chan struct{}) {
 	cfg := e.cfg
-	ncmds := len(res.Total.Commands)
+	ncmds, nscripts := len(res.Total.Commands), len(res.Total.Scripts)
 	spare := make([]*metrics.Interval, len(e.clients))
 	for i := range spare {
-		spare[i] = metrics.NewInterval(ncmds)
+		spare[i] = metrics.NewInterval(ncmds, nscripts)
 	}
-	drained := metrics.NewInterval(ncmds) // what the clients recorded since the last event
-	iv := metrics.NewInterval(ncmds)      // the current interval
-	sl := metrics.NewInterval(ncmds)      // the counted part of the current slice
+	drained := metrics.NewInterval(ncmds, nscripts) // what the clients recorded since the last event
+	iv := metrics.NewInterval(ncmds, nscripts)      // the current interval
+	sl := metrics.NewInterval(ncmds, nscripts)      // the counted part of the current slice
 	drain := func() {
 		for i, c := range e.clients {
 			old := c.rec.Swap(spare[i])

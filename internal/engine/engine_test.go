@@ -23,7 +23,7 @@ import (
 var cluster *target.Cluster
 
 func TestMain(m *testing.M) {
-	os.Exit(targettest.Run(m, target.Options{}, func(c *target.Cluster) {
+	os.Exit(targettest.Run(m, target.Options{TCP: true}, func(c *target.Cluster) {
 		cluster = c
 		ctx := context.Background()
 		connect := func(ctx context.Context) (*pgconn.PgConn, error) {
@@ -396,3 +396,5 @@ func TestSlices(t *testing.T) {
 		t.Errorf("transactions per target %v: both must be served", per)
 	}
 }
+
+func itoa(i int) string { return strconv.Itoa(i) }

@@ -75,18 +75,44 @@ type CommandStat struct {
 	Retries int64
 }
 
+// ScriptStat is one script's share of the transactions, for the
+// per-script lines pgbench prints when several scripts are weighted.
+type ScriptStat struct {
+	Transactions int64
+	Failed       int64
+	LatSumUS     float64
+	LatSumSqUS   float64
+}
+
 // Interval holds what happened during one interval (or a whole step, once
-// merged): counts, a latency histogram of counted transactions, and, with
-// per-command reporting, one CommandStat per script command.
+// merged): counts, a latency histogram of counted transactions, one
+// ScriptStat per script and, with per-command reporting, one CommandStat
+// per script command.
 type Interval struct {
 	Counts
 	Latency  *hdr.Histogram
+	Scripts  []ScriptStat
 	Commands []CommandStat
 }
 
-// NewInterval returns an empty interval with room for ncmds command stats.
-func NewInterval(ncmds int) *Interval {
-	return &Interval{Latency: NewHistogram(), Commands: make([]CommandStat, ncmds)}
+// NewInterval returns an empty interval with room for nscripts scripts and
+// ncmds commands.
+func NewInterval(ncmds, nscripts int) *Interval {
+	return &Interval{Latency: NewHistogram(), Commands: make([]CommandStat, ncmds), Scripts: make([]ScriptStat, nscripts)}
+}
+
+// RecordScript adds one transaction of script si: its latency when it
+// succeeded, or a failure.
+func (iv *Interval) RecordScript(si int, latUS int64, failed bool) {
+	st := &iv.Scripts[si]
+	if failed {
+		st.Failed++
+		return
+	}
+	st.Transactions++
+	lat := float64(latUS)
+	st.LatSumUS += lat
+	st.LatSumSqUS += lat * lat
 }
 
 // RecordTxn records one completed transaction: its latency (from its
@@ -113,6 +139,16 @@ func (iv *Interval) Merge(o *Interval) {
 	if len(iv.Commands) < len(o.Commands) {
 		iv.Commands = append(iv.Commands, make([]CommandStat, len(o.Commands)-len(iv.Commands))...)
 	}
+	if len(iv.Scripts) < len(o.Scripts) {
+		iv.Scripts = append(iv.Scripts, make([]ScriptStat, len(o.Scripts)-len(iv.Scripts))...)
+	}
+	for i, c := range o.Scripts {
+		d := &iv.Scripts[i]
+		d.Transactions += c.Transactions
+		d.Failed += c.Failed
+		d.LatSumUS += c.LatSumUS
+		d.LatSumSqUS += c.LatSumSqUS
+	}
 	for i, c := range o.Commands {
 		d := &iv.Commands[i]
 		d.Count += c.Count
@@ -126,6 +162,7 @@ func (iv *Interval) Merge(o *Interval) {
 func (iv *Interval) Reset() {
 	iv.Counts = Counts{}
 	iv.Latency.Reset()
+	clear(iv.Scripts)
 	clear(iv.Commands)
 }
 
@@ -138,9 +175,9 @@ type Recorder struct {
 	cur *Interval
 }
 
-// NewRecorder returns a recorder for a client running scripts with ncmds
-// commands in all.
-func NewRecorder(ncmds int) *Recorder { return &Recorder{cur: NewInterval(ncmds)} }
+// NewRecorder returns a recorder for a client running nscripts scripts with
+// ncmds commands in all.
+func NewRecorder(ncmds, nscripts int) *Recorder { return &Recorder{cur: NewInterval(ncmds, nscripts)} }
 
 // Lock returns the current interval for recording; call Unlock after.
 func (r *Recorder) Lock() *Interval {

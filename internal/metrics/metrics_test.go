@@ -9,7 +9,7 @@ import (
 )
 
 func TestSummarizeKnownDistribution(t *testing.T) {
-	iv := metrics.NewInterval(0)
+	iv := metrics.NewInterval(0, 0)
 	// 1..1000 µs, each once: mean 500.5 µs, population stddev sqrt((n²-1)/12).
 	for us := int64(1); us <= 1000; us++ {
 		iv.RecordTxn(us, 0, false)
@@ -33,7 +33,7 @@ func TestSummarizeKnownDistribution(t *testing.T) {
 }
 
 func TestRecordClampsOutOfRange(t *testing.T) {
-	iv := metrics.NewInterval(0)
+	iv := metrics.NewInterval(0, 0)
 	iv.RecordTxn(0, 0, false)
 	iv.RecordTxn(metrics.HighestUS*2, 0, true)
 	if got := iv.Latency.TotalCount(); got != 2 {
@@ -45,15 +45,18 @@ func TestRecordClampsOutOfRange(t *testing.T) {
 }
 
 func TestMergeAddsCountsAndHistograms(t *testing.T) {
-	a, b := metrics.NewInterval(2), metrics.NewInterval(2)
+	a, b := metrics.NewInterval(2, 1), metrics.NewInterval(2, 1)
 	a.RecordTxn(100, 5, false)
 	a.Failed[metrics.FailSerialization] = 2
 	a.Commands[1] = metrics.CommandStat{Count: 1, SumUS: 40}
+	a.RecordScript(0, 100, false)
 	b.RecordTxn(300, 9, true)
 	b.Failed[metrics.FailSerialization] = 1
 	b.Failed[metrics.FailConnection] = 4
 	b.Retries = 3
 	b.Commands[1] = metrics.CommandStat{Count: 2, SumUS: 60, Failed: 1}
+	b.RecordScript(0, 300, false)
+	b.RecordScript(0, 0, true)
 	a.Merge(b)
 	if a.Transactions != 2 || a.FailedTotal() != 7 || a.Failed[metrics.FailSerialization] != 3 || a.Retries != 3 || a.Late != 1 {
 		t.Errorf("merged counts wrong: %+v", a.Counts)
@@ -63,6 +66,9 @@ func TestMergeAddsCountsAndHistograms(t *testing.T) {
 	}
 	if a.Commands[1] != (metrics.CommandStat{Count: 3, SumUS: 100, Failed: 1}) {
 		t.Errorf("command stats %+v", a.Commands[1])
+	}
+	if a.Scripts[0] != (metrics.ScriptStat{Transactions: 2, Failed: 1, LatSumUS: 400, LatSumSqUS: 100000}) {
+		t.Errorf("script stats %+v", a.Scripts[0])
 	}
 	if s := a.Summarize(); s.MeanMs != 0.2 || s.MaxMs != 0.3 {
 		t.Errorf("merged summary %+v", s)
@@ -74,7 +80,7 @@ func TestMergeAddsCountsAndHistograms(t *testing.T) {
 }
 
 func TestEncodeDecodeIsExact(t *testing.T) {
-	iv := metrics.NewInterval(0)
+	iv := metrics.NewInterval(0, 0)
 	for i := int64(1); i < 200000; i += 7 {
 		iv.RecordTxn(i*i%5_000_000+1, 0, false)
 	}
@@ -100,7 +106,7 @@ func TestRecorderSwapLosesNothing(t *testing.T) {
 	const clients, perClient = 4, 20000
 	recs := make([]*metrics.Recorder, clients)
 	for i := range recs {
-		recs[i] = metrics.NewRecorder(0)
+		recs[i] = metrics.NewRecorder(0, 0)
 	}
 	var wg sync.WaitGroup
 	for _, r := range recs {
@@ -114,10 +120,10 @@ func TestRecorderSwapLosesNothing(t *testing.T) {
 			}
 		}(r)
 	}
-	total := metrics.NewInterval(0)
+	total := metrics.NewInterval(0, 0)
 	spare := make([]*metrics.Interval, clients)
 	for i := range spare {
-		spare[i] = metrics.NewInterval(0)
+		spare[i] = metrics.NewInterval(0, 0)
 	}
 	done := make(chan struct{})
 	go func() { wg.Wait(); close(done) }()

@@ -5,6 +5,7 @@ package plan
 import (
 	"context"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/pgscale/pgscale/internal/engine"
@@ -186,6 +187,22 @@ func StepResult(r *engine.Result, scripts []*script.Script) result.Step {
 			iv.LagMeanMs = ms(p.Counts.LagSumUS / float64(p.Counts.Transactions))
 		}
 		s.Intervals = append(s.Intervals, iv)
+	}
+	if len(scripts) > 1 {
+		for si, sc := range scripts {
+			st := t.Scripts[si]
+			ss := result.ScriptStat{Name: sc.Name, Weight: sc.Weight, Transactions: st.Transactions, Failed: st.Failed}
+			if el > 0 {
+				ss.TPS = float64(st.Transactions) / el
+			}
+			if st.Transactions > 0 {
+				n := float64(st.Transactions)
+				mean := st.LatSumUS / n
+				ss.LatMeanMs = mean / 1000
+				ss.LatStddevMs = math.Sqrt(max(st.LatSumSqUS/n-mean*mean, 0)) / 1000
+			}
+			s.Scripts = append(s.Scripts, ss)
+		}
 	}
 	if len(t.Commands) > 0 && anyCommand(t.Commands) {
 		for si, sc := range scripts {

@@ -84,17 +84,18 @@ type Workload struct {
 
 // Step is one client count of the sweep.
 type Step struct {
-	Clients   int        `json:"clients"`
-	IO        string     `json:"client_io"` // raw or netpoll client sockets
-	Complete  bool       `json:"complete"`
-	Reason    string     `json:"incomplete_reason,omitempty"`
-	Started   time.Time  `json:"started"` // start of the measured window
-	ElapsedS  float64    `json:"elapsed_s"`
-	Summary   Summary    `json:"summary"`
-	Histogram string     `json:"latency_histogram"` // HdrHistogram V2 compressed base64, µs
-	Intervals []Interval `json:"intervals"`
-	Commands  []Command  `json:"commands,omitempty"` // -r
-	Errors    []Error    `json:"errors,omitempty"`
+	Clients   int          `json:"clients"`
+	IO        string       `json:"client_io"` // raw or netpoll client sockets
+	Complete  bool         `json:"complete"`
+	Reason    string       `json:"incomplete_reason,omitempty"`
+	Started   time.Time    `json:"started"` // start of the measured window
+	ElapsedS  float64      `json:"elapsed_s"`
+	Summary   Summary      `json:"summary"`
+	Histogram string       `json:"latency_histogram"` // HdrHistogram V2 compressed base64, µs
+	Intervals []Interval   `json:"intervals"`
+	Scripts   []ScriptStat `json:"scripts,omitempty"`  // with several weighted scripts
+	Commands  []Command    `json:"commands,omitempty"` // -r
+	Errors    []Error      `json:"errors,omitempty"`
 	// Probes is the server-side evidence gathered during the step (probes.go).
 	Probes *Probes `json:"probes,omitempty"`
 	// Disturbances are the disturbance windows run during the step (disturb.go).
@@ -145,6 +146,17 @@ type Interval struct {
 	Late         int64            `json:"late,omitempty"`
 	LagMeanMs    float64          `json:"lag_mean_ms,omitempty"`
 	Histogram    string           `json:"hist"`
+}
+
+// ScriptStat is one weighted script's share of a step, as pgbench reports it.
+type ScriptStat struct {
+	Name         string  `json:"name"`
+	Weight       int     `json:"weight"`
+	Transactions int64   `json:"transactions"`
+	TPS          float64 `json:"tps"`
+	Failed       int64   `json:"failed"`
+	LatMeanMs    float64 `json:"lat_mean_ms"`
+	LatStddevMs  float64 `json:"lat_stddev_ms"`
 }
 
 // Command is one script command's per-statement figures (pgbench -r).
