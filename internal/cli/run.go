@@ -128,6 +128,9 @@ func (o *runOptions) validate() error {
 	if err := o.init.validate(); err != nil {
 		return err
 	}
+	if err := o.disturb.validate(o.duration, o.transactions); err != nil {
+		return err
+	}
 	return o.target.validate()
 }
 
@@ -177,7 +180,7 @@ func (o *runOptions) run(ctx context.Context, argv []string, stdout, stderr io.W
 			WarmupS: o.warmup.Seconds(), RandomSeed: wl.Seed, ContinueOnError: o.contOnError,
 		},
 	}
-	tgt, err := o.target.open(ctx, workload.DataBytes(o.init.opts.Scale), maxOf(o.clients), stderr)
+	tgt, err := o.target.open(ctx, workload.DataBytes(o.init.opts.Scale), maxOf(o.clients)+o.disturb.sessions(), stderr)
 	if err != nil {
 		return err
 	}
@@ -222,6 +225,7 @@ func (o *runOptions) run(ctx context.Context, argv []string, stdout, stderr io.W
 				Defines: o.workload.defines, Clients: clients, DebugOutput: stderr})
 		},
 	}
+	o.disturb.scale, o.disturb.seed, o.disturb.defines, o.disturb.log = scale, wl.Seed, o.workload.defines, stderr
 	for _, f := range []func(*openTarget) ([]plan.Observer, error){o.probes.observers, o.disturb.observers} {
 		obs, err := f(tgt)
 		if err != nil {
@@ -239,7 +243,7 @@ func (o *runOptions) run(ctx context.Context, argv []string, stdout, stderr io.W
 		return vacuumBeforeStep(ctx, tgt)
 	}
 	if o.progress > 0 {
-		sw.Engine.Progress = func(p engine.Progress) { fmt.Fprintln(stderr, progressLine(p, o)) }
+		sw.Engine.Progress = func(p engine.Progress) { fmt.Fprintln(stderr, progressLine(p, o)+o.disturb.markers(p)) }
 	}
 	sw.AfterStep = func(_ int, s result.Step) {
 		fmt.Fprintln(stdout, plan.DescribeStep(s))
@@ -249,6 +253,7 @@ func (o *runOptions) run(ctx context.Context, argv []string, stdout, stderr io.W
 		if o.perCommand {
 			printCommands(stdout, s)
 		}
+		printDisturbances(stdout, s)
 	}
 	steps, runErr := sw.Run(ctx)
 	file.Steps = steps
