@@ -226,6 +226,13 @@ func (o *abOptions) runAB(ctx context.Context, argv []string, stdout, stderr io.
 	ab := &plan.AB{Rounds: o.rounds, Seed: seed}
 	for _, t := range targets {
 		sw, err := o.newSweep(t.tgt, wl, t.scale, t.hasTables, stderr)
+		// Each target has probes of its own, holding connections: close
+		// them all at the end (o.probes.close knows only the last).
+		for _, obs := range sw.Observers {
+			if c, ok := obs.(interface{ Close() }); ok {
+				defer c.Close()
+			}
+		}
 		if err != nil {
 			return err
 		}
@@ -344,7 +351,7 @@ func (o *abOptions) openTargets(ctx context.Context, specs []plan.TargetSpec, lo
 		go func() {
 			defer wg.Done()
 			t := targets[i]
-			tgt, err := o.target.startCluster(ctx, bins[i], t.spec.Settings, dataBytes, maxOf(o.clients), log)
+			tgt, err := o.target.startCluster(ctx, bins[i], t.spec.Settings, dataBytes, maxOf(o.clients)+o.disturb.sessions(), log)
 			if err != nil {
 				errs[i] = wrapTarget(t.spec.Name, err)
 				return

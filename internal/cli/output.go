@@ -41,7 +41,15 @@ func progressLine(p engine.Progress, o *runOptions) string {
 // printSweepTable prints the compact table that ends every run.
 func printSweepTable(w io.Writer, steps []result.Step) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "clients\ttps\tspeedup\tefficiency\tlat avg ms\tp99 ms\tfailed\tclient cpu/txn\t")
+	disturbed := false
+	for _, s := range steps {
+		disturbed = disturbed || len(s.Disturbances) > 0
+	}
+	head := "clients\ttps\tspeedup\tefficiency\tlat avg ms\tp99 ms\tfailed\tclient cpu/txn\t"
+	if disturbed {
+		head += "during/before\t"
+	}
+	fmt.Fprintln(tw, head)
 	for _, s := range steps {
 		sum := s.Summary
 		cpu := "-"
@@ -51,6 +59,9 @@ func printSweepTable(w io.Writer, steps []result.Step) {
 		mark := ""
 		if !s.Complete {
 			mark = " (incomplete)"
+		}
+		if disturbed {
+			cpu += "\t" + duringBefore(s)
 		}
 		fmt.Fprintf(tw, "%d\t%.1f\t%.2f×\t%.0f%%\t%.3f\t%.3f\t%d\t%s\t%s\n", s.Clients, sum.TPS, sum.Speedup,
 			sum.Efficiency*100, sum.Latency.MeanMs, sum.Latency.P99Ms, sum.Failed, cpu, mark)

@@ -39,6 +39,7 @@ func newRoot(argv []string, stdout, stderr io.Writer) *cobra.Command {
 		newInitCmd(stdout, stderr),
 		newABCmd(stdout, stderr),
 		newCompareCmd(stdout),
+		newReportCmd(stdout, stderr),
 	)
 	root.SetOut(stdout)
 	root.SetErr(stderr)

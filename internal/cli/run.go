@@ -15,8 +15,10 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/pgscale/pgscale/internal/diagnose"
 	"github.com/pgscale/pgscale/internal/engine"
 	"github.com/pgscale/pgscale/internal/plan"
+	"github.com/pgscale/pgscale/internal/report"
 	"github.com/pgscale/pgscale/internal/result"
 	"github.com/pgscale/pgscale/internal/script"
 	"github.com/pgscale/pgscale/internal/target"
@@ -138,7 +140,10 @@ func (o *runOptions) validateLoad() error {
 	if _, err := engine.ParseIOMode(o.io); err != nil {
 		return Usagef("--io: %v", err)
 	}
-	return o.init.validate()
+	if err := o.init.validate(); err != nil {
+		return err
+	}
+	return o.disturb.validate(o.duration, o.transactions)
 }
 
 func maxOf(xs []int) int {
@@ -176,7 +181,7 @@ func (o *runOptions) run(ctx context.Context, argv []string, stdout, stderr io.W
 	defer stop()
 
 	file := o.newFile(argv, wl)
-	tgt, err := o.target.open(ctx, workload.DataBytes(o.init.opts.Scale), maxOf(o.clients), stderr)
+	tgt, err := o.target.open(ctx, workload.DataBytes(o.init.opts.Scale), maxOf(o.clients)+o.disturb.sessions(), stderr)
 	if err != nil {
 		return err
 	}
@@ -196,6 +201,7 @@ func (o *runOptions) run(ctx context.Context, argv []string, stdout, stderr io.W
 	file.Workload.Scale = scale
 	recordServerInfo(ctx, tgt, &file.Target)
 	sw, err := o.newSweep(tgt, wl, scale, hasTables, stderr)
+	defer o.probes.close()
 	if err != nil {
 		return err
 	}
@@ -214,6 +220,7 @@ func (o *runOptions) run(ctx context.Context, argv []string, stdout, stderr io.W
 		if o.perCommand {
 			printCommands(stdout, s)
 		}
+		printDisturbances(stdout, s)
 	}
 	steps, runErr := sw.Run(ctx)
 	file.Steps = steps
@@ -227,6 +234,9 @@ func (o *runOptions) run(ctx context.Context, argv []string, stdout, stderr io.W
 	}
 	fmt.Fprintln(stdout)
 	printSweepTable(stdout, steps)
+	if file.Diagnosis = diagnose.Sweep(file); file.Diagnosis != nil {
+		report.Diagnosis(stdout, file.Diagnosis)
+	}
 	path := o.out
 	if path == "" {
 		path = filepath.Join("results", fmt.Sprintf("%s-%s.json", sanitize(wl.Name), file.Started.Format("20060102T150405Z")))
@@ -283,7 +293,8 @@ func recordServerInfo(ctx context.Context, tgt *openTarget, t *result.Target) {
 // newSweep returns the sweep of the workload over o.clients on tgt: engine
 // settings, program, probes and disturbances, pgbench's vacuum before each
 // step (unless -n or without pgbench's tables), and progress lines on
-// stderr with -P.
+// stderr with -P. The probes it starts are the last ones o.probes.close
+// closes; a caller with several targets closes the Sweep's observers itself.
 func (o *runOptions) newSweep(tgt *openTarget, wl *loaded, scale int, hasTables bool, stderr io.Writer) (*plan.Sweep, error) {
 	ioMode, _ := engine.ParseIOMode(o.io)
 	interval := o.progress
@@ -304,10 +315,11 @@ func (o *runOptions) newSweep(tgt *openTarget, wl *loaded, scale int, hasTables 
 				Defines: o.workload.defines, Clients: clients, DebugOutput: stderr})
 		},
 	}
+	o.disturb.scale, o.disturb.seed, o.disturb.defines, o.disturb.log = scale, wl.Seed, o.workload.defines, stderr
 	for _, f := range []func(*openTarget) ([]plan.Observer, error){o.probes.observers, o.disturb.observers} {
 		obs, err := f(tgt)
 		if err != nil {
-			return nil, err
+			return sw, err
 		}
 		sw.Observers = append(sw.Observers, obs...)
 	}
@@ -318,7 +330,7 @@ func (o *runOptions) newSweep(tgt *openTarget, wl *loaded, scale int, hasTables 
 		return vacuumBeforeStep(ctx, tgt)
 	}
 	if o.progress > 0 {
-		sw.Engine.Progress = func(p engine.Progress) { fmt.Fprintln(stderr, progressLine(p, o)) }
+		sw.Engine.Progress = func(p engine.Progress) { fmt.Fprintln(stderr, progressLine(p, o)+o.disturb.markers(p)) }
 	}
 	return sw, nil
 }

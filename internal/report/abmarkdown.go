@@ -13,7 +13,7 @@ import (
 // and the notes folded under it.
 func WriteMarkdown(w io.Writer, r *ABReport) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "### pgscale ab: %s\n\n", mdEscape(r.Workload))
+	fmt.Fprintf(&b, "### pgscale ab: %s\n\n", mdText(r.Workload))
 	for i, v := range r.Verdicts {
 		mark := "✅"
 		if !v.Passed() {
@@ -21,13 +21,13 @@ func WriteMarkdown(w io.Writer, r *ABReport) error {
 		}
 		line := r.CandidateHeadline(i)
 		if len(r.Verdicts) == 1 {
-			fmt.Fprintf(&b, "%s **%s**\n", mark, mdEscape(line))
+			fmt.Fprintf(&b, "%s **%s**\n", mark, mdText(line))
 		} else {
-			fmt.Fprintf(&b, "- %s **%s**\n", mark, mdEscape(line))
+			fmt.Fprintf(&b, "- %s **%s**\n", mark, mdText(line))
 		}
 	}
 	if r.Incomplete != "" {
-		fmt.Fprintf(&b, "\n⚠️ **Incomplete:** %s\n", mdEscape(r.Incomplete))
+		fmt.Fprintf(&b, "\n⚠️ **Incomplete:** %s\n", mdText(r.Incomplete))
 	}
 	summary := make([]string, len(r.Verdicts))
 	for i, v := range r.Verdicts {
@@ -36,13 +36,13 @@ func WriteMarkdown(w io.Writer, r *ABReport) error {
 			summary[i] = r.Candidates[i] + ": " + summary[i]
 		}
 	}
-	fmt.Fprintf(&b, "\n<details>\n<summary>%s</summary>\n\n", mdEscape(strings.Join(summary, "; ")))
+	fmt.Fprintf(&b, "\n<details>\n<summary>%s</summary>\n\n", mdText(strings.Join(summary, "; ")))
 
 	single := len(r.Candidates) == 1
-	head := []string{"step", "measure", mdEscape(r.Baseline)}
+	head := []string{"step", "measure", mdText(r.Baseline)}
 	align := []string{":--", ":--", "--:"}
 	for _, c := range r.Candidates {
-		head = append(head, mdEscape(c), "change")
+		head = append(head, mdText(c), "change")
 		align = append(align, "--:", "--:")
 		if single {
 			head = append(head, "bound")
@@ -54,7 +54,7 @@ func WriteMarkdown(w io.Writer, r *ABReport) error {
 	b.WriteString("| " + strings.Join(head, " | ") + " |\n")
 	b.WriteString("|" + strings.Join(align, "|") + "|\n")
 	for _, row := range r.Rows {
-		cells := []string{row.Measure.Step, mdEscape(measureLabel(row.Measure)), FormatValue(row.Base.Median)}
+		cells := []string{row.Measure.Step, mdText(measureLabel(row.Measure)), FormatValue(row.Base.Median)}
 		for _, c := range row.Cells {
 			a := c.Assessment
 			change := stats.FormatChange(a.Change, a.Lo, a.Hi)
@@ -73,11 +73,11 @@ func WriteMarkdown(w io.Writer, r *ABReport) error {
 		}
 		b.WriteString("| " + strings.Join(cells, " | ") + " |\n")
 	}
-	fmt.Fprintf(&b, "\n%s.\n", mdEscape(methodLine(r)))
+	fmt.Fprintf(&b, "\n%s.\n", mdText(methodLine(r)))
 	if notes := reportNotes(r); len(notes) > 0 {
 		b.WriteString("\nNotes:\n")
 		for _, n := range notes {
-			fmt.Fprintf(&b, "- %s\n", mdEscape(n))
+			fmt.Fprintf(&b, "- %s\n", mdText(n))
 		}
 	}
 	b.WriteString("\n</details>\n")
@@ -85,9 +85,9 @@ func WriteMarkdown(w io.Writer, r *ABReport) error {
 	return err
 }
 
-// mdEscape keeps text from breaking a markdown table or being read as
+// mdText keeps text from breaking a markdown table or being read as
 // markup.
-func mdEscape(s string) string {
+func mdText(s string) string {
 	r := strings.NewReplacer("|", `\|`, "<", "&lt;", ">", "&gt;", "*", `\*`, "_", `\_`, "`", "\\`")
 	return r.Replace(s)
 }

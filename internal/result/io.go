@@ -167,6 +167,11 @@ func (f *File) Validate() error {
 		if s.Complete != (s.Reason == "") {
 			bad("step %d: complete=%v with reason %q", i, s.Complete, s.Reason)
 		}
+		for j := range s.Disturbances {
+			if err := s.Disturbances[j].validate(); err != nil {
+				bad("step %d: %v", i, err)
+			}
+		}
 	}
 	if f.AB != nil {
 		errs = append(errs, f.AB.validate(f)...)

@@ -13,7 +13,7 @@ import (
 // incompatible change, and Read accepts every version it knows.
 const (
 	Schema  = "pgscale.result"
-	Version = 1
+	Version = 2 // 2: steps carry probes, the file a diagnosis
 )
 
 // File is one result file: one workload over a client sweep on one target.
@@ -31,7 +31,8 @@ type File struct {
 	Workload    Workload    `json:"workload"`
 	Steps       []Step      `json:"steps"`
 	// AB links the files of one A/B run (ab.go); nil for pgscale run.
-	AB *AB `json:"ab,omitempty"`
+	AB        *AB        `json:"ab,omitempty"`
+	Diagnosis *Diagnosis `json:"diagnosis,omitempty"` // diagnosis.go
 }
 
 // Environment is the machine the load generator ran on.

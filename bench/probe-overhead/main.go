@@ -1,0 +1,221 @@
+// Command probe-overhead measures what pgscale's default probes cost the
+// workload they watch: select-only -M prepared at each client count, probes
+// off and on, interleaved (A B, then B A, ...) over several rounds, on two
+// ephemeral clusters: one with pg_wait_sampling preloaded (wait events read
+// from its in-server profile) and one without it (pg_stat_activity sampled
+// at 20 Hz). It prints, per cluster and client count, the TPS ratio
+// probes-on / probes-off (median and range over the rounds) and what the
+// probes said they cost.
+//
+//	go run ./bench/probe-overhead -rounds 3 -T 10 -c 2,8
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/pgscale/pgscale/internal/diagnose"
+	"github.com/pgscale/pgscale/internal/result"
+	"github.com/pgscale/pgscale/internal/target"
+	"github.com/pgscale/pgscale/internal/workload"
+)
+
+func main() {
+	rounds := flag.Int("rounds", 3, "interleaved rounds")
+	dur := flag.Int("T", 10, "seconds per run")
+	clients := flag.String("c", "2,8", "client counts")
+	bin := flag.String("pgscale", "", "pgscale binary (default: build it)")
+	only := flag.String("only", "", "run one cluster only: with or without (pg_wait_sampling)")
+	flag.Parse()
+	if err := run(*rounds, *dur, *clients, *bin, *only); err != nil {
+		fmt.Fprintln(os.Stderr, "probe-overhead:", err)
+		os.Exit(1)
+	}
+}
+
+type sample struct {
+	off, on   float64 // tps
+	probeCost float64 // the probes' share of the machine (on)
+	source    string  // wait-event source (on)
+}
+
+func run(rounds, dur int, clientList, bin, only string) error {
+	tmp, err := os.MkdirTemp("", "probe-overhead-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	if bin == "" {
+		bin = filepath.Join(tmp, "pgscale")
+		build := exec.Command("go", "build", "-o", bin, "./cmd/pgscale")
+		build.Stderr = os.Stderr
+		if err := build.Run(); err != nil {
+			return fmt.Errorf("build pgscale: %w", err)
+		}
+	}
+	var ns []int
+	for _, f := range strings.Split(clientList, ",") {
+		n, err := strconv.Atoi(f)
+		if err != nil {
+			return err
+		}
+		ns = append(ns, n)
+	}
+	type config struct {
+		name string
+		opts target.Options
+		exts []string
+	}
+	configs := []config{
+		{"with pg_wait_sampling", target.Options{MaxConnections: 64}, []string{"pg_stat_statements", "pg_wait_sampling"}},
+		{"without pg_wait_sampling", target.Options{MaxConnections: 64, NoPreload: true,
+			Settings: []target.Setting{{Name: "shared_preload_libraries", Value: "pg_stat_statements"}}}, []string{"pg_stat_statements"}},
+	}
+	results := map[string]map[int][]sample{}
+	for _, cfg := range configs {
+		if only != "" && !strings.HasPrefix(cfg.name, only) {
+			continue
+		}
+		res, err := measure(cfg.name, cfg.opts, cfg.exts, bin, tmp, rounds, dur, ns)
+		if err != nil {
+			return fmt.Errorf("%s: %w", cfg.name, err)
+		}
+		results[cfg.name] = res
+	}
+	fmt.Printf("select-only -M prepared, %d s per run, %d interleaved rounds, default probes on vs --no-probes\n\n", dur, rounds)
+	fmt.Println("| cluster | clients | tps off (median) | tps on (median) | TPS ratio on/off (median [min–max]) | probes' own cost (share of machine) | wait source |")
+	fmt.Println("| --- | ---: | ---: | ---: | --- | ---: | --- |")
+	for _, cfg := range configs {
+		res, ok := results[cfg.name]
+		if !ok {
+			continue
+		}
+		for _, n := range ns {
+			var off, on, ratio, cost []float64
+			src := ""
+			for _, s := range res[n] {
+				off, on, ratio, cost = append(off, s.off), append(on, s.on), append(ratio, s.on/s.off), append(cost, s.probeCost)
+				src = s.source
+			}
+			fmt.Printf("| %s | %d | %.0f | %.0f | %.3f [%.3f–%.3f] | %.2f%% | %s |\n", cfg.name, n, median(off), median(on),
+				median(ratio), minOf(ratio), maxOf(ratio), median(cost)*100, src)
+		}
+	}
+	return nil
+}
+
+func measure(name string, opts target.Options, exts []string, bin, tmp string, rounds, dur int, ns []int) (map[int][]sample, error) {
+	ctx := context.Background()
+	opts.DataSizeHint = workload.DataBytes(1)
+	c, err := target.Start(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	defer c.Stop()
+	dsn := c.ConnString("postgres")
+	connect := func(ctx context.Context) (*pgconn.PgConn, error) { return pgconn.Connect(ctx, dsn) }
+	if _, err := workload.Init(ctx, connect, workload.InitOptions{Scale: 1}, io.Discard); err != nil {
+		return nil, err
+	}
+	conn, err := connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range exts {
+		if _, err := conn.Exec(ctx, "CREATE EXTENSION IF NOT EXISTS "+e).ReadAll(); err != nil {
+			conn.Close(ctx)
+			return nil, err
+		}
+	}
+	conn.Close(ctx)
+	res := map[int][]sample{}
+	out := filepath.Join(tmp, "r.json")
+	one := func(n int, probes bool) (*result.File, error) {
+		args := []string{"run", "--dsn", dsn, "-S", "-M", "prepared", "-n", "-c", strconv.Itoa(n), "-T", strconv.Itoa(dur), "-P", "0", "--out", out}
+		if !probes {
+			args = append(args, "--no-probes")
+		}
+		t0 := time.Now()
+		o, err := exec.Command(bin, args...).CombinedOutput()
+		if err != nil {
+			return nil, fmt.Errorf("pgscale %v: %v\n%s", args, err, o)
+		}
+		f, err := result.Read(out)
+		if err != nil {
+			return nil, err
+		}
+		what := "off"
+		if probes {
+			what = "on "
+		}
+		fmt.Fprintf(os.Stderr, "%s c=%d probes %s %9.1f tps (%.1f s)\n", name, n, what, f.Steps[0].Summary.TPS, time.Since(t0).Seconds())
+		return f, nil
+	}
+	for r := 0; r < rounds; r++ {
+		for _, n := range ns {
+			order := []bool{false, true}
+			if r%2 == 1 {
+				order = []bool{true, false}
+			}
+			var s sample
+			for _, probes := range order {
+				f, err := one(n, probes)
+				if err != nil {
+					return nil, err
+				}
+				st := f.Steps[0]
+				if !probes {
+					s.off = st.Summary.TPS
+					continue
+				}
+				s.on = st.Summary.TPS
+				fig := diagnose.Compute(st)
+				s.probeCost = fig.ProbeShare
+				if st.Probes != nil && st.Probes.Waits != nil {
+					s.source = st.Probes.Waits.Source
+				}
+			}
+			res[n] = append(res[n], s)
+		}
+	}
+	return res, nil
+}
+
+func median(xs []float64) float64 {
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	if len(s) == 0 {
+		return 0
+	}
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+func minOf(xs []float64) float64 {
+	m := xs[0]
+	for _, x := range xs {
+		m = min(m, x)
+	}
+	return m
+}
+
+func maxOf(xs []float64) float64 {
+	m := xs[0]
+	for _, x := range xs {
+		m = max(m, x)
+	}
+	return m
+}

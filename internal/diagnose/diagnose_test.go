@@ -1,0 +1,124 @@
+package diagnose_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/pgscale/pgscale/internal/diagnose"
+	"github.com/pgscale/pgscale/internal/result"
+)
+
+// step builds a 10 s step on a 2-core machine: tps, machine busy share,
+// server and generator CPU seconds, run-queue wait seconds (server), and
+// wait samples by "Type:Event" ("CPU" for on-CPU samples).
+func step(clients int, tps, busy, serverCPU, genCPU, runQueue float64, waits map[string]int64) result.Step {
+	s := result.Step{Clients: clients, Complete: true, ElapsedS: 10}
+	s.Summary.TPS = tps
+	s.Summary.Transactions = int64(tps * 10)
+	s.Summary.Latency.MeanMs = float64(clients) / tps * 1000
+	w := &result.Waits{Source: "pg_wait_sampling"}
+	for k, n := range waits {
+		w.Samples += n
+		if k == "CPU" {
+			w.CPUSamples += n
+			continue
+		}
+		typ, ev, _ := strings.Cut(k, ":")
+		w.Events = append(w.Events, result.WaitEvent{Type: typ, Event: ev, Samples: n})
+	}
+	s.Probes = &result.Probes{
+		ElapsedS: 10,
+		Process: &result.ProcessStats{CPUs: 2, Host: result.HostStat{BusyShare: busy},
+			Server:    &result.ProcGroup{CPUS: serverCPU, RunQueueWaitS: runQueue},
+			Generator: result.ProcGroup{CPUS: genCPU}},
+		Waits: w,
+	}
+	return s
+}
+
+func TestVerdicts(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		s      result.Step
+		want   string
+		detail string
+	}{
+		// The trap: a saturated machine where 90% of samples say ClientRead.
+		{"client-read trap is cpu-bound", step(8, 30000, 0.99, 14, 5, 40, map[string]int64{"Client:ClientRead": 900, "CPU": 100}), diagnose.CPUBound, "mostly the server"},
+		{"busy but no queue is not cpu-bound", step(8, 30000, 0.95, 14, 5, 1, map[string]int64{"CPU": 900, "Client:ClientRead": 100}), diagnose.Unclear, "few tasks wait"},
+		{"lwlock", step(8, 9000, 0.6, 8, 2, 1, map[string]int64{"LWLock:WALInsert": 500, "CPU": 400, "Lock:tuple": 100}), diagnose.LWLockBound, "WALInsert"},
+		{"hot rows on a saturated machine", step(8, 1300, 0.99, 3, 2, 30, map[string]int64{"Lock:transactionid": 600, "Lock:tuple": 100, "CPU": 300}), diagnose.LockBound, "hot rows"},
+		{"relation locks", step(8, 1300, 0.3, 3, 2, 0, map[string]int64{"Lock:relation": 600, "CPU": 400}), diagnose.LockBound, "DDL"},
+		{"io", step(4, 500, 0.2, 1, 1, 0, map[string]int64{"IO:DataFileRead": 700, "CPU": 300}), diagnose.IOBound, "DataFileRead"},
+		{"sleep", step(2, 190, 0.05, 0.1, 0.5, 0, map[string]int64{"Timeout:PgSleep": 990, "CPU": 10}), diagnose.UnderLoaded, "PgSleep"},
+		{"sleep on a machine busy with others", step(2, 190, 1.0, 0.1, 0.5, 0.1, map[string]int64{"Timeout:PgSleep": 990, "CPU": 10}), diagnose.UnderLoaded, "other processes"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := diagnose.Compute(tc.s)
+			v := diagnose.Step(f, f)
+			if v.Verdict != tc.want || !strings.Contains(v.Detail, tc.detail) {
+				t.Errorf("verdict %s (%s), want %s (%s…)", v.Verdict, v.Detail, tc.want, tc.detail)
+			}
+		})
+	}
+}
+
+func TestClientBound(t *testing.T) {
+	s := step(4, 20000, 0.6, 4, 6, 0, map[string]int64{"Client:ClientRead": 800, "CPU": 200})
+	s.Probes.Process.Generator.RunQueueWaitS = 2 // 0.2 s per second
+	f := diagnose.Compute(s)
+	if v := diagnose.Step(f, f); v.Verdict != diagnose.ClientBound {
+		t.Errorf("verdict %s (%s), want client-bound", v.Verdict, v.Detail)
+	}
+}
+
+func TestNoProbesIsUnclear(t *testing.T) {
+	f := diagnose.Compute(result.Step{Clients: 1, Summary: result.Summary{TPS: 100}})
+	if v := diagnose.Step(f, f); v.Verdict != diagnose.Unclear || !strings.Contains(v.Detail, "no process accounting") {
+		t.Errorf("verdict %s (%s), want unclear for lack of evidence", v.Verdict, v.Detail)
+	}
+}
+
+func TestKnee(t *testing.T) {
+	mk := func(tps ...float64) []result.Step {
+		var s []result.Step
+		for i, x := range tps {
+			s = append(s, result.Step{Clients: 1 << i, Summary: result.Summary{TPS: x}})
+		}
+		return s
+	}
+	for _, tc := range []struct {
+		tps  []float64
+		want int
+	}{
+		{[]float64{100, 190, 370, 700}, -1},
+		{[]float64{100, 190, 260, 265}, 2},
+		{[]float64{100, 180, 185, 270}, -1}, // a dip is not a knee when a later step gains
+		{[]float64{100, 105, 103, 106}, 0},
+		{[]float64{100, 190, 200, 150}, 1},
+		{[]float64{100}, -1},
+	} {
+		if got := diagnose.Knee(mk(tc.tps...)); got != tc.want {
+			t.Errorf("Knee(%v) = %d, want %d", tc.tps, got, tc.want)
+		}
+	}
+}
+
+func TestSweepParagraph(t *testing.T) {
+	f := &result.File{Steps: []result.Step{
+		step(1, 10000, 0.55, 3, 2, 0.1, map[string]int64{"CPU": 600, "Client:ClientRead": 400}),
+		step(2, 18000, 0.92, 6, 4, 6, map[string]int64{"CPU": 900, "Client:ClientRead": 1100}),
+		step(4, 26000, 0.99, 9, 6, 20, map[string]int64{"CPU": 800, "Client:ClientRead": 3200}),
+		step(8, 26500, 0.99, 9, 6, 40, map[string]int64{"CPU": 700, "Client:ClientRead": 7300}),
+	}}
+	d := diagnose.Sweep(f)
+	if d.Peak != 3 || d.Knee != 2 {
+		t.Errorf("peak %d knee %d, want 3 and 2", d.Peak, d.Knee)
+	}
+	for _, want := range []string{"peaks at 8 clients", "2.6× 1 client", "stops growing at 4 clients", "From 2 clients the machine's CPU is saturated",
+		"CPU-bound, not lock-bound", "Client:ClientRead", "At 1 client the verdict was"} {
+		if !strings.Contains(d.Paragraph, want) {
+			t.Errorf("paragraph lacks %q:\n%s", want, d.Paragraph)
+		}
+	}
+}

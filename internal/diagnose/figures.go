@@ -1,0 +1,180 @@
+// Package diagnose explains a sweep: for every step a bottleneck verdict
+// with its evidence (cpu-bound, lwlock-bound, lock-bound, io-bound,
+// client-bound, under-loaded or unclear), the knee where throughput stops
+// growing, the peak, and a paragraph in plain English. It reads only result
+// types, so a result file can be diagnosed again later, anywhere.
+package diagnose
+
+import (
+	"sort"
+
+	"github.com/pgscale/pgscale/internal/result"
+)
+
+// Figures are the per-step quantities the verdicts and the reports use,
+// derived from a step's summary and probes. A field whose evidence is
+// missing is NaN-free: the matching Has flag is false instead.
+type Figures struct {
+	Clients      int
+	TPS          float64
+	Transactions int64
+	ElapsedS     float64 // the probes' window
+	CPUs         int
+
+	// Machine CPU, as shares of all cores (0..1).
+	HasHost        bool
+	MachineBusy    float64
+	HasServer      bool
+	ServerShare    float64 // the server's processes, without the probes' backends
+	GeneratorShare float64 // pgscale, without the probes' in-process threads
+	ProbeShare     float64 // every probe, in pgscale, perf and the server
+	OtherShare     float64 // the rest of the machine's busy time
+	// RunQueuePerCore is the average number of runnable tasks (server and
+	// generator) waiting for a CPU, per core.
+	RunQueuePerCore float64
+	// GeneratorRunQueue is the generator's run-queue wait per second of
+	// wall time (0.1 = its threads waited 10% of the time in all).
+	GeneratorRunQueue float64
+	PSI               *result.PSI
+
+	// Per transaction.
+	ServerCPUPerTxnUS    float64
+	GeneratorCPUPerTxnUS float64
+	CtxPerTxn            float64 // context switches, server and generator
+	ServerCtxPerTxn      float64
+
+	// Wait samples of the client backends, as shares of all samples.
+	HasWaits    bool
+	WaitSource  string
+	CPUSample   float64 // active with no wait event
+	ClassShare  map[string]float64
+	ClientShare float64 // Client waits and idle sessions, of all samples including idle
+	TopEvents   []EventShare
+
+	// Locks.
+	HasLocks bool
+	Locks    *result.Locks
+
+	// Statements.
+	HasStatements  bool
+	ServerMsPerTxn float64
+	NetworkMs      float64 // client-observed latency - server time per transaction
+	LatencyMs      float64
+
+	// Counters.
+	Counters *result.Counters
+}
+
+// EventShare is one wait event and its share of the samples.
+type EventShare struct {
+	Name  string // Type:Event
+	Type  string
+	Share float64
+}
+
+// Compute derives a step's figures.
+func Compute(s result.Step) Figures {
+	f := Figures{Clients: s.Clients, TPS: s.Summary.TPS, Transactions: s.Summary.Transactions,
+		ElapsedS: s.ElapsedS, LatencyMs: s.Summary.Latency.MeanMs, ClassShare: map[string]float64{}}
+	p := s.Probes
+	if p == nil {
+		return f
+	}
+	if p.ElapsedS > 0 {
+		f.ElapsedS = p.ElapsedS
+	}
+	// The probes' window is a little shorter than the measured one (they
+	// take their last snapshots before the clients disconnect): per
+	// transaction figures divide by the transactions of their own window.
+	txns := f.TPS * f.ElapsedS
+	perTxn := func(x float64) float64 {
+		if txns <= 0 {
+			return 0
+		}
+		return x / txns
+	}
+	var probeLocal, probeInProc, probeServer float64
+	for _, c := range p.Costs {
+		probeLocal += c.LocalCPUS
+		probeInProc += c.InProcessS
+		probeServer += c.ServerCPUS
+	}
+	if ps := p.Process; ps != nil && ps.CPUs > 0 && f.ElapsedS > 0 {
+		f.CPUs = ps.CPUs
+		machine := f.ElapsedS * float64(ps.CPUs)
+		f.HasHost = ps.Host.BusyShare > 0
+		f.MachineBusy = ps.Host.BusyShare
+		f.PSI = ps.Host.PSI
+		gen := max(ps.Generator.CPUS-probeInProc, 0)
+		f.GeneratorShare = gen / machine
+		f.GeneratorCPUPerTxnUS = perTxn(gen * 1e6)
+		f.GeneratorRunQueue = ps.Generator.RunQueueWaitS / f.ElapsedS
+		rq := ps.Generator.RunQueueWaitS
+		ctx := ps.Generator.VoluntaryCtx + ps.Generator.InvoluntaryCtx
+		f.ProbeShare = (probeLocal + probeServer) / machine
+		if ps.Server != nil {
+			f.HasServer = true
+			srv := max(ps.Server.CPUS-probeServer, 0)
+			f.ServerShare = srv / machine
+			f.ServerCPUPerTxnUS = perTxn(srv * 1e6)
+			rq += ps.Server.RunQueueWaitS
+			sctx := ps.Server.VoluntaryCtx + ps.Server.InvoluntaryCtx
+			ctx += sctx
+			f.ServerCtxPerTxn = perTxn(float64(sctx))
+		}
+		f.CtxPerTxn = perTxn(float64(ctx))
+		f.RunQueuePerCore = rq / f.ElapsedS / float64(ps.CPUs)
+		if f.HasHost {
+			f.OtherShare = max(f.MachineBusy-f.ServerShare-f.GeneratorShare-f.ProbeShare, 0)
+		}
+	}
+	if w := p.Waits; w != nil && w.Samples > 0 {
+		f.HasWaits = true
+		f.WaitSource = w.Source
+		n := float64(w.Samples)
+		f.CPUSample = float64(w.CPUSamples) / n
+		var client int64
+		for _, e := range w.Events {
+			f.ClassShare[e.Type] += float64(e.Samples) / n
+			f.TopEvents = append(f.TopEvents, EventShare{Name: e.Type + ":" + e.Event, Type: e.Type, Share: float64(e.Samples) / n})
+			if e.Type == "Client" {
+				client += e.Samples
+			}
+		}
+		f.ClientShare = float64(client+w.IdleSamples) / float64(w.Samples+w.IdleSamples)
+		if w.CPUSamples > 0 {
+			f.TopEvents = append(f.TopEvents, EventShare{Name: "CPU", Share: f.CPUSample})
+		}
+		sort.SliceStable(f.TopEvents, func(i, j int) bool { return f.TopEvents[i].Share > f.TopEvents[j].Share })
+	}
+	if p.Locks != nil && p.Locks.Snapshots > 0 {
+		f.HasLocks, f.Locks = true, p.Locks
+	}
+	if st := p.Statements; st != nil && st.Calls > 0 && txns > 0 {
+		f.HasStatements = true
+		f.ServerMsPerTxn = st.ServerMs / txns
+		f.NetworkMs = f.LatencyMs - f.ServerMsPerTxn
+	}
+	f.Counters = p.Counters
+	return f
+}
+
+// event returns one wait event's share of the samples.
+func (f Figures) event(name string) (float64, bool) {
+	for _, e := range f.TopEvents {
+		if e.Name == name {
+			return e.Share, true
+		}
+	}
+	return 0, false
+}
+
+// topOf returns the most sampled event of a wait class.
+func (f Figures) topOf(class string) (EventShare, bool) {
+	for _, e := range f.TopEvents {
+		if e.Type == class {
+			return e, true
+		}
+	}
+	return EventShare{}, false
+}

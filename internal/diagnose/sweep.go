@@ -1,0 +1,179 @@
+package diagnose
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/pgscale/pgscale/internal/result"
+)
+
+// KneeGain is how much higher than a step some later step must go for the
+// sweep to count as still scaling past it. Run-to-run noise on a shared
+// machine is several per cent, and a curve that gains less than a tenth
+// for at least twice the clients has flattened for any practical purpose.
+const KneeGain = 0.10
+
+// BusyElsewhere is the share of the machine taken by processes that are
+// neither the server, the load generator nor the probes, above which the
+// diagnosis warns that the run shared its machine: a quarter of a 2-core
+// machine is half a core, enough to move throughput by tens of per cent.
+const BusyElsewhere = 0.25
+
+// Sweep diagnoses a result file's steps. It returns nil when there are no
+// steps.
+func Sweep(file *result.File) *result.Diagnosis {
+	steps := file.Steps
+	if len(steps) == 0 {
+		return nil
+	}
+	figs := make([]Figures, len(steps))
+	for i, s := range steps {
+		figs[i] = Compute(s)
+	}
+	d := &result.Diagnosis{Knee: Knee(steps)}
+	for i := range steps {
+		d.Steps = append(d.Steps, Step(figs[i], figs[0]))
+		if steps[i].Summary.TPS > steps[d.Peak].Summary.TPS {
+			d.Peak = i
+		}
+	}
+	d.PeakTPS = steps[d.Peak].Summary.TPS
+	if steps[0].Summary.TPS > 0 {
+		d.PeakSpeedup = d.PeakTPS / steps[0].Summary.TPS
+	}
+	d.Paragraph = paragraph(steps, figs, d)
+	return d
+}
+
+// Knee returns the index of the first step that no later step beats by
+// KneeGain, the point where throughput stops growing; -1 when the last step
+// still gained (or there is only one step).
+func Knee(steps []result.Step) int {
+	for i := 0; i+1 < len(steps); i++ {
+		best := 0.0
+		for _, s := range steps[i+1:] {
+			best = max(best, s.Summary.TPS)
+		}
+		if best < steps[i].Summary.TPS*(1+KneeGain) {
+			return i
+		}
+	}
+	return -1
+}
+
+func clients(n int) string { return fmt.Sprintf("%d client%s", n, plural(n)) }
+
+func paragraph(steps []result.Step, figs []Figures, d *result.Diagnosis) string {
+	var b strings.Builder
+	first, peak := steps[0], steps[d.Peak]
+	switch {
+	case len(steps) == 1:
+		fmt.Fprintf(&b, "One step, %s: %.0f tps.", clients(first.Clients), first.Summary.TPS)
+	case d.Peak == 0:
+		last := steps[len(steps)-1]
+		fmt.Fprintf(&b, "Throughput is highest at the first step, %s (%.0f tps): more clients add nothing (%d clients make %+.0f%%).",
+			clients(first.Clients), d.PeakTPS, last.Clients, (last.Summary.TPS/first.Summary.TPS-1)*100)
+	default:
+		fmt.Fprintf(&b, "Throughput peaks at %s (%.0f tps, %.1f× %s).", clients(peak.Clients), d.PeakTPS, d.PeakSpeedup, clients(first.Clients))
+		if d.Knee >= 0 {
+			k, last := steps[d.Knee], steps[len(steps)-1]
+			fmt.Fprintf(&b, " It stops growing at %s: %d clients make %+.0f%%.", clients(k.Clients), last.Clients,
+				(last.Summary.TPS/k.Summary.TPS-1)*100)
+		} else {
+			last, prev := steps[len(steps)-1], steps[len(steps)-2]
+			fmt.Fprintf(&b, " It is still growing at the last step (%s, %+.0f%% over %d).", clients(last.Clients),
+				(last.Summary.TPS/prev.Summary.TPS-1)*100, prev.Clients)
+		}
+	}
+	// The bottleneck from the knee on (or at the last step when it never
+	// stopped growing), said once per run of equal verdicts.
+	from := len(steps) - 1
+	if d.Knee >= 0 {
+		from = d.Knee + 1
+	}
+	if d.Knee >= 0 && d.Knee+1 < len(steps) && d.Steps[d.Knee].Verdict == d.Steps[d.Knee+1].Verdict {
+		from = d.Knee
+	}
+	for from > 0 && d.Steps[from-1].Verdict == d.Steps[from].Verdict {
+		from--
+	}
+	v := d.Steps[len(steps)-1]
+	f := figs[len(steps)-1]
+	at := "At " + clients(v.Clients)
+	if from < len(steps)-1 {
+		at = "From " + clients(steps[from].Clients)
+	}
+	b.WriteString(" " + explain(at, v, f))
+	if f.HasLocks && f.Locks.Exhausted > 0 {
+		fmt.Fprintf(&b, " Backends hold up to %d weak relation locks beyond their %d fast-path slots: fast-path slots exhausted, so those locks go through the shared lock table",
+			f.Locks.MaxSlowWeak, f.Locks.FastPathSlots)
+		if lm, ok := f.event("LWLock:LockManager"); ok {
+			fmt.Fprintf(&b, " (LWLock:LockManager %s of samples)", pct(lm))
+		}
+		b.WriteString(".")
+	}
+	if from > 0 && d.Steps[0].Verdict != v.Verdict {
+		fmt.Fprintf(&b, " At %s the verdict was %s.", clients(steps[0].Clients), d.Steps[0].Verdict)
+	}
+	other := 0.0
+	for _, f := range figs {
+		other = max(other, f.OtherShare)
+	}
+	if other >= BusyElsewhere {
+		fmt.Fprintf(&b, " Caution: other processes used up to %s of the machine during the run, so these figures describe a shared machine; measure again on a quiet one.", pct(other))
+	}
+	return b.String()
+}
+
+// explain says a verdict in a sentence or three, with its evidence.
+func explain(at string, v result.StepVerdict, f Figures) string {
+	lk := f.ClassShare["Lock"] + f.ClassShare["LWLock"]
+	switch v.Verdict {
+	case CPUBound:
+		s := fmt.Sprintf("%s the machine's CPU is saturated (%s busy: ", at, pct(f.MachineBusy))
+		if f.HasServer {
+			s += fmt.Sprintf("server %s, load generator %s, probes %s", pct(f.ServerShare), pct(f.GeneratorShare), pct(f.ProbeShare))
+			if f.OtherShare >= 0.02 {
+				s += fmt.Sprintf(", other processes %s", pct(f.OtherShare))
+			}
+		} else {
+			s += fmt.Sprintf("load generator %s; the server is not visible from here", pct(f.GeneratorShare))
+		}
+		s += fmt.Sprintf("; %.1f runnable tasks waiting per core)", f.RunQueuePerCore)
+		if f.HasWaits {
+			s += fmt.Sprintf(" and lock waits are %s of samples: CPU-bound, not lock-bound.", pct(lk))
+			if cr := f.ClientShare; cr >= 0.3 {
+				s += fmt.Sprintf(" The %s of samples in which backends wait for the client (Client:ClientRead) are backends waiting for a load generator that is itself short of CPU, not a slow client.", pct(cr))
+			}
+		} else {
+			s += ": CPU-bound."
+		}
+		if f.HasServer && f.Transactions > 0 {
+			s += fmt.Sprintf(" Each transaction costs %.0f µs of server CPU and %.0f µs in the load generator", f.ServerCPUPerTxnUS, f.GeneratorCPUPerTxnUS)
+			if f.GeneratorShare > 0.25*f.MachineBusy {
+				s += "; on this shared machine the load generator takes a large share, so a faster client or a separate machine would move the limit."
+			} else {
+				s += "."
+			}
+		}
+		return s
+	case LWLockBound:
+		return fmt.Sprintf("%s backends spend %s of samples waiting on lightweight locks, mostly %s, while the CPU is %s busy: LWLock-bound.",
+			at, pct(f.ClassShare["LWLock"]), v.Detail, pct(f.MachineBusy))
+	case LockBound:
+		top, _ := f.topOf("Lock")
+		return fmt.Sprintf("%s backends spend %s of samples waiting on heavyweight locks, led by %s (%s): lock-bound — %s. The CPU is %s busy; more clients only queue.",
+			at, pct(f.ClassShare["Lock"]), top.Name, pct(top.Share), v.Detail, pct(f.MachineBusy))
+	case IOBound:
+		return fmt.Sprintf("%s backends wait on I/O (%s of samples, mostly %s): I/O-bound.", at, pct(f.ClassShare["IO"]), v.Detail)
+	case ClientBound:
+		return fmt.Sprintf("%s %s, and the server is not saturated: client-bound, the load generator cannot keep up.", at, v.Detail)
+	case UnderLoaded:
+		s := fmt.Sprintf("%s nothing is saturated (%s)", at, v.Detail)
+		if f.HasStatements {
+			s += fmt.Sprintf("; the server spends %.3f ms of each %.3f ms transaction", f.ServerMsPerTxn, f.LatencyMs)
+		}
+		return s + ": under-loaded, more clients would go faster."
+	}
+	return fmt.Sprintf("%s the bottleneck is unclear: %s.", at, v.Detail)
+}

@@ -1,0 +1,391 @@
+// Package probe gathers server-side evidence beside each step of a sweep:
+// per-process CPU, run-queue wait and context switches from /proc, hardware
+// counters, wait events, lock-table snapshots, statement statistics and an
+// optional CPU profile. Each probe is cheap by default, can be turned off,
+// and reports what it cost.
+//
+// A Set is a plan.Observer: Start at each step's start, Stop after it, the
+// evidence written into the step's result.Probes.
+package probe
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/pgscale/pgscale/internal/plan"
+	"github.com/pgscale/pgscale/internal/result"
+)
+
+// Probe names, as they appear in result files and flags.
+const (
+	NameProcess    = "process"
+	NameCounters   = "counters"
+	NameWaits      = "waits"
+	NameLocks      = "locks"
+	NameStatements = "statements"
+	NameProfile    = "profile"
+)
+
+// Wait-event sources.
+const (
+	WaitSourceAuto         = "auto"             // pg_wait_sampling when usable, else pg_stat_activity
+	WaitSourceWaitSampling = "pg_wait_sampling" // the extension's in-server profile
+	WaitSourceStatActivity = "pg_stat_activity" // sampled from a connection of the probe's own
+)
+
+const (
+	// probeApplicationName tags the probes' connections, so that they
+	// leave each other out of what they observe.
+	probeApplicationName = "pgscale probe"
+	// probeMarker starts every probe statement, so that the statement
+	// probe leaves them out of pg_stat_statements' figures.
+	probeMarker              = "/* pgscale probe */ "
+	defaultWaitHz            = 20
+	defaultLockSnapshots     = 4
+	defaultSnapshotEveryNoT  = 2 * time.Second // snapshots with -t (no planned duration)
+	defaultProfileFrequency  = 99              // Hz: not a multiple of common timer ticks
+	defaultStatementsTopSize = 10
+	// captureLead is how long before the planned end of the window the
+	// last snapshots are taken (at most a twentieth of the window), so
+	// that they see the clients' backends before they disconnect.
+	captureLead = 100 * time.Millisecond
+)
+
+// Config chooses the probes and says where the server is.
+type Config struct {
+	Conn *pgconn.Config // the target; copied for each probe connection
+	// ServerPID is the postmaster's pid on this host (an ephemeral
+	// cluster); 0 asks the probes to find it from a backend of their own,
+	// which works when the server runs on this host and is visible here.
+	ServerPID int
+	// ServerPIDFunc, when set, gives the postmaster's pid at each step's
+	// start instead, for a server restarted between steps.
+	ServerPIDFunc func() int
+	// PoolerPID, when set, is a pooler on this host accounted apart.
+	PoolerPID int
+	// Ephemeral allows creating the pg_stat_statements and
+	// pg_wait_sampling extensions; on other targets they are used only
+	// when already created.
+	Ephemeral bool
+	// ConnectPerTransaction (-C) makes backends come and go, which
+	// pg_wait_sampling's per-pid profile cannot attribute: the wait probe
+	// then samples pg_stat_activity.
+	ConnectPerTransaction bool
+
+	Process    bool
+	Counters   bool
+	Waits      bool
+	Locks      bool
+	Statements bool
+	// Profile records a CPU profile of the server's processes with perf
+	// into ProfileDir, one pprof file per step.
+	Profile    bool
+	ProfileDir string
+
+	WaitSource    string  // auto, pg_wait_sampling or pg_stat_activity
+	WaitHz        float64 // pg_stat_activity sampling frequency; default 20
+	LockSnapshots int     // pg_locks snapshots per step; default 4
+
+	// Log receives one-line notices (a probe unavailable).
+	Log func(string)
+}
+
+// DefaultConfig turns on every default probe (all but the profile).
+func DefaultConfig() Config {
+	return Config{Process: true, Counters: true, Waits: true, Locks: true, Statements: true,
+		WaitSource: WaitSourceAuto, WaitHz: defaultWaitHz, LockSnapshots: defaultLockSnapshots}
+}
+
+// probe is one kind of evidence. begin takes the first snapshot at the
+// start of the measured window; capture the last one at its end, while the
+// clients' backends are still there; report turns them into the result
+// after the step. All three are timed for the probe's cost.
+type probe interface {
+	name() string
+	// begin may return a loop to run in its own goroutine until stop is
+	// closed (at the end of the window).
+	begin(ctx context.Context, st *stepState) (loop func(stop <-chan struct{}), err error)
+	capture(ctx context.Context, st *stepState) error
+	report(ctx context.Context, st *stepState, out *result.Probes) error
+	// backends are the server pids of the probe's connections.
+	backends() []int
+	close()
+}
+
+// stepState is what the probes share within one step.
+type stepState struct {
+	info plan.StepInfo
+	// window and end bound the probes' window: from the start of the
+	// measured window to the last snapshot.
+	window, end time.Time
+	step        *result.Step
+	failed      map[string]error // probes that failed in begin or capture
+}
+
+// Set runs the chosen probes beside every step. It implements plan.Observer.
+type Set struct {
+	cfg         Config
+	probes      []probe
+	proc        *procProbe // nil when off
+	unavailable []result.ProbeUnavailable
+	costs       map[string]*cost
+
+	mu     sync.Mutex
+	cur    *stepState
+	done   chan struct{} // closed when the window's last snapshots are taken
+	stopCh chan struct{} // closed by Stop
+}
+
+// cost is the CPU a probe's own threads used in this process.
+type cost struct {
+	mu    sync.Mutex
+	local time.Duration
+}
+
+func (c *cost) add(d time.Duration) {
+	c.mu.Lock()
+	c.local += d
+	c.mu.Unlock()
+}
+
+func (c *cost) take() time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	d := c.local
+	c.local = 0
+	return d
+}
+
+var _ plan.Observer = (*Set)(nil)
+
+// New prepares the probes: connects, checks which extensions are there
+// (creating them on an ephemeral cluster), finds the server's processes.
+// A probe that cannot run is reported in every step's Unavailable with the
+// reason rather than failing the run. Close releases the connections.
+func New(ctx context.Context, cfg Config) (*Set, error) {
+	if cfg.Conn == nil {
+		return nil, errors.New("probe: no connection config")
+	}
+	if cfg.WaitHz <= 0 {
+		cfg.WaitHz = defaultWaitHz
+	}
+	if cfg.LockSnapshots <= 0 {
+		cfg.LockSnapshots = defaultLockSnapshots
+	}
+	if cfg.WaitSource == "" {
+		cfg.WaitSource = WaitSourceAuto
+	}
+	s := &Set{cfg: cfg, costs: map[string]*cost{}}
+	add := func(p probe, err error, name string) {
+		if err != nil {
+			s.unavailable = append(s.unavailable, result.ProbeUnavailable{Probe: name, Reason: err.Error()})
+			if cfg.Log != nil {
+				cfg.Log(fmt.Sprintf("probe %s unavailable: %v", name, err))
+			}
+			return
+		}
+		s.probes = append(s.probes, p)
+		s.costs[name] = &cost{}
+	}
+	if cfg.Process {
+		p, err := newProcProbe(ctx, cfg)
+		add(p, err, NameProcess)
+		if err == nil {
+			s.proc = p
+		}
+	}
+	if cfg.Counters {
+		p, err := newCountersProbe()
+		add(p, err, NameCounters)
+	}
+	if cfg.Waits {
+		p, err := newWaitProbe(ctx, cfg)
+		add(p, err, NameWaits)
+	}
+	if cfg.Locks {
+		p, err := newLockProbe(ctx, cfg)
+		add(p, err, NameLocks)
+	}
+	if cfg.Statements {
+		p, err := newStatementProbe(ctx, cfg)
+		add(p, err, NameStatements)
+	}
+	if cfg.Profile {
+		var p probe
+		var err error
+		if s.proc == nil || s.proc.serverPID == 0 {
+			err = errors.New("needs the server's processes on this host (process accounting)")
+		} else {
+			p, err = newProfileProbe(cfg, s.proc)
+		}
+		add(p, err, NameProfile)
+	}
+	if s.proc != nil {
+		s.proc.probePIDs = s.probeBackends
+	}
+	return s, nil
+}
+
+// Unavailable lists the probes asked for that cannot run, and why.
+func (s *Set) Unavailable() []result.ProbeUnavailable { return s.unavailable }
+
+// probeBackends maps each probe connection's backend pid to its probe.
+func (s *Set) probeBackends() map[int]string {
+	m := map[int]string{}
+	for _, p := range s.probes {
+		for _, pid := range p.backends() {
+			m[pid] = p.name()
+		}
+	}
+	return m
+}
+
+// Close releases the probes' connections and counters.
+func (s *Set) Close() {
+	for _, p := range s.probes {
+		p.close()
+	}
+}
+
+// Start begins watching a step: at the start of its measured window the
+// probes take their first snapshots and sample in the background; at its
+// planned end (or when Stop comes first) they take their last ones.
+func (s *Set) Start(ctx context.Context, info plan.StepInfo) error {
+	st := &stepState{info: info, failed: map[string]error{}}
+	done, stopCh := make(chan struct{}), make(chan struct{})
+	s.mu.Lock()
+	s.cur, s.done, s.stopCh = st, done, stopCh
+	s.mu.Unlock()
+	go s.watch(context.WithoutCancel(ctx), st, done, stopCh)
+	return nil
+}
+
+// watch is one step's timeline: wait for the window, begin, wait for its
+// end, capture.
+func (s *Set) watch(ctx context.Context, st *stepState, done chan<- struct{}, stopCh <-chan struct{}) {
+	defer close(done)
+	wait := func(at time.Time) bool { // false: Stop came first
+		d := time.Until(at)
+		if d <= 0 {
+			select {
+			case <-stopCh:
+				return false
+			default:
+				return true
+			}
+		}
+		t := time.NewTimer(d)
+		defer t.Stop()
+		select {
+		case <-t.C:
+			return true
+		case <-stopCh:
+			return false
+		}
+	}
+	if !wait(st.info.Window) {
+		return
+	}
+	st.window = time.Now()
+	loopStop := make(chan struct{})
+	var loops sync.WaitGroup
+	for _, p := range s.probes {
+		c := s.costs[p.name()]
+		var loop func(<-chan struct{})
+		err := timed(c, func() error {
+			var err error
+			loop, err = p.begin(ctx, st)
+			return err
+		})
+		if err != nil {
+			st.failed[p.name()] = err
+			continue
+		}
+		if loop != nil {
+			loops.Add(1)
+			go func() {
+				defer loops.Done()
+				timed(c, func() error { loop(loopStop); return nil })
+			}()
+		}
+	}
+	if st.info.Duration > 0 {
+		// A little before the planned end, so that the last snapshots see
+		// the clients' backends before they disconnect.
+		lead := min(captureLead, st.info.Duration/20)
+		wait(st.info.Window.Add(st.info.Duration - lead))
+	} else {
+		<-stopCh
+	}
+	close(loopStop)
+	loops.Wait()
+	st.end = time.Now()
+	for _, p := range s.probes {
+		if st.failed[p.name()] != nil {
+			continue
+		}
+		if err := timed(s.costs[p.name()], func() error { return p.capture(ctx, st) }); err != nil {
+			st.failed[p.name()] = err
+		}
+	}
+}
+
+// Stop waits for the step's last snapshots and writes what the probes saw
+// into step.Probes. A probe that failed during the step is listed as
+// unavailable for that step; the run goes on.
+func (s *Set) Stop(ctx context.Context, step *result.Step) error {
+	s.mu.Lock()
+	st, done, stopCh := s.cur, s.done, s.stopCh
+	s.cur = nil
+	s.mu.Unlock()
+	if st == nil {
+		return nil
+	}
+	close(stopCh)
+	<-done
+	out := &result.Probes{Unavailable: append([]result.ProbeUnavailable(nil), s.unavailable...)}
+	step.Probes = out
+	if st.window.IsZero() {
+		out.Unavailable = append(out.Unavailable, result.ProbeUnavailable{Probe: "all", Reason: "the step ended before its measured window began"})
+		return nil
+	}
+	st.step = step
+	out.ElapsedS = st.end.Sub(st.window).Seconds()
+	for _, p := range s.probes {
+		err := st.failed[p.name()]
+		if err == nil {
+			err = p.report(ctx, st, out) // after the window: not part of the cost
+		}
+		if err != nil {
+			out.Unavailable = append(out.Unavailable, result.ProbeUnavailable{Probe: p.name(), Reason: err.Error()})
+		}
+	}
+	var serverCPU map[string]float64
+	serverKnown := false
+	if s.proc != nil && out.Process != nil && out.Process.Server != nil {
+		serverCPU, serverKnown = s.proc.lastProbeCPU, true
+	}
+	for _, p := range s.probes {
+		d := s.costs[p.name()].take()
+		pc := result.ProbeCost{Probe: p.name(), LocalCPUS: d.Seconds(), InProcessS: d.Seconds(), ServerKnown: serverKnown}
+		if q, ok := p.(interface{ queries() int64 }); ok {
+			pc.Queries = q.queries()
+		}
+		if serverKnown {
+			pc.ServerCPUS = serverCPU[p.name()]
+		}
+		if pp, ok := p.(*profileProbe); ok {
+			pc.LocalCPUS += pp.lastPerfCPU.Seconds() // perf record, a process of its own
+		}
+		if wp, ok := p.(*waitProbe); ok && wp.usesServer() && serverKnown {
+			pc.ServerCPUS += s.proc.lastCollectorCPU // pg_wait_sampling's collector
+		}
+		out.Costs = append(out.Costs, pc)
+	}
+	return nil
+}

@@ -1,0 +1,64 @@
+package probe
+
+import (
+	"testing"
+
+	"github.com/pgscale/pgscale/internal/result"
+)
+
+func TestBackendKind(t *testing.T) {
+	for title, want := range map[string]string{
+		"postgres: postgres postgres [local] idle":               KindClientBackend,
+		"postgres: bench app 10.0.0.7(53012) SELECT":             KindClientBackend,
+		"postgres: main: bench app [local] UPDATE waiting":       KindClientBackend,
+		"postgres: checkpointer":                                 KindBackground,
+		"postgres: autovacuum worker pgbench":                    KindBackground,
+		"postgres: pg_wait_sampling collector":                   KindBackground,
+		"postgres: walsender repl 10.0.0.8(40000) streaming 0/1": KindBackground,
+		"/usr/lib/postgresql/15/bin/postgres -D /tmp/x/data":     KindBackground,
+	} {
+		if got := backendKind(title); got != want {
+			t.Errorf("backendKind(%q) = %q, want %q", title, got, want)
+		}
+	}
+}
+
+func TestFastPathSlots(t *testing.T) {
+	for _, tc := range []struct{ ver, mlpt, want int }{
+		{150018, 64, 16}, {170000, 1024, 16}, {180000, 64, 64}, {180000, 100, 128}, {180000, 10, 16}, {180000, 1 << 20, 16384},
+	} {
+		if got := FastPathSlots(tc.ver, tc.mlpt); got != tc.want {
+			t.Errorf("FastPathSlots(%d, %d) = %d, want %d", tc.ver, tc.mlpt, got, tc.want)
+		}
+	}
+}
+
+// pg_wait_sampling 1.1 writes nothing for a backend that is not waiting:
+// its time on CPU is the collector's rounds minus its waits.
+func TestAttributeWaitSampling(t *testing.T) {
+	profile := map[int]map[[2]string]int64{
+		10: {{"Activity", "CheckpointerMain"}: 100},               // always waits: 100 rounds
+		20: {{"Client", "ClientRead"}: 70, {"Lock", "tuple"}: 10}, // client backend: 20 on CPU
+		30: {{"Client", "ClientRead"}: 5},                         // came and went: CPU unknown
+		40: {{"Client", "ClientRead"}: 50},                        // a probe's backend
+	}
+	snaps := []map[int]backendInfo{
+		{10: {kind: "checkpointer"}, 20: {kind: "client backend"}, 40: {kind: "client backend", probe: true}, 50: {kind: "client backend"}},
+		{10: {kind: "checkpointer"}, 20: {kind: "client backend"}, 30: {kind: "client backend"}, 40: {kind: "client backend", probe: true}, 50: {kind: "client backend"}},
+	}
+	var w result.Waits
+	attributeWaitSampling(&w, profile, snaps)
+	// 20: 100-80 = 20 on CPU; 50 never waited: 100 on CPU.
+	if w.CPUSamples != 120 {
+		t.Errorf("cpu samples %d, want 120", w.CPUSamples)
+	}
+	if w.Samples != 120+75+10 {
+		t.Errorf("samples %d, want 205", w.Samples)
+	}
+	if len(w.Events) != 2 || w.Events[0].Event != "ClientRead" || w.Events[0].Samples != 75 {
+		t.Errorf("events %+v", w.Events)
+	}
+	if len(w.Background) != 1 || w.Background[0].Event != "CheckpointerMain" {
+		t.Errorf("background %+v", w.Background)
+	}
+}

@@ -1,0 +1,419 @@
+package probe
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/prometheus/procfs"
+
+	"github.com/pgscale/pgscale/internal/result"
+)
+
+// userHZ is the unit of the CPU times in /proc/PID/stat; Linux exports
+// USER_HZ = 100 on every architecture.
+const userHZ = 100
+
+// Process kinds, as recorded in ProcGroup.Kind.
+const (
+	KindClientBackend = "client backend"
+	KindBackground    = "background"
+	KindProbe         = "probe"
+	KindExited        = "exited during the step"
+)
+
+// procProbe accounts CPU, run-queue wait and context switches of the
+// server's processes, the load generator, a pooler, and the whole host.
+type procProbe struct {
+	fs        procfs.FS
+	serverPID int
+	poolerPID int
+	note      string
+	cpus      int
+	probePIDs func() map[int]string
+	pidFunc   func() int // the postmaster's pid now, when it may change
+
+	first, last *procSnap
+	// lastProbeCPU is the server CPU of each probe's backends in the last
+	// step, lastCollectorCPU that of pg_wait_sampling's collector.
+	lastProbeCPU     map[string]float64
+	lastCollectorCPU float64
+}
+
+// taskSample is one process's counters at one moment.
+type taskSample struct {
+	kind      string
+	collector bool    // pg_wait_sampling's collector
+	cpu       float64 // utime + stime, seconds
+	children  float64 // cutime + cstime of reaped children, seconds
+	run, wait float64 // schedstat, seconds
+	vcs, ivcs uint64
+}
+
+type procSnap struct {
+	at      time.Time
+	host    procfs.CPUStat
+	hostOK  bool
+	psi     map[string][2]uint64 // resource -> some, full totals (µs)
+	server  map[int]taskSample
+	pooler  map[int]taskSample
+	genCPU  float64
+	genVCS  int64
+	genIVCS int64
+	threads map[int][2]float64 // generator tid -> run, wait (s)
+}
+
+func newProcProbe(ctx context.Context, cfg Config) (*procProbe, error) {
+	fs, err := procfs.NewDefaultFS()
+	if err != nil {
+		return nil, fmt.Errorf("no /proc: %w", err)
+	}
+	p := &procProbe{fs: fs, serverPID: cfg.ServerPID, poolerPID: cfg.PoolerPID, cpus: runtime.NumCPU(),
+		probePIDs: func() map[int]string { return nil }, pidFunc: cfg.ServerPIDFunc}
+	if p.pidFunc != nil {
+		p.serverPID = p.pidFunc()
+	}
+	if p.serverPID == 0 {
+		p.serverPID, p.note = findServer(ctx, fs, cfg)
+	} else {
+		p.note = fmt.Sprintf("postmaster pid %d (ephemeral cluster)", p.serverPID)
+	}
+	return p, nil
+}
+
+// findServer finds the postmaster of the target on this host: it connects,
+// asks for its backend's pid and start time, and accepts the process with
+// that pid when it is a postgres process started at that time. Its parent
+// is the postmaster.
+func findServer(ctx context.Context, fs procfs.FS, cfg Config) (int, string) {
+	c, err := newSQLConn(ctx, cfg.Conn)
+	if err != nil {
+		return 0, "server processes not found: " + err.Error()
+	}
+	defer c.close()
+	rows, err := c.query(ctx, "SELECT pg_backend_pid(), extract(epoch FROM backend_start) FROM pg_stat_activity WHERE pid = pg_backend_pid()")
+	if err != nil || len(rows) != 1 {
+		return 0, fmt.Sprintf("server processes not found: %v", err)
+	}
+	pid, started := int(atoi64(rows[0][0])), atof(rows[0][1])
+	proc, err := fs.Proc(pid)
+	if err != nil {
+		return 0, "the server runs on another host (or in another pid namespace): its processes are not visible here"
+	}
+	st, err := proc.Stat()
+	if err != nil {
+		return 0, "server processes not readable: " + err.Error()
+	}
+	t, err := st.StartTime()
+	if err != nil || st.Comm != "postgres" || math.Abs(t-started) > 2 {
+		return 0, "the server runs on another host (or in another pid namespace): its processes are not visible here"
+	}
+	return st.PPID, fmt.Sprintf("postmaster pid %d (found from backend %d on this host)", st.PPID, pid)
+}
+
+func (p *procProbe) name() string    { return NameProcess }
+func (p *procProbe) backends() []int { return nil }
+func (p *procProbe) close()          {}
+
+func (p *procProbe) begin(ctx context.Context, st *stepState) (func(<-chan struct{}), error) {
+	if p.pidFunc != nil {
+		if pid := p.pidFunc(); pid != 0 && pid != p.serverPID {
+			p.serverPID = pid
+			p.note = fmt.Sprintf("postmaster pid %d (ephemeral cluster, restarted)", pid)
+		}
+	}
+	s, err := p.snapshot()
+	if err != nil {
+		return nil, err
+	}
+	p.first = s
+	return nil, nil
+}
+
+func (p *procProbe) capture(context.Context, *stepState) error {
+	var err error
+	p.last, err = p.snapshot()
+	return err
+}
+
+func (p *procProbe) report(_ context.Context, _ *stepState, out *result.Probes) error {
+	a, b := p.first, p.last
+	p.first, p.last = nil, nil
+	if a == nil || b == nil {
+		return fmt.Errorf("missing a snapshot")
+	}
+	el := b.at.Sub(a.at).Seconds()
+	ps := &result.ProcessStats{CPUs: p.cpus, ServerNote: p.note}
+	out.Process = ps
+	if a.hostOK && b.hostOK && el > 0 {
+		ps.Host = hostDelta(a.host, b.host)
+	}
+	if len(a.psi) > 0 && len(b.psi) > 0 && el > 0 {
+		share := func(res string, i int) float64 {
+			return float64(b.psi[res][i]-a.psi[res][i]) / 1e6 / el
+		}
+		ps.Host.PSI = &result.PSI{CPUSome: share("cpu", 0), IOSome: share("io", 0), IOFull: share("io", 1), MemorySome: share("memory", 0)}
+	}
+	// The generator: getrusage covers every thread, exited ones too;
+	// schedstat is per thread.
+	g := result.ProcGroup{Processes: 1, CPUS: b.genCPU - a.genCPU,
+		VoluntaryCtx: b.genVCS - a.genVCS, InvoluntaryCtx: b.genIVCS - a.genIVCS}
+	for tid, v := range b.threads {
+		w := a.threads[tid]
+		g.OnCPUS += v[0] - w[0]
+		g.RunQueueWaitS += v[1] - w[1]
+	}
+	ps.Generator = g
+	p.lastProbeCPU, p.lastCollectorCPU = map[string]float64{}, 0
+	if p.serverPID != 0 && len(b.server) > 0 {
+		probes := p.probePIDs()
+		srv, probeCPU, coll := groupDelta(a.server, b.server, p.serverPID, probes)
+		ps.Server = &srv
+		p.lastProbeCPU, p.lastCollectorCPU = probeCPU, coll
+	} else if p.serverPID != 0 {
+		ps.ServerNote = fmt.Sprintf("postmaster pid %d is gone", p.serverPID)
+	}
+	if p.poolerPID != 0 && len(b.pooler) > 0 {
+		pl, _, _ := groupDelta(a.pooler, b.pooler, p.poolerPID, nil)
+		pl.ByKind = nil
+		ps.Pooler = &pl
+	}
+	return nil
+}
+
+// hostDelta turns two /proc/stat totals into shares of the machine.
+func hostDelta(a, b procfs.CPUStat) result.HostStat {
+	user := (b.User + b.Nice) - (a.User + a.Nice)
+	sys := (b.System + b.IRQ + b.SoftIRQ) - (a.System + a.IRQ + a.SoftIRQ)
+	idle := b.Idle - a.Idle
+	iow := b.Iowait - a.Iowait
+	steal := b.Steal - a.Steal
+	total := user + sys + idle + iow + steal
+	if total <= 0 {
+		return result.HostStat{}
+	}
+	return result.HostStat{BusyShare: (user + sys) / total, UserShare: user / total, SystemShare: sys / total,
+		IOWaitShare: iow / total, StealShare: steal / total}
+}
+
+// groupDelta accounts a process tree between two snapshots. CPU of
+// processes that exited during the window is recovered from the root's
+// reaped-children times; their schedstat and context switches are lost.
+func groupDelta(a, b map[int]taskSample, root int, probes map[int]string) (g result.ProcGroup, probeCPU map[string]float64, collector float64) {
+	probeCPU = map[string]float64{}
+	kinds := map[string]*result.ProcGroup{}
+	kind := func(k string) *result.ProcGroup {
+		if kinds[k] == nil {
+			kinds[k] = &result.ProcGroup{Kind: k}
+		}
+		return kinds[k]
+	}
+	seen := map[int]bool{}
+	for pid, v := range b {
+		w, had := a[pid]
+		if had && (w.cpu > v.cpu || w.kind == KindProbe != (v.kind == KindProbe)) {
+			had = false // pid reused
+		}
+		if !had {
+			w = taskSample{}
+		}
+		seen[pid] = true
+		k := v.kind
+		if name, ok := probes[pid]; ok {
+			k = KindProbe
+			probeCPU[name] += v.cpu - w.cpu
+		}
+		if v.collector {
+			collector += v.cpu - w.cpu
+		}
+		kg := kind(k)
+		kg.Processes++
+		kg.CPUS += v.cpu - w.cpu
+		kg.OnCPUS += v.run - w.run
+		kg.RunQueueWaitS += v.wait - w.wait
+		kg.VoluntaryCtx += int64(v.vcs - w.vcs)
+		kg.InvoluntaryCtx += int64(v.ivcs - w.ivcs)
+	}
+	reaped := b[root].children - a[root].children
+	for pid, w := range a {
+		if !seen[pid] {
+			reaped -= w.cpu
+			kind(KindExited).Processes++
+		}
+	}
+	if reaped > 0.0005 {
+		kind(KindExited).CPUS += reaped
+	}
+	for _, k := range []string{KindClientBackend, KindBackground, KindProbe, KindExited} {
+		kg := kinds[k]
+		if kg == nil {
+			continue
+		}
+		g.Processes += kg.Processes
+		g.CPUS += kg.CPUS
+		g.OnCPUS += kg.OnCPUS
+		g.RunQueueWaitS += kg.RunQueueWaitS
+		g.VoluntaryCtx += kg.VoluntaryCtx
+		g.InvoluntaryCtx += kg.InvoluntaryCtx
+		g.ByKind = append(g.ByKind, *kg)
+	}
+	return g, probeCPU, collector
+}
+
+func (p *procProbe) snapshot() (*procSnap, error) {
+	s := &procSnap{at: time.Now(), server: map[int]taskSample{}, pooler: map[int]taskSample{}, threads: map[int][2]float64{}}
+	if st, err := p.fs.Stat(); err == nil {
+		s.host, s.hostOK = st.CPUTotal, true
+	}
+	for _, res := range []string{"cpu", "io", "memory"} {
+		ps, err := p.fs.PSIStatsForResource(res)
+		if err != nil {
+			s.psi = nil
+			break
+		}
+		if s.psi == nil {
+			s.psi = map[string][2]uint64{}
+		}
+		var v [2]uint64
+		if ps.Some != nil {
+			v[0] = ps.Some.Total
+		}
+		if ps.Full != nil {
+			v[1] = ps.Full.Total
+		}
+		s.psi[res] = v
+	}
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return nil, fmt.Errorf("getrusage: %w", err)
+	}
+	s.genCPU = tv(ru.Utime) + tv(ru.Stime)
+	s.genVCS, s.genIVCS = ru.Nvcsw, ru.Nivcsw
+	if threads, err := p.fs.AllThreads(os.Getpid()); err == nil {
+		for _, t := range threads {
+			if ss, err := t.Schedstat(); err == nil {
+				s.threads[t.PID] = [2]float64{float64(ss.RunningNanoseconds) / 1e9, float64(ss.WaitingNanoseconds) / 1e9}
+			}
+		}
+	}
+	if p.serverPID == 0 && p.poolerPID == 0 {
+		return s, nil
+	}
+	procs, err := p.candidates()
+	if err != nil {
+		return nil, err
+	}
+	for _, proc := range procs {
+		st, err := proc.Stat()
+		if err != nil {
+			continue
+		}
+		var into map[int]taskSample
+		switch {
+		case p.serverPID != 0 && (st.PID == p.serverPID || st.PPID == p.serverPID):
+			into = s.server
+		case p.poolerPID != 0 && (st.PID == p.poolerPID || st.PPID == p.poolerPID):
+			into = s.pooler
+		default:
+			continue
+		}
+		ts := taskSample{kind: KindBackground, cpu: float64(st.UTime+st.STime) / userHZ}
+		if st.PID == p.serverPID || st.PID == p.poolerPID {
+			ts.children = float64(st.CUTime+st.CSTime) / userHZ
+		} else if st.PPID == p.serverPID {
+			cl, err := proc.CmdLine()
+			if err != nil {
+				continue // gone: its CPU will show in the postmaster's reaped children
+			}
+			title := strings.Join(cl, " ")
+			ts.kind = backendKind(title)
+			ts.collector = strings.Contains(title, "pg_wait_sampling collector")
+		}
+		if ss, err := proc.Schedstat(); err == nil {
+			ts.run, ts.wait = float64(ss.RunningNanoseconds)/1e9, float64(ss.WaitingNanoseconds)/1e9
+		}
+		if status, err := proc.NewStatus(); err == nil {
+			ts.vcs, ts.ivcs = status.VoluntaryCtxtSwitches, status.NonVoluntaryCtxtSwitches
+		}
+		into[st.PID] = ts
+	}
+	return s, nil
+}
+
+// candidates lists the processes that may belong to the server or the
+// pooler: the roots and their children, from /proc/PID/task/TID/children
+// when the kernel has it (cheap), else every process.
+func (p *procProbe) candidates() (procfs.Procs, error) {
+	var out procfs.Procs
+	for _, root := range []int{p.serverPID, p.poolerPID} {
+		if root == 0 {
+			continue
+		}
+		kids, ok := children(root)
+		if !ok {
+			all, err := p.fs.AllProcs()
+			if err != nil {
+				return nil, fmt.Errorf("list processes: %w", err)
+			}
+			return all, nil
+		}
+		for _, pid := range append([]int{root}, kids...) {
+			if proc, err := p.fs.Proc(pid); err == nil {
+				out = append(out, proc)
+			}
+		}
+	}
+	return out, nil
+}
+
+// children reads a process's children from every one of its threads'
+// /proc/PID/task/TID/children; false when the kernel does not provide it.
+func children(pid int) ([]int, bool) {
+	tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	if err != nil {
+		return nil, false
+	}
+	var out []int
+	for _, t := range tasks {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/children", pid, t.Name()))
+		if err != nil {
+			return nil, false
+		}
+		for _, f := range strings.Fields(string(b)) {
+			if n, err := strconv.Atoi(f); err == nil {
+				out = append(out, n)
+			}
+		}
+	}
+	return out, true
+}
+
+func tv(t syscall.Timeval) float64 { return float64(t.Sec) + float64(t.Usec)/1e6 }
+
+// backendKind classifies a server process by its title: client backends
+// show "user database host activity", the host being "[local]" or
+// "address(port)"; every other process (auxiliary processes, background
+// workers, WAL senders) is background.
+func backendKind(title string) string {
+	rest, ok := strings.CutPrefix(title, "postgres: ")
+	if !ok {
+		return KindBackground
+	}
+	f := strings.Fields(rest)
+	if len(f) > 0 && strings.HasSuffix(f[0], ":") { // cluster_name prefix
+		f = f[1:]
+	}
+	if len(f) < 3 || f[0] == "walsender" {
+		return KindBackground
+	}
+	if h := f[2]; h == "[local]" || (strings.Contains(h, "(") && strings.HasSuffix(h, ")")) {
+		return KindClientBackend
+	}
+	return KindBackground
+}

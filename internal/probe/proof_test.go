@@ -1,0 +1,250 @@
+package probe_test
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/pprof/profile"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/pgscale/pgscale/internal/diagnose"
+	"github.com/pgscale/pgscale/internal/engine"
+	"github.com/pgscale/pgscale/internal/plan"
+	"github.com/pgscale/pgscale/internal/probe"
+	"github.com/pgscale/pgscale/internal/report"
+	"github.com/pgscale/pgscale/internal/result"
+	"github.com/pgscale/pgscale/internal/script"
+	"github.com/pgscale/pgscale/internal/target"
+	"github.com/pgscale/pgscale/internal/target/targettest"
+	"github.com/pgscale/pgscale/internal/workload"
+)
+
+var cluster *target.Cluster
+
+func TestMain(m *testing.M) {
+	os.Exit(targettest.Run(m, target.Options{MaxConnections: 30, DataSizeHint: workload.DataBytes(1)},
+		func(c *target.Cluster) { cluster = c }))
+}
+
+func connConfig(t *testing.T) *pgconn.Config {
+	t.Helper()
+	cfg, err := target.ParseDSN(cluster.ConnString("postgres"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
+func exec(t *testing.T, sql string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	conn, err := pgconn.ConnectConfig(ctx, connConfig(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, sql).ReadAll(); err != nil {
+		t.Fatalf("%s: %v", sql, err)
+	}
+}
+
+// run drives the real engine through a one-step sweep with the probes
+// beside it, and returns the result file (written and read back, so it is
+// valid) with its diagnosis and the text report.
+func run(t *testing.T, clients int, d time.Duration, src string, tune func(*probe.Config)) (*result.File, string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cfg := probe.DefaultConfig()
+	cfg.Conn, cfg.ServerPID, cfg.Ephemeral = connConfig(t), cluster.PID(), true
+	cfg.LockSnapshots = 6
+	if tune != nil {
+		tune(&cfg)
+	}
+	set, err := probe.New(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer set.Close()
+	for _, u := range set.Unavailable() {
+		t.Errorf("probe %s unavailable: %s", u.Probe, u.Reason)
+	}
+	sc, err := script.Parse("proof", src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sw := &plan.Sweep{
+		Observers: []plan.Observer{set},
+		Clients:   []int{clients},
+		Engine:    engine.Config{Conn: connConfig(t), Duration: d, Protocol: engine.Prepared, Interval: time.Second, MaxTries: 1},
+		Program: func(n int) (*script.Program, error) {
+			return script.NewProgram([]*script.Script{sc}, script.Options{Scale: 1, Clients: n})
+		},
+	}
+	steps, err := sw.Run(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &result.File{Complete: true, Steps: steps, Started: steps[0].Started, Finished: time.Now().UTC(),
+		Command: []string{t.Name()}, Environment: result.CollectEnvironment(),
+		Target: result.Target{Kind: "ephemeral", Description: cluster.ConnString("postgres"), ServerVersion: cluster.Version, Settings: map[string]string{}},
+		Workload: result.Workload{Name: t.Name(), Scripts: []result.Script{{Name: "proof", Weight: 1, Source: src}}, Protocol: "prepared",
+			MaxTries: 1, DurationS: d.Seconds(), IntervalS: 1}}
+	f.Diagnosis = diagnose.Sweep(f)
+	path := filepath.Join(t.TempDir(), "r.json")
+	if err := result.Write(path, f); err != nil {
+		t.Fatal(err)
+	}
+	back, err := result.Read(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if back.Version != result.Version || back.Steps[0].Probes == nil || back.Diagnosis == nil {
+		t.Fatalf("result file lost the probes or the diagnosis: version %d", back.Version)
+	}
+	var out bytes.Buffer
+	report.File(&out, "proof", back, report.Text)
+	t.Log("\n" + out.String())
+	return back, out.String()
+}
+
+func verdict(t *testing.T, f *result.File) result.StepVerdict {
+	t.Helper()
+	v := f.Diagnosis.Steps[0]
+	return v
+}
+
+// Hot row: every client updates the same row.
+func TestHotRowIsLockBound(t *testing.T) {
+	exec(t, `DROP TABLE IF EXISTS hot; CREATE TABLE hot (id int PRIMARY KEY, n bigint); INSERT INTO hot VALUES (1, 0)`)
+	f, _ := run(t, 8, 4*time.Second, "UPDATE hot SET n = n + 1 WHERE id = 1;\n", nil)
+	v := verdict(t, f)
+	if v.Verdict != diagnose.LockBound {
+		t.Fatalf("verdict %s (%s), want lock-bound", v.Verdict, v.Detail)
+	}
+	fig := diagnose.Compute(f.Steps[0])
+	var lead string
+	for _, e := range fig.TopEvents {
+		if e.Type == "Lock" {
+			lead = e.Name
+			break
+		}
+	}
+	if lead != "Lock:transactionid" && lead != "Lock:tuple" {
+		t.Errorf("leading lock wait %q, want Lock:transactionid or Lock:tuple", lead)
+	}
+	if !strings.Contains(v.Detail, "hot rows") {
+		t.Errorf("detail %q does not name hot rows", v.Detail)
+	}
+}
+
+// select-only at 8 clients keeps a 2-core machine busy: CPU-bound, though
+// most wait samples say Client:ClientRead. The profile is on here too, to
+// prove it on a real server.
+func TestSelectOnlyIsCPUBound(t *testing.T) {
+	ctx := context.Background()
+	connect := func(ctx context.Context) (*pgconn.PgConn, error) { return pgconn.ConnectConfig(ctx, connConfig(t)) }
+	if _, err := workload.Init(ctx, connect, workload.InitOptions{Scale: 1}, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	b, err := workload.FindBuiltin("select-only")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	f, out := run(t, 8, 4*time.Second, b.Script, func(c *probe.Config) { c.Profile, c.ProfileDir = true, dir })
+	v := verdict(t, f)
+	if v.Verdict != diagnose.CPUBound {
+		t.Fatalf("verdict %s (%s), want cpu-bound", v.Verdict, v.Detail)
+	}
+	fig := diagnose.Compute(f.Steps[0])
+	if fig.ServerShare <= 0.05 || fig.GeneratorShare <= 0.05 {
+		t.Errorf("server %.2f and generator %.2f shares of the machine: want both measured", fig.ServerShare, fig.GeneratorShare)
+	}
+	for _, want := range []string{"CPU-bound, not lock-bound", "server ", "load generator "} {
+		if !strings.Contains(f.Diagnosis.Paragraph, want) {
+			t.Errorf("paragraph lacks %q: %s", want, f.Diagnosis.Paragraph)
+		}
+	}
+	if fig.ServerCPUPerTxnUS <= 0 || fig.GeneratorCPUPerTxnUS <= 0 || fig.CtxPerTxn <= 0 {
+		t.Errorf("per-transaction costs missing: server %.1f µs, client %.1f µs, ctx %.1f", fig.ServerCPUPerTxnUS, fig.GeneratorCPUPerTxnUS, fig.CtxPerTxn)
+	}
+	p := f.Steps[0].Probes
+	if c := p.Counters; c == nil || (!c.Supported && c.Reason == "") || (c.Supported && c.Cycles == 0) {
+		t.Errorf("counters %+v: want figures, or not supported with a reason", c)
+	} else if !c.Supported && !strings.Contains(out, "cycles/txn and instructions/txn: not") {
+		t.Errorf("report does not say the counters are not supported")
+	}
+	if st := p.Statements; st == nil || len(st.Top) == 0 || !strings.Contains(st.Top[0].Query, "pgbench_accounts") {
+		t.Errorf("statements %+v: want the select on pgbench_accounts first", st)
+	}
+	for _, c := range p.Costs {
+		if c.LocalCPUS < 0 || c.ServerCPUS < 0 || (c.Probe != probe.NameCounters && c.LocalCPUS+c.ServerCPUS == 0) {
+			t.Errorf("probe %s reports cost %+v", c.Probe, c)
+		}
+	}
+	pr := p.Profile
+	if pr == nil || pr.Samples == 0 || len(pr.Top) == 0 {
+		t.Fatalf("profile %+v: want samples (unavailable: %v)", pr, p.Unavailable)
+	}
+	pf, err := os.Open(pr.File)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pf.Close()
+	prof, err := profile.Parse(pf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kinds := map[string]bool{}
+	for _, s := range prof.Sample {
+		kinds[s.Label["backend_type"][0]] = true
+		if s.NumLabel["pid"][0] == 0 || s.Label["step"][0] != "8 clients" {
+			t.Fatalf("sample labels %v %v", s.Label, s.NumLabel)
+		}
+	}
+	if !kinds[probe.KindClientBackend] {
+		t.Errorf("no sample of a client backend in the profile: %v", kinds)
+	}
+}
+
+// 32 partitions and count(*): each backend locks 33 relations, 16 in its
+// fast-path slots and the rest in the shared lock table.
+func TestPartitionsExhaustFastPathSlots(t *testing.T) {
+	exec(t, `DROP TABLE IF EXISTS parts;
+		CREATE TABLE parts (id int, v int) PARTITION BY HASH (id);
+		DO $$ BEGIN FOR i IN 0..31 LOOP
+			EXECUTE format('CREATE TABLE parts_%s PARTITION OF parts FOR VALUES WITH (MODULUS 32, REMAINDER %s)', i, i);
+		END LOOP; END $$;
+		INSERT INTO parts SELECT g, g FROM generate_series(1, 32000) g; ANALYZE parts`)
+	f, out := run(t, 8, 3*time.Second, "SELECT count(*) FROM parts;\n", nil)
+	l := f.Steps[0].Probes.Locks
+	if l == nil || l.MaxSlowWeak <= 16 {
+		t.Fatalf("locks %+v: want more than 16 weak relation locks per backend outside the fast path", l)
+	}
+	if l.Exhausted == 0 || !strings.Contains(out, "fast-path slots exhausted") || !strings.Contains(f.Diagnosis.Paragraph, "fast-path slots exhausted") {
+		t.Errorf("the output does not say the fast-path slots are exhausted")
+	}
+}
+
+// One 10 ms sleep per transaction at 2 clients leaves everything idle. The
+// wait events come from pg_stat_activity sampling here, to prove the
+// fallback used where pg_wait_sampling is not installed.
+func TestSleepIsUnderLoaded(t *testing.T) {
+	f, _ := run(t, 2, 3*time.Second, "SELECT pg_sleep(0.01);\n", func(c *probe.Config) { c.WaitSource = probe.WaitSourceStatActivity })
+	v := verdict(t, f)
+	if v.Verdict != diagnose.UnderLoaded {
+		t.Fatalf("verdict %s (%s), want under-loaded", v.Verdict, v.Detail)
+	}
+	w := f.Steps[0].Probes.Waits
+	if w.Source != probe.WaitSourceStatActivity || len(w.Events) == 0 || w.Events[0].Event != "PgSleep" {
+		t.Errorf("waits %+v: want pg_stat_activity samples led by Timeout:PgSleep", w)
+	}
+}

@@ -1,0 +1,58 @@
+package result_test
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/pgscale/pgscale/internal/result"
+)
+
+// A file written by pgscale before probes existed is still read.
+func TestReadsVersion1(t *testing.T) {
+	f, err := result.Read(filepath.Join("testdata", "version1.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Version != 1 || len(f.Steps) == 0 || f.Steps[0].Probes != nil || f.Diagnosis != nil {
+		t.Errorf("version %d, %d steps, probes %v, diagnosis %v", f.Version, len(f.Steps), f.Steps[0].Probes, f.Diagnosis)
+	}
+}
+
+// Writing always writes the current version, which Read accepts.
+func TestWriteIsCurrentVersion(t *testing.T) {
+	f, err := result.Read(filepath.Join("testdata", "version1.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Steps[0].Probes = &result.Probes{ElapsedS: 1, Counters: &result.Counters{Reason: "not supported"}}
+	path := filepath.Join(t.TempDir(), "r.json")
+	if err := result.Write(path, f); err != nil {
+		t.Fatal(err)
+	}
+	back, err := result.Read(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if back.Version != result.Version || back.Steps[0].Probes == nil || back.Steps[0].Probes.Counters.Supported {
+		t.Errorf("read back version %d, probes %+v", back.Version, back.Steps[0].Probes)
+	}
+}
+
+// The schema holds the probes to their contract: hardware counters that
+// are not supported carry a reason and no figures (never 0).
+func TestSchemaChecksProbes(t *testing.T) {
+	f, err := result.Read(filepath.Join("testdata", "version1.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []*result.Counters{{Supported: false}, {Supported: false, Reason: "x", Cycles: 1}, {Supported: true}} {
+		f.Steps[0].Probes = &result.Probes{ElapsedS: 1, Counters: c}
+		if err := result.Write(filepath.Join(t.TempDir(), "r.json"), f); err == nil {
+			t.Errorf("counters %+v written", c)
+		}
+	}
+	f.Steps[0].Probes = &result.Probes{ElapsedS: 1, Process: &result.ProcessStats{CPUs: 2, Host: result.HostStat{BusyShare: 1.5}}}
+	if err := result.Write(filepath.Join(t.TempDir(), "r.json"), f); err == nil {
+		t.Error("a busy share of 150% was written")
+	}
+}
