@@ -290,6 +290,7 @@ func (e *engine) collect(res *Result, start, window time.Time, done <-chan struc
 	}
 	var ru0 syscall.Rusage
 	measuring := cfg.Warmup <= 0
+	measureFrom := window // when the measured window really began
 	if measuring {
 		syscall.Getrusage(syscall.RUSAGE_SELF, &ru0)
 	}
@@ -351,6 +352,15 @@ func (e *engine) collect(res *Result, start, window time.Time, done <-chan struc
 				next = n
 			}
 		}
+		// at is where this event's boundary really falls: when the
+		// recorders are swapped out, which is after the planned time when
+		// the collector was starved of CPU. Lengths and rates use it; the
+		// plan (ticks, slice edges) stays on the planned grid. The final
+		// boundary is the planned end: later completions were not counted.
+		at := next
+		if now := time.Now(); !final && now.After(next) {
+			at = now
+		}
 		drain()
 		iv.Merge(drained)
 		if slicing && counting && measuring {
@@ -360,12 +370,11 @@ func (e *engine) collect(res *Result, start, window time.Time, done <-chan struc
 
 		// Slice edges.
 		if slicing && (final || !next.Before(nextSliceEvent())) {
-			sliceEnd := start.Add(time.Duration(slice+1) * cfg.Slice)
 			if counting {
-				if measuring && next.After(sliceFrom) {
+				if measuring && at.After(sliceFrom) {
 					var ru syscall.Rusage
 					syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-					p := Slice{Target: int(e.target.Load()), Start: sliceFrom.Sub(window), Length: next.Sub(sliceFrom),
+					p := Slice{Target: int(e.target.Load()), Start: sliceFrom.Sub(window), Length: at.Sub(sliceFrom),
 						Counts: sl.Counts, Latency: sl.Summarize(),
 						ClientUser: tvDiff(ru.Utime, sru.Utime), ClientSys: tvDiff(ru.Stime, sru.Stime)}
 					p.Histogram, _ = metrics.EncodeHistogram(sl.Latency)
@@ -375,23 +384,22 @@ func (e *engine) collect(res *Result, start, window time.Time, done <-chan struc
 				slice++
 				e.target.Store(int32(cfg.SliceTarget(slice)))
 				counting = cfg.Settle == 0
-				sliceFrom = sliceEnd
 			} else {
 				counting = true
-				sliceFrom = next
 			}
+			sliceFrom = at
 			syscall.Getrusage(syscall.RUSAGE_SELF, &sru)
 		}
 
 		// Interval ticks (and the end of warm-up).
-		isTick := !next.Before(start.Add(time.Duration(tick)*cfg.Interval)) || (!measuring && !next.Before(window)) || final
-		if !isTick {
+		tickAt := start.Add(time.Duration(tick) * cfg.Interval)
+		if !final && next.Before(tickAt) && (measuring || next.Before(window)) {
 			continue
 		}
-		if next.Equal(start.Add(time.Duration(tick)*cfg.Interval)) || next.After(start.Add(time.Duration(tick)*cfg.Interval)) {
+		if !next.Before(tickAt) {
 			tick++
 		}
-		p := Point{Start: last.Sub(window), Length: next.Sub(last), Counts: iv.Counts, Latency: iv.Summarize()}
+		p := Point{Start: last.Sub(window), Length: at.Sub(last), Counts: iv.Counts, Latency: iv.Summarize()}
 		if measuring {
 			p.Histogram, _ = metrics.EncodeHistogram(iv.Latency)
 			res.Total.Merge(iv)
@@ -401,12 +409,13 @@ func (e *engine) collect(res *Result, start, window time.Time, done <-chan struc
 			cfg.Progress(Progress{Clients: cfg.Clients, Elapsed: next.Sub(start), Warmup: !measuring, Point: p})
 		}
 		iv.Reset()
-		last = next
+		last = at
 		if !measuring && !next.Before(window) {
 			measuring = true
+			measureFrom = at
 			syscall.Getrusage(syscall.RUSAGE_SELF, &ru0)
-			if slicing && counting && next.After(sliceFrom) {
-				sliceFrom = next // a slice straddling the window counts from the window
+			if slicing && counting && at.After(sliceFrom) {
+				sliceFrom = at // a slice straddling the window counts from the window
 				sru = ru0
 			}
 		}
@@ -415,8 +424,8 @@ func (e *engine) collect(res *Result, start, window time.Time, done <-chan struc
 			syscall.Getrusage(syscall.RUSAGE_SELF, &ru1)
 			res.ClientUser = tvDiff(ru1.Utime, ru0.Utime)
 			res.ClientSys = tvDiff(ru1.Stime, ru0.Stime)
-			res.Began = window
-			res.Elapsed = max(next.Sub(window), 0)
+			res.Began = measureFrom
+			res.Elapsed = max(at.Sub(measureFrom), 0)
 			return
 		}
 	}
