@@ -32,6 +32,8 @@ type abOptions struct {
 	rounds    int
 	orderSeed string
 	calibrate bool
+	slice     time.Duration
+	settle    time.Duration
 }
 
 // Defaults of ab that differ from run's.
@@ -94,6 +96,8 @@ and compared, marked incomplete).`,
 	fs.StringVar(&o.baseline, "baseline", "", "name of the target the others are compared with (default: the first)")
 	fs.IntVar(&o.rounds, "rounds", abRounds, "interleaved rounds; each runs every target through the whole sweep")
 	fs.StringVar(&o.orderSeed, "order-seed", "time", "seed of the target order in each round: time, rand, or an integer")
+	fs.Var(seconds{&o.slice}, "slice", "interleave the targets in slices of this length inside every step (all clients switch target together); 0: whole-step turns")
+	fs.Var(seconds{&o.settle}, "slice-settle", "with --slice: the first part of every slice not counted, as transactions in flight at the switch finish (default a tenth of the slice)")
 	fs.BoolVar(&o.calibrate, "calibrate", false, "run the baseline against itself (A/A) and print each measure's noise and the rounds needed to detect a 2% and a 5% change")
 	o.verdict.register(fs)
 	o.registerLoad(fs, "directory for the result files, one per target (default results/ab-<workload>-<UTC time>)")
@@ -127,6 +131,23 @@ func (o *abOptions) validate() (specs []plan.TargetSpec, bounds stats.Bounds, op
 			return nil, nil, opt, Usagef("-c lists %d twice: each client count is one step of the comparison", c)
 		}
 		seen[c] = true
+	}
+	if o.slice > 0 {
+		if o.settle == 0 {
+			o.settle = o.slice / 10
+		}
+		switch {
+		case o.duration <= 0:
+			return nil, nil, opt, Usagef("--slice needs -T: each target gets -T of measured time per step, in slices")
+		case o.settle >= o.slice:
+			return nil, nil, opt, Usagef("--slice-settle %v must be shorter than --slice %v", o.settle, o.slice)
+		case len(o.disturb.list) > 0:
+			return nil, nil, opt, Usagef("disturbances run with whole-step turns only: drop --slice")
+		case o.connect:
+			return nil, nil, opt, Usagef("-C opens a connection per transaction; --slice keeps one per target: use one or the other")
+		}
+	} else if o.settle > 0 {
+		return nil, nil, opt, Usagef("--slice-settle needs --slice")
 	}
 	need := 2
 	if o.calibrate {
@@ -223,7 +244,13 @@ func (o *abOptions) runAB(ctx context.Context, argv []string, stdout, stderr io.
 		return err
 	}
 
-	ab := &plan.AB{Rounds: o.rounds, Seed: seed}
+	ab := &plan.AB{Rounds: o.rounds, Seed: seed, Slice: o.slice, Settle: o.settle}
+	if o.slice > 0 && !o.probes.none {
+		// Every probe watches one server for a whole step; in slices the
+		// step is shared, so its evidence would not be one target's.
+		fmt.Fprintln(stderr, "--slice: the server-side probes run with whole-step turns only; running without them")
+		o.probes.none = true
+	}
 	for _, t := range targets {
 		sw, err := o.newSweep(t.tgt, wl, t.scale, t.hasTables, stderr)
 		// Each target has probes of its own, holding connections: close
@@ -241,6 +268,10 @@ func (o *abOptions) runAB(ctx context.Context, argv []string, stdout, stderr io.
 	interval := ab.Targets[0].Sweep.Engine.Interval
 	fmt.Fprintf(stderr, "ab: %s\n", o.plannedTime(len(targets)))
 	ab.BeforeTurn = func(r, ti int) {
+		if ti < 0 {
+			fmt.Fprintf(stderr, "round %d/%d: every target, in %v slices\n", r, o.rounds, o.slice)
+			return
+		}
 		fmt.Fprintf(stderr, "round %d/%d: %s\n", r, o.rounds, targets[ti].spec.Name)
 	}
 	ab.AfterStep = func(r, ti int, s result.Step) {
@@ -307,6 +338,12 @@ func (o *abOptions) runAB(ctx context.Context, argv []string, stdout, stderr io.
 
 // plannedTime says how long the run will take.
 func (o *abOptions) plannedTime(targets int) string {
+	if o.slice > 0 {
+		steps := o.rounds * len(o.clients)
+		total := time.Duration(steps) * (time.Duration(targets)*o.duration + o.warmup)
+		return fmt.Sprintf("%d rounds × %d steps × (%d targets × %v in %v slices + %v warm-up) ≈ %v",
+			o.rounds, len(o.clients), targets, o.duration, o.slice, o.warmup, total.Round(time.Second))
+	}
 	steps := o.rounds * targets * len(o.clients)
 	s := fmt.Sprintf("%d targets × %d rounds × %d steps", targets, o.rounds, len(o.clients))
 	if o.duration > 0 {
@@ -443,7 +480,8 @@ func wrapTarget(name string, err error) error {
 func (o *abOptions) resultFiles(argv []string, wl *loaded, targets []*abTarget, run *plan.ABRun, runErr error,
 	interrupted bool, seed uint64, started time.Time, interval time.Duration) []*result.File {
 	abInfo := &result.AB{Run: runID(started), Baseline: targets[0].spec.Name, Rounds: o.rounds,
-		RoundsDone: run.RoundsDone, OrderSeed: seed, Calibration: o.calibrate}
+		RoundsDone: run.RoundsDone, OrderSeed: seed, Calibration: o.calibrate,
+		SliceS: o.slice.Seconds(), SliceSettleS: o.settle.Seconds()}
 	for _, t := range targets {
 		abInfo.Targets = append(abInfo.Targets, result.ABTarget{Name: t.spec.Name, Spec: t.spec.String(), File: t.spec.Name + ".json"})
 	}

@@ -460,3 +460,53 @@ func TestABEmptyStepIsAnIncompleteRound(t *testing.T) {
 		t.Errorf("the comparison does not use the 2 complete rounds:\n%s", stdout)
 	}
 }
+
+// With --slice every step runs both targets at once, switching every slice:
+// each target's file holds one step per round and client count, its
+// intervals are its own slices, and both targets got the same measured
+// time.
+func TestABSlices(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "results")
+	code, stdout := abCLI(t, nil, "ab", "--target", "x=dsn:"+dsn("postgres"), "--target", "y=dsn:"+dsn("postgres"),
+		"-S", "-c", "1,2", "-T", "1", "--warmup", "0.2", "--rounds", "2", "--slice", "0.25", "--out", out, "--order-seed", "3")
+	if code != cli.ExitOK {
+		t.Fatalf("exit %d", code)
+	}
+	if !strings.Contains(stdout, "paired by round over 2 of 2 rounds") {
+		t.Errorf("no paired comparison:\n%s", stdout)
+	}
+	var counted [2]float64
+	for i, n := range []string{"x", "y"} {
+		f, err := result.Read(filepath.Join(out, n+".json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f.AB.SliceS != 0.25 || f.AB.SliceSettleS != 0.025 {
+			t.Errorf("%s: slice %v s, settle %v s; want 0.25 and its tenth", n, f.AB.SliceS, f.AB.SliceSettleS)
+		}
+		if len(f.Steps) != 4 {
+			t.Fatalf("%s: %d steps, want 2 rounds × 2 client counts", n, len(f.Steps))
+		}
+		for _, s := range f.Steps {
+			// 1 s per target in 0.25 s slices: 4 slices of 0.225 s counted.
+			if len(s.Intervals) != 4 || s.ElapsedS < 0.85 || s.ElapsedS > 0.95 || !s.Complete {
+				t.Errorf("%s round %d c=%d: %d slices, %.3f s counted, complete %v; want 4 slices, 0.9 s",
+					n, s.Round, s.Clients, len(s.Intervals), s.ElapsedS, s.Complete)
+			}
+			counted[i] += s.ElapsedS
+		}
+	}
+	if d := counted[0] - counted[1]; d > 0.05 || d < -0.05 {
+		t.Errorf("counted time %v s and %v s: the targets were not measured alike", counted[0], counted[1])
+	}
+	for _, args := range [][]string{
+		{"--slice", "0.1", "--slice-settle", "0.1"},
+		{"--slice", "0.5", "-t", "100"},
+		{"--slice-settle", "0.1"},
+	} {
+		code, _ := abCLI(t, nil, append([]string{"ab", "--target", "x=dsn:" + dsn("postgres"), "--target", "y=dsn:" + dsn("postgres")}, args...)...)
+		if code != cli.ExitUsage {
+			t.Errorf("%v: exit %d, want %d", args, code, cli.ExitUsage)
+		}
+	}
+}

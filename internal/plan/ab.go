@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strings"
+	"time"
 
 	"github.com/pgscale/pgscale/internal/result"
 )
@@ -19,19 +20,25 @@ type ABTarget struct {
 	Sweep Sweep
 }
 
-// AB runs interleaved A/B rounds with whole-step turns: in each round every
-// target runs its whole sweep once, in an order drawn at random for that
-// round (RoundOrder), so drift and warm-up hit every target alike. The
-// engine's Warmup, run at the start of every step, is the per-target,
-// per-round warm-up that is not counted.
+// AB runs interleaved A/B rounds. With whole-step turns (Slice zero) every
+// target runs its whole sweep once per round, in an order drawn at random
+// for that round (RoundOrder), so drift and warm-up hit every target alike;
+// the engine's Warmup, run at the start of every step, is the per-target,
+// per-round warm-up that is not counted. With slices every step of a round
+// runs all targets at once, switching target every Slice (runSlices).
 type AB struct {
 	Targets []ABTarget
 	Rounds  int
 	// Seed draws the order of the targets in each round; record it to
 	// repeat the order.
 	Seed uint64
+	// Slice, when positive, interleaves the targets in slices of this
+	// length inside every step instead of whole-step turns (runSlices);
+	// the first Settle of every slice is not counted.
+	Slice, Settle time.Duration
 	// BeforeTurn, when set, is called as a target starts its turn in a
-	// round (1-based), with its position in that round's order.
+	// round (1-based), with its index in Targets; with slices it is called
+	// before every step with target -1 (all targets).
 	BeforeTurn func(round, target int)
 	// AfterStep, when set, sees each step as soon as it is done.
 	AfterStep func(round, target int, s result.Step)
@@ -84,6 +91,9 @@ func (ab *AB) Run(ctx context.Context) (*ABRun, error) {
 	}
 	if ab.Rounds < 1 {
 		return nil, fmt.Errorf("plan: rounds must be at least 1, got %d", ab.Rounds)
+	}
+	if ab.Slice > 0 {
+		return ab.runSlices(ctx)
 	}
 	run := &ABRun{Steps: make([][]result.Step, len(ab.Targets))}
 	var empty []string

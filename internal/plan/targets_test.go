@@ -132,3 +132,33 @@ func TestRoundOrder(t *testing.T) {
 		t.Errorf("seeds 1 and 2 give the same order of 8 targets")
 	}
 }
+
+// Every cycle of slices is a permutation drawn from the seed, the round,
+// the step and the cycle alone.
+func TestSliceOrder(t *testing.T) {
+	seen := map[string]bool{}
+	for cycle := 0; cycle < 20; cycle++ {
+		o := plan.SliceOrder(9, 2, 1, cycle, 2)
+		if !reflect.DeepEqual(o, plan.SliceOrder(9, 2, 1, cycle, 2)) {
+			t.Fatalf("cycle %d: order not repeatable", cycle)
+		}
+		if len(o) != 2 || o[0]+o[1] != 1 {
+			t.Fatalf("cycle %d: %v is not a permutation of 0..1", cycle, o)
+		}
+		seen[fmt.Sprint(o)] = true
+	}
+	if len(seen) != 2 {
+		t.Errorf("20 cycles of 2 targets always ran in the same order")
+	}
+	if reflect.DeepEqual(sliceOrders(9, 2, 1), sliceOrders(9, 3, 1)) || reflect.DeepEqual(sliceOrders(9, 2, 1), sliceOrders(9, 2, 2)) {
+		t.Errorf("rounds or steps share their slice orders")
+	}
+}
+
+func sliceOrders(seed uint64, round, step int) [][]int {
+	var out [][]int
+	for c := 0; c < 16; c++ {
+		out = append(out, plan.SliceOrder(seed, round, step, c, 3))
+	}
+	return out
+}

@@ -22,6 +22,12 @@ type AB struct {
 	// round started, the target names in the order they ran.
 	OrderSeed uint64     `json:"order_seed"`
 	Order     [][]string `json:"order"`
+	// SliceS, when positive, says the targets were interleaved in slices
+	// of this many seconds inside every step rather than in whole-step
+	// turns; the first SliceSettleS of every slice was not counted. Each
+	// step's intervals are then that target's slices.
+	SliceS       float64 `json:"slice_s,omitempty"`
+	SliceSettleS float64 `json:"slice_settle_s,omitempty"`
 	// Calibration marks an A/A run of the baseline against itself, made to
 	// size the noise (pgscale ab --calibrate).
 	Calibration bool `json:"calibration,omitempty"`

@@ -1,0 +1,141 @@
+package plan
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"time"
+
+	"github.com/pgscale/pgscale/internal/engine"
+	"github.com/pgscale/pgscale/internal/metrics"
+	"github.com/pgscale/pgscale/internal/result"
+)
+
+// SliceOrder returns the order of n targets in one cycle of slices (n
+// consecutive slices, one per target) of a step of a round: a permutation
+// drawn from the seed, the round, the step's index in the sweep and the
+// cycle alone, so any slice's target can be recomputed.
+func SliceOrder(seed uint64, round, step, cycle, n int) []int {
+	return rand.New(rand.NewPCG(seed, uint64(round)<<48|uint64(step)<<32|uint64(cycle))).Perm(n)
+}
+
+// runSlices runs the rounds with the targets interleaved in slices inside
+// every step: one engine run per step and round, in which every client
+// holds a connection to each target and all clients switch target together
+// every Slice, in cycles of one slice per target in a random order
+// (SliceOrder). Each target gets the step's Duration of measured time,
+// rounded up to whole slices (less the settle time of its slices); the
+// engine's Warmup, rounded up to whole cycles, runs first, in slices too,
+// not counted. The step's result is split per target
+// (SplitSlices), so a round yields one step per target as in whole-step
+// turns.
+func (ab *AB) runSlices(ctx context.Context) (*ABRun, error) {
+	k := len(ab.Targets)
+	tmpl := ab.Targets[0].Sweep
+	if tmpl.Engine.Duration <= 0 {
+		return nil, fmt.Errorf("plan: slices need a duration, not a transaction count")
+	}
+	run := &ABRun{Steps: make([][]result.Step, k)}
+	var empty []string
+	for r := 1; r <= ab.Rounds; r++ {
+		run.Order = append(run.Order, SliceOrder(ab.Seed, r, 0, 0, k)) // the round's first cycle
+		complete := true
+		for si, n := range tmpl.Clients {
+			if err := ctx.Err(); err != nil {
+				return run, err
+			}
+			if ab.BeforeTurn != nil {
+				ab.BeforeTurn(r, -1) // every target, in slices
+			}
+			cfg := tmpl.Engine
+			cfg.Clients = n
+			// Whole cycles, so every target gets the same number of
+			// slices: the warm-up and each target's time are rounded up to
+			// them.
+			cycle := time.Duration(k) * ab.Slice
+			cfg.Warmup = roundUp(tmpl.Engine.Warmup, cycle)
+			cfg.Duration = time.Duration(k) * roundUp(tmpl.Engine.Duration, ab.Slice)
+			cfg.Targets = nil
+			for _, t := range ab.Targets {
+				if t.Sweep.BeforeStep != nil {
+					if err := t.Sweep.BeforeStep(ctx, si, n); err != nil {
+						return run, fmt.Errorf("round %d, target %s: %w", r, t.Name, err)
+					}
+				}
+				cfg.Targets = append(cfg.Targets, t.Sweep.Engine.Conn)
+			}
+			cfg.Conn = cfg.Targets[0]
+			cfg.Slice, cfg.Settle = ab.Slice, ab.Settle
+			cfg.SliceTarget = func(i int) int { return SliceOrder(ab.Seed, r, si, i/k, k)[i%k] }
+			prog, err := tmpl.Program(n)
+			if err != nil {
+				return run, err
+			}
+			cfg.Program = prog
+			res, err := engine.Run(ctx, cfg)
+			if res != nil && (res.Elapsed > 0 || err != nil) {
+				for ti, s := range SplitSlices(res, k) {
+					if markEmpty(&s, r) {
+						empty = append(empty, fmt.Sprintf("round %d, %s, %d clients", r, ab.Targets[ti].Name, s.Clients))
+					}
+					if err != nil && s.Complete {
+						s.Complete, s.Reason = false, err.Error()
+					}
+					complete = complete && s.Complete
+					run.Steps[ti] = append(run.Steps[ti], s)
+					if ab.AfterStep != nil {
+						ab.AfterStep(r, ti, s)
+					}
+				}
+			}
+			if err != nil {
+				return run, fmt.Errorf("round %d, %d clients: %w", r, n, err)
+			}
+		}
+		if complete {
+			run.RoundsDone++
+		}
+	}
+	if len(empty) > 0 {
+		return run, fmt.Errorf("%s: %s", noTransactions, strings.Join(empty, "; "))
+	}
+	return run, nil
+}
+
+// roundUp rounds d up to a multiple of unit.
+func roundUp(d, unit time.Duration) time.Duration {
+	return (d + unit - 1) / unit * unit
+}
+
+// SplitSlices turns a step run in slices over k targets into one step per
+// target: each target's slices are its intervals (t = the slice's start in
+// the measured window, len_s = its counted length), and its summary is
+// built from them alone — transactions, failures and latency histogram
+// merged, elapsed time the sum of its counted lengths, client CPU the sum
+// over its slices. Errors cannot be told apart by target and go with every
+// target; per-script and per-command figures are left out.
+func SplitSlices(res *engine.Result, k int) []result.Step {
+	out := make([]result.Step, k)
+	for ti := range out {
+		part := &engine.Result{Clients: res.Clients, IO: res.IO, Began: res.Began, Total: metrics.NewInterval(0, 0),
+			ConnectMean: res.ConnectMean, Errors: res.Errors, Aborted: res.Aborted, Incomplete: res.Incomplete}
+		for _, sl := range res.Slices {
+			if sl.Target != ti {
+				continue
+			}
+			iv := &metrics.Interval{Counts: sl.Counts, Latency: metrics.NewHistogram()}
+			if h, err := metrics.DecodeHistogram(sl.Histogram); err == nil {
+				iv.Latency = h
+			}
+			part.Total.Merge(iv)
+			part.Elapsed += sl.Length
+			part.ClientUser += sl.ClientUser
+			part.ClientSys += sl.ClientSys
+			part.Series = append(part.Series, engine.Point{Start: sl.Start, Length: sl.Length, Counts: sl.Counts,
+				Latency: sl.Latency, Histogram: sl.Histogram})
+		}
+		out[ti] = StepResult(part, nil)
+	}
+	return out
+}
