@@ -112,7 +112,8 @@ func measure(t *testing.T, v report.Verdict, key string) report.VerdictMeasure {
 
 // checkFiles reads every target's result file and checks what ab promises
 // about them: valid, one step per round and client count, the run's order
-// recorded and recomputable from its seed.
+// recorded and recomputable from its seed (in slices, each round's first
+// cycle).
 func checkFiles(t *testing.T, dir string, names []string, rounds int, seed uint64) []*result.File {
 	t.Helper()
 	var files []*result.File
@@ -129,6 +130,9 @@ func checkFiles(t *testing.T, dir string, names []string, rounds int, seed uint6
 		}
 		for r, order := range f.AB.Order {
 			want := plan.RoundOrder(seed, r+1, len(names))
+			if f.AB.SliceS > 0 {
+				want = plan.SliceOrder(seed, r+1, 0, 0, len(names))
+			}
 			for i, ti := range want {
 				if order[i] != names[ti] {
 					t.Errorf("round %d: order %v, want it drawn from the seed (%v)", r+1, order, want)
@@ -231,8 +235,8 @@ func TestABRegression(t *testing.T) {
 	}
 }
 
-// A server that dies mid-run: the rounds done are saved and compared,
-// marked incomplete, and the exit code is 3. The dsn: targets also check
+// A server that dies mid-run (whole-step turns): the rounds done are saved
+// and compared, marked incomplete, and the exit code is 3. The dsn: targets also check
 // that no password reaches the output or the files.
 func TestABIncomplete(t *testing.T) {
 	bin := cluster.BinDir // the package's server (TestMain): its binaries, and it fails without them in CI
@@ -258,7 +262,7 @@ func TestABIncomplete(t *testing.T) {
 		}
 	}()
 	code, stdout := abCLI(t, stderr, "ab", "--target", "one=dsn:"+dsn, "--target", "two=dsn:"+dsn, "--init",
-		"-S", "-c", "1,2", "-T", "1", "--warmup", "0", "--rounds", "3",
+		"-S", "-c", "1,2", "-T", "1", "--warmup", "0", "--rounds", "3", "--slice", "0",
 		"--out", out, "--verdict", filepath.Join(dir, "verdict.json"), "--markdown", filepath.Join(dir, "ab.md"))
 	if code != cli.ExitIncomplete {
 		t.Fatalf("exit code %d after the server died, want %d", code, cli.ExitIncomplete)
@@ -444,7 +448,7 @@ func TestABEmptyStepIsAnIncompleteRound(t *testing.T) {
 	}()
 	out := filepath.Join(t.TempDir(), "results")
 	code, stdout := abCLI(t, stderr, "ab", "--target", "one=dsn:"+dsn("abone"), "--target", "two=dsn:"+dsn("abtwo"),
-		"-f", script, "-c", "1", "-T", "1", "--warmup", "0", "--rounds", "3", "--order-seed", fmt.Sprint(seed), "--out", out)
+		"-f", script, "-c", "1", "-T", "1", "--warmup", "0", "--rounds", "3", "--slice", "0", "--order-seed", fmt.Sprint(seed), "--out", out)
 	if code != cli.ExitIncomplete {
 		t.Fatalf("exit %d, want %d", code, cli.ExitIncomplete)
 	}
