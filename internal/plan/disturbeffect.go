@@ -106,11 +106,15 @@ func effect(step *result.Step, i int, settle time.Duration, conf float64) *resul
 	return e
 }
 
-// phaseIntervals returns the intervals lying wholly in [from, to).
+// phaseIntervals returns the intervals lying wholly in [from, to). An
+// interval's edges are where the collector really swapped the recorders out,
+// a little after the planned tick when it was short of CPU; up to a tenth
+// of the interval past an edge still counts as inside.
 func phaseIntervals(ivs []result.Interval, from, to float64) []result.Interval {
 	var out []result.Interval
 	for _, iv := range ivs {
-		if iv.LengthS > 0 && iv.StartS >= from-eps && iv.StartS+iv.LengthS <= to+eps {
+		tol := max(eps, iv.LengthS/10)
+		if iv.LengthS > 0 && iv.StartS >= from-tol && iv.StartS+iv.LengthS <= to+tol {
 			out = append(out, iv)
 		}
 	}

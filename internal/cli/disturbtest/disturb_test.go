@@ -2,6 +2,7 @@ package disturbtest_test
 
 import (
 	"bytes"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -84,7 +85,8 @@ func phasesWhereAsked(t *testing.T, d result.Disturbance, stdout string) {
 		ph       *result.Phase
 		from, to float64
 	}{{"before", e.Before, 2, 11}, {"during", e.During, 11, 20}, {"after", e.After, 20, 24}} {
-		if p.ph.FromS != p.from || p.ph.ToS != p.to || p.ph.TPS <= 0 || p.ph.LatMeanMs <= 0 {
+		// Interval edges fall where the collector really woke: within a few ms of the plan.
+		if math.Abs(p.ph.FromS-p.from) > 0.1 || math.Abs(p.ph.ToS-p.to) > 0.1 || p.ph.TPS <= 0 || p.ph.LatMeanMs <= 0 {
 			t.Errorf("%s: %+v; want %v-%v s with tps and latency", p.name, p.ph, p.from, p.to)
 		}
 	}
