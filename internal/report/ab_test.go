@@ -147,6 +147,7 @@ func TestGoldenTwoTargets(t *testing.T) {
 func TestGoldenThreeTargets(t *testing.T) {
 	sides := append(twoSides(), side{"v2", map[int][]float64{1: scaled(base1, 1.05, 1.06, 1.04), 2: scaled(base2, 1.2, 1.21, 1.19)}})
 	inputs := abFiles(t, sides, []int{1, 2}, 6)
+	inputs[0].File.AB.SliceS, inputs[0].File.AB.SliceSettleS = 0.1, 0.01 // shared by the three files
 	rep := mustCompare(t, inputs, "tps@c=1=-15%")
 	if !rep.Passed() {
 		t.Errorf("a 10%% drop with a 15%% bound failed: %s", rep.Headline())

@@ -76,6 +76,9 @@ type ABReport struct {
 	// Rounds is the number of rounds compared (Paired); RoundsPlanned the
 	// number the run planned. Both are 0 for Independent comparisons.
 	Rounds, RoundsPlanned int
+	// SliceS is the slice length in seconds of a run in slices; 0 for
+	// whole-step turns and Independent comparisons.
+	SliceS float64
 	// Incomplete says why rounds or steps are missing; empty when
 	// everything planned was measured.
 	Incomplete string
@@ -158,6 +161,7 @@ func Compare(inputs []Input, opt CompareOptions) (*ABReport, error) {
 	if run := sameRun(inputs); run != nil && !opt.Unpaired {
 		rep.Method = stats.Paired
 		rep.RoundsPlanned = run.Rounds
+		rep.SliceS = run.SliceS
 		rounds = completeRounds(inputs, clients)
 		rep.Rounds = len(rounds)
 		if len(rounds) < run.Rounds {

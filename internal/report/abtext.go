@@ -93,8 +93,12 @@ func methodLine(r *ABReport) string {
 	var s string
 	switch r.Method {
 	case stats.Paired:
-		s = fmt.Sprintf("paired by round over %d of %d rounds: change = geometric mean of the per-round ratios; %s, Holm-corrected over %d measures; %g%% intervals",
-			r.Rounds, r.RoundsPlanned, stats.PairedTest, n, 100*conf)
+		turns := "whole-step turns"
+		if r.SliceS > 0 {
+			turns = fmt.Sprintf("%g s slices", r.SliceS)
+		}
+		s = fmt.Sprintf("paired by round over %d of %d rounds (%s): change = geometric mean of the per-round ratios; %s, Holm-corrected over %d measures; %g%% intervals",
+			r.Rounds, r.RoundsPlanned, turns, stats.PairedTest, n, 100*conf)
 	default:
 		s = fmt.Sprintf("unpaired (each complete step of a file counts as one value): change of the medians; %s, Holm-corrected over %d measures; %g%% intervals; drift between runs is not cancelled",
 			stats.UnpairedTest, n, 100*conf)

@@ -36,6 +36,7 @@ type Verdict struct {
 	Confidence float64            `json:"confidence"`
 	Rounds     int                `json:"rounds,omitempty"`
 	Planned    int                `json:"rounds_planned,omitempty"`
+	SliceS     float64            `json:"slice_s,omitempty"` // the slices of a run in slices; absent for whole-step turns
 	Candidates []VerdictCandidate `json:"candidates"`
 	Notes      []string           `json:"notes,omitempty"`
 }
@@ -86,7 +87,7 @@ type VerdictMeasure struct {
 func NewVerdict(r *ABReport) *Verdict {
 	v := &Verdict{Schema: VerdictSchema, Version: VerdictVersion, Passed: r.Passed(), Complete: r.Incomplete == "",
 		Reason: r.Incomplete, Headline: r.Headline(), Baseline: r.Baseline, Workload: r.Workload,
-		Method: r.Method.String(), Rounds: r.Rounds, Planned: r.RoundsPlanned, Notes: r.Notes}
+		Method: r.Method.String(), Rounds: r.Rounds, Planned: r.RoundsPlanned, SliceS: r.SliceS, Notes: r.Notes}
 	v.Test = stats.UnpairedTest
 	if r.Method == stats.Paired {
 		v.Test = stats.PairedTest
