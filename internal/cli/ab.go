@@ -217,24 +217,9 @@ func (o *abOptions) runAB(ctx context.Context, argv []string, stdout, stderr io.
 	if err != nil {
 		return err
 	}
-	wl, err := o.workload.load()
-	if err != nil {
+	wl, setupSQL, described, err := o.loadWorkload(stdout)
+	if err != nil || described {
 		return err
-	}
-	if o.describe {
-		for _, s := range wl.Scripts {
-			fmt.Fprintf(stdout, "script %s (weight %d):\n", s.Name, s.Weight)
-			s.Describe(stdout)
-		}
-		return nil
-	}
-	var setupSQL string
-	if o.setup != "" {
-		b, err := os.ReadFile(o.setup)
-		if err != nil {
-			return Usagef("--setup: %v", err)
-		}
-		setupSQL = string(b)
 	}
 	seed, err := resolveSeed(o.orderSeed)
 	if err != nil {

@@ -158,24 +158,9 @@ func (o *runOptions) run(ctx context.Context, argv []string, stdout, stderr io.W
 	if err := o.validate(); err != nil {
 		return err
 	}
-	wl, err := o.workload.load()
-	if err != nil {
+	wl, setupSQL, described, err := o.loadWorkload(stdout)
+	if err != nil || described {
 		return err
-	}
-	if o.describe {
-		for _, s := range wl.Scripts {
-			fmt.Fprintf(stdout, "script %s (weight %d):\n", s.Name, s.Weight)
-			s.Describe(stdout)
-		}
-		return nil
-	}
-	var setupSQL string
-	if o.setup != "" {
-		b, err := os.ReadFile(o.setup)
-		if err != nil {
-			return Usagef("--setup: %v", err)
-		}
-		setupSQL = string(b)
 	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -260,6 +245,30 @@ func (o *runOptions) run(ctx context.Context, argv []string, stdout, stderr io.W
 		return &IncompleteError{Err: runErr}
 	}
 	return nil
+}
+
+// loadWorkload parses the scripts and reads --setup. With --describe it
+// prints the scripts as understood instead, and reports that it did: the
+// caller then runs nothing.
+func (o *runOptions) loadWorkload(stdout io.Writer) (wl *loaded, setupSQL string, described bool, err error) {
+	if wl, err = o.workload.load(); err != nil {
+		return nil, "", false, err
+	}
+	if o.describe {
+		for _, s := range wl.Scripts {
+			fmt.Fprintf(stdout, "script %s (weight %d):\n", s.Name, s.Weight)
+			s.Describe(stdout)
+		}
+		return wl, "", true, nil
+	}
+	if o.setup != "" {
+		b, err := os.ReadFile(o.setup)
+		if err != nil {
+			return nil, "", false, Usagef("--setup: %v", err)
+		}
+		setupSQL = string(b)
+	}
+	return wl, setupSQL, false, nil
 }
 
 // newFile returns a result file holding everything known before the run:
