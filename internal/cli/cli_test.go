@@ -77,7 +77,9 @@ func sql(t *testing.T, db, q string) string {
 func createDB(t *testing.T, name string) {
 	t.Helper()
 	sql(t, "postgres", "DROP DATABASE IF EXISTS "+name)
-	sql(t, "postgres", "CREATE DATABASE "+name)
+	// template0: autovacuum may be working in template1, and CREATE DATABASE
+	// refuses a template someone is connected to.
+	sql(t, "postgres", "CREATE DATABASE "+name+" TEMPLATE template0")
 }
 
 func pgEnv() []string {

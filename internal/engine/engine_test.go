@@ -371,7 +371,7 @@ func TestPerCommand(t *testing.T) {
 // every client switches together.
 func TestSlices(t *testing.T) {
 	exec(t, "DROP DATABASE IF EXISTS other")
-	exec(t, "CREATE DATABASE other")
+	exec(t, "CREATE DATABASE other TEMPLATE template0") // autovacuum may be in template1, which makes CREATE DATABASE fail
 	a := connConfig(t)
 	b, _ := pgconn.ParseConfig(cluster.ConnString("other"))
 	src := "SELECT current_database() AS db \\gset\n\\set x 1\n"

@@ -40,7 +40,9 @@ func createDB(t *testing.T, name string) {
 	}
 	defer c.Close(ctx)
 	c.Exec(ctx, "DROP DATABASE IF EXISTS "+name).Close()
-	if err := c.Exec(ctx, "CREATE DATABASE "+name).Close(); err != nil {
+	// template0: template1 may hold an autovacuum worker, and CREATE DATABASE
+	// refuses a template someone is connected to.
+	if err := c.Exec(ctx, "CREATE DATABASE "+name+" TEMPLATE template0").Close(); err != nil {
 		t.Fatal(err)
 	}
 }
