@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -50,7 +51,7 @@ func TestInterruptLeavesAValidIncompleteResultAndNoServer(t *testing.T) {
 			bin := buildPgscale(t)
 			out := filepath.Join(t.TempDir(), "r.json")
 			cmd := exec.Command(bin, "run", "-S", "-c", "1,2", "-T", "30", "-P", "1", "--out", out)
-			var stdout, stderr bytes.Buffer
+			var stdout, stderr lockedBuffer
 			cmd.Stdout, cmd.Stderr = &stdout, &stderr
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)
@@ -81,4 +82,23 @@ func TestInterruptLeavesAValidIncompleteResultAndNoServer(t *testing.T) {
 			}
 		})
 	}
+}
+
+// lockedBuffer is a bytes.Buffer the test can read while the child process's
+// output is copied into it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
