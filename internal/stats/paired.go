@@ -135,7 +135,7 @@ func ComparePaired(m Measure, base, cand []float64, opt Options) Comparison {
 	sr, err := SignedRank(logs)
 	d.SignedRank = sr
 	if err == nil && signedRankCanReject(sr.N, alpha) && (c.P <= alpha) != (sr.P <= alpha) {
-		c.Warnings = append(c.Warnings, warnf(Disagree, "%s: the t-test (p=%.3g) and the signed-rank test (p=%.3g) disagree at alpha %v; the log ratios may not be normal (an outlier round?)", m.Key(), c.P, sr.P, alpha))
+		c.Warnings = append(c.Warnings, warnf(Disagree, "%s: the t-test (p=%.3g) and the signed-rank test (p=%.3g) disagree at alpha %.3g; the log ratios may not be normal (an outlier round?)", m.Key(), c.P, sr.P, alpha))
 	}
 	return c
 }
