@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -16,21 +17,31 @@ import (
 )
 
 // rawConn is a net.Conn that waits for the server the way pgbench does —
-// poll(2) on the socket, then read(2) — with both made as raw system calls
+// poll(2) on the socket and read(2) — with both made as raw system calls
 // the Go scheduler does not see, so the client goroutine keeps its P: no
 // hand-off, no wake-up of the runtime's monitor thread, no netpoller.
 //
-// Why each part (measured here, select-only prepared at 2 clients; README):
+// Why each part (measured here, select-only prepared; README):
 //   - Go's netpoller reads first, gets EAGAIN, parks the goroutine and is
 //     woken by epoll: about twice pgbench's system calls and scheduler work.
 //   - A plain blocking read(2) on a unix socket wakes the client about 1.4
 //     times per round trip; poll-then-read wakes it once, like pgbench.
 //   - Ordinary (non-raw) system calls let the runtime hand the P off while
 //     the client waits, which costs a thread wake-up per round trip.
+//   - Whether to read or to wait first depends on where the server runs:
+//     with one client the answer is never there yet (a read first is
+//     wasted); with more clients than cores the client is usually
+//     preempted as it sends and the answer is there when it reads (a wait
+//     first is wasted). Read learns which from the last answers.
 //
-// A raw wait holds up a garbage-collector stop until it returns, so the raw
-// poll waits at most rawWindow; longer waits (a slow query) continue in an
-// ordinary poll(2) the runtime knows about.
+// A raw wait does not hold up a garbage-collector stop: to stop the world
+// the runtime signals every thread it believes is running Go code (SIGURG,
+// its asynchronous preemption), the signal interrupts ppoll with EINTR, and
+// the wait continues in an ordinary poll(2) the runtime knows about. So the
+// raw wait has no timeout — arming a timer for every round trip cost about a
+// fifth of the client's CPU here. With asynchronous preemption turned off
+// (GODEBUG=asyncpreemptoff=1) no signal comes, and a raw wait lasts at most
+// rawWindow before it continues in poll(2).
 //
 // Deadlines are honoured for what pgconn needs them for — interrupting a
 // wait on cancellation or close: when a deadline passes the socket is shut
@@ -38,7 +49,9 @@ import (
 type rawConn struct {
 	fd            int
 	local, remote net.Addr
-	full          bool // the last read filled the buffer: more may be waiting
+	full          bool  // the last read filled the buffer: more may be waiting
+	ready         int8  // saturating count (0..readyMax) of answers found there on reading first
+	probe         uint8 // reads since the last read-first probe while ready < readyGuess
 
 	mu      sync.RWMutex // held shared by Read/Write during system calls, exclusively by Close
 	stateMu sync.Mutex   // guards closed, and the descriptor's validity for shutdown and close
@@ -48,9 +61,23 @@ type rawConn struct {
 	expired atomic.Bool
 }
 
-// rawWindow bounds a raw wait, and so how long a garbage-collector stop can
-// be held up by a client waiting for the server.
+// Reading first costs a wasted read(2) when the answer is not there yet;
+// waiting first costs a wasted ppoll(2) when it is. A client reads first
+// while ready ≥ readyGuess, and otherwise every probeEvery-th read, to
+// notice when answers start to come before it looks.
+const (
+	readyMax   = 3
+	readyGuess = 2
+	probeEvery = 8
+)
+
+// rawWindow bounds a raw wait when the runtime does not preempt with
+// signals, and so how long a garbage-collector stop can be held up by a
+// client waiting for the server.
 const rawWindow = 2 * time.Millisecond
+
+// rawTimed says raw waits need a timeout: asynchronous preemption is off.
+var rawTimed = strings.Contains(","+os.Getenv("GODEBUG")+",", ",asyncpreemptoff=1,")
 
 // dialRaw dials like net.Dialer and returns the connection as a rawConn:
 // the descriptor is duplicated (it stays non-blocking) and the netpoller's
@@ -96,9 +123,15 @@ var rawTimeout = unix.NsecToTimespec(rawWindow.Nanoseconds())
 // rawWindow, then an ordinary one.
 func (c *rawConn) wait(events int16) error {
 	fds := [1]unix.PollFd{{Fd: int32(c.fd), Events: events}}
-	ts := rawTimeout // ppoll writes the time left back into it
-	n, _, e := syscall.RawSyscall6(unix.SYS_PPOLL, uintptr(unsafe.Pointer(&fds[0])), 1,
-		uintptr(unsafe.Pointer(&ts)), 0, 0, 0)
+	var n uintptr
+	var e syscall.Errno
+	if !rawTimed {
+		n, _, e = syscall.RawSyscall6(unix.SYS_PPOLL, uintptr(unsafe.Pointer(&fds[0])), 1, 0, 0, 0, 0)
+	} else {
+		ts := rawTimeout // ppoll writes the time left back into it
+		n, _, e = syscall.RawSyscall6(unix.SYS_PPOLL, uintptr(unsafe.Pointer(&fds[0])), 1,
+			uintptr(unsafe.Pointer(&ts)), 0, 0, 0)
+	}
 	for e == syscall.EINTR || (e == 0 && n == 0) {
 		if c.expired.Load() {
 			return timeoutError{}
@@ -130,13 +163,24 @@ func (c *rawConn) Read(b []byte) (int, error) {
 	if c.closed {
 		return 0, net.ErrClosed
 	}
-	polled := false
+	// Read first when the answer is probably there already: the last read
+	// filled the buffer, or recent answers were there before the client
+	// looked (many clients on few cores, where the client is preempted as it
+	// sends). Otherwise wait first. (pgbench always reads first, so it pays
+	// an extra read when the answer is not there yet.)
+	polled, guess := false, false
 	if !c.full {
-		// Like pgbench: wait for the answer, then read it.
-		if err := c.wait(unix.POLLIN); err != nil {
-			return 0, err
+		guess = c.ready >= readyGuess
+		if !guess {
+			c.probe++
+			guess = c.probe%probeEvery == 0
 		}
-		polled = true
+		if !guess {
+			if err := c.wait(unix.POLLIN); err != nil {
+				return 0, err
+			}
+			polled = true
+		}
 	}
 	for {
 		n, _, e := syscall.RawSyscall(syscall.SYS_READ, uintptr(c.fd), uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)))
@@ -148,10 +192,17 @@ func (c *rawConn) Read(b []byte) (int, error) {
 			if n == 0 {
 				return 0, io.EOF
 			}
+			if guess {
+				c.ready = min(c.ready+1, readyMax)
+			}
 			c.full = int(n) == len(b)
 			return int(n), nil
 		case syscall.EINTR:
 		case syscall.EAGAIN:
+			if guess {
+				c.ready = max(c.ready-1, 0)
+				guess = false
+			}
 			if polled && c.full {
 				c.full = false
 			}
