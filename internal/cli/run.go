@@ -256,7 +256,6 @@ func (o *runOptions) loadWorkload(stdout io.Writer) (wl *loaded, setupSQL string
 	}
 	if o.describe {
 		for _, s := range wl.Scripts {
-			fmt.Fprintf(stdout, "script %s (weight %d):\n", s.Name, s.Weight)
 			s.Describe(stdout)
 		}
 		return wl, "", true, nil

@@ -19,24 +19,92 @@ import (
 
 // workloadFlags say what every client runs: pgbench's -b -f -S -N -D -M.
 type workloadFlags struct {
-	builtins   []string
-	files      []string
-	selectOnly bool
-	noUpdates  bool
-	defines    map[string]string
-	protocol   string
-	seed       string
+	scripts  []scriptArg // -b, -f, -S, -N in command-line order, as pgbench numbers them
+	defines  map[string]string
+	protocol string
+	seed     string
 }
 
 func (w *workloadFlags) register(fs *pflag.FlagSet) {
 	w.defines = map[string]string{}
-	fs.StringArrayVarP(&w.builtins, "builtin", "b", nil, "built-in script NAME[@WEIGHT]: tpcb-like, simple-update, select-only (default select-only)")
-	fs.StringArrayVarP(&w.files, "file", "f", nil, "script file FILE[@WEIGHT] in pgbench's language")
-	fs.BoolVarP(&w.selectOnly, "select-only", "S", false, "same as -b select-only")
-	fs.BoolVarP(&w.noUpdates, "skip-some-updates", "N", false, "same as -b simple-update")
+	fs.VarP(scriptFlag{&w.scripts, "b", ""}, "builtin", "b", "built-in script NAME[@WEIGHT]: tpcb-like, simple-update, select-only (default select-only)")
+	fs.VarP(scriptFlag{&w.scripts, "f", ""}, "file", "f", "script file FILE[@WEIGHT] in pgbench's language")
+	fs.VarPF(scriptFlag{&w.scripts, "b", "select-only"}, "select-only", "S", "same as -b select-only").NoOptDefVal = "true"
+	fs.VarPF(scriptFlag{&w.scripts, "b", "simple-update"}, "skip-some-updates", "N", "same as -b simple-update").NoOptDefVal = "true"
 	fs.VarP(defines{w.defines}, "define", "D", "script variable NAME=VALUE (repeatable)")
 	fs.StringVarP(&w.protocol, "protocol", "M", "prepared", "how SQL is sent: simple, extended or prepared")
 	fs.StringVar(&w.seed, "random-seed", "time", "seed of the scripts' random functions: time, rand, or an integer")
+}
+
+// scriptArg is one -b or -f argument.
+type scriptArg struct{ kind, arg string }
+
+// scriptFlag appends to one list shared by -b, -f, -S and -N, so the scripts
+// keep the order they were given in (pgbench's script numbers and the order
+// its weighted choice walks). With fixed set, it is a boolean alias of
+// "-b fixed".
+type scriptFlag struct {
+	list  *[]scriptArg
+	kind  string
+	fixed string
+}
+
+func (f scriptFlag) Set(v string) error {
+	if f.fixed != "" {
+		on, err := strconv.ParseBool(v)
+		if err != nil {
+			return err
+		}
+		if on {
+			*f.list = append(*f.list, scriptArg{f.kind, f.fixed})
+		}
+		return nil
+	}
+	*f.list = append(*f.list, scriptArg{f.kind, v})
+	return nil
+}
+
+func (f scriptFlag) String() string { return "" }
+
+func (f scriptFlag) Type() string {
+	if f.fixed != "" {
+		return "bool"
+	}
+	return "string"
+}
+
+// loadScript parses one -b or -f argument and names it for the workload's name.
+func loadScript(a scriptArg) (*script.Script, string, error) {
+	if a.kind == "b" {
+		name, weight, err := splitWeight(a.arg)
+		if err != nil {
+			return nil, "", Usagef("-b %v", err)
+		}
+		b, err := workload.FindBuiltin(name)
+		if err != nil {
+			return nil, "", Usagef("-b: %v", err)
+		}
+		s, err := script.Parse("builtin:"+b.Name, b.Script)
+		if err != nil {
+			return nil, "", fmt.Errorf("built-in %s: %w", b.Name, err) // a bug, not the user's
+		}
+		s.Weight = weight
+		return s, b.Name, nil
+	}
+	path, weight, err := splitWeight(a.arg)
+	if err != nil {
+		return nil, "", Usagef("-f %v", err)
+	}
+	src, err := os.ReadFile(path)
+	if err != nil {
+		return nil, "", Usagef("-f: cannot read script: %v", err)
+	}
+	s, err := script.Parse(path, string(src))
+	if err != nil {
+		return nil, "", &UsageError{Err: err}
+	}
+	s.Weight = weight
+	return s, strings.TrimSuffix(baseName(path), ".sql"), nil
 }
 
 // loaded is a parsed workload.
@@ -70,51 +138,21 @@ func (w *workloadFlags) load() (*loaded, error) {
 	if l.Seed, err = resolveSeed(w.seed); err != nil {
 		return nil, Usagef("--random-seed: %v", err)
 	}
-	builtins := append([]string(nil), w.builtins...)
-	if w.selectOnly {
-		builtins = append(builtins, "select-only")
-	}
-	if w.noUpdates {
-		builtins = append(builtins, "simple-update")
-	}
-	if len(builtins) == 0 && len(w.files) == 0 {
-		builtins = []string{"select-only"}
+	args := w.scripts
+	if len(args) == 0 {
+		args = []scriptArg{{"b", "select-only"}}
 	}
 	var names []string
-	for _, arg := range builtins {
-		name, weight, err := splitWeight(arg)
+	for _, a := range args {
+		s, name, err := loadScript(a)
 		if err != nil {
-			return nil, Usagef("-b %v", err)
+			return nil, err
 		}
-		b, err := workload.FindBuiltin(name)
-		if err != nil {
-			return nil, Usagef("-b: %v", err)
-		}
-		s, err := script.Parse("builtin:"+b.Name, b.Script)
-		if err != nil {
-			return nil, fmt.Errorf("built-in %s: %w", b.Name, err) // a bug, not the user's
-		}
-		s.Weight = weight
 		l.Scripts = append(l.Scripts, s)
-		names = append(names, b.Name)
-	}
-	for _, arg := range w.files {
-		path, weight, err := splitWeight(arg)
-		if err != nil {
-			return nil, Usagef("-f %v", err)
+		names = append(names, name)
+		if a.kind == "f" {
+			l.Builtin = false
 		}
-		src, err := os.ReadFile(path)
-		if err != nil {
-			return nil, Usagef("-f: cannot read script: %v", err)
-		}
-		s, err := script.Parse(path, string(src))
-		if err != nil {
-			return nil, &UsageError{Err: err}
-		}
-		s.Weight = weight
-		l.Scripts = append(l.Scripts, s)
-		names = append(names, strings.TrimSuffix(baseName(path), ".sql"))
-		l.Builtin = false
 	}
 	total := 0
 	for _, s := range l.Scripts {
