@@ -2,6 +2,7 @@ package cli_test
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -174,5 +175,75 @@ func TestPgbenchOracleErrors(t *testing.T) {
 				t.Errorf("pgbench says %q; pgscale says:\n%s", lines, stderr)
 			}
 		})
+	}
+}
+
+// The recordings the two tests above compare against are pgbench's own
+// answers today: record.sh runs the installed pgbench over a copy of the
+// oracle directory and every file it writes must equal the checked-in one
+// (the version in each file's first line aside). A newer pgbench that
+// computes something else fails here, not silently in the recordings.
+func TestOracleRecordingsArePgbenchsAnswers(t *testing.T) {
+	pgbench := filepath.Join(cluster.BinDir, "pgbench")
+	if _, err := os.Stat(pgbench); err != nil {
+		t.Fatalf("pgbench is part of the server packages and must be installed: %v", err)
+	}
+	dir := t.TempDir()
+	copyTree(t, oracleDir, dir)
+	createDB(t, "oracle_rec")
+	cmd := exec.Command("bash", filepath.Join(dir, "record.sh"))
+	cmd.Env = append(pgEnv(), "PGDATABASE=oracle_rec", "PGBENCH="+pgbench, "PSQL="+filepath.Join(cluster.BinDir, "psql"))
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("record.sh: %v\n%s", err, out)
+	}
+	version := regexp.MustCompile(`(?m)^# pgbench \(PostgreSQL\) [^:]*: `)
+	recorded := 0
+	for _, pattern := range []string{"*.out", "errors/*.err"} {
+		files, _ := filepath.Glob(filepath.Join(oracleDir, pattern))
+		for _, want := range files {
+			rel, _ := filepath.Rel(oracleDir, want)
+			got, err := os.ReadFile(filepath.Join(dir, rel))
+			if err != nil {
+				t.Errorf("%s: record.sh wrote nothing: %v", rel, err)
+				continue
+			}
+			w, _ := os.ReadFile(want)
+			gs, ws := version.ReplaceAllString(string(got), "# "), version.ReplaceAllString(string(w), "# ")
+			if gs != ws {
+				t.Errorf("%s: pgbench now answers\n%s\nthe recording says\n%s", rel, gs, ws)
+			}
+			recorded++
+		}
+	}
+	scripts, _ := filepath.Glob(filepath.Join(oracleDir, "*.sql"))
+	errScripts, _ := filepath.Glob(filepath.Join(oracleDir, "errors", "*.sql"))
+	if n := len(scripts) + len(errScripts); recorded != n || n < 90 {
+		t.Fatalf("compared %d recordings of %d scripts", recorded, n)
+	}
+}
+
+// copyTree copies the scripts of the oracle directory, not its recordings.
+func copyTree(t *testing.T, from, to string) {
+	t.Helper()
+	err := filepath.WalkDir(from, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(from, path)
+		dst := filepath.Join(to, rel)
+		if d.IsDir() {
+			return os.MkdirAll(dst, 0o755)
+		}
+		if ext := filepath.Ext(path); ext == ".out" || ext == ".err" {
+			return nil // the recordings are what record.sh must write again
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(dst, b, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }
