@@ -69,7 +69,7 @@ func intervalNote(c *result.WindowChange) string {
 	if c.Lo == nil || c.Hi == nil {
 		return "no interval: too few seconds before or during"
 	}
-	return fmt.Sprintf("%g%% interval from batch means of %g s: %d before, %d during", 100*c.Confidence, c.BatchS, c.BatchesBefore, c.BatchesDuring)
+	return fmt.Sprintf("%g%% interval from batch means of %.2g s: %d before, %d during", 100*c.Confidence, c.BatchS, c.BatchesBefore, c.BatchesDuring)
 }
 
 // duringBefore is the sweep table's "during/before" cell: each window's tps

@@ -71,13 +71,13 @@ func paragraph(steps []result.Step, figs []Figures, d *result.Diagnosis) string 
 		fmt.Fprintf(&b, "One step, %s: %.0f tps.", clients(first.Clients), first.Summary.TPS)
 	case d.Peak == 0:
 		last := steps[len(steps)-1]
-		fmt.Fprintf(&b, "Throughput is highest at the first step, %s (%.0f tps): more clients add nothing (%d clients make %+.0f%%).",
-			clients(first.Clients), d.PeakTPS, last.Clients, (last.Summary.TPS/first.Summary.TPS-1)*100)
+		fmt.Fprintf(&b, "Throughput is highest at the first step, %s (%.0f tps): more clients add nothing (%s: %+.0f%%).",
+			clients(first.Clients), d.PeakTPS, clients(last.Clients), (last.Summary.TPS/first.Summary.TPS-1)*100)
 	default:
 		fmt.Fprintf(&b, "Throughput peaks at %s (%.0f tps, %.1f× %s).", clients(peak.Clients), d.PeakTPS, d.PeakSpeedup, clients(first.Clients))
 		if d.Knee >= 0 {
 			k, last := steps[d.Knee], steps[len(steps)-1]
-			fmt.Fprintf(&b, " It stops growing at %s: %d clients make %+.0f%%.", clients(k.Clients), last.Clients,
+			fmt.Fprintf(&b, " It stops growing at %s (%s: %+.0f%%).", clients(k.Clients), clients(last.Clients),
 				(last.Summary.TPS/k.Summary.TPS-1)*100)
 		} else {
 			last, prev := steps[len(steps)-1], steps[len(steps)-2]

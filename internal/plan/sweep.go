@@ -235,8 +235,8 @@ func anyCommand(cs []metrics.CommandStat) bool {
 // DescribeStep is the one-line summary printed after each step.
 func DescribeStep(s result.Step) string {
 	sum := s.Summary
-	line := fmt.Sprintf("%d clients: %d transactions in %.1f s, %.1f tps, lat avg %.3f ms (stddev %.3f, p50 %.3f, p99 %.3f, max %.3f), %d failed",
-		s.Clients, sum.Transactions, s.ElapsedS, sum.TPS, sum.Latency.MeanMs, sum.Latency.StddevMs,
+	line := fmt.Sprintf("%d client%s: %d transactions in %.1f s, %.1f tps, lat avg %.3f ms (stddev %.3f, p50 %.3f, p99 %.3f, max %.3f), %d failed",
+		s.Clients, plural(s.Clients), sum.Transactions, s.ElapsedS, sum.TPS, sum.Latency.MeanMs, sum.Latency.StddevMs,
 		sum.Latency.P50Ms, sum.Latency.P99Ms, sum.Latency.MaxMs, sum.Failed)
 	if sum.Retries > 0 {
 		line += fmt.Sprintf(", %d retried (%d retries)", sum.Retried, sum.Retries)
@@ -248,4 +248,12 @@ func DescribeStep(s result.Step) string {
 		line += " [incomplete: " + s.Reason + "]"
 	}
 	return line
+}
+
+// plural is "s" unless n is 1.
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
 }
