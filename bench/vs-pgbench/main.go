@@ -12,6 +12,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -24,6 +25,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/pgscale/pgscale/internal/result"
+	"github.com/pgscale/pgscale/internal/stats"
 	"github.com/pgscale/pgscale/internal/target"
 	"github.com/pgscale/pgscale/internal/workload"
 )
@@ -144,8 +146,8 @@ func run(rounds, dur int, clientList string, scale int, bin, extra, scriptFile, 
 		}
 	}
 	fmt.Printf("%s -M %s, %d s per run, %d interleaved rounds, scale %d, %s\n\n", strings.Join(workloadArgs, " "), proto, dur, rounds, scale, map[bool]string{true: "TCP", false: "unix socket"}[tcp])
-	fmt.Println("| clients | pgbench tps | pgscale tps | TPS ratio (median [min–max]) | pgbench cpu/txn | pgscale cpu/txn | CPU/txn ratio (median [min–max]) |")
-	fmt.Println("| ---: | ---: | ---: | --- | ---: | ---: | --- |")
+	fmt.Println("| clients | pgbench tps | pgscale tps | TPS ratio (median [min–max]) | TPS ratio (geometric mean, 95 % interval) | pgbench cpu/txn | pgscale cpu/txn | CPU/txn ratio (median [min–max]) | CPU/txn ratio (geometric mean, 95 % interval) |")
+	fmt.Println("| ---: | ---: | ---: | --- | --- | ---: | ---: | --- | --- |")
 	for _, n := range ns {
 		a, b := res["pgbench"][n], res["pgscale"][n]
 		var tr, cr []float64
@@ -153,11 +155,21 @@ func run(rounds, dur int, clientList string, scale int, bin, extra, scriptFile, 
 			tr = append(tr, b[i].tps/a[i].tps)
 			cr = append(cr, b[i].cpuPerTxnUS/a[i].cpuPerTxnUS)
 		}
-		fmt.Printf("| %d | %.0f | %.0f | %.3f [%.3f–%.3f] | %.1f µs | %.1f µs | %.2f [%.2f–%.2f] |\n", n,
-			median(field(a, 0)), median(field(b, 0)), median(tr), minOf(tr), maxOf(tr),
-			median(field(a, 1)), median(field(b, 1)), median(cr), minOf(cr), maxOf(cr))
+		fmt.Printf("| %d | %.0f | %.0f | %.3f [%.3f–%.3f] | %s | %.1f µs | %.1f µs | %.2f [%.2f–%.2f] | %s |\n", n,
+			median(field(a, 0)), median(field(b, 0)), median(tr), minOf(tr), maxOf(tr), pairedRatio(field(a, 0), field(b, 0)),
+			median(field(a, 1)), median(field(b, 1)), median(cr), minOf(cr), maxOf(cr), pairedRatio(field(a, 1), field(b, 1)))
 	}
 	return nil
+}
+
+// pairedRatio is the geometric mean of the per-round ratios cand/base with
+// the paired interval pgscale ab reports (internal/stats), as ratios.
+func pairedRatio(base, cand []float64) string {
+	c := stats.ComparePaired(stats.Measure{Name: "ratio"}, base, cand, stats.Options{})
+	if math.IsInf(c.Lo, 0) || math.IsInf(c.Hi, 0) || math.IsNaN(c.Change) {
+		return "n/a (too few rounds)"
+	}
+	return fmt.Sprintf("%.3f [%.3f–%.3f]", 1+c.Change, 1+c.Lo, 1+c.Hi)
 }
 
 func field(s []sample, i int) []float64 {
