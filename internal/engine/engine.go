@@ -86,10 +86,15 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	e := newEngine(ctx, &cfg)
 	defer e.cancel()
 	if e.io == IORaw {
-		// A client waiting in a raw system call keeps its P; enough Ps that
-		// no client (nor the collector) waits for one.
+		// A client waiting in a raw system call keeps its P: one P per
+		// client, and one for everything else (collector, timers, probes).
+		// A second spare P measured no better and mostly worse at 8
+		// clients (bench/vs-pgbench, 4 rounds, three runs each: CPU/txn
+		// 1.08, 1.09, 1.27 × pgbench's with one spare, 1.13, 1.20, 1.29
+		// with two): idle Ps keep the runtime waking threads to look for
+		// work.
 		prev := runtime.GOMAXPROCS(0)
-		if want := cfg.Clients + 2; want > prev {
+		if want := cfg.Clients + 1; want > prev {
 			runtime.GOMAXPROCS(want)
 			defer runtime.GOMAXPROCS(prev)
 		}
