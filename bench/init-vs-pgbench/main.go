@@ -46,6 +46,7 @@ func run(scale, rounds int, extra string) error {
 		return err
 	}
 	defer c.Stop()
+	c.StopOnSignal()
 	env := append(os.Environ(), "PGHOST="+c.SocketDir, "PGPORT="+strconv.Itoa(c.Port), "PGUSER="+c.User, "PGDATABASE=postgres")
 	s := strconv.Itoa(scale)
 	var ratios []float64

@@ -123,6 +123,7 @@ func measure(name string, opts target.Options, exts []string, bin, tmp string, r
 		return nil, err
 	}
 	defer c.Stop()
+	c.StopOnSignal()
 	dsn := c.ConnString("postgres")
 	connect := func(ctx context.Context) (*pgconn.PgConn, error) { return pgconn.Connect(ctx, dsn) }
 	if _, err := workload.Init(ctx, connect, workload.InitOptions{Scale: 1}, io.Discard); err != nil {

@@ -69,6 +69,7 @@ func run(rounds, dur int, clientList string, scale int, bin, extra, scriptFile, 
 		return err
 	}
 	defer c.Stop()
+	c.StopOnSignal()
 	dsn := c.ConnString("postgres")
 	if tcp {
 		dsn = c.TCPConnString("postgres")
