@@ -119,19 +119,17 @@ func (timeoutError) Temporary() bool { return true }
 
 var rawTimeout = unix.NsecToTimespec(rawWindow.Nanoseconds())
 
-// wait blocks until the socket is ready for events: a raw poll for up to
-// rawWindow, then an ordinary one.
+// wait blocks until the socket is ready for events: a raw poll until a
+// signal interrupts it (or for up to rawWindow when rawTimed), then an
+// ordinary one.
 func (c *rawConn) wait(events int16) error {
 	fds := [1]unix.PollFd{{Fd: int32(c.fd), Events: events}}
-	var n uintptr
-	var e syscall.Errno
-	if !rawTimed {
-		n, _, e = syscall.RawSyscall6(unix.SYS_PPOLL, uintptr(unsafe.Pointer(&fds[0])), 1, 0, 0, 0, 0)
-	} else {
-		ts := rawTimeout // ppoll writes the time left back into it
-		n, _, e = syscall.RawSyscall6(unix.SYS_PPOLL, uintptr(unsafe.Pointer(&fds[0])), 1,
-			uintptr(unsafe.Pointer(&ts)), 0, 0, 0)
+	ts := rawTimeout // ppoll writes the time left back into it
+	var tsp uintptr  // no timeout
+	if rawTimed {
+		tsp = uintptr(unsafe.Pointer(&ts))
 	}
+	n, _, e := syscall.RawSyscall6(unix.SYS_PPOLL, uintptr(unsafe.Pointer(&fds[0])), 1, tsp, 0, 0, 0)
 	for e == syscall.EINTR || (e == 0 && n == 0) {
 		if c.expired.Load() {
 			return timeoutError{}
