@@ -75,36 +75,32 @@ func (f scriptFlag) Type() string {
 
 // loadScript parses one -b or -f argument and names it for the workload's name.
 func loadScript(a scriptArg) (*script.Script, string, error) {
+	arg, weight, err := splitWeight(a.arg)
+	if err != nil {
+		return nil, "", Usagef("-%s %v", a.kind, err)
+	}
+	var s *script.Script
+	name := strings.TrimSuffix(baseName(arg), ".sql")
 	if a.kind == "b" {
-		name, weight, err := splitWeight(a.arg)
-		if err != nil {
-			return nil, "", Usagef("-b %v", err)
-		}
-		b, err := workload.FindBuiltin(name)
+		b, err := workload.FindBuiltin(arg)
 		if err != nil {
 			return nil, "", Usagef("-b: %v", err)
 		}
-		s, err := script.Parse("builtin:"+b.Name, b.Script)
-		if err != nil {
+		if s, err = script.Parse("builtin:"+b.Name, b.Script); err != nil {
 			return nil, "", fmt.Errorf("built-in %s: %w", b.Name, err) // a bug, not the user's
 		}
-		s.Weight = weight
-		return s, b.Name, nil
-	}
-	path, weight, err := splitWeight(a.arg)
-	if err != nil {
-		return nil, "", Usagef("-f %v", err)
-	}
-	src, err := os.ReadFile(path)
-	if err != nil {
-		return nil, "", Usagef("-f: cannot read script: %v", err)
-	}
-	s, err := script.Parse(path, string(src))
-	if err != nil {
-		return nil, "", &UsageError{Err: err}
+		name = b.Name
+	} else {
+		src, err := os.ReadFile(arg)
+		if err != nil {
+			return nil, "", Usagef("-f: cannot read script: %v", err)
+		}
+		if s, err = script.Parse(arg, string(src)); err != nil {
+			return nil, "", &UsageError{Err: err}
+		}
 	}
 	s.Weight = weight
-	return s, strings.TrimSuffix(baseName(path), ".sql"), nil
+	return s, name, nil
 }
 
 // loaded is a parsed workload.
