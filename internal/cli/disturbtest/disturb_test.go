@@ -18,12 +18,13 @@ import (
 
 var cluster *target.Cluster
 
-// TestMain starts the package's cluster with synchronous_commit off: the
-// ddl-churn loop then runs at the speed of the CPU it takes from the
-// workload, not at the speed of this disk's fsync, which other programs on
-// the machine share.
+// TestMain starts the package's cluster under /dev/shm with
+// synchronous_commit off: the ddl-churn loop, which creates and unlinks
+// files and commits on every iteration, then runs at the speed of the CPU
+// it takes from the workload, not at the speed of a disk that other
+// programs on the machine share.
 func TestMain(m *testing.M) {
-	os.Exit(targettest.Run(m, target.Options{Settings: []target.Setting{{Name: "synchronous_commit", Value: "off"}}},
+	os.Exit(targettest.Run(m, target.Options{Tmpfs: true, Settings: []target.Setting{{Name: "synchronous_commit", Value: "off"}}},
 		func(c *target.Cluster) { cluster = c }))
 }
 
@@ -70,11 +71,12 @@ func disturbed(t *testing.T, flag, spec string) (result.Disturbance, string, str
 }
 
 // phasesWhereAsked checks that the window and its phases lie where the
-// spec put them: 11-20 s of a 24 s step, the first 2 s left out before.
-func phasesWhereAsked(t *testing.T, d result.Disturbance, stdout string) {
+// spec put them: 11-20 s of a 24 s step on the given number of sessions,
+// the first 2 s left out before.
+func phasesWhereAsked(t *testing.T, d result.Disturbance, sessions int, stdout string) {
 	t.Helper()
-	if d.StartS != 11 || d.EndS != 20 || d.Sessions != 1 || d.RanS < 8.5 || d.RanS > 9.5 {
-		t.Errorf("window %v-%v s, %d sessions, ran %.2f s; want 11-20 s, 1 session, about 9 s", d.StartS, d.EndS, d.Sessions, d.RanS)
+	if d.StartS != 11 || d.EndS != 20 || d.Sessions != sessions || d.RanS < 8.5 || d.RanS > 9.5 {
+		t.Errorf("window %v-%v s, %d sessions, ran %.2f s; want 11-20 s, %d sessions, about 9 s", d.StartS, d.EndS, d.Sessions, d.RanS, sessions)
 	}
 	e := d.Effect
 	if e == nil || e.Before == nil || e.During == nil || e.After == nil || e.TPS == nil || e.Latency == nil {
@@ -109,13 +111,18 @@ func report(t *testing.T, stdout string) {
 	}
 }
 
+// TestDDLChurnLowersThroughput runs the loop on four sessions, one per
+// client: with one session the drop at 4 clients was -28 % to -35 % here
+// but -14 % ± 20 % on a busier CI machine, where three 3 s batches a side
+// could not tell it from the machine's own swings; four sessions drop
+// throughput by 55-63 % here, which survives a machine twice as noisy.
 func TestDDLChurnLowersThroughput(t *testing.T) {
-	d, stdout, stderr, _ := disturbed(t, "--disturb", "ddl-churn@11s-20s")
+	d, stdout, stderr, _ := disturbed(t, "--disturb", "ddl-churn@11s-20s:4")
 	report(t, stdout)
 	if d.Name != "ddl-churn" || !d.Builtin || d.Iterations <= 0 || d.Errors != 0 || d.Rate <= 0 {
 		t.Errorf("ddl-churn ran %d iterations, %d errors, %.1f/s: want iterations, no errors", d.Iterations, d.Errors, d.Rate)
 	}
-	phasesWhereAsked(t, d, stdout)
+	phasesWhereAsked(t, d, 4, stdout)
 	if c := d.Effect.TPS; c.Hi != nil && !(*c.Hi < 0) {
 		t.Errorf("tps change %+.1f%% in [%+.1f%%, %+.1f%%]: want a drop beyond its interval", 100*c.Change, 100**c.Lo, 100**c.Hi)
 	}
@@ -146,7 +153,7 @@ func TestDoNothingDisturbanceChangesNothing(t *testing.T) {
 	if d.Builtin || d.Iterations < 45 || d.Iterations > 90 || d.Errors != 0 {
 		t.Errorf("%d iterations, %d errors; want about 85, none", d.Iterations, d.Errors)
 	}
-	phasesWhereAsked(t, d, stdout)
+	phasesWhereAsked(t, d, 1, stdout)
 	// Checked at 99 % confidence, recomputed from the result file as a
 	// report would: a 95 % interval misses a true zero in one run out of
 	// twenty, which would make this test fail that often by design.
