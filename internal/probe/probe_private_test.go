@@ -62,3 +62,31 @@ func TestAttributeWaitSampling(t *testing.T) {
 		t.Errorf("background %+v", w.Background)
 	}
 }
+
+// A pid that a new process took during the step counts from zero, not as
+// the old process's counters going backwards. Short-lived backends have
+// used no whole clock tick of CPU, so only the start time tells them apart.
+func TestGroupDeltaReusedPid(t *testing.T) {
+	const root = 100
+	a := map[int]taskSample{
+		root: {start: 1, cpu: 1, run: 1, wait: 0.5},
+		200:  {kind: KindClientBackend, start: 50, cpu: 0, run: 0.025, wait: 0.004, vcs: 40, ivcs: 3},
+	}
+	b := map[int]taskSample{
+		root: {start: 1, cpu: 1, children: 0.02, run: 1, wait: 0.5},
+		200:  {kind: KindClientBackend, start: 90, cpu: 0, run: 0.011, wait: 0.001, vcs: 5, ivcs: 1},
+	}
+	g, _, _ := groupDelta(a, b, root, nil)
+	if g.CPUS < 0 || g.OnCPUS < 0 || g.RunQueueWaitS < 0 || g.VoluntaryCtx < 0 || g.InvoluntaryCtx < 0 {
+		t.Fatalf("negative totals: %+v", g)
+	}
+	var backends result.ProcGroup
+	for _, k := range g.ByKind {
+		if k.Kind == KindClientBackend {
+			backends = k
+		}
+	}
+	if backends.OnCPUS != 0.011 || backends.RunQueueWaitS != 0.001 || backends.VoluntaryCtx != 5 || backends.InvoluntaryCtx != 1 {
+		t.Errorf("client backends %+v: want the new process's own counters", backends)
+	}
+}

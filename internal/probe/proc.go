@@ -49,6 +49,7 @@ type procProbe struct {
 // taskSample is one process's counters at one moment.
 type taskSample struct {
 	kind      string
+	start     uint64  // start time in clock ticks after boot: tells a reused pid
 	collector bool    // pg_wait_sampling's collector
 	cpu       float64 // utime + stime, seconds
 	children  float64 // cutime + cstime of reaped children, seconds
@@ -217,7 +218,7 @@ func groupDelta(a, b map[int]taskSample, root int, probes map[int]string) (g res
 	seen := map[int]bool{}
 	for pid, v := range b {
 		w, had := a[pid]
-		if had && (w.cpu > v.cpu || w.kind == KindProbe != (v.kind == KindProbe)) {
+		if had && (w.start != v.start || w.kind == KindProbe != (v.kind == KindProbe)) {
 			had = false // pid reused
 		}
 		if !had {
@@ -323,7 +324,10 @@ func (p *procProbe) snapshot() (*procSnap, error) {
 		default:
 			continue
 		}
-		ts := taskSample{kind: KindBackground, cpu: float64(st.UTime+st.STime) / userHZ}
+		if st.State == "Z" {
+			continue // exited, not yet reaped: counted once it is
+		}
+		ts := taskSample{kind: KindBackground, start: st.Starttime, cpu: float64(st.UTime+st.STime) / userHZ}
 		if st.PID == p.serverPID || st.PID == p.poolerPID {
 			ts.children = float64(st.CUTime+st.CSTime) / userHZ
 		} else if st.PPID == p.serverPID {
@@ -335,12 +339,19 @@ func (p *procProbe) snapshot() (*procSnap, error) {
 			ts.kind = backendKind(title)
 			ts.collector = strings.Contains(title, "pg_wait_sampling collector")
 		}
-		if ss, err := proc.Schedstat(); err == nil {
-			ts.run, ts.wait = float64(ss.RunningNanoseconds)/1e9, float64(ss.WaitingNanoseconds)/1e9
+		// A process that exits between these reads is left out whole, as
+		// if it had gone before the snapshot: a sample with some counters
+		// read as zero would make the step's deltas negative.
+		ss, err := proc.Schedstat()
+		if err != nil {
+			continue
 		}
-		if status, err := proc.NewStatus(); err == nil {
-			ts.vcs, ts.ivcs = status.VoluntaryCtxtSwitches, status.NonVoluntaryCtxtSwitches
+		ts.run, ts.wait = float64(ss.RunningNanoseconds)/1e9, float64(ss.WaitingNanoseconds)/1e9
+		status, err := proc.NewStatus()
+		if err != nil {
+			continue
 		}
+		ts.vcs, ts.ivcs = status.VoluntaryCtxtSwitches, status.NonVoluntaryCtxtSwitches
 		into[st.PID] = ts
 	}
 	return s, nil
