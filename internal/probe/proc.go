@@ -167,6 +167,9 @@ func (p *procProbe) report(_ context.Context, _ *stepState, out *result.Probes) 
 		VoluntaryCtx: b.genVCS - a.genVCS, InvoluntaryCtx: b.genIVCS - a.genIVCS}
 	for tid, v := range b.threads {
 		w := a.threads[tid]
+		if w[0] > v[0] || w[1] > v[1] {
+			w = [2]float64{} // a new thread on a reused tid
+		}
 		g.OnCPUS += v[0] - w[0]
 		g.RunQueueWaitS += v[1] - w[1]
 	}
