@@ -67,7 +67,7 @@ type procSnap struct {
 	genCPU  float64
 	genVCS  int64
 	genIVCS int64
-	threads map[int][2]float64 // generator tid -> run, wait (s)
+	threads map[int]taskSample // generator tid -> start, run, wait
 }
 
 func newProcProbe(ctx context.Context, cfg Config) (*procProbe, error) {
@@ -167,11 +167,11 @@ func (p *procProbe) report(_ context.Context, _ *stepState, out *result.Probes) 
 		VoluntaryCtx: b.genVCS - a.genVCS, InvoluntaryCtx: b.genIVCS - a.genIVCS}
 	for tid, v := range b.threads {
 		w := a.threads[tid]
-		if w[0] > v[0] || w[1] > v[1] {
-			w = [2]float64{} // a new thread on a reused tid
+		if w.start != v.start {
+			w = taskSample{} // a new thread, or a new one on a reused tid
 		}
-		g.OnCPUS += v[0] - w[0]
-		g.RunQueueWaitS += v[1] - w[1]
+		g.OnCPUS += v.run - w.run
+		g.RunQueueWaitS += v.wait - w.wait
 	}
 	ps.Generator = g
 	p.lastProbeCPU, p.lastCollectorCPU = map[string]float64{}, 0
@@ -271,7 +271,7 @@ func groupDelta(a, b map[int]taskSample, root int, probes map[int]string) (g res
 }
 
 func (p *procProbe) snapshot() (*procSnap, error) {
-	s := &procSnap{at: time.Now(), server: map[int]taskSample{}, pooler: map[int]taskSample{}, threads: map[int][2]float64{}}
+	s := &procSnap{at: time.Now(), server: map[int]taskSample{}, pooler: map[int]taskSample{}, threads: map[int]taskSample{}}
 	if st, err := p.fs.Stat(); err == nil {
 		s.host, s.hostOK = st.CPUTotal, true
 	}
@@ -301,8 +301,13 @@ func (p *procProbe) snapshot() (*procSnap, error) {
 	s.genVCS, s.genIVCS = ru.Nvcsw, ru.Nivcsw
 	if threads, err := p.fs.AllThreads(os.Getpid()); err == nil {
 		for _, t := range threads {
+			st, err := t.Stat()
+			if err != nil {
+				continue
+			}
 			if ss, err := t.Schedstat(); err == nil {
-				s.threads[t.PID] = [2]float64{float64(ss.RunningNanoseconds) / 1e9, float64(ss.WaitingNanoseconds) / 1e9}
+				s.threads[t.PID] = taskSample{start: st.Starttime,
+					run: float64(ss.RunningNanoseconds) / 1e9, wait: float64(ss.WaitingNanoseconds) / 1e9}
 			}
 		}
 	}
