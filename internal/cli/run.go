@@ -315,7 +315,7 @@ func (o *runOptions) newSweep(tgt *openTarget, wl *loaded, scale int, hasTables 
 			Conn: tgt.Config, Duration: o.duration, Transactions: o.transactions, Warmup: o.warmup,
 			Protocol: wl.Protocol, Reconnect: o.connect, Rate: o.rate, LatencyLimit: o.latencyLimit,
 			MaxTries: engineTries(o.maxTries), ContinueOnError: o.contOnError, Interval: interval, PerCommand: o.perCommand,
-			IO: ioMode, Seed: wl.Seed,
+			IO: ioMode, Companions: o.disturb.sessions(), Seed: wl.Seed,
 			Events: func(s string) { fmt.Fprintln(stderr, s) },
 		},
 		Program: func(clients int) (*script.Program, error) {

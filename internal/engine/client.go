@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"sync/atomic"
 	"time"
 	"unsafe"
@@ -240,6 +241,7 @@ func (c *client) run(start time.Time) {
 	defer c.closeAll()
 	cfg := c.e.cfg
 	c.sched = start
+	yielded := start
 	for !c.e.stop.Load() {
 		if cfg.Transactions > 0 && c.done >= cfg.Transactions {
 			return
@@ -280,6 +282,10 @@ func (c *client) run(start time.Time) {
 		}
 		c.record(o, begin, end, lagUS)
 		c.done++
+		if c.e.io == IORaw && end.Sub(yielded) >= rawYield {
+			yielded = end
+			runtime.Gosched()
+		}
 		if o.abort {
 			c.aborted = true
 			return

@@ -47,7 +47,7 @@ type IOMode uint8
 // clients, where one busy OS thread per client stops paying.
 const (
 	IOAuto    IOMode = iota // raw unless TLS or more than RawMaxClients clients
-	IORaw                   // raw poll(2) and read(2) on the socket; one OS thread per client
+	IORaw                   // raw poll(2), recv(2) and send(2) on the socket; one P per client
 	IONetpoll               // Go's netpoller
 )
 
@@ -84,10 +84,14 @@ type Config struct {
 	MaxTries     int           // tries per transaction (--max-tries); 0 means 1, negative means unlimited (needs Duration or LatencyLimit)
 	// ContinueOnError keeps a client going after an SQL error that is not a
 	// serialization failure or deadlock (pgbench aborts the client).
-	ContinueOnError  bool
-	Interval         time.Duration // collector interval (progress and series); default 1 s
-	PerCommand       bool          // -r: time every command
-	IO               IOMode
+	ContinueOnError bool
+	Interval        time.Duration // collector interval (progress and series); default 1 s
+	PerCommand      bool          // -r: time every command
+	IO              IOMode
+	// Companions counts the goroutines that run beside the clients during
+	// the step and wait on the network (disturbance sessions): with raw
+	// I/O each gets a P of its own, as each client does.
+	Companions       int
 	Seed             uint64        // seeds the rate schedule
 	ReconnectTimeout time.Duration // a client gives up after failing to reconnect this long; default 10 s
 	// Progress, when set, is called by the collector after every interval.

@@ -87,17 +87,17 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	defer e.cancel()
 	if e.io == IORaw {
 		// A client waiting in a raw system call keeps its P: one P per
-		// client, and one for everything else (collector, timers, probes).
-		// A second spare P measured no better and mostly worse at 8
-		// clients (bench/vs-pgbench, 4 rounds, three runs each: CPU/txn
-		// 1.08, 1.09, 1.27 × pgbench's with one spare, 1.13, 1.20, 1.29
-		// with two): idle Ps keep the runtime waking threads to look for
-		// work.
-		prev := runtime.GOMAXPROCS(0)
-		if want := cfg.Clients + 1; want > prev {
-			runtime.GOMAXPROCS(want)
-			defer runtime.GOMAXPROCS(prev)
-		}
+		// client and per companion, and no spare. Clients are not locked to
+		// their threads and yield every rawYield, so the collector, timers
+		// and probes run in those gaps, and a yield costs no thread switch:
+		// with no idle P the runtime wakes no thread to look for work, and
+		// the yielding thread picks its client up again. Locked clients with
+		// a spare P (the engine before) were preempted every 10 ms, and
+		// each preemption handed the client between two threads on an
+		// overloaded machine: at 8 clients here, transactions waited 10 to
+		// 1 000 ms for that (README).
+		prev := runtime.GOMAXPROCS(cfg.Clients + cfg.Companions)
+		defer runtime.GOMAXPROCS(prev)
 	}
 	return e.run()
 }
@@ -246,15 +246,6 @@ func (e *engine) run() (*Result, error) {
 		running.Add(1)
 		go func(c *client) {
 			defer running.Done()
-			if e.io == IORaw {
-				// A raw wait already keeps the client on its thread; locking
-				// it there also keeps it there across the scheduler's
-				// preemptions and parks. Measured with bench/vs-pgbench
-				// (README): client CPU per transaction -15 % at 2 and 4
-				// clients, no change at 8.
-				runtime.LockOSThread()
-				defer runtime.UnlockOSThread()
-			}
 			c.run(start)
 		}(c)
 	}

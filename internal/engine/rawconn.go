@@ -76,6 +76,13 @@ const (
 	probeEvery = 8
 )
 
+// rawYield is how long a client with raw I/O runs before it yields its P
+// (between transactions). Under the runtime's 10 ms preemption, so the
+// runtime never needs to signal a client to take its P; short enough that
+// the collector, timers and probes, which have no P of their own, wait
+// little for one.
+const rawYield = 5 * time.Millisecond
+
 // rawWindow bounds a raw wait when the runtime does not preempt with
 // signals, and so how long a garbage-collector stop can be held up by a
 // client waiting for the server.
