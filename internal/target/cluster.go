@@ -363,12 +363,35 @@ func (c *Cluster) Stop() error {
 		return nil
 	}
 	c.stopped = true
+	started := c.cmd != nil && c.cmd.Process != nil
 	c.mu.Unlock()
+	if started && c.isExited() {
+		c.reclaimShm()
+	}
 	c.shutdown()
 	if c.Dir == "" {
 		return nil
 	}
 	return os.RemoveAll(c.Dir)
+}
+
+// reclaimShm starts once more a server that died without shutting down
+// (killed, as the crash tests do, or crashed), and only so that PostgreSQL
+// removes the dead server's shared memory as it starts: its System V
+// segment, and its dynamic segments in /dev/shm, which removing the
+// directory would leave behind for good (one segment and two files per
+// killed server). A server that shut down cleanly left no postmaster.pid
+// and nothing to reclaim.
+func (c *Cluster) reclaimShm() {
+	if _, err := os.Stat(filepath.Join(c.DataDir, "postmaster.pid")); err != nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	_ = c.start(ctx) // best effort: a server that cannot start holds nothing more
+	c.mu.Lock()
+	c.stopped = true
+	c.mu.Unlock()
 }
 
 // Restart stops the server (fast shutdown) and starts it again on the same
