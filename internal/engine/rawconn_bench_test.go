@@ -20,43 +20,39 @@ import (
 func BenchmarkSocketCalls(b *testing.B) {
 	msg := make([]byte, 64)
 	buf := make([]byte, 8192)
-	call := func(trap, fd uintptr, p []byte, sock bool) {
-		if sock {
-			flags := uintptr(0)
-			if trap == syscall.SYS_SENDTO {
-				flags = unix.MSG_NOSIGNAL
-			}
-			syscall.RawSyscall6(trap, fd, uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)), flags, 0, 0)
-			return
+	// call makes one send or receive; write and read ignore the flags.
+	call := func(trap, fd uintptr, p []byte) {
+		flags := uintptr(0)
+		if trap == syscall.SYS_SENDTO {
+			flags = unix.MSG_NOSIGNAL
 		}
-		syscall.RawSyscall(trap, fd, uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
+		syscall.RawSyscall6(trap, fd, uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)), flags, 0, 0)
 	}
 	for _, v := range []struct {
 		name       string
 		send, recv uintptr
-		sock       bool
 	}{
-		{"send-recv", syscall.SYS_SENDTO, syscall.SYS_RECVFROM, true},
-		{"write-read", syscall.SYS_WRITE, syscall.SYS_READ, false},
+		{"send-recv", syscall.SYS_SENDTO, syscall.SYS_RECVFROM},
+		{"write-read", syscall.SYS_WRITE, syscall.SYS_READ},
 	} {
 		b.Run(v.name, func(b *testing.B) {
 			w, r := socketPair(b)
 			for b.Loop() {
-				call(v.send, uintptr(w), msg, v.sock)
-				call(v.recv, uintptr(r), buf, v.sock)
-				call(v.recv, uintptr(r), buf, v.sock) // EAGAIN
+				call(v.send, uintptr(w), msg)
+				call(v.recv, uintptr(r), buf)
+				call(v.recv, uintptr(r), buf) // EAGAIN
 			}
 		})
 	}
 	b.Run("recv-empty", func(b *testing.B) {
 		_, r := socketPair(b)
 		for b.Loop() {
-			call(syscall.SYS_RECVFROM, uintptr(r), buf, true)
+			call(syscall.SYS_RECVFROM, uintptr(r), buf)
 		}
 	})
 	b.Run("poll-ready", func(b *testing.B) {
 		w, r := socketPair(b)
-		call(syscall.SYS_SENDTO, uintptr(w), msg, true)
+		call(syscall.SYS_SENDTO, uintptr(w), msg)
 		fds := [1]unix.PollFd{{Fd: int32(r), Events: unix.POLLIN}}
 		for b.Loop() {
 			syscall.RawSyscall6(unix.SYS_PPOLL, uintptr(unsafe.Pointer(&fds[0])), 1, 0, 0, 0, 0)
