@@ -363,9 +363,9 @@ func (c *Cluster) Stop() error {
 		return nil
 	}
 	c.stopped = true
-	started := c.cmd != nil && c.cmd.Process != nil
+	died := c.cmd != nil && c.cmd.Process != nil && c.isExited()
 	c.mu.Unlock()
-	if started && c.isExited() {
+	if died {
 		c.reclaimShm()
 	}
 	c.shutdown()
