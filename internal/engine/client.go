@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"runtime"
 	"sync/atomic"
 	"time"
 	"unsafe"
@@ -284,7 +283,7 @@ func (c *client) run(start time.Time) {
 		c.done++
 		if c.e.io == IORaw && end.Sub(yielded) >= rawYield {
 			yielded = end
-			runtime.Gosched()
+			goyield()
 		}
 		if o.abort {
 			c.aborted = true

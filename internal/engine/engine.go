@@ -88,10 +88,11 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if e.io == IORaw {
 		// A client waiting in a raw system call keeps its P: one P per
 		// client and per companion, and no spare. Clients are not locked to
-		// their threads and yield every rawYield, so the collector, timers
-		// and probes run in those gaps, and a yield costs no thread switch:
-		// with no idle P the runtime wakes no thread to look for work, and
-		// the yielding thread picks its client up again. Locked clients with
+		// their threads and yield every rawYield (to their P's own run
+		// queue, goyield), so the collector, timers and probes run in those
+		// gaps, and a yield costs no thread switch: with no idle P the
+		// runtime wakes no thread to look for work, and the yielding thread
+		// picks its client up again. Locked clients with
 		// a spare P (the engine before) were preempted every 10 ms, and
 		// each preemption handed the client between two threads on an
 		// overloaded machine: at 8 clients here, single transactions waited

@@ -83,6 +83,22 @@ const (
 // little for one.
 const rawYield = 5 * time.Millisecond
 
+// goyield is the runtime's yield to the current P's own run queue: the
+// goroutines this P readied (the collector when its timer fires here, a
+// probe) run first, then the client, on the same thread. runtime.Gosched
+// puts the client on the global run queue instead, from which the next P
+// to yield takes it whenever this P is busy for a moment, and the client
+// moves to another OS thread. At 8 clients on 2 cores that happened 60-140
+// times in 8 s, and each move breaks the pairing the kernel keeps between a
+// client thread and its backend on one CPU: a split pair pays a cross-CPU
+// wake-up per round trip (README, "Engine I/O"). With goyield, 10-55 moves
+// in 8 s, from the garbage collector. The runtime keeps this name for the
+// programs that link to it (Go issue 67401); were it removed, the build
+// would fail, not the engine.
+//
+//go:linkname goyield runtime.goyield
+func goyield()
+
 // rawWindow bounds a raw wait when the runtime does not preempt with
 // signals, and so how long a garbage-collector stop can be held up by a
 // client waiting for the server.
