@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"runtime"
+	"runtime/debug"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -99,6 +101,18 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		// 150 to 1 300 ms for that in 4 of 5 runs (README).
 		prev := runtime.GOMAXPROCS(cfg.Clients + cfg.Companions)
 		defer runtime.GOMAXPROCS(prev)
+	}
+	if os.Getenv("GOGC") == "" {
+		// A garbage collection stops every client for a moment, and a
+		// client it stops may resume on another thread, away from its
+		// backend's CPU. The clients allocate nothing per transaction, but
+		// the collector's histogram encoding takes about 0.3 MB per
+		// interval, and with a heap of a few MB the default collected every
+		// 5 s at 8 clients. Collect before the step, and let the heap grow
+		// to five times what is live during it (tens of MB): 3.8 % more
+		// throughput at 8 clients here (8 interleaved rounds of 10 s).
+		runtime.GC()
+		defer debug.SetGCPercent(debug.SetGCPercent(400))
 	}
 	return e.run()
 }
