@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"sync/atomic"
 	"time"
 	"unsafe"
@@ -240,7 +241,7 @@ func (c *client) run(start time.Time) {
 	defer c.closeAll()
 	cfg := c.e.cfg
 	c.sched = start
-	yielded := start
+	yielded, yields := start, 0
 	for !c.e.stop.Load() {
 		if cfg.Transactions > 0 && c.done >= cfg.Transactions {
 			return
@@ -283,7 +284,11 @@ func (c *client) run(start time.Time) {
 		c.done++
 		if c.e.io == IORaw && end.Sub(yielded) >= rawYield {
 			yielded = end
-			goyield()
+			if yields++; yields%globalEvery == 0 {
+				runtime.Gosched()
+			} else {
+				goyield()
+			}
 		}
 		if o.abort {
 			c.aborted = true

@@ -99,6 +99,13 @@ const rawYield = 5 * time.Millisecond
 //go:linkname goyield runtime.goyield
 func goyield()
 
+// globalEvery: every globalEvery-th yield goes through the global run queue
+// (runtime.Gosched) after all. A P whose own queue is never empty looks at
+// the global one only every 61st time it schedules, so with goyield alone
+// a goroutine readied there (by the netpoller: a probe, a client dialling)
+// waited up to 61 yields, 300 ms, for a P.
+const globalEvery = 4
+
 // rawWindow bounds a raw wait when the runtime does not preempt with
 // signals, and so how long a garbage-collector stop can be held up by a
 // client waiting for the server.
