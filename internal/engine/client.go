@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"runtime"
 	"sync/atomic"
 	"time"
 	"unsafe"
@@ -284,11 +283,8 @@ func (c *client) run(start time.Time) {
 		c.done++
 		if c.e.io == IORaw && end.Sub(yielded) >= rawYield {
 			yielded = end
-			if yields++; yields%globalEvery == 0 {
-				runtime.Gosched()
-			} else {
-				goyield()
-			}
+			yields++
+			yieldRaw(yields)
 		}
 		if o.abort {
 			c.aborted = true

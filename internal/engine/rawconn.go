@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -90,7 +91,7 @@ const rawYield = 5 * time.Millisecond
 // to yield takes it whenever this P is busy for a moment, and the client
 // moves to another OS thread. Each move breaks the pairing the kernel keeps
 // between a client thread and its backend on one CPU, and a split pair pays
-// a cross-CPU wake-up per round trip (README, "Engine I/O"). At 8 clients
+// a cross-CPU wake-up per round trip (README, "How the load generator stays out of the way"). At 8 clients
 // on 2 cores, 8 s runs: 132-214 moves with probes and 53-60 without when
 // every yield was a Gosched; 15-36 and 4-7 now (with globalEvery, and no
 // garbage collection in the step). The runtime keeps this name for the
@@ -106,6 +107,15 @@ func goyield()
 // a goroutine readied there (by the netpoller: a probe, a client dialling)
 // waited up to 61 yields, 300 ms, for a P.
 const globalEvery = 4
+
+// yieldRaw yields the P of a raw client for the n-th time (counting from 1).
+func yieldRaw(n int) {
+	if n%globalEvery == 0 {
+		runtime.Gosched()
+	} else {
+		goyield()
+	}
+}
 
 // rawWindow bounds a raw wait when the runtime does not preempt with
 // signals, and so how long a garbage-collector stop can be held up by a
