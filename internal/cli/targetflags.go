@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/pgscale/pgscale/internal/result"
+	"github.com/pgscale/pgscale/internal/secret"
 	"github.com/pgscale/pgscale/internal/target"
 )
 
@@ -151,7 +152,7 @@ func (o *openTarget) Close() {
 func redactArgs(args []string) []string {
 	out := make([]string, len(args))
 	for i, a := range args {
-		out[i] = target.Redact(a)
+		out[i] = secret.Redact(a)
 	}
 	return out
 }

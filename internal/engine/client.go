@@ -14,6 +14,7 @@ import (
 
 	"github.com/pgscale/pgscale/internal/metrics"
 	"github.com/pgscale/pgscale/internal/script"
+	"github.com/pgscale/pgscale/internal/secret"
 	"github.com/pgscale/pgscale/internal/target"
 )
 
@@ -194,7 +195,7 @@ func (c *client) ensureConn() bool {
 
 func (c *client) abort(err error) {
 	c.aborted = true
-	c.e.events(fmt.Sprintf("client %d aborted: %v", c.id, target.Redact(err.Error())))
+	c.e.events(fmt.Sprintf("client %d aborted: %v", c.id, secret.Redact(err.Error())))
 }
 
 // sleepSchedule waits d unless the step stops first (schedule waits and
@@ -372,7 +373,7 @@ func (c *client) transaction() outcome {
 			if cfg.ContinueOnError {
 				return outcome{script: si, failed: true, kind: kind, tries: try}
 			}
-			c.e.events(fmt.Sprintf("client %d aborted: %v", c.id, target.Redact(err.Error())))
+			c.e.events(fmt.Sprintf("client %d aborted: %v", c.id, secret.Redact(err.Error())))
 			return outcome{script: si, failed: true, kind: kind, tries: try, abort: true}
 		}
 	}

@@ -17,7 +17,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/pgscale/pgscale/internal/metrics"
-	"github.com/pgscale/pgscale/internal/target"
+	"github.com/pgscale/pgscale/internal/secret"
 )
 
 // Point is one interval of a step's series.
@@ -191,7 +191,7 @@ func usesTLS(cfg *Config) bool {
 }
 
 func (e *engine) noteError(kind metrics.FailKind, err error) {
-	msg := target.Redact(err.Error())
+	msg := secret.Redact(err.Error())
 	e.errMu.Lock()
 	defer e.errMu.Unlock()
 	if ec, ok := e.errs[msg]; ok {

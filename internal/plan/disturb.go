@@ -12,7 +12,7 @@ import (
 	"github.com/pgscale/pgscale/internal/engine"
 	"github.com/pgscale/pgscale/internal/result"
 	"github.com/pgscale/pgscale/internal/script"
-	"github.com/pgscale/pgscale/internal/target"
+	"github.com/pgscale/pgscale/internal/secret"
 )
 
 // Disturber is the Observer that runs disturbances in their windows of
@@ -103,7 +103,7 @@ func (w *windowRun) run(ctx context.Context, info StepInfo, events func(string))
 		if err := s.connect(ctx); err != nil {
 			if ctx.Err() == nil {
 				w.startErr = err
-				events(fmt.Sprintf("disturbance %s did not start: %s", w.d.Spec, target.Redact(err.Error())))
+				events(fmt.Sprintf("disturbance %s did not start: %s", w.d.Spec, secret.Redact(err.Error())))
 			}
 			return
 		}
@@ -176,7 +176,7 @@ func (w *windowRun) record(step *result.Step) result.Disturbance {
 	}
 	r.ErrorMessages = errorList(w.sessions)
 	if w.startErr != nil {
-		r.ErrorMessages = append(r.ErrorMessages, result.Error{Kind: "connection", Message: "did not start: " + target.Redact(w.startErr.Error()), Count: 1})
+		r.ErrorMessages = append(r.ErrorMessages, result.Error{Kind: "connection", Message: "did not start: " + secret.Redact(w.startErr.Error()), Count: 1})
 	}
 	return r
 }

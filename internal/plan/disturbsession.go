@@ -12,6 +12,7 @@ import (
 
 	"github.com/pgscale/pgscale/internal/result"
 	"github.com/pgscale/pgscale/internal/script"
+	"github.com/pgscale/pgscale/internal/secret"
 	"github.com/pgscale/pgscale/internal/target"
 )
 
@@ -146,7 +147,7 @@ func (s *session) sleep(ctx context.Context, d time.Duration) bool {
 
 func (s *session) fail(err error) {
 	s.errors++
-	msg := target.Redact(err.Error())
+	msg := secret.Redact(err.Error())
 	if e, ok := s.errs[msg]; ok {
 		e.Count++
 		return

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/pgscale/pgscale/internal/secret"
 	"github.com/pgscale/pgscale/internal/target"
 )
 
@@ -66,7 +67,7 @@ func (t TargetSpec) String() string {
 		}
 		return t.Name + "=settings:" + strings.Join(parts, ",")
 	case DSNTarget:
-		return t.Name + "=dsn:" + target.Redact(t.DSN)
+		return t.Name + "=dsn:" + secret.Redact(t.DSN)
 	}
 	return t.Name
 }
@@ -78,7 +79,7 @@ func (t TargetSpec) String() string {
 // parses, is for the caller to find out.
 func ParseTargetSpec(spec string) (TargetSpec, error) {
 	bad := func(format string, args ...any) (TargetSpec, error) {
-		return TargetSpec{}, fmt.Errorf("--target %q: %s", target.Redact(spec), fmt.Sprintf(format, args...))
+		return TargetSpec{}, fmt.Errorf("--target %q: %s", secret.Redact(spec), fmt.Sprintf(format, args...))
 	}
 	name, rest, ok := strings.Cut(spec, "=")
 	name = strings.TrimSpace(name)

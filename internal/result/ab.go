@@ -1,6 +1,10 @@
 package result
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/pgscale/pgscale/internal/secret"
+)
 
 // AB says which A/B run a result file belongs to. An A/B run writes one
 // ordinary result file per target, holding that target's steps of every
@@ -55,7 +59,7 @@ func (a *AB) validate(f *File) []error {
 		names[t.Name] = true
 	}
 	for _, t := range a.Targets {
-		if leaksPassword(t.Spec) {
+		if secret.Leaks(t.Spec) {
 			bad("target %s: spec holds an unredacted password", t.Name)
 		}
 	}

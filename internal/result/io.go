@@ -8,10 +8,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sync"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/pgscale/pgscale/internal/secret"
 )
 
 // Write writes f to path atomically: a temporary file in the same
@@ -143,7 +144,7 @@ func (f *File) Validate() error {
 		bad("complete file has no steps")
 	}
 	for _, a := range f.Command {
-		if leaksPassword(a) {
+		if secret.Leaks(a) {
 			bad("command line holds an unredacted password")
 		}
 	}
@@ -177,21 +178,4 @@ func (f *File) Validate() error {
 		errs = append(errs, f.AB.validate(f)...)
 	}
 	return errors.Join(errs...)
-}
-
-var (
-	uriPassword = regexp.MustCompile(`(?i)postgres(?:ql)?://[^:@/\s]*:([^@\s]*)@`)
-	kvPassword  = regexp.MustCompile(`(?i)(?:^|[\s?&"'])password\s*=\s*([^\s&]*)`)
-)
-
-// leaksPassword reports whether s holds a password that is not redacted.
-func leaksPassword(s string) bool {
-	for _, re := range []*regexp.Regexp{uriPassword, kvPassword} {
-		for _, m := range re.FindAllStringSubmatch(s, -1) {
-			if m[1] != "xxxxx" && m[1] != "" {
-				return true
-			}
-		}
-	}
-	return false
 }

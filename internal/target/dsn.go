@@ -6,11 +6,12 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"regexp"
 	"strings"
 	"syscall"
 
 	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/pgscale/pgscale/internal/secret"
 )
 
 // EnvPointsAtServer reports whether libpq environment variables name a
@@ -31,7 +32,7 @@ func EnvPointsAtServer() bool {
 func ParseDSN(dsn string) (*pgconn.Config, error) {
 	cfg, err := pgconn.ParseConfig(dsn)
 	if err != nil {
-		return nil, fmt.Errorf("bad connection string %q: %s", Redact(dsn), parseErrorReason(err))
+		return nil, fmt.Errorf("bad connection string %q: %s", secret.Redact(dsn), parseErrorReason(err))
 	}
 	return cfg, nil
 }
@@ -44,25 +45,9 @@ func parseErrorReason(err error) string {
 		if i := strings.LastIndex(msg, ": "); i >= 0 {
 			msg = msg[i+2:]
 		}
-		return Redact(msg)
+		return secret.Redact(msg)
 	}
-	return Redact(err.Error())
-}
-
-var (
-	kvPassword  = regexp.MustCompile(`(?i)((?:^|[\s"'])password\s*=\s*)('(?:[^'\\]|\\.)*'|\S+)`)
-	uriPassword = regexp.MustCompile(`(?i)(postgres(?:ql)?://[^:@/\s]*:)([^@\s]*)(@)`)
-	urlParam    = regexp.MustCompile(`(?i)([?&]password=)([^&\s]*)`)
-)
-
-// Redact replaces every password in s (URI user info, password= keywords and
-// URI parameters) with "xxxxx". It is applied to anything pgscale prints or
-// stores that may hold a connection string.
-func Redact(s string) string {
-	s = uriPassword.ReplaceAllString(s, "${1}xxxxx${3}")
-	s = urlParam.ReplaceAllString(s, "${1}xxxxx")
-	s = kvPassword.ReplaceAllString(s, "${1}xxxxx")
-	return s
+	return secret.Redact(err.Error())
 }
 
 // Describe names a target for humans: host, port, user and database, no password.
@@ -126,7 +111,7 @@ func ClassifyConnectError(cfg *pgconn.Config, err error) error {
 			ce.Usage = true
 			ce.Fix = "fix the host in --dsn"
 		} else {
-			ce.Reason = Redact(innermost(err).Error())
+			ce.Reason = secret.Redact(innermost(err).Error())
 		}
 	}
 	return ce

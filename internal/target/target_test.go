@@ -125,21 +125,6 @@ func TestFindBinDirNamesWhatItSearched(t *testing.T) {
 	}
 }
 
-func TestRedact(t *testing.T) {
-	for _, tc := range []struct{ in, want string }{
-		{"postgres://bench:s3cret@db1/app", "postgres://bench:xxxxx@db1/app"},
-		{"postgresql://u:p%40ss@h:5432/d?sslmode=disable", "postgresql://u:xxxxx@h:5432/d?sslmode=disable"},
-		{"host=db1 password=s3cret user=u", "host=db1 password=xxxxx user=u"},
-		{"host=db1 password = 'a b\\'c' user=u", "host=db1 password = xxxxx user=u"},
-		{"postgres://h/d?user=u&password=s3cret&x=1", "postgres://h/d?user=u&password=xxxxx&x=1"},
-		{"postgres://bench@db1/app", "postgres://bench@db1/app"},
-	} {
-		if got := target.Redact(tc.in); got != tc.want {
-			t.Errorf("Redact(%q) = %q, want %q", tc.in, got, tc.want)
-		}
-	}
-}
-
 func TestParseSetting(t *testing.T) {
 	s, err := target.ParseSetting("shared_buffers = 2GB")
 	if err != nil || s.Name != "shared_buffers" || s.Value != "2GB" {
