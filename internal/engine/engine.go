@@ -8,7 +8,6 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
-	"sort"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -61,7 +60,7 @@ type Result struct {
 	ClientUser     time.Duration // load generator CPU (getrusage) during the measured window
 	ClientSys      time.Duration
 	ConnectMean    time.Duration // mean time to open a client's first connection
-	Errors         []ErrorCount  // distinct errors, most frequent first
+	Errors         []ErrorCount  // distinct errors, in no particular order
 	Aborted        int           // clients that stopped on an error
 	Incomplete     string        // why the step ended early; empty when it completed
 	commandOffsets []int
@@ -478,12 +477,6 @@ func (e *engine) errorList() []ErrorCount {
 	for _, ec := range e.errs {
 		out = append(out, *ec)
 	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Count != out[j].Count {
-			return out[i].Count > out[j].Count
-		}
-		return out[i].Msg < out[j].Msg
-	})
 	return out
 }
 

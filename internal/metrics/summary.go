@@ -2,18 +2,19 @@ package metrics
 
 import "math"
 
-// Latency summarises a latency distribution in milliseconds. The mean and
+// Latency summarises a latency distribution in milliseconds (the result
+// file has its own type of the same shape, result.Latency). The mean and
 // standard deviation are exact (from sums); percentiles come from the HDR
 // histogram (within 0.1 %).
 type Latency struct {
-	MeanMs   float64 `json:"mean_ms"`
-	StddevMs float64 `json:"stddev_ms"`
-	MinMs    float64 `json:"min_ms"`
-	P50Ms    float64 `json:"p50_ms"`
-	P90Ms    float64 `json:"p90_ms"`
-	P99Ms    float64 `json:"p99_ms"`
-	P999Ms   float64 `json:"p99_9_ms"`
-	MaxMs    float64 `json:"max_ms"`
+	MeanMs   float64
+	StddevMs float64
+	MinMs    float64
+	P50Ms    float64
+	P90Ms    float64
+	P99Ms    float64
+	P999Ms   float64
+	MaxMs    float64
 }
 
 // Summarize returns the latency summary of iv.

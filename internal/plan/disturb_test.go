@@ -141,7 +141,7 @@ func series(t *testing.T, tps, lat []float64) []result.Interval {
 	for i := range tps {
 		n := int64(tps[i])
 		out = append(out, result.Interval{StartS: float64(i), LengthS: 1, Transactions: n, TPS: tps[i],
-			Latency: metrics.Latency{MeanMs: lat[i]}, Histogram: hist(t, int64(lat[i]*1000), n)})
+			Latency: result.Latency{MeanMs: lat[i]}, Histogram: hist(t, int64(lat[i]*1000), n)})
 	}
 	return out
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sort"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -266,12 +265,7 @@ func errorList(ss []*session) []result.Error {
 	for _, e := range m {
 		out = append(out, *e)
 	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Count != out[j].Count {
-			return out[i].Count > out[j].Count
-		}
-		return out[i].Message < out[j].Message
-	})
+	result.SortErrors(out)
 	return out
 }
 

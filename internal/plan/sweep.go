@@ -150,7 +150,7 @@ func StepResult(r *engine.Result, scripts []*script.Script) result.Step {
 	if el > 0 {
 		sum.TPS = float64(t.Transactions) / el
 	}
-	sum.Latency = t.Summarize()
+	sum.Latency = result.Latency(t.Summarize())
 	sum.Failed = t.FailedTotal()
 	sum.FailedByKind = failedByKind(&t.Counts)
 	sum.Retried, sum.Retries, sum.Skipped, sum.Late = t.Retried, t.Retries, t.Skipped, t.Late
@@ -176,7 +176,7 @@ func StepResult(r *engine.Result, scripts []*script.Script) result.Step {
 	for _, p := range r.Series {
 		iv := result.Interval{
 			StartS: p.Start.Seconds(), LengthS: p.Length.Seconds(),
-			Transactions: p.Counts.Transactions, Latency: p.Latency,
+			Transactions: p.Counts.Transactions, Latency: result.Latency(p.Latency),
 			Failed: p.Counts.FailedTotal(), FailedByKind: failedByKind(&p.Counts),
 			Retries: p.Counts.Retries, Skipped: p.Counts.Skipped, Late: p.Counts.Late,
 			Histogram: p.Histogram,
@@ -220,6 +220,7 @@ func StepResult(r *engine.Result, scripts []*script.Script) result.Step {
 	for _, e := range r.Errors {
 		s.Errors = append(s.Errors, result.Error{Kind: e.Kind.String(), Message: e.Msg, Count: e.Count})
 	}
+	result.SortErrors(s.Errors)
 	return s
 }
 

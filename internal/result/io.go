@@ -19,9 +19,7 @@ import (
 // directory, fsynced, then renamed over path.
 func Write(path string, f *File) error {
 	f.Schema, f.Version = Schema, Version
-	if f.Steps == nil {
-		f.Steps = []Step{}
-	}
+	normalize(f)
 	if err := f.Validate(); err != nil {
 		return fmt.Errorf("refusing to write an invalid result: %w", err)
 	}
@@ -33,6 +31,34 @@ func Write(path string, f *File) error {
 		return fmt.Errorf("refusing to write a result that breaks its schema: %w", err)
 	}
 	return WriteFileAtomic(path, append(data, '\n'))
+}
+
+// normalize gives every list the schema requires an empty value instead of
+// nil (JSON null), so that a run that measured little (no client ever
+// connected, no interval ended) still writes its incomplete result.
+func normalize(f *File) {
+	if f.Command == nil {
+		f.Command = []string{}
+	}
+	if f.Steps == nil {
+		f.Steps = []Step{}
+	}
+	for i := range f.Steps {
+		if f.Steps[i].Intervals == nil {
+			f.Steps[i].Intervals = []Interval{}
+		}
+	}
+	if f.AB != nil {
+		if f.AB.Order == nil {
+			f.AB.Order = [][]string{}
+		}
+		if f.AB.Targets == nil {
+			f.AB.Targets = []ABTarget{}
+		}
+	}
+	if f.Diagnosis != nil && f.Diagnosis.Steps == nil {
+		f.Diagnosis.Steps = []StepVerdict{}
+	}
 }
 
 // WriteFileAtomic writes data to path atomically: a temporary file in the

@@ -4,9 +4,8 @@
 package result
 
 import (
+	"sort"
 	"time"
-
-	"github.com/pgscale/pgscale/internal/metrics"
 )
 
 // Schema identifies pgscale result files; Version is bumped on any
@@ -112,7 +111,7 @@ type Step struct {
 type Summary struct {
 	Transactions int64            `json:"transactions"`
 	TPS          float64          `json:"tps"`
-	Latency      metrics.Latency  `json:"latency"`
+	Latency      Latency          `json:"latency"`
 	Failed       int64            `json:"failed"`
 	FailedByKind map[string]int64 `json:"failed_by_kind,omitempty"`
 	Retried      int64            `json:"retried"`
@@ -130,6 +129,20 @@ type Summary struct {
 	Aborted      int              `json:"aborted_clients,omitempty"`
 }
 
+// Latency summarises a latency distribution in milliseconds: mean and
+// standard deviation exact, percentiles from the HDR histogram (within
+// 0.1 %).
+type Latency struct {
+	MeanMs   float64 `json:"mean_ms"`
+	StddevMs float64 `json:"stddev_ms"`
+	MinMs    float64 `json:"min_ms"`
+	P50Ms    float64 `json:"p50_ms"`
+	P90Ms    float64 `json:"p90_ms"`
+	P99Ms    float64 `json:"p99_ms"`
+	P999Ms   float64 `json:"p99_9_ms"`
+	MaxMs    float64 `json:"max_ms"`
+}
+
 // CPU is the load generator's own CPU time during the measured window.
 type CPU struct {
 	UserS    float64 `json:"user_s"`
@@ -144,7 +157,7 @@ type Interval struct {
 	LengthS      float64          `json:"len_s"`
 	Transactions int64            `json:"n"`
 	TPS          float64          `json:"tps"`
-	Latency      metrics.Latency  `json:"lat"`
+	Latency      Latency          `json:"lat"`
 	Failed       int64            `json:"failed"`
 	FailedByKind map[string]int64 `json:"failed_by_kind,omitempty"`
 	Retries      int64            `json:"retries,omitempty"`
@@ -181,4 +194,15 @@ type Error struct {
 	Kind    string `json:"kind"`
 	Message string `json:"message"`
 	Count   int64  `json:"count"`
+}
+
+// SortErrors orders distinct errors as every list of them is shown: most
+// frequent first, then by message.
+func SortErrors(errs []Error) {
+	sort.Slice(errs, func(i, j int) bool {
+		if errs[i].Count != errs[j].Count {
+			return errs[i].Count > errs[j].Count
+		}
+		return errs[i].Message < errs[j].Message
+	})
 }

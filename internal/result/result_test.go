@@ -93,3 +93,33 @@ func TestWriteRefusesInvalid(t *testing.T) {
 		t.Error("wrote an incomplete file without a reason")
 	}
 }
+
+// A run that measured nothing — no client connected, no interval ended —
+// still writes its incomplete result: lists it never filled are written
+// empty, as the schema wants, not as null.
+func TestWriteIncompleteWithNothingMeasured(t *testing.T) {
+	f := sample()
+	f.Complete, f.Reason = false, "every client failed to connect"
+	f.Command = nil
+	f.Steps = []result.Step{{Clients: 5000, IO: "netpoll", Reason: "every client failed to connect"}}
+	path := filepath.Join(t.TempDir(), "r.json")
+	if err := result.Write(path, f); err != nil {
+		t.Fatalf("write: %v", err)
+	}
+	g, err := result.Read(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.Complete || g.Steps[0].Intervals == nil || len(g.Steps[0].Intervals) != 0 {
+		t.Errorf("read back complete %v, intervals %#v", g.Complete, g.Steps[0].Intervals)
+	}
+}
+
+// A quoted keyword password is a leak too, and is refused.
+func TestWriteRefusesAQuotedPassword(t *testing.T) {
+	f := sample()
+	f.Command = []string{"pgscale", "run", "--dsn", "host=h password='a b'"}
+	if err := result.Write(filepath.Join(t.TempDir(), "r.json"), f); err == nil || !strings.Contains(err.Error(), "password") {
+		t.Errorf("write: %v, want a refusal naming the password", err)
+	}
+}
