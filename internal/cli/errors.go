@@ -2,7 +2,8 @@ package cli
 
 import (
 	"errors"
-	"fmt"
+
+	"github.com/pgscale/pgscale/internal/usage"
 )
 
 // Exit codes, as documented in the README.
@@ -15,15 +16,10 @@ const (
 
 // UsageError is a mistake in what the user asked for: a wrong flag, a bad
 // script, a missing file. The CLI maps it to exit code 2.
-type UsageError struct{ Err error }
-
-func (e *UsageError) Error() string { return e.Err.Error() }
-func (e *UsageError) Unwrap() error { return e.Err }
+type UsageError = usage.Error
 
 // Usagef returns a UsageError with a formatted message.
-func Usagef(format string, args ...any) error {
-	return &UsageError{Err: fmt.Errorf(format, args...)}
-}
+func Usagef(format string, args ...any) error { return usage.Errorf(format, args...) }
 
 // IncompleteError says a run could not complete (server unreachable or gone,
 // interrupted); partial results may have been written. Exit code 3.

@@ -8,7 +8,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/pgscale/pgscale/internal/plan"
+	"github.com/pgscale/pgscale/internal/observe"
 	"github.com/pgscale/pgscale/internal/probe"
 )
 
@@ -62,7 +62,7 @@ func (p *probeFlags) validate() error {
 }
 
 // observers returns the probes to run beside each step on tgt.
-func (p *probeFlags) observers(tgt *openTarget) ([]plan.Observer, error) {
+func (p *probeFlags) observers(tgt *openTarget) ([]observe.Watcher, error) {
 	if err := p.validate(); err != nil {
 		return nil, err
 	}
@@ -93,7 +93,7 @@ func (p *probeFlags) observers(tgt *openTarget) ([]plan.Observer, error) {
 		return nil, &IncompleteError{Err: fmt.Errorf("probes: %w", err)}
 	}
 	p.set = set
-	return []plan.Observer{set}, nil
+	return []observe.Watcher{set}, nil
 }
 
 // close releases the probes' connections.

@@ -17,6 +17,7 @@ import (
 
 	"github.com/pgscale/pgscale/internal/diagnose"
 	"github.com/pgscale/pgscale/internal/engine"
+	"github.com/pgscale/pgscale/internal/observe"
 	"github.com/pgscale/pgscale/internal/plan"
 	"github.com/pgscale/pgscale/internal/report"
 	"github.com/pgscale/pgscale/internal/result"
@@ -324,7 +325,7 @@ func (o *runOptions) newSweep(tgt *openTarget, wl *loaded, scale int, hasTables 
 		},
 	}
 	o.disturb.scale, o.disturb.seed, o.disturb.defines, o.disturb.log = scale, wl.Seed, o.workload.defines, stderr
-	for _, f := range []func(*openTarget) ([]plan.Observer, error){o.probes.observers, o.disturb.observers} {
+	for _, f := range []func(*openTarget) ([]observe.Watcher, error){o.probes.observers, o.disturb.observers} {
 		obs, err := f(tgt)
 		if err != nil {
 			return sw, err

@@ -9,34 +9,18 @@ import (
 	"runtime"
 	"time"
 
+	"github.com/pgscale/pgscale/internal/diagnose"
 	"github.com/pgscale/pgscale/internal/engine"
 	"github.com/pgscale/pgscale/internal/metrics"
+	"github.com/pgscale/pgscale/internal/observe"
 	"github.com/pgscale/pgscale/internal/result"
 	"github.com/pgscale/pgscale/internal/script"
 )
 
-// StepInfo tells an Observer about the step it watches.
-type StepInfo struct {
-	Index    int           // 0-based position in the sweep
-	Clients  int           // client count
-	Start    time.Time     // when transactions begin (warm-up included)
-	Window   time.Time     // when the measured window begins
-	Duration time.Duration // the measured window's planned length; 0 with -t
-}
-
-// Observer watches each step from beside the load: server-side probes,
-// disturbances. Start is called as the clients start and must return
-// quickly (start goroutines); Stop is called when the step has ended and
-// adds what it saw to the step's result.
-type Observer interface {
-	Start(ctx context.Context, step StepInfo) error
-	Stop(ctx context.Context, step *result.Step) error
-}
-
 // Sweep runs the same workload at each client count in turn.
 type Sweep struct {
 	// Observers watch every step (probes, disturbances), in order.
-	Observers []Observer
+	Observers []observe.Watcher
 	Clients   []int
 	Engine    engine.Config // a template; Clients and Program are set per step
 	// Program builds the scripts' program for a step (pgbench seeds each
@@ -66,10 +50,10 @@ func (sw *Sweep) Run(ctx context.Context) ([]result.Step, error) {
 			return steps, err
 		}
 		cfg.Program = prog
-		var started []Observer
+		var started []observe.Watcher
 		var startErr error
 		cfg.OnStart = func(start, window time.Time) {
-			info := StepInfo{Index: i, Clients: n, Start: start, Window: window, Duration: cfg.Duration}
+			info := observe.StepInfo{Index: i, Clients: n, Start: start, Window: window, Duration: cfg.Duration}
 			for _, o := range sw.Observers {
 				if err := o.Start(ctx, info); err != nil {
 					startErr = err
@@ -92,6 +76,7 @@ func (sw *Sweep) Run(ctx context.Context) ([]result.Step, error) {
 					err = oerr
 				}
 			}
+			diagnose.DisturbanceEffects(&s, diagnose.EffectOptions{})
 			steps = append(steps, s)
 			Scaling(steps)
 			if sw.AfterStep != nil {

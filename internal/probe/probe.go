@@ -4,7 +4,7 @@
 // optional CPU profile. Each probe is cheap by default, can be turned off,
 // and reports what it cost.
 //
-// A Set is a plan.Observer: Start at each step's start, Stop after it, the
+// A Set is an observe.Watcher: Start at each step's start, Stop after it, the
 // evidence written into the step's result.Probes.
 package probe
 
@@ -17,7 +17,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 
-	"github.com/pgscale/pgscale/internal/plan"
+	"github.com/pgscale/pgscale/internal/observe"
 	"github.com/pgscale/pgscale/internal/result"
 )
 
@@ -119,7 +119,7 @@ type probe interface {
 
 // stepState is what the probes share within one step.
 type stepState struct {
-	info plan.StepInfo
+	info observe.StepInfo
 	// window and end bound the probes' window: from the start of the
 	// measured window to the last snapshot.
 	window, end time.Time
@@ -127,7 +127,7 @@ type stepState struct {
 	failed      map[string]error // probes that failed in begin or capture
 }
 
-// Set runs the chosen probes beside every step. It implements plan.Observer.
+// Set runs the chosen probes beside every step. It implements observe.Watcher.
 type Set struct {
 	cfg         Config
 	probes      []probe
@@ -161,7 +161,7 @@ func (c *cost) take() time.Duration {
 	return d
 }
 
-var _ plan.Observer = (*Set)(nil)
+var _ observe.Watcher = (*Set)(nil)
 
 // New prepares the probes: connects, checks which extensions are there
 // (creating them on an ephemeral cluster), finds the server's processes.
@@ -255,7 +255,7 @@ func (s *Set) Close() {
 // Start begins watching a step: at the start of its measured window the
 // probes take their first snapshots and sample in the background; at its
 // planned end (or when Stop comes first) they take their last ones.
-func (s *Set) Start(ctx context.Context, info plan.StepInfo) error {
+func (s *Set) Start(ctx context.Context, info observe.StepInfo) error {
 	st := &stepState{info: info, failed: map[string]error{}}
 	done, stopCh := make(chan struct{}), make(chan struct{})
 	s.mu.Lock()

@@ -15,6 +15,7 @@ import (
 
 	"github.com/pgscale/pgscale/internal/diagnose"
 	"github.com/pgscale/pgscale/internal/engine"
+	"github.com/pgscale/pgscale/internal/observe"
 	"github.com/pgscale/pgscale/internal/plan"
 	"github.com/pgscale/pgscale/internal/probe"
 	"github.com/pgscale/pgscale/internal/report"
@@ -81,7 +82,7 @@ func run(t *testing.T, clients int, d time.Duration, src string, tune func(*prob
 		t.Fatal(err)
 	}
 	sw := &plan.Sweep{
-		Observers: []plan.Observer{set},
+		Observers: []observe.Watcher{set},
 		Clients:   []int{clients},
 		Engine:    engine.Config{Conn: connConfig(t), Duration: d, Protocol: engine.Prepared, Interval: time.Second, MaxTries: 1},
 		Program: func(n int) (*script.Program, error) {

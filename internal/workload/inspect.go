@@ -60,3 +60,29 @@ func queryOne(ctx context.Context, conn *pgconn.PgConn, sql string) (string, err
 	}
 	return string(res.Rows[0][0]), nil
 }
+
+// biggestTableSQL finds the biggest ordinary, partitioned or materialized
+// table outside the system schemas, counting a partitioned table as the
+// sum of its partitions and indexes (its partitions are not candidates).
+const biggestTableSQL = `SELECT format('%I.%I', n.nspname, c.relname)
+FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+WHERE c.relkind IN ('r', 'p', 'm') AND NOT c.relispartition
+  AND n.nspname NOT IN ('pg_catalog', 'information_schema') AND n.nspname !~ '^pg_(toast|temp_)'
+ORDER BY CASE WHEN c.relkind = 'p'
+    THEN (SELECT sum(pg_total_relation_size(relid)) FROM pg_partition_tree(c.oid) WHERE isleaf)
+    ELSE pg_total_relation_size(c.oid) END DESC NULLS LAST, 1
+LIMIT 1`
+
+// BiggestTable returns the schema-qualified, quoted name of the biggest
+// user table in conn's database (the workload's biggest table, when the
+// database holds only the workload).
+func BiggestTable(ctx context.Context, conn *pgconn.PgConn) (string, error) {
+	res := conn.ExecParams(ctx, biggestTableSQL, nil, nil, nil, nil).Read()
+	if res.Err != nil {
+		return "", fmt.Errorf("find the biggest table: %w", res.Err)
+	}
+	if len(res.Rows) == 0 {
+		return "", fmt.Errorf("the database has no table; name one with NAME=TABLE")
+	}
+	return string(res.Rows[0][0]), nil
+}

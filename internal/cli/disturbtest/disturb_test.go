@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/pgscale/pgscale/internal/cli"
-	"github.com/pgscale/pgscale/internal/plan"
+	"github.com/pgscale/pgscale/internal/diagnose"
 	"github.com/pgscale/pgscale/internal/result"
 	"github.com/pgscale/pgscale/internal/target"
 	"github.com/pgscale/pgscale/internal/target/targettest"
@@ -157,7 +157,7 @@ func TestDoNothingDisturbanceChangesNothing(t *testing.T) {
 	// Checked at 99 % confidence, recomputed from the result file as a
 	// report would: a 95 % interval misses a true zero in one run out of
 	// twenty, which would make this test fail that often by design.
-	plan.FillEffects(&step, plan.EffectOptions{Confidence: 0.99})
+	diagnose.DisturbanceEffects(&step, diagnose.EffectOptions{Confidence: 0.99})
 	c := step.Disturbances[0].Effect.TPS
 	if c == nil || c.Lo == nil || c.Hi == nil {
 		t.Fatalf("no 99%% interval: %+v", c)

@@ -8,10 +8,10 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 
-	"github.com/pgscale/pgscale/internal/plan"
+	"github.com/pgscale/pgscale/internal/disturb"
+	"github.com/pgscale/pgscale/internal/observe"
 	"github.com/pgscale/pgscale/internal/result"
 	"github.com/pgscale/pgscale/internal/script"
-	"github.com/pgscale/pgscale/internal/workload"
 )
 
 // query returns the first column of the first row of sql, or "".
@@ -50,14 +50,14 @@ func TestSessionsKeepToTheirWindows(t *testing.T) {
 		}
 		return s
 	}
-	lt, _ := workload.FindDisturbance("long-txn")
+	lt, _ := disturb.Find("long-txn")
 	ms := time.Millisecond
-	dist := func(name, src string, start, end time.Duration, sessions int) plan.Disturbance {
-		return plan.Disturbance{Name: name, Spec: name, Script: parse(name, src), Window: plan.Window{Start: start, End: end}, Sessions: sessions}
+	dist := func(name, src string, start, end time.Duration, sessions int) disturb.Disturbance {
+		return disturb.Disturbance{Name: name, Spec: name, Script: parse(name, src), Window: disturb.Window{Start: start, End: end}, Sessions: sessions}
 	}
 	hold := dist("long-txn", lt.Script, 200*ms, 1800*ms, 1)
 	hold.Hold = true
-	dt := &plan.Disturber{Conn: cfg, Disturbances: []plan.Disturbance{
+	dt := &disturb.Disturber{Conn: cfg, Disturbances: []disturb.Disturbance{
 		dist("sleeper", "SELECT pg_sleep(30);\n", 500*ms, 1500*ms, 1),
 		dist("failing", "SELECT 1/0;\n", 0, 1000*ms, 2),
 		dist("gset", "SELECT 2 AS two \\gset\n\\if :two != 2\nSELECT 1/0;\n\\endif\n", 0, 1000*ms, 1),
@@ -65,7 +65,7 @@ func TestSessionsKeepToTheirWindows(t *testing.T) {
 	}}
 	ctx := context.Background()
 	t0 := time.Now()
-	if err := dt.Start(ctx, plan.StepInfo{Clients: 1, Start: t0, Window: t0, Duration: 2 * time.Second}); err != nil {
+	if err := dt.Start(ctx, observe.StepInfo{Clients: 1, Start: t0, Window: t0, Duration: 2 * time.Second}); err != nil {
 		t.Fatal(err)
 	}
 	time.Sleep(time.Until(t0.Add(1200 * ms)))

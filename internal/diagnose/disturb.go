@@ -1,4 +1,4 @@
-package plan
+package diagnose
 
 import (
 	"fmt"
@@ -37,10 +37,10 @@ const EffectMethod = "Phases are whole intervals of the step's series: before is
 	"non-overlapping batch means (batches of ceil(sqrt(n)) intervals, n the shorter side) and a Welch t interval on the log " +
 	"of the ratio (stats.CompareWindows)."
 
-// FillEffects computes every disturbance's Effect from the step's
-// per-interval series. It reads only what the result file holds, so a
-// report can recompute it later.
-func FillEffects(step *result.Step, opt EffectOptions) {
+// DisturbanceEffects computes every disturbance window's Effect on the
+// workload from the step's per-interval series. It reads only what the
+// result file holds, so a report can recompute it later.
+func DisturbanceEffects(step *result.Step, opt EffectOptions) {
 	settle := opt.Settle
 	if settle <= 0 {
 		settle = DefaultSettle

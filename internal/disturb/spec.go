@@ -1,4 +1,4 @@
-package plan
+package disturb
 
 import (
 	"fmt"
@@ -53,31 +53,35 @@ type Disturbance struct {
 	Hold     bool
 	Window   Window
 	Sessions int
+
+	flag string   // the flag it came from, for errors
+	def  *Builtin // a built-in's definition
+	arg  string   // and its argument (empty: the default)
 }
 
-// DisturbSpec is a disturbance as written on the command line:
+// Spec is a disturbance as written on the command line:
 // HEAD@START[-END][:SESSIONS], where HEAD is NAME[=ARG] for a built-in or a
 // script file.
-type DisturbSpec struct {
+type Spec struct {
 	Head     string
 	Window   Window
 	Sessions int
 }
 
-// ParseDisturbSpec parses HEAD@START[-END][:SESSIONS]. Times are durations
+// ParseSpec parses HEAD@START[-END][:SESSIONS]. Times are durations
 // (15s, 1m30s, 500ms) or bare seconds (15, 2.5); SESSIONS defaults to 1.
-func ParseDisturbSpec(s string) (DisturbSpec, error) {
+func ParseSpec(s string) (Spec, error) {
 	at := strings.LastIndexByte(s, '@')
 	if at < 0 {
-		return DisturbSpec{}, fmt.Errorf("no window: write NAME@START[-END][:SESSIONS], e.g. ddl-churn@15s-30s")
+		return Spec{}, fmt.Errorf("no window: write NAME@START[-END][:SESSIONS], e.g. ddl-churn@15s-30s")
 	}
-	spec := DisturbSpec{Head: s[:at], Sessions: 1}
+	spec := Spec{Head: s[:at], Sessions: 1}
 	if spec.Head == "" {
-		return DisturbSpec{}, fmt.Errorf("no name before @")
+		return Spec{}, fmt.Errorf("no name before @")
 	}
 	rest := s[at+1:]
-	malformed := func(why string) (DisturbSpec, error) {
-		return DisturbSpec{}, fmt.Errorf("%q is not START[-END][:SESSIONS] (e.g. 15s-30s:2): %s", rest, why)
+	malformed := func(why string) (Spec, error) {
+		return Spec{}, fmt.Errorf("%q is not START[-END][:SESSIONS] (e.g. 15s-30s:2): %s", rest, why)
 	}
 	if i := strings.LastIndexByte(rest, ':'); i >= 0 {
 		n, err := strconv.Atoi(rest[i+1:])

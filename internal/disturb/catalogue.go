@@ -1,4 +1,4 @@
-package workload
+package disturb
 
 import (
 	"context"
@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/pgscale/pgscale/internal/workload"
 )
 
 // ArgKind says what a built-in disturbance's optional argument (NAME=ARG) is.
@@ -22,11 +24,11 @@ const (
 	PeriodArg                // a pause between iterations (10s, 500ms, or bare seconds)
 )
 
-// Disturbance is a built-in disturbance: a script in pgbench's language that
+// Builtin is a built-in disturbance: a script in pgbench's language that
 // sessions of its own run in a loop beside the workload, during a window.
 // Scripts are sent with the simple query protocol, so :table can stand for
 // an identifier.
-type Disturbance struct {
+type Builtin struct {
 	Name string
 	// Stresses says what the disturbance stresses in the server, and so
 	// what a drop in throughput while it runs points at.
@@ -48,7 +50,7 @@ type Disturbance struct {
 
 // The built-in disturbances; every one runs in autocommit mode, so each
 // statement commits on its own unless the script says BEGIN.
-var disturbances = []Disturbance{
+var builtins = []Builtin{
 	{
 		Name: "ddl-churn",
 		Stresses: "the system catalogs and the shared invalidation queue: each iteration creates and drops a temporary table " +
@@ -100,23 +102,23 @@ SELECT txid_current();
 	},
 }
 
-// Disturbances lists the built-in disturbances, sorted by name.
-func Disturbances() []Disturbance {
-	out := append([]Disturbance(nil), disturbances...)
+// Builtins lists the built-in disturbances, sorted by name.
+func Builtins() []Builtin {
+	out := append([]Builtin(nil), builtins...)
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
 }
 
-// FindDisturbance returns the built-in disturbance called name.
-func FindDisturbance(name string) (Disturbance, error) {
+// Find returns the built-in disturbance called name.
+func Find(name string) (Builtin, error) {
 	var names []string
-	for _, d := range Disturbances() {
+	for _, d := range Builtins() {
 		if d.Name == name {
 			return d, nil
 		}
 		names = append(names, d.Name)
 	}
-	return Disturbance{}, fmt.Errorf("no built-in disturbance %q (have %s)", name, strings.Join(names, ", "))
+	return Builtin{}, fmt.Errorf("no built-in disturbance %q (have %s)", name, strings.Join(names, ", "))
 }
 
 // tableName is what a table argument may look like: an identifier, quoted
@@ -126,7 +128,7 @@ var tableName = regexp.MustCompile(`^("[^"]+"|[A-Za-z_][A-Za-z0-9_$]*)(\.("[^"]+
 
 // CheckArg reports whether arg (empty for the default) is acceptable,
 // without looking at a database.
-func (d Disturbance) CheckArg(arg string) error {
+func (d Builtin) CheckArg(arg string) error {
 	if arg == "" {
 		return nil
 	}
@@ -147,14 +149,14 @@ func (d Disturbance) CheckArg(arg string) error {
 
 // Vars returns the script variables for arg (empty for the default). With
 // TableArg and no arg it asks conn for the biggest table.
-func (d Disturbance) Vars(ctx context.Context, conn *pgconn.PgConn, arg string) (map[string]string, error) {
+func (d Builtin) Vars(ctx context.Context, conn *pgconn.PgConn, arg string) (map[string]string, error) {
 	if err := d.CheckArg(arg); err != nil {
 		return nil, err
 	}
 	switch d.Arg {
 	case TableArg:
 		if arg == "" {
-			t, err := BiggestTable(ctx, conn)
+			t, err := workload.BiggestTable(ctx, conn)
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", d.Name, err)
 			}
@@ -187,30 +189,4 @@ func parsePeriod(s string) (time.Duration, error) {
 		return 0, fmt.Errorf("%q: the pause must be positive and under 35 minutes", s)
 	}
 	return d, nil
-}
-
-// biggestTableSQL finds the biggest ordinary, partitioned or materialized
-// table outside the system schemas, counting a partitioned table as the
-// sum of its partitions and indexes (its partitions are not candidates).
-const biggestTableSQL = `SELECT format('%I.%I', n.nspname, c.relname)
-FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-WHERE c.relkind IN ('r', 'p', 'm') AND NOT c.relispartition
-  AND n.nspname NOT IN ('pg_catalog', 'information_schema') AND n.nspname !~ '^pg_(toast|temp_)'
-ORDER BY CASE WHEN c.relkind = 'p'
-    THEN (SELECT sum(pg_total_relation_size(relid)) FROM pg_partition_tree(c.oid) WHERE isleaf)
-    ELSE pg_total_relation_size(c.oid) END DESC NULLS LAST, 1
-LIMIT 1`
-
-// BiggestTable returns the schema-qualified, quoted name of the biggest
-// user table in conn's database (the workload's biggest table, when the
-// database holds only the workload).
-func BiggestTable(ctx context.Context, conn *pgconn.PgConn) (string, error) {
-	res := conn.ExecParams(ctx, biggestTableSQL, nil, nil, nil, nil).Read()
-	if res.Err != nil {
-		return "", fmt.Errorf("find the biggest table: %w", res.Err)
-	}
-	if len(res.Rows) == 0 {
-		return "", fmt.Errorf("the database has no table; name one with NAME=TABLE")
-	}
-	return string(res.Rows[0][0]), nil
 }

@@ -1,4 +1,4 @@
-package plan
+package disturb
 
 import (
 	"context"
@@ -9,16 +9,16 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 
-	"github.com/pgscale/pgscale/internal/engine"
+	"github.com/pgscale/pgscale/internal/observe"
 	"github.com/pgscale/pgscale/internal/result"
 	"github.com/pgscale/pgscale/internal/script"
 	"github.com/pgscale/pgscale/internal/secret"
 )
 
-// Disturber is the Observer that runs disturbances in their windows of
-// every step, on sessions of its own, and adds to each step what they did
-// and what the workload's throughput and latency were before, during and
-// after each window.
+// Disturber is the Watcher that runs disturbances in their windows of
+// every step, on sessions of its own, and adds to each step what each
+// window did. (What the workload did before, during and after a window is
+// diagnose's to work out, from the step's series.)
 //
 // Each window's sessions connect as the step starts, so that the window
 // opens sharply on time; at the window's end (or the step's) a query in
@@ -30,8 +30,6 @@ type Disturber struct {
 	// workload.
 	Scale int
 	Seed  uint64
-	// Effect configures the before/during/after summary.
-	Effect EffectOptions
 	// Events, when set, receives one-line notices (a window could not
 	// start).
 	Events func(string)
@@ -41,7 +39,7 @@ type Disturber struct {
 
 // disturbStep is one step's windows in progress.
 type disturbStep struct {
-	info    StepInfo
+	info    observe.StepInfo
 	cancel  context.CancelFunc
 	wg      sync.WaitGroup
 	windows []*windowRun
@@ -57,7 +55,7 @@ type windowRun struct {
 }
 
 // Start connects every window's sessions and schedules the windows.
-func (dt *Disturber) Start(ctx context.Context, info StepInfo) error {
+func (dt *Disturber) Start(ctx context.Context, info observe.StepInfo) error {
 	ctx, cancel := context.WithCancel(ctx)
 	st := &disturbStep{info: info, cancel: cancel}
 	for i := range dt.Disturbances {
@@ -93,7 +91,7 @@ func (dt *Disturber) events() func(string) {
 
 // run connects the sessions, waits for the window, runs them until the
 // window or the step ends, and closes them.
-func (w *windowRun) run(ctx context.Context, info StepInfo, events func(string)) {
+func (w *windowRun) run(ctx context.Context, info observe.StepInfo, events func(string)) {
 	defer func() {
 		for _, s := range w.sessions {
 			s.close()
@@ -133,8 +131,8 @@ func (w *windowRun) run(ctx context.Context, info StepInfo, events func(string))
 	w.ended = time.Now()
 }
 
-// Stop ends the step's windows still running, records each one in the
-// step, and computes their effect on the workload.
+// Stop ends the step's windows still running and records each one in the
+// step.
 func (dt *Disturber) Stop(_ context.Context, step *result.Step) error {
 	st := dt.cur
 	if st == nil {
@@ -147,7 +145,6 @@ func (dt *Disturber) Stop(_ context.Context, step *result.Step) error {
 		step.Disturbances = append(step.Disturbances, w.record(step))
 	}
 	sort.SliceStable(step.Disturbances, func(i, j int) bool { return step.Disturbances[i].StartS < step.Disturbances[j].StartS })
-	FillEffects(step, dt.Effect)
 	return nil
 }
 
@@ -181,23 +178,22 @@ func (w *windowRun) record(step *result.Step) result.Disturbance {
 	return r
 }
 
-// Markers returns the window edges that fall in the interval p ended:
-// "[ddl-churn started]", "[ddl-churn stopped]", from the schedule. An edge
-// at a tick belongs to the interval that ends there, so the line printed at
-// 15.0 s carries a window starting at 15 s.
-func (dt *Disturber) Markers(p engine.Progress) []string {
-	from, to := p.Start, p.Start+p.Length
-	warm := p.Elapsed - to // the step's warm-up
+// Edges returns the window edges that fall in the interval [from, to) of a
+// step's measured window (from is negative in the warm-up, whose length is
+// warmup), from the schedule. An edge at a tick belongs to the interval
+// that ends there, so the line printed at 15.0 s carries a window starting
+// at 15 s; a window starting at 0 belongs to the first interval.
+func (dt *Disturber) Edges(from, to, warmup time.Duration) []observe.Edge {
 	in := func(t time.Duration) bool {
-		return from < t && t <= to || t == 0 && from == 0 && warm == 0
+		return from < t && t <= to || t == 0 && from == 0 && warmup == 0
 	}
-	var out []string
+	var out []observe.Edge
 	for _, d := range dt.Disturbances {
 		if in(d.Window.Start) {
-			out = append(out, "["+d.Name+" started]")
+			out = append(out, observe.Edge{Name: d.Name, Start: true})
 		}
 		if d.Window.End > 0 && in(d.Window.End) {
-			out = append(out, "["+d.Name+" stopped]")
+			out = append(out, observe.Edge{Name: d.Name})
 		}
 	}
 	return out

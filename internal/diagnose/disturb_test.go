@@ -1,4 +1,4 @@
-package plan_test
+package diagnose_test
 
 import (
 	"math"
@@ -6,118 +6,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pgscale/pgscale/internal/engine"
+	"github.com/pgscale/pgscale/internal/diagnose"
 	"github.com/pgscale/pgscale/internal/metrics"
-	"github.com/pgscale/pgscale/internal/plan"
 	"github.com/pgscale/pgscale/internal/result"
-	"github.com/pgscale/pgscale/internal/script"
 )
-
-func TestParseDisturbSpec(t *testing.T) {
-	s := time.Second
-	good := []struct {
-		in       string
-		head     string
-		start    time.Duration
-		end      time.Duration
-		sessions int
-	}{
-		{"ddl-churn@15s-30s", "ddl-churn", 15 * s, 30 * s, 1},
-		{"checkpoint@20s", "checkpoint", 20 * s, 0, 1},
-		{"ddl.sql@10s-25s:2", "ddl.sql", 10 * s, 25 * s, 2},
-		{"checkpoint=10s@0-1m", "checkpoint=10s", 0, time.Minute, 1},
-		{"a@b.sql@2.5-4", "a@b.sql", 2500 * time.Millisecond, 4 * s, 1},
-		{"vacuum@500ms-1m30s:3", "vacuum", 500 * time.Millisecond, 90 * s, 3},
-	}
-	for _, g := range good {
-		got, err := plan.ParseDisturbSpec(g.in)
-		if err != nil {
-			t.Errorf("ParseDisturbSpec(%q): %v", g.in, err)
-			continue
-		}
-		if got.Head != g.head || got.Window.Start != g.start || got.Window.End != g.end || got.Sessions != g.sessions {
-			t.Errorf("ParseDisturbSpec(%q) = %+v; want head %q, %v-%v, %d sessions", g.in, got, g.head, g.start, g.end, g.sessions)
-		}
-	}
-	bad := map[string]string{
-		"ddl-churn":           "no window",
-		"@15s":                "no name",
-		"ddl-churn@":          "start is missing",
-		"ddl-churn@15s+30s":   "not a time",
-		"ddl-churn@30s-15s":   "end must come after",
-		"ddl-churn@15s-15s":   "end must come after",
-		"ddl-churn@15s-30s:0": "not a positive integer",
-		"ddl-churn@15s-30s:x": "not a positive integer",
-		"ddl-churn@-5s":       "start is missing",
-		"ddl-churn@15s-":      "end is missing",
-	}
-	for in, want := range bad {
-		_, err := plan.ParseDisturbSpec(in)
-		if err == nil || !strings.Contains(err.Error(), want) {
-			t.Errorf("ParseDisturbSpec(%q) error = %v; want one saying %q", in, err, want)
-		}
-	}
-}
-
-func dist(name, spec string, start, end time.Duration) plan.Disturbance {
-	return plan.Disturbance{Name: name, Spec: spec, Window: plan.Window{Start: start, End: end}, Sessions: 1}
-}
-
-func TestCheckSchedule(t *testing.T) {
-	s := time.Second
-	T := 40 * s
-	tests := []struct {
-		name  string
-		ds    []plan.Disturbance
-		index int // -1: fine
-		want  string
-	}{
-		{"fine", []plan.Disturbance{dist("ddl-churn", "a", 15*s, 30*s), dist("checkpoint", "b", 20*s, 0)}, -1, ""},
-		{"different names may overlap", []plan.Disturbance{dist("ddl-churn", "a", 15*s, 30*s), dist("vacuum", "b", 10*s, 35*s)}, -1, ""},
-		{"same name, one after the other", []plan.Disturbance{dist("ddl-churn", "a", 5*s, 10*s), dist("ddl-churn", "b", 10*s, 20*s)}, -1, ""},
-		{"ends at the end", []plan.Disturbance{dist("ddl-churn", "a", 0, T)}, -1, ""},
-		{"ends after the run", []plan.Disturbance{dist("ddl-churn", "a", 15*s, 50*s)}, 0, "ends at 50s, after the end of the run (-T 40s)"},
-		{"starts after the run", []plan.Disturbance{dist("checkpoint", "a", 40*s, 0)}, 0, "starts at 40s"},
-		{"overlap", []plan.Disturbance{dist("ddl-churn", "a", 15*s, 30*s), dist("x", "b", 1*s, 2*s), dist("ddl-churn", "c", 25*s, 35*s)}, 2, "overlaps a"},
-		{"open end overlaps later window", []plan.Disturbance{dist("checkpoint", "a", 10*s, 0), dist("checkpoint", "b", 30*s, 35*s)}, 1, "overlaps a"},
-	}
-	for _, tt := range tests {
-		err := plan.CheckSchedule(tt.ds, T)
-		if tt.index < 0 {
-			if err != nil {
-				t.Errorf("%s: %v", tt.name, err)
-			}
-			continue
-		}
-		se, ok := err.(*plan.ScheduleError)
-		if !ok || se.Index != tt.index || !strings.Contains(se.Msg, tt.want) {
-			t.Errorf("%s: error %#v; want index %d saying %q", tt.name, err, tt.index, tt.want)
-		}
-	}
-}
-
-func TestMarkers(t *testing.T) {
-	s := time.Second
-	dt := &plan.Disturber{Disturbances: []plan.Disturbance{
-		dist("ddl-churn", "a", 15*s, 30*s), dist("checkpoint", "b", 0, 0),
-	}}
-	at := func(start time.Duration, warmup time.Duration) []string {
-		p := engine.Progress{Elapsed: warmup + start + s, Point: engine.Point{Start: start, Length: s}}
-		return dt.Markers(p)
-	}
-	check := func(name string, got []string, want ...string) {
-		t.Helper()
-		if strings.Join(got, " ") != strings.Join(want, " ") {
-			t.Errorf("%s: markers %q, want %q", name, got, want)
-		}
-	}
-	check("line at 15.0 s", at(14*s, 0), "[ddl-churn started]")
-	check("line at 16.0 s", at(15*s, 0))
-	check("line at 30.0 s", at(29*s, 0), "[ddl-churn stopped]")
-	check("first line, window at 0", at(0, 0), "[checkpoint started]")
-	check("after a warm-up, window at 0 marks the warm-up's last line", at(-s, 3*s), "[checkpoint started]")
-	check("after a warm-up, not again on the first measured line", at(0, 3*s))
-}
 
 // hist returns an interval histogram of n latencies of us microseconds.
 func hist(t *testing.T, us int64, n int64) string {
@@ -167,7 +59,7 @@ func TestFillEffectsHand(t *testing.T) {
 	lat := []float64{2, 1.5, 1, 1, 0.99, 0.99, 0.99, 1.01, 1.01, 1.01, 1.32, 1.32, 1.32, 1.34, 1.34, 1.34, 1.1, 1.05, 1, 1}
 	step := &result.Step{Clients: 4, ElapsedS: 20, Intervals: series(t, tps, lat),
 		Disturbances: []result.Disturbance{{Name: "ddl-churn", Spec: "ddl-churn@10s-16s", StartS: 10, EndS: 16, RanS: 6}}}
-	plan.FillEffects(step, plan.EffectOptions{})
+	diagnose.DisturbanceEffects(step, diagnose.EffectOptions{})
 	e := step.Disturbances[0].Effect
 	if e == nil || e.Before == nil || e.During == nil || e.After == nil || e.TPS == nil || e.Latency == nil {
 		t.Fatalf("effect %+v: want before, during, after and both changes", e)
@@ -229,7 +121,7 @@ func TestFillEffectsQuietStretches(t *testing.T) {
 	// Two windows one after the other: B's before starts 2 s after A's
 	// end (recovery left out), A's after ends where B begins.
 	step := mk(w("A", 5, 10), w("B", 18, 25))
-	plan.FillEffects(step, plan.EffectOptions{Settle: 2 * time.Second})
+	diagnose.DisturbanceEffects(step, diagnose.EffectOptions{Settle: 2 * time.Second})
 	a, b := step.Disturbances[0].Effect, step.Disturbances[1].Effect
 	span := func(name string, p *result.Phase, from, to float64) {
 		t.Helper()
@@ -247,7 +139,7 @@ func TestFillEffectsQuietStretches(t *testing.T) {
 
 	// Overlapping windows: flagged; no quiet before for the later one.
 	step = mk(w("A", 5, 20), w("B", 10, 15))
-	plan.FillEffects(step, plan.EffectOptions{})
+	diagnose.DisturbanceEffects(step, diagnose.EffectOptions{})
 	b = step.Disturbances[1].Effect
 	if b.Before != nil || b.TPS != nil {
 		t.Errorf("B inside A: before %+v, change %+v; want none", b.Before, b.TPS)
@@ -258,32 +150,16 @@ func TestFillEffectsQuietStretches(t *testing.T) {
 
 	// A window that never ran has no effect.
 	step = mk(result.Disturbance{Name: "A", Spec: "A", StartS: 5, EndS: 10})
-	plan.FillEffects(step, plan.EffectOptions{})
+	diagnose.DisturbanceEffects(step, diagnose.EffectOptions{})
 	if step.Disturbances[0].Effect != nil {
 		t.Errorf("window that did not run has effect %+v", step.Disturbances[0].Effect)
 	}
 
 	// A window right at the start: nothing before, after only.
 	step = mk(w("A", 0, 10))
-	plan.FillEffects(step, plan.EffectOptions{})
+	diagnose.DisturbanceEffects(step, diagnose.EffectOptions{})
 	a = step.Disturbances[0].Effect
 	if a.Before != nil || a.TPS != nil || a.During == nil || a.After == nil || len(a.Warnings) == 0 {
 		t.Errorf("window at 0: %+v; want during and after, no change, a warning", a)
-	}
-}
-
-func TestCheckDisturbScript(t *testing.T) {
-	for src, ok := range map[string]bool{
-		"SELECT 1;\n\\sleep 100ms\n":                         true,
-		"\\startpipeline\nSELECT 1;\n\\endpipeline\n":        false,
-		"\\set x random(1, 10)\nSELECT :x;\n\\sleep :x ms\n": true,
-	} {
-		s, err := script.Parse("t.sql", src)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := plan.CheckDisturbScript(s); (err == nil) != ok {
-			t.Errorf("CheckDisturbScript(%q) = %v; want ok %v", src, err, ok)
-		}
 	}
 }

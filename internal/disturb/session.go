@@ -1,4 +1,4 @@
-package plan
+package disturb
 
 import (
 	"context"
@@ -269,8 +269,8 @@ func errorList(ss []*session) []result.Error {
 	return out
 }
 
-// CheckDisturbScript rejects what a disturbance session cannot run.
-func CheckDisturbScript(s *script.Script) error {
+// CheckScript rejects what a disturbance session cannot run.
+func CheckScript(s *script.Script) error {
 	for _, c := range s.Commands {
 		switch c.Kind {
 		case script.KindStartPipeline, script.KindSyncPipeline, script.KindEndPipeline:
