@@ -12,11 +12,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/pgscale/pgscale/internal/stats"
 	"github.com/pgscale/pgscale/internal/target"
 )
 
@@ -75,8 +75,7 @@ func run(scale, rounds int, extra string) error {
 		ratios = append(ratios, ratio)
 		fmt.Printf("| %d | %.2f | %.2f | %.2f |\n", r, times["pgbench"], times["pgscale"], ratio)
 	}
-	sort.Float64s(ratios)
-	fmt.Printf("\nmedian pgscale/pgbench time ratio: %.2f (below 1: pgscale is faster)\n", ratios[len(ratios)/2])
+	fmt.Printf("\nmedian pgscale/pgbench time ratio: %.2f (below 1: pgscale is faster)\n", stats.Summarize(ratios, stats.Options{}).Median)
 	return nil
 }
 

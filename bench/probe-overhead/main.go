@@ -18,7 +18,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -27,6 +26,7 @@ import (
 
 	"github.com/pgscale/pgscale/internal/diagnose"
 	"github.com/pgscale/pgscale/internal/result"
+	"github.com/pgscale/pgscale/internal/stats"
 	"github.com/pgscale/pgscale/internal/target"
 	"github.com/pgscale/pgscale/internal/workload"
 )
@@ -108,8 +108,9 @@ func run(rounds, dur int, clientList, bin, only string) error {
 				off, on, ratio, cost = append(off, s.off), append(on, s.on), append(ratio, s.on/s.off), append(cost, s.probeCost)
 				src = s.source
 			}
-			fmt.Printf("| %s | %d | %.0f | %.0f | %.3f [%.3f–%.3f] | %.2f%% | %s |\n", cfg.name, n, median(off), median(on),
-				median(ratio), minOf(ratio), maxOf(ratio), median(cost)*100, src)
+			r := summary(ratio)
+			fmt.Printf("| %s | %d | %.0f | %.0f | %.3f [%.3f–%.3f] | %.2f%% | %s |\n", cfg.name, n, summary(off).Median, summary(on).Median,
+				r.Median, r.Min, r.Max, summary(cost).Median*100, src)
 		}
 	}
 	return nil
@@ -193,30 +194,5 @@ func measure(name string, opts target.Options, exts []string, bin, tmp string, r
 	return res, nil
 }
 
-func median(xs []float64) float64 {
-	s := append([]float64(nil), xs...)
-	sort.Float64s(s)
-	if len(s) == 0 {
-		return 0
-	}
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
-}
-
-func minOf(xs []float64) float64 {
-	m := xs[0]
-	for _, x := range xs {
-		m = min(m, x)
-	}
-	return m
-}
-
-func maxOf(xs []float64) float64 {
-	m := xs[0]
-	for _, x := range xs {
-		m = max(m, x)
-	}
-	return m
-}
+// summary is the median, minimum and maximum of xs (internal/stats).
+func summary(xs []float64) stats.Summary { return stats.Summarize(xs, stats.Options{}) }

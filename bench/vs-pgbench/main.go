@@ -17,7 +17,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -156,9 +155,10 @@ func run(rounds, dur int, clientList string, scale int, bin, extra, scriptFile, 
 			tr = append(tr, b[i].tps/a[i].tps)
 			cr = append(cr, b[i].cpuPerTxnUS/a[i].cpuPerTxnUS)
 		}
+		t, c := summary(tr), summary(cr)
 		fmt.Printf("| %d | %.0f | %.0f | %.3f [%.3f–%.3f] | %s | %.1f µs | %.1f µs | %.2f [%.2f–%.2f] | %s |\n", n,
-			median(field(a, 0)), median(field(b, 0)), median(tr), minOf(tr), maxOf(tr), pairedRatio(field(a, 0), field(b, 0)),
-			median(field(a, 1)), median(field(b, 1)), median(cr), minOf(cr), maxOf(cr), pairedRatio(field(a, 1), field(b, 1)))
+			summary(field(a, 0)).Median, summary(field(b, 0)).Median, t.Median, t.Min, t.Max, pairedRatio(field(a, 0), field(b, 0)),
+			summary(field(a, 1)).Median, summary(field(b, 1)).Median, c.Median, c.Min, c.Max, pairedRatio(field(a, 1), field(b, 1)))
 	}
 	return nil
 }
@@ -185,27 +185,5 @@ func field(s []sample, i int) []float64 {
 	return out
 }
 
-func median(x []float64) float64 {
-	s := append([]float64(nil), x...)
-	sort.Float64s(s)
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
-}
-
-func minOf(x []float64) float64 {
-	m := x[0]
-	for _, v := range x {
-		m = min(m, v)
-	}
-	return m
-}
-
-func maxOf(x []float64) float64 {
-	m := x[0]
-	for _, v := range x {
-		m = max(m, v)
-	}
-	return m
-}
+// summary is the median, minimum and maximum of xs (internal/stats).
+func summary(xs []float64) stats.Summary { return stats.Summarize(xs, stats.Options{}) }

@@ -126,6 +126,9 @@ func checkFiles(t *testing.T, dir string, names []string, rounds int, seed uint6
 		if f.AB == nil || f.Target.Name != n || f.AB.Baseline != names[0] {
 			t.Fatalf("%s: ab block %+v, target %q", n, f.AB, f.Target.Name)
 		}
+		if len(f.Command) < 2 || f.Command[0] != "pgscale" || f.Command[1] != "ab" {
+			t.Errorf("%s: command %q, want the ab command line it was given", n, f.Command)
+		}
 		if f.AB.RoundsDone != rounds || len(f.AB.Order) != rounds || f.AB.OrderSeed != seed {
 			t.Errorf("%s: rounds_done %d, %d orders, seed %d; want %d rounds, seed %d", n, f.AB.RoundsDone, len(f.AB.Order), f.AB.OrderSeed, rounds, seed)
 		}
@@ -190,13 +193,23 @@ func TestABSameBuildWithinBounds(t *testing.T) {
 	checkBMFFile(t, filepath.Join(dir, "bmf.json"), 2*2*4)
 	checkBenchstat(t, filepath.Join(dir, "ab.txt"))
 
-	// compare on the saved files pairs them again and reaches the same verdict.
+	// compare on the saved files pairs them again and reaches the same
+	// verdict; report of the run's directory shows what ab printed, with
+	// the bounds the files recorded; so does compare given the same bounds.
 	code, again := abCLI(t, nil, "compare", filepath.Join(out, "a.json"), filepath.Join(out, "b.json"), "--bound", "tps=-5%")
 	if code != cli.ExitOK || !strings.Contains(again, "paired by round over 6 of 6 rounds") {
 		t.Errorf("compare of the saved files: exit %d\n%s", code, again)
 	}
-	if strings.Split(again, "\n")[0] != strings.Split(stdout[strings.Index(stdout, "Compared"):], "\n")[0] {
-		t.Errorf("compare's headline differs from ab's")
+	printed := strings.TrimSuffix(stdout, "\nresults: "+out+", one file per target\n")
+	if printed == stdout {
+		t.Fatalf("ab's output does not end with the results line:\n%s", stdout)
+	}
+	code, shown := abCLI(t, nil, "report", out)
+	if code != cli.ExitOK || shown != printed {
+		t.Errorf("report %s: exit %d; ab printed:\n%s\nreport shows:\n%s", out, code, printed, shown)
+	}
+	if again != printed {
+		t.Errorf("compare with ab's bounds prints:\n%s\nab printed:\n%s", again, printed)
 	}
 	code, unpaired := abCLI(t, nil, "compare", "--unpaired", filepath.Join(out, "a.json"), filepath.Join(out, "b.json"))
 	if code != cli.ExitOK || !strings.Contains(unpaired, "unpaired") || !strings.Contains(unpaired, "Mann-Whitney") {

@@ -140,6 +140,8 @@ func TestUsageErrorsExit2(t *testing.T) {
 		{"run", "--dsn", "port=notanumber"},
 		{"init", "-s", "0", "--dsn", "host=/tmp"},
 		{"init"},
+		{"foo"},
+		{"report", "--format", "pdf", "x.json"},
 	} {
 		code, _, stderr := pgscale(t, args...)
 		if code != cli.ExitUsage {
@@ -253,5 +255,38 @@ func TestWeightedScripts(t *testing.T) {
 	}
 	if !strings.Contains(stdout, "SQL script 2: builtin:simple-update") || !strings.Contains(stdout, "weight: 1 (targets 10.0% of total)") {
 		t.Errorf("no pgbench-style per-script lines:\n%s", stdout)
+	}
+}
+
+// What run prints on stdout — each step's line with its evidence, the
+// per-script and per-command tables, the disturbance's before, during and
+// after, the sweep table and the diagnosis — is what report prints of the
+// result file it wrote: one renderer, read live or later.
+func TestRunPrintsWhatReportShows(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "r.json")
+	code, stdout, stderr := pgscale(t, "run", "--dsn", dsn("postgres"), "-n", "-c", "1,2", "-T", "3", "-P", "1", "-r",
+		"-b", "select-only@9", "-b", "simple-update@1", "--disturb", "checkpoint=1s@1s-2s", "--out", out)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	code, shown, stderr := pgscale(t, "report", out)
+	if code != 0 {
+		t.Fatalf("report: exit %d: %s", code, stderr)
+	}
+	printed := strings.TrimSuffix(stdout, "result: "+out+"\n")
+	if printed == stdout {
+		t.Fatalf("run's output does not end with the result line:\n%s", stdout)
+	}
+	if printed != shown {
+		t.Errorf("run printed:\n%s\nreport shows:\n%s", printed, shown)
+	}
+	for _, want := range []string{"2 clients: ", "  cpu: ", "SQL script 2: builtin:simple-update", "statement latencies",
+		"disturbance checkpoint=1s@1s-2s", "  during ", "during/before", "diagnosis:"} {
+		if !strings.Contains(printed, want) {
+			t.Errorf("the output lacks %q", want)
+		}
+	}
+	if strings.Contains(printed, "progress: ") {
+		t.Errorf("progress lines reached stdout")
 	}
 }

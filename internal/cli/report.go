@@ -1,48 +1,95 @@
 package cli
 
 import (
-	"fmt"
+	"bytes"
 	"io"
+	"os"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
 
+	"github.com/pgscale/pgscale/internal/compare"
 	"github.com/pgscale/pgscale/internal/report"
 	"github.com/pgscale/pgscale/internal/result"
+	"github.com/pgscale/pgscale/internal/usage"
 )
 
-func newReportCmd(stdout, _ io.Writer) *cobra.Command {
-	var format string
+func newReportCmd(stdout io.Writer) *cobra.Command {
+	var format, output string
 	cmd := &cobra.Command{
-		Use:   "report FILE...",
-		Short: "Show result files: sweep table, each step's evidence, the diagnosis",
-		Long: `Render result files for a terminal (--format text) or a pull request
-(--format markdown): the sweep with per-transaction costs and a verdict per
-step, the evidence the probes gathered, and the diagnosis, computed again
-from the file. Files of every result version are read.`,
+		Use:   "report FILE|DIR...",
+		Short: "Show result files: each step's figures and evidence, the sweep, the diagnosis; or an A/B run's comparison",
+		Long: `Render result files (a directory stands for the result files in it). A sweep
+shows each step's figures and the evidence its probes gathered, the sweep
+table and the diagnosis, computed again from the file: what pgscale run
+printed. The files of one A/B run show their comparison with the bounds the
+run was given (or, for --calibrate, the noise): what pgscale ab printed.
+Files of every result version are read.
+
+Formats: ` + report.Names(func(report.Format) bool { return true }) + `.`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) == 0 {
-				return Usagef("report needs at least one result file")
+				return usage.Errorf("report needs at least one result file")
 			}
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			f, err := report.ParseFormat(format)
+			f, err := report.Lookup(format)
 			if err != nil {
-				return &UsageError{Err: err}
+				return usage.Wrap(err)
 			}
-			for i, path := range args {
-				file, err := result.Read(path)
+			paths, err := resultPaths(args)
+			if err != nil {
+				return err
+			}
+			var inputs []compare.Input
+			for _, p := range paths {
+				file, err := result.Read(p)
 				if err != nil {
-					return &UsageError{Err: err}
+					return usage.Wrap(err)
 				}
-				if i > 0 {
-					fmt.Fprintln(stdout)
-				}
-				report.File(stdout, path, file, f)
+				inputs = append(inputs, compare.Input{Name: p, File: file})
 			}
-			return nil
+			d := &report.Doc{Files: inputs, Color: output == "" && colorTerminal(stdout)}
+			if compare.SameRun(inputs) {
+				for i := range inputs {
+					inputs[i].Name = inputs[i].File.Target.Name
+				}
+				if d.Comparison, d.Noise, err = compare.OfRun(inputs); err != nil {
+					return usage.Wrap(err)
+				}
+			}
+			var buf bytes.Buffer
+			if err := f.Write(&buf, d); err != nil {
+				return usage.Wrap(err)
+			}
+			if output == "" {
+				_, err := stdout.Write(buf.Bytes())
+				return err
+			}
+			return result.WriteFileAtomic(output, buf.Bytes())
 		},
 	}
-	cmd.Flags().StringVar(&format, "format", "text", "text or markdown")
+	cmd.Flags().StringVar(&format, "format", "text", report.Names(func(report.Format) bool { return true }))
+	cmd.Flags().StringVarP(&output, "output", "o", "", "write the report to FILE instead of stdout")
 	return cmd
+}
+
+// resultPaths expands each directory among args into the result files in
+// it (*.json, in name order).
+func resultPaths(args []string) ([]string, error) {
+	var out []string
+	for _, a := range args {
+		fi, err := os.Stat(a)
+		if err != nil || !fi.IsDir() {
+			out = append(out, a) // result.Read says what is wrong with it
+			continue
+		}
+		m, err := filepath.Glob(filepath.Join(a, "*.json"))
+		if err != nil || len(m) == 0 {
+			return nil, usage.Errorf("%s holds no result file (*.json)", a)
+		}
+		out = append(out, m...)
+	}
+	return out, nil
 }

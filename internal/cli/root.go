@@ -1,12 +1,20 @@
-// Package cli builds pgscale's command tree: one file per subcommand, flag
-// parsing and wiring only.
+// Package cli builds pgscale's command tree: one file per subcommand, each
+// turning flags into a spec, handing it to a runner (internal/plan) or a
+// comparison (internal/compare), and rendering what comes back
+// (internal/report). It runs no SQL and starts no goroutine of its own.
 package cli
 
 import (
+	"context"
 	"fmt"
 	"io"
+	"os"
+	"os/signal"
+	"syscall"
 
 	"github.com/spf13/cobra"
+
+	"github.com/pgscale/pgscale/internal/usage"
 )
 
 // Version is the pgscale version, recorded in every result file.
@@ -17,7 +25,14 @@ var Version = "0.1.0-dev"
 func Main(args []string, stdout, stderr io.Writer) int {
 	root := newRoot(append([]string{"pgscale"}, args...), stdout, stderr)
 	root.SetArgs(args)
-	err := root.Execute()
+	root.InitDefaultHelpCmd()
+	root.InitDefaultCompletionCmd()
+	var err error
+	if _, _, ferr := root.Find(args); ferr != nil {
+		err = usage.Wrap(ferr) // an unknown subcommand is bad usage, not a run that failed
+	} else {
+		err = root.Execute()
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "pgscale: %v\n", err)
 	}
@@ -37,15 +52,34 @@ func newRoot(argv []string, stdout, stderr io.Writer) *cobra.Command {
 	root.AddCommand(
 		newRunCmd(argv, stdout, stderr),
 		newInitCmd(stdout, stderr),
-		newABCmd(stdout, stderr),
+		newABCmd(argv, stdout, stderr),
 		newCompareCmd(stdout),
-		newReportCmd(stdout, stderr),
+		newReportCmd(stdout),
 	)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	// Flag errors are usage errors (exit 2).
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
-		return &UsageError{Err: err}
-	})
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usage.Wrap(err) })
 	return root
+}
+
+// interruptible returns ctx cancelled by Ctrl-C or SIGTERM: the runners
+// then stop, write what they measured and clean up.
+func interruptible(ctx context.Context) (context.Context, context.CancelFunc) {
+	return signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+}
+
+// isTerminal reports whether w is a terminal.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+// colorTerminal reports whether w is a terminal that shows colour.
+func colorTerminal(w io.Writer) bool {
+	return isTerminal(w) && os.Getenv("NO_COLOR") == "" && os.Getenv("TERM") != "dumb"
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/pgscale/pgscale/internal/prose"
 	"github.com/pgscale/pgscale/internal/result"
 )
 
@@ -61,27 +62,25 @@ func Knee(steps []result.Step) int {
 	return -1
 }
 
-func clients(n int) string { return fmt.Sprintf("%d client%s", n, plural(n)) }
-
 func paragraph(steps []result.Step, figs []Figures, d *result.Diagnosis) string {
 	var b strings.Builder
 	first, peak := steps[0], steps[d.Peak]
 	switch {
 	case len(steps) == 1:
-		fmt.Fprintf(&b, "One step, %s: %.0f tps.", clients(first.Clients), first.Summary.TPS)
+		fmt.Fprintf(&b, "One step, %s: %.0f tps.", prose.Count(first.Clients, "client"), first.Summary.TPS)
 	case d.Peak == 0:
 		last := steps[len(steps)-1]
 		fmt.Fprintf(&b, "Throughput is highest at the first step, %s (%.0f tps): more clients add nothing (%s: %+.0f%%).",
-			clients(first.Clients), d.PeakTPS, clients(last.Clients), (last.Summary.TPS/first.Summary.TPS-1)*100)
+			prose.Count(first.Clients, "client"), d.PeakTPS, prose.Count(last.Clients, "client"), (last.Summary.TPS/first.Summary.TPS-1)*100)
 	default:
-		fmt.Fprintf(&b, "Throughput peaks at %s (%.0f tps, %.1f× %s).", clients(peak.Clients), d.PeakTPS, d.PeakSpeedup, clients(first.Clients))
+		fmt.Fprintf(&b, "Throughput peaks at %s (%.0f tps, %.1f× %s).", prose.Count(peak.Clients, "client"), d.PeakTPS, d.PeakSpeedup, prose.Count(first.Clients, "client"))
 		if d.Knee >= 0 {
 			k, last := steps[d.Knee], steps[len(steps)-1]
-			fmt.Fprintf(&b, " It stops growing at %s (%s: %+.0f%%).", clients(k.Clients), clients(last.Clients),
+			fmt.Fprintf(&b, " It stops growing at %s (%s: %+.0f%%).", prose.Count(k.Clients, "client"), prose.Count(last.Clients, "client"),
 				(last.Summary.TPS/k.Summary.TPS-1)*100)
 		} else {
 			last, prev := steps[len(steps)-1], steps[len(steps)-2]
-			fmt.Fprintf(&b, " It is still growing at the last step (%s, %+.0f%% over %d).", clients(last.Clients),
+			fmt.Fprintf(&b, " It is still growing at the last step (%s, %+.0f%% over %d).", prose.Count(last.Clients, "client"),
 				(last.Summary.TPS/prev.Summary.TPS-1)*100, prev.Clients)
 		}
 	}
@@ -99,28 +98,28 @@ func paragraph(steps []result.Step, figs []Figures, d *result.Diagnosis) string 
 	}
 	v := d.Steps[len(steps)-1]
 	f := figs[len(steps)-1]
-	at := "At " + clients(v.Clients)
+	at := "At " + prose.Count(v.Clients, "client")
 	if from < len(steps)-1 {
-		at = "From " + clients(steps[from].Clients)
+		at = "From " + prose.Count(steps[from].Clients, "client")
 	}
 	b.WriteString(" " + explain(at, v, f))
 	if f.HasLocks && f.Locks.Exhausted > 0 {
 		fmt.Fprintf(&b, " Backends hold up to %d weak relation locks beyond their %d fast-path slots: fast-path slots exhausted, so those locks go through the shared lock table",
 			f.Locks.MaxSlowWeak, f.Locks.FastPathSlots)
 		if lm, ok := f.event("LWLock:LockManager"); ok {
-			fmt.Fprintf(&b, " (LWLock:LockManager %s of samples)", pct(lm))
+			fmt.Fprintf(&b, " (LWLock:LockManager %s of samples)", prose.Share(lm))
 		}
 		b.WriteString(".")
 	}
 	if from > 0 && d.Steps[0].Verdict != v.Verdict {
-		fmt.Fprintf(&b, " At %s the verdict was %s.", clients(steps[0].Clients), d.Steps[0].Verdict)
+		fmt.Fprintf(&b, " At %s the verdict was %s.", prose.Count(steps[0].Clients, "client"), d.Steps[0].Verdict)
 	}
 	other := 0.0
 	for _, f := range figs {
 		other = max(other, f.OtherShare)
 	}
 	if other >= BusyElsewhere {
-		fmt.Fprintf(&b, " Caution: other processes used up to %s of the machine during the run, so these figures describe a shared machine; measure again on a quiet one.", pct(other))
+		fmt.Fprintf(&b, " Caution: other processes used up to %s of the machine during the run, so these figures describe a shared machine; measure again on a quiet one.", prose.Share(other))
 	}
 	return b.String()
 }
@@ -130,20 +129,20 @@ func explain(at string, v result.StepVerdict, f Figures) string {
 	lk := f.ClassShare["Lock"] + f.ClassShare["LWLock"]
 	switch v.Verdict {
 	case CPUBound:
-		s := fmt.Sprintf("%s the machine's CPU is saturated (%s busy: ", at, pct(f.MachineBusy))
+		s := fmt.Sprintf("%s the machine's CPU is saturated (%s busy: ", at, prose.Share(f.MachineBusy))
 		if f.HasServer {
-			s += fmt.Sprintf("server %s, load generator %s, probes %s", pct(f.ServerShare), pct(f.GeneratorShare), pct(f.ProbeShare))
+			s += fmt.Sprintf("server %s, load generator %s, probes %s", prose.Share(f.ServerShare), prose.Share(f.GeneratorShare), prose.Share(f.ProbeShare))
 			if f.OtherShare >= 0.02 {
-				s += fmt.Sprintf(", other processes %s", pct(f.OtherShare))
+				s += fmt.Sprintf(", other processes %s", prose.Share(f.OtherShare))
 			}
 		} else {
-			s += fmt.Sprintf("load generator %s; the server is not visible from here", pct(f.GeneratorShare))
+			s += fmt.Sprintf("load generator %s; the server is not visible from here", prose.Share(f.GeneratorShare))
 		}
 		s += fmt.Sprintf("; %.1f runnable tasks waiting per core)", f.RunQueuePerCore)
 		if f.HasWaits {
-			s += fmt.Sprintf(" and lock waits are %s of samples: CPU-bound, not lock-bound.", pct(lk))
+			s += fmt.Sprintf(" and lock waits are %s of samples: CPU-bound, not lock-bound.", prose.Share(lk))
 			if cr := f.ClientShare; cr >= 0.3 {
-				s += fmt.Sprintf(" The %s of samples in which backends wait for the client (Client:ClientRead) are backends waiting for a load generator that is itself short of CPU, not a slow client.", pct(cr))
+				s += fmt.Sprintf(" The %s of samples in which backends wait for the client (Client:ClientRead) are backends waiting for a load generator that is itself short of CPU, not a slow client.", prose.Share(cr))
 			}
 		} else {
 			s += ": CPU-bound."
@@ -159,13 +158,13 @@ func explain(at string, v result.StepVerdict, f Figures) string {
 		return s
 	case LWLockBound:
 		return fmt.Sprintf("%s backends spend %s of samples waiting on lightweight locks, mostly %s, while the CPU is %s busy: LWLock-bound.",
-			at, pct(f.ClassShare["LWLock"]), v.Detail, pct(f.MachineBusy))
+			at, prose.Share(f.ClassShare["LWLock"]), v.Detail, prose.Share(f.MachineBusy))
 	case LockBound:
 		top, _ := f.topOf("Lock")
 		return fmt.Sprintf("%s backends spend %s of samples waiting on heavyweight locks, led by %s (%s): lock-bound — %s. The CPU is %s busy; more clients only queue.",
-			at, pct(f.ClassShare["Lock"]), top.Name, pct(top.Share), v.Detail, pct(f.MachineBusy))
+			at, prose.Share(f.ClassShare["Lock"]), top.Name, prose.Share(top.Share), v.Detail, prose.Share(f.MachineBusy))
 	case IOBound:
-		return fmt.Sprintf("%s backends wait on I/O (%s of samples, mostly %s): I/O-bound.", at, pct(f.ClassShare["IO"]), v.Detail)
+		return fmt.Sprintf("%s backends wait on I/O (%s of samples, mostly %s): I/O-bound.", at, prose.Share(f.ClassShare["IO"]), v.Detail)
 	case ClientBound:
 		return fmt.Sprintf("%s %s, and the server is not saturated: client-bound, the load generator cannot keep up.", at, v.Detail)
 	case UnderLoaded:

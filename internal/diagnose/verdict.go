@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/pgscale/pgscale/internal/prose"
 	"github.com/pgscale/pgscale/internal/result"
 )
 
@@ -72,7 +73,7 @@ func Step(f, first Figures) result.StepVerdict {
 	if f.HasHost {
 		ev = append(ev, cpuEvidence(f))
 		ev = append(ev, fmt.Sprintf("run queue: %.2f runnable tasks waiting per core (%.2f at %d client%s)",
-			f.RunQueuePerCore, first.RunQueuePerCore, first.Clients, plural(first.Clients)))
+			f.RunQueuePerCore, first.RunQueuePerCore, first.Clients, prose.Plural(first.Clients)))
 	}
 	if f.HasWaits {
 		ev = append(ev, "wait samples: "+topEvents(f, 5))
@@ -144,26 +145,12 @@ func underLoaded(f Figures) bool {
 	return f.MachineBusy < Underloaded || f.MachineBusy-f.OtherShare < Underloaded
 }
 
-func plural(n int) string {
-	if n == 1 {
-		return ""
-	}
-	return "s"
-}
-
-func pct(x float64) string {
-	if x > 0 && x < 0.005 {
-		return "<1%"
-	}
-	return fmt.Sprintf("%.0f%%", x*100)
-}
-
 func cpuEvidence(f Figures) string {
-	s := fmt.Sprintf("machine CPU %s busy of %d cores", pct(f.MachineBusy), f.CPUs)
+	s := fmt.Sprintf("machine CPU %s busy of %d cores", prose.Share(f.MachineBusy), f.CPUs)
 	if f.HasServer {
-		s += fmt.Sprintf(" (server %s, load generator %s, probes %s, other %s)", pct(f.ServerShare), pct(f.GeneratorShare), pct(f.ProbeShare), pct(f.OtherShare))
+		s += fmt.Sprintf(" (server %s, load generator %s, probes %s, other %s)", prose.Share(f.ServerShare), prose.Share(f.GeneratorShare), prose.Share(f.ProbeShare), prose.Share(f.OtherShare))
 	} else {
-		s += fmt.Sprintf(" (load generator %s, probes %s; the server's processes are not visible here)", pct(f.GeneratorShare), pct(f.ProbeShare))
+		s += fmt.Sprintf(" (load generator %s, probes %s; the server's processes are not visible here)", prose.Share(f.GeneratorShare), prose.Share(f.ProbeShare))
 	}
 	return s
 }
@@ -197,16 +184,16 @@ func underDetail(f Figures) string {
 	var parts []string
 	if f.HasServer && f.OtherShare > 0.25 {
 		parts = append(parts, fmt.Sprintf("server and load generator use %s of the machine (other processes %s)",
-			pct(f.ServerShare+f.GeneratorShare), pct(f.OtherShare)))
+			prose.Share(f.ServerShare+f.GeneratorShare), prose.Share(f.OtherShare)))
 	} else {
-		parts = append(parts, fmt.Sprintf("machine CPU %s busy", pct(f.MachineBusy)))
+		parts = append(parts, fmt.Sprintf("machine CPU %s busy", prose.Share(f.MachineBusy)))
 	}
 	if f.HasWaits && len(f.TopEvents) > 0 {
 		top := f.TopEvents[0]
 		if top.Name == "CPU" {
-			parts = append(parts, fmt.Sprintf("backends on CPU in %s of samples and waiting for the client in %s", pct(top.Share), pct(f.ClientShare)))
+			parts = append(parts, fmt.Sprintf("backends on CPU in %s of samples and waiting for the client in %s", prose.Share(top.Share), prose.Share(f.ClientShare)))
 		} else {
-			parts = append(parts, fmt.Sprintf("backends mostly in %s (%s of samples)", top.Name, pct(top.Share)))
+			parts = append(parts, fmt.Sprintf("backends mostly in %s (%s of samples)", top.Name, prose.Share(top.Share)))
 		}
 	}
 	return strings.Join(parts, ", ") + ": throughput is bound by latency"
@@ -220,11 +207,11 @@ func unclearWhy(f Figures) string {
 		return "no process accounting, so CPU saturation cannot be judged"
 	case f.MachineBusy >= CPUSaturated:
 		return fmt.Sprintf("the machine is %s busy but few tasks wait for a CPU (%.2f per core) and no wait class dominates",
-			pct(f.MachineBusy), f.RunQueuePerCore)
+			prose.Share(f.MachineBusy), f.RunQueuePerCore)
 	case !f.HasWaits:
-		return fmt.Sprintf("the machine is %s busy and there are no wait samples", pct(f.MachineBusy))
+		return fmt.Sprintf("the machine is %s busy and there are no wait samples", prose.Share(f.MachineBusy))
 	}
-	return fmt.Sprintf("the machine is %s busy, not saturated, and no wait class reaches %s of samples", pct(f.MachineBusy), pct(WaitDominant))
+	return fmt.Sprintf("the machine is %s busy, not saturated, and no wait class reaches %s of samples", prose.Share(f.MachineBusy), prose.Share(WaitDominant))
 }
 
 func topEvents(f Figures, n int) string {
@@ -233,7 +220,7 @@ func topEvents(f Figures, n int) string {
 		if i == n {
 			break
 		}
-		parts = append(parts, fmt.Sprintf("%s %s", e.Name, pct(e.Share)))
+		parts = append(parts, fmt.Sprintf("%s %s", e.Name, prose.Share(e.Share)))
 	}
 	if len(parts) == 0 {
 		return "none"

@@ -55,8 +55,12 @@ type Notice struct{ Text string }
 
 // RunStart says a sweep is about to measure: its target is open and its
 // data prepared, so File holds everything known before the first step
-// (command, environment, target, workload).
-type RunStart struct{ File *result.File }
+// (command, environment, target, workload). Path is where the result file
+// will be written.
+type RunStart struct {
+	File *result.File
+	Path string
+}
 
 // ABStart says an A/B run is about to measure, and how long it will take.
 type ABStart struct {

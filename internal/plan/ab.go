@@ -2,13 +2,303 @@ package plan
 
 import (
 	"context"
+	cryptorand "crypto/rand"
+	"encoding/hex"
+	"errors"
 	"fmt"
 	"math/rand/v2"
+	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
+	"github.com/pgscale/pgscale/internal/compare"
+	"github.com/pgscale/pgscale/internal/disturb"
+	"github.com/pgscale/pgscale/internal/observe"
 	"github.com/pgscale/pgscale/internal/result"
+	"github.com/pgscale/pgscale/internal/stats"
+	"github.com/pgscale/pgscale/internal/target"
+	"github.com/pgscale/pgscale/internal/usage"
+	"github.com/pgscale/pgscale/internal/workload"
 )
+
+// Defaults of an A/B run that differ from a sweep's.
+const (
+	ABRounds          = 10
+	ABCalibrateRounds = 6
+	ABWarmup          = time.Second
+	// ABSlice is the default slice: on this 2-core machine the A/A
+	// paired noise of tps fell from 11-19 % with whole-step turns to 3-5 %
+	// with 0.1 s slices, and no further with 0.05 s (README, "Slices").
+	ABSlice = 100 * time.Millisecond
+)
+
+// RunAB runs an A/B run: it opens every target (ephemeral clusters in
+// parallel), gives each the same data, runs the rounds — whole-step turns
+// in a random order per round, or all targets at once in slices — and
+// writes one result file per target into one directory, linked by their
+// AB block (with the bounds and confidence, so that compare and report
+// reach the run's verdict again). It returns the files and the directory.
+// Comparing them is internal/compare's.
+//
+// Mistakes in the spec, bounds included, are usage errors found before
+// anything starts. Once rounds have begun the files are always written,
+// marked incomplete when a round could not complete or the run was
+// interrupted; the error then says why.
+func RunAB(ctx context.Context, spec ABSpec) ([]*result.File, string, error) {
+	specs, ds, seed, err := spec.check()
+	if err != nil {
+		return nil, "", err
+	}
+	wl, setup, err := spec.loadWorkload()
+	if err != nil {
+		return nil, "", err
+	}
+	if spec.Calibrate && len(spec.Targets) > 1 {
+		spec.notice(fmt.Sprintf("--calibrate: running %s against itself; the other targets are not run", specs[0].Name))
+	}
+	started := time.Now().UTC()
+	servers, err := target.OpenAll(ctx, specs, spec.Cluster, spec.needs(ds), spec.notice)
+	targets := make([]*prepared, 0, len(specs))
+	for i, srv := range servers {
+		if srv != nil {
+			srv.Info.Name = specs[i].Name
+			targets = append(targets, &prepared{name: specs[i].Name, srv: srv})
+		}
+	}
+	defer func() {
+		for _, t := range targets {
+			t.close()
+		}
+	}()
+	if err != nil {
+		return nil, "", err
+	}
+	if err := spec.prepareAll(ctx, targets, specs, wl, setup); err != nil {
+		return nil, "", err
+	}
+	ab := &AB{Rounds: spec.Rounds, Seed: seed, Slice: spec.Slice, Settle: spec.Settle}
+	for _, t := range targets {
+		// In slices every probe would watch a step shared by all targets,
+		// so its evidence would not be one target's: probes run with
+		// whole-step turns only.
+		if err := spec.watch(ctx, t, wl, ds, spec.Slice == 0); err != nil {
+			return nil, "", err
+		}
+		ab.Targets = append(ab.Targets, ABTarget{Name: t.name, Sweep: *spec.sweep(t, wl)})
+	}
+	obs := spec.observer()
+	obs.Observe(spec.planned(specs))
+	ab.BeforeTurn = func(r, ti int) {
+		e := observe.RoundStart{Round: r, Rounds: spec.Rounds, Slice: spec.Slice}
+		if ti >= 0 {
+			e.Target = targets[ti].name
+		}
+		obs.Observe(e)
+	}
+	ab.AfterStep = func(_, ti int, s result.Step) { obs.Observe(observe.StepEnd{Step: s, Target: targets[ti].name}) }
+	run, runErr := ab.Run(ctx)
+	if run == nil {
+		return nil, "", runErr
+	}
+
+	files := spec.resultFiles(wl, targets, specs, run, runErr, ctx.Err() != nil, seed, started)
+	dir := spec.Out
+	if dir == "" {
+		dir = filepath.Join("results", fmt.Sprintf("ab-%s-%s", fileName(wl.Name), started.Format("20060102T150405Z")))
+	}
+	var errs []error
+	for i, f := range files {
+		if err := result.Write(filepath.Join(dir, f.AB.Targets[i].File), f); err != nil {
+			errs = append(errs, fmt.Errorf("write result file: %w", err))
+		}
+	}
+	if runErr != nil {
+		msg := fmt.Errorf("a round could not complete; the %d rounds done are saved: %w", run.RoundsDone, runErr)
+		if ctx.Err() != nil {
+			msg = fmt.Errorf("interrupted; the %d rounds done are saved", run.RoundsDone)
+		}
+		errs = append(errs, msg)
+	}
+	return files, dir, errors.Join(errs...)
+}
+
+// check finds the mistakes in the spec before anything starts, sets the
+// defaults that depend on the rest (slices give way to -t, -C and
+// disturbances), and returns the targets (baseline first; with Calibrate
+// the baseline twice), the disturbances and the order seed.
+func (spec *ABSpec) check() ([]target.Spec, []disturb.Disturbance, uint64, error) {
+	ds, err := spec.Common.check()
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	l := spec.Load
+	if spec.Rounds < 2 {
+		return nil, nil, 0, usage.Errorf("--rounds must be at least 2 for a paired comparison (6 or more also give a distribution-free interval)")
+	}
+	seen := map[int]bool{}
+	for _, c := range l.Clients {
+		if seen[c] {
+			return nil, nil, 0, usage.Errorf("-c lists %d twice: each client count is one step of the comparison", c)
+		}
+		seen[c] = true
+	}
+	if spec.Slice > 0 && !spec.SliceGiven && (l.Duration <= 0 || len(ds) > 0 || l.Connect) {
+		spec.Slice = 0 // -t, -C and disturbances need whole-step turns
+	}
+	if spec.Slice > 0 {
+		if spec.Settle == 0 {
+			spec.Settle = spec.Slice / 10
+		}
+		switch {
+		case l.Duration <= 0:
+			return nil, nil, 0, usage.Errorf("--slice needs -T: each target gets -T of measured time per step, in slices")
+		case spec.Settle >= spec.Slice:
+			return nil, nil, 0, usage.Errorf("--slice-settle %v must be shorter than --slice %v", spec.Settle, spec.Slice)
+		case len(ds) > 0:
+			return nil, nil, 0, usage.Errorf("disturbances run with whole-step turns only: drop --slice")
+		case l.Connect:
+			return nil, nil, 0, usage.Errorf("-C opens a connection per transaction; --slice keeps one per target: use one or the other")
+		}
+	} else if spec.Settle > 0 {
+		return nil, nil, 0, usage.Errorf("--slice-settle needs --slice")
+	}
+	need := 2
+	if spec.Calibrate {
+		need = 1
+	}
+	specs, err := target.ParseSpecs(spec.Targets, spec.Baseline, need)
+	if err != nil {
+		return nil, nil, 0, usage.Wrap(err)
+	}
+	if spec.Calibrate {
+		// The baseline against itself: a second instance of the same spec.
+		// An ephemeral baseline gets a cluster of its own, as a candidate
+		// would, so cluster-to-cluster differences count as noise too.
+		twin := specs[0]
+		twin.Name = specs[0].Name + "-aa"
+		specs = []target.Spec{specs[0], twin}
+	}
+	if err := spec.Cluster.Check(specs); err != nil {
+		return nil, nil, 0, err
+	}
+	dsn := false
+	for _, s := range specs {
+		dsn = dsn || !s.Ephemeral()
+	}
+	if spec.Data.Create && !dsn {
+		return nil, nil, 0, usage.Errorf("--init applies to dsn: targets; ephemeral targets are always initialised")
+	}
+	if !(spec.Confidence == 0 || spec.Confidence > 0 && spec.Confidence < 1) {
+		return nil, nil, 0, usage.Errorf("--confidence must be between 0 and 1, e.g. 0.95")
+	}
+	bounds, err := stats.ParseBounds(spec.Bounds)
+	if err != nil {
+		return nil, nil, 0, usage.Wrap(err)
+	}
+	if !spec.Calibrate {
+		if err := compare.CheckBounds(l.Clients, bounds, stats.Options{Confidence: spec.Confidence}); err != nil {
+			return nil, nil, 0, usage.Wrap(err)
+		}
+	}
+	seed, err := workload.ResolveSeed(spec.OrderSeed)
+	if err != nil {
+		return nil, nil, 0, usage.Errorf("--order-seed: %v", err)
+	}
+	return specs, ds, seed, nil
+}
+
+// prepareAll gives every target the workload's data: the same init with
+// the same options on every ephemeral target, so they start equal.
+// Ephemeral targets are prepared in parallel, each on its own cluster;
+// dsn targets one after the other, as two of them may be one database (a
+// server and a pooler in front of it).
+func (spec *ABSpec) prepareAll(ctx context.Context, targets []*prepared, specs []target.Spec, wl *workload.Loaded, setup string) error {
+	errs := make([]error, len(targets))
+	var wg sync.WaitGroup
+	for i, t := range targets {
+		if specs[i].Ephemeral() {
+			wg.Add(1)
+			go func() { defer wg.Done(); errs[i] = spec.prepare(ctx, t, wl, setup) }()
+		}
+	}
+	wg.Wait()
+	for i, t := range targets {
+		if !specs[i].Ephemeral() && target.FirstError(errs) == nil {
+			errs[i] = spec.prepare(ctx, t, wl, setup)
+		}
+	}
+	if err := target.FirstError(errs); err != nil {
+		return err
+	}
+	for _, t := range targets[1:] {
+		if t.data.Scale != targets[0].data.Scale {
+			return usage.Errorf("targets %s and %s hold different data (scale %d and %d): run pgscale init with the same scale on both, or pass --init",
+				targets[0].name, t.name, targets[0].data.Scale, t.data.Scale)
+		}
+	}
+	return nil
+}
+
+// planned is the run's plan, as an event: how long it will take.
+func (spec *ABSpec) planned(specs []target.Spec) observe.ABStart {
+	l := spec.Load
+	e := observe.ABStart{Rounds: spec.Rounds, Clients: l.Clients, Duration: l.Duration, Warmup: l.Warmup, Slice: spec.Slice}
+	for _, s := range specs {
+		e.Targets = append(e.Targets, s.Name)
+	}
+	steps := time.Duration(spec.Rounds * len(l.Clients))
+	if spec.Slice > 0 {
+		e.Total = (steps * (time.Duration(len(specs))*l.Duration + l.Warmup)).Round(time.Second)
+	} else if l.Duration > 0 {
+		e.Total = (steps * time.Duration(len(specs)) * (l.Duration + l.Warmup)).Round(time.Second)
+	}
+	return e
+}
+
+// resultFiles builds one result file per target from what the run did.
+func (spec *ABSpec) resultFiles(wl *workload.Loaded, targets []*prepared, specs []target.Spec, run *ABRun, runErr error,
+	interrupted bool, seed uint64, started time.Time) []*result.File {
+	abInfo := &result.AB{Run: runID(started), Baseline: targets[0].name, Rounds: spec.Rounds,
+		RoundsDone: run.RoundsDone, OrderSeed: seed, Calibration: spec.Calibrate,
+		SliceS: spec.Slice.Seconds(), SliceSettleS: spec.Settle.Seconds(), Bounds: spec.Bounds, Confidence: spec.Confidence}
+	for i, t := range targets {
+		abInfo.Targets = append(abInfo.Targets, result.ABTarget{Name: t.name, Spec: specs[i].String(), File: t.name + ".json"})
+	}
+	for _, order := range run.Order {
+		names := make([]string, len(order))
+		for i, ti := range order {
+			names[i] = targets[ti].name
+		}
+		abInfo.Order = append(abInfo.Order, names)
+	}
+	finished := time.Now().UTC()
+	files := make([]*result.File, len(targets))
+	for i, t := range targets {
+		f := spec.newFile(wl, started)
+		f.Finished = finished
+		f.Target = t.srv.Info
+		f.Workload.Scale = t.data.Scale
+		f.Steps = run.Steps[i]
+		f.Complete = runErr == nil
+		if runErr != nil {
+			f.Reason = runErr.Error()
+			if interrupted {
+				f.Reason = "interrupted"
+			}
+		}
+		f.AB = abInfo
+		files[i] = f
+	}
+	return files
+}
+
+// runID returns an identifier shared by the files of one A/B run.
+func runID(started time.Time) string {
+	var b [6]byte
+	_, _ = cryptorand.Read(b[:])
+	return started.Format("20060102T150405Z") + "-" + hex.EncodeToString(b[:])
+}
 
 // ABTarget is one target of an A/B run, ready to run.
 type ABTarget struct {

@@ -178,3 +178,14 @@ func delta(a, b reading) (uint64, bool) {
 	}
 	return uint64(float64(v) * float64(en) / float64(run)), true
 }
+
+var countersDef = def{
+	name: NameCounters, on: true, flag: "no-counters", evidence: "hardware counters (cycles, instructions)",
+	open: func(context.Context, Config, *Set) (probe, error) {
+		p, err := newCountersProbe()
+		if err != nil {
+			return nil, err
+		}
+		return p, nil
+	},
+}

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/spf13/pflag"
+
 	"github.com/pgscale/pgscale/internal/result"
 )
 
@@ -146,4 +148,18 @@ func (p *lockProbe) report(_ context.Context, _ *stepState, out *result.Probes) 
 	})
 	out.Locks = l
 	return nil
+}
+
+var locksDef = def{
+	name: NameLocks, on: true, flag: "no-locks", evidence: "pg_locks snapshots",
+	flags: func(fs *pflag.FlagSet, o *Options) {
+		fs.IntVar(&o.LockSnapshots, "lock-snapshots", defaultLockSnapshots, "pg_locks snapshots per step")
+	},
+	open: func(ctx context.Context, cfg Config, _ *Set) (probe, error) {
+		p, err := newLockProbe(ctx, cfg)
+		if err != nil {
+			return nil, err
+		}
+		return p, nil
+	},
 }

@@ -56,8 +56,10 @@ const (
 	captureLead = 100 * time.Millisecond
 )
 
-// Config chooses the probes and says where the server is.
+// Config is what the probes need at run time: the user's choice of probes
+// (Options) and where the server is.
 type Config struct {
+	Options
 	Conn *pgconn.Config // the target; copied for each probe connection
 	// ServerPID is the postmaster's pid on this host (an ephemeral
 	// cluster); 0 asks the probes to find it from a backend of their own,
@@ -66,8 +68,6 @@ type Config struct {
 	// ServerPIDFunc, when set, gives the postmaster's pid at each step's
 	// start instead, for a server restarted between steps.
 	ServerPIDFunc func() int
-	// PoolerPID, when set, is a pooler on this host accounted apart.
-	PoolerPID int
 	// Ephemeral allows creating the pg_stat_statements and
 	// pg_wait_sampling extensions; on other targets they are used only
 	// when already created.
@@ -76,30 +76,13 @@ type Config struct {
 	// pg_wait_sampling's per-pid profile cannot attribute: the wait probe
 	// then samples pg_stat_activity.
 	ConnectPerTransaction bool
-
-	Process    bool
-	Counters   bool
-	Waits      bool
-	Locks      bool
-	Statements bool
-	// Profile records a CPU profile of the server's processes with perf
-	// into ProfileDir, one pprof file per step.
-	Profile    bool
-	ProfileDir string
-
-	WaitSource    string  // auto, pg_wait_sampling or pg_stat_activity
-	WaitHz        float64 // pg_stat_activity sampling frequency; default 20
-	LockSnapshots int     // pg_locks snapshots per step; default 4
-
 	// Log receives one-line notices (a probe unavailable).
 	Log func(string)
 }
 
-// DefaultConfig turns on every default probe (all but the profile).
-func DefaultConfig() Config {
-	return Config{Process: true, Counters: true, Waits: true, Locks: true, Statements: true,
-		WaitSource: WaitSourceAuto, WaitHz: defaultWaitHz, LockSnapshots: defaultLockSnapshots}
-}
+// DefaultConfig is every default probe (all but the profile) with its
+// default settings.
+func DefaultConfig() Config { return Config{Options: DefaultOptions()} }
 
 // probe is one kind of evidence. begin takes the first snapshot at the
 // start of the measured window; capture the last one at its end, while the
@@ -171,59 +154,22 @@ func New(ctx context.Context, cfg Config) (*Set, error) {
 	if cfg.Conn == nil {
 		return nil, errors.New("probe: no connection config")
 	}
-	if cfg.WaitHz <= 0 {
-		cfg.WaitHz = defaultWaitHz
-	}
-	if cfg.LockSnapshots <= 0 {
-		cfg.LockSnapshots = defaultLockSnapshots
-	}
-	if cfg.WaitSource == "" {
-		cfg.WaitSource = WaitSourceAuto
-	}
+	cfg.Options = cfg.Options.withDefaults()
 	s := &Set{cfg: cfg, costs: map[string]*cost{}}
-	add := func(p probe, err error, name string) {
+	for _, d := range defs {
+		if !cfg.On(d.name) {
+			continue
+		}
+		p, err := d.open(ctx, cfg, s)
 		if err != nil {
-			s.unavailable = append(s.unavailable, result.ProbeUnavailable{Probe: name, Reason: err.Error()})
+			s.unavailable = append(s.unavailable, result.ProbeUnavailable{Probe: d.name, Reason: err.Error()})
 			if cfg.Log != nil {
-				cfg.Log(fmt.Sprintf("probe %s unavailable: %v", name, err))
+				cfg.Log(fmt.Sprintf("probe %s unavailable: %v", d.name, err))
 			}
-			return
+			continue
 		}
 		s.probes = append(s.probes, p)
-		s.costs[name] = &cost{}
-	}
-	if cfg.Process {
-		p, err := newProcProbe(ctx, cfg)
-		add(p, err, NameProcess)
-		if err == nil {
-			s.proc = p
-		}
-	}
-	if cfg.Counters {
-		p, err := newCountersProbe()
-		add(p, err, NameCounters)
-	}
-	if cfg.Waits {
-		p, err := newWaitProbe(ctx, cfg)
-		add(p, err, NameWaits)
-	}
-	if cfg.Locks {
-		p, err := newLockProbe(ctx, cfg)
-		add(p, err, NameLocks)
-	}
-	if cfg.Statements {
-		p, err := newStatementProbe(ctx, cfg)
-		add(p, err, NameStatements)
-	}
-	if cfg.Profile {
-		var p probe
-		var err error
-		if s.proc == nil || s.proc.serverPID == 0 {
-			err = errors.New("needs the server's processes on this host (process accounting)")
-		} else {
-			p, err = newProfileProbe(cfg, s.proc)
-		}
-		add(p, err, NameProfile)
+		s.costs[d.name] = &cost{}
 	}
 	if s.proc != nil {
 		s.proc.probePIDs = s.probeBackends

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/prometheus/procfs"
+	"github.com/spf13/pflag"
 
 	"github.com/pgscale/pgscale/internal/result"
 )
@@ -435,4 +436,20 @@ func backendKind(title string) string {
 		return KindClientBackend
 	}
 	return KindBackground
+}
+
+var processDef = def{
+	name: NameProcess, on: true, flag: "no-process-probe",
+	evidence: "process accounting (CPU, run-queue wait, context switches from /proc)",
+	flags: func(fs *pflag.FlagSet, o *Options) {
+		fs.IntVar(&o.PoolerPID, "pooler-pid", 0, "pid of a pooler on this host to account apart from server and client")
+	},
+	open: func(ctx context.Context, cfg Config, s *Set) (probe, error) {
+		p, err := newProcProbe(ctx, cfg)
+		if err != nil {
+			return nil, err
+		}
+		s.proc = p
+		return p, nil
+	},
 }

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/google/pprof/profile"
+	"github.com/spf13/pflag"
 
 	"github.com/pgscale/pgscale/internal/result"
 )
@@ -455,4 +456,21 @@ func summarize(prof *profile.Profile, file string) *result.Profile {
 		out.Top = out.Top[:15]
 	}
 	return out
+}
+
+var profileDef = def{
+	name: NameProfile, flag: "profile", evidence: "record a CPU profile of the server with perf for each step (pprof files)",
+	flags: func(fs *pflag.FlagSet, o *Options) {
+		fs.StringVar(&o.ProfileDir, "profile-dir", "", "where --profile writes its pprof files (default results/profile-<UTC time>)")
+	},
+	open: func(_ context.Context, cfg Config, s *Set) (probe, error) {
+		if s.proc == nil || s.proc.serverPID == 0 {
+			return nil, errors.New("needs the server's processes on this host (process accounting)")
+		}
+		p, err := newProfileProbe(cfg, s.proc)
+		if err != nil {
+			return nil, err
+		}
+		return p, nil
+	},
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/google/pprof/profile"
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/pgscale/pgscale/internal/compare"
 	"github.com/pgscale/pgscale/internal/diagnose"
 	"github.com/pgscale/pgscale/internal/engine"
 	"github.com/pgscale/pgscale/internal/observe"
@@ -82,9 +83,9 @@ func run(t *testing.T, clients int, d time.Duration, src string, tune func(*prob
 		t.Fatal(err)
 	}
 	sw := &plan.Sweep{
-		Observers: []observe.Watcher{set},
-		Clients:   []int{clients},
-		Engine:    engine.Config{Conn: connConfig(t), Duration: d, Protocol: engine.Prepared, Interval: time.Second, MaxTries: 1},
+		Watchers: []observe.Watcher{set},
+		Clients:  []int{clients},
+		Engine:   engine.Config{Conn: connConfig(t), Duration: d, Protocol: engine.Prepared, Interval: time.Second, MaxTries: 1},
 		Program: func(n int) (*script.Program, error) {
 			return script.NewProgram([]*script.Script{sc}, script.Options{Scale: 1, Clients: n})
 		},
@@ -111,7 +112,10 @@ func run(t *testing.T, clients int, d time.Duration, src string, tune func(*prob
 		t.Fatalf("result file lost the probes or the diagnosis: version %d", back.Version)
 	}
 	var out bytes.Buffer
-	report.File(&out, "proof", back, report.Text)
+	text, _ := report.Lookup("text")
+	if err := text.Write(&out, &report.Doc{Files: []compare.Input{{Name: "proof", File: back}}}); err != nil {
+		t.Fatal(err)
+	}
 	t.Log("\n" + out.String())
 	return back, out.String()
 }
@@ -160,7 +164,7 @@ func TestSelectOnlyIsCPUBound(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	f, out := run(t, 8, 4*time.Second, b.Script, func(c *probe.Config) { c.Profile, c.ProfileDir = true, dir })
+	f, out := run(t, 8, 4*time.Second, b.Script, func(c *probe.Config) { c.Set(probe.NameProfile, true); c.ProfileDir = dir })
 	v := verdict(t, f)
 	if v.Verdict != diagnose.CPUBound {
 		t.Fatalf("verdict %s (%s), want cpu-bound", v.Verdict, v.Detail)

@@ -1,4 +1,28 @@
-// Package report renders result files and comparisons: terminal tables,
-// markdown, HTML with charts, Go benchmark format and Bencher Metric Format.
-// It reads results and statistics; it never touches a server.
+// Package report renders what pgscale measured, and computes nothing: result
+// files, the comparisons internal/compare makes of them and the diagnoses
+// internal/diagnose makes, in every format behind one registry (format.go):
+// terminal text, markdown, verdict JSON, Go benchmark format and Bencher
+// Metric Format. Live output while a run goes (Live) is written by the same
+// functions as the text format, so what a run prints is what `pgscale
+// report` prints of its result file. It never touches a server.
 package report
+
+import (
+	"github.com/pgscale/pgscale/internal/compare"
+)
+
+// Doc is what one report shows.
+type Doc struct {
+	// Files are result files, each with the name it goes by (its path).
+	Files []compare.Input
+	// Comparison, when set, compares the files: an A/B run, pgscale
+	// compare. The text and markdown formats then show it instead of the
+	// files' sweeps.
+	Comparison *compare.Comparison
+	// Noise, when set, is an A/A calibration of the files (ab
+	// --calibrate), shown instead of the files' sweeps.
+	Noise *compare.Noise
+	// Color marks significant changes in text with ANSI colours; set it
+	// only when writing to a terminal that shows them.
+	Color bool
+}

@@ -2,23 +2,33 @@ package report_test
 
 import (
 	"bytes"
-	"flag"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/pgscale/pgscale/internal/diagnose"
+	"github.com/pgscale/pgscale/internal/compare"
+	"github.com/pgscale/pgscale/internal/golden"
 	"github.com/pgscale/pgscale/internal/report"
 	"github.com/pgscale/pgscale/internal/result"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden files")
+// write renders d in the named format.
+func write(t *testing.T, format string, d *report.Doc) []byte {
+	t.Helper()
+	f, err := report.Lookup(format)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := f.Write(&b, d); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
 
 // Every result file in testdata (real runs on this project's machine) is
-// rendered in each format and compared with its golden file; a mismatch
-// writes NAME.got-EXT beside it.
-func TestGolden(t *testing.T) {
+// rendered as text and markdown and compared with its golden file.
+func TestGoldenFiles(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join("testdata", "*.json"))
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no result files in testdata: %v", err)
@@ -29,29 +39,10 @@ func TestGolden(t *testing.T) {
 			t.Fatal(err)
 		}
 		name := strings.TrimSuffix(filepath.Base(path), ".json")
-		for _, format := range []struct {
-			ext string
-			f   report.Format
-		}{{"txt", report.Text}, {"md", report.Markdown}} {
+		d := &report.Doc{Files: []compare.Input{{Name: filepath.Base(path), File: f}}}
+		for _, format := range []struct{ ext, name string }{{"txt", "text"}, {"md", "markdown"}} {
 			t.Run(name+"."+format.ext, func(t *testing.T) {
-				var got bytes.Buffer
-				report.File(&got, filepath.Base(path), f, format.f)
-				golden := filepath.Join("testdata", name+"."+format.ext)
-				if *update {
-					if err := os.WriteFile(golden, got.Bytes(), 0o644); err != nil {
-						t.Fatal(err)
-					}
-					return
-				}
-				want, err := os.ReadFile(golden)
-				if err != nil {
-					t.Fatalf("%v (run go test -update to create it)", err)
-				}
-				if !bytes.Equal(got.Bytes(), want) {
-					gotPath := filepath.Join("testdata", name+".got-"+format.ext)
-					os.WriteFile(gotPath, got.Bytes(), 0o644)
-					t.Errorf("%s differs from %s (diff them; go test -update accepts)", gotPath, golden)
-				}
+				golden.Check(t, name+"."+format.ext, write(t, format.name, d))
 			})
 		}
 	}
@@ -62,9 +53,30 @@ func TestDiagnosisLines(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var b bytes.Buffer
-	report.Diagnosis(&b, diagnose.Sweep(f))
-	if !strings.Contains(b.String(), "lock-bound") || !strings.Contains(b.String(), "Lock:transactionid") {
-		t.Errorf("diagnosis:\n%s", b.String())
+	out := string(write(t, "text", &report.Doc{Files: []compare.Input{{Name: "hot-row.json", File: f}}}))
+	if !strings.Contains(out, "diagnosis:") || !strings.Contains(out, "lock-bound") || !strings.Contains(out, "Lock:transactionid") {
+		t.Errorf("diagnosis:\n%s", out)
+	}
+}
+
+// The registry names every format once, and each format refuses what it
+// cannot show with an error rather than an empty file.
+func TestRegistry(t *testing.T) {
+	seen := map[string]bool{}
+	for _, f := range report.Formats() {
+		if seen[f.Name] || f.Usage == "" || f.Write == nil || !(f.Files || f.Comparisons) {
+			t.Errorf("format %+v: duplicate, undocumented or renders nothing", f)
+		}
+		seen[f.Name] = true
+	}
+	if _, err := report.Lookup("md"); err != nil {
+		t.Errorf("md is markdown: %v", err)
+	}
+	if _, err := report.Lookup("pdf"); err == nil || !strings.Contains(err.Error(), "text, markdown") {
+		t.Errorf("Lookup(pdf) = %v, want the list of formats", err)
+	}
+	f, _ := report.Lookup("verdict")
+	if err := f.Write(&bytes.Buffer{}, &report.Doc{}); err == nil {
+		t.Errorf("the verdict format wrote a document with no comparison")
 	}
 }

@@ -35,6 +35,12 @@ type AB struct {
 	// Calibration marks an A/A run of the baseline against itself, made to
 	// size the noise (pgscale ab --calibrate).
 	Calibration bool `json:"calibration,omitempty"`
+	// Bounds are the bounds the run judged its measures against, as given
+	// to --bound ("tps=-3%"), and Confidence the level of its intervals
+	// and tests: with them a report of the files reaches the run's own
+	// verdict. Absent in files written before pgscale recorded them.
+	Bounds     []string `json:"bounds,omitempty"`
+	Confidence float64  `json:"confidence,omitempty"`
 }
 
 // ABTarget is one target of an A/B run.

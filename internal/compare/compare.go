@@ -1,0 +1,351 @@
+// Package compare turns result files into comparisons: the measures read
+// from each step, rounds paired across the files of one A/B run (or the
+// files taken as independent values), the paired or unpaired test, the
+// bounds each change is judged against, the verdict per candidate, and the
+// noise an A/A run shows. It computes; report renders what it returns and
+// the command line turns a verdict into an exit code. It never touches a
+// server.
+package compare
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+
+	"github.com/pgscale/pgscale/internal/result"
+	"github.com/pgscale/pgscale/internal/stats"
+)
+
+// Input is one side of a comparison: a result file and the name it goes by.
+type Input struct {
+	Name string
+	File *result.File
+}
+
+// Options configures Compare.
+type Options struct {
+	// Bounds are the limits the measures are judged against.
+	Bounds stats.Bounds
+	// Stats sets the confidence level.
+	Stats stats.Options
+	// Unpaired compares the files as independent sets of values even when
+	// they come from one A/B run.
+	Unpaired bool
+}
+
+// Comparison is a comparison of one baseline with one or more candidates,
+// step by step and measure by measure, with a verdict per candidate.
+type Comparison struct {
+	// Baseline and Candidates name the sides.
+	Baseline   string
+	Candidates []string
+	// Workload names what ran.
+	Workload string
+	// Method is stats.Paired for the rounds of one A/B run,
+	// stats.Independent otherwise.
+	Method stats.Method
+	// Rounds is the number of rounds compared (Paired); RoundsPlanned the
+	// number the run planned. Both are 0 for Independent comparisons.
+	Rounds, RoundsPlanned int
+	// SliceS is the slice length in seconds of a run in slices; 0 for
+	// whole-step turns and Independent comparisons.
+	SliceS float64
+	// Incomplete says why rounds or steps are missing; empty when
+	// everything planned was measured.
+	Incomplete string
+	// Rows are the step × measure rows, in sweep and Measures order.
+	Rows []Row
+	// Verdicts hold one verdict per candidate, in Candidates order.
+	Verdicts []stats.Verdict
+	// Notes are caveats about the comparison as a whole.
+	Notes []string
+}
+
+// Row is one measure at one step.
+type Row struct {
+	Measure stats.Measure
+	// Base summarises the baseline's values (per round, or per step).
+	Base stats.Summary
+	// Cells hold one entry per candidate.
+	Cells []Cell
+}
+
+// Cell is one candidate's side of a row.
+type Cell struct {
+	// Cand summarises the candidate's values.
+	Cand stats.Summary
+	// Assessment is the comparison with the baseline, judged against
+	// its bound.
+	Assessment stats.Assessment
+}
+
+// Passed reports whether no candidate has a measure outside bounds.
+func (r *Comparison) Passed() bool {
+	for _, v := range r.Verdicts {
+		if !v.Passed() {
+			return false
+		}
+	}
+	return true
+}
+
+// Headline sums the comparison up in the pooler bot's words, one clause per
+// candidate separated by "; ": "Compared patch with master: All 8
+// measures within bounds".
+func (r *Comparison) Headline() string {
+	parts := make([]string, len(r.Verdicts))
+	for i := range r.Verdicts {
+		parts[i] = r.CandidateHeadline(i)
+	}
+	s := strings.Join(parts, "; ")
+	if r.Incomplete != "" {
+		s += " (incomplete)"
+	}
+	return s
+}
+
+// CandidateHeadline is candidate i's clause of the headline.
+func (r *Comparison) CandidateHeadline(i int) string {
+	return fmt.Sprintf("Compared %s with %s: %s", r.Candidates[i], r.Baseline, r.Verdicts[i].Headline())
+}
+
+// Compare compares inputs[1:] with inputs[0], step by step, over every
+// measure of Measures that the steps hold. Files of one A/B run (same
+// AB.Run) are paired by round, using only the rounds in which every file
+// completed every step; other files are compared as independent sets of
+// values, each step of a file counting as one value. A bound that matches
+// no measure or has the wrong sign is a *stats.BoundError.
+func Compare(inputs []Input, opt Options) (*Comparison, error) {
+	if len(inputs) < 2 {
+		return nil, fmt.Errorf("a comparison needs a baseline and at least one candidate")
+	}
+	rep := &Comparison{Baseline: inputs[0].Name, Workload: inputs[0].File.Workload.Name, Method: stats.Independent}
+	for _, in := range inputs[1:] {
+		rep.Candidates = append(rep.Candidates, in.Name)
+	}
+	rep.Notes = workloadNotes(inputs)
+	clients := stepClients(inputs[0].File)
+	if len(clients) == 0 {
+		return nil, fmt.Errorf("%s has no complete step to compare", inputs[0].Name)
+	}
+	var rounds []int
+	if run := sameRun(inputs); run != nil && !opt.Unpaired {
+		rep.Method = stats.Paired
+		rep.RoundsPlanned = run.Rounds
+		rep.SliceS = run.SliceS
+		rounds = completeRounds(inputs, clients)
+		rep.Rounds = len(rounds)
+		if len(rounds) < run.Rounds {
+			rep.Incomplete = fmt.Sprintf("%d of %d rounds complete", len(rounds), run.Rounds)
+		}
+	} else {
+		for _, in := range inputs {
+			if !in.File.Complete {
+				rep.Incomplete = fmt.Sprintf("%s: %s", in.Name, in.File.Reason)
+				break
+			}
+		}
+	}
+	for _, in := range inputs[1:] {
+		for _, c := range clients {
+			if len(stepsOf(in.File, c)) == 0 {
+				rep.Notes = append(rep.Notes, fmt.Sprintf("%s has no complete step with %d clients", in.Name, c))
+			}
+		}
+	}
+
+	comps := make([][]stats.Comparison, len(rep.Candidates))
+	for _, c := range clients {
+		for _, md := range Measures() {
+			m := stats.Measure{Name: md.Name, Step: StepLabel(c), Unit: md.Unit, Direction: md.Direction}
+			base := values(inputs[0].File, c, md, rounds, rep.Method)
+			if allNaN(base) {
+				continue
+			}
+			row := Row{Measure: m, Base: stats.Summarize(finite(base), opt.Stats)}
+			for ci, in := range inputs[1:] {
+				cand := values(in.File, c, md, rounds, rep.Method)
+				var cmp stats.Comparison
+				if rep.Method == stats.Paired {
+					cmp = stats.ComparePaired(m, base, cand, opt.Stats)
+				} else {
+					cmp = stats.CompareUnpaired(m, base, cand, opt.Stats)
+				}
+				comps[ci] = append(comps[ci], cmp)
+				row.Cells = append(row.Cells, Cell{Cand: stats.Summarize(finite(cand), opt.Stats)})
+			}
+			rep.Rows = append(rep.Rows, row)
+		}
+	}
+	for ci := range rep.Candidates {
+		v, err := stats.Evaluate(comps[ci], opt.Bounds, opt.Stats)
+		if err != nil {
+			return nil, err
+		}
+		rep.Verdicts = append(rep.Verdicts, v)
+		for ri := range rep.Rows {
+			rep.Rows[ri].Cells[ci].Assessment = v.Assessments[ri]
+		}
+	}
+	return rep, nil
+}
+
+// CheckBounds finds the bounds that would be a *stats.BoundError for a
+// sweep over clients, before anything runs.
+func CheckBounds(clients []int, bounds stats.Bounds, opt stats.Options) error {
+	var cs []stats.Comparison
+	for _, c := range clients {
+		for _, md := range Measures() {
+			m := stats.Measure{Name: md.Name, Step: StepLabel(c), Unit: md.Unit, Direction: md.Direction}
+			cs = append(cs, stats.Comparison{Measure: m, Change: math.NaN(), P: math.NaN()})
+		}
+	}
+	_, err := stats.Evaluate(cs, bounds, opt)
+	return err
+}
+
+// stepClients returns the client counts of f's complete steps, in the order
+// they first ran.
+func stepClients(f *result.File) []int {
+	var out []int
+	seen := map[int]bool{}
+	for _, s := range f.Steps {
+		if s.Complete && !seen[s.Clients] {
+			seen[s.Clients] = true
+			out = append(out, s.Clients)
+		}
+	}
+	return out
+}
+
+// sameRun returns the A/B block the inputs share, or nil when they do not
+// all come from one A/B run.
+func sameRun(inputs []Input) *result.AB {
+	first := inputs[0].File.AB
+	if first == nil {
+		return nil
+	}
+	for _, in := range inputs[1:] {
+		if in.File.AB == nil || in.File.AB.Run != first.Run {
+			return nil
+		}
+	}
+	return first
+}
+
+// completeRounds returns the rounds in which every input has a complete
+// step for every client count.
+func completeRounds(inputs []Input, clients []int) []int {
+	have := map[int]int{} // round -> complete (input, clients) pairs
+	for _, in := range inputs {
+		seen := map[[2]int]bool{}
+		for _, s := range in.File.Steps {
+			if s.Complete && s.Round > 0 && !seen[[2]int{s.Round, s.Clients}] {
+				seen[[2]int{s.Round, s.Clients}] = true
+				have[s.Round]++
+			}
+		}
+	}
+	var out []int
+	for r, n := range have {
+		if n == len(inputs)*len(clients) {
+			out = append(out, r)
+		}
+	}
+	sort.Ints(out)
+	return out
+}
+
+// stepsOf returns f's complete steps with the given client count.
+func stepsOf(f *result.File, clients int) []*result.Step {
+	var out []*result.Step
+	for i := range f.Steps {
+		if s := &f.Steps[i]; s.Complete && s.Clients == clients {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// values returns a measure's values at one client count: one per round, in
+// rounds order (Paired), or one per complete step (Independent).
+func values(f *result.File, clients int, md MeasureDef, rounds []int, method stats.Method) []float64 {
+	steps := stepsOf(f, clients)
+	if method != stats.Paired {
+		out := make([]float64, len(steps))
+		for i, s := range steps {
+			out[i] = md.Value(s)
+		}
+		return out
+	}
+	byRound := map[int]*result.Step{}
+	for _, s := range steps {
+		if _, dup := byRound[s.Round]; !dup {
+			byRound[s.Round] = s
+		}
+	}
+	out := make([]float64, len(rounds))
+	for i, r := range rounds {
+		out[i] = math.NaN()
+		if s := byRound[r]; s != nil {
+			out[i] = md.Value(s)
+		}
+	}
+	return out
+}
+
+func allNaN(xs []float64) bool {
+	for _, x := range xs {
+		if !math.IsNaN(x) {
+			return false
+		}
+	}
+	return true
+}
+
+func finite(xs []float64) []float64 {
+	out := make([]float64, 0, len(xs))
+	for _, x := range xs {
+		if !math.IsNaN(x) && !math.IsInf(x, 0) {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// workloadNotes warns when the inputs did not run the same workload.
+func workloadNotes(inputs []Input) []string {
+	var notes []string
+	w0 := inputs[0].File.Workload
+	for _, in := range inputs[1:] {
+		w := in.File.Workload
+		var diff []string
+		if w.Name != w0.Name {
+			diff = append(diff, fmt.Sprintf("workload %s vs %s", w.Name, w0.Name))
+		}
+		if w.Protocol != w0.Protocol {
+			diff = append(diff, fmt.Sprintf("protocol %s vs %s", w.Protocol, w0.Protocol))
+		}
+		if w.Scale != w0.Scale {
+			diff = append(diff, fmt.Sprintf("scale %d vs %d", w.Scale, w0.Scale))
+		}
+		if w.DurationS != w0.DurationS || w.Transactions != w0.Transactions {
+			diff = append(diff, "step length")
+		}
+		if len(diff) > 0 {
+			notes = append(notes, fmt.Sprintf("%s did not run what %s ran: %s", in.Name, inputs[0].Name, strings.Join(diff, ", ")))
+		}
+	}
+	return notes
+}
+
+// Clients returns the client counts of f's complete steps, in the order
+// they first ran.
+func Clients(f *result.File) []int { return stepClients(f) }
+
+// Values returns a measure's value in each of f's complete steps with the
+// given client count, in file order (NaN where a step lacks it).
+func Values(f *result.File, clients int, md MeasureDef) []float64 {
+	return values(f, clients, md, nil, stats.Independent)
+}

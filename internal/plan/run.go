@@ -1,0 +1,95 @@
+package plan
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"github.com/pgscale/pgscale/internal/diagnose"
+	"github.com/pgscale/pgscale/internal/observe"
+	"github.com/pgscale/pgscale/internal/result"
+	"github.com/pgscale/pgscale/internal/target"
+	"github.com/pgscale/pgscale/internal/usage"
+)
+
+// Run runs one sweep: it opens the target (starting an ephemeral cluster
+// when the spec names no server), prepares its data, measures each client
+// count with the probes and disturbances beside it, diagnoses the sweep and
+// writes the result file. It returns the file and where it was written
+// (empty when writing it failed).
+//
+// Mistakes in the spec are usage errors found before anything starts.
+// Once measuring has begun the result file is always written, marked
+// incomplete when a step could not complete or the run was interrupted
+// (ctx cancelled); the error then says why. Before that (the target cannot
+// be opened or prepared) there is nothing to write and the file is nil.
+func Run(ctx context.Context, spec RunSpec) (*result.File, string, error) {
+	ds, err := spec.check()
+	if err != nil {
+		return nil, "", err
+	}
+	if err := spec.Cluster.Check([]target.Spec{spec.Target}); err != nil {
+		return nil, "", err
+	}
+	if spec.Data.Create && spec.Target.Ephemeral() {
+		return nil, "", usage.Errorf("--init applies to --dsn targets; an ephemeral cluster is always initialised")
+	}
+	wl, setup, err := spec.loadWorkload()
+	if err != nil {
+		return nil, "", err
+	}
+	started := time.Now().UTC()
+	srv, err := target.Open(ctx, spec.Target, spec.Cluster, spec.needs(ds), spec.notice)
+	if err != nil {
+		return nil, "", err
+	}
+	p := &prepared{srv: srv}
+	defer p.close()
+	if err := spec.prepare(ctx, p, wl, setup); err != nil {
+		return nil, "", err
+	}
+	if err := spec.watch(ctx, p, wl, ds, true); err != nil {
+		return nil, "", err
+	}
+
+	file := spec.newFile(wl, started)
+	file.Target = srv.Info
+	file.Workload.Scale = p.data.Scale
+	path := spec.Out
+	if path == "" {
+		path = filepath.Join("results", fmt.Sprintf("%s-%s.json", fileName(wl.Name), started.Format("20060102T150405Z")))
+	}
+	obs := spec.observer()
+	obs.Observe(observe.RunStart{File: file, Path: path})
+
+	sw := spec.sweep(p, wl)
+	vacuum := sw.BeforeStep
+	sw.BeforeStep = func(ctx context.Context, i, clients int) error {
+		obs.Observe(observe.StepStart{Index: i, Steps: len(sw.Clients), Clients: clients})
+		if vacuum == nil {
+			return nil
+		}
+		return vacuum(ctx, i, clients)
+	}
+	sw.AfterStep = func(_ int, s result.Step) { obs.Observe(observe.StepEnd{Step: s}) }
+	steps, runErr := sw.Run(ctx)
+
+	file.Steps = steps
+	file.Finished = time.Now().UTC()
+	file.Complete = runErr == nil
+	if runErr != nil {
+		file.Reason = runErr.Error()
+		if ctx.Err() != nil {
+			file.Reason = "interrupted"
+			runErr = errors.New("interrupted; the steps done so far are in the result file")
+		}
+	}
+	file.Diagnosis = diagnose.Sweep(file)
+	obs.Observe(observe.RunEnd{File: file})
+	if werr := result.Write(path, file); werr != nil {
+		return file, "", errors.Join(runErr, fmt.Errorf("write result file: %w", werr))
+	}
+	return file, path, runErr
+}

@@ -1,0 +1,226 @@
+package plan
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/pgscale/pgscale/internal/disturb"
+	"github.com/pgscale/pgscale/internal/engine"
+	"github.com/pgscale/pgscale/internal/observe"
+	"github.com/pgscale/pgscale/internal/probe"
+	"github.com/pgscale/pgscale/internal/result"
+	"github.com/pgscale/pgscale/internal/script"
+	"github.com/pgscale/pgscale/internal/secret"
+	"github.com/pgscale/pgscale/internal/target"
+	"github.com/pgscale/pgscale/internal/usage"
+	"github.com/pgscale/pgscale/internal/workload"
+)
+
+// prepared is one target while a run lasts: open, its data ready, its
+// probes and disturbances set up.
+type prepared struct {
+	name      string // empty for run's single target
+	srv       *target.Server
+	data      workload.Prepared
+	probes    *probe.Set
+	disturber *disturb.Disturber
+}
+
+// close stops the target's probes and its ephemeral cluster.
+func (p *prepared) close() {
+	if p.probes != nil {
+		p.probes.Close()
+	}
+	p.srv.Close()
+}
+
+// watchers are what watches each of the target's steps.
+func (p *prepared) watchers() []observe.Watcher {
+	var ws []observe.Watcher
+	if p.probes != nil {
+		ws = append(ws, p.probes)
+	}
+	if p.disturber != nil {
+		ws = append(ws, p.disturber)
+	}
+	return ws
+}
+
+// named puts a target's name in front of err, keeping its kind.
+func named(name string, err error) error {
+	if name == "" || err == nil {
+		return err
+	}
+	return usage.Prefix("target "+name+": ", err)
+}
+
+// needs is what the run asks of the servers it opens.
+func (c *Common) needs(ds []disturb.Disturbance) target.Needs {
+	return target.Needs{DataBytes: workload.DataBytes(c.Data.Init.Scale), Connections: c.Load.maxClients() + disturb.Sessions(ds)}
+}
+
+// prepare gives a target the workload's data, and records what the server
+// says of itself.
+func (c *Common) prepare(ctx context.Context, p *prepared, wl *workload.Loaded, setup string) error {
+	d, err := workload.Prepare(ctx, p.srv.Connect, workload.PrepareOptions{
+		Create: p.srv.Ephemeral() || c.Data.Create, Init: c.Data.Init, ScaleGiven: c.Data.ScaleGiven,
+		NeedTables: wl.Builtin, Setup: setup, SetupName: c.Data.Setup, Where: p.srv.Info.Description, Log: c.notice})
+	if err != nil {
+		return named(p.name, err)
+	}
+	p.data = d
+	p.srv.RecordInfo(ctx)
+	return nil
+}
+
+// watch sets up the target's probes (with probes true and any chosen) and
+// its disturbances.
+func (c *Common) watch(ctx context.Context, p *prepared, wl *workload.Loaded, ds []disturb.Disturbance, probes bool) error {
+	if probes && c.Probes.Any() {
+		cfg := probe.Config{Options: *c.Probes, Conn: p.srv.Config, ConnectPerTransaction: c.Load.Connect, Log: c.notice}
+		if p.srv.Cluster != nil {
+			cfg.ServerPIDFunc, cfg.Ephemeral = p.srv.Cluster.PID, true
+		}
+		pctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		set, err := probe.New(pctx, cfg)
+		cancel()
+		if err != nil {
+			return named(p.name, fmt.Errorf("probes: %w", err))
+		}
+		p.probes = set
+	}
+	if len(ds) > 0 {
+		dt, err := disturb.New(ctx, ds, disturb.Config{Conn: p.srv.Config, Scale: p.data.Scale, Seed: wl.Seed,
+			Defines: wl.Defines, Events: c.notice}, p.srv.Connect)
+		if err != nil {
+			return named(p.name, err)
+		}
+		p.disturber = dt
+	}
+	return nil
+}
+
+// sweep is the workload's sweep on p: the engine's settings, the program,
+// the watchers, pgbench's vacuum before each step (unless -n, or without
+// pgbench's tables), and the engine's intervals and notices as events.
+func (c *Common) sweep(p *prepared, wl *workload.Loaded) *Sweep {
+	l := c.Load
+	ioMode, _ := engine.ParseIOMode(l.ioName())
+	interval := l.Interval
+	if interval <= 0 {
+		interval = time.Second
+	}
+	tries := l.MaxTries
+	if tries == 0 {
+		tries = -1 // the engine's unlimited
+	}
+	obs := c.observer()
+	companions := 0
+	if p.disturber != nil {
+		companions = disturb.Sessions(p.disturber.Disturbances)
+	}
+	sw := &Sweep{
+		Watchers: p.watchers(),
+		Clients:  l.Clients,
+		Engine: engine.Config{
+			Conn: p.srv.Config, Duration: l.Duration, Transactions: l.Transactions, Warmup: l.Warmup,
+			Protocol: wl.Protocol, Reconnect: l.Connect, Rate: l.Rate, LatencyLimit: l.LatencyLimit,
+			MaxTries: tries, ContinueOnError: l.ContinueOnError, Interval: interval, PerCommand: l.PerCommand,
+			IO: ioMode, Companions: companions, Seed: wl.Seed,
+			Events: func(s string) { obs.Observe(observe.Notice{Text: s}) },
+			Progress: func(pr engine.Progress) {
+				obs.Observe(c.interval(pr, p))
+			},
+		},
+		Program: func(clients int) (*script.Program, error) {
+			return script.NewProgram(wl.Scripts, script.Options{Scale: p.data.Scale, RandomSeed: wl.Seed,
+				Defines: wl.Defines, Clients: clients, DebugOutput: noticeWriter{obs}})
+		},
+	}
+	if !l.NoVacuum && p.data.Tables {
+		sw.BeforeStep = func(ctx context.Context, _, _ int) error {
+			return named(p.name, workload.VacuumBeforeStep(ctx, p.srv.Connect))
+		}
+	}
+	return sw
+}
+
+// interval is the progress event of one engine interval on p.
+func (c *Common) interval(pr engine.Progress, p *prepared) observe.Interval {
+	e := observe.Interval{Clients: pr.Clients, Target: p.name, Elapsed: pr.Elapsed, Length: pr.Length, Warmup: pr.Warmup,
+		Transactions: pr.Counts.Transactions, Failed: pr.Counts.FailedTotal(),
+		LatMeanMs: pr.Latency.MeanMs, LatStddevMs: pr.Latency.StddevMs,
+		Skipped: pr.Counts.Skipped, Retried: pr.Counts.Retried, Retries: pr.Counts.Retries,
+		Rate: c.Load.Rate > 0, Limit: c.Load.LatencyLimit > 0, Tries: c.Load.MaxTries != 1}
+	if pr.Counts.Transactions > 0 {
+		e.LagMeanMs = pr.Counts.LagSumUS / float64(pr.Counts.Transactions) / 1000
+	}
+	if p.disturber != nil {
+		to := pr.Start + pr.Length
+		e.Edges = p.disturber.Edges(pr.Start, to, pr.Elapsed-to)
+	}
+	return e
+}
+
+// noticeWriter turns the scripts' debug output (\shell, -d) into notices,
+// a line at a time.
+type noticeWriter struct{ obs observe.Observer }
+
+func (w noticeWriter) Write(b []byte) (int, error) {
+	for _, l := range splitLines(string(b)) {
+		w.obs.Observe(observe.Notice{Text: l})
+	}
+	return len(b), nil
+}
+
+func splitLines(s string) []string {
+	var out []string
+	for len(s) > 0 {
+		i := 0
+		for i < len(s) && s[i] != '\n' {
+			i++
+		}
+		out = append(out, s[:i])
+		if i < len(s) {
+			i++
+		}
+		s = s[i:]
+	}
+	return out
+}
+
+// newFile returns a result file holding everything known before the run:
+// command, start time, environment and workload.
+func (c *Common) newFile(wl *workload.Loaded, started time.Time) *result.File {
+	l := c.Load
+	interval := l.Interval
+	if interval <= 0 {
+		interval = time.Second
+	}
+	return &result.File{
+		Schema:      result.Schema,
+		Version:     result.Version,
+		Pgscale:     c.Version,
+		Command:     secret.RedactAll(c.Argv),
+		Started:     started,
+		Environment: result.CollectEnvironment(),
+		Workload: result.Workload{
+			Name: wl.Name, Scripts: wl.ResultScripts(), Defines: wl.Defines, Protocol: wl.Protocol.String(),
+			Connect: l.Connect, RateTPS: l.Rate, LatencyLimitMs: float64(l.LatencyLimit.Microseconds()) / 1000,
+			MaxTries: l.MaxTries, DurationS: l.Duration.Seconds(), Transactions: l.Transactions,
+			WarmupS: l.Warmup.Seconds(), RandomSeed: wl.Seed, ContinueOnError: l.ContinueOnError, IntervalS: interval.Seconds(),
+		},
+	}
+}
+
+// fileName keeps a workload name usable in a file name.
+func fileName(s string) string {
+	b := []byte(s)
+	for i, r := range b {
+		if r == '/' || r == ' ' || r == ':' {
+			b[i] = '_'
+		}
+	}
+	return string(b)
+}

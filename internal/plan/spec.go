@@ -1,0 +1,213 @@
+// Package plan runs experiments: Run, a sweep of client counts over one
+// target, and RunAB, interleaved rounds over several targets. Each runner
+// owns the whole pipeline — open the targets, prepare their data, start the
+// probes and disturbances, measure, diagnose, write the result files — and
+// always returns what it measured, complete or not. It reports progress as
+// events to an observe.Observer and prints nothing itself.
+package plan
+
+import (
+	"os"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/pgscale/pgscale/internal/disturb"
+	"github.com/pgscale/pgscale/internal/engine"
+	"github.com/pgscale/pgscale/internal/observe"
+	"github.com/pgscale/pgscale/internal/probe"
+	"github.com/pgscale/pgscale/internal/target"
+	"github.com/pgscale/pgscale/internal/usage"
+	"github.com/pgscale/pgscale/internal/workload"
+)
+
+// Common is what every runner takes: the workload, its data, how the load
+// runs, what watches each step, and where events go.
+type Common struct {
+	// Argv is the command line, recorded (passwords redacted) in every
+	// result file; Version is pgscale's.
+	Argv    []string
+	Version string
+	// Cluster shapes the ephemeral clusters the run starts.
+	Cluster  target.ClusterOptions
+	Workload workload.Spec
+	Data     Data
+	Load     Load
+	// Probes choose the server-side probes (nil: the defaults).
+	Probes *ProbeOptions
+	// Disturb schedules disturbances in every step.
+	Disturb disturb.Request
+	// Observer receives the run's events (nil: none).
+	Observer observe.Observer
+}
+
+// Data is the data the workload runs on.
+type Data struct {
+	// Init are pgbench -i's options for the data an ephemeral target gets
+	// (and a dsn target with Create).
+	Init workload.InitOptions
+	// Create (--init) (re)creates the data on dsn targets too; ephemeral
+	// targets always get it.
+	Create bool
+	// ScaleGiven says -s was given: a scale the data contradicts is
+	// warned about (pgbench reads the scale from the data).
+	ScaleGiven bool
+	// Setup is a file of SQL run once on every target before measuring.
+	Setup string
+}
+
+// Load is how the load runs, the same on every target: pgbench's -c -T -t
+// -C -R -L --max-tries -r -n, and the warm-up, interval and client I/O.
+type Load struct {
+	Clients      []int
+	Duration     time.Duration // -T; zero with Transactions
+	Transactions int           // -t, per client
+	Warmup       time.Duration
+	Connect      bool    // -C
+	Rate         float64 // -R, transactions per second over all clients
+	LatencyLimit time.Duration
+	// MaxTries is --max-tries: tries per transaction on a serialization
+	// failure or deadlock; 0 is unlimited, as in pgbench.
+	MaxTries        int
+	ContinueOnError bool
+	// Interval is the length of the per-interval series and of the
+	// progress events; default 1 s.
+	Interval   time.Duration
+	PerCommand bool   // -r
+	NoVacuum   bool   // -n
+	IO         string // auto, raw or netpoll
+}
+
+// ProbeOptions choose the probes (probe.Options), so that flag parsing
+// can fill them without importing the probes.
+type ProbeOptions = probe.Options
+
+// RegisterProbeFlags registers every probe's flags on fs and returns the
+// options they fill.
+func RegisterProbeFlags(fs *pflag.FlagSet) *ProbeOptions { return probe.RegisterFlags(fs) }
+
+// RunSpec is one sweep over one target: what pgscale run asks for.
+type RunSpec struct {
+	Common
+	Target target.Spec
+	// Out is the result file (default results/<workload>-<UTC time>.json).
+	Out string
+}
+
+// ABSpec is an A/B run: the same workload on several targets in
+// interleaved rounds.
+type ABSpec struct {
+	Common
+	// Targets are the --target values; Baseline names the one the others
+	// are compared with (default the first).
+	Targets  []string
+	Baseline string
+	Rounds   int
+	// OrderSeed draws the target order of each round: time, rand or an
+	// integer.
+	OrderSeed string
+	// Slice, when positive, interleaves the targets in slices of this
+	// length inside every step; Settle is the part of each slice not
+	// counted (default a tenth). SliceGiven says --slice was given: the
+	// default gives way to -t, -C and disturbances, a given one does not.
+	Slice, Settle time.Duration
+	SliceGiven    bool
+	// Calibrate runs the baseline against itself (an A/A run).
+	Calibrate bool
+	// Bounds and Confidence judge the comparison; they are checked before
+	// anything runs and recorded in the result files.
+	Bounds     []string
+	Confidence float64
+	// Out is the directory of the result files (default
+	// results/ab-<workload>-<UTC time>).
+	Out string
+}
+
+// check finds what cannot work in the load, before anything starts.
+func (l Load) check() error {
+	switch {
+	case len(l.Clients) == 0:
+		return usage.Errorf("-c: give at least one client count")
+	case l.Duration > 0 && l.Transactions > 0:
+		return usage.Errorf("-T and -t are exclusive: give a duration or a transaction count")
+	case l.Duration <= 0 && l.Transactions <= 0:
+		return usage.Errorf("-T must be positive (or give -t)")
+	case l.Rate < 0:
+		return usage.Errorf("--rate must be positive")
+	case l.MaxTries < 0:
+		return usage.Errorf("--max-tries must be at least 0")
+	case l.MaxTries == 0 && l.Duration <= 0 && l.LatencyLimit <= 0:
+		return usage.Errorf("--max-tries 0 (unlimited) needs -T or -L")
+	}
+	for _, c := range l.Clients {
+		if c < 1 {
+			return usage.Errorf("-c: client counts must be positive, got %d", c)
+		}
+	}
+	if _, err := engine.ParseIOMode(l.ioName()); err != nil {
+		return usage.Errorf("--io: %v", err)
+	}
+	return nil
+}
+
+func (l Load) ioName() string {
+	if l.IO == "" {
+		return "auto"
+	}
+	return l.IO
+}
+
+// maxClients is the largest client count of the sweep.
+func (l Load) maxClients() int {
+	m := 0
+	for _, c := range l.Clients {
+		m = max(m, c)
+	}
+	return m
+}
+
+// check finds what cannot work in what every runner takes, and parses the
+// disturbances (their windows are checked against the step's duration).
+func (c *Common) check() ([]disturb.Disturbance, error) {
+	if err := c.Load.check(); err != nil {
+		return nil, err
+	}
+	if err := c.Data.Init.Check(); err != nil {
+		return nil, err
+	}
+	if c.Probes == nil {
+		o := probe.DefaultOptions()
+		c.Probes = &o
+	}
+	if err := c.Probes.Check(); err != nil {
+		return nil, err
+	}
+	return disturb.Parse(c.Disturb, c.Load.Duration, c.Load.Transactions)
+}
+
+// loadWorkload parses the scripts and reads the setup file.
+func (c *Common) loadWorkload() (*workload.Loaded, string, error) {
+	wl, err := workload.Load(c.Workload)
+	if err != nil {
+		return nil, "", err
+	}
+	setup := ""
+	if c.Data.Setup != "" {
+		b, err := os.ReadFile(c.Data.Setup)
+		if err != nil {
+			return nil, "", usage.Errorf("--setup: %v", err)
+		}
+		setup = string(b)
+	}
+	return wl, setup, nil
+}
+
+func (c *Common) observer() observe.Observer {
+	if c.Observer == nil {
+		return observe.Discard
+	}
+	return c.Observer
+}
+
+// notice sends a notice to the observer.
+func (c *Common) notice(s string) { c.observer().Observe(observe.Notice{Text: s}) }

@@ -1,0 +1,109 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"strings"
+	"unicode"
+
+	"golang.org/x/perf/benchfmt"
+)
+
+// writeBenchfmt writes every complete step of the document's files in Go's
+// benchmark format (golang.org/x/perf/benchfmt), one result per file,
+// round and client count, with the file's target and the step's round as
+// configuration:
+//
+//	target: patch
+//	round: 3
+//	BenchmarkSelectOnly/clients=16 81234 8123.4 txn/s 52000 p50-ns/txn ...
+//
+// benchstat compares the targets with `benchstat -col target -ignore round
+// FILE` (without -ignore round it makes one table per round). It compares
+// rounds as independent values; pgscale's own verdict pairs them.
+func writeBenchfmt(w io.Writer, d *Doc) error {
+	if _, err := io.WriteString(w, "# pgscale results; compare the targets with: benchstat -col target -ignore round FILE\n"); err != nil {
+		return err
+	}
+	bw := benchfmt.NewWriter(w)
+	for _, in := range d.Files {
+		f := in.File
+		base := []benchfmt.Config{}
+		add := func(key, value string) {
+			if value != "" {
+				base = append(base, benchfmt.Config{Key: key, Value: []byte(configValue(value)), File: true})
+			}
+		}
+		if goos, goarch, ok := strings.Cut(f.Environment.OS, "/"); ok {
+			add("goos", goos)
+			add("goarch", goarch)
+		}
+		add("cpu", f.Environment.CPUModel)
+		add("pkg", "pgscale")
+		add("workload", f.Workload.Name)
+		add("protocol", f.Workload.Protocol)
+		add("scale", fmt.Sprint(f.Workload.Scale))
+		add("target", in.Name)
+		name := benchName(f.Workload.Name)
+		for _, s := range f.Steps {
+			if !s.Complete || s.Summary.Transactions <= 0 {
+				continue
+			}
+			cfg := append([]benchfmt.Config(nil), base...)
+			if s.Round > 0 {
+				cfg = append(cfg, benchfmt.Config{Key: "round", Value: []byte(fmt.Sprint(s.Round)), File: true})
+			}
+			res := &benchfmt.Result{Config: cfg, Name: []byte(fmt.Sprintf("%s/clients=%d", name, s.Clients)), Iters: int(s.Summary.Transactions),
+				Values: []benchfmt.Value{
+					{Value: math.Round(s.Summary.TPS*100) / 100, Unit: "txn/s"},
+					{Value: math.Round(s.Summary.Latency.P50Ms * 1e6), Unit: "p50-ns/txn"},
+					{Value: math.Round(s.Summary.Latency.P99Ms * 1e6), Unit: "p99-ns/txn"},
+				}}
+			if cpu := s.Summary.ClientCPU.PerTxnUS; cpu > 0 {
+				res.Values = append(res.Values, benchfmt.Value{Value: math.Round(cpu * 1e3), Unit: "client-cpu-ns/txn"})
+			}
+			if err := bw.Write(res); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// benchName turns a workload name into a benchmark name: "select-only" →
+// "SelectOnly", "tpcb-like+my.sql" → "TpcbLike+My.sql". It never holds a
+// space or a slash, which would end the name or start a sub-benchmark.
+func benchName(workload string) string {
+	var b strings.Builder
+	up := true
+	for _, r := range workload {
+		switch {
+		case r == '-' || r == '_' || unicode.IsSpace(r):
+			up = true
+		case r == '/':
+			b.WriteRune(':')
+			up = true
+		default:
+			if up {
+				r = unicode.ToUpper(r)
+			}
+			b.WriteRune(r)
+			up = r == '+'
+		}
+	}
+	if b.Len() == 0 {
+		return "Workload"
+	}
+	return b.String()
+}
+
+// configValue keeps a benchfmt configuration value on one line.
+func configValue(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '\n' || r == '\r' {
+			return ' '
+		}
+		return r
+	}, s)
+}

@@ -1,0 +1,115 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"strings"
+
+	"github.com/pgscale/pgscale/internal/compare"
+	"github.com/pgscale/pgscale/internal/stats"
+)
+
+// BMF is Bencher Metric Format: benchmark name → measure slug → metric.
+type BMF map[string]map[string]BMFMetric
+
+// BMFMetric is one value with optional lower and upper bounds.
+type BMFMetric struct {
+	Value float64  `json:"value"`
+	Lower *float64 `json:"lower_value,omitempty"`
+	Upper *float64 `json:"upper_value,omitempty"`
+}
+
+// bmfMeasures maps pgscale's measures to Bencher measure slugs and the
+// factor from pgscale's unit to Bencher's: throughput in operations per
+// second and latencies in nanoseconds, as Bencher's built-in measures.
+func bmfMeasures() map[string]struct {
+	slug   string
+	factor float64
+} {
+	return map[string]struct {
+		slug   string
+		factor float64
+	}{
+		"tps":            {"throughput", 1},
+		"p50":            {"latency-p50", 1e6},
+		"p99":            {"latency-p99", 1e6},
+		"client-cpu/txn": {"client-cpu-per-txn", 1e3},
+	}
+}
+
+// NewBMF returns a comparison's figures in Bencher Metric Format: one
+// benchmark per target and step, named "TARGET/WORKLOAD/clients=N", each
+// measure's value the median over the rounds and its bounds the
+// distribution-free confidence interval of that median when there are
+// enough rounds for one.
+func NewBMF(r *compare.Comparison) BMF {
+	out := BMF{}
+	ms := bmfMeasures()
+	add := func(target string, row compare.Row, sum summaryLike) {
+		m, ok := ms[row.Measure.Name]
+		if !ok || math.IsNaN(sum.median) {
+			return
+		}
+		name := fmt.Sprintf("%s/%s/clients=%s", target, r.Workload, strings.TrimPrefix(row.Measure.Step, "c="))
+		if out[name] == nil {
+			out[name] = map[string]BMFMetric{}
+		}
+		met := BMFMetric{Value: round3(sum.median * m.factor)}
+		if lo, hi := round3(sum.lo*m.factor), round3(sum.hi*m.factor); !math.IsInf(lo, 0) && !math.IsInf(hi, 0) && !math.IsNaN(lo) && !math.IsNaN(hi) {
+			met.Lower, met.Upper = &lo, &hi
+		}
+		out[name][m.slug] = met
+	}
+	for _, row := range r.Rows {
+		add(r.Baseline, row, summaryLike{row.Base.Median, row.Base.Lo, row.Base.Hi})
+		for ci, c := range row.Cells {
+			add(r.Candidates[ci], row, summaryLike{c.Cand.Median, c.Cand.Lo, c.Cand.Hi})
+		}
+	}
+	return out
+}
+
+// round3 rounds to three decimals, dropping float noise such as
+// 37500.00000000001 from unit conversions.
+func round3(x float64) float64 { return math.Round(x*1000) / 1000 }
+
+type summaryLike struct{ median, lo, hi float64 }
+
+// FilesBMF returns the figures of result files in Bencher Metric Format:
+// one benchmark per file and step, named "NAME/WORKLOAD/clients=N", each
+// measure's value the step's (the median of a file's steps with that
+// client count, in the files of an A/B run).
+func FilesBMF(files []compare.Input) BMF {
+	out := BMF{}
+	ms := bmfMeasures()
+	for _, in := range files {
+		for _, md := range compare.Measures() {
+			m, ok := ms[md.Name]
+			if !ok {
+				continue
+			}
+			for _, c := range compare.Clients(in.File) {
+				v := stats.Summarize(compare.Values(in.File, c, md), stats.Options{}).Median
+				if math.IsNaN(v) {
+					continue
+				}
+				name := fmt.Sprintf("%s/%s/clients=%d", in.Name, in.File.Workload.Name, c)
+				if out[name] == nil {
+					out[name] = map[string]BMFMetric{}
+				}
+				out[name][m.slug] = BMFMetric{Value: round3(v * m.factor)}
+			}
+		}
+	}
+	return out
+}
+
+// writeBMF writes a comparison's figures, or else the files', as Bencher
+// Metric Format JSON (encoding/json sorts the benchmark names).
+func writeBMF(w io.Writer, d *Doc) error {
+	if d.Comparison != nil {
+		return writeJSON(w, NewBMF(d.Comparison))
+	}
+	return writeJSON(w, FilesBMF(d.Files))
+}

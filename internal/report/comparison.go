@@ -1,0 +1,291 @@
+package report
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/pgscale/pgscale/internal/compare"
+	"github.com/pgscale/pgscale/internal/stats"
+)
+
+// comparisonText writes the comparison as a terminal table: the headline,
+// one row per step and measure with the baseline's median, each
+// candidate's median, change ± uncertainty, bound and status, then how the
+// numbers were made and the warnings. With several candidates each gets
+// its own column block against the baseline. color marks significant
+// changes green (better) or red (worse), measures outside bounds bold red.
+func comparisonText(b *strings.Builder, r *compare.Comparison, color bool) {
+	for i := range r.Verdicts {
+		b.WriteString(r.CandidateHeadline(i) + "\n")
+	}
+	b.WriteString(methodLine(r) + "\n\n")
+
+	header := []string{"step", "measure", r.Baseline}
+	single := len(r.Candidates) == 1
+	for _, c := range r.Candidates {
+		if single {
+			header = append(header, c, "change", "bound", "status")
+		} else {
+			header = append(header, c, "change", "status")
+		}
+	}
+	t := newTable(header...).alignRight(2)
+	for i := range r.Candidates {
+		base := 3 + 3*i
+		if single {
+			base = 3
+		}
+		t.right[base], t.right[base+1] = true, true
+		if single {
+			t.right[base+2] = true
+		}
+	}
+	for _, row := range r.Rows {
+		cells := []cell{{text: row.Measure.Step}, {text: measureLabel(row.Measure)}, {text: FormatValue(row.Base.Median)}}
+		for _, c := range row.Cells {
+			a := c.Assessment
+			changeEsc := ""
+			if color {
+				changeEsc = changeColor(a)
+			}
+			cells = append(cells, cell{text: FormatValue(c.Cand.Median)}, cell{text: stats.FormatChange(a.Change, a.Lo, a.Hi), color: changeEsc})
+			if single {
+				cells = append(cells, cell{text: boundText(a)})
+			} else if a.Bound != nil {
+				// Several candidates: the bound goes with the status.
+				cells = append(cells, cell{text: statusText(a) + " (bound " + boundText(a) + ")", color: statusColor(a, color)})
+				continue
+			}
+			cells = append(cells, cell{text: statusText(a), color: statusColor(a, color)})
+		}
+		t.rows = append(t.rows, cells)
+	}
+	t.text(b, 0)
+	if notes := reportNotes(r); len(notes) > 0 {
+		b.WriteString("\nnotes:\n")
+		for _, n := range notes {
+			b.WriteString("  " + n + "\n")
+		}
+	}
+}
+
+// methodLine says how the numbers were made, in one line.
+func methodLine(r *compare.Comparison) string {
+	conf := 0.0
+	n := 0
+	if len(r.Verdicts) > 0 {
+		conf = 1 - r.Verdicts[0].Alpha
+		n = r.Verdicts[0].Total
+	}
+	var s string
+	switch r.Method {
+	case stats.Paired:
+		turns := "whole-step turns"
+		if r.SliceS > 0 {
+			turns = fmt.Sprintf("%g s slices", r.SliceS)
+		}
+		s = fmt.Sprintf("paired by round over %d of %d rounds (%s): change = geometric mean of the per-round ratios; %s, Holm-corrected over %d measures; %g%% intervals",
+			r.Rounds, r.RoundsPlanned, turns, stats.PairedTest, n, 100*conf)
+	default:
+		s = fmt.Sprintf("unpaired (each complete step of a file counts as one value): change of the medians; %s, Holm-corrected over %d measures; %g%% intervals; drift between runs is not cancelled",
+			stats.UnpairedTest, n, 100*conf)
+	}
+	if r.Incomplete != "" {
+		s += "; INCOMPLETE: " + r.Incomplete
+	}
+	return s
+}
+
+// reportNotes returns the report's notes, then the warnings of its
+// comparisons with the same message merged: "tps@c=1, p99@c=1: 4 rounds
+// are too few ...".
+func reportNotes(r *compare.Comparison) []string {
+	out := append([]string(nil), r.Notes...)
+	var errs []error
+	for _, v := range r.Verdicts {
+		errs = append(errs, v.Warnings...)
+		for _, a := range v.Assessments {
+			for _, w := range a.Warnings {
+				var sw *stats.Warning
+				if errors.As(w, &sw) && sw.Kind == stats.Unpaired {
+					continue // said once in the method line
+				}
+				errs = append(errs, w)
+			}
+		}
+	}
+	return append(out, mergeWarnings(errs)...)
+}
+
+// mergeWarnings merges warnings that differ only in the measure key they
+// start with ("KEY: message"), keeping the order of first appearance.
+func mergeWarnings(errs []error) []string {
+	var order []string
+	keys := map[string][]string{}
+	for _, e := range errs {
+		msg := e.Error()
+		key, rest, ok := strings.Cut(msg, ": ")
+		if !ok || strings.ContainsAny(key, " ") {
+			key, rest = "", msg
+		}
+		if _, seen := keys[rest]; !seen {
+			order = append(order, rest)
+		}
+		if key != "" && !contains(keys[rest], key) {
+			keys[rest] = append(keys[rest], key)
+		} else if keys[rest] == nil {
+			keys[rest] = []string{}
+		}
+	}
+	out := make([]string, len(order))
+	for i, rest := range order {
+		if ks := keys[rest]; len(ks) > 0 {
+			out[i] = strings.Join(ks, ", ") + ": " + rest
+		} else {
+			out[i] = rest
+		}
+	}
+	return out
+}
+
+func contains(xs []string, x string) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}
+
+func measureLabel(m stats.Measure) string {
+	if m.Unit == "" {
+		return m.Name
+	}
+	return m.Name + " (" + m.Unit + ")"
+}
+
+func boundText(a stats.Assessment) string {
+	if a.Bound == nil {
+		return ""
+	}
+	s := stats.FormatPercent(a.Bound.Limit())
+	return strings.Replace(s, ".0%", "%", 1)
+}
+
+// statusText is the bound's status (with "uncertain" when the interval
+// reaches across the bound) and, for significant changes, their effect.
+func statusText(a stats.Assessment) string {
+	var parts []string
+	if a.Bound != nil {
+		parts = append(parts, a.Status.String())
+		if a.Uncertain {
+			parts = append(parts, "uncertain")
+		}
+		if a.Status == stats.WithinBounds && a.Effect != stats.NoChange {
+			parts = append(parts, a.Effect.String())
+		}
+	} else {
+		parts = append(parts, a.Effect.String())
+	}
+	return strings.Join(parts, ", ")
+}
+
+// comparisonMarkdown writes the comparison as a GitHub-flavoured markdown
+// comment, ready to post on a pull request: the headline first, the table
+// and the notes folded under it.
+func comparisonMarkdown(b *strings.Builder, r *compare.Comparison) {
+	fmt.Fprintf(b, "### pgscale ab: %s\n\n", mdText(r.Workload))
+	for i, v := range r.Verdicts {
+		mark := "✅"
+		if !v.Passed() {
+			mark = "❌"
+		}
+		line := r.CandidateHeadline(i)
+		if len(r.Verdicts) == 1 {
+			fmt.Fprintf(b, "%s **%s**\n", mark, mdText(line))
+		} else {
+			fmt.Fprintf(b, "- %s **%s**\n", mark, mdText(line))
+		}
+	}
+	if r.Incomplete != "" {
+		fmt.Fprintf(b, "\n⚠️ **Incomplete:** %s\n", mdText(r.Incomplete))
+	}
+	summary := make([]string, len(r.Verdicts))
+	for i, v := range r.Verdicts {
+		summary[i] = v.Counts()
+		if len(r.Verdicts) > 1 {
+			summary[i] = r.Candidates[i] + ": " + summary[i]
+		}
+	}
+	fmt.Fprintf(b, "\n<details>\n<summary>%s</summary>\n\n", mdText(strings.Join(summary, "; ")))
+
+	single := len(r.Candidates) == 1
+	head := []string{"step", "measure", r.Baseline}
+	for _, c := range r.Candidates {
+		head = append(head, c, "change")
+		if single {
+			head = append(head, "bound")
+		}
+		head = append(head, "status")
+	}
+	t := newTable(head...).alignRight(2)
+	for i := range r.Candidates {
+		base := 3 + 3*i
+		if single {
+			base = 3
+		}
+		t.alignRight(base, base+1)
+		if single {
+			t.alignRight(base + 2)
+		}
+	}
+	for _, row := range r.Rows {
+		cells := []cell{{text: row.Measure.Step}, {text: measureLabel(row.Measure)}, {text: FormatValue(row.Base.Median)}}
+		for _, c := range row.Cells {
+			a := c.Assessment
+			change := cell{text: stats.FormatChange(a.Change, a.Lo, a.Hi)}
+			status := cell{text: statusText(a)}
+			if !single && a.Bound != nil {
+				status.text += " (bound " + boundText(a) + ")"
+			}
+			if a.Status == stats.OutsideBounds {
+				change.md, status.md = "**"+mdText(change.text)+"**", "❌ **"+mdText(status.text)+"**"
+			}
+			cells = append(cells, cell{text: FormatValue(c.Cand.Median)}, change)
+			if single {
+				cells = append(cells, cell{text: boundText(a)})
+			}
+			cells = append(cells, status)
+		}
+		t.rows = append(t.rows, cells)
+	}
+	t.markdown(b)
+	fmt.Fprintf(b, "\n%s.\n", mdText(methodLine(r)))
+	if notes := reportNotes(r); len(notes) > 0 {
+		b.WriteString("\nNotes:\n")
+		for _, n := range notes {
+			fmt.Fprintf(b, "- %s\n", mdText(n))
+		}
+	}
+	b.WriteString("\n</details>\n")
+}
+
+func changeColor(a stats.Assessment) string {
+	switch {
+	case a.Status == stats.OutsideBounds:
+		return ansiBoldRed
+	case a.Effect == stats.Improved:
+		return ansiGreen
+	case a.Effect == stats.Regressed:
+		return ansiRed
+	}
+	return ""
+}
+
+func statusColor(a stats.Assessment, on bool) string {
+	if on && a.Status == stats.OutsideBounds {
+		return ansiBoldRed
+	}
+	return ""
+}

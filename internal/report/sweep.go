@@ -1,0 +1,300 @@
+package report
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/pgscale/pgscale/internal/diagnose"
+	"github.com/pgscale/pgscale/internal/prose"
+	"github.com/pgscale/pgscale/internal/result"
+	"github.com/pgscale/pgscale/internal/stats"
+)
+
+// writeSweep writes a result file as a sweep: its header, every step's
+// block, the sweep table and the diagnosis. A run prints the same parts
+// as it goes (Live), so the two read alike.
+func writeSweep(p page, name string, f *result.File) {
+	writeHead(p, name, f)
+	for _, s := range f.Steps {
+		writeStep(p, s)
+	}
+	writeEnd(p, f)
+}
+
+// writeHead writes the title and what ran where: the part of a result
+// file known before its first step.
+func writeHead(p page, name string, f *result.File) {
+	wl := f.Workload
+	what := fmt.Sprintf("%s, protocol %s, scale %d", wl.Name, wl.Protocol, wl.Scale)
+	if wl.DurationS > 0 {
+		what += fmt.Sprintf(", %g s per step", wl.DurationS)
+	} else if wl.Transactions > 0 {
+		what += fmt.Sprintf(", %d transactions per client", wl.Transactions)
+	}
+	t := f.Target
+	where := fmt.Sprintf("%s PostgreSQL %s (%s)", t.Kind, t.ServerVersion, t.Description)
+	if t.Name != "" {
+		where = t.Name + ": " + where
+	}
+	env := f.Environment
+	machine := fmt.Sprintf("%d CPUs (%s), %d MiB, kernel %s", env.CPUs, env.CPUModel, env.MemoryMB, env.Kernel)
+	when := fmt.Sprintf("%s, pgscale %s, result version %d", f.Started.UTC().Format("2006-01-02 15:04:05 UTC"), f.Pgscale, f.Version)
+	p.title(name)
+	p.field("workload", what)
+	p.field("target", where)
+	p.field("machine", machine)
+	p.field("run", when)
+	p.blank()
+}
+
+// writeEnd writes what a result file says once its steps are done: the
+// sweep table with per-transaction costs and verdicts, the diagnosis
+// (computed again from the steps), and why the file is incomplete.
+func writeEnd(p page, f *result.File) {
+	d := diagnose.Sweep(f)
+	p.section("Sweep", "")
+	p.table(sweepTable(f, d))
+	if d != nil {
+		p.section("Diagnosis", "diagnosis:")
+		p.lines(verdictLines(d))
+		p.blank()
+		p.para(d.Paragraph)
+	}
+	if !f.Complete {
+		p.blank()
+		p.para("INCOMPLETE: " + f.Reason)
+	}
+}
+
+// sweepTable is one row per step: throughput, scaling, latency, failures,
+// the costs per transaction and the step's verdict.
+func sweepTable(f *result.File, d *result.Diagnosis) *table {
+	disturbed := false
+	for _, s := range f.Steps {
+		disturbed = disturbed || len(s.Disturbances) > 0
+	}
+	head := []string{"clients", "tps", "speedup", "efficiency", "lat avg ms", "p99 ms", "failed", "server cpu/txn", "client cpu/txn", "ctx/txn"}
+	if disturbed {
+		head = append(head, "during/before")
+	}
+	head = append(head, "verdict")
+	t := newTable(head...).alignRight(0, 1, 2, 3, 4, 5, 6, 7, 8, 9)
+	if disturbed {
+		t.alignRight(10)
+	}
+	for i, s := range f.Steps {
+		sum := s.Summary
+		fg := diagnose.Compute(s)
+		srv, cli, ctx := "-", "-", "-"
+		if fg.HasServer {
+			srv = fmt.Sprintf("%.1f µs", fg.ServerCPUPerTxnUS)
+			ctx = fmt.Sprintf("%.1f", fg.CtxPerTxn)
+		}
+		switch {
+		case fg.HasHost:
+			cli = fmt.Sprintf("%.1f µs", fg.GeneratorCPUPerTxnUS)
+		case sum.ClientCPU.PerTxnUS > 0:
+			cli = fmt.Sprintf("%.1f µs", sum.ClientCPU.PerTxnUS)
+		}
+		verdict := "-"
+		if d != nil {
+			verdict = d.Steps[i].Verdict
+		}
+		if !s.Complete {
+			verdict += " (incomplete)"
+		}
+		row := []string{fmt.Sprint(s.Clients), fmt.Sprintf("%.1f", sum.TPS), fmt.Sprintf("%.2f×", sum.Speedup),
+			fmt.Sprintf("%.0f%%", sum.Efficiency*100), fmt.Sprintf("%.3f", sum.Latency.MeanMs), fmt.Sprintf("%.3f", sum.Latency.P99Ms),
+			fmt.Sprint(sum.Failed), srv, cli, ctx}
+		if disturbed {
+			row = append(row, duringBefore(s))
+		}
+		t.row(append(row, verdict)...)
+	}
+	return t
+}
+
+// verdictLines is one line per step with its verdict and detail, the knee
+// and the peak marked.
+func verdictLines(d *result.Diagnosis) []string {
+	var out []string
+	for i, v := range d.Steps {
+		var marks []string
+		if i == d.Knee {
+			marks = append(marks, "knee")
+		}
+		if i == d.Peak && len(d.Steps) > 1 {
+			marks = append(marks, "peak")
+		}
+		mark := ""
+		if len(marks) > 0 {
+			mark = "  (" + strings.Join(marks, ", ") + ")"
+		}
+		line := fmt.Sprintf("  %4d client%-1s  %-13s", v.Clients, prose.Plural(v.Clients), v.Verdict)
+		if v.Detail != "" {
+			line += "  " + v.Detail
+		}
+		out = append(out, line+mark)
+	}
+	return out
+}
+
+// StepLine is a step's one-line summary, printed after each step.
+func StepLine(s result.Step) string {
+	sum := s.Summary
+	line := fmt.Sprintf("%s: %d transactions in %.1f s, %.1f tps, lat avg %.3f ms (stddev %.3f, p50 %.3f, p99 %.3f, max %.3f), %d failed",
+		prose.Count(s.Clients, "client"), sum.Transactions, s.ElapsedS, sum.TPS, sum.Latency.MeanMs, sum.Latency.StddevMs,
+		sum.Latency.P50Ms, sum.Latency.P99Ms, sum.Latency.MaxMs, sum.Failed)
+	if sum.Retries > 0 {
+		line += fmt.Sprintf(", %d retried (%d retries)", sum.Retried, sum.Retries)
+	}
+	if sum.ClientCPU.PerTxnUS > 0 {
+		line += fmt.Sprintf(", client cpu %.1f µs/txn", sum.ClientCPU.PerTxnUS)
+	}
+	if !s.Complete {
+		line += " [incomplete: " + s.Reason + "]"
+	}
+	return line
+}
+
+// writeStep writes one step's block: its summary line, the evidence its
+// probes gathered, pgbench's per-script and per-command figures, and its
+// disturbance windows. It reads the step alone, so a run prints it as the
+// step ends.
+func writeStep(p page, s result.Step) {
+	heading, line := prose.Count(s.Clients, "client"), StepLine(s)
+	if s.Round > 0 {
+		heading = fmt.Sprintf("round %d, %s", s.Round, heading)
+		line = fmt.Sprintf("round %d: %s", s.Round, line)
+	}
+	p.step(heading, line)
+	writeEvidence(p, s, diagnose.Compute(s))
+	if len(s.Scripts) > 1 {
+		p.lines(scriptLines(s))
+	}
+	if len(s.Commands) > 0 {
+		p.lines(commandLines(s))
+	}
+	if len(s.Disturbances) > 0 {
+		p.lines(disturbanceLines(s))
+	}
+	p.blank()
+}
+
+// scriptLines are each weighted script's share, as pgbench prints them.
+func scriptLines(s result.Step) []string {
+	var total, weights int64
+	for _, sc := range s.Scripts {
+		total += sc.Transactions
+		weights += int64(sc.Weight)
+	}
+	var out []string
+	for i, sc := range s.Scripts {
+		out = append(out, fmt.Sprintf("SQL script %d: %s", i+1, sc.Name),
+			fmt.Sprintf(" - weight: %d (targets %.1f%% of total)", sc.Weight, ratio(int64(sc.Weight), weights)),
+			fmt.Sprintf(" - %d transactions (%.1f%% of total, tps = %f)", sc.Transactions, ratio(sc.Transactions, total), sc.TPS),
+			fmt.Sprintf(" - number of failed transactions: %d (%.3f%%)", sc.Failed, ratio(sc.Failed, sc.Transactions+sc.Failed)),
+			fmt.Sprintf(" - latency average = %.3f ms", sc.LatMeanMs),
+			fmt.Sprintf(" - latency stddev = %.3f ms", sc.LatStddevMs))
+	}
+	return out
+}
+
+// commandLines are per-command latencies, as pgbench -r prints them.
+func commandLines(s result.Step) []string {
+	var out []string
+	cur := ""
+	for _, c := range s.Commands {
+		if c.Script != cur {
+			cur = c.Script
+			out = append(out, fmt.Sprintf("statement latencies in milliseconds, failures and retries (%s):", cur))
+		}
+		out = append(out, fmt.Sprintf("  %10.3f  %8d  %8d  %s", c.MeanMs, c.Failed, c.Retries, c.Text))
+	}
+	return out
+}
+
+// disturbanceLines say, for each disturbance window of a step, what it did
+// and the workload before, during and after it.
+func disturbanceLines(s result.Step) []string {
+	var out []string
+	for _, d := range s.Disturbances {
+		line := fmt.Sprintf("disturbance %s (%d session%s): %d iterations in %.1f s (%.1f/s), %d errors",
+			d.Spec, d.Sessions, prose.Plural(d.Sessions), d.Iterations, d.RanS, d.Rate, d.Errors)
+		if d.CutOff > 0 {
+			line += fmt.Sprintf(", %d cut off at the end", d.CutOff)
+		}
+		out = append(out, line)
+		for _, e := range d.ErrorMessages {
+			out = append(out, fmt.Sprintf("  error (%d×): %s", e.Count, e.Message))
+		}
+		e := d.Effect
+		if e == nil {
+			out = append(out, "  the window did not run")
+			continue
+		}
+		for _, ph := range []struct {
+			name string
+			p    *result.Phase
+		}{{"before", e.Before}, {"during", e.During}, {"after", e.After}} {
+			if ph.p == nil {
+				out = append(out, fmt.Sprintf("  %-7s -", ph.name))
+				continue
+			}
+			p := ph.p
+			out = append(out, fmt.Sprintf("  %-7s %5.1f-%5.1f s  %10.1f tps  lat %.3f ms  p99 %.3f ms  %d failed",
+				ph.name, p.FromS, p.ToS, p.TPS, p.LatMeanMs, p.LatP99Ms, p.Failed))
+		}
+		if e.TPS != nil {
+			out = append(out, fmt.Sprintf("  during/before: tps %s, latency %s (%s)", windowChange(e.TPS), windowChange(e.Latency), intervalNote(e.TPS)))
+		}
+		for _, warn := range e.Warnings {
+			out = append(out, "  note: "+warn)
+		}
+	}
+	return out
+}
+
+// windowChange formats a change as "-24.9% ± 3.1%".
+func windowChange(c *result.WindowChange) string {
+	if c == nil {
+		return "?"
+	}
+	lo, hi := math.Inf(-1), math.Inf(1)
+	if c.Lo != nil {
+		lo = *c.Lo
+	}
+	if c.Hi != nil {
+		hi = *c.Hi
+	}
+	return stats.FormatChange(c.Change, lo, hi)
+}
+
+// intervalNote says what the ± is.
+func intervalNote(c *result.WindowChange) string {
+	if c.Lo == nil || c.Hi == nil {
+		return "no interval: too few seconds before or during"
+	}
+	return fmt.Sprintf("%g%% interval from batch means of %.2g s: %d before, %d during", 100*c.Confidence, c.BatchS, c.BatchesBefore, c.BatchesDuring)
+}
+
+// duringBefore is the sweep table's "during/before" cell: each window's tps
+// change, named when there are several.
+func duringBefore(s result.Step) string {
+	var parts []string
+	for _, d := range s.Disturbances {
+		var c *result.WindowChange
+		if d.Effect != nil {
+			c = d.Effect.TPS
+		}
+		if len(s.Disturbances) == 1 {
+			return windowChange(c)
+		}
+		parts = append(parts, d.Name+" "+windowChange(c))
+	}
+	if len(parts) == 0 {
+		return "-"
+	}
+	return strings.Join(parts, ", ")
+}

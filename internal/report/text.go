@@ -1,0 +1,50 @@
+package report
+
+import (
+	"io"
+	"strings"
+)
+
+// writeText writes the document for a terminal: the noise of an A/A run,
+// else the comparison, else every file's sweep.
+func writeText(w io.Writer, d *Doc) error {
+	var b strings.Builder
+	switch {
+	case d.Noise != nil:
+		noiseText(&b, d.Noise)
+	case d.Comparison != nil:
+		comparisonText(&b, d.Comparison, d.Color)
+	default:
+		writeSweeps(textPage{&b}, d)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// writeMarkdown writes the document as GitHub-flavoured markdown: the
+// comparison as a pull-request comment, else every file's sweep.
+func writeMarkdown(w io.Writer, d *Doc) error {
+	var b strings.Builder
+	switch {
+	case d.Noise != nil:
+		b.WriteString("```\n")
+		noiseText(&b, d.Noise)
+		b.WriteString("```\n")
+	case d.Comparison != nil:
+		comparisonMarkdown(&b, d.Comparison)
+	default:
+		writeSweeps(mdPage{&b}, d)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// writeSweeps writes every file of the document as a sweep.
+func writeSweeps(p page, d *Doc) {
+	for i, in := range d.Files {
+		if i > 0 {
+			p.blank()
+		}
+		writeSweep(p, in.Name, in.File)
+	}
+}

@@ -1,0 +1,148 @@
+package report
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"math"
+
+	"github.com/pgscale/pgscale/internal/compare"
+	"github.com/pgscale/pgscale/internal/stats"
+)
+
+// VerdictSchema identifies verdict files; VerdictVersion is bumped on any
+// incompatible change.
+const (
+	VerdictSchema  = "pgscale.verdict"
+	VerdictVersion = 1
+)
+
+// Verdict is the JSON verdict file: every measure's numbers, bound and
+// status, and the overall verdict a CI job acts on. Relative changes are
+// fractions (-0.054 is 5.4 % lower); numbers that could not be computed
+// are null.
+type Verdict struct {
+	Schema  string `json:"schema"`
+	Version int    `json:"version"`
+	// Passed is true when no measure of any candidate is outside bounds.
+	Passed bool `json:"passed"`
+	// Complete is false when rounds or steps are missing; Reason says why.
+	Complete   bool               `json:"complete"`
+	Reason     string             `json:"incomplete_reason,omitempty"`
+	Headline   string             `json:"headline"`
+	Baseline   string             `json:"baseline"`
+	Workload   string             `json:"workload"`
+	Method     string             `json:"method"` // "paired" or "unpaired"
+	Test       string             `json:"test"`
+	Confidence float64            `json:"confidence"`
+	Rounds     int                `json:"rounds,omitempty"`
+	Planned    int                `json:"rounds_planned,omitempty"`
+	SliceS     float64            `json:"slice_s,omitempty"` // the slices of a run in slices; absent for whole-step turns
+	Candidates []VerdictCandidate `json:"candidates"`
+	Notes      []string           `json:"notes,omitempty"`
+}
+
+// VerdictCandidate is one candidate's verdict against the baseline.
+type VerdictCandidate struct {
+	Name      string           `json:"name"`
+	Passed    bool             `json:"passed"`
+	Headline  string           `json:"headline"`
+	Total     int              `json:"measures"`
+	Within    int              `json:"within_bounds"`
+	Outside   int              `json:"outside_bounds"`
+	Uncertain int              `json:"uncertain"`
+	Improved  int              `json:"improved"`
+	Regressed int              `json:"regressed"`
+	Measures  []VerdictMeasure `json:"details"`
+}
+
+// VerdictMeasure is one measure at one step.
+type VerdictMeasure struct {
+	Key       string   `json:"key"` // as bounds name it: "tps@c=16"
+	Measure   string   `json:"measure"`
+	Step      string   `json:"step"`
+	Unit      string   `json:"unit"`
+	Direction string   `json:"direction"`
+	N         int      `json:"n"`               // rounds (paired) or candidate values (unpaired) used
+	Baseline  *float64 `json:"baseline_median"` // median of the baseline's values
+	Candidate *float64 `json:"candidate_median"`
+	Change    *float64 `json:"change"`
+	Lo        *float64 `json:"change_lo"`
+	Hi        *float64 `json:"change_hi"`
+	Text      string   `json:"change_text"` // "-5.4% ± 0.9%"
+	P         *float64 `json:"p"`
+	PHolm     *float64 `json:"p_holm"`
+	// Significant is PHolm ≤ 1 − confidence; Effect is "no change",
+	// "improved" or "regressed".
+	Significant bool   `json:"significant"`
+	Effect      string `json:"effect"`
+	// Bound is the bound that applied, as written ("tps=-5%"); empty
+	// when none did.
+	Bound     string   `json:"bound,omitempty"`
+	Status    string   `json:"status"`
+	Uncertain bool     `json:"uncertain"`
+	Warnings  []string `json:"warnings,omitempty"`
+}
+
+// NewVerdict builds the verdict file's contents from a comparison.
+func NewVerdict(r *compare.Comparison) *Verdict {
+	v := &Verdict{Schema: VerdictSchema, Version: VerdictVersion, Passed: r.Passed(), Complete: r.Incomplete == "",
+		Reason: r.Incomplete, Headline: r.Headline(), Baseline: r.Baseline, Workload: r.Workload,
+		Method: r.Method.String(), Rounds: r.Rounds, Planned: r.RoundsPlanned, SliceS: r.SliceS, Notes: r.Notes}
+	v.Test = stats.UnpairedTest
+	if r.Method == stats.Paired {
+		v.Test = stats.PairedTest
+	}
+	for ci, vd := range r.Verdicts {
+		v.Confidence = 1 - vd.Alpha
+		c := VerdictCandidate{Name: r.Candidates[ci], Passed: vd.Passed(), Headline: vd.Headline(), Total: vd.Total,
+			Within: vd.Within, Outside: vd.Outside, Uncertain: vd.Uncertain, Improved: vd.Improved, Regressed: vd.Regressed,
+			Measures: []VerdictMeasure{}}
+		for _, row := range r.Rows {
+			a := row.Cells[ci].Assessment
+			m := VerdictMeasure{Key: a.Measure.Key(), Measure: a.Measure.Name, Step: a.Measure.Step, Unit: a.Measure.Unit,
+				Direction: a.Measure.Direction.String(), N: a.N2, Baseline: num(row.Base.Median), Candidate: num(row.Cells[ci].Cand.Median),
+				Change: num(a.Change), Lo: num(a.Lo), Hi: num(a.Hi), Text: stats.FormatChange(a.Change, a.Lo, a.Hi),
+				P: num(a.P), PHolm: num(a.PHolm), Significant: a.Significant, Effect: a.Effect.String(),
+				Status: a.Status.String(), Uncertain: a.Uncertain}
+			if a.Bound != nil {
+				m.Bound = a.Bound.String()
+			}
+			for _, w := range a.Warnings {
+				var sw *stats.Warning
+				if errors.As(w, &sw) && sw.Kind == stats.Unpaired {
+					continue
+				}
+				m.Warnings = append(m.Warnings, w.Error())
+			}
+			c.Measures = append(c.Measures, m)
+		}
+		v.Candidates = append(v.Candidates, c)
+	}
+	return v
+}
+
+// writeVerdict writes the verdict file's JSON.
+func writeVerdict(w io.Writer, d *Doc) error {
+	if d.Comparison == nil {
+		return needComparison("verdict")
+	}
+	return writeJSON(w, NewVerdict(d.Comparison))
+}
+
+// writeJSON writes v as indented JSON, with <, > and & as they are.
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}
+
+// num returns a pointer to x, or nil when x is not finite (JSON has no NaN
+// or infinity).
+func num(x float64) *float64 {
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return nil
+	}
+	return &x
+}

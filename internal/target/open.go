@@ -1,0 +1,247 @@
+package target
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/pgscale/pgscale/internal/result"
+	"github.com/pgscale/pgscale/internal/usage"
+)
+
+// ClusterOptions shape every ephemeral cluster of a run (--pg-bin, --tmpfs,
+// --tcp, --keep, --os-user, --set).
+type ClusterOptions struct {
+	PGBin  string // server binaries of Settings targets; FindBinDir's default when empty
+	Tmpfs  bool   // data directory under /dev/shm
+	TCP    bool   // also listen on 127.0.0.1 at a free port; clients connect over TCP
+	Keep   bool   // leave the cluster running at the end and say how to reach it
+	OSUser string // the OS user that runs the server when pgscale runs as root
+	// Settings are name=value server settings, applied after pgscale's
+	// defaults and before a target's own.
+	Settings []string
+}
+
+// Check finds, before anything starts, what cannot work: an ephemeral
+// option with no ephemeral target, a malformed setting. Its errors are
+// usage errors.
+func (o ClusterOptions) Check(specs []Spec) error {
+	ephemeral := false
+	for _, s := range specs {
+		ephemeral = ephemeral || s.Ephemeral()
+	}
+	if !ephemeral && (o.PGBin != "" || o.Tmpfs || o.TCP || o.Keep || len(o.Settings) > 0) {
+		if len(specs) == 1 && specs[0].Name == "" {
+			return usage.Errorf("--pg-bin, --tmpfs, --tcp, --keep and --set apply to an ephemeral cluster, not to --dsn or a PGHOST-style environment")
+		}
+		return usage.Errorf("--pg-bin, --tmpfs, --tcp, --keep and --set apply to ephemeral targets (bin: and settings:), and every target is dsn:")
+	}
+	for _, s := range o.Settings {
+		if _, err := ParseSetting(s); err != nil {
+			return usage.Errorf("--set: %v", err)
+		}
+	}
+	return nil
+}
+
+// Needs is what a run will ask of the servers it opens, to size ephemeral
+// clusters: the data it creates and the connections it opens at once.
+type Needs struct {
+	DataBytes   int64
+	Connections int
+}
+
+// Server is a server ready for connections: an existing one named by a
+// connection string, or an ephemeral cluster this process started.
+type Server struct {
+	Config  *pgconn.Config
+	Cluster *Cluster // nil unless ephemeral
+	// Info is what the result file says of the target; RecordInfo adds
+	// the server's version and settings.
+	Info result.Target
+	keep bool
+	log  func(string)
+}
+
+// Open opens the target spec names: for a DSN target it only parses the
+// connection string (nothing is connected yet); for an ephemeral one it
+// starts a cluster sized for needs. log receives one-line notices. Errors
+// in what the user gave are usage errors; the caller must Close the
+// server, which stops an ephemeral cluster.
+func Open(ctx context.Context, spec Spec, opt ClusterOptions, needs Needs, log func(string)) (*Server, error) {
+	if log == nil {
+		log = func(string) {}
+	}
+	if !spec.Ephemeral() {
+		return openDSN(spec, log)
+	}
+	bin, err := binDir(spec, opt)
+	if err != nil {
+		return nil, err
+	}
+	return startCluster(ctx, spec, bin, opt, needs, log)
+}
+
+// OpenAll opens every target: the binaries of every ephemeral one are
+// found first (a wrong directory is a usage error before any server
+// starts), then the clusters start in parallel. It returns every server
+// opened, in spec order (nil where one failed), also on error, so that the
+// caller can close them.
+func OpenAll(ctx context.Context, specs []Spec, opt ClusterOptions, needs Needs, log func(string)) ([]*Server, error) {
+	if log == nil {
+		log = func(string) {}
+	}
+	bins := make([]string, len(specs))
+	for i, s := range specs {
+		if s.Ephemeral() {
+			bin, err := binDir(s, opt)
+			if err != nil {
+				return nil, err
+			}
+			bins[i] = bin
+		}
+	}
+	servers := make([]*Server, len(specs))
+	errs := make([]error, len(specs))
+	var wg sync.WaitGroup
+	for i, s := range specs {
+		if !s.Ephemeral() {
+			servers[i], errs[i] = openDSN(s, log)
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			servers[i], errs[i] = startCluster(ctx, s, bins[i], opt, needs, log)
+		}()
+	}
+	wg.Wait()
+	return servers, FirstError(errs)
+}
+
+// FirstError returns the first usage error of errs, else the first error:
+// the one that decides the exit code.
+func FirstError(errs []error) error {
+	var first error
+	for _, err := range errs {
+		if usage.Is(err) {
+			return err
+		}
+		if first == nil && err != nil {
+			first = err
+		}
+	}
+	return first
+}
+
+// binDir finds the server binaries of an ephemeral spec.
+func binDir(spec Spec, opt ClusterOptions) (string, error) {
+	dir := opt.PGBin
+	if spec.Kind == Bin {
+		dir = spec.BinDir
+	}
+	bin, err := FindBinDir(dir)
+	if err != nil {
+		return "", usage.Wrap(named(spec, err))
+	}
+	return bin, nil
+}
+
+// named puts the target's name in front of err, when it has one.
+func named(spec Spec, err error) error {
+	if spec.Name == "" {
+		return err
+	}
+	return usage.Prefix("target "+spec.Name+": ", err)
+}
+
+func openDSN(spec Spec, log func(string)) (*Server, error) {
+	cfg, err := ParseDSN(spec.DSN)
+	if err != nil {
+		return nil, usage.Wrap(named(spec, err))
+	}
+	return &Server{Config: cfg, log: log, Info: result.Target{Kind: "dsn", Name: spec.Name, Description: Describe(cfg)}}, nil
+}
+
+// startCluster starts an ephemeral cluster from the binaries in bin, with
+// the --set settings and then the spec's own, sized for needs.
+func startCluster(ctx context.Context, spec Spec, bin string, opt ClusterOptions, needs Needs, log func(string)) (*Server, error) {
+	var settings []Setting
+	for _, s := range opt.Settings {
+		st, err := ParseSetting(s)
+		if err != nil {
+			return nil, usage.Errorf("--set: %v", err)
+		}
+		settings = append(settings, st)
+	}
+	settings = append(settings, spec.Settings...)
+	log(fmt.Sprintf("starting an ephemeral PostgreSQL cluster from %s...", bin))
+	c, err := Start(ctx, Options{BinDir: bin, Tmpfs: opt.Tmpfs, TCP: opt.TCP, Settings: settings, OSUser: opt.OSUser,
+		DataSizeHint: needs.DataBytes, MaxConnections: needs.Connections + 10, Detach: opt.Keep})
+	if err != nil {
+		if c != nil {
+			c.Stop()
+		}
+		return nil, named(spec, fmt.Errorf("ephemeral cluster: %w", err))
+	}
+	dsn := c.ConnString("postgres")
+	if opt.TCP {
+		dsn = c.TCPConnString("postgres")
+	}
+	cfg, err := ParseDSN(dsn)
+	if err != nil {
+		c.Stop()
+		return nil, err
+	}
+	return &Server{Config: cfg, Cluster: c, keep: opt.Keep, log: log, Info: result.Target{
+		Kind: "ephemeral", Name: spec.Name, Description: Describe(cfg), BinDir: bin, Preloaded: c.Preloaded, Tmpfs: opt.Tmpfs,
+	}}, nil
+}
+
+// Ephemeral reports whether this process started the server.
+func (s *Server) Ephemeral() bool { return s.Cluster != nil }
+
+// Connect opens one connection, with errors classified (a wrong password
+// or database is a usage error) and passwords kept out.
+func (s *Server) Connect(ctx context.Context) (*pgconn.PgConn, error) {
+	conn, err := pgconn.ConnectConfig(ctx, s.Config)
+	if err != nil {
+		err = ClassifyConnectError(s.Config, err)
+		if ce, ok := err.(*ConnectError); ok && ce.Usage {
+			return nil, usage.Wrap(err)
+		}
+		return nil, err
+	}
+	return conn, nil
+}
+
+// RecordInfo adds the server's version and non-default settings to Info,
+// when the server tells them.
+func (s *Server) RecordInfo(ctx context.Context) {
+	conn, err := s.Connect(ctx)
+	if err != nil {
+		return
+	}
+	defer conn.Close(context.Background())
+	if info, err := ServerInfo(ctx, conn); err == nil {
+		s.Info.ServerVersion, s.Info.Settings = info.Version, info.Settings
+	}
+}
+
+// Close stops an ephemeral cluster (or, with --keep, says how to reach
+// it). It does nothing for an existing server, and is safe to call twice.
+func (s *Server) Close() {
+	if s == nil || s.Cluster == nil {
+		return
+	}
+	if s.keep {
+		s.log(fmt.Sprintf("keeping the cluster: psql %q   (stop it: kill %d; then rm -rf %s)",
+			s.Cluster.ConnString("postgres"), s.Cluster.PID(), s.Cluster.Dir))
+		return
+	}
+	if err := s.Cluster.Stop(); err != nil {
+		s.log(fmt.Sprintf("warning: removing the ephemeral cluster: %v", err))
+	}
+}

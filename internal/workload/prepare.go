@@ -1,0 +1,116 @@
+package workload
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/pgscale/pgscale/internal/usage"
+)
+
+// Check finds what pgbench -i would refuse in o, as usage errors naming
+// pgbench's flags.
+func (o InitOptions) Check() error {
+	switch {
+	case o.Scale < 1:
+		return usage.Errorf("--scale must be at least 1")
+	case o.Fillfactor < 10 || o.Fillfactor > 100:
+		return usage.Errorf("--fillfactor must be between 10 and 100")
+	case o.Partitions < 0:
+		return usage.Errorf("--partitions must be at least 0")
+	case o.PartitionMethod != "range" && o.PartitionMethod != "hash":
+		return usage.Errorf("--partition-method must be range or hash")
+	}
+	return nil
+}
+
+// PrepareOptions say how to make a target's data ready for a workload.
+type PrepareOptions struct {
+	// Create (re)creates pgbench's data with Init first: always on an
+	// ephemeral cluster, on request (--init) on an existing server.
+	Create bool
+	Init   InitOptions
+	// ScaleGiven says -s was given, so that a scale the data contradicts
+	// is warned about.
+	ScaleGiven bool
+	// NeedTables refuses a database without pgbench's tables (the
+	// built-in scripts use them).
+	NeedTables bool
+	// Setup is SQL run once after the data is made (--setup), SetupName
+	// the file it came from.
+	Setup, SetupName string
+	// Where names the target in errors.
+	Where string
+	// Log receives one-line notices.
+	Log func(string)
+}
+
+// Prepared is what Prepare found or made.
+type Prepared struct {
+	// Scale is the data's scale, read from it as pgbench does (the number
+	// of branches), or the asked-for one when the data has none.
+	Scale int
+	// Tables says pgbench's tables are there (vacuumed before each step).
+	Tables bool
+}
+
+// Prepare makes sure the data the workload needs is there: creates it
+// when asked, refuses a database that lacks pgbench's tables when the
+// workload needs them (a usage error naming the fix), runs the setup SQL,
+// and reads the scale.
+func Prepare(ctx context.Context, connect Connector, o PrepareOptions) (Prepared, error) {
+	log := o.Log
+	if log == nil {
+		log = func(string) {}
+	}
+	conn, err := connect(ctx)
+	if err != nil {
+		return Prepared{}, err
+	}
+	defer conn.Close(context.Background())
+	data, err := Inspect(ctx, conn)
+	if err != nil {
+		return Prepared{}, err
+	}
+	if o.Create {
+		log(fmt.Sprintf("creating pgbench data, scale %d...", o.Init.Scale))
+		if _, err := Init(ctx, connect, o.Init, io.Discard); err != nil {
+			return Prepared{}, fmt.Errorf("init: %w", err)
+		}
+		if data, err = Inspect(ctx, conn); err != nil {
+			return Prepared{}, err
+		}
+	} else if !data.Complete() && o.NeedTables {
+		return Prepared{}, usage.Errorf("%s has no pgbench tables (missing %s): run `pgscale init --dsn ...` first, or pass --init to create them",
+			o.Where, strings.Join(data.Missing, ", "))
+	}
+	if o.Setup != "" {
+		if err := conn.Exec(ctx, o.Setup).Close(); err != nil {
+			return Prepared{}, usage.Errorf("--setup %s: %v", o.SetupName, err)
+		}
+	}
+	scale := data.Scale
+	if !data.Complete() || scale == 0 {
+		scale = o.Init.Scale
+	} else if o.ScaleGiven && scale != o.Init.Scale {
+		log(fmt.Sprintf("warning: -s %d ignored, using the scale of the data (%d branches), as pgbench does", o.Init.Scale, scale))
+	}
+	return Prepared{Scale: scale, Tables: data.Complete()}, nil
+}
+
+// VacuumBeforeStep does what pgbench does before a run unless -n: vacuum
+// the small tables and empty the history.
+func VacuumBeforeStep(ctx context.Context, connect Connector) error {
+	conn, err := connect(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(context.Background())
+	for _, sql := range []string{"VACUUM pgbench_branches", "VACUUM pgbench_tellers", "TRUNCATE pgbench_history"} {
+		if err := conn.Exec(ctx, sql).Close(); err != nil {
+			return fmt.Errorf("%s: %w", sql, err)
+		}
+	}
+	return nil
+}
