@@ -277,7 +277,7 @@ func (p *PgBouncer) writeConfig(server *pgconn.Config) error {
 	for _, kv := range [][2]string{{"host", server.Host}, {"port", strconv.Itoa(int(server.Port))},
 		{"user", server.User}, {"password", server.Password}} {
 		if kv[1] != "" {
-			fmt.Fprintf(&db, " %s=%s", kv[0], libpqQuote(kv[1]))
+			fmt.Fprintf(&db, " %s=%s", kv[0], connQuote(kv[1]))
 		}
 	}
 	var b strings.Builder
@@ -298,13 +298,14 @@ func (p *PgBouncer) writeConfig(server *pgconn.Config) error {
 	return nil
 }
 
-// libpqQuote quotes a value of a [databases] connection string when it
-// needs it, as libpq's keyword/value syntax does.
-func libpqQuote(v string) string {
-	if v != "" && !strings.ContainsAny(v, " '\\\t") {
+// connQuote quotes a value of a [databases] connection string when it needs
+// it, as pgbouncer reads them: values end at a space, and a quoted value
+// doubles its quotes (no backslash escapes, unlike libpq).
+func connQuote(v string) string {
+	if !strings.ContainsAny(v, " '") {
 		return v
 	}
-	return "'" + strings.NewReplacer(`\`, `\\`, `'`, `\'`).Replace(v) + "'"
+	return "'" + strings.ReplaceAll(v, "'", "''") + "'"
 }
 
 func (p *PgBouncer) start(ctx context.Context, opts PgBouncerOptions) error {

@@ -26,16 +26,19 @@ func needPgBouncer(t *testing.T) {
 	}
 }
 
-// startPgBouncer starts a pgbouncer in front of the package's cluster and
-// stops it when the test ends, failed or not.
+// startPgBouncer starts a pgbouncer in front of the package's cluster (over
+// its socket unless opts names a server) and stops it when the test ends,
+// failed or not.
 func startPgBouncer(t *testing.T, opts target.PgBouncerOptions) *target.PgBouncer {
 	t.Helper()
 	needPgBouncer(t)
-	server, err := target.ParseDSN(cluster.ConnString("postgres"))
-	if err != nil {
-		t.Fatal(err)
+	if opts.Server == nil {
+		server, err := target.ParseDSN(cluster.ConnString("postgres"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		opts.Server = server
 	}
-	opts.Server = server
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	p, err := target.StartPgBouncer(ctx, opts)
@@ -134,6 +137,34 @@ func TestPgBouncerPoolsTheCluster(t *testing.T) {
 	}
 	if _, err := os.Stat(p.Dir); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("directory %s left after Stop (%v)", p.Dir, err)
+	}
+}
+
+// A server that wants a password gets it from the pooler's configuration,
+// quoted as pgbouncer reads it, and the file holding it is private.
+func TestPgBouncerPasswordToServer(t *testing.T) {
+	needPgBouncer(t)
+	// This package's cluster asks role bench for a scram password over TCP.
+	query(t, cluster.ConnString("postgres"), "DROP ROLE IF EXISTS bench")
+	query(t, cluster.ConnString("postgres"), "CREATE ROLE bench LOGIN PASSWORD 'it''s a horse'")
+	t.Cleanup(func() { query(t, cluster.ConnString("postgres"), "DROP ROLE IF EXISTS bench") })
+	server, err := target.ParseDSN("host=127.0.0.1 port=" + strconv.Itoa(cluster.Port) + " user=bench password='it\\'s a horse' dbname=postgres sslmode=disable")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := startPgBouncer(t, target.PgBouncerOptions{Server: server})
+	if got := query(t, p.ConnString("postgres"), "SELECT current_user"); got != "bench" {
+		t.Errorf("through the pooler current_user = %q, want bench", got)
+	}
+	fi, err := os.Stat(p.ConfigFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Mode().Perm() != 0o600 {
+		t.Errorf("%s has mode %v, want 0600: it holds the password", p.ConfigFile, fi.Mode().Perm())
+	}
+	if strings.Contains(p.Log(100), "horse") {
+		t.Errorf("the pooler's log shows the password")
 	}
 }
 
