@@ -19,15 +19,16 @@ import (
 )
 
 // client is one simulated user: one goroutine, one connection, its own
-// interpreter state and its own recorder.
+// interpreter state, and a recorder of its own or shared with other clients
+// (engine.recorders).
 type client struct {
 	e       *engine
 	id      int
 	sc      *script.Client
 	scripts []*script.Script
-	offsets []int // index of each script's first command in the command stats
-	rec     *metrics.Recorder
-	rng     *rand.Rand // rate schedule
+	offsets []int             // index of each script's first command in the command stats
+	rec     *metrics.Recorder // shared with other clients beyond ownRecorders
+	rng     *rand.Rand        // rate schedule
 
 	// One connection per target (one target unless slicing A/B targets);
 	// conn and prepared are the current target's.
@@ -54,12 +55,12 @@ type client struct {
 	aborted      bool
 }
 
-func newClient(e *engine, id, ncmds int, offsets []int) *client {
+func newClient(e *engine, id, ncmds int, offsets []int, rec *metrics.Recorder) *client {
 	scripts := e.cfg.Program.Scripts()
 	c := &client{
 		e: e, id: id, scripts: scripts, offsets: offsets,
 		sc:    e.cfg.Program.NewClient(id),
-		rec:   metrics.NewRecorder(ncmds, len(scripts)),
+		rec:   rec,
 		rng:   rand.New(rand.NewPCG(e.cfg.Seed, uint64(id)+1)),
 		timer: time.NewTimer(time.Hour),
 	}
@@ -82,12 +83,12 @@ func newClient(e *engine, id, ncmds int, offsets []int) *client {
 }
 
 // connectFirst opens the client's connections (one per target) before the
-// clock starts.
-func (c *client) connectFirst() error {
+// clock starts, retrying refusals that may pass.
+func (c *client) connectFirst(ctx context.Context) error {
 	t0 := time.Now()
 	for t := range c.conns {
 		c.use(t)
-		if err := c.connect(); err != nil {
+		if err := c.connect(ctx, true); err != nil {
 			return err
 		}
 		if c.e.cfg.Reconnect {
@@ -106,17 +107,27 @@ func (c *client) use(t int) {
 	c.prepared = c.preps[t]
 }
 
-func (c *client) connect() error {
+// connect opens the current target's connection. With retry, refusals
+// that may pass are retried within the connect timeout (the first
+// connection); otherwise the caller's own loop retries (ensureConn).
+func (c *client) connect(ctx context.Context, retry bool) error {
 	cfg := c.e.connCfgs[c.cur]
-	timeout := 30 * time.Second
-	if cfg.ConnectTimeout > 0 {
-		timeout = cfg.ConnectTimeout
+	var conn *pgconn.PgConn
+	var err error
+	if retry {
+		conn, err = connectRetrying(ctx, cfg, &c.e.reached[c.cur])
+	} else {
+		timeout := defaultConnectTimeout
+		if cfg.ConnectTimeout > 0 {
+			timeout = cfg.ConnectTimeout
+		}
+		cctx, cancel := context.WithTimeout(ctx, timeout)
+		conn, err = pgconn.ConnectConfig(cctx, cfg)
+		cancel()
+		err = classifyConnect(cfg, err)
 	}
-	ctx, cancel := context.WithTimeout(c.e.ctx, timeout)
-	defer cancel()
-	conn, err := pgconn.ConnectConfig(ctx, cfg)
 	if err != nil {
-		return target.ClassifyConnectError(cfg, err)
+		return err
 	}
 	c.conn = conn
 	c.conns[c.cur] = conn
@@ -169,7 +180,7 @@ func (c *client) ensureConn() bool {
 	var firstFail time.Time
 	for {
 		t0 := time.Now()
-		err := c.connect()
+		err := c.connect(c.e.ctx, false)
 		if err == nil {
 			c.connUS += time.Since(t0).Microseconds()
 			return true

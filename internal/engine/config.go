@@ -69,6 +69,18 @@ func ParseIOMode(s string) (IOMode, error) {
 // it, one OS thread per client costs more than the netpoller.
 const RawMaxClients = 256
 
+// RawLimit is the most clients (and companions) IORaw accepts: raw I/O
+// holds a P, and so an OS thread, per client; the netpoller's threads do
+// not grow with the client count.
+const RawLimit = 1024
+
+// DefaultConnectConcurrency is how many connections a step opens at once
+// unless Config.ConnectConcurrency says otherwise: enough to connect
+// thousands of clients in seconds, few enough not to overflow a server's or
+// a pooler's listen queue (pgbouncer's listen_backlog is 128) or to fork
+// backends faster than the machine can start them.
+const DefaultConnectConcurrency = 32
+
 // Config is one step: a fixed number of clients running a program.
 type Config struct {
 	Conn         *pgconn.Config  // where to connect (from pgconn.ParseConfig); copied per connection
@@ -94,6 +106,16 @@ type Config struct {
 	Companions       int
 	Seed             uint64        // seeds the rate schedule
 	ReconnectTimeout time.Duration // a client gives up after failing to reconnect this long; default 10 s
+	// ConnectConcurrency bounds how many clients open their connections at
+	// once before the step starts; default DefaultConnectConcurrency. A
+	// refused connection that may succeed later (a full listen queue, too
+	// many clients for the server or pooler just now) is retried with
+	// back-off until the connection's ConnectTimeout (30 s when unset).
+	ConnectConcurrency int
+	// ConnectProgress, when set, is called while the clients connect,
+	// every ConnectProgressEvery and once when the phase ends, with how many
+	// clients have connected. It is called from one goroutine.
+	ConnectProgress func(connected, total int)
 	// Progress, when set, is called by the collector after every interval.
 	Progress func(Progress)
 	// Events, when set, receives one-line notices (a client reconnected, aborted).
@@ -149,6 +171,11 @@ func (c *Config) validate() error {
 		return fmt.Errorf("engine: a duration and a transaction count are exclusive")
 	case c.MaxTries < 0 && c.Duration <= 0 && c.LatencyLimit <= 0:
 		return fmt.Errorf("engine: unlimited tries (--max-tries 0) needs --duration or --latency-limit")
+	case c.IO == IORaw && c.Clients+c.Companions > RawLimit:
+		return fmt.Errorf("engine: raw I/O holds one OS thread per client; %d clients is more than its limit of %d (use the netpoller: --io netpoll or auto)",
+			c.Clients+c.Companions, RawLimit)
+	case c.ConnectConcurrency < 0:
+		return fmt.Errorf("engine: connect concurrency must be positive, got %d", c.ConnectConcurrency)
 	case c.Protocol == Simple && c.usesPipeline():
 		return fmt.Errorf("engine: pipelines need the extended or prepared protocol (-M extended|prepared)")
 	}

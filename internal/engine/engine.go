@@ -50,19 +50,24 @@ type ErrorCount struct {
 
 // Result is what one step measured.
 type Result struct {
-	Clients        int
-	IO             IOMode        // the I/O mode used (auto resolved)
-	Began          time.Time     // the measured window's start
-	Elapsed        time.Duration // the measured window's length
-	Total          *metrics.Interval
-	Series         []Point
-	Slices         []Slice       // with several targets: each measured slice
-	ClientUser     time.Duration // load generator CPU (getrusage) during the measured window
-	ClientSys      time.Duration
-	ConnectMean    time.Duration // mean time to open a client's first connection
-	Errors         []ErrorCount  // distinct errors, in no particular order
-	Aborted        int           // clients that stopped on an error
-	Incomplete     string        // why the step ended early; empty when it completed
+	Clients     int
+	IO          IOMode        // the I/O mode used (auto resolved)
+	Began       time.Time     // the measured window's start
+	Elapsed     time.Duration // the measured window's length
+	Total       *metrics.Interval
+	Series      []Point       // never nil: empty when no interval was measured
+	Slices      []Slice       // with several targets: each measured slice (never nil)
+	ClientUser  time.Duration // load generator CPU (getrusage) during the measured window
+	ClientSys   time.Duration
+	ConnectMean time.Duration // mean time to open a client's first connection (retries included)
+	// ConnectElapsed is the connection phase's wall time, from the first
+	// connection attempt until every client is connected: pgbench's
+	// "initial connection time". Neither it nor the clients' waits count in
+	// the measured window.
+	ConnectElapsed time.Duration
+	Errors         []ErrorCount // distinct errors, in no particular order (never nil)
+	Aborted        int          // clients that stopped on an error
+	Incomplete     string       // why the step ended early; empty when it completed
 	commandOffsets []int
 }
 
@@ -73,7 +78,8 @@ func (r *Result) CommandOffset(si int) int { return r.commandOffsets[si] }
 var ErrAllClientsFailed = errors.New("every client failed")
 
 // Run runs one step. It returns a Result even when it also returns an error
-// (interrupted, all clients failed), holding what was measured until then.
+// (interrupted, a client could not connect, all clients failed), holding
+// what was measured until then and, when it is incomplete, why.
 func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
@@ -101,20 +107,19 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		prev := runtime.GOMAXPROCS(cfg.Clients + cfg.Companions)
 		defer runtime.GOMAXPROCS(prev)
 	}
-	if os.Getenv("GOGC") == "" {
-		// A garbage collection stops every client for a moment, and a
-		// client it stops may resume on another thread, away from its
-		// backend's CPU. The clients allocate nothing per transaction, but
-		// the collector's histogram encoding takes about 0.3 MB per
-		// interval, and with a heap of a few MB the default collected every
-		// 5 s at 8 clients. Collect before the step, and let the heap grow
-		// to five times what is live during it (tens of MB): 3.8 % more
-		// throughput at 8 clients here (8 interleaved rounds of 10 s).
-		runtime.GC()
-		defer debug.SetGCPercent(debug.SetGCPercent(400))
-	}
 	return e.run()
 }
+
+// ownRecorders is the most clients that get a recorder each; beyond it,
+// client i records into recorder i % ownRecorders. A recorder's latency
+// histogram (1 µs to an hour at three significant figures) takes 184 KiB,
+// and the collector keeps a spare for each recorder: one recorder per
+// client cost 370 KiB per client, 3.6 GiB at 10 000 clients. A shared
+// recorder's mutex is taken once per transaction by each of its clients
+// and held for well under a microsecond, so with 64 of them two clients
+// running at the same moment rarely meet at one; up to 64 clients (every
+// count the raw I/O hot path was measured at) nothing is shared at all.
+const ownRecorders = 64
 
 type engine struct {
 	cfg     *Config
@@ -129,6 +134,8 @@ type engine struct {
 	connCfgs []*pgconn.Config // one per target
 	target   atomic.Int32     // the target clients use now (slices)
 	names    [][]string       // prepared statement names per script and command
+	reached  []atomic.Bool    // per target: a connection to it succeeded in this step
+	recs     []*metrics.Recorder
 	windowAt atomic.Int64
 	endAt    atomic.Int64 // unix nanos after which completions are not counted; 0 = none
 
@@ -164,6 +171,7 @@ func newEngine(parent context.Context, cfg *Config) *engine {
 		}
 		e.connCfgs = append(e.connCfgs, c)
 	}
+	e.reached = make([]atomic.Bool, len(e.connCfgs))
 	for si, s := range cfg.Program.Scripts() {
 		e.names = append(e.names, make([]string, len(s.Commands)))
 		for pc := range s.Commands {
@@ -211,36 +219,50 @@ func (e *engine) run() (*Result, error) {
 		offsets[i] = ncmds
 		ncmds += len(s.Commands)
 	}
-	res := &Result{Clients: cfg.Clients, IO: e.io, Total: metrics.NewInterval(ncmds, len(scripts)), commandOffsets: offsets}
+	res := &Result{Clients: cfg.Clients, IO: e.io, Total: metrics.NewInterval(ncmds, len(scripts)), commandOffsets: offsets,
+		Series: []Point{}, Slices: []Slice{}, Errors: []ErrorCount{}}
 
 	// Connect every client first; the clock starts when all are connected.
-	e.clients = make([]*client, cfg.Clients)
-	var wg sync.WaitGroup
-	connErrs := make([]error, cfg.Clients)
-	for i := range e.clients {
-		e.clients[i] = newClient(e, i, ncmds, offsets)
-		wg.Add(1)
-		go func(c *client) {
-			defer wg.Done()
-			connErrs[c.id] = c.connectFirst()
-		}(e.clients[i])
+	e.recs = make([]*metrics.Recorder, min(cfg.Clients, ownRecorders))
+	for i := range e.recs {
+		e.recs[i] = metrics.NewRecorder(ncmds, len(scripts))
 	}
-	wg.Wait()
-	var connSum time.Duration
-	for i, err := range connErrs {
-		if err != nil {
-			for _, c := range e.clients {
-				c.closeConn()
-			}
-			if e.parent.Err() != nil {
-				res.Incomplete = "interrupted while connecting"
-				return res, e.parent.Err()
-			}
-			return res, fmt.Errorf("client %d: %w", i, err)
+	e.clients = make([]*client, cfg.Clients)
+	for i := range e.clients {
+		e.clients[i] = newClient(e, i, ncmds, offsets, e.recs[i%len(e.recs)])
+	}
+	var err error
+	res.ConnectElapsed, err = e.connectAll()
+	if err != nil {
+		res.Errors = e.errorList()
+		if e.parent.Err() != nil {
+			res.Incomplete = "interrupted while connecting"
+			return res, e.parent.Err()
 		}
-		connSum += e.clients[i].firstConnect
+		res.Incomplete = "could not connect every client: " + secret.Redact(err.Error())
+		return res, err
+	}
+	var connSum time.Duration
+	for _, c := range e.clients {
+		connSum += c.firstConnect
 	}
 	res.ConnectMean = connSum / time.Duration(cfg.Clients)
+	if os.Getenv("GOGC") == "" {
+		// A garbage collection stops every client for a moment, and a
+		// client it stops may resume on another thread, away from its
+		// backend's CPU. The clients allocate nothing per transaction, but
+		// the collector's histogram encoding takes about 0.3 MB per
+		// interval, and with a heap of a few MB the default collected every
+		// 5 s at 8 clients. Collect once the clients are connected (the
+		// connection phase's garbage goes, and the heap that stays is what
+		// the clients hold), and let the heap grow to five times that
+		// during the step: 3.8 % more throughput at 8 clients here (8
+		// interleaved rounds of 10 s). Collecting only now keeps the
+		// connection phase, which makes garbage in proportion to the
+		// clients, under the default.
+		runtime.GC()
+		defer debug.SetGCPercent(debug.SetGCPercent(400))
+	}
 
 	start := time.Now()
 	window := start.Add(cfg.Warmup)
@@ -278,21 +300,17 @@ func (e *engine) run() (*Result, error) {
 		return res, e.parent.Err()
 	case res.Aborted == cfg.Clients:
 		res.Incomplete = fmt.Sprintf("all %d clients stopped on errors", cfg.Clients)
-		first := "unknown error"
-		if len(res.Errors) > 0 {
-			first = res.Errors[0].Msg
-		}
-		return res, fmt.Errorf("%w: %s", ErrAllClientsFailed, first)
+		return res, fmt.Errorf("%w: %s", ErrAllClientsFailed, mostFrequent(res.Errors))
 	}
 	return res, nil
 }
 
-// collect swaps every client's recorder out at every interval tick and
-// slice edge, merges, and reports progress, until the clients are done.
+// collect swaps every recorder out at every interval tick and slice edge,
+// merges, and reports progress, until the clients are done.
 func (e *engine) collect(res *Result, start, window time.Time, done <-chan struct{}) {
 	cfg := e.cfg
 	ncmds, nscripts := len(res.Total.Commands), len(res.Total.Scripts)
-	spare := make([]*metrics.Interval, len(e.clients))
+	spare := make([]*metrics.Interval, len(e.recs))
 	for i := range spare {
 		spare[i] = metrics.NewInterval(ncmds, nscripts)
 	}
@@ -300,8 +318,8 @@ func (e *engine) collect(res *Result, start, window time.Time, done <-chan struc
 	iv := metrics.NewInterval(ncmds, nscripts)      // the current interval
 	sl := metrics.NewInterval(ncmds, nscripts)      // the counted part of the current slice
 	drain := func() {
-		for i, c := range e.clients {
-			old := c.rec.Swap(spare[i])
+		for i, r := range e.recs {
+			old := r.Swap(spare[i])
 			drained.Merge(old)
 			old.Reset()
 			spare[i] = old
@@ -468,6 +486,21 @@ func (e *engine) waitClients(done <-chan struct{}) {
 		c.interrupt()
 	}
 	<-done
+}
+
+// mostFrequent is the message of the error seen most often (the first by
+// message among equals): the one that names why every client stopped.
+func mostFrequent(errs []ErrorCount) string {
+	if len(errs) == 0 {
+		return "unknown error"
+	}
+	best := errs[0]
+	for _, e := range errs[1:] {
+		if e.Count > best.Count || e.Count == best.Count && e.Msg < best.Msg {
+			best = e
+		}
+	}
+	return best.Msg
 }
 
 func (e *engine) errorList() []ErrorCount {

@@ -1,6 +1,6 @@
 // Package metrics records what clients see — latencies in HDR histograms,
-// counts of transactions, failures and retries — with no lock shared between
-// clients, and merges them once per interval.
+// counts of transactions, failures and retries — in recorders that each
+// client or shard of clients locks alone, merged once per interval.
 package metrics
 
 import (

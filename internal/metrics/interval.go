@@ -166,10 +166,13 @@ func (iv *Interval) Reset() {
 	clear(iv.Commands)
 }
 
-// Recorder is one client's current interval. The client records into it
-// under the recorder's own mutex; the collector swaps it out once per
-// interval. No lock is shared between clients, and the mutex is only ever
-// contended by the collector's one swap per interval.
+// Recorder is the current interval of one client, or of a shard of
+// clients: each records into it under the recorder's own mutex, and the
+// collector swaps it out once per interval. The engine gives each client a
+// recorder of its own up to a few dozen clients, so the mutex is contended
+// only by the collector's one swap per interval, and shares each recorder
+// among a shard of clients beyond, so memory does not grow with a latency
+// histogram per client.
 type Recorder struct {
 	mu  sync.Mutex
 	cur *Interval

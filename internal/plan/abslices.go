@@ -119,7 +119,7 @@ func SplitSlices(res *engine.Result, k int) []result.Step {
 	out := make([]result.Step, k)
 	for ti := range out {
 		part := &engine.Result{Clients: res.Clients, IO: res.IO, Began: res.Began, Total: metrics.NewInterval(0, 0),
-			ConnectMean: res.ConnectMean, Errors: res.Errors, Aborted: res.Aborted, Incomplete: res.Incomplete}
+			ConnectMean: res.ConnectMean, ConnectElapsed: res.ConnectElapsed, Errors: res.Errors, Aborted: res.Aborted, Incomplete: res.Incomplete}
 		for _, sl := range res.Slices {
 			if sl.Target != ti {
 				continue

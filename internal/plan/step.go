@@ -51,6 +51,7 @@ func StepResult(r *engine.Result, scripts []*script.Script) result.Step {
 	}
 	sum.LagMaxMs = ms(float64(t.LagMaxUS))
 	sum.ConnectMs = float64(r.ConnectMean.Microseconds()) / 1000
+	sum.InitialConnectMs = float64(r.ConnectElapsed.Microseconds()) / 1000
 	sum.Connections = t.Conns
 	if t.Conns > 0 {
 		sum.ConnMeanMs = ms(t.ConnSumUS / float64(t.Conns))

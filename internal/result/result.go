@@ -120,13 +120,17 @@ type Summary struct {
 	Late         int64            `json:"late,omitempty"`
 	LagMeanMs    float64          `json:"lag_mean_ms,omitempty"`
 	LagMaxMs     float64          `json:"lag_max_ms,omitempty"`
-	ConnectMs    float64          `json:"connect_ms"`                   // mean initial connection time
-	Connections  int64            `json:"connections,omitempty"`        // -C: connections opened
-	ConnMeanMs   float64          `json:"connection_mean_ms,omitempty"` // -C: mean time to open one
-	ClientCPU    CPU              `json:"client_cpu"`
-	Speedup      float64          `json:"speedup"`    // tps / first step's tps
-	Efficiency   float64          `json:"efficiency"` // speedup / (clients / first step's clients)
-	Aborted      int              `json:"aborted_clients,omitempty"`
+	ConnectMs    float64          `json:"connect_ms"` // mean time to open a client's first connection
+	// InitialConnectMs is the connection phase's wall time, from the first
+	// attempt until every client was connected: pgbench's "initial
+	// connection time". It is not part of the measured window.
+	InitialConnectMs float64 `json:"initial_connection_ms,omitempty"`
+	Connections      int64   `json:"connections,omitempty"`        // -C: connections opened
+	ConnMeanMs       float64 `json:"connection_mean_ms,omitempty"` // -C: mean time to open one
+	ClientCPU        CPU     `json:"client_cpu"`
+	Speedup          float64 `json:"speedup"`    // tps / first step's tps
+	Efficiency       float64 `json:"efficiency"` // speedup / (clients / first step's clients)
+	Aborted          int     `json:"aborted_clients,omitempty"`
 }
 
 // Latency summarises a latency distribution in milliseconds: mean and
