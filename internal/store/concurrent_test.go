@@ -23,8 +23,9 @@ const (
 )
 
 // TestConcurrentWriters starts two processes that add results to one store
-// at once, each from two goroutines, as two CI jobs would, and checks that
-// every result and every point arrived.
+// at once, each from two goroutines, as two CI jobs would: files of their
+// own to the same series, and one file both add. Every result and point
+// must arrive, and the shared file once.
 func TestConcurrentWriters(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, location string) {
 		open(t, location).Close() // created first, so the writers race on adding only
@@ -48,19 +49,19 @@ func TestConcurrentWriters(t *testing.T) {
 			}
 		}
 		s := open(t, location)
-		if n := rows(t, s, "pgscale_results"); n != 2*perWriter {
-			t.Errorf("%d results stored, want %d", n, 2*perWriter)
+		if n := rows(t, s, "pgscale_results"); n != 2*perWriter+1 {
+			t.Errorf("%d results stored, want %d", n, 2*perWriter+1)
 		}
-		series, err := s.Series(context.Background(), store.Filter{Measure: "tps"})
+		series, err := s.Series(context.Background(), store.Filter{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(series) != 2 {
-			t.Fatalf("series %v, want one per writer's label", series)
+		if len(series) != 4 {
+			t.Fatalf("series %v, want one per measure", series)
 		}
 		for _, sr := range series {
-			if sr.Points != perWriter {
-				t.Errorf("%s: %d points, want %d", sr.Key, sr.Points, perWriter)
+			if sr.Count != 2*perWriter+1 {
+				t.Errorf("%s: %d points, want %d", sr.Key, sr.Count, 2*perWriter+1)
 			}
 		}
 	})
@@ -87,9 +88,15 @@ func TestWriterProcess(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			if g == 0 {
+				f, raw := variant(t, -time.Hour, 999) // the file both writers add
+				if _, err := s.Add(context.Background(), f, raw, store.Meta{Label: "shared"}); err != nil {
+					t.Error(err)
+				}
+			}
 			for i := g; i < perWriter; i += 2 {
 				f, raw := variant(t, time.Duration(i)*time.Minute, 1000+float64(w*1000+i))
-				if _, err := s.Add(context.Background(), f, raw, store.Meta{Label: fmt.Sprint("writer-", w)}); err != nil {
+				if _, err := s.Add(context.Background(), f, raw, store.Meta{Label: "shared", Commit: fmt.Sprint(w, "-", i)}); err != nil {
 					t.Error(err)
 					return
 				}

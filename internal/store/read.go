@@ -36,9 +36,9 @@ type Series struct {
 	// better.
 	Unit           string
 	HigherIsBetter bool
-	// Points counts the points; Last is the newest of them.
-	Points int
-	Last   Point
+	// Count counts the points; Last is the newest of them.
+	Count int
+	Last  Point
 	// AckedResult is the result of the acknowledged change point that ran
 	// last, 0 when none was acknowledged.
 	AckedResult int64
@@ -137,7 +137,7 @@ func (s *Store) Series(ctx context.Context, f Filter) ([]Series, error) {
 	for rows.Next() {
 		var sr Series
 		var lp rawPoint
-		if err := rows.Scan(sr.dest(&sr.Points, &sr.AckedResult, lp.dest())...); err != nil {
+		if err := rows.Scan(sr.dest(&sr.Count, &sr.AckedResult, lp.dest())...); err != nil {
 			return nil, fmt.Errorf("store %s: listing series: %w", s.location, err)
 		}
 		if sr.Last, err = lp.point(); err != nil {
@@ -240,7 +240,7 @@ func (s *Store) history(ctx context.Context, cond string, args []any) ([]History
 		}
 		h := &out[len(out)-1]
 		h.Points = append(h.Points, p)
-		h.Series.Points, h.Last = len(h.Points), p
+		h.Count, h.Last = len(h.Points), p
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("store %s: reading points: %w", s.location, err)

@@ -166,7 +166,7 @@ func TestAddAndRead(t *testing.T) {
 		}
 		sr := series[0]
 		wantKey := store.Key{Workload: "select-only -s 1 -M prepared", Label: "main", Clients: 2, Measure: "tps", Machine: sr.Machine}
-		if sr.Key != wantKey || sr.Unit != "txn/s" || !sr.HigherIsBetter || sr.Points != 4 {
+		if sr.Key != wantKey || sr.Unit != "txn/s" || !sr.HigherIsBetter || sr.Count != 4 {
 			t.Errorf("series %+v, want key %v, 4 points", sr, wantKey)
 		}
 		if sr.Last.Value != 1005 || sr.Last.Commit != "c3" || sr.Last.Name() != "c3" {
