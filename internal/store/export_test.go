@@ -5,6 +5,9 @@ import (
 	"fmt"
 )
 
+// LastMigration is the version the last migration brings a store to.
+var LastMigration = migrations[len(migrations)-1].version
+
 // OpenNext opens a store as a pgscale one schema version newer than this
 // one would: with an extra migration made of stmts.
 func OpenNext(ctx context.Context, location string, stmts ...string) (*Store, error) {

@@ -65,8 +65,9 @@ var migrations = []migration{
 	}},
 }
 
-// SchemaVersion is the version of the store's schema this pgscale writes.
-var SchemaVersion = migrations[len(migrations)-1].version
+// SchemaVersion is the version of the store's schema this pgscale writes:
+// that of the last migration.
+const SchemaVersion = 1
 
 // ErrNewerSchema is returned (wrapped) by Open for a store whose schema is
 // newer than this pgscale knows.

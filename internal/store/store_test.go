@@ -352,6 +352,9 @@ func TestAddRefuses(t *testing.T) {
 }
 
 func TestSchemaVersions(t *testing.T) {
+	if store.SchemaVersion != store.LastMigration {
+		t.Fatalf("SchemaVersion %d, but the last migration is to %d", store.SchemaVersion, store.LastMigration)
+	}
 	forEachBackend(t, func(t *testing.T, location string) {
 		ctx := context.Background()
 		s := open(t, location)
