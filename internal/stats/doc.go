@@ -1,7 +1,8 @@
 // Package stats turns measured values into the numbers pgscale reports and the
 // verdicts a CI job acts on: summaries, paired and unpaired comparisons of a
 // baseline against a candidate, before/during comparisons of per-second
-// series, noise sizing from A/A runs, bounds and verdicts.
+// series, noise sizing from A/A runs, bounds and verdicts, and change points
+// in a history of runs.
 //
 // It is pure computation. It knows nothing of PostgreSQL or of result files:
 // callers hand it slices of float64 and a [Measure] that says what the values
@@ -36,6 +37,9 @@
 //   - [NoiseAA] and [RoundsToDetect]: noise of an A/A run and the rounds
 //     needed to detect a given change.
 //   - [Summarize]: median with a distribution-free interval, mean, sd, range.
+//   - [ChangePoints]: where the mean of a history of values moves, by
+//     E-Divisive means with a t-test as Apache Otava finds them; each with
+//     its change, interval and p-value.
 //
 // # Use
 //
