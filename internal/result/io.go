@@ -30,6 +30,16 @@ func Write(path string, f *File) error {
 	if err := ValidateJSON(data); err != nil {
 		return fmt.Errorf("refusing to write a result that breaks its schema: %w", err)
 	}
+	if where, err := secret.FindInJSON(data); err != nil {
+		return err
+	} else if where != "" {
+		// A password where pgscale does not put one (a setting such as
+		// primary_conninfo, a script's text): the result is still
+		// written, without it.
+		if data, err = secret.RedactJSON(data, " "); err != nil {
+			return err
+		}
+	}
 	return WriteFileAtomic(path, append(data, '\n'))
 }
 
@@ -139,6 +149,9 @@ func Read(path string) (*File, error) {
 	if err := ValidateJSON(data); err != nil {
 		return nil, fmt.Errorf("%s: not a valid pgscale result file: %v", path, err)
 	}
+	if err := noPassword(data); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
 	var f File
 	dec := json.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(&f); err != nil {
@@ -148,6 +161,20 @@ func Read(path string) (*File, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return &f, nil
+}
+
+// noPassword finds a password anywhere in a result file's JSON — a
+// setting such as primary_conninfo, a -D value —, not only where Validate
+// looks (the command line, the A/B target specs).
+func noPassword(data []byte) error {
+	where, err := secret.FindInJSON(data)
+	if err != nil {
+		return err
+	}
+	if where != "" {
+		return fmt.Errorf("%s holds an unredacted password", where)
+	}
+	return nil
 }
 
 // Validate checks what every reader relies on.

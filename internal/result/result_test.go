@@ -123,3 +123,26 @@ func TestWriteRefusesAQuotedPassword(t *testing.T) {
 		t.Errorf("write: %v, want a refusal naming the password", err)
 	}
 }
+
+// A password where pgscale does not put one — a server setting such as
+// primary_conninfo — does not stop the result from being written: it is
+// written without the password.
+func TestWriteRedactsAPasswordInASetting(t *testing.T) {
+	f := sample()
+	f.Target.Settings = map[string]string{"primary_conninfo": "host=p user=r password=s3cret"}
+	path := filepath.Join(t.TempDir(), "r.json")
+	if err := result.Write(path, f); err != nil {
+		t.Fatalf("write: %v", err)
+	}
+	data, _ := os.ReadFile(path)
+	if strings.Contains(string(data), "s3cret") {
+		t.Errorf("the password was written:\n%s", data)
+	}
+	g, err := result.Read(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.Target.Settings["primary_conninfo"] != "host=p user=r password=xxxxx" {
+		t.Errorf("setting read back as %q", g.Target.Settings["primary_conninfo"])
+	}
+}

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/pgscale/pgscale/internal/result"
+	"github.com/pgscale/pgscale/internal/secret"
 	"github.com/pgscale/pgscale/internal/stats"
 )
 
@@ -138,7 +139,7 @@ func checkFile(f *result.File, raw []byte) (*result.File, []byte, error) {
 	if err := f.Validate(); err != nil {
 		return nil, nil, bad("%s", oneLine(err))
 	}
-	where, err := result.FindPassword(raw)
+	where, err := secret.FindInJSON(raw)
 	if err != nil {
 		return nil, nil, bad("%v", err)
 	}

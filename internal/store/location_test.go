@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/pgscale/pgscale/internal/result"
+	"github.com/pgscale/pgscale/internal/secret"
 	"github.com/pgscale/pgscale/internal/store"
 )
 
@@ -43,7 +44,9 @@ func TestDefaultLocation(t *testing.T) {
 	}
 }
 
-func TestRedact(t *testing.T) {
+// Store locations are redacted by the same rules as everything else: a
+// file path that happens to hold "password=" is not a connection string.
+func TestLocationRedacted(t *testing.T) {
 	for in, want := range map[string]string{
 		"postgres://bench:hunter2@db:5432/history":           "postgres://bench:xxxxx@db:5432/history",
 		"postgresql://bench@db/history?password=hunter2":     "postgresql://bench@db/history?password=xxxxx",
@@ -53,7 +56,7 @@ func TestRedact(t *testing.T) {
 		"/var/lib/pgscale/password=hunter2/history.db":       "/var/lib/pgscale/password=hunter2/history.db", // a file path, shown as given
 		"postgres://bench@db/history":                        "postgres://bench@db/history",
 	} {
-		if got := store.Redact(in); got != want {
+		if got := secret.Redact(in); got != want {
 			t.Errorf("Redact(%q) = %q, want %q", in, got, want)
 		}
 	}

@@ -10,7 +10,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -19,7 +18,8 @@ import (
 	_ "github.com/jackc/pgx/v5/stdlib" // database/sql driver "pgx"
 	_ "modernc.org/sqlite"             // database/sql driver "sqlite"
 
-	"github.com/pgscale/pgscale/internal/report"
+	"github.com/pgscale/pgscale/internal/compare"
+	"github.com/pgscale/pgscale/internal/secret"
 )
 
 // EnvLocation is the environment variable naming the store when the caller
@@ -41,7 +41,7 @@ type Store struct {
 	db       *sql.DB
 	kind     Kind
 	location string // redacted
-	measures []report.MeasureDef
+	measures []compare.MeasureDef
 }
 
 // Open opens the store at location, creating it (and, for SQLite, its
@@ -51,11 +51,11 @@ type Store struct {
 // ("host=... dbname=...") for PostgreSQL, otherwise the path of an SQLite
 // file; "" means DefaultLocation. Each result added is indexed by measures,
 // DefaultMeasures() when none are given.
-func Open(ctx context.Context, location string, measures ...report.MeasureDef) (*Store, error) {
+func Open(ctx context.Context, location string, measures ...compare.MeasureDef) (*Store, error) {
 	return open(ctx, location, migrations, measures)
 }
 
-func open(ctx context.Context, location string, migs []migration, measures []report.MeasureDef) (*Store, error) {
+func open(ctx context.Context, location string, migs []migration, measures []compare.MeasureDef) (*Store, error) {
 	if location == "" {
 		var err error
 		if location, err = DefaultLocation(); err != nil {
@@ -65,7 +65,7 @@ func open(ctx context.Context, location string, migs []migration, measures []rep
 	if len(measures) == 0 {
 		measures = DefaultMeasures()
 	}
-	s := &Store{kind: kindOf(location), location: Redact(location), measures: measures}
+	s := &Store{kind: kindOf(location), location: secret.Redact(location), measures: measures}
 	var err error
 	switch s.kind {
 	case Postgres:
@@ -85,7 +85,7 @@ func open(ctx context.Context, location string, migs []migration, measures []rep
 
 // DefaultMeasures are the measures indexed per step when Open is given
 // none: those compare looks at (tps, p50, p99, client-cpu/txn).
-func DefaultMeasures() []report.MeasureDef { return report.Measures() }
+func DefaultMeasures() []compare.MeasureDef { return compare.Measures() }
 
 // openSQLite opens an SQLite file in WAL mode with a busy timeout, so
 // concurrent writers wait for each other instead of failing, and with
@@ -139,26 +139,4 @@ func kindOf(location string) Kind {
 		return Postgres
 	}
 	return SQLite
-}
-
-var kvPassword = regexp.MustCompile(`(?i)(password\s*=\s*)('(?:[^'\\]|\\.)*'|[^\s]*)`)
-
-// Redact returns location with any password replaced by xxxxx, as result
-// files write them.
-func Redact(location string) string {
-	if kindOf(location) != Postgres {
-		return location
-	}
-	if u, err := url.Parse(location); err == nil && u.Scheme != "" {
-		q := u.Query()
-		if q.Has("password") {
-			q.Set("password", "xxxxx")
-			u.RawQuery = q.Encode()
-		}
-		if _, ok := u.User.Password(); ok {
-			u.User = url.UserPassword(u.User.Username(), "xxxxx")
-		}
-		return u.String()
-	}
-	return kvPassword.ReplaceAllString(location, "${1}xxxxx")
 }
