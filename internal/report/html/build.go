@@ -154,8 +154,28 @@ func abHead(g group, files []NamedFile) *abHeader {
 	h := &abHeader{Run: a.Run, Baseline: a.Baseline, Rounds: a.Rounds, RoundsDone: a.RoundsDone,
 		SliceS: num(a.SliceS), Calibration: a.Calibration}
 	have := map[string]bool{}
+	names := map[string]bool{}
 	for _, fi := range g.files {
 		have[files[fi].File.Target.Name] = true
+		for k := range files[fi].File.Target.Settings {
+			names[k] = true
+		}
+	}
+	// Settings that tell the targets apart, and those a target's own
+	// cluster set differently (port, socket directory) alike: the reader
+	// sees which is which by name.
+	for _, k := range sortedKeys(names) {
+		var vals []keyVal
+		same := true
+		for i, fi := range g.files {
+			f := files[fi].File
+			v := f.Target.Settings[k]
+			vals = append(vals, keyVal{f.Target.Name, v})
+			same = same && (i == 0 || v == vals[0].Value)
+		}
+		if !same {
+			h.Differ = append(h.Differ, settingDiff{Name: k, Values: vals})
+		}
 	}
 	for _, t := range a.Targets {
 		h.Targets = append(h.Targets, abTarget{Name: t.Name, Spec: t.Spec, File: t.File})
@@ -238,6 +258,15 @@ func sortedKV(m map[string]string) []keyVal {
 	}
 	sort.Slice(kv, func(i, j int) bool { return kv[i].Key < kv[j].Key })
 	return kv
+}
+
+func sortedKeys(m map[string]bool) []string {
+	var ks []string
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
 }
 
 func uniqueSorted(xs []int) []int {
@@ -423,6 +452,7 @@ func abTimelines(gi int, g group, files []NamedFile, labels []string) []timeline
 	for _, c := range uniqueSorted(cs) {
 		t := timeline{ID: fmt.Sprintf("timeline-ab%d-c%d", gi, c), Clock: "run",
 			Title: fmt.Sprintf("A/B %s: %s, every round", g.ab.Run, clientsWord(c))}
+		roundStart := map[int]float64{}
 		for _, fi := range g.files {
 			ser := tlSeries{Label: labels[fi]}
 			for _, st := range files[fi].File.Steps {
@@ -430,6 +460,9 @@ func abTimelines(gi int, g group, files []NamedFile, labels []string) []timeline
 					continue
 				}
 				off := st.Started.Sub(t0).Seconds()
+				if at, ok := roundStart[st.Round]; !ok || off < at {
+					roundStart[st.Round] = off
+				}
 				segs, gaps, failed := points(st, off)
 				// Slices of one step interleave with the other targets':
 				// the step's gaps between its own slices are the design.
@@ -447,6 +480,13 @@ func abTimelines(gi int, g group, files []NamedFile, labels []string) []timeline
 				}
 			}
 			t.Series = append(t.Series, ser)
+		}
+		var rounds []int
+		for r := range roundStart {
+			rounds = append(rounds, r)
+		}
+		for _, r := range uniqueSorted(rounds) {
+			t.Rounds = append(t.Rounds, mark{At: num(roundStart[r]), Label: fmt.Sprintf("round %d", r)})
 		}
 		out = append(out, t)
 	}

@@ -7,6 +7,7 @@ import (
 	"image/color"
 	"math"
 	"strconv"
+	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/font"
@@ -439,11 +440,23 @@ func timelineSVG(t timeline) (template.HTML, error) {
 				return "", err
 			}
 		}
+		for _, m := range t.Rounds {
+			l, err := plotter.NewLine(plotter.XYs{{X: float64(m.At), Y: 0}, {X: float64(m.At), Y: p.Y.Max}})
+			if err != nil {
+				return "", err
+			}
+			l.Color, l.Width, l.Dashes = color.Gray{0x99}, vg.Points(0.6), []vg.Length{vg.Points(2), vg.Points(2)}
+			p.Add(l)
+		}
 		if i != 0 {
 			continue
 		}
 		var at plotter.XYs
 		var names []string
+		for _, m := range t.Rounds {
+			at = append(at, plotter.XY{X: float64(m.At), Y: p.Y.Max})
+			names = append(names, strings.TrimPrefix(m.Label, "round "))
+		}
 		for _, w := range t.Windows {
 			name := w.Name
 			if w.Target != "" {

@@ -38,6 +38,14 @@ type abHeader struct {
 	Calibration bool       `json:"calibration,omitempty"`
 	// Missing names targets of the run whose file is not in the page.
 	Missing []string `json:"missing,omitempty"`
+	// Differ are the settings whose values are not the same in every
+	// target's file, each with every target's value ("" when not set).
+	Differ []settingDiff `json:"settings_differ,omitempty"`
+}
+
+type settingDiff struct {
+	Name   string   `json:"name"`
+	Values []keyVal `json:"values"` // target name, value
 }
 
 type abTarget struct {
@@ -147,7 +155,9 @@ type timeline struct {
 	NotRun     *span      `json:"not_run,omitempty"`
 	Series     []tlSeries `json:"series"`
 	Windows    []window   `json:"windows,omitempty"`
-	Failed     int64      `json:"failed"`
+	// Rounds mark where each round of an A/B run began (clock "run").
+	Rounds []mark `json:"rounds,omitempty"`
+	Failed int64  `json:"failed"`
 	// Gaps counts breaks in the series: intervals missing between two
 	// measured ones (a reconnect, a stall of the collector).
 	Gaps int `json:"gaps"`
@@ -171,6 +181,12 @@ type tlPoint struct {
 	MeanMs num   `json:"mean_ms"`
 	P99Ms  num   `json:"p99_ms"`
 	Failed int64 `json:"failed,omitempty"`
+}
+
+// mark is a labelled moment on a timeline's clock.
+type mark struct {
+	At    num    `json:"at_s"`
+	Label string `json:"label"`
 }
 
 // window is a disturbance window on a timeline's clock.

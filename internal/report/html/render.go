@@ -38,6 +38,7 @@ var tmpl = template.Must(template.New("page").Funcs(template.FuncMap{
 	},
 	"join":  strings.Join,
 	"deref": func(n *num) num { return *n },
+	"note":  pointNote,
 }).Parse(pageTemplate))
 
 // view is what the template reads: the page, and the charts drawn from it.
@@ -117,6 +118,27 @@ func render(w io.Writer, p *page) error {
 		return fmt.Errorf("html report: %w", err)
 	}
 	return nil
+}
+
+// pointNote says what is special about a point of a scaling series.
+func pointNote(s scalingSeries, p scalingPoint) string {
+	var parts []string
+	if p.Clients == s.Knee {
+		parts = append(parts, "knee")
+	}
+	if p.Clients == s.Peak && len(s.Points) > 1 {
+		parts = append(parts, "peak")
+	}
+	if s.Rounds > 0 {
+		parts = append(parts, fmt.Sprintf("median of %d rounds", len(p.RoundTPS)))
+	}
+	switch {
+	case p.LeftOut > 0:
+		parts = append(parts, fmt.Sprintf("%d cut short, left out", p.LeftOut))
+	case p.Incomplete:
+		parts = append(parts, "incomplete")
+	}
+	return strings.Join(parts, "; ")
 }
 
 func pct(x num) string {
