@@ -19,7 +19,9 @@ func TestReportCommand(t *testing.T) {
 		{[]string{"report", filepath.Join(dir, "hot-row.json"), filepath.Join(dir, "version1.json")}, 0, "lock-bound"},
 		{[]string{"report", "--format", "markdown", filepath.Join(dir, "partitions.json")}, 0, "fast-path slots exhausted"},
 		{[]string{"report", filepath.Join(dir, "no-such-file.json")}, 2, ""},
-		{[]string{"report", "--format", "html", filepath.Join(dir, "sleep.json")}, 2, ""},
+		{[]string{"report", "--format", "html", filepath.Join(dir, "sleep.json")}, 0, "<!DOCTYPE html>"},
+		{[]string{"report", "--format", "pdf", filepath.Join(dir, "sleep.json")}, 2, ""},
+		{[]string{"report", "--format", "verdict", filepath.Join(dir, "sleep.json")}, 2, ""},
 		{[]string{"report"}, 2, ""},
 	} {
 		var stdout, stderr bytes.Buffer

@@ -1,6 +1,7 @@
 package diagnose_test
 
 import (
+	"math"
 	"strings"
 	"testing"
 
@@ -120,5 +121,22 @@ func TestSweepParagraph(t *testing.T) {
 		if !strings.Contains(d.Paragraph, want) {
 			t.Errorf("paragraph lacks %q:\n%s", want, d.Paragraph)
 		}
+	}
+}
+
+// TestPoolerShare: a pooler accounted with --pooler-pid gets its share of
+// the machine and its CPU per transaction, inside OtherShare.
+func TestPoolerShare(t *testing.T) {
+	s := step(4, 10000, 0.9, 8, 4, 1, map[string]int64{"CPU": 500, "Client:ClientRead": 500})
+	s.Probes.Process.Pooler = &result.ProcGroup{CPUS: 2}
+	f := diagnose.Compute(s)
+	if !f.HasPooler || math.Abs(f.PoolerShare-0.1) > 1e-9 || math.Abs(f.PoolerCPUPerTxnUS-20) > 1e-9 {
+		t.Errorf("pooler share %v, %v µs per transaction (has %v), want 0.1 and 20 µs", f.PoolerShare, f.PoolerCPUPerTxnUS, f.HasPooler)
+	}
+	if f.OtherShare < f.PoolerShare-1e-9 {
+		t.Errorf("other share %v does not hold the pooler's %v", f.OtherShare, f.PoolerShare)
+	}
+	if g := diagnose.Compute(step(4, 10000, 0.9, 8, 4, 1, nil)); g.HasPooler {
+		t.Error("a pooler without --pooler-pid")
 	}
 }

@@ -29,6 +29,12 @@ type Figures struct {
 	GeneratorShare float64 // pgscale, without the probes' in-process threads
 	ProbeShare     float64 // every probe, in pgscale, perf and the server
 	OtherShare     float64 // the rest of the machine's busy time
+	// HasPooler is true when a pooler was accounted (--pooler-pid);
+	// PoolerShare is its part of the machine, counted inside OtherShare,
+	// and PoolerCPUPerTxnUS its CPU per transaction.
+	HasPooler         bool
+	PoolerShare       float64
+	PoolerCPUPerTxnUS float64
 	// RunQueuePerCore is the average number of runnable tasks (server and
 	// generator) waiting for a CPU, per core.
 	RunQueuePerCore float64
@@ -121,6 +127,11 @@ func Compute(s result.Step) Figures {
 			sctx := ps.Server.VoluntaryCtx + ps.Server.InvoluntaryCtx
 			ctx += sctx
 			f.ServerCtxPerTxn = perTxn(float64(sctx))
+		}
+		if ps.Pooler != nil {
+			f.HasPooler = true
+			f.PoolerShare = ps.Pooler.CPUS / machine
+			f.PoolerCPUPerTxnUS = perTxn(ps.Pooler.CPUS * 1e6)
 		}
 		f.CtxPerTxn = perTxn(float64(ctx))
 		f.RunQueuePerCore = rq / f.ElapsedS / float64(ps.CPUs)

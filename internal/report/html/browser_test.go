@@ -1,0 +1,278 @@
+package html_test
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/log"
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
+)
+
+var shots = flag.String("shots", "", "also write each page's screenshots and PDF into this directory")
+
+// browser is the package's one headless Chromium, started in TestMain.
+var browser context.Context
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	os.Exit(runWithBrowser(m))
+}
+
+func runWithBrowser(m *testing.M) int {
+	exe, err := exec.LookPath("chromium")
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			fmt.Fprintln(os.Stderr, "html tests: chromium is not installed (Debian: apt-get install chromium); CI needs it")
+			return 1
+		}
+		return m.Run() // the browser tests skip
+	}
+	dir, err := os.MkdirTemp("", "pgscale-chromium-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	// As root, without a sandbox, with nothing in the background that
+	// would reach for the network, and a fresh profile.
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(exe),
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.UserDataDir(dir),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("no-first-run", true),
+		chromedp.WindowSize(1100, 900),
+	)
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	defer cancelAlloc()
+	bctx, cancelBrowser := chromedp.NewContext(actx)
+	defer cancelBrowser()
+	if err := chromedp.Do(bctx); err != nil {
+		fmt.Fprintln(os.Stderr, "html tests: starting chromium:", err)
+		return 1
+	}
+	browser = bctx
+	return m.Run()
+}
+
+func needBrowser(t *testing.T) {
+	t.Helper()
+	if browser == nil {
+		t.Skip("chromium is not installed (apt-get install chromium)")
+	}
+}
+
+// visit is what a page did while it was open.
+type visit struct {
+	mu       sync.Mutex
+	console  []string // console messages, exceptions and log entries
+	requests []string // URLs requested besides the page itself
+	dialogs  []string
+}
+
+func (v *visit) add(list *[]string, s string) {
+	v.mu.Lock()
+	*list = append(*list, s)
+	v.mu.Unlock()
+}
+
+// open writes pg to a file, opens it in a new tab and records what the
+// page logs, requests and opens; the tab closes with the test.
+func open(t *testing.T, name string, pg []byte, width, height int64) (context.Context, *visit) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), name+".html")
+	if err := os.WriteFile(path, pg, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	url := "file://" + path
+	v := &visit{}
+	var ctx context.Context
+	listen := func(ev any) {
+		// This runs in the tab's message loop: record, never call.
+		switch e := ev.(type) {
+		case *runtime.EventConsoleAPICalled:
+			var args []string
+			for _, a := range e.Args {
+				args = append(args, string(a.Value)+a.Description)
+			}
+			v.add(&v.console, fmt.Sprintf("console.%s: %s", e.Type, strings.Join(args, " ")))
+		case *runtime.EventExceptionThrown:
+			d := e.ExceptionDetails
+			msg := d.Text
+			if d.Exception != nil {
+				msg += " " + d.Exception.Description
+			}
+			v.add(&v.console, "exception: "+msg)
+		case *log.EventEntryAdded:
+			v.add(&v.console, fmt.Sprintf("log %s %s: %s %s", e.Entry.Level, e.Entry.Source, e.Entry.Text, e.Entry.URL))
+		case *network.EventRequestWillBeSent:
+			if e.Request.URL != url {
+				v.add(&v.requests, e.Request.URL)
+			}
+		case *page.EventJavascriptDialogOpening:
+			v.add(&v.dialogs, string(e.Type)+": "+e.Message)
+			go chromedp.Call(ctx, page.HandleJavaScriptDialog, page.HandleJavaScriptDialogParams{Accept: false})
+		}
+	}
+	ctx, cancel := chromedp.NewContext(browser, chromedp.WithListener(listen))
+	t.Cleanup(cancel)
+	ctx, cancelT := context.WithTimeout(ctx, 60*time.Second)
+	t.Cleanup(cancelT)
+	if _, err := chromedp.Call(ctx, log.Enable, cdp.Empty{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := chromedp.Call(ctx, network.Enable, network.EnableParams{}); err != nil {
+		t.Fatal(err)
+	}
+	err := chromedp.Do(ctx,
+		chromedp.EmulateViewport(width, height),
+		chromedp.Navigate(url),
+		chromedp.WaitReady(chromedp.ID("pgscale-data")),
+	)
+	if err != nil {
+		t.Fatalf("open %s: %v", name, err)
+	}
+	return ctx, v
+}
+
+// quiet checks that the page logged nothing, fetched nothing and opened
+// no dialog.
+func (v *visit) quiet(t *testing.T) {
+	t.Helper()
+	// Give late events (a CSP report, a lazy request) a moment to arrive.
+	time.Sleep(200 * time.Millisecond)
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	for _, c := range v.console {
+		t.Errorf("console: %s", c)
+	}
+	for _, r := range v.requests {
+		t.Errorf("request left the page: %s", r)
+	}
+	for _, d := range v.dialogs {
+		t.Errorf("dialog opened: %s", d)
+	}
+}
+
+func eval[T any](t *testing.T, ctx context.Context, js string) T {
+	t.Helper()
+	out, err := chromedp.Run(ctx, chromedp.Evaluate[T](js))
+	if err != nil {
+		t.Fatalf("%s: %v", js, err)
+	}
+	return out
+}
+
+// TestBrowser opens each fixture page in Chromium: no console message, no
+// request, the expected charts drawn with a size, and a screenshot.
+func TestBrowser(t *testing.T) {
+	needBrowser(t)
+	out := *shots
+	if out == "" {
+		out = t.TempDir()
+	}
+	for _, pg := range pages {
+		t.Run(pg.name, func(t *testing.T) {
+			ctx, v := open(t, pg.name, writePage(t, readDoc(t, pg.files...)), 1100, 900)
+			for _, id := range pg.charts {
+				js := fmt.Sprintf(`(() => { const e = document.getElementById(%q); if (!e) return "missing";
+					const r = e.getBoundingClientRect(); return r.width > 50 && r.height > 20 ? "ok" : "size " + r.width + "x" + r.height })()`, id)
+				if got := eval[string](t, ctx, js); got != "ok" {
+					t.Errorf("chart %s: %s", id, got)
+				}
+			}
+			if n := eval[int](t, ctx, `document.querySelectorAll('svg[role="img"]').length`); n < len(pg.charts)-1 {
+				t.Errorf("%d charts (svg role=img), want at least %d", n, len(pg.charts)-1)
+			}
+			// The data block holds what the golden test compares.
+			if ok := eval[bool](t, ctx, `Array.isArray(JSON.parse(document.getElementById("pgscale-data").textContent).runs)`); !ok {
+				t.Error("the data block does not parse in the browser")
+			}
+			png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.HasPrefix(png, []byte("\x89PNG")) {
+				t.Fatal("the screenshot is not a PNG")
+			}
+			if err := os.WriteFile(filepath.Join(out, pg.name+".png"), png, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if *shots != "" {
+				// What a reader sees first past the header: the README's picture.
+				eval[bool](t, ctx, `(document.getElementById("scaling") || document.body).scrollIntoView(), true`)
+				view, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
+				if err != nil {
+					t.Fatal(err)
+				}
+				os.WriteFile(filepath.Join(out, pg.name+"-view.png"), view, 0o644)
+			}
+			v.quiet(t)
+		})
+	}
+}
+
+// TestPhoneWidth: at 390 px the page does not scroll sideways (wide
+// tables scroll in their own box) and the charts shrink to the screen.
+func TestPhoneWidth(t *testing.T) {
+	needBrowser(t)
+	for _, name := range []string{"sweep", "locks", "profile"} {
+		var files []string
+		for _, pg := range pages {
+			if pg.name == name {
+				files = pg.files
+			}
+		}
+		t.Run(name, func(t *testing.T) {
+			ctx, v := open(t, name+"-phone", writePage(t, readDoc(t, files...)), 390, 844)
+			if w := eval[[]float64](t, ctx, `[document.documentElement.scrollWidth, document.documentElement.clientWidth]`); w[0] > w[1] {
+				t.Errorf("the page is %v px wide on a %v px screen", w[0], w[1])
+			}
+			if bad := eval[[]string](t, ctx, `[...document.querySelectorAll('svg[role="img"]')].filter(s => s.getBoundingClientRect().right > document.documentElement.clientWidth + 1).map(s => s.id)`); len(bad) > 0 {
+				t.Errorf("charts wider than the screen: %v", bad)
+			}
+			if *shots != "" {
+				png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
+				if err != nil {
+					t.Fatal(err)
+				}
+				os.WriteFile(filepath.Join(*shots, name+"-phone.png"), png, 0o644)
+			}
+			v.quiet(t)
+		})
+	}
+}
+
+// TestPrint prints a page to PDF as a reader would.
+func TestPrint(t *testing.T) {
+	needBrowser(t)
+	ctx, v := open(t, "print", writePage(t, readDoc(t, "sweep.json")), 1100, 900)
+	pdf, err := chromedp.Run(ctx, chromedp.PrintToPDF(chromedp.PDFPaper(chromedp.PaperA4), chromedp.PDFPrintBackground()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.HasPrefix(pdf, []byte("%PDF-")) {
+		t.Fatal("PrintToPDF gave no PDF")
+	}
+	if *shots != "" {
+		os.WriteFile(filepath.Join(*shots, "sweep.pdf"), pdf, 0o644)
+	}
+	v.quiet(t)
+}

@@ -1,0 +1,183 @@
+package html
+
+import (
+	"fmt"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/pgscale/pgscale/internal/diagnose"
+	"github.com/pgscale/pgscale/internal/result"
+)
+
+// group is one sweep file, or the files of one A/B run in the run's
+// target order.
+type group struct {
+	ab    *result.AB
+	files []int // indexes into the doc's files
+}
+
+// build turns the doc into the page: it groups the files into runs and
+// takes every figure from the files, from internal/diagnose (verdicts,
+// figures, the knee) or from internal/stats (medians over rounds).
+func build(doc Doc) *page {
+	labels := fileLabels(doc.Files)
+	groups := groupFiles(doc.Files)
+	p := &page{Title: pageTitle(doc.Files, labels, groups)}
+	sc := &scaling{}
+	for gi, g := range groups {
+		r := run{ID: fmt.Sprintf("run-%d", gi), Kind: "sweep"}
+		if g.ab != nil {
+			r.Kind = "ab"
+			r.AB = abHead(g, doc.Files)
+		}
+		for _, fi := range g.files {
+			nf := doc.Files[fi]
+			r.Files = append(r.Files, header(fi, nf, labels[fi]))
+		}
+		p.Runs = append(p.Runs, r)
+		if g.ab == nil {
+			fi := g.files[0]
+			f := doc.Files[fi].File
+			d := diagnose.Sweep(f)
+			sc.Series = append(sc.Series, sweepSeries(labels[fi], doc.Files[fi].Name, f, d))
+			for si := range f.Steps {
+				p.Timelines = append(p.Timelines, stepTimeline(fi, si, labels[fi], f))
+			}
+			p.Evidence = append(p.Evidence, fileEvidence(fi, labels[fi], doc.Files[fi].Name, f, d))
+		} else {
+			for _, fi := range g.files {
+				f := doc.Files[fi].File
+				sc.Series = append(sc.Series, abSeries(labels[fi], doc.Files[fi].Name, f))
+			}
+			p.Timelines = append(p.Timelines, abTimelines(gi, g, doc.Files, labels)...)
+			for _, fi := range g.files {
+				p.Evidence = append(p.Evidence, fileEvidence(fi, labels[fi], doc.Files[fi].Name, doc.Files[fi].File, nil))
+			}
+		}
+	}
+	for _, s := range sc.Series {
+		for _, pt := range s.Points {
+			sc.Clients = append(sc.Clients, pt.Clients)
+		}
+	}
+	sc.Clients = uniqueSorted(sc.Clients)
+	sc.LogClients = geometric(sc.Clients)
+	if len(sc.Clients) > 0 {
+		p.Scaling = sc
+	}
+	p.Profiles = profiles(doc.Files, labels)
+	return p
+}
+
+// groupFiles puts the files of one A/B run together, in the order of the
+// run's targets, and every other file on its own, in the doc's order.
+func groupFiles(files []NamedFile) []group {
+	var gs []group
+	byRun := map[string]int{}
+	for i, nf := range files {
+		ab := nf.File.AB
+		if ab == nil {
+			gs = append(gs, group{files: []int{i}})
+			continue
+		}
+		if gi, ok := byRun[ab.Run]; ok {
+			gs[gi].files = append(gs[gi].files, i)
+			continue
+		}
+		byRun[ab.Run] = len(gs)
+		gs = append(gs, group{ab: ab, files: []int{i}})
+	}
+	for _, g := range gs {
+		if g.ab == nil {
+			continue
+		}
+		order := map[string]int{}
+		for i, t := range g.ab.Targets {
+			order[t.Name] = i
+		}
+		sort.SliceStable(g.files, func(a, b int) bool {
+			return order[files[g.files[a]].File.Target.Name] < order[files[g.files[b]].File.Target.Name]
+		})
+	}
+	return gs
+}
+
+// fileLabels names each file in charts: its target's name when it has one
+// (A/B), else its base name without .json; made unique with a number.
+func fileLabels(files []NamedFile) []string {
+	labels := make([]string, len(files))
+	seen := map[string]int{}
+	for i, nf := range files {
+		l := nf.File.Target.Name
+		if l == "" {
+			l = strings.TrimSuffix(filepath.Base(nf.Name), ".json")
+		}
+		if l == "" || l == "." {
+			l = fmt.Sprintf("file %d", i+1)
+		}
+		seen[l]++
+		if n := seen[l]; n > 1 {
+			l = fmt.Sprintf("%s (%d)", l, n)
+		}
+		labels[i] = l
+	}
+	return labels
+}
+
+// pageTitle names the page after its runs: a sweep by its file, an A/B
+// run by its targets.
+func pageTitle(files []NamedFile, labels []string, groups []group) string {
+	var names []string
+	for _, g := range groups {
+		if g.ab == nil {
+			names = append(names, labels[g.files[0]])
+			continue
+		}
+		var ts []string
+		for _, fi := range g.files {
+			ts = append(ts, labels[fi])
+		}
+		names = append(names, "A/B "+strings.Join(ts, " vs "))
+	}
+	if len(names) > 3 {
+		names = append(names[:2], fmt.Sprintf("%d more", len(names)-2))
+	}
+	return "pgscale report: " + strings.Join(names, ", ")
+}
+
+func sortedKV(m map[string]string) []keyVal {
+	var kv []keyVal
+	for k, v := range m {
+		kv = append(kv, keyVal{k, v})
+	}
+	sort.Slice(kv, func(i, j int) bool { return kv[i].Key < kv[j].Key })
+	return kv
+}
+
+func sortedKeys(m map[string]bool) []string {
+	var ks []string
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}
+
+func uniqueSorted(xs []int) []int {
+	sort.Ints(xs)
+	var out []int
+	for i, x := range xs {
+		if i == 0 || x != xs[i-1] {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+func clientsWord(n int) string {
+	if n == 1 {
+		return "1 client"
+	}
+	return fmt.Sprintf("%d clients", n)
+}

@@ -1,0 +1,48 @@
+// Package html renders result files as one self-contained HTML page:
+// scaling curves, a per-second timeline of every step, the evidence behind
+// each step's verdict and flame graphs of recorded profiles, drawn as SVG in
+// Go (gonum.org/v1/plot) and inlined, so the page needs no network and runs
+// no script. Everything taken from a result file is escaped by html/template,
+// and every SVG is checked against an allowlist before it is inlined.
+package html
+
+import (
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/pgscale/pgscale/internal/result"
+)
+
+// Doc is what one page shows: result files, each with the name it goes by.
+type Doc struct {
+	Files []NamedFile
+}
+
+// NamedFile is one result file. Name is the path it was read from: it is
+// shown as the file's name, and pprof files the result names by a relative
+// path are looked for relative to Name's directory.
+type NamedFile struct {
+	Name string
+	File *result.File
+}
+
+// Write renders doc as one HTML page on w. It refuses a file that fails
+// result validation.
+func Write(w io.Writer, doc Doc) error {
+	if len(doc.Files) == 0 {
+		return errors.New("html report: no result files")
+	}
+	for _, f := range doc.Files {
+		if f.File == nil {
+			return fmt.Errorf("html report: %s: no result", f.Name)
+		}
+		// The checks result.Read makes, for files that did not come
+		// through it: an unredacted password among them.
+		if err := f.File.Validate(); err != nil {
+			return fmt.Errorf("html report: %s: %w", f.Name, err)
+		}
+	}
+	m := build(doc)
+	return render(w, m)
+}

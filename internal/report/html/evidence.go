@@ -1,0 +1,215 @@
+package html
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/pgscale/pgscale/internal/diagnose"
+	"github.com/pgscale/pgscale/internal/result"
+)
+
+// fileEvidence is each step's verdict and evidence. d is the sweep's
+// diagnosis; for an A/B file (d nil) each step is judged against the first
+// step of its round.
+func fileEvidence(fi int, label, name string, f *result.File, d *result.Diagnosis) evidence {
+	e := evidence{ID: fmt.Sprintf("evidence-%d", fi), Label: label, File: name}
+	if d != nil {
+		e.Paragraph = d.Paragraph
+	}
+	figs := make([]diagnose.Figures, len(f.Steps))
+	for i, s := range f.Steps {
+		figs[i] = diagnose.Compute(s)
+	}
+	firstOfRound := map[int]int{}
+	for i, s := range f.Steps {
+		if _, ok := firstOfRound[s.Round]; !ok {
+			firstOfRound[s.Round] = i
+		}
+	}
+	for i, s := range f.Steps {
+		var v result.StepVerdict
+		if d != nil {
+			v = d.Steps[i]
+		} else {
+			v = diagnose.Step(figs[i], figs[firstOfRound[s.Round]])
+		}
+		se := stepEvidence{ID: fmt.Sprintf("step-%d-%d", fi, i), Clients: s.Clients, Round: s.Round,
+			Complete: s.Complete, Reason: s.Reason, Verdict: v.Verdict, Detail: v.Detail, Evidence: v.Evidence}
+		if d != nil {
+			se.Knee, se.Peak = i == d.Knee, i == d.Peak && len(f.Steps) > 1
+		}
+		sum := s.Summary
+		se.Summary = stepSummary{Transactions: sum.Transactions, ElapsedS: num(s.ElapsedS), TPS: num(sum.TPS),
+			MeanMs: num(sum.Latency.MeanMs), P50Ms: num(sum.Latency.P50Ms), P99Ms: num(sum.Latency.P99Ms),
+			MaxMs: num(sum.Latency.MaxMs), Failed: sum.Failed, Retried: sum.Retried}
+		stepFigures(&se, figs[i], s)
+		if s.Probes != nil {
+			e.HasProbes = true
+		}
+		if se.CPU != nil {
+			e.HasCPU = true
+		}
+		if len(se.Waits) > 0 {
+			e.HasWaits = true
+		}
+		e.Steps = append(e.Steps, se)
+	}
+	return e
+}
+
+// waitClasses are the wait-event classes in the order their bars stack:
+// on CPU first, then the classes a bottleneck verdict names, then the rest.
+var waitClasses = []string{"CPU", "LWLock", "Lock", "IO", "BufferPin", "IPC", "Extension", "Timeout", "Activity", "Client"}
+
+func stepFigures(se *stepEvidence, fg diagnose.Figures, s result.Step) {
+	if fg.HasHost {
+		c := &cpuShares{Generator: num(fg.GeneratorShare), Probes: num(fg.ProbeShare),
+			Idle: num(max(1-fg.MachineBusy, 0)), RunQueue: num(fg.RunQueuePerCore)}
+		other := fg.OtherShare
+		if fg.HasServer {
+			c.Server = numPtr(fg.ServerShare)
+		}
+		if fg.HasPooler {
+			// OtherShare counts the pooler; the bar shows it apart.
+			c.Pooler = numPtr(fg.PoolerShare)
+			other = max(other-fg.PoolerShare, 0)
+		}
+		c.Other = num(other)
+		se.CPU = c
+	}
+	if fg.HasWaits {
+		se.WaitSource = fg.WaitSource
+		known := map[string]bool{}
+		for _, cl := range waitClasses {
+			known[cl] = true
+			sh := fg.ClassShare[cl]
+			if cl == "CPU" {
+				sh = fg.CPUSample
+			}
+			if sh > 0 {
+				se.Waits = append(se.Waits, share{Name: cl, Share: num(sh)})
+			}
+		}
+		var rest []string
+		for cl := range fg.ClassShare {
+			if !known[cl] && fg.ClassShare[cl] > 0 {
+				rest = append(rest, cl)
+			}
+		}
+		sort.Strings(rest)
+		for _, cl := range rest {
+			se.Waits = append(se.Waits, share{Name: cl, Share: num(fg.ClassShare[cl])})
+		}
+		for i, ev := range fg.TopEvents {
+			if i == 8 {
+				break
+			}
+			se.TopEvents = append(se.TopEvents, share{Name: ev.Name, Share: num(ev.Share)})
+		}
+	}
+	if fg.HasHost || fg.HasStatements {
+		pt := &perTxn{LatencyMs: num(fg.LatencyMs)}
+		if fg.HasServer && fg.Transactions > 0 {
+			pt.ServerCPUUS = numPtr(fg.ServerCPUPerTxnUS)
+			pt.CtxSwitches = numPtr(fg.CtxPerTxn)
+		}
+		if fg.HasHost && fg.Transactions > 0 {
+			pt.GeneratorCPUUS = numPtr(fg.GeneratorCPUPerTxnUS)
+		}
+		if fg.HasPooler && fg.Transactions > 0 {
+			pt.PoolerCPUUS = numPtr(fg.PoolerCPUPerTxnUS)
+		}
+		if fg.HasStatements {
+			pt.ServerMs = numPtr(fg.ServerMsPerTxn)
+			pt.NetworkMs = numPtr(fg.NetworkMs)
+		}
+		se.PerTxn = pt
+	} else if s.Summary.ClientCPU.PerTxnUS > 0 {
+		se.PerTxn = &perTxn{LatencyMs: num(fg.LatencyMs), GeneratorCPUUS: numPtr(s.Summary.ClientCPU.PerTxnUS)}
+	}
+	if fg.HasLocks {
+		l := fg.Locks
+		lk := &locks{Snapshots: l.Snapshots, Backends: l.Backends, MaxSlowWeak: l.MaxSlowWeak, MeanSlowWeak: num(l.MeanSlowWeak),
+			MaxFastPath: l.MaxFastPath, FastPathSlots: l.FastPathSlots, Exhausted: l.Exhausted}
+		for _, w := range l.Waiting {
+			lk.Waiting = append(lk.Waiting, wait{LockType: w.LockType, Mode: w.Mode, Count: w.Count})
+		}
+		se.Locks = lk
+	}
+	if c := fg.Counters; c != nil {
+		if c.Supported {
+			se.Counters = fmt.Sprintf("%d cycles, %d instructions over the machine", c.Cycles, c.Instructions)
+			if c.Cycles > 0 {
+				se.Counters += fmt.Sprintf(" (%.2f instructions per cycle)", float64(c.Instructions)/float64(c.Cycles))
+			}
+			if c.Scaled {
+				se.Counters += ", estimated (multiplexed)"
+			}
+		} else {
+			se.Counters = c.Reason
+			if !strings.HasPrefix(c.Reason, "not supported") {
+				se.Counters = "not supported: " + c.Reason
+			}
+		}
+	}
+	p := s.Probes
+	if p != nil {
+		if st := p.Statements; st != nil {
+			for i, q := range st.Top {
+				if i == 5 {
+					break
+				}
+				sh := 0.0
+				if st.ServerMs > 0 {
+					sh = q.TotalMs / st.ServerMs
+				}
+				se.Statements = append(se.Statements, statement{Query: q.Query, Calls: q.Calls, TotalMs: num(q.TotalMs), Share: num(sh)})
+			}
+		}
+		for _, u := range p.Unavailable {
+			se.Unavailable = append(se.Unavailable, keyVal{u.Probe, u.Reason})
+		}
+		if p.Process != nil {
+			se.ServerNote = p.Process.ServerNote
+		}
+	}
+	for _, er := range s.Errors {
+		se.Errors = append(se.Errors, errorLine{Kind: er.Kind, Message: er.Message, Count: er.Count})
+	}
+	for _, d := range s.Disturbances {
+		se.Disturbances = append(se.Disturbances, disturbanceOf(d))
+	}
+}
+
+func disturbanceOf(d result.Disturbance) disturbance {
+	o := disturbance{Name: d.Name, Spec: d.Spec, Stresses: d.Stresses, Script: d.Script, From: num(d.StartS), To: num(d.EndS),
+		Sessions: d.Sessions, RanS: num(d.RanS), Iterations: d.Iterations, Errors: d.Errors, Rate: num(d.Rate)}
+	for _, m := range d.ErrorMessages {
+		o.ErrorLines = append(o.ErrorLines, fmt.Sprintf("%d× %s: %s", m.Count, m.Kind, m.Message))
+	}
+	e := d.Effect
+	if e == nil {
+		return o
+	}
+	ph := func(p *result.Phase) *phase {
+		if p == nil {
+			return nil
+		}
+		return &phase{FromS: num(p.FromS), ToS: num(p.ToS), TPS: num(p.TPS), MeanMs: num(p.LatMeanMs), P99Ms: num(p.LatP99Ms)}
+	}
+	ch := func(c *result.WindowChange) *change {
+		if c == nil {
+			return nil
+		}
+		out := &change{Change: num(c.Change), Confidence: num(c.Confidence)}
+		if c.Lo != nil && c.Hi != nil {
+			out.Lo, out.Hi = numPtr(*c.Lo), numPtr(*c.Hi)
+		}
+		return out
+	}
+	o.Before, o.During, o.After = ph(e.Before), ph(e.During), ph(e.After)
+	o.TPSChange, o.LatChange = ch(e.TPS), ch(e.Latency)
+	o.Warnings = e.Warnings
+	return o
+}

@@ -1,0 +1,176 @@
+package html
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	pprof "github.com/google/pprof/profile"
+)
+
+// minFrameShare is the narrowest frame drawn, as a share of all samples: a
+// thousandth is one pixel of a page-wide graph. Narrower frames are left
+// out and their samples counted in profile.Hidden.
+const minFrameShare = 0.001
+
+// profiles builds a flame graph for every step whose probes recorded a
+// pprof file, read from beside the result file.
+func profiles(files []NamedFile, labels []string) []profile {
+	var out []profile
+	users := map[string][]string{} // resolved path -> the steps naming it
+	for fi, nf := range files {
+		for si, st := range nf.File.Steps {
+			if st.Probes == nil || st.Probes.Profile == nil {
+				continue
+			}
+			pr := st.Probes.Profile
+			p := profile{ID: fmt.Sprintf("flame-%d-%d", fi, si), Label: fmt.Sprintf("%s, step %d: %s", labels[fi], si+1, clientsWord(st.Clients)),
+				Clients: st.Clients, Round: st.Round, File: pr.File, Samples: pr.Samples}
+			if st.Round > 0 {
+				p.Label = fmt.Sprintf("%s, round %d: %s", labels[fi], st.Round, clientsWord(st.Clients))
+			}
+			p.path = profilePath(nf.Name, pr.File)
+			if prev := users[p.path]; len(prev) > 0 {
+				p.SameAs = prev[0]
+			} else if err := p.read(p.path); err != nil {
+				p.Missing = err.Error()
+			}
+			users[p.path] = append(users[p.path], p.Label)
+			out = append(out, p)
+		}
+	}
+	// An A/B run with --profile names one file per step number, so every
+	// round and target overwrote the same file: say so rather than show
+	// one profile as if it were each step's.
+	for i := range out {
+		if out[i].SameAs != "" {
+			continue
+		}
+		for _, u := range users[out[i].path] {
+			if u != out[i].Label {
+				out[i].SharedWith = append(out[i].SharedWith, u)
+			}
+		}
+	}
+	return out
+}
+
+// profilePath is where a result file's pprof file is: as recorded when
+// absolute, else relative to the result file's directory.
+func profilePath(resultPath, file string) string {
+	if filepath.IsAbs(file) {
+		return file
+	}
+	return filepath.Join(filepath.Dir(resultPath), file)
+}
+
+// read loads the pprof file at path into the flame graph's frames.
+func (p *profile) read(path string) error {
+	fh, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("profile file not found beside the result file: %s", path)
+	}
+	defer fh.Close()
+	prof, err := pprof.Parse(fh)
+	if err != nil {
+		return fmt.Errorf("%s: not a pprof profile: %v", path, err)
+	}
+	idx, err := prof.SampleIndexByName("samples")
+	if err != nil {
+		idx = 0
+	}
+	root := &node{name: "all"}
+	for _, s := range prof.Sample {
+		if idx >= len(s.Value) {
+			continue
+		}
+		v := s.Value[idx]
+		n := root
+		n.value += v
+		// Location[0] is the leaf; within a location the last line is the
+		// function the others were inlined into.
+		for i := len(s.Location) - 1; i >= 0; i-- {
+			loc := s.Location[i]
+			lib := ""
+			if loc.Mapping != nil {
+				lib = libName(loc.Mapping.File)
+			}
+			for j := len(loc.Line) - 1; j >= 0; j-- {
+				name := "?"
+				if f := loc.Line[j].Function; f != nil {
+					name = f.Name
+				}
+				n = n.child(name, lib)
+				n.value += v
+			}
+			if len(loc.Line) == 0 {
+				n = n.child(fmt.Sprintf("0x%x", loc.Address), lib)
+				n.value += v
+			}
+		}
+		n.self += v
+	}
+	p.Frames, p.Hidden, p.Depth = nil, 0, 0
+	if root.value == 0 {
+		return nil
+	}
+	min := int64(float64(root.value)*minFrameShare + 0.999)
+	p.layout(root, 0, 0, min)
+	return nil
+}
+
+func libName(file string) string {
+	switch {
+	case file == "":
+		return ""
+	case strings.HasPrefix(file, "[kernel"):
+		return "kernel"
+	}
+	return filepath.Base(file)
+}
+
+// node is one function in the call tree of a profile.
+type node struct {
+	name, lib   string
+	value, self int64
+	kids        []*node
+	index       map[string]*node
+}
+
+func (n *node) child(name, lib string) *node {
+	key := lib + "\x00" + name
+	if c := n.index[key]; c != nil {
+		return c
+	}
+	if n.index == nil {
+		n.index = map[string]*node{}
+	}
+	c := &node{name: name, lib: lib}
+	n.index[key] = c
+	n.kids = append(n.kids, c)
+	return c
+}
+
+// layout places n and its children, widest first, from start; frames
+// narrower than min samples are counted as hidden.
+func (p *profile) layout(n *node, depth int, start, min int64) {
+	if n.value < min {
+		p.Hidden += n.value
+		return
+	}
+	p.Frames = append(p.Frames, frame{Name: n.name, Depth: depth, Start: start, Value: n.value, Self: n.self, Lib: n.lib})
+	p.Depth = max(p.Depth, depth+1)
+	sort.Slice(n.kids, func(i, j int) bool {
+		if n.kids[i].value != n.kids[j].value {
+			return n.kids[i].value > n.kids[j].value
+		}
+		return n.kids[i].name < n.kids[j].name
+	})
+	at := start
+	for _, k := range n.kids {
+		p.layout(k, depth+1, at, min)
+		at += k.value
+	}
+}

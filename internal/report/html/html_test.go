@@ -1,0 +1,201 @@
+package html_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/pgscale/pgscale/internal/report/html"
+	"github.com/pgscale/pgscale/internal/result"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata")
+
+// pages are the reports the tests make, each from fixture result files:
+// real runs of pgscale on this machine (the commands are in each file).
+var pages = []struct {
+	name  string
+	files []string
+	// charts are element ids the page must hold.
+	charts []string
+}{
+	{"sweep", []string{"sweep.json"}, []string{"scaling-tps", "scaling-p99", "scaling-speedup", "timeline-0-0", "timeline-0-3", "cpu-evidence-0", "waits-evidence-0"}},
+	{"ab", []string{"ab/a.json", "ab/b.json"}, []string{"scaling-tps", "scaling-p99", "timeline-ab0-c1", "timeline-ab0-c2", "comparison-run-0"}},
+	{"disturb", []string{"disturb.json"}, []string{"scaling-tps", "timeline-0-0", "timeline-0-1", "cpu-evidence-0", "waits-evidence-0"}},
+	{"incomplete", []string{"incomplete.json"}, []string{"scaling-tps", "timeline-0-2", "step-0-2"}},
+	{"profile", []string{"profile/profile.json"}, []string{"flame-0-0", "flame-0-1", "flame-diff"}},
+	{"pooler", []string{"pooler.json"}, []string{"scaling-tps", "cpu-evidence-0"}},
+	{"locks", []string{"hot-row.json", "partitions.json", "sleep.json"}, []string{"scaling-tps", "waits-evidence-0", "waits-evidence-1", "waits-evidence-2"}},
+	{"version1", []string{"version1.json"}, []string{"scaling-tps", "timeline-0-0"}},
+	{"abprofile", []string{"abprofile/a.json", "abprofile/b.json"}, []string{"timeline-ab0-c2", "flame-0-0", "cpu-evidence-0"}},
+}
+
+// readDoc reads fixture result files into a Doc, named by their paths.
+func readDoc(t *testing.T, names ...string) html.Doc {
+	t.Helper()
+	var doc html.Doc
+	for _, n := range names {
+		path := filepath.Join("testdata", n)
+		f, err := result.Read(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		doc.Files = append(doc.Files, html.NamedFile{Name: path, File: f})
+	}
+	return doc
+}
+
+func writePage(t *testing.T, doc html.Doc) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := html.Write(&buf, doc); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// embeddedData returns the page's JSON data block, indented.
+func embeddedData(t *testing.T, pg []byte) []byte {
+	t.Helper()
+	const open = `<script type="application/json" id="pgscale-data">`
+	_, rest, ok := bytes.Cut(pg, []byte(open))
+	if !ok {
+		t.Fatal("the page has no data block")
+	}
+	body, _, ok := bytes.Cut(rest, []byte("</script>"))
+	if !ok {
+		t.Fatal("the data block is not closed")
+	}
+	var v any
+	if err := json.Unmarshal(body, &v); err != nil {
+		t.Fatalf("the data block is not JSON: %v", err)
+	}
+	out, err := json.MarshalIndent(v, "", " ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return append(out, '\n')
+}
+
+// TestGolden compares each page's data (the JSON every chart and table
+// is drawn from) with testdata/NAME.golden; -update rewrites them, and a
+// mismatch writes testdata/NAME.got for a diff.
+func TestGolden(t *testing.T) {
+	for _, pg := range pages {
+		t.Run(pg.name, func(t *testing.T) {
+			got := embeddedData(t, writePage(t, readDoc(t, pg.files...)))
+			golden := filepath.Join("testdata", pg.name+".golden")
+			if *update {
+				if err := os.WriteFile(golden, got, 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatalf("%v (run go test -update to make it)", err)
+			}
+			gotPath := filepath.Join("testdata", pg.name+".got")
+			if !bytes.Equal(got, want) {
+				os.WriteFile(gotPath, got, 0o644)
+				t.Errorf("page data differs from %s: see %s (diff them; go test -update accepts it)", golden, gotPath)
+				return
+			}
+			os.Remove(gotPath)
+		})
+	}
+}
+
+// TestChartsInPage checks that every expected chart is in the page
+// source, so a missing chart fails here without a browser too.
+func TestChartsInPage(t *testing.T) {
+	for _, pg := range pages {
+		src := string(writePage(t, readDoc(t, pg.files...)))
+		for _, id := range pg.charts {
+			if !strings.Contains(src, `id="`+id+`"`) {
+				t.Errorf("%s: no element with id %q", pg.name, id)
+			}
+		}
+	}
+}
+
+func TestRefusesUnredactedPassword(t *testing.T) {
+	doc := readDoc(t, "sweep.json")
+	doc.Files[0].File.Command = append(doc.Files[0].File.Command, "--dsn", "postgres://u:hunter2@db/x")
+	var buf bytes.Buffer
+	err := html.Write(&buf, doc)
+	if err == nil || !strings.Contains(err.Error(), "password") {
+		t.Fatalf("Write with a password in the command: %v, want a refusal", err)
+	}
+	if strings.Contains(buf.String(), "hunter2") {
+		t.Error("the password reached the output")
+	}
+}
+
+func TestNoFiles(t *testing.T) {
+	if err := html.Write(&bytes.Buffer{}, html.Doc{}); err == nil {
+		t.Error("Write of an empty doc succeeded")
+	}
+}
+
+// TestProfileMissing: a result whose pprof file is not beside it gets a
+// line saying so in place of the flame graph.
+func TestProfileMissing(t *testing.T) {
+	doc := readDoc(t, "profile/profile.json")
+	doc.Files[0].Name = filepath.Join(t.TempDir(), "moved.json")
+	src := string(writePage(t, doc))
+	if !strings.Contains(src, "profile file not found beside the result file") {
+		t.Error("no note of the missing profile file")
+	}
+	if strings.Contains(src, `id="flame-0-0" role="img"`) {
+		t.Error("a flame graph was drawn without its file")
+	}
+}
+
+// TestGapBreaksTheLine: an interval missing from a step's series (a
+// reconnect, a stalled collector) breaks the line and is counted, and the
+// step's disturbance window stays on the step's clock.
+func TestGapBreaksTheLine(t *testing.T) {
+	doc := readDoc(t, "disturb.json")
+	s := &doc.Files[0].File.Steps[0]
+	if len(s.Intervals) < 3 {
+		t.Fatalf("the fixture's first step has %d intervals, want 3", len(s.Intervals))
+	}
+	lost := s.Intervals[1]
+	s.Intervals = append(s.Intervals[:1:1], s.Intervals[2:]...)
+	s.Summary.Transactions -= lost.Transactions
+	var data struct {
+		Timelines []struct {
+			ID     string `json:"id"`
+			Gaps   int    `json:"gaps"`
+			Series []struct {
+				Segments [][]struct {
+					T float64 `json:"t"`
+				} `json:"segments"`
+			} `json:"series"`
+			Windows []struct {
+				From float64 `json:"from_s"`
+			} `json:"windows"`
+		} `json:"timelines"`
+	}
+	if err := json.Unmarshal(embeddedData(t, writePage(t, doc)), &data); err != nil {
+		t.Fatal(err)
+	}
+	tl := data.Timelines[0]
+	if tl.Gaps != 1 || len(tl.Series[0].Segments) != 2 {
+		t.Fatalf("%s: %d gaps, %d segments; want 1 and 2", tl.ID, tl.Gaps, len(tl.Series[0].Segments))
+	}
+	if got := tl.Series[0].Segments[1][0].T; got < lost.StartS+lost.LengthS-1e-6 {
+		t.Errorf("the second segment starts at %v s, before the lost interval ended", got)
+	}
+	if len(tl.Windows) != 1 || tl.Windows[0].From != 1 {
+		t.Errorf("windows %+v, want the ddl-churn window from 1 s", tl.Windows)
+	}
+	if other := data.Timelines[1]; other.Gaps != 0 {
+		t.Errorf("%s: %d gaps in an untouched step", other.ID, other.Gaps)
+	}
+}

@@ -1,0 +1,404 @@
+package html
+
+import (
+	"encoding/json"
+	"math"
+	"strconv"
+)
+
+// page is everything the page shows, built from the result files alone
+// (build.go). The template and the charts draw from it, and it is embedded
+// in the page as JSON, the data the golden tests compare.
+type page struct {
+	Title string `json:"title"`
+	Runs  []run  `json:"runs"`
+	// Scaling has one series per sweep file and per A/B target.
+	Scaling   *scaling   `json:"scaling,omitempty"`
+	Timelines []timeline `json:"timelines"`
+	Evidence  []evidence `json:"evidence"`
+	Profiles  []profile  `json:"profiles,omitempty"`
+}
+
+// run is one sweep file, or the files of one A/B run.
+type run struct {
+	ID    string       `json:"id"`
+	Kind  string       `json:"kind"` // "sweep" or "ab"
+	AB    *abHeader    `json:"ab,omitempty"`
+	Files []fileHeader `json:"files"`
+}
+
+// abHeader is what an A/B run's files say about the run.
+type abHeader struct {
+	Run         string     `json:"run"`
+	Baseline    string     `json:"baseline"`
+	Targets     []abTarget `json:"targets"`
+	Rounds      int        `json:"rounds"`
+	RoundsDone  int        `json:"rounds_done"`
+	SliceS      num        `json:"slice_s,omitempty"`
+	Calibration bool       `json:"calibration,omitempty"`
+	// Missing names targets of the run whose file is not in the page.
+	Missing []string `json:"missing,omitempty"`
+	// Differ are the settings whose values are not the same in every
+	// target's file, each with every target's value ("" when not set).
+	Differ []settingDiff `json:"settings_differ,omitempty"`
+}
+
+type settingDiff struct {
+	Name   string   `json:"name"`
+	Values []keyVal `json:"values"` // target name, value
+}
+
+type abTarget struct {
+	Name string `json:"name"`
+	Spec string `json:"spec"`
+	File string `json:"file"`
+}
+
+// fileHeader says what ran where.
+type fileHeader struct {
+	ID        string   `json:"id"`
+	Name      string   `json:"name"`
+	Label     string   `json:"label"`
+	Command   string   `json:"command"`
+	Complete  bool     `json:"complete"`
+	Reason    string   `json:"incomplete_reason,omitempty"`
+	Started   string   `json:"started"`
+	Finished  string   `json:"finished"`
+	Pgscale   string   `json:"pgscale_version"`
+	Version   int      `json:"result_version"`
+	Workload  string   `json:"workload"`
+	Scripts   []script `json:"scripts"`
+	Target    target   `json:"target"`
+	Machine   string   `json:"machine"`
+	Steps     int      `json:"steps"`
+	StepsDone int      `json:"steps_complete"`
+	Defines   []keyVal `json:"defines,omitempty"`
+	Warnings  []string `json:"warnings,omitempty"`
+}
+
+type script struct {
+	Name   string `json:"name"`
+	Weight int    `json:"weight"`
+	Source string `json:"source"`
+}
+
+type target struct {
+	Kind          string   `json:"kind"`
+	Name          string   `json:"name,omitempty"`
+	Description   string   `json:"description"`
+	ServerVersion string   `json:"server_version"`
+	BinDir        string   `json:"bin_dir,omitempty"`
+	Settings      []keyVal `json:"settings"`
+	Preloaded     []string `json:"preloaded,omitempty"`
+	Tmpfs         bool     `json:"tmpfs,omitempty"`
+}
+
+type keyVal struct {
+	Key   string `json:"key"`
+	Value string `json:"value"`
+}
+
+// scaling is the throughput and p99 latency against clients.
+type scaling struct {
+	// LogClients is true when the client counts grow geometrically.
+	LogClients bool            `json:"log_clients"`
+	Clients    []int           `json:"clients"`
+	Series     []scalingSeries `json:"series"`
+}
+
+// scalingSeries is one line: a sweep file, or one A/B target with each
+// point the median over its rounds.
+type scalingSeries struct {
+	Label  string `json:"label"`
+	Source string `json:"source"`
+	// Rounds is, for an A/B target, the rounds of the run; 0 for a sweep.
+	Rounds int `json:"rounds,omitempty"`
+	// Knee and Peak are the clients diagnose.Knee and the highest point
+	// fall on; Knee is 0 when throughput grew to the end.
+	Knee   int            `json:"knee_clients,omitempty"`
+	Peak   int            `json:"peak_clients"`
+	Points []scalingPoint `json:"points"`
+}
+
+type scalingPoint struct {
+	Clients int `json:"clients"`
+	TPS     num `json:"tps"`
+	// TPSLo and TPSHi bound the median's distribution-free confidence
+	// interval (A/B, with enough rounds).
+	TPSLo *num `json:"tps_lo,omitempty"`
+	TPSHi *num `json:"tps_hi,omitempty"`
+	P99Ms num  `json:"p99_ms"`
+	P99Lo *num `json:"p99_lo,omitempty"`
+	P99Hi *num `json:"p99_hi,omitempty"`
+	// Speedup and Efficiency, as the result file has them (sweeps).
+	Speedup    *num `json:"speedup,omitempty"`
+	Efficiency *num `json:"efficiency,omitempty"`
+	// Incomplete marks a step cut short (sweeps), or, for an A/B median,
+	// the number of rounds left out because their step was cut short.
+	Incomplete bool  `json:"incomplete,omitempty"`
+	LeftOut    int   `json:"rounds_left_out,omitempty"`
+	RoundTPS   []num `json:"round_tps,omitempty"`
+	RoundP99   []num `json:"round_p99_ms,omitempty"`
+}
+
+// timeline is the per-interval series of one step (clock "step": seconds
+// since its measured window began), or of one client count of an A/B run
+// (clock "run": seconds since the run's first step began, a series per
+// target through every round).
+type timeline struct {
+	ID    string `json:"id"`
+	Title string `json:"title"`
+	Clock string `json:"clock"`
+	// Incomplete holds the reasons of steps cut short; NotRun the planned
+	// stretch a cut-short step never measured.
+	Incomplete []string   `json:"incomplete,omitempty"`
+	NotRun     *span      `json:"not_run,omitempty"`
+	Series     []tlSeries `json:"series"`
+	Windows    []window   `json:"windows,omitempty"`
+	// Rounds mark where each round of an A/B run began (clock "run").
+	Rounds []mark `json:"rounds,omitempty"`
+	Failed int64  `json:"failed"`
+	// Gaps counts breaks in the series: intervals missing between two
+	// measured ones (a reconnect, a stall of the collector).
+	Gaps int `json:"gaps"`
+}
+
+type span struct {
+	From num `json:"from_s"`
+	To   num `json:"to_s"`
+}
+
+type tlSeries struct {
+	Label string `json:"label"`
+	// Segments are runs of contiguous intervals.
+	Segments [][]tlPoint `json:"segments"`
+}
+
+type tlPoint struct {
+	T      num   `json:"t"`
+	Len    num   `json:"len_s"`
+	TPS    num   `json:"tps"`
+	MeanMs num   `json:"mean_ms"`
+	P99Ms  num   `json:"p99_ms"`
+	Failed int64 `json:"failed,omitempty"`
+}
+
+// mark is a labelled moment on a timeline's clock.
+type mark struct {
+	At    num    `json:"at_s"`
+	Label string `json:"label"`
+}
+
+// window is a disturbance window on a timeline's clock.
+type window struct {
+	Name   string `json:"name"`
+	Spec   string `json:"spec"`
+	From   num    `json:"from_s"`
+	To     num    `json:"to_s"`
+	Target string `json:"target,omitempty"`
+}
+
+// evidence is one file's steps with the evidence behind their verdicts.
+type evidence struct {
+	ID    string `json:"id"`
+	Label string `json:"label"`
+	File  string `json:"file"`
+	// Paragraph is diagnose.Sweep's paragraph (sweeps only: an A/B file's
+	// steps repeat their client counts round after round).
+	Paragraph string         `json:"paragraph,omitempty"`
+	HasProbes bool           `json:"has_probes"`
+	HasCPU    bool           `json:"has_cpu"`
+	HasWaits  bool           `json:"has_waits"`
+	Steps     []stepEvidence `json:"steps"`
+}
+
+type stepEvidence struct {
+	ID           string        `json:"id"`
+	Clients      int           `json:"clients"`
+	Round        int           `json:"round,omitempty"`
+	Complete     bool          `json:"complete"`
+	Reason       string        `json:"incomplete_reason,omitempty"`
+	Knee         bool          `json:"knee,omitempty"`
+	Peak         bool          `json:"peak,omitempty"`
+	Summary      stepSummary   `json:"summary"`
+	Verdict      string        `json:"verdict"`
+	Detail       string        `json:"detail,omitempty"`
+	Evidence     []string      `json:"evidence,omitempty"`
+	CPU          *cpuShares    `json:"cpu,omitempty"`
+	Waits        []share       `json:"wait_classes,omitempty"`
+	WaitSource   string        `json:"wait_source,omitempty"`
+	TopEvents    []share       `json:"top_events,omitempty"`
+	PerTxn       *perTxn       `json:"per_txn,omitempty"`
+	Locks        *locks        `json:"locks,omitempty"`
+	Counters     string        `json:"counters,omitempty"`
+	Statements   []statement   `json:"statements,omitempty"`
+	Errors       []errorLine   `json:"errors,omitempty"`
+	Disturbances []disturbance `json:"disturbances,omitempty"`
+	Unavailable  []keyVal      `json:"unavailable,omitempty"`
+	ServerNote   string        `json:"server_note,omitempty"`
+}
+
+type stepSummary struct {
+	Transactions int64 `json:"transactions"`
+	ElapsedS     num   `json:"elapsed_s"`
+	TPS          num   `json:"tps"`
+	MeanMs       num   `json:"lat_mean_ms"`
+	P50Ms        num   `json:"p50_ms"`
+	P99Ms        num   `json:"p99_ms"`
+	MaxMs        num   `json:"max_ms"`
+	Failed       int64 `json:"failed"`
+	Retried      int64 `json:"retried,omitempty"`
+}
+
+// cpuShares is where the machine's CPU went, as shares of all its cores
+// (diagnose.Figures). Server is nil when the server's processes are not on
+// this host; Pooler when no pooler was accounted.
+type cpuShares struct {
+	Server    *num `json:"server,omitempty"`
+	Generator num  `json:"load_generator"`
+	Pooler    *num `json:"pooler,omitempty"`
+	Probes    num  `json:"probes"`
+	Other     num  `json:"other"`
+	Idle      num  `json:"idle"`
+	RunQueue  num  `json:"run_queue_per_core"`
+}
+
+type share struct {
+	Name  string `json:"name"`
+	Share num    `json:"share"`
+}
+
+// perTxn is what one transaction cost (diagnose.Figures); a figure whose
+// evidence is missing is nil.
+type perTxn struct {
+	ServerCPUUS    *num `json:"server_cpu_us,omitempty"`
+	GeneratorCPUUS *num `json:"load_generator_cpu_us,omitempty"`
+	PoolerCPUUS    *num `json:"pooler_cpu_us,omitempty"`
+	CtxSwitches    *num `json:"context_switches,omitempty"`
+	ServerMs       *num `json:"server_ms,omitempty"`
+	NetworkMs      *num `json:"network_client_ms,omitempty"`
+	LatencyMs      num  `json:"latency_ms"`
+}
+
+type locks struct {
+	Snapshots     int    `json:"snapshots"`
+	Backends      int    `json:"backends"`
+	MaxSlowWeak   int    `json:"max_slow_weak"`
+	MeanSlowWeak  num    `json:"mean_slow_weak"`
+	MaxFastPath   int    `json:"max_fast_path"`
+	FastPathSlots int    `json:"fast_path_slots"`
+	Exhausted     int    `json:"fast_path_exhausted"`
+	Waiting       []wait `json:"waiting,omitempty"`
+}
+
+type wait struct {
+	LockType string `json:"locktype"`
+	Mode     string `json:"mode"`
+	Count    int    `json:"count"`
+}
+
+type statement struct {
+	Query   string `json:"query"`
+	Calls   int64  `json:"calls"`
+	TotalMs num    `json:"total_ms"`
+	Share   num    `json:"share"`
+}
+
+type errorLine struct {
+	Kind    string `json:"kind"`
+	Message string `json:"message"`
+	Count   int64  `json:"count"`
+}
+
+type disturbance struct {
+	Name       string   `json:"name"`
+	Spec       string   `json:"spec"`
+	Stresses   string   `json:"stresses,omitempty"`
+	Script     string   `json:"script"`
+	From       num      `json:"from_s"`
+	To         num      `json:"to_s"`
+	Sessions   int      `json:"sessions"`
+	RanS       num      `json:"ran_s"`
+	Iterations int64    `json:"iterations"`
+	Errors     int64    `json:"errors"`
+	Rate       num      `json:"rate"`
+	Before     *phase   `json:"before,omitempty"`
+	During     *phase   `json:"during,omitempty"`
+	After      *phase   `json:"after,omitempty"`
+	TPSChange  *change  `json:"tps_change,omitempty"`
+	LatChange  *change  `json:"latency_change,omitempty"`
+	Warnings   []string `json:"warnings,omitempty"`
+	ErrorLines []string `json:"error_messages,omitempty"`
+}
+
+type phase struct {
+	FromS  num `json:"from_s"`
+	ToS    num `json:"to_s"`
+	TPS    num `json:"tps"`
+	MeanMs num `json:"lat_mean_ms"`
+	P99Ms  num `json:"lat_p99_ms"`
+}
+
+// change is a relative change with its interval, as the file has it.
+type change struct {
+	Change     num  `json:"change"`
+	Lo         *num `json:"lo,omitempty"`
+	Hi         *num `json:"hi,omitempty"`
+	Confidence num  `json:"confidence"`
+}
+
+// profile is one step's CPU profile as a flame graph.
+type profile struct {
+	ID      string `json:"id"`
+	Label   string `json:"label"`
+	Clients int    `json:"clients"`
+	Round   int    `json:"round,omitempty"`
+	File    string `json:"file"`
+	Samples int64  `json:"samples"`
+	// Missing says why there is no flame graph (file not found, unreadable).
+	Missing string `json:"missing,omitempty"`
+	// SharedWith names the other steps that name the same pprof file.
+	SharedWith []string `json:"shared_with,omitempty"`
+	// SameAs names the step whose graph of the same file is drawn.
+	SameAs string  `json:"same_as,omitempty"`
+	Frames []frame `json:"frames,omitempty"`
+	// Hidden counts the samples of frames too narrow to draw.
+	Hidden int64  `json:"hidden_samples,omitempty"`
+	Depth  int    `json:"depth,omitempty"`
+	path   string // where the pprof file was looked for
+}
+
+// frame is one box of a flame graph: a function at a depth of the call
+// stack (0 is the root, "all"), Start and Value in samples.
+type frame struct {
+	Name  string `json:"name"`
+	Depth int    `json:"depth"`
+	Start int64  `json:"start"`
+	Value int64  `json:"value"`
+	Self  int64  `json:"self,omitempty"`
+	Lib   string `json:"lib,omitempty"`
+}
+
+// num is a float shown with six significant digits; NaN and infinities
+// are JSON null.
+type num float64
+
+// MarshalJSON implements json.Marshaler.
+func (n num) MarshalJSON() ([]byte, error) {
+	x := float64(n)
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return []byte("null"), nil
+	}
+	r, _ := strconv.ParseFloat(strconv.FormatFloat(x, 'g', 6, 64), 64)
+	return []byte(strconv.FormatFloat(r, 'f', -1, 64)), nil
+}
+
+func numPtr(x float64) *num {
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return nil
+	}
+	n := num(x)
+	return &n
+}
+
+var _ json.Marshaler = num(0)

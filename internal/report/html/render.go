@@ -1,0 +1,253 @@
+package html
+
+import (
+	_ "embed"
+	"fmt"
+	"hash/fnv"
+	"html/template"
+	"io"
+	"math"
+	"strings"
+
+	"github.com/pgscale/pgscale/internal/stats"
+)
+
+//go:embed page.tmpl
+var pageTemplate string
+
+//go:embed style.css
+var styleCSS string
+
+// tmpl is parsed once; it holds no state of a page.
+var tmpl = template.Must(template.New("page").Funcs(template.FuncMap{
+	"pct":     pct,
+	"fmtnum":  fmtNum,
+	"ptr":     func(n *num) float64 { return ptrVal(n) },
+	"clients": clientsWord,
+	"change": func(c *change) string {
+		if c.Lo == nil || c.Hi == nil {
+			return stats.FormatPercent(float64(c.Change)) + " (no interval)"
+		}
+		return stats.FormatChange(float64(c.Change), float64(*c.Lo), float64(*c.Hi))
+	},
+	"interval": func(lo, hi *num) string {
+		if lo == nil || hi == nil {
+			return ""
+		}
+		return fmt.Sprintf("[%s – %s]", fmtNum(float64(*lo)), fmtNum(float64(*hi)))
+	},
+	"join":  strings.Join,
+	"deref": func(n *num) num { return *n },
+	"note":  pointNote,
+}).Parse(pageTemplate))
+
+// view is what the template reads: the page, and the charts drawn from it.
+type view struct {
+	*page
+	CSS    template.CSS
+	Charts map[string]template.HTML
+	Flames []flameView
+	// StepTimelines are the sweeps' steps, shown side by side;
+	// RunTimelines the A/B runs', each the page's width.
+	StepTimelines, RunTimelines []timelineView
+	// Data is the page again, for the JSON block at its end.
+	Data *page
+}
+
+// timelineView is a timeline and its chart.
+type timelineView struct {
+	timeline
+	SVG template.HTML
+}
+
+// HasFailures says whether any timeline has a failures panel.
+func (v *view) HasFailures() bool {
+	for _, t := range v.Timelines {
+		if t.Failed > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// render draws the page's charts and executes the template.
+func render(w io.Writer, p *page) error {
+	v := &view{page: p, CSS: template.CSS(styleCSS), Charts: map[string]template.HTML{}, Data: p}
+	if p.Scaling != nil {
+		for _, m := range scalingMetrics {
+			svg, ok, err := scalingSVG(p.Scaling, m)
+			if err != nil {
+				return err
+			}
+			if ok {
+				v.Charts[m.id] = svg
+			}
+		}
+	}
+	for _, t := range p.Timelines {
+		svg, err := timelineSVG(t)
+		if err != nil {
+			return err
+		}
+		if t.Clock == "run" {
+			v.RunTimelines = append(v.RunTimelines, timelineView{t, svg})
+		} else {
+			v.StepTimelines = append(v.StepTimelines, timelineView{t, svg})
+		}
+	}
+	for _, e := range p.Evidence {
+		if e.HasCPU {
+			svg, err := cpuSVG(e)
+			if err != nil {
+				return err
+			}
+			v.Charts["cpu-"+e.ID] = svg
+		}
+		if e.HasWaits {
+			svg, err := waitsSVG(e)
+			if err != nil {
+				return err
+			}
+			v.Charts["waits-"+e.ID] = svg
+		}
+	}
+	for _, pr := range p.Profiles {
+		v.Flames = append(v.Flames, flameOf(pr))
+	}
+	if err := tmpl.Execute(w, v); err != nil {
+		return fmt.Errorf("html report: %w", err)
+	}
+	return nil
+}
+
+// pointNote says what is special about a point of a scaling series.
+func pointNote(s scalingSeries, p scalingPoint) string {
+	var parts []string
+	if p.Clients == s.Knee {
+		parts = append(parts, "knee")
+	}
+	if p.Clients == s.Peak && len(s.Points) > 1 {
+		parts = append(parts, "peak")
+	}
+	if s.Rounds > 0 {
+		parts = append(parts, fmt.Sprintf("median of %d rounds", len(p.RoundTPS)))
+	}
+	switch {
+	case p.LeftOut > 0:
+		parts = append(parts, fmt.Sprintf("%d cut short, left out", p.LeftOut))
+	case p.Incomplete:
+		parts = append(parts, "incomplete")
+	}
+	return strings.Join(parts, "; ")
+}
+
+func pct(x num) string {
+	switch f := float64(x); {
+	case f > 0 && f < 0.005:
+		return "<1%"
+	case math.IsNaN(f):
+		return "–"
+	default:
+		return fmt.Sprintf("%.0f%%", f*100)
+	}
+}
+
+// fmtNum shows a figure with the digits that matter at its size.
+func fmtNum(x any) string {
+	var f float64
+	switch v := x.(type) {
+	case num:
+		f = float64(v)
+	case *num:
+		if v == nil {
+			return "–"
+		}
+		f = float64(*v)
+	case float64:
+		f = v
+	case int:
+		f = float64(v)
+	case int64:
+		f = float64(v)
+	default:
+		return fmt.Sprint(x)
+	}
+	a := math.Abs(f)
+	switch {
+	case math.IsNaN(f) || math.IsInf(f, 0):
+		return "–"
+	case a >= 100:
+		return fmt.Sprintf("%.0f", f)
+	case a >= 10:
+		return fmt.Sprintf("%.1f", f)
+	case a >= 1:
+		return fmt.Sprintf("%.2f", f)
+	}
+	return fmt.Sprintf("%.3f", f)
+}
+
+// Flame graph geometry, in the units of its viewBox.
+const (
+	flameW   = 1000.0
+	flameRow = 17.0
+	charW    = 6.6 // width of one character of the 11-unit label font
+)
+
+// flameView is a profile's flame graph laid out for the template: the root
+// on top, callees below their callers.
+type flameView struct {
+	profile
+	W, H  float64
+	Boxes []flameBox
+}
+
+type flameBox struct {
+	X, Y, W     float64
+	Text, Title string
+	Fill        string
+}
+
+func flameOf(p profile) flameView {
+	v := flameView{profile: p, W: flameW, H: float64(p.Depth) * flameRow}
+	if len(p.Frames) == 0 {
+		return v
+	}
+	total := float64(p.Frames[0].Value)
+	for _, f := range p.Frames {
+		b := flameBox{X: float64(f.Start) / total * flameW, Y: float64(f.Depth) * flameRow,
+			W: float64(f.Value) / total * flameW, Fill: frameColor(f)}
+		b.Title = fmt.Sprintf("%s — %d samples (%.1f%%)", f.Name, f.Value, float64(f.Value)/total*100)
+		if f.Self > 0 {
+			b.Title += fmt.Sprintf(", %d on CPU in the function itself", f.Self)
+		}
+		if f.Lib != "" {
+			b.Title += " [" + f.Lib + "]"
+		}
+		if fit := int((b.W - 6) / charW); fit >= 3 {
+			r := []rune(f.Name)
+			if len(r) > fit {
+				r = append(r[:fit-1], '…')
+			}
+			b.Text = string(r)
+		}
+		v.Boxes = append(v.Boxes, b)
+	}
+	return v
+}
+
+// frameColor is warm for the server's own code, blue for the kernel, and
+// varies a little by function so neighbours can be told apart.
+func frameColor(f frame) string {
+	h := fnv.New32a()
+	h.Write([]byte(f.Name))
+	k := float64(h.Sum32()%1000) / 1000
+	switch {
+	case f.Depth == 0:
+		return "rgb(200,200,200)"
+	case f.Lib == "kernel":
+		return fmt.Sprintf("rgb(%d,%d,%d)", 110+int(40*k), 160+int(40*k), 225)
+	case f.Lib == "postgres":
+		return fmt.Sprintf("rgb(%d,%d,%d)", 230, 110+int(90*k), 50+int(30*k))
+	}
+	return fmt.Sprintf("rgb(%d,%d,%d)", 215, 190+int(40*k), 70+int(40*k))
+}
