@@ -21,7 +21,7 @@ func newCompareCmd(stdout io.Writer) *cobra.Command {
 	var unpaired bool
 	var outputs outputFlags
 	cmd := &cobra.Command{
-		Use:   "compare BASE.json CAND.json [CAND.json...]",
+		Use:   "compare BASE.json CAND.json [CAND.json...] | compare BUNDLE",
 		Short: "Compare saved results: change ± uncertainty per measure, bounds and a verdict",
 		Long: `Compare result files, the first as the baseline, step by step (same client
 count) and measure by measure, and judge each change against its bound.
@@ -31,9 +31,16 @@ Other files are compared unpaired (Mann-Whitney U, like benchstat), each
 complete step of a file counting as one value: this does not cancel drift
 between the runs, so it needs a larger change to see it.
 
+A suite's bundle directory is compared cell by cell, every measure of every
+cell judged together, against the bounds given here (or, without --bound,
+those the suite recorded).
+
 Exit code 0 when no measure is outside its bounds, 1 when one is, 2 for bad
 usage or unreadable files.`,
 		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) == 1 && result.IsSuiteBundle(args[0]) {
+				return nil
+			}
 			if len(args) < 2 {
 				return usage.Errorf("compare needs a baseline and at least one candidate result file")
 			}
@@ -46,6 +53,21 @@ usage or unreadable files.`,
 			b, err := stats.ParseBounds(bounds)
 			if err != nil {
 				return usage.Wrap(err)
+			}
+			if len(args) == 1 {
+				var override *stats.Bounds
+				if cmd.Flags().Changed("bound") {
+					override = &b
+				}
+				d, err := loadBundleWith(args[0], override, stats.Options{Confidence: confidence})
+				if err != nil {
+					return err
+				}
+				d.Color = colorTerminal(stdout)
+				if err := show(d, stdout, &outputs); err != nil {
+					return err
+				}
+				return suiteVerdictError(d.Suite)
 			}
 			inputs, err := readInputs(args)
 			if err != nil {

@@ -21,6 +21,8 @@ import (
 type Input struct {
 	Name string
 	File *result.File
+	// Cell, for a file of a suite's cell, is the cell's parameters.
+	Cell []Param
 }
 
 // Options configures Compare.

@@ -76,6 +76,13 @@ type ABStart struct {
 	Total time.Duration
 }
 
+// CellStart says a cell of a suite starts: its key ("partitions=32") and
+// its place in the suite.
+type CellStart struct {
+	Index, Cells int
+	Key          string
+}
+
 // RoundStart says a round of an A/B run starts: one target's turn through
 // the whole sweep, or (Target empty) one step of every target in slices.
 type RoundStart struct {
@@ -131,6 +138,7 @@ func (Notice) event()     {}
 func (RunStart) event()   {}
 func (ABStart) event()    {}
 func (RoundStart) event() {}
+func (CellStart) event()  {}
 func (StepStart) event()  {}
 func (Interval) event()   {}
 func (StepEnd) event()    {}

@@ -59,7 +59,23 @@ func RunAB(ctx context.Context, spec ABSpec) ([]*result.File, string, error) {
 		spec.notice(fmt.Sprintf("--calibrate: running %s against itself; the other targets are not run", specs[0].Name))
 	}
 	started := time.Now().UTC()
-	servers, err := target.OpenAll(ctx, specs, spec.Cluster, spec.needs(ds), spec.notice)
+	targets, err := spec.openAll(ctx, specs, spec.needs(ds))
+	defer closeAll(targets)
+	if err != nil {
+		return nil, "", err
+	}
+	dir := spec.Out
+	if dir == "" {
+		dir = filepath.Join("results", fmt.Sprintf("ab-%s-%s", fileName(wl.Name), started.Format("20060102T150405Z")))
+	}
+	files, err := spec.runOn(ctx, targets, specs, wl, setup, ds, seed, started, dir)
+	return files, dir, err
+}
+
+// openAll opens every target (ephemeral clusters in parallel), named;
+// it returns those opened, also on error, for the caller to close.
+func (c *Common) openAll(ctx context.Context, specs []target.Spec, needs target.Needs) ([]*prepared, error) {
+	servers, err := target.OpenAll(ctx, specs, c.Cluster, needs, c.notice)
 	targets := make([]*prepared, 0, len(specs))
 	for i, srv := range servers {
 		if srv != nil {
@@ -67,16 +83,29 @@ func RunAB(ctx context.Context, spec ABSpec) ([]*result.File, string, error) {
 			targets = append(targets, &prepared{name: specs[i].Name, srv: srv})
 		}
 	}
+	return targets, err
+}
+
+func closeAll(targets []*prepared) {
+	for _, t := range targets {
+		t.close()
+	}
+}
+
+// runOn runs the A/B rounds on open targets: it gives each the workload's
+// data, sets up their probes, meters and disturbances (and ends them
+// after), runs the rounds and writes one result file per target into dir.
+// It returns the files written (nil when no round started) and why the
+// run could not complete.
+func (spec *ABSpec) runOn(ctx context.Context, targets []*prepared, specs []target.Spec, wl *workload.Loaded, setup string,
+	ds []disturb.Disturbance, seed uint64, started time.Time, dir string) ([]*result.File, error) {
 	defer func() {
 		for _, t := range targets {
-			t.close()
+			t.unwatch()
 		}
 	}()
-	if err != nil {
-		return nil, "", err
-	}
 	if err := spec.prepareAll(ctx, targets, specs, wl, setup); err != nil {
-		return nil, "", err
+		return nil, err
 	}
 	ab := &AB{Rounds: spec.Rounds, Seed: seed, Slice: spec.Slice, Settle: spec.Settle}
 	for _, t := range targets {
@@ -85,7 +114,7 @@ func RunAB(ctx context.Context, spec ABSpec) ([]*result.File, string, error) {
 		// whole-step turns only, and in slices a meter reads each
 		// target's server at every slice edge instead.
 		if err := spec.watch(ctx, t, wl, ds, spec.Slice == 0); err != nil {
-			return nil, "", err
+			return nil, err
 		}
 		at := ABTarget{Name: t.name, Sweep: *spec.sweep(t, wl)}
 		if spec.Slice > 0 {
@@ -107,14 +136,9 @@ func RunAB(ctx context.Context, spec ABSpec) ([]*result.File, string, error) {
 	ab.AfterStep = func(_, ti int, s result.Step) { obs.Observe(observe.StepEnd{Step: s, Target: targets[ti].name}) }
 	run, runErr := ab.Run(ctx)
 	if run == nil {
-		return nil, "", runErr
+		return nil, runErr
 	}
-
 	files := spec.resultFiles(wl, targets, specs, run, runErr, ctx.Err() != nil, seed, started)
-	dir := spec.Out
-	if dir == "" {
-		dir = filepath.Join("results", fmt.Sprintf("ab-%s-%s", fileName(wl.Name), started.Format("20060102T150405Z")))
-	}
 	var errs []error
 	for i, f := range files {
 		if err := result.Write(filepath.Join(dir, f.AB.Targets[i].File), f); err != nil {
@@ -128,7 +152,7 @@ func RunAB(ctx context.Context, spec ABSpec) ([]*result.File, string, error) {
 		}
 		errs = append(errs, msg)
 	}
-	return files, dir, errors.Join(errs...)
+	return files, errors.Join(errs...)
 }
 
 // check finds the mistakes in the spec before anything starts, sets the

@@ -28,14 +28,23 @@ type prepared struct {
 	meter     *probe.Meter // in an A/B run in slices
 }
 
-// close stops the target's probes and its ephemeral cluster.
-func (p *prepared) close() {
+// unwatch ends the target's probes, meter and disturbances: a suite sets
+// them up again for its next cell.
+func (p *prepared) unwatch() {
 	if p.probes != nil {
 		p.probes.Close()
+		p.probes = nil
 	}
 	if p.meter != nil {
 		p.meter.Close()
+		p.meter = nil
 	}
+	p.disturber = nil
+}
+
+// close ends what watches the target and stops its ephemeral cluster.
+func (p *prepared) close() {
+	p.unwatch()
 	p.srv.Close()
 }
 
@@ -68,14 +77,22 @@ func (c *Common) needs(ds []disturb.Disturbance) target.Needs {
 // says of itself.
 func (c *Common) prepare(ctx context.Context, p *prepared, wl *workload.Loaded, setup string) error {
 	d, err := workload.Prepare(ctx, p.srv.Connect, workload.PrepareOptions{
-		Create: p.srv.Ephemeral() || c.Data.Create, Init: c.Data.Init, ScaleGiven: c.Data.ScaleGiven,
-		NeedTables: wl.Builtin, Setup: setup, SetupName: c.Data.Setup, Where: p.srv.Info.Description, Log: c.notice})
+		Create: p.srv.Ephemeral() && !c.Data.NoInit || c.Data.Create, Init: c.Data.Init, ScaleGiven: c.Data.ScaleGiven,
+		NeedTables: wl.Builtin, Setup: setup, SetupName: c.setupName(), Where: p.srv.Info.Description, Log: c.notice})
 	if err != nil {
 		return named(p.name, err)
 	}
 	p.data = d
 	p.srv.RecordInfo(ctx)
 	return nil
+}
+
+// setupName names the setup SQL in errors.
+func (c *Common) setupName() string {
+	if c.Data.Setup != "" {
+		return "--setup " + c.Data.Setup
+	}
+	return "the suite's setup"
 }
 
 // watch sets up the target's probes (with probes true and any chosen) and

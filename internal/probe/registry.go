@@ -70,6 +70,18 @@ func (o Options) On(name string) bool {
 	return false
 }
 
+// Clone returns a copy of o that shares nothing with it.
+func (o Options) Clone() Options {
+	if o.Enabled != nil {
+		m := make(map[string]bool, len(o.Enabled))
+		for k, v := range o.Enabled {
+			m[k] = v
+		}
+		o.Enabled = m
+	}
+	return o
+}
+
 // Set turns the probe called name on or off.
 func (o *Options) Set(name string, on bool) {
 	if o.Enabled == nil {

@@ -22,6 +22,9 @@ type Doc struct {
 	// Noise, when set, is an A/A calibration of the files (ab
 	// --calibrate), shown instead of the files' sweeps.
 	Noise *compare.Noise
+	// Suite, when set, is a suite's comparison of its cells (Files are
+	// then every cell's files), shown instead of the files' sweeps.
+	Suite *compare.Suite
 	// Color marks significant changes in text with ANSI colours; set it
 	// only when writing to a terminal that shows them.
 	Color bool

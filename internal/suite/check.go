@@ -368,12 +368,8 @@ func containsInt(xs []int, x int) bool {
 	return false
 }
 
-// knownMeasure reports whether name is a measure of compare or a sweep's
-// own figure (speedup, efficiency).
+// knownMeasure reports whether name is a measure of compare.
 func knownMeasure(name string) bool {
-	if name == "speedup" || name == "efficiency" {
-		return true
-	}
 	for _, m := range compare.Measures() {
 		if m.Name == name {
 			return true
