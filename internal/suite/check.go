@@ -2,8 +2,8 @@ package suite
 
 import (
 	"fmt"
-	"sort"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 
