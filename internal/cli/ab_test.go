@@ -530,3 +530,49 @@ func TestABSlices(t *testing.T) {
 		}
 	}
 }
+
+// ab --profile with whole-step turns: every target and round gets a pprof
+// file of its own (they used to overwrite one another), named in the
+// result files relative to the result file's directory, as the schema
+// says, so the run's directory can be moved whole.
+func TestABProfiles(t *testing.T) {
+	bin := cluster.BinDir
+	out := filepath.Join(t.TempDir(), "results")
+	code, _ := abCLI(t, nil, "ab", "--target", "a=bin:"+bin, "--target", "b=bin:"+bin, "-S", "-c", "1", "-T", "1", "--warmup", "0.2",
+		"--rounds", "2", "--slice", "0", "--profile", "--out", out)
+	if code != cli.ExitOK {
+		t.Fatalf("exit code %d", code)
+	}
+	moved := filepath.Join(t.TempDir(), "moved")
+	if err := os.Rename(out, moved); err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]string{}
+	for _, n := range []string{"a", "b"} {
+		f, err := result.Read(filepath.Join(moved, n+".json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range f.Steps {
+			where := fmt.Sprintf("%s round %d", n, s.Round)
+			if s.Probes == nil || s.Probes.Profile == nil {
+				t.Errorf("%s: no profile (unavailable: %+v)", where, s.Probes)
+				continue
+			}
+			file := s.Probes.Profile.File
+			if filepath.IsAbs(file) || strings.HasPrefix(file, "..") {
+				t.Errorf("%s: profile %q is not relative to the result file's directory", where, file)
+			}
+			if other, dup := seen[file]; dup {
+				t.Errorf("%s and %s share the pprof file %s", where, other, file)
+			}
+			seen[file] = where
+			if _, err := os.Stat(filepath.Join(moved, file)); err != nil {
+				t.Errorf("%s: %v", where, err)
+			}
+		}
+	}
+	if len(seen) != 4 {
+		t.Errorf("%d pprof files, want 4 (2 targets × 2 rounds): %v", len(seen), seen)
+	}
+}

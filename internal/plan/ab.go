@@ -15,6 +15,7 @@ import (
 	"github.com/pgscale/pgscale/internal/compare"
 	"github.com/pgscale/pgscale/internal/disturb"
 	"github.com/pgscale/pgscale/internal/observe"
+	"github.com/pgscale/pgscale/internal/probe"
 	"github.com/pgscale/pgscale/internal/result"
 	"github.com/pgscale/pgscale/internal/stats"
 	"github.com/pgscale/pgscale/internal/target"
@@ -77,6 +78,21 @@ func RunAB(ctx context.Context, spec ABSpec) ([]*result.File, string, error) {
 	if err := spec.prepareAll(ctx, targets, specs, wl, setup); err != nil {
 		return nil, "", err
 	}
+	dir := spec.Out
+	if dir == "" {
+		dir = filepath.Join("results", fmt.Sprintf("ab-%s-%s", fileName(wl.Name), started.Format("20060102T150405Z")))
+	}
+	if spec.Probes.On(probe.NameProfile) {
+		// Every target's pprof files in a directory of its own, by
+		// default inside the run's: profiles/NAME/round-R-step-S-cN.pb.gz.
+		base := spec.Probes.ProfileDir
+		if base == "" {
+			base = filepath.Join(dir, "profiles")
+		}
+		for _, t := range targets {
+			t.profileDir = filepath.Join(base, t.name)
+		}
+	}
 	ab := &AB{Rounds: spec.Rounds, Seed: seed, Slice: spec.Slice, Settle: spec.Settle}
 	for _, t := range targets {
 		// In slices every probe would watch a step shared by all targets,
@@ -103,13 +119,11 @@ func RunAB(ctx context.Context, spec ABSpec) ([]*result.File, string, error) {
 	}
 
 	files := spec.resultFiles(wl, targets, specs, run, runErr, ctx.Err() != nil, seed, started)
-	dir := spec.Out
-	if dir == "" {
-		dir = filepath.Join("results", fmt.Sprintf("ab-%s-%s", fileName(wl.Name), started.Format("20060102T150405Z")))
-	}
 	var errs []error
 	for i, f := range files {
-		if err := result.Write(filepath.Join(dir, f.AB.Targets[i].File), f); err != nil {
+		path := filepath.Join(dir, f.AB.Targets[i].File)
+		relativeProfiles(f.Steps, path)
+		if err := result.Write(path, f); err != nil {
 			errs = append(errs, fmt.Errorf("write result file: %w", err))
 		}
 	}
@@ -399,6 +413,7 @@ func (ab *AB) Run(ctx context.Context) (*ABRun, error) {
 				ab.BeforeTurn(r, ti)
 			}
 			sw := ab.Targets[ti].Sweep
+			sw.Round = r
 			sw.AfterStep = func(_ int, s result.Step) {
 				if ab.AfterStep != nil {
 					markEmpty(&s, r)

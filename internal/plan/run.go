@@ -88,6 +88,7 @@ func Run(ctx context.Context, spec RunSpec) (*result.File, string, error) {
 	}
 	file.Diagnosis = diagnose.Sweep(file)
 	obs.Observe(observe.RunEnd{File: file})
+	relativeProfiles(file.Steps, path)
 	if werr := result.Write(path, file); werr != nil {
 		return file, "", errors.Join(runErr, fmt.Errorf("write result file: %w", werr))
 	}
