@@ -14,9 +14,19 @@ import (
 	"github.com/pgscale/pgscale/internal/result"
 )
 
-// Doc is what one page shows: result files, each with the name it goes by.
+// Doc is what one page shows: result files, each with the name it goes by,
+// and what internal/compare made of them.
 type Doc struct {
 	Files []NamedFile
+	// Comparison, when set, compares the files (an A/B run, pgscale
+	// compare): the page opens with its verdict, a matrix of the changes
+	// and the per-measure table.
+	Comparison *Comparison
+	// Noise, when set, is the A/A noise of a calibration run's files.
+	Noise *Noise
+	// Matrices are further grids of changes, each drawn as given: the
+	// place of a suite's matrix of cells against the baseline.
+	Matrices []Matrix
 }
 
 // NamedFile is one result file. Name is the path it was read from: it is
