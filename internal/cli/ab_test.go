@@ -523,6 +523,7 @@ func TestABSlices(t *testing.T) {
 		{"--slice", "0.1", "--slice-settle", "0.1"},
 		{"--slice", "0.5", "-t", "100"},
 		{"--slice-settle", "0.1"},
+		{"--profile"}, // slices by default: no probe runs, so no profile would be recorded
 	} {
 		code, _ := abCLI(t, nil, append([]string{"ab", "--target", "x=dsn:" + dsn("postgres"), "--target", "y=dsn:" + dsn("postgres")}, args...)...)
 		if code != cli.ExitUsage {

@@ -173,6 +173,10 @@ func (spec *ABSpec) check() ([]target.Spec, []disturb.Disturbance, uint64, error
 			return nil, nil, 0, usage.Errorf("disturbances run with whole-step turns only: drop --slice")
 		case l.Connect:
 			return nil, nil, 0, usage.Errorf("-C opens a connection per transaction; --slice keeps one per target: use one or the other")
+		case spec.Probes.On(probe.NameProfile):
+			// Probes watch one server for a whole step, which slices share
+			// between the targets: --profile would record nothing.
+			return nil, nil, 0, usage.Errorf("--profile records each target's steps with whole-step turns only: add --slice 0")
 		}
 	} else if spec.Settle > 0 {
 		return nil, nil, 0, usage.Errorf("--slice-settle needs --slice")
