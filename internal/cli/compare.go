@@ -110,7 +110,7 @@ func readInputs(paths []string) ([]compare.Input, error) {
 			name = fmt.Sprintf("%s#%d", base, i)
 		}
 		used[name] = true
-		inputs = append(inputs, compare.Input{Name: name, File: f})
+		inputs = append(inputs, compare.Input{Name: name, File: f, Path: p})
 	}
 	return inputs, nil
 }

@@ -56,7 +56,7 @@ Formats: ` + report.Names(func(report.Format) bool { return true }) + `.`,
 				if err != nil {
 					return usage.Wrap(err)
 				}
-				inputs = append(inputs, compare.Input{Name: p, File: file})
+				inputs = append(inputs, compare.Input{Name: p, File: file, Path: p})
 			}
 			d := &report.Doc{Files: inputs, Color: output == "" && colorTerminal(stdout)}
 			if compare.SameRun(inputs) {

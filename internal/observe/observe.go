@@ -15,6 +15,7 @@ import (
 // StepInfo tells a Watcher about the step it watches.
 type StepInfo struct {
 	Index    int           // 0-based position in the sweep
+	Round    int           // the A/B round, 1-based; 0 outside A/B rounds
 	Clients  int           // client count
 	Start    time.Time     // when transactions begin (warm-up included)
 	Window   time.Time     // when the measured window begins

@@ -107,6 +107,17 @@ func (spec *ABSpec) runOn(ctx context.Context, targets []*prepared, specs []targ
 	if err := spec.prepareAll(ctx, targets, specs, wl, setup); err != nil {
 		return nil, err
 	}
+	if spec.Probes.On(probe.NameProfile) {
+		// Every target's pprof files in a directory of its own, by
+		// default inside the run's: profiles/NAME/round-R-step-S-cN.pb.gz.
+		base := spec.Probes.ProfileDir
+		if base == "" {
+			base = filepath.Join(dir, "profiles")
+		}
+		for _, t := range targets {
+			t.profileDir = filepath.Join(base, t.name)
+		}
+	}
 	ab := &AB{Rounds: spec.Rounds, Seed: seed, Slice: spec.Slice, Settle: spec.Settle}
 	for _, t := range targets {
 		// In slices every probe would watch a step shared by all targets,
@@ -141,7 +152,9 @@ func (spec *ABSpec) runOn(ctx context.Context, targets []*prepared, specs []targ
 	files := spec.resultFiles(wl, targets, specs, run, runErr, ctx.Err() != nil, seed, started)
 	var errs []error
 	for i, f := range files {
-		if err := result.Write(filepath.Join(dir, f.AB.Targets[i].File), f); err != nil {
+		path := filepath.Join(dir, f.AB.Targets[i].File)
+		relativeProfiles(f.Steps, path)
+		if err := result.Write(path, f); err != nil {
 			errs = append(errs, fmt.Errorf("write result file: %w", err))
 		}
 	}
@@ -191,6 +204,10 @@ func (spec *ABSpec) check() ([]target.Spec, []disturb.Disturbance, uint64, error
 			return nil, nil, 0, usage.Errorf("disturbances run with whole-step turns only: drop --slice")
 		case l.Connect:
 			return nil, nil, 0, usage.Errorf("-C opens a connection per transaction; --slice keeps one per target: use one or the other")
+		case spec.Probes.On(probe.NameProfile):
+			// Probes watch one server for a whole step, which slices share
+			// between the targets: --profile would record nothing.
+			return nil, nil, 0, usage.Errorf("--profile records each target's steps with whole-step turns only: add --slice 0")
 		}
 	} else if spec.Settle > 0 {
 		return nil, nil, 0, usage.Errorf("--slice-settle needs --slice")
@@ -450,6 +467,7 @@ func (ab *AB) Run(ctx context.Context) (*ABRun, error) {
 				ab.BeforeTurn(r, ti)
 			}
 			sw := ab.Targets[ti].Sweep
+			sw.Round = r
 			sw.AfterStep = func(_ int, s result.Step) {
 				if ab.AfterStep != nil {
 					markEmpty(&s, r)

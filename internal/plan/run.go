@@ -99,6 +99,7 @@ func (c *Common) sweepOn(ctx context.Context, p *prepared, wl *workload.Loaded, 
 	}
 	file.Diagnosis = diagnose.Sweep(file)
 	obs.Observe(observe.RunEnd{File: file})
+	relativeProfiles(file.Steps, path)
 	if werr := result.Write(path, file); werr != nil {
 		return file, "", errors.Join(runErr, fmt.Errorf("write result file: %w", werr))
 	}

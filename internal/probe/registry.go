@@ -43,7 +43,8 @@ type Options struct {
 	WaitHz        float64 // pg_stat_activity sampling frequency; default 20
 	LockSnapshots int     // pg_locks snapshots per step; default 4
 	// ProfileDir is where the profile probe writes its pprof files
-	// (default results/profile-<UTC time>).
+	// (default results/profile-<UTC time>; an A/B runner gives each
+	// target its own).
 	ProfileDir string
 	// PoolerPID, when set, is a pooler on this host accounted apart.
 	PoolerPID int

@@ -3,15 +3,63 @@ package report
 import (
 	"io"
 
+	"github.com/pgscale/pgscale/internal/compare"
 	"github.com/pgscale/pgscale/internal/report/html"
+	"github.com/pgscale/pgscale/internal/stats"
 )
 
-// writeHTML writes the document's files as one self-contained HTML page
-// (internal/report/html).
+// writeHTML writes the document as one self-contained HTML page
+// (internal/report/html): its files, and the comparison or the noise in
+// the words of the text format.
 func writeHTML(w io.Writer, d *Doc) error {
 	doc := html.Doc{}
 	for _, in := range d.Files {
-		doc.Files = append(doc.Files, html.NamedFile{Name: in.Name, File: in.File})
+		name := in.Name
+		if in.Path != "" {
+			name = in.Path
+		}
+		doc.Files = append(doc.Files, html.NamedFile{Name: name, File: in.File})
+	}
+	if d.Comparison != nil {
+		doc.Comparison = htmlComparison(d.Comparison)
+	}
+	if d.Noise != nil {
+		doc.Noise = htmlNoise(d.Noise)
 	}
 	return html.Write(w, doc)
+}
+
+// htmlComparison words a comparison for the page as comparisonText does
+// for a terminal.
+func htmlComparison(r *compare.Comparison) *html.Comparison {
+	c := &html.Comparison{Baseline: r.Baseline, Method: methodLine(r), Incomplete: r.Incomplete, Notes: reportNotes(r)}
+	for i, v := range r.Verdicts {
+		c.Candidates = append(c.Candidates, html.Candidate{Name: r.Candidates[i], Passed: v.Passed(),
+			Headline: r.CandidateHeadline(i), Counts: v.Counts()})
+	}
+	for _, row := range r.Rows {
+		hr := html.ComparisonRow{Step: row.Measure.Step, Measure: measureLabel(row.Measure), Base: row.Base.Median,
+			BaseText: FormatValue(row.Base.Median)}
+		for _, cell := range row.Cells {
+			a := cell.Assessment
+			hr.Cells = append(hr.Cells, html.ComparisonCell{Median: cell.Cand.Median, MedianText: FormatValue(cell.Cand.Median),
+				Change: a.Change, Lo: a.Lo, Hi: a.Hi, Confidence: a.Confidence, ChangeText: stats.FormatChange(a.Change, a.Lo, a.Hi),
+				P: a.P, PHolm: a.PHolm, N: a.N2, Bound: boundText(a), Status: statusText(a),
+				Improved: a.Effect == stats.Improved, Regressed: a.Effect == stats.Regressed, Outside: a.Status == stats.OutsideBounds})
+		}
+		c.Rows = append(c.Rows, hr)
+	}
+	return c
+}
+
+// htmlNoise words a calibration's noise for the page as noiseText does.
+func htmlNoise(r *compare.Noise) *html.Noise {
+	n := &html.Noise{Headline: noiseHeadline(r), Footnote: noiseFootnote, Notes: noiseNotes(r)}
+	for _, row := range r.Rows {
+		n.Rows = append(n.Rows, html.NoiseRow{Step: row.Measure.Step, Measure: measureLabel(row.Measure),
+			Change: row.Change, Lo: row.Lo, Hi: row.Hi, Confidence: row.Confidence,
+			ChangeText: stats.FormatChange(row.Change, row.Lo, row.Hi), SDLog: row.SDLog, SDText: sdText(row),
+			Rounds2: row.Rounds2, Rounds5: row.Rounds5})
+	}
+	return n
 }
