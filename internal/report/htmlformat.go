@@ -1,6 +1,7 @@
 package report
 
 import (
+	"fmt"
 	"io"
 
 	"github.com/pgscale/pgscale/internal/compare"
@@ -26,7 +27,45 @@ func writeHTML(w io.Writer, d *Doc) error {
 	if d.Noise != nil {
 		doc.Noise = htmlNoise(d.Noise)
 	}
+	if d.Suite != nil {
+		doc.Matrices = htmlSuite(d.Suite)
+	}
 	return html.Write(w, doc)
+}
+
+// htmlSuite is a suite's matrix of tps changes for the page: a row per cell
+// and client count, a column per candidate; with the suite's headline as
+// its title.
+func htmlSuite(s *compare.Suite) []html.Matrix {
+	if len(s.Candidates) == 0 {
+		return nil
+	}
+	m := html.Matrix{Title: s.Headline(), Corner: "cell, clients", Cols: s.Candidates}
+	for _, sc := range s.Cells {
+		if len(sc.Inputs) == 0 {
+			row := html.MatrixRow{Label: sc.Key + " (" + sc.Status + ")"}
+			for range s.Candidates {
+				row.Cells = append(row.Cells, html.MatrixCell{Empty: true})
+			}
+			m.Rows = append(m.Rows, row)
+			continue
+		}
+		for _, c := range compare.Clients(sc.Inputs[0].File) {
+			row := html.MatrixRow{Label: fmt.Sprintf("%s, %d", sc.Key, c)}
+			for ci := range s.Candidates {
+				a, ok := tpsAssessment(sc, ci, c)
+				if !ok {
+					row.Cells = append(row.Cells, html.MatrixCell{Empty: true})
+					continue
+				}
+				row.Cells = append(row.Cells, html.MatrixCell{Change: a.Change, Lo: a.Lo, Hi: a.Hi, Confidence: a.Confidence,
+					Text: stats.FormatChange(a.Change, a.Lo, a.Hi), Improved: a.Effect == stats.Improved,
+					Regressed: a.Effect == stats.Regressed, Outside: a.Status == stats.OutsideBounds})
+			}
+			m.Rows = append(m.Rows, row)
+		}
+	}
+	return []html.Matrix{m}
 }
 
 // htmlComparison words a comparison for the page as comparisonText does

@@ -29,6 +29,10 @@ func TestGoldenSuite(t *testing.T) {
 	} {
 		t.Run(f.name, func(t *testing.T) { golden.Check(t, f.name, write(t, f.format, d)) })
 	}
+	page := string(write(t, "html", d))
+	if !strings.Contains(page, "rows=10000, 2") || !strings.Contains(page, "Compared slow with base") {
+		t.Errorf("the html page lacks the suite's matrix")
+	}
 	colored := string(write(t, "text", &report.Doc{Files: files, Suite: s, Color: true}))
 	if !strings.Contains(colored, "\x1b[1;31m") {
 		t.Errorf("no measure outside bounds is marked in colour:\n%s", colored)
