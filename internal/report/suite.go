@@ -7,6 +7,7 @@ import (
 
 	"github.com/pgscale/pgscale/internal/compare"
 	"github.com/pgscale/pgscale/internal/diagnose"
+	"github.com/pgscale/pgscale/internal/prose"
 	"github.com/pgscale/pgscale/internal/result"
 	"github.com/pgscale/pgscale/internal/stats"
 )
@@ -23,6 +24,10 @@ func suiteTable(s *compare.Suite, color bool) *table {
 	head = append(head, "clients", s.Baseline+" tps")
 	for _, c := range s.Candidates {
 		head = append(head, c+" tps", "change")
+	}
+	alone := len(s.Candidates) == 0 // one target: its own scaling instead of changes
+	if alone {
+		head = append(head, "speedup", "efficiency", "server cpu/txn", "in sql")
 	}
 	verdicts := false
 	for _, sc := range s.Cells {
@@ -79,6 +84,9 @@ func suiteTable(s *compare.Suite, color bool) *table {
 				cells = append(cells, cell{text: stats.FormatChange(a.Change, a.Lo, a.Hi), color: esc,
 					md: mdChange(a)})
 			}
+			if alone {
+				cells = append(cells, aloneCells(sc.Inputs[0].File, c)...)
+			}
 			for len(cells) < last {
 				cells = append(cells, cell_("-"))
 			}
@@ -89,6 +97,32 @@ func suiteTable(s *compare.Suite, color bool) *table {
 		}
 	}
 	return t
+}
+
+// aloneCells are a single target's scaling at c clients: speedup and
+// efficiency against the sweep's first step, server CPU per transaction,
+// and the share of a transaction's latency spent running its SQL in the
+// server (pg_stat_statements), from the last complete step.
+func aloneCells(f *result.File, c int) []cell {
+	var last *result.Step
+	for i := range f.Steps {
+		if st := &f.Steps[i]; st.Complete && st.Clients == c {
+			last = st
+		}
+	}
+	if last == nil {
+		return []cell{cell_("-"), cell_("-"), cell_("-"), cell_("-")}
+	}
+	fg := diagnose.Compute(*last)
+	srv, sql := "-", "-"
+	if fg.HasServer {
+		srv = fmt.Sprintf("%.1f µs", fg.ServerCPUPerTxnUS)
+	}
+	if fg.HasStatements && fg.LatencyMs > 0 {
+		sql = prose.Share(fg.ServerMsPerTxn / fg.LatencyMs)
+	}
+	sum := last.Summary
+	return []cell{cell_(fmt.Sprintf("%.2f×", sum.Speedup)), cell_(fmt.Sprintf("%.0f%%", sum.Efficiency*100)), cell_(srv), cell_(sql)}
 }
 
 // cell_ is a plain cell.

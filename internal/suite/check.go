@@ -266,6 +266,9 @@ func (p *parsed) check(s *Suite) error {
 	// Every template names known parameters; every axis is used.
 	used := map[string]bool{}
 	texts := []struct{ text, path string }{{s.Setup, "$.setup"}}
+	for _, pr := range s.Params {
+		texts = append(texts, struct{ text, path string }{pr.Value, "$.params." + pr.Name})
+	}
 	for i, d := range s.Disturb {
 		texts = append(texts, struct{ text, path string }{d, fmt.Sprintf("$.disturb[%d]", i)})
 	}
