@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/pgscale/pgscale/internal/diagnose"
+	"github.com/pgscale/pgscale/internal/disturb"
 	"github.com/pgscale/pgscale/internal/observe"
 	"github.com/pgscale/pgscale/internal/result"
 	"github.com/pgscale/pgscale/internal/target"
@@ -30,6 +31,14 @@ func Run(ctx context.Context, spec RunSpec) (*result.File, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
+	if spec.Pooler != "" {
+		if spec.Target, err = target.WithPooler(spec.Target, spec.Pooler); err != nil {
+			return nil, "", usage.Wrap(err)
+		}
+	}
+	if err := checkOpenFiles(spec.Load.maxClients(), 1, disturb.Sessions(ds)); err != nil {
+		return nil, "", err
+	}
 	if err := spec.Cluster.Check([]target.Spec{spec.Target}); err != nil {
 		return nil, "", err
 	}
@@ -41,7 +50,7 @@ func Run(ctx context.Context, spec RunSpec) (*result.File, string, error) {
 		return nil, "", err
 	}
 	started := time.Now().UTC()
-	srv, err := target.Open(ctx, spec.Target, spec.Cluster, spec.needs(ds), spec.notice)
+	srv, err := target.Open(ctx, spec.Target, spec.Cluster, spec.needs(ds, wl), spec.notice)
 	if err != nil {
 		return nil, "", err
 	}
@@ -74,7 +83,13 @@ func Run(ctx context.Context, spec RunSpec) (*result.File, string, error) {
 		return vacuum(ctx, i, clients)
 	}
 	sw.AfterStep = func(_ int, s result.Step) { obs.Observe(observe.StepEnd{Step: s}) }
-	steps, runErr := sw.Run(ctx)
+	mctx, stopWatch := watchPoolers(ctx, []*prepared{p})
+	steps, runErr := sw.Run(mctx)
+	stopWatch()
+	runErr, exited := blamePooler(ctx, []*prepared{p}, runErr)
+	if len(steps) > 0 {
+		blameStep(&steps[len(steps)-1], exited)
+	}
 
 	file.Steps = steps
 	file.Finished = time.Now().UTC()
@@ -84,6 +99,9 @@ func Run(ctx context.Context, spec RunSpec) (*result.File, string, error) {
 		if ctx.Err() != nil {
 			file.Reason = "interrupted"
 			runErr = errors.New("interrupted; the steps done so far are in the result file")
+		} else if note := keepPoolerLogs([]*prepared{p}, func(string) string { return poolerLogPath(path) }); note != "" {
+			file.Reason += "; " + note
+			runErr = fmt.Errorf("%w; %s", runErr, note)
 		}
 	}
 	file.Diagnosis = diagnose.Sweep(file)
