@@ -222,3 +222,35 @@ func TestPooledRunPrintsWhatReportShows(t *testing.T) {
 		}
 	}
 }
+
+// Direct and pooled targets on one server in one ab run: the pooler fronts
+// the first target that is not a pooler, the data is that server's, and
+// with whole-step turns each target's probes account the pooler only in
+// the pooled target's steps.
+func TestABDirectAgainstPooled(t *testing.T) {
+	needPgBouncer(t)
+	out := t.TempDir()
+	code, stdout, stderr := pgscale(t, "ab", "--target", "direct=dsn:"+dsn("postgres"), "--target", "pooled=pgbouncer:default_pool_size=2",
+		"-n", "-S", "-M", "simple", "-c", "2", "-T", "0.5", "--warmup", "0.2", "--rounds", "2", "--slice", "0", "--out", out)
+	if code != cli.ExitOK {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	direct, pooled := readResult(t, filepath.Join(out, "direct.json")), readResult(t, filepath.Join(out, "pooled.json"))
+	if pl := pooled.Target.Pooler; pooled.Target.Kind != "pgbouncer" || pl == nil || pl.Of != "direct" || pl.ServerKind != "dsn" ||
+		pooled.Target.ServerVersion != direct.Target.ServerVersion || pooled.Workload.Scale != direct.Workload.Scale {
+		t.Errorf("pooled target %+v (pooler %+v), direct %+v", pooled.Target, pl, direct.Target)
+	}
+	if spec := pooled.AB.Targets[1].Spec; spec != "pooled=pgbouncer:of=direct,default_pool_size=2" {
+		t.Errorf("recorded spec %q", spec)
+	}
+	for _, s := range pooled.Steps {
+		if s.Probes == nil || s.Probes.Process == nil || s.Probes.Process.Pooler == nil {
+			t.Errorf("pooled step of round %d: no pooler accounted", s.Round)
+		}
+	}
+	for _, s := range direct.Steps {
+		if s.Probes != nil && s.Probes.Process != nil && s.Probes.Process.Pooler != nil {
+			t.Errorf("direct step of round %d accounts a pooler", s.Round)
+		}
+	}
+}
