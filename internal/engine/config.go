@@ -141,7 +141,27 @@ type Config struct {
 	// before they start: start is when transactions begin, window when the
 	// measured window begins (start + Warmup). It must return quickly.
 	OnStart func(start, window time.Time)
+	// Quiesce, when set, is called at the two edges of the measured window
+	// with every client connected and between transactions, and may block
+	// meanwhile: before the window's first transaction (WindowStart; a
+	// warm-up then runs first as a phase of its own, and the clients wait
+	// for each other at its end) and after its last (WindowEnd, before any
+	// client disconnects). The window's clock starts after the first call
+	// and stops before the second, and with Transactions every client
+	// runs that many in the window. It is what counting the server's
+	// instructions exactly needs; an error from the first call ends the
+	// step, and it is not called again.
+	Quiesce func(Edge) error
 }
+
+// Edge is an edge of a step's measured window (Config.Quiesce).
+type Edge int
+
+// The edges of a measured window.
+const (
+	WindowStart Edge = iota
+	WindowEnd
+)
 
 // Progress is one interval as it ends, for pgbench-style progress lines.
 type Progress struct {
