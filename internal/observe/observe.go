@@ -31,6 +31,19 @@ type Watcher interface {
 	Stop(ctx context.Context, step *result.Step) error
 }
 
+// EdgeWatcher is a Watcher that also acts at the edges of each step's
+// measured window while no transaction runs (counting the server's
+// instructions): a step it watches holds its clients between
+// transactions at both edges (engine.Config.Quiesce) while Edge runs.
+type EdgeWatcher interface {
+	Watcher
+	// Edges reports whether the watcher needs the edges at all.
+	Edges() bool
+	// Edge is called at the window's start (start true), before Start,
+	// and at its end, before Stop; it may block.
+	Edge(ctx context.Context, step StepInfo, start bool) error
+}
+
 // Observer receives a run's events as they happen. Observe may be called
 // from several goroutines at once and must not block for long: the
 // collector that ends each interval waits for it.

@@ -120,7 +120,7 @@ func (spec *ABSpec) runOn(ctx context.Context, targets []*prepared, specs []targ
 	if err := spec.prepareAll(ctx, targets, specs, wl, setup); err != nil {
 		return nil, err
 	}
-	if spec.Probes.On(probe.NameProfile) {
+	if spec.Probes.On(probe.NameProfile) || spec.counting() {
 		// Every target's pprof files in a directory of its own, by
 		// default inside the run's: profiles/NAME/round-R-step-S-cN.pb.gz.
 		base := spec.Probes.ProfileDir

@@ -204,7 +204,11 @@ func (c *Common) check() ([]disturb.Disturbance, error) {
 	if err := c.Probes.Check(); err != nil {
 		return nil, err
 	}
-	return disturb.Parse(c.Disturb, c.Load.Duration, c.Load.Transactions)
+	ds, err := disturb.Parse(c.Disturb, c.Load.Duration, c.Load.Transactions)
+	if err != nil {
+		return nil, err
+	}
+	return ds, c.checkCount(ds)
 }
 
 // loadWorkload parses the scripts and reads the setup file.

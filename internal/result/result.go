@@ -60,6 +60,16 @@ type Target struct {
 	// "pgbouncer"): the clients connected to it (Description), while
 	// ServerVersion, Settings, BinDir and the probes are the server's.
 	Pooler *Pooler `json:"pooler,omitempty"`
+	// Valgrind is the instruction counter the server ran under (--count
+	// instructions); absent otherwise.
+	Valgrind *Valgrind `json:"valgrind,omitempty"`
+}
+
+// Valgrind is the tool that counted the server's instructions.
+type Valgrind struct {
+	Version string   `json:"version"` // "valgrind-3.19.0"
+	Options []string `json:"options"` // valgrind's options, DIR for the cluster's directory
+	ASLR    string   `json:"aslr"`    // whether address-space randomisation was on, and why
 }
 
 // Pooler is a connection pooler pgscale started in front of a server.

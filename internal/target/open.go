@@ -22,6 +22,9 @@ type ClusterOptions struct {
 	// Settings are name=value server settings, applied after pgscale's
 	// defaults and before a target's own.
 	Settings []string
+	// Valgrind, when set, runs every ephemeral server under Valgrind's
+	// callgrind with CountingSettings (--count instructions).
+	Valgrind *Valgrind
 }
 
 // Check finds, before anything starts, what cannot work: an ephemeral
@@ -41,6 +44,13 @@ func (o ClusterOptions) Check(specs []Spec) error {
 	for _, s := range o.Settings {
 		if _, err := ParseSetting(s); err != nil {
 			return usage.Errorf("--set: %v", err)
+		}
+	}
+	if o.Valgrind != nil {
+		for _, s := range specs {
+			if s.Kind == DSN || s.Kind == Pooled {
+				return usage.Errorf("--count instructions runs the server under Valgrind, so it needs ephemeral targets (settings: or bin:), not %s", s)
+			}
 		}
 	}
 	return nil
@@ -239,6 +249,9 @@ func openDSN(spec Spec, log func(string)) (*Server, error) {
 // the --set settings and then the spec's own, sized for needs.
 func startCluster(ctx context.Context, spec Spec, bin string, opt ClusterOptions, needs Needs, log func(string)) (*Server, error) {
 	var settings []Setting
+	if opt.Valgrind != nil {
+		settings = CountingSettings()
+	}
 	for _, s := range opt.Settings {
 		st, err := ParseSetting(s)
 		if err != nil {
@@ -249,7 +262,7 @@ func startCluster(ctx context.Context, spec Spec, bin string, opt ClusterOptions
 	settings = append(settings, spec.Settings...)
 	log(fmt.Sprintf("starting an ephemeral PostgreSQL cluster from %s...", bin))
 	c, err := Start(ctx, Options{BinDir: bin, Tmpfs: opt.Tmpfs, TCP: opt.TCP, Settings: settings, OSUser: opt.OSUser,
-		DataSizeHint: needs.DataBytes, MaxConnections: needs.Connections + 10, Detach: opt.Keep})
+		DataSizeHint: needs.DataBytes, MaxConnections: needs.Connections + 10, Detach: opt.Keep, Valgrind: opt.Valgrind})
 	if err != nil {
 		if c != nil {
 			c.Stop()
@@ -265,9 +278,13 @@ func startCluster(ctx context.Context, spec Spec, bin string, opt ClusterOptions
 		c.Stop()
 		return nil, err
 	}
-	return &Server{Config: cfg, Cluster: c, keep: opt.Keep, log: log, Info: result.Target{
+	srv := &Server{Config: cfg, Cluster: c, keep: opt.Keep, log: log, Info: result.Target{
 		Kind: "ephemeral", Name: spec.Name, Description: Describe(cfg), BinDir: bin, Preloaded: c.Preloaded, Tmpfs: opt.Tmpfs,
-	}}, nil
+	}}
+	if opt.Valgrind != nil {
+		srv.Info.Valgrind = opt.Valgrind.info()
+	}
+	return srv, nil
 }
 
 // Ephemeral reports whether this process started the server (for a pooler:
