@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/spf13/pflag"
 
@@ -28,12 +29,17 @@ type Callgrind struct {
 	Out func(pid int) string
 }
 
-// clientRead is PostgreSQL's read from the client socket, where a backend
-// also waits for the client's next message. It is not counted: whether
-// the message is already there when the backend looks depends on timing
-// (seen here as up to 0.4 % more instructions per select-only transaction
-// in one step than in another), not on the transaction's work.
-const clientRead = "secure_read"
+// notCounted are the functions of a client backend whose instructions
+// (with all they call) are left out of its count, because what they do
+// depends on the clock, not on the transactions (README, "Counting
+// instructions"): secure_read, the read from the client socket, where
+// the backend also waits for the client's next message — whether it is
+// already there when the backend looks is a matter of timing (up to 0.4 %
+// of a select-only transaction's instructions here); and
+// pgstat_report_stat, which flushes the statistics to shared memory at
+// most once a second as the backend goes idle (14 000 instructions a
+// flush, so a window counted more of them the longer it lasted).
+var notCounted = []string{"secure_read", "pgstat_report_stat"}
 
 // instrProbe counts the instructions the server's processes execute in
 // each step's measured window under callgrind: at the window's start, with
@@ -117,7 +123,13 @@ func (p *instrProbe) edge(ctx context.Context, info observe.StepInfo, start bool
 			}
 		}
 		p.mu.Unlock()
+		if err := p.waitIdle(ctx); err != nil {
+			return err
+		}
 		return p.control(ctx, "zero", "instrumentation on")
+	}
+	if err := p.waitIdle(ctx); err != nil {
+		return err
 	}
 	err := p.control(ctx, "instrumentation off", "dump "+p.hint)
 	if procs, perr := p.processes(ctx); perr == nil {
@@ -133,6 +145,81 @@ func (p *instrProbe) edge(ctx context.Context, info observe.StepInfo, start bool
 	p.ended = true
 	p.mu.Unlock()
 	return err
+}
+
+// Idleness: a client backend is idle when it sleeps and has not run for
+// idlePoll; waitIdle gives up after idleTimeout.
+const (
+	idlePoll    = 5 * time.Millisecond
+	idleTimeout = 10 * time.Second
+)
+
+// waitIdle waits until every counted client backend has gone to sleep
+// waiting for its client. The clients are between transactions at an
+// edge, but a backend that has sent its last result still has its way
+// back to that wait to go (statistics, timers), and the edge must fall
+// at the same place of it every time.
+func (p *instrProbe) waitIdle(ctx context.Context) error {
+	p.mu.Lock()
+	var pids []int
+	for pid, k := range p.counted {
+		if k == "client backend" {
+			pids = append(pids, pid)
+		}
+	}
+	p.mu.Unlock()
+	last := map[int]uint64{}
+	deadline := time.Now().Add(idleTimeout)
+	for len(pids) > 0 {
+		var busy []int
+		for _, pid := range pids {
+			run, sleeping, ok := runTime(pid)
+			if !ok {
+				continue // gone: control says so
+			}
+			if prev, seen := last[pid]; !seen || !sleeping || run != prev {
+				busy = append(busy, pid)
+			}
+			last[pid] = run
+		}
+		if pids = busy; len(pids) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("client backends %v still running %v after the clients stopped", pids, idleTimeout)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(idlePoll):
+		}
+	}
+	return nil
+}
+
+// runTime reads a process's time on CPU so far (schedstat, ns) and
+// whether it sleeps now (stat's state S).
+func runTime(pid int) (run uint64, sleeping, ok bool) {
+	dir := "/proc/" + strconv.Itoa(pid) + "/"
+	st, err := os.ReadFile(dir + "stat")
+	if err != nil {
+		return 0, false, false
+	}
+	s := string(st)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 || i+3 > len(s) {
+		return 0, false, false
+	}
+	sc, err := os.ReadFile(dir + "schedstat")
+	if err != nil {
+		return 0, false, false
+	}
+	f := strings.Fields(string(sc))
+	if len(f) == 0 {
+		return 0, false, false
+	}
+	run, err = strconv.ParseUint(f[0], 10, 64)
+	return run, s[i+2] == 'S', err == nil
 }
 
 // control sends commands to every counted process in parallel. A process
@@ -181,7 +268,7 @@ func (p *instrProbe) report(_ context.Context, st *stepState, out *result.Probes
 	tx := st.step.Summary.Transactions
 	ev := &result.Instructions{Tool: "callgrind", Transactions: tx, NotCounted: p.errs, StartedInWindow: p.newer,
 		Kernel:  "not counted: Valgrind runs user space only (the system calls are counted)",
-		Without: clientRead + " (the read from the client, and the wait for it)"}
+		Without: strings.Join(notCounted, ", ")}
 	kinds := map[string]*result.InstructionGroup{}
 	var clients []*CallgrindDump
 	pids := make([]int, 0, len(p.counted))
@@ -202,7 +289,9 @@ func (p *instrProbe) report(_ context.Context, st *stepState, out *result.Probes
 		}
 		c := d.Total()
 		if k == "client backend" {
-			c = c.sub(d.Inside(clientRead))
+			for _, fn := range notCounted {
+				c = c.sub(d.Inside(fn))
+			}
 		}
 		g.Processes++
 		g.Instructions += c.Ir
@@ -225,7 +314,7 @@ func (p *instrProbe) report(_ context.Context, st *stepState, out *result.Probes
 	if len(clients) == 0 {
 		return nil
 	}
-	prof, err := CallgrindProfile(clients, p.counted, fmt.Sprintf("%d clients", st.info.Clients), clientRead)
+	prof, err := CallgrindProfile(clients, p.counted, fmt.Sprintf("%d clients", st.info.Clients), notCounted...)
 	if err != nil {
 		return err
 	}

@@ -157,6 +157,12 @@ type Costs struct {
 	// PoolerCPUS is the on-CPU time of a pooler's processes; absent
 	// without one.
 	PoolerCPUS *float64 `json:"pooler_cpu_s,omitempty"`
+	// HostStealShare is the machine's steal time over the same slices
+	// (/proc/stat), as a share of their time on every CPU: time the
+	// hypervisor gave other guests while this one wanted to run. The
+	// server's CPU above leaves it out (the kernel charges a task only
+	// what it ran); it says how loud the neighbours were.
+	HostStealShare float64 `json:"host_steal_share,omitempty"`
 }
 
 // Summary is a step's headline figures.
