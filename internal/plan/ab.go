@@ -55,6 +55,7 @@ func RunAB(ctx context.Context, spec ABSpec) ([]*result.File, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
+	spec.countNotice(len(specs), spec.Rounds)
 	if spec.Calibrate && len(spec.Targets) > 1 {
 		spec.notice(fmt.Sprintf("--calibrate: running %s against itself; the other targets are not run", specs[0].Name))
 	}

@@ -1,6 +1,9 @@
 package plan
 
 import (
+	"fmt"
+	"time"
+
 	"github.com/pgscale/pgscale/internal/disturb"
 	"github.com/pgscale/pgscale/internal/probe"
 	"github.com/pgscale/pgscale/internal/target"
@@ -42,4 +45,34 @@ func callgrind(c *target.Cluster) *probe.Callgrind {
 		return nil
 	}
 	return &probe.Callgrind{Control: c.Callgrind, Out: c.CallgrindOut}
+}
+
+// What a counted run costs, measured here (README, "Counting
+// instructions"): select-only at one and two clients ran about 1 000
+// counted transactions a second under callgrind, the warm-up (as many
+// transactions, uninstrumented) about twice as fast, and each step spent
+// about 2 s connecting under Valgrind, vacuuming and switching counting
+// on and off; starting a cluster and creating scale 1 took about 15 s.
+const (
+	countedTPS     = 1000
+	countedStep    = 2 * time.Second
+	countedStartup = 15 * time.Second
+)
+
+// countNotice says, before a counted run starts, what it will cost: the
+// steps of every target and round, run one after the other.
+func (c *Common) countNotice(targets, rounds int) {
+	if !c.counting() {
+		return
+	}
+	steps := targets * rounds * len(c.Load.Clients)
+	var txn int
+	for _, n := range c.Load.Clients {
+		txn += n * c.Load.Transactions
+	}
+	txn *= targets * rounds
+	total := countedStartup + time.Duration(steps)*countedStep + time.Duration(float64(txn)*1.5/countedTPS*float64(time.Second))
+	c.notice(fmt.Sprintf("counting instructions: the servers run under Valgrind's callgrind, 30 to 50 times slower; "+
+		"%d steps of %d counted transactions in all (and as many to warm up): expect about %v for select-only, longer for heavier transactions",
+		steps, txn, total.Round(time.Second)))
 }
