@@ -56,6 +56,12 @@ type Target struct {
 	Settings      map[string]string `json:"settings"`            // every setting whose source is not the default
 	Preloaded     []string          `json:"preloaded,omitempty"` // shared_preload_libraries
 	Tmpfs         bool              `json:"tmpfs,omitempty"`     // ephemeral: data directory in memory
+	// SameServerAs names, in an A/B run, the target whose server this
+	// one's clients connected to, with SessionSettings set on every
+	// connection: a same-cluster settings target, whose settings can all
+	// be set per session. Empty for a target with a server of its own.
+	SameServerAs    string            `json:"same_server_as,omitempty"`
+	SessionSettings map[string]string `json:"session_settings,omitempty"`
 	// Pooler is the pooler pgscale started in front of the server (kind
 	// "pgbouncer"): the clients connected to it (Description), while
 	// ServerVersion, Settings, BinDir and the probes are the server's.
