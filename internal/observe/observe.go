@@ -74,7 +74,12 @@ type ABStart struct {
 	// Slice is the slice length of a run in slices; 0 for whole-step turns.
 	Slice time.Duration
 	// Total is the run's planned length; 0 when it cannot be known (-t).
+	// It leaves out the time it takes to re-create clusters.
 	Total time.Duration
+	// Reshuffle, when positive, says the ephemeral clusters are
+	// re-created every Reshuffle rounds (a new layout); Layouts is how
+	// many layouts the rounds run on.
+	Reshuffle, Layouts int
 }
 
 // CellStart says a cell of a suite starts: its key ("partitions=32") and

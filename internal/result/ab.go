@@ -35,8 +35,10 @@ type AB struct {
 	// Reshuffle, when set, says the run re-created its ephemeral clusters
 	// (new data directories, shared memory, sockets or ports; the data
 	// made again) every Reshuffle rounds, so that the layout of each pair
-	// of clusters is drawn anew; Layouts holds each layout and the rounds
-	// that ran on it. Rounds are then compared per layout.
+	// of clusters is drawn anew; rounds are then compared per layout.
+	// Layouts holds each layout and the rounds that ran on it: one for
+	// every round when the run was not reshuffled (absent in files
+	// written before pgscale recorded layouts).
 	Reshuffle int      `json:"reshuffle,omitempty"`
 	Layouts   []Layout `json:"layouts,omitempty"`
 	// Calibration marks an A/A run of the baseline against itself, made to
@@ -121,7 +123,10 @@ func (a *AB) validate(f *File) []error {
 			bad("step %d: round %d, but %d rounds were started", i, s.Round, len(a.Order))
 		}
 	}
-	if a.Reshuffle > 0 {
+	if a.Reshuffle > 0 && len(a.Layouts) == 0 {
+		bad("reshuffle %d without layouts", a.Reshuffle)
+	}
+	if len(a.Layouts) > 0 {
 		seen := map[int]int{}
 		for _, l := range a.Layouts {
 			for _, r := range l.Rounds {
@@ -133,7 +138,7 @@ func (a *AB) validate(f *File) []error {
 		}
 		for r := 1; r <= len(a.Order); r++ {
 			if seen[r] == 0 {
-				bad("round %d is in no layout of a reshuffled run", r)
+				bad("round %d is in no layout", r)
 			}
 		}
 	}
