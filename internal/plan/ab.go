@@ -302,15 +302,6 @@ func (spec *ABSpec) check() ([]target.Spec, []disturb.Disturbance, uint64, error
 	if spec.Reshuffle < 0 {
 		return nil, nil, 0, usage.Errorf("--reshuffle must be 0 (keep the clusters) or a number of rounds per cluster layout")
 	}
-	if spec.Calibrate && spec.Rounds == 0 {
-		spec.Rounds = ABCalibrateRounds
-		if base, err := target.ParseSpecs(spec.Targets, spec.Baseline, 1); err == nil && base[0].Ephemeral() && spec.Reshuffle > 0 {
-			spec.Rounds = max(ABCalibrateLayoutRounds, 6*spec.Reshuffle)
-		}
-	}
-	if spec.Rounds < 2 {
-		return nil, nil, 0, usage.Errorf("--rounds must be at least 2 for a paired comparison (6 or more also give a distribution-free interval)")
-	}
 	seen := map[int]bool{}
 	for _, c := range l.Clients {
 		if seen[c] {
@@ -349,6 +340,17 @@ func (spec *ABSpec) check() ([]target.Spec, []disturb.Disturbance, uint64, error
 	specs, err := target.ParseSpecs(spec.Targets, spec.Baseline, need)
 	if err != nil {
 		return nil, nil, 0, usage.Wrap(err)
+	}
+	if spec.Calibrate && spec.Rounds == 0 {
+		// An ephemeral baseline calibrates against a cluster of its own,
+		// re-created for every layout: enough layouts to see their spread.
+		spec.Rounds = ABCalibrateRounds
+		if specs[0].Ephemeral() && spec.Reshuffle > 0 {
+			spec.Rounds = max(ABCalibrateLayoutRounds, 6*spec.Reshuffle)
+		}
+	}
+	if spec.Rounds < 2 {
+		return nil, nil, 0, usage.Errorf("--rounds must be at least 2 for a paired comparison (6 or more also give a distribution-free interval)")
 	}
 	if spec.Calibrate {
 		// The baseline against itself: a second instance of the same spec.

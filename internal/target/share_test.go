@@ -246,3 +246,40 @@ func TestOpenAllSameClusterAndRenew(t *testing.T) {
 		t.Errorf("with Separate, same has cluster %v, fronts %v", servers[1].Cluster, servers[1].Fronts)
 	}
 }
+
+// Renew restarts a pooler in front of a re-created cluster, pointing at
+// the new one; the old pgbouncer is gone.
+func TestRenewPooler(t *testing.T) {
+	needPgBouncer(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	specs, err := target.ParseSpecs([]string{"direct=settings:", "pooled=pgbouncer:pool_mode=session"}, "", 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	servers, err := target.OpenAll(ctx, specs, target.ClusterOptions{}, target.Needs{Clients: 2, Connections: 2}, nil)
+	defer func() {
+		for i := len(servers) - 1; i >= 0; i-- {
+			servers[i].Close()
+		}
+	}()
+	if err != nil {
+		t.Fatal(err)
+	}
+	direct, pooled := servers[0], servers[1]
+	oldPooler, oldDir := pooled.Pooler, direct.Cluster.Dir
+	if err := target.Renew(ctx, servers); err != nil {
+		t.Fatal(err)
+	}
+	if oldPooler.Running() || pooled.Pooler == oldPooler || !pooled.Pooler.Running() {
+		t.Errorf("after Renew the old pgbouncer runs %v, a new one runs %v", oldPooler.Running(), pooled.Pooler.Running())
+	}
+	if direct.Cluster.Dir == oldDir || pooled.Fronts != direct || pooled.Info.Pooler.Server != direct.Info.Description || pooled.Info.Name != "pooled" {
+		t.Errorf("after Renew the pooler fronts %q (the cluster is %q, was in %s)", pooled.Info.Pooler.Server, direct.Info.Description, oldDir)
+	}
+	c := connect(t, ctx, pooled.Config)
+	defer c.Close(ctx)
+	if got := show(t, ctx, c, "data_directory"); !strings.HasPrefix(got, direct.Cluster.Dir) {
+		t.Errorf("through the pooler the data directory is %s, want the new cluster's (%s)", got, direct.Cluster.Dir)
+	}
+}
