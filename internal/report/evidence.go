@@ -66,11 +66,11 @@ func writeEvidence(pg page, s result.Step, f diagnose.Figures) {
 		}
 	}
 	if w := p.Waits; w != nil {
-		line := fmt.Sprintf("%d samples (%s", w.Samples, w.Source)
+		line := fmt.Sprintf("%d samples (%s", f.Samples, w.Source)
 		if w.Source == "pg_stat_activity" {
-			line += fmt.Sprintf(" every %.0f ms, %d idle samples left out", w.PeriodMs, w.IdleSamples)
+			line += fmt.Sprintf(" every %.0f ms; %d of them idle sessions, counted as Client:ClientRead", w.PeriodMs, w.IdleSamples)
 		}
-		line += ")"
+		line += "), shares of all of them"
 		var top []string
 		for i, e := range f.TopEvents {
 			if i == 5 {
