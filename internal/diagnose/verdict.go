@@ -199,9 +199,11 @@ func rateKept(f Figures) bool {
 
 // poolerBound says whether the pooler is the limit: its process never
 // waits for work while the backends mostly wait for the next query it
-// brings them.
+// brings them (of the time they are not queued for a CPU, as for
+// LockMajority).
 func poolerBound(f Figures) bool {
-	return f.HasPoolerBusy && f.PoolerBusy >= PoolerSaturated && f.Time.Known && f.Time.In("Client") >= ClientDominant
+	t := f.Time
+	return f.HasPoolerBusy && f.PoolerBusy >= PoolerSaturated && t.Known && t.In("Client") >= ClientDominant*(1-t.CPUWait)
 }
 
 // cpuSaturated says whether the machine's CPU is saturated for the system

@@ -39,6 +39,10 @@ type Common struct {
 	Disturb disturb.Request
 	// Observer receives the run's events (nil: none).
 	Observer observe.Observer
+	// Expect are decision rules on the sweep as written (run --expect,
+	// compare.ParseExpectation), recorded in the result file; the caller
+	// checks them (compare.Check).
+	Expect []string
 }
 
 // Data is the data the workload runs on.

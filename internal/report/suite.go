@@ -199,27 +199,12 @@ func suiteGroups(s *compare.Suite) []string {
 	return out
 }
 
-// suiteRule states the decision rule's outcome.
+// suiteRule states the decision rules' outcomes, one line per rule, cell
+// and target.
 func suiteRule(s *compare.Suite) []string {
-	r := s.RuleDef
-	if r == nil {
-		return nil
-	}
 	var out []string
-	for _, o := range s.Rule {
-		where := o.Target
-		if o.Cell != "all" {
-			where += ", " + o.Cell
-		}
-		if math.IsNaN(o.Growth) {
-			out = append(out, fmt.Sprintf("%s: %s not measured at %d and %d clients: the rule cannot be checked", where, r.Measure, r.Clients, r.Against))
-			continue
-		}
-		verdict := fmt.Sprintf("below %g%%: concurrency costs little, no optimisation needed", r.Below)
-		if !o.Holds {
-			verdict = fmt.Sprintf("not below %g%%: each transaction costs more as clients are added, worth a closer look", r.Below)
-		}
-		out = append(out, fmt.Sprintf("%s: %s grows %s from %d to %d clients — %s", where, r.Measure, stats.FormatPercent(o.Growth), r.Against, r.Clients, verdict))
+	for _, o := range s.Outcomes {
+		out = append(out, o.String())
 	}
 	return out
 }
