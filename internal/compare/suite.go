@@ -176,6 +176,12 @@ func (s *Suite) judge(opt stats.Options) error {
 		}
 		s.Verdicts = append(s.Verdicts, v)
 	}
+	// Significance is the suite's now: explain every cell again with it.
+	for _, cell := range s.Cells {
+		if cell.Comparison != nil {
+			cell.Comparison.explain(opt)
+		}
+	}
 	return nil
 }
 

@@ -199,6 +199,29 @@ func suiteGroups(s *compare.Suite) []string {
 	return out
 }
 
+// suiteWhy is the differential diagnosis of every cell and candidate with
+// a step significantly slower or faster: "partitions=32, patch: Slower at
+// 4 clients ...".
+func suiteWhy(s *compare.Suite) []string {
+	var out []string
+	for _, cell := range s.Cells {
+		if cell.Comparison == nil {
+			continue
+		}
+		for ci, w := range cell.Comparison.Why {
+			if len(w.Steps) == 0 {
+				continue
+			}
+			lead := s.Candidates[ci]
+			if cell.Key != "all" {
+				lead = cell.Key + ", " + lead
+			}
+			out = append(out, lead+": "+strings.Join(w.Sentences(), " "))
+		}
+	}
+	return out
+}
+
 // suiteRule states the decision rules' outcomes, one line per rule, cell
 // and target.
 func suiteRule(s *compare.Suite) []string {
@@ -246,8 +269,14 @@ func suiteText(b *strings.Builder, s *compare.Suite, color bool) {
 			b.WriteString("  " + l + "\n")
 		}
 	}
+	if w := suiteWhy(s); len(w) > 0 {
+		b.WriteString("\nwhy:\n")
+		for _, l := range w {
+			b.WriteString(whyText([]string{l}, "  "))
+		}
+	}
 	if r := suiteRule(s); len(r) > 0 {
-		b.WriteString("\nrule:\n")
+		b.WriteString("\nrules:\n")
 		for _, l := range r {
 			b.WriteString("  " + l + "\n")
 		}
@@ -276,8 +305,14 @@ func suiteMarkdown(b *strings.Builder, s *compare.Suite) {
 			b.WriteString("- " + mdText(l) + "\n")
 		}
 	}
+	if w := suiteWhy(s); len(w) > 0 {
+		b.WriteString("\n**Why**\n\n")
+		for _, l := range w {
+			b.WriteString("- " + mdText(l) + "\n")
+		}
+	}
 	if r := suiteRule(s); len(r) > 0 {
-		b.WriteString("\n**Rule**\n\n")
+		b.WriteString("\n**Rules**\n\n")
 		for _, l := range r {
 			b.WriteString("- " + mdText(l) + "\n")
 		}
