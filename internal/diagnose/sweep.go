@@ -116,9 +116,9 @@ func paragraph(steps []result.Step, figs []Figures, d *result.Diagnosis) string 
 	case d.Peak == 0:
 		fmt.Fprintf(&b, "Throughput is highest at the first step, %s (%.0f tps): more clients add nothing (%s: %+.0f%%).",
 			prose.Count(first.Clients, "client"), d.PeakTPS, prose.Count(last.Clients, "client"), (last.Summary.TPS/first.Summary.TPS-1)*100)
-		if c, first := kneeChange(steps, d); c != "" {
-			b.WriteString(" " + strings.ToUpper(c[:1]) + c[1:])
-			kneeSaid = first
+		if c, named := kneeChange(steps, d); c != "" {
+			fmt.Fprintf(&b, " It stops growing at once, at %s, %s", prose.Count(first.Clients, "client"), c)
+			kneeSaid = named
 		}
 	default:
 		fmt.Fprintf(&b, "Throughput peaks at %s (%.0f tps, %.1f× %s).", prose.Count(peak.Clients, "client"), d.PeakTPS, d.PeakSpeedup, prose.Count(first.Clients, "client"))
@@ -126,9 +126,9 @@ func paragraph(steps []result.Step, figs []Figures, d *result.Diagnosis) string 
 			k := steps[d.Knee]
 			fmt.Fprintf(&b, " It stops growing at %s (%s: %+.0f%%)", prose.Count(k.Clients, "client"), prose.Count(last.Clients, "client"),
 				(last.Summary.TPS/k.Summary.TPS-1)*100)
-			if c, first := kneeChange(steps, d); c != "" {
+			if c, named := kneeChange(steps, d); c != "" {
 				b.WriteString(", " + c)
-				kneeSaid = first
+				kneeSaid = named
 			} else {
 				b.WriteString(".")
 			}

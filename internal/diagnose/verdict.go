@@ -200,10 +200,11 @@ func rateKept(f Figures) bool {
 // poolerBound says whether the pooler is the limit: its process never
 // waits for work while the backends mostly wait for the next query it
 // brings them (of the time they are not queued for a CPU, as for
-// LockMajority).
+// LockMajority) — and longer than they wait for a CPU: backends queued for
+// a CPU most of the time say the machine, not the pooler, is short.
 func poolerBound(f Figures) bool {
 	t := f.Time
-	return f.HasPoolerBusy && f.PoolerBusy >= PoolerSaturated && t.Known && t.In("Client") >= ClientDominant*(1-t.CPUWait)
+	return f.HasPoolerBusy && f.PoolerBusy >= PoolerSaturated && t.Known && t.In("Client") >= ClientDominant*(1-t.CPUWait) && t.In("Client") >= t.CPUWait
 }
 
 // cpuSaturated says whether the machine's CPU is saturated for the system
