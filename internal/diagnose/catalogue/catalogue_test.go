@@ -31,7 +31,9 @@ var cluster *target.Cluster
 func TestMain(m *testing.M) {
 	os.Exit(targettest.Run(m, target.Options{MaxConnections: 60, DataSizeHint: workload.DataBytes(1)}, func(c *target.Cluster) {
 		cluster = c
-		connect := func(ctx context.Context) (*pgconn.PgConn, error) { return pgconn.Connect(ctx, c.ConnString("postgres")) }
+		connect := func(ctx context.Context) (*pgconn.PgConn, error) {
+			return pgconn.Connect(ctx, c.ConnString("postgres"))
+		}
 		if _, err := workload.Init(context.Background(), connect, workload.InitOptions{Scale: 1}, io.Discard); err != nil {
 			panic(err)
 		}
@@ -60,7 +62,7 @@ type kase struct {
 var cases = []kase{
 	{name: "select-only", args: []string{"-S", "-c", "2,8", "-T", "2"},
 		// Clients = cores (this machine's 2): saturated without a queue on a
-	// quiet machine; 4× cores: a queue.
+		// quiet machine; 4× cores: a queue.
 		want: []want{{2, diagnose.CPUBound, nil}, {8, diagnose.CPUBound, nil}}},
 	{name: "hot-row", setup: "DROP TABLE IF EXISTS hot; CREATE TABLE hot (id int PRIMARY KEY, n bigint); INSERT INTO hot VALUES (1, 0)",
 		file: "UPDATE hot SET n = n + 1 WHERE id = 1;\n", args: []string{"-c", "16", "-T", "2"},
