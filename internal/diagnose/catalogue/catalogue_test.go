@@ -37,6 +37,14 @@ func TestMain(m *testing.M) {
 		if _, err := workload.Init(context.Background(), connect, workload.InitOptions{Scale: 1}, io.Discard); err != nil {
 			panic(err)
 		}
+		// The probes use on a --dsn server what it has: give it what an
+		// ephemeral cluster gets where the extensions are installed.
+		if conn, err := connect(context.Background()); err == nil {
+			for _, ext := range []string{"pg_wait_sampling", "pg_stat_statements"} {
+				conn.Exec(context.Background(), "CREATE EXTENSION IF NOT EXISTS "+ext).ReadAll()
+			}
+			conn.Close(context.Background())
+		}
 	}))
 }
 
