@@ -111,15 +111,11 @@ func ParseExpectation(spec string) (Expectation, error) {
 		return bad("unknown quantity %s (have %s)", name, ExpectNames())
 	}
 	e.Quantity = name
-	i := 0
-	for i < len(rest) && rest[i] >= '0' && rest[i] <= '9' {
-		i++
-	}
-	n, err := strconv.Atoi(rest[:i])
-	if err != nil || n < 1 {
+	n, rest, ok := leadingCount(rest)
+	if !ok {
 		return bad("the client count after c= must be a positive integer")
 	}
-	e.Clients, rest = n, rest[i:]
+	e.Clients = n
 	for _, op := range []string{"<=", ">=", "<", ">"} {
 		if strings.HasPrefix(rest, op) {
 			e.Op, rest = op, rest[len(op):]
@@ -130,16 +126,12 @@ func ParseExpectation(spec string) (Expectation, error) {
 		return bad("after c=%d comes <, <=, > or >=", n)
 	}
 	if r, ok := strings.CutPrefix(rest, "c="); ok {
-		j := 0
-		for j < len(r) && r[j] >= '0' && r[j] <= '9' {
-			j++
-		}
-		m, err := strconv.Atoi(r[:j])
-		if err != nil || m < 1 {
+		m, r, ok := leadingCount(r)
+		if !ok {
 			return bad("the client count after the second c= must be a positive integer")
 		}
 		e.Against = m
-		if r = r[j:]; r != "" {
+		if r != "" {
 			pct, ok := strings.CutSuffix(r, "%")
 			x, err := strconv.ParseFloat(pct, 64)
 			if !ok || err != nil || (r[0] != '+' && r[0] != '-') {
@@ -164,6 +156,17 @@ func ParseExpectation(spec string) (Expectation, error) {
 	}
 	e.Value = x
 	return e, nil
+}
+
+// leadingCount reads the positive integer s starts with and returns the
+// rest.
+func leadingCount(s string) (int, string, bool) {
+	i := 0
+	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+		i++
+	}
+	n, err := strconv.Atoi(s[:i])
+	return n, s[i:], err == nil && n >= 1
 }
 
 func unitName(u string) string {
