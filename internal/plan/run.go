@@ -18,7 +18,7 @@ import (
 // when the spec names no server), prepares its data, measures each client
 // count with the probes and disturbances beside it, diagnoses the sweep and
 // writes the result file. It returns the file and where it was written
-// (empty when writing it failed).
+// (empty when writing it failed, or with NoResultFile).
 //
 // Mistakes in the spec are usage errors found before anything starts.
 // Once measuring has begun the result file is always written, marked
@@ -57,6 +57,9 @@ func Run(ctx context.Context, spec RunSpec) (*result.File, string, error) {
 	file := spec.newFile(wl, started)
 	file.Target = srv.Info
 	file.Workload.Scale = p.data.Scale
+	file.Workload.Partitions, file.Workload.PartitionMethod = p.data.Partitions, p.data.PartitionMethod
+	file.Workload.Threads = spec.Load.Threads
+	file.Pgbench = spec.Pgbench
 	path := spec.Out
 	if path == "" {
 		path = filepath.Join("results", fmt.Sprintf("%s-%s.json", fileName(wl.Name), started.Format("20060102T150405Z")))
@@ -88,6 +91,9 @@ func Run(ctx context.Context, spec RunSpec) (*result.File, string, error) {
 	}
 	file.Diagnosis = diagnose.Sweep(file)
 	obs.Observe(observe.RunEnd{File: file})
+	if spec.NoResultFile {
+		return file, "", runErr
+	}
 	if werr := result.Write(path, file); werr != nil {
 		return file, "", errors.Join(runErr, fmt.Errorf("write result file: %w", werr))
 	}

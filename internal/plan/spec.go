@@ -7,6 +7,7 @@
 package plan
 
 import (
+	"io"
 	"os"
 	"time"
 
@@ -16,6 +17,7 @@ import (
 	"github.com/pgscale/pgscale/internal/engine"
 	"github.com/pgscale/pgscale/internal/observe"
 	"github.com/pgscale/pgscale/internal/probe"
+	"github.com/pgscale/pgscale/internal/result"
 	"github.com/pgscale/pgscale/internal/target"
 	"github.com/pgscale/pgscale/internal/usage"
 	"github.com/pgscale/pgscale/internal/workload"
@@ -39,6 +41,13 @@ type Common struct {
 	Disturb disturb.Request
 	// Observer receives the run's events (nil: none).
 	Observer observe.Observer
+	// Transactions, when set, receives every transaction as it ends
+	// (pgbench -l); unset, the engine's hook costs a nil check.
+	Transactions observe.TxnSink
+	// ShellOut and ShellErr receive what the scripts' \shell commands
+	// write, as pgbench passes its own stdout and stderr to them (nil:
+	// discarded).
+	ShellOut, ShellErr io.Writer
 }
 
 // Data is the data the workload runs on.
@@ -76,11 +85,25 @@ type Load struct {
 	PerCommand bool   // -r
 	NoVacuum   bool   // -n
 	IO         string // auto, raw or netpoll
+	// Threads is pgbench's -j: clients are dealt to this many threads for
+	// pgbench's per-thread random streams (the choice of scripts, log
+	// sampling); 0 is a thread per client. It changes no OS thread.
+	Threads int
+	// VacuumAccounts is pgbench's -v: pgbench_accounts is vacuumed too.
+	VacuumAccounts bool
+	// ExitOnAbort ends the run at the first client that aborts.
+	ExitOnAbort bool
+	// VerboseErrors reports every client error (retried and failed
+	// transactions too), not only aborts.
+	VerboseErrors bool
 }
 
 // ProbeOptions choose the probes (probe.Options), so that flag parsing
 // can fill them without importing the probes.
 type ProbeOptions = probe.Options
+
+// DefaultProbeOptions are the default probes with their default settings.
+func DefaultProbeOptions() ProbeOptions { return probe.DefaultOptions() }
 
 // RegisterProbeFlags registers every probe's flags on fs and returns the
 // options they fill.
@@ -92,6 +115,10 @@ type RunSpec struct {
 	Target target.Spec
 	// Out is the result file (default results/<workload>-<UTC time>.json).
 	Out string
+	// NoResultFile writes no result file: Run still returns it.
+	NoResultFile bool
+	// Pgbench, when set, is recorded in the result file (pgscale pgbench).
+	Pgbench *result.Pgbench
 }
 
 // ABSpec is an A/B run: the same workload on several targets in
@@ -138,6 +165,8 @@ func (l Load) check() error {
 		return usage.Errorf("--max-tries must be at least 0")
 	case l.MaxTries == 0 && l.Duration <= 0 && l.LatencyLimit <= 0:
 		return usage.Errorf("--max-tries 0 (unlimited) needs -T or -L")
+	case l.Threads < 0:
+		return usage.Errorf("-j must be positive")
 	}
 	for _, c := range l.Clients {
 		if c < 1 {

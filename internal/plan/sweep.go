@@ -2,6 +2,8 @@ package plan
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"time"
 
 	"github.com/pgscale/pgscale/internal/diagnose"
@@ -25,7 +27,14 @@ type Sweep struct {
 	BeforeStep func(ctx context.Context, i, clients int) error
 	// AfterStep, when set, sees each step as soon as it is done.
 	AfterStep func(i int, s result.Step)
+	// Transactions, when set, receives every transaction as it ends.
+	Transactions observe.TxnSink
 }
+
+// ErrAborted is returned (wrapped) when clients of a step aborted on
+// errors: the step, and so the run, is incomplete, as pgbench says its
+// results are then.
+var ErrAborted = errors.New("clients aborted")
 
 // Run runs the sweep and returns the steps done. On an interrupt or a step
 // that could not complete it stops and returns the steps so far (the last
@@ -48,7 +57,13 @@ func (sw *Sweep) Run(ctx context.Context) ([]result.Step, error) {
 		cfg.Program = prog
 		var started []observe.Watcher
 		var startErr error
+		if sink := sw.Transactions; sink != nil {
+			cfg.OnTxn = txnHook(sink)
+		}
 		cfg.OnStart = func(start, window time.Time) {
+			if sink := sw.Transactions; sink != nil {
+				sink.StartStep(txnStep(prog, n, start))
+			}
 			info := observe.StepInfo{Index: i, Clients: n, Start: start, Window: window, Duration: cfg.Duration}
 			for _, o := range sw.Watchers {
 				if err := o.Start(ctx, info); err != nil {
@@ -64,7 +79,10 @@ func (sw *Sweep) Run(ctx context.Context) ([]result.Step, error) {
 		}
 		if r != nil && (r.Elapsed > 0 || err != nil) {
 			s := StepResult(r, cfg.Program.Scripts())
-			if err != nil && s.Reason == "" {
+			if err == nil && s.Summary.Aborted > 0 {
+				err = fmt.Errorf("%w: %d of %d clients stopped on errors: %s", ErrAborted, s.Summary.Aborted, n, firstError(s.Errors))
+			}
+			if err != nil && s.Complete {
 				s.Complete, s.Reason = false, err.Error()
 			}
 			for _, o := range started {
@@ -84,4 +102,34 @@ func (sw *Sweep) Run(ctx context.Context) ([]result.Step, error) {
 		}
 	}
 	return steps, nil
+}
+
+// firstError is the most frequent of a step's errors (they are sorted so).
+func firstError(errs []result.Error) string {
+	if len(errs) == 0 {
+		return "unknown error"
+	}
+	return errs[0].Message
+}
+
+// txnHook passes the engine's transactions on to sink.
+func txnHook(sink observe.TxnSink) func(engine.Txn) {
+	return func(t engine.Txn) {
+		o := observe.Txn{Client: t.Client, Number: t.Number, Script: t.Script, End: t.End,
+			LatencyUS: t.Latency.Microseconds(), LagUS: t.Lag.Microseconds(), Tries: t.Tries, Skipped: t.Skipped, Failed: t.Failed}
+		if t.Failed {
+			o.Kind = t.Kind.String()
+		}
+		sink.Txn(o)
+	}
+}
+
+// txnStep tells a transaction sink how the step's clients are dealt to
+// pgbench's threads, and gives it each thread's sampling sequence.
+func txnStep(prog *script.Program, clients int, start time.Time) observe.TxnStep {
+	st := observe.TxnStep{Clients: clients, Threads: prog.Threads(), Thread: prog.Thread, Start: start}
+	for t := 0; t < st.Threads; t++ {
+		st.Sample = append(st.Sample, prog.SampleRand(t))
+	}
+	return st
 }
