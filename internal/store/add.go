@@ -164,10 +164,18 @@ func mustJSON(f *result.File) []byte {
 	return b
 }
 
-// oneLine joins the lines of a multi-error into one line.
+// oneLine joins the lines of a multi-error (or of a driver's error that
+// lists each address it tried) into one line.
 func oneLine(err error) string {
-	return strings.Join(strings.Fields(strings.ReplaceAll(err.Error(), "\n", "; ")), " ")
+	s := strings.Join(strings.Fields(strings.ReplaceAll(err.Error(), "\n", "; ")), " ")
+	return strings.ReplaceAll(s, ":; ", ": ")
 }
+
+// lineError is an error shown on one line that still unwraps to its cause.
+type lineError struct{ err error }
+
+func (e lineError) Error() string { return oneLine(e.err) }
+func (e lineError) Unwrap() error { return e.err }
 
 // point is one indexed value of a result file.
 type point struct {
