@@ -55,6 +55,7 @@ func newRoot(argv []string, stdout, stderr io.Writer) *cobra.Command {
 		newABCmd(argv, stdout, stderr),
 		newCompareCmd(stdout),
 		newReportCmd(stdout),
+		newHistoryCmd(stdout),
 	)
 	root.SetOut(stdout)
 	root.SetErr(stderr)

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"io"
 
@@ -15,6 +16,7 @@ import (
 func newRunCmd(argv []string, stdout, stderr io.Writer) *cobra.Command {
 	var f loadFlags
 	var dsn string
+	var rec recordFlags
 	cmd := &cobra.Command{
 		Use:   "run",
 		Short: "Run a workload over a client sweep and write a result file",
@@ -31,9 +33,13 @@ PostgreSQL cluster, creates the data the workload needs, runs, and removes it.`,
 			if f.describe {
 				return describe(spec.Workload, stdout)
 			}
+			if err := rec.check(nil); err != nil {
+				return err
+			}
 			ctx, stop := interruptible(cmd.Context())
 			defer stop()
 			file, path, err := plan.Run(ctx, spec)
+			stop() // Ctrl-C from here on stops pgscale, as usual
 			if file == nil || path == "" {
 				return err
 			}
@@ -43,9 +49,9 @@ PostgreSQL cluster, creates the data the workload needs, runs, and removes it.`,
 			}
 			fmt.Fprintf(stdout, "result: %s%s\n", path, status)
 			if werr := f.outputs.write(&report.Doc{Files: []compare.Input{{Name: path, File: file}}}); werr != nil && err == nil {
-				return werr
+				err = werr
 			}
-			return err
+			return errors.Join(err, rec.record(cmd.Context(), stdout, []written{{path, file}}))
 		},
 	}
 	fs := cmd.Flags()
@@ -54,5 +60,6 @@ PostgreSQL cluster, creates the data the workload needs, runs, and removes it.`,
 	f.outputs.register(fs, func(rf report.Format) bool { return rf.Files })
 	fs.StringVar(&dsn, "dsn", "", "connection string of an existing server (URI or keyword form); libpq environment variables are honoured; without it, an ephemeral cluster")
 	registerCluster(fs, &f.c)
+	rec.register(fs, false)
 	return cmd
 }
