@@ -63,17 +63,33 @@ $XDG_DATA_HOME/pgscale/history.db, else ~/.local/share/pgscale/history.db.
 // opener opens the store the history command names.
 type opener func(*cobra.Command) (*store.Store, error)
 
+// filtered reads the FILTER terms of args and opens the store.
+func (o opener) filtered(cmd *cobra.Command, args []string) (*store.Store, store.Filter, error) {
+	f, err := parseFilter(args)
+	if err != nil {
+		return nil, f, err
+	}
+	st, err := o(cmd)
+	return st, f, err
+}
+
+// writeOutput writes a rendered report to the file output names, or to
+// stdout when it names none.
+func writeOutput(stdout io.Writer, output string, b []byte) error {
+	if output == "" {
+		_, err := stdout.Write(b)
+		return err
+	}
+	return result.WriteFileAtomic(output, b)
+}
+
 func newHistoryListCmd(stdout io.Writer, open opener) *cobra.Command {
 	return &cobra.Command{
 		Use:   "list [FILTER]",
 		Short: "List the series with their point counts and newest values",
 		Long:  "List the series of the store: number, key, point count, the newest value with its commit and time.\n\n" + filterHelp,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			f, err := parseFilter(args)
-			if err != nil {
-				return err
-			}
-			st, err := open(cmd)
+			st, f, err := open.filtered(cmd, args)
 			if err != nil {
 				return err
 			}
@@ -103,11 +119,7 @@ points marked, the commit on hover.
 			if format != "text" && format != "html" {
 				return usage.Errorf("--format %q: want text or html", format)
 			}
-			f, err := parseFilter(args)
-			if err != nil {
-				return err
-			}
-			st, err := open(cmd)
+			st, f, err := open.filtered(cmd, args)
 			if err != nil {
 				return err
 			}
@@ -133,11 +145,7 @@ points marked, the commit on hover.
 			if err != nil {
 				return err
 			}
-			if output == "" {
-				_, err := stdout.Write(buf.Bytes())
-				return err
-			}
-			return result.WriteFileAtomic(output, buf.Bytes())
+			return writeOutput(stdout, output, buf.Bytes())
 		},
 	}
 	cmd.Flags().StringVar(&format, "format", "text", "text or html")
@@ -170,11 +178,7 @@ whatever was found), 1 when one is, 2 for bad usage.
 			if err != nil {
 				return usage.Wrap(err)
 			}
-			f, err := parseFilter(args)
-			if err != nil {
-				return err
-			}
-			st, err := open(cmd)
+			st, f, err := open.filtered(cmd, args)
 			if err != nil {
 				return err
 			}
@@ -187,7 +191,7 @@ whatever was found), 1 when one is, 2 for bad usage.
 			if len(series) == 0 && len(args) > 0 {
 				return noSeries(st, args)
 			}
-			if len(b) > 0 {
+			if len(b) > 0 && len(series) > 0 { // an empty store (a first CI run) has nothing to bound yet
 				if err := compare.CheckBounds(seriesClients(series), b, stats.Options{Confidence: confidence}); err != nil {
 					return usage.Wrap(err)
 				}
@@ -312,11 +316,7 @@ with #2 after it). Whole files are written, every measure of them.
 			if err != nil {
 				return usage.Wrap(err)
 			}
-			f, err := parseFilter(args)
-			if err != nil {
-				return err
-			}
-			st, err := open(cmd)
+			st, f, err := open.filtered(cmd, args)
 			if err != nil {
 				return err
 			}
@@ -345,11 +345,7 @@ with #2 after it). Whole files are written, every measure of them.
 			if err := rf.Write(&buf, d); err != nil {
 				return err
 			}
-			if output == "" {
-				_, err := stdout.Write(buf.Bytes())
-				return err
-			}
-			return result.WriteFileAtomic(output, buf.Bytes())
+			return writeOutput(stdout, output, buf.Bytes())
 		},
 	}
 	cmd.Flags().StringVar(&format, "format", "benchfmt", "benchfmt or bmf")
@@ -375,11 +371,7 @@ after it. A commit that moved every series is acknowledged everywhere with
 			if len(args) == 0 && !all {
 				return usage.Errorf("history ack needs a FILTER naming the series (or --all)")
 			}
-			f, err := parseFilter(args)
-			if err != nil {
-				return err
-			}
-			st, err := open(cmd)
+			st, f, err := open.filtered(cmd, args)
 			if err != nil {
 				return err
 			}

@@ -324,6 +324,10 @@ func TestHistoryAddRefusesAnInvalidFile(t *testing.T) {
 		if code, stdout, _ := pgscale(t, "history", "list", "--store", loc); code != 0 || !strings.HasPrefix(stdout, "no series in ") {
 			t.Errorf("after refusals: exit %d\n%s", code, stdout)
 		}
+		// An empty store (a CI job's first run) passes its check.
+		if code, stdout, stderr := pgscale(t, "history", "check", "--store", loc, "--bound", "tps=-2%"); code != 0 || !strings.HasPrefix(stdout, "no change point in 0 series") {
+			t.Errorf("check of an empty store: exit %d\n%s%s", code, stdout, stderr)
+		}
 		if code, stdout, _ := pgscale(t, "history", "add", "--store", loc, good); code != 0 || !strings.Contains(stdout, "as result 1 ") {
 			t.Errorf("the good file alone: exit %d\n%s", code, stdout)
 		}
