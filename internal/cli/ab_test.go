@@ -174,23 +174,26 @@ func TestABSameBuildWithinBounds(t *testing.T) {
 	if code != cli.ExitOK {
 		t.Fatalf("A/A exit code %d, want 0", code)
 	}
-	if !strings.Contains(stdout, "Compared b with a: All 8 measures within bounds") {
+	// 8 measures per step: tps, p50, p99 and the client's CPU per
+	// transaction, and the server's CPU (user and kernel apart) and context
+	// switches per transaction, which the slices' meter reads.
+	if !strings.Contains(stdout, "Compared b with a: All 16 measures within bounds") {
 		t.Errorf("headline missing from:\n%s", stdout)
 	}
 	checkFiles(t, out, []string{"a", "b"}, 6, 7)
 
 	v := readVerdict(t, filepath.Join(dir, "verdict.json"))
-	if !v.Passed || !v.Complete || v.Method != "paired" || v.Rounds != 6 || len(v.Candidates) != 1 || v.Candidates[0].Total != 8 {
+	if !v.Passed || !v.Complete || v.Method != "paired" || v.Rounds != 6 || len(v.Candidates) != 1 || v.Candidates[0].Total != 16 {
 		t.Errorf("verdict: passed %v complete %v method %s rounds %d", v.Passed, v.Complete, v.Method, v.Rounds)
 	}
 	if m := measure(t, v, "tps@c=1"); m.Bound != "tps=-5%" || m.Status != "within bounds" || m.N != 6 {
 		t.Errorf("tps@c=1: %+v", m)
 	}
 	md, _ := os.ReadFile(filepath.Join(dir, "ab.md"))
-	if !strings.HasPrefix(string(md), "### pgscale ab: select-only\n\n✅ **Compared b with a: All 8 measures within bounds**") {
+	if !strings.HasPrefix(string(md), "### pgscale ab: select-only\n\n✅ **Compared b with a: All 16 measures within bounds**") {
 		t.Errorf("markdown does not start with the headline:\n%s", md)
 	}
-	checkBMFFile(t, filepath.Join(dir, "bmf.json"), 2*2*4)
+	checkBMFFile(t, filepath.Join(dir, "bmf.json"), 2*2*8)
 	checkBenchstat(t, filepath.Join(dir, "ab.txt"))
 
 	// compare on the saved files pairs them again and reaches the same
@@ -244,7 +247,7 @@ func TestABRegression(t *testing.T) {
 		t.Errorf("headline does not name the failing measure:\n%s", stdout)
 	}
 	code, loose := abCLI(t, nil, "compare", filepath.Join(out, "base.json"), filepath.Join(out, "slow.json"), "--bound", looseBound)
-	if code != cli.ExitOK || !strings.Contains(loose, "All 8 measures within bounds") {
+	if code != cli.ExitOK || !strings.Contains(loose, "All 16 measures within bounds") {
 		t.Errorf("bound %s: exit %d, want 0\n%s", looseBound, code, loose)
 	}
 }

@@ -156,11 +156,17 @@ func Compare(inputs []Input, opt Options) (*Comparison, error) {
 	}
 
 	comps := make([][]stats.Comparison, len(rep.Candidates))
+	unsupported := map[string]string{} // measure -> why the machine cannot measure it
+	var unsupportedOrder []string
 	for _, c := range clients {
 		for _, md := range Measures() {
 			m := stats.Measure{Name: md.Name, Step: StepLabel(c), Unit: md.Unit, Direction: md.Direction}
 			base := values(inputs[0].File, c, md, rounds, rep.Method)
 			if allNaN(base) {
+				if why := unsupportedWhy(inputs[0].File, c, md); why != "" && unsupported[md.Name] == "" {
+					unsupported[md.Name] = why
+					unsupportedOrder = append(unsupportedOrder, md.Name)
+				}
 				continue
 			}
 			row := Row{Measure: m, Base: stats.Summarize(finite(base), opt.Stats)}
@@ -178,8 +184,12 @@ func Compare(inputs []Input, opt Options) (*Comparison, error) {
 			rep.Rows = append(rep.Rows, row)
 		}
 	}
+	for _, name := range unsupportedOrder {
+		rep.Notes = append(rep.Notes, fmt.Sprintf("%s: not supported here (%s)", name, unsupported[name]))
+	}
+	bounds := measuredBounds(rep, opt.Bounds)
 	for ci := range rep.Candidates {
-		v, err := stats.Evaluate(comps[ci], opt.Bounds, opt.Stats)
+		v, err := stats.Evaluate(comps[ci], bounds, opt.Stats)
 		if err != nil {
 			return nil, err
 		}
@@ -189,6 +199,58 @@ func Compare(inputs []Input, opt Options) (*Comparison, error) {
 		}
 	}
 	return rep, nil
+}
+
+// measuredBounds returns the bounds that apply to a row of the comparison,
+// noting each bound on a known measure that these files did not measure
+// (probes off, no hardware counters): it judges nothing, and says so
+// instead of failing the comparison. A bound on an unknown measure is
+// kept, for stats.Evaluate to refuse.
+func measuredBounds(rep *Comparison, bounds stats.Bounds) stats.Bounds {
+	known := map[string]bool{}
+	for _, md := range Measures() {
+		known[md.Name] = true
+	}
+	var out stats.Bounds
+	for _, b := range bounds {
+		matched := false
+		for _, row := range rep.Rows {
+			if row.Measure.Name == b.Measure && (b.Step == "" || b.Step == row.Measure.Step) {
+				matched = true
+				break
+			}
+		}
+		if !matched && known[b.Measure] && (b.Step == "" || stepKnown(rep, b.Step)) {
+			rep.Notes = append(rep.Notes, fmt.Sprintf("bound %s judges nothing: %s was not measured in these files", b, b.Measure))
+			continue
+		}
+		out = append(out, b)
+	}
+	return out
+}
+
+// stepKnown reports whether some row is at the step ("c=4").
+func stepKnown(rep *Comparison, step string) bool {
+	for _, row := range rep.Rows {
+		if row.Measure.Step == step {
+			return true
+		}
+	}
+	return false
+}
+
+// unsupportedWhy is why f's steps with the given client count lack the
+// measure because the machine cannot measure it; "" when that is not why.
+func unsupportedWhy(f *result.File, clients int, md MeasureDef) string {
+	if md.Unsupported == nil {
+		return ""
+	}
+	for _, s := range stepsOf(f, clients) {
+		if why := md.Unsupported(s); why != "" {
+			return why
+		}
+	}
+	return ""
 }
 
 // CheckBounds finds the bounds that would be a *stats.BoundError for a

@@ -43,7 +43,13 @@ type Figures struct {
 	GeneratorRunQueue float64
 	PSI               *result.PSI
 
-	// Per transaction.
+	// Per transaction. ServerUserPerTxnUS and ServerSysPerTxnUS split the
+	// server's CPU into user and kernel time when HasServerSplit. With an
+	// A/B run's slices (step.Costs) there are no probes: HasServer and
+	// the per-transaction server figures come from the slices' costs.
+	HasServerSplit       bool
+	ServerUserPerTxnUS   float64
+	ServerSysPerTxnUS    float64
 	ServerCPUPerTxnUS    float64
 	GeneratorCPUPerTxnUS float64
 	CtxPerTxn            float64 // context switches, server and generator
@@ -84,6 +90,18 @@ func Compute(s result.Step) Figures {
 		ElapsedS: s.ElapsedS, LatencyMs: s.Summary.Latency.MeanMs, ClassShare: map[string]float64{}}
 	p := s.Probes
 	if p == nil {
+		if c := s.Costs; c != nil && s.Summary.Transactions > 0 {
+			n := float64(s.Summary.Transactions)
+			f.HasServer, f.HasServerSplit = true, true
+			f.ServerCPUPerTxnUS = c.ServerCPUS * 1e6 / n
+			f.ServerUserPerTxnUS, f.ServerSysPerTxnUS = c.ServerUserS*1e6/n, c.ServerSysS*1e6/n
+			f.ServerCtxPerTxn = float64(c.ServerCtx) / n
+			f.CtxPerTxn = f.ServerCtxPerTxn
+			if c.PoolerCPUS != nil {
+				f.HasPooler = true
+				f.PoolerCPUPerTxnUS = *c.PoolerCPUS * 1e6 / n
+			}
+		}
 		return f
 	}
 	if p.ElapsedS > 0 {
@@ -123,6 +141,11 @@ func Compute(s result.Step) Figures {
 			srv := max(ps.Server.CPUS-probeServer, 0)
 			f.ServerShare = srv / machine
 			f.ServerCPUPerTxnUS = perTxn(srv * 1e6)
+			if ps.Server.UserS+ps.Server.SysS > 0 {
+				f.HasServerSplit = true
+				f.ServerUserPerTxnUS = perTxn(ps.Server.UserS * 1e6)
+				f.ServerSysPerTxnUS = perTxn(ps.Server.SysS * 1e6)
+			}
 			rq += ps.Server.RunQueueWaitS
 			sctx := ps.Server.VoluntaryCtx + ps.Server.InvoluntaryCtx
 			ctx += sctx

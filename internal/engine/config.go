@@ -131,6 +131,12 @@ type Config struct {
 	Slice       time.Duration
 	Settle      time.Duration
 	SliceTarget func(i int) int
+	// SliceMeter, when set with several targets, reads cumulative counters
+	// of what target t costs outside this process (its server's CPU,
+	// context switches): the engine reads it as each slice's counted part
+	// begins and ends, and keeps the differences in Slice.Costs. It is
+	// called from the collector, so it must be quick.
+	SliceMeter func(t int) map[string]float64
 	// OnStart, when set, is called once every client is connected, just
 	// before they start: start is when transactions begin, window when the
 	// measured window begins (start + Warmup). It must return quickly.

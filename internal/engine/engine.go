@@ -39,6 +39,9 @@ type Slice struct {
 	Histogram  string
 	ClientUser time.Duration // load generator CPU during the slice
 	ClientSys  time.Duration
+	// Costs are the differences of Config.SliceMeter's counters over the
+	// slice's counted part; nil without a meter.
+	Costs map[string]float64
 }
 
 // ErrorCount is one distinct error message and how often it was seen.
@@ -342,6 +345,12 @@ func (e *engine) collect(res *Result, start, window time.Time, done <-chan struc
 	slice, counting := 0, false
 	var sliceFrom time.Time
 	var sru syscall.Rusage
+	var meter0 map[string]float64 // the meter at the start of the counted part
+	readMeter := func() {
+		if cfg.SliceMeter != nil && slicing {
+			meter0 = cfg.SliceMeter(int(e.target.Load()))
+		}
+	}
 	nextSliceEvent := func() time.Time {
 		b := start.Add(time.Duration(slice) * cfg.Slice)
 		if !counting && cfg.Settle > 0 {
@@ -353,6 +362,9 @@ func (e *engine) collect(res *Result, start, window time.Time, done <-chan struc
 		counting = cfg.Settle == 0
 		sliceFrom = start
 		syscall.Getrusage(syscall.RUSAGE_SELF, &sru)
+		if counting {
+			readMeter()
+		}
 	}
 
 	last := start
@@ -415,6 +427,9 @@ func (e *engine) collect(res *Result, start, window time.Time, done <-chan struc
 						Counts: sl.Counts, Latency: sl.Summarize(),
 						ClientUser: tvDiff(ru.Utime, sru.Utime), ClientSys: tvDiff(ru.Stime, sru.Stime)}
 					p.Histogram, _ = metrics.EncodeHistogram(sl.Latency)
+					if cfg.SliceMeter != nil && meter0 != nil {
+						p.Costs = diff(cfg.SliceMeter(p.Target), meter0)
+					}
 					res.Slices = append(res.Slices, p)
 				}
 				sl.Reset()
@@ -426,6 +441,9 @@ func (e *engine) collect(res *Result, start, window time.Time, done <-chan struc
 			}
 			sliceFrom = at
 			syscall.Getrusage(syscall.RUSAGE_SELF, &sru)
+			if counting {
+				readMeter()
+			}
 		}
 
 		// Interval ticks (and the end of warm-up).
@@ -454,6 +472,7 @@ func (e *engine) collect(res *Result, start, window time.Time, done <-chan struc
 			if slicing && counting && at.After(sliceFrom) {
 				sliceFrom = at // a slice straddling the window counts from the window
 				sru = ru0
+				readMeter()
 			}
 		}
 		if final {
@@ -509,6 +528,15 @@ func (e *engine) errorList() []ErrorCount {
 	out := make([]ErrorCount, 0, len(e.errs))
 	for _, ec := range e.errs {
 		out = append(out, *ec)
+	}
+	return out
+}
+
+// diff is b - a, key by key, for the keys of b.
+func diff(b, a map[string]float64) map[string]float64 {
+	out := make(map[string]float64, len(b))
+	for k, v := range b {
+		out[k] = v - a[k]
 	}
 	return out
 }

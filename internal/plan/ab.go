@@ -15,6 +15,7 @@ import (
 	"github.com/pgscale/pgscale/internal/compare"
 	"github.com/pgscale/pgscale/internal/disturb"
 	"github.com/pgscale/pgscale/internal/observe"
+	"github.com/pgscale/pgscale/internal/probe"
 	"github.com/pgscale/pgscale/internal/result"
 	"github.com/pgscale/pgscale/internal/stats"
 	"github.com/pgscale/pgscale/internal/target"
@@ -81,11 +82,18 @@ func RunAB(ctx context.Context, spec ABSpec) ([]*result.File, string, error) {
 	for _, t := range targets {
 		// In slices every probe would watch a step shared by all targets,
 		// so its evidence would not be one target's: probes run with
-		// whole-step turns only.
+		// whole-step turns only, and in slices a meter reads each
+		// target's server at every slice edge instead.
 		if err := spec.watch(ctx, t, wl, ds, spec.Slice == 0); err != nil {
 			return nil, "", err
 		}
-		ab.Targets = append(ab.Targets, ABTarget{Name: t.name, Sweep: *spec.sweep(t, wl)})
+		at := ABTarget{Name: t.name, Sweep: *spec.sweep(t, wl)}
+		if spec.Slice > 0 {
+			if t.meter = spec.meter(ctx, t); t.meter != nil {
+				at.Meter = t.meter.Read
+			}
+		}
+		ab.Targets = append(ab.Targets, at)
 	}
 	obs := spec.observer()
 	obs.Observe(spec.planned(specs))
@@ -240,6 +248,21 @@ func (spec *ABSpec) prepareAll(ctx context.Context, targets []*prepared, specs [
 	return nil
 }
 
+// meter returns what reads the target's server's costs at slice edges, or
+// nil (with a notice saying why) when its processes cannot be read here.
+func (spec *ABSpec) meter(ctx context.Context, t *prepared) *probe.Meter {
+	cfg := probe.Config{Conn: t.srv.Config}
+	if t.srv.Cluster != nil {
+		cfg.ServerPIDFunc = t.srv.Cluster.PID
+	}
+	m, err := probe.NewMeter(ctx, cfg)
+	if err != nil {
+		spec.notice(fmt.Sprintf("target %s: no per-slice server costs: %v", t.name, err))
+		return nil
+	}
+	return m
+}
+
 // planned is the run's plan, as an event: how long it will take.
 func (spec *ABSpec) planned(specs []target.Spec) observe.ABStart {
 	l := spec.Load
@@ -308,6 +331,10 @@ type ABTarget struct {
 	// engine template with Conn pointing at this target, the program,
 	// observers and BeforeStep. Its AfterStep is replaced by AB's.
 	Sweep Sweep
+	// Meter, when set, reads what the target's server has cost so far
+	// (probe.Meter): in slices, every slice's share is kept with the step
+	// (result.Step.Costs).
+	Meter func() map[string]float64
 }
 
 // AB runs interleaved A/B rounds. With whole-step turns (Slice zero) every

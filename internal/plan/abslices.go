@@ -9,6 +9,7 @@ import (
 
 	"github.com/pgscale/pgscale/internal/engine"
 	"github.com/pgscale/pgscale/internal/metrics"
+	"github.com/pgscale/pgscale/internal/probe"
 	"github.com/pgscale/pgscale/internal/result"
 )
 
@@ -66,6 +67,7 @@ func (ab *AB) runSlices(ctx context.Context) (*ABRun, error) {
 				cfg.Targets = append(cfg.Targets, t.Sweep.Engine.Conn)
 			}
 			cfg.Conn = cfg.Targets[0]
+			cfg.SliceMeter = ab.sliceMeter()
 			cfg.Slice, cfg.Settle = ab.Slice, ab.Settle
 			cfg.SliceTarget = func(i int) int { return SliceOrder(ab.Seed, r, si, i/k, k)[i%k] }
 			prog, err := tmpl.Program(n)
@@ -103,6 +105,24 @@ func (ab *AB) runSlices(ctx context.Context) (*ABRun, error) {
 	return run, nil
 }
 
+// sliceMeter is the engine's slice meter over the targets' meters; nil
+// when no target has one.
+func (ab *AB) sliceMeter() func(int) map[string]float64 {
+	some := false
+	for _, t := range ab.Targets {
+		some = some || t.Meter != nil
+	}
+	if !some {
+		return nil
+	}
+	return func(t int) map[string]float64 {
+		if m := ab.Targets[t].Meter; m != nil {
+			return m()
+		}
+		return nil
+	}
+}
+
 // roundUp rounds d up to a multiple of unit.
 func roundUp(d, unit time.Duration) time.Duration {
 	return (d + unit - 1) / unit * unit
@@ -136,6 +156,34 @@ func SplitSlices(res *engine.Result, k int) []result.Step {
 				Latency: sl.Latency, Histogram: sl.Histogram})
 		}
 		out[ti] = StepResult(part, nil)
+		out[ti].Costs = sliceCosts(res.Slices, ti)
 	}
 	return out
+}
+
+// sliceCosts sums what target ti's slices cost outside the load generator,
+// as the engine's slice meter read them; nil without a meter.
+func sliceCosts(slices []engine.Slice, ti int) *result.Costs {
+	var c *result.Costs
+	var pooler float64
+	hasPooler := false
+	for _, sl := range slices {
+		if sl.Target != ti || sl.Costs == nil {
+			continue
+		}
+		if c == nil {
+			c = &result.Costs{}
+		}
+		c.ServerCPUS += sl.Costs[probe.MeterServerCPU]
+		c.ServerUserS += sl.Costs[probe.MeterServerUser]
+		c.ServerSysS += sl.Costs[probe.MeterServerSys]
+		c.ServerCtx += int64(sl.Costs[probe.MeterServerCtx])
+		if v, ok := sl.Costs[probe.MeterPoolerCPU]; ok {
+			pooler, hasPooler = pooler+v, true
+		}
+	}
+	if c != nil && hasPooler {
+		c.PoolerCPUS = &pooler
+	}
+	return c
 }

@@ -25,12 +25,16 @@ type prepared struct {
 	data      workload.Prepared
 	probes    *probe.Set
 	disturber *disturb.Disturber
+	meter     *probe.Meter // in an A/B run in slices
 }
 
 // close stops the target's probes and its ephemeral cluster.
 func (p *prepared) close() {
 	if p.probes != nil {
 		p.probes.Close()
+	}
+	if p.meter != nil {
+		p.meter.Close()
 	}
 	p.srv.Close()
 }

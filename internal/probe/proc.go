@@ -53,6 +53,7 @@ type taskSample struct {
 	start     uint64  // start time in clock ticks after boot: tells a reused pid
 	collector bool    // pg_wait_sampling's collector
 	cpu       float64 // utime + stime, seconds
+	user, sys float64 // utime and stime, seconds
 	children  float64 // cutime + cstime of reaped children, seconds
 	run, wait float64 // schedstat, seconds
 	vcs, ivcs uint64
@@ -240,6 +241,8 @@ func groupDelta(a, b map[int]taskSample, root int, probes map[int]string) (g res
 		kg := kind(k)
 		kg.Processes++
 		kg.CPUS += v.cpu - w.cpu
+		kg.UserS += v.user - w.user
+		kg.SysS += v.sys - w.sys
 		kg.OnCPUS += v.run - w.run
 		kg.RunQueueWaitS += v.wait - w.wait
 		kg.VoluntaryCtx += int64(v.vcs - w.vcs)
@@ -262,6 +265,8 @@ func groupDelta(a, b map[int]taskSample, root int, probes map[int]string) (g res
 		}
 		g.Processes += kg.Processes
 		g.CPUS += kg.CPUS
+		g.UserS += kg.UserS
+		g.SysS += kg.SysS
 		g.OnCPUS += kg.OnCPUS
 		g.RunQueueWaitS += kg.RunQueueWaitS
 		g.VoluntaryCtx += kg.VoluntaryCtx
@@ -336,7 +341,8 @@ func (p *procProbe) snapshot() (*procSnap, error) {
 		if st.State == "Z" {
 			continue // exited, not yet reaped: counted once it is
 		}
-		ts := taskSample{kind: KindBackground, start: st.Starttime, cpu: float64(st.UTime+st.STime) / userHZ}
+		ts := taskSample{kind: KindBackground, start: st.Starttime, cpu: float64(st.UTime+st.STime) / userHZ,
+			user: float64(st.UTime) / userHZ, sys: float64(st.STime) / userHZ}
 		if st.PID == p.serverPID || st.PID == p.poolerPID {
 			ts.children = float64(st.CUTime+st.CSTime) / userHZ
 		} else if st.PPID == p.serverPID {

@@ -8,6 +8,8 @@ import (
 	"unicode"
 
 	"golang.org/x/perf/benchfmt"
+
+	"github.com/pgscale/pgscale/internal/compare"
 )
 
 // writeBenchfmt writes every complete step of the document's files in Go's
@@ -27,6 +29,7 @@ func writeBenchfmt(w io.Writer, d *Doc) error {
 		return err
 	}
 	bw := benchfmt.NewWriter(w)
+	units := exportUnits()
 	for _, in := range d.Files {
 		f := in.File
 		base := []benchfmt.Config{}
@@ -54,14 +57,12 @@ func writeBenchfmt(w io.Writer, d *Doc) error {
 			if s.Round > 0 {
 				cfg = append(cfg, benchfmt.Config{Key: "round", Value: []byte(fmt.Sprint(s.Round)), File: true})
 			}
-			res := &benchfmt.Result{Config: cfg, Name: []byte(fmt.Sprintf("%s/clients=%d", name, s.Clients)), Iters: int(s.Summary.Transactions),
-				Values: []benchfmt.Value{
-					{Value: math.Round(s.Summary.TPS*100) / 100, Unit: "txn/s"},
-					{Value: math.Round(s.Summary.Latency.P50Ms * 1e6), Unit: "p50-ns/txn"},
-					{Value: math.Round(s.Summary.Latency.P99Ms * 1e6), Unit: "p99-ns/txn"},
-				}}
-			if cpu := s.Summary.ClientCPU.PerTxnUS; cpu > 0 {
-				res.Values = append(res.Values, benchfmt.Value{Value: math.Round(cpu * 1e3), Unit: "client-cpu-ns/txn"})
+			res := &benchfmt.Result{Config: cfg, Name: []byte(fmt.Sprintf("%s/clients=%d", name, s.Clients)), Iters: int(s.Summary.Transactions)}
+			for _, md := range compare.Measures() {
+				u, ok := units[md.Name]
+				if v := md.Value(&s); ok && !math.IsNaN(v) && (md.Name == "tps" || v > 0) {
+					res.Values = append(res.Values, benchfmt.Value{Value: roundFor(v*u.factor, u.factor), Unit: u.bench})
+				}
 			}
 			if err := bw.Write(res); err != nil {
 				return err
@@ -69,6 +70,15 @@ func writeBenchfmt(w io.Writer, d *Doc) error {
 		}
 	}
 	return nil
+}
+
+// roundFor rounds a value for the format: whole units after a conversion
+// to nanoseconds, two decimals otherwise (throughput).
+func roundFor(v, factor float64) float64 {
+	if factor > 1 {
+		return math.Round(v)
+	}
+	return math.Round(v*100) / 100
 }
 
 // benchName turns a workload name into a benchmark name: "select-only" →

@@ -20,24 +20,6 @@ type BMFMetric struct {
 	Upper *float64 `json:"upper_value,omitempty"`
 }
 
-// bmfMeasures maps pgscale's measures to Bencher measure slugs and the
-// factor from pgscale's unit to Bencher's: throughput in operations per
-// second and latencies in nanoseconds, as Bencher's built-in measures.
-func bmfMeasures() map[string]struct {
-	slug   string
-	factor float64
-} {
-	return map[string]struct {
-		slug   string
-		factor float64
-	}{
-		"tps":            {"throughput", 1},
-		"p50":            {"latency-p50", 1e6},
-		"p99":            {"latency-p99", 1e6},
-		"client-cpu/txn": {"client-cpu-per-txn", 1e3},
-	}
-}
-
 // NewBMF returns a comparison's figures in Bencher Metric Format: one
 // benchmark per target and step, named "TARGET/WORKLOAD/clients=N", each
 // measure's value the median over the rounds and its bounds the
@@ -45,7 +27,7 @@ func bmfMeasures() map[string]struct {
 // enough rounds for one.
 func NewBMF(r *compare.Comparison) BMF {
 	out := BMF{}
-	ms := bmfMeasures()
+	ms := exportUnits()
 	add := func(target string, row compare.Row, sum summaryLike) {
 		m, ok := ms[row.Measure.Name]
 		if !ok || math.IsNaN(sum.median) {
@@ -59,7 +41,7 @@ func NewBMF(r *compare.Comparison) BMF {
 		if lo, hi := round3(sum.lo*m.factor), round3(sum.hi*m.factor); !math.IsInf(lo, 0) && !math.IsInf(hi, 0) && !math.IsNaN(lo) && !math.IsNaN(hi) {
 			met.Lower, met.Upper = &lo, &hi
 		}
-		out[name][m.slug] = met
+		out[name][m.bmf] = met
 	}
 	for _, row := range r.Rows {
 		add(r.Baseline, row, summaryLike{row.Base.Median, row.Base.Lo, row.Base.Hi})
@@ -82,7 +64,7 @@ type summaryLike struct{ median, lo, hi float64 }
 // client count, in the files of an A/B run).
 func FilesBMF(files []compare.Input) BMF {
 	out := BMF{}
-	ms := bmfMeasures()
+	ms := exportUnits()
 	for _, in := range files {
 		for _, md := range compare.Measures() {
 			m, ok := ms[md.Name]
@@ -98,7 +80,7 @@ func FilesBMF(files []compare.Input) BMF {
 				if out[name] == nil {
 					out[name] = map[string]BMFMetric{}
 				}
-				out[name][m.slug] = BMFMetric{Value: round3(v * m.factor)}
+				out[name][m.bmf] = BMFMetric{Value: round3(v * m.factor)}
 			}
 		}
 	}

@@ -76,6 +76,10 @@ type PSI struct {
 type ProcGroup struct {
 	Processes int     `json:"processes"` // seen during the window
 	CPUS      float64 `json:"cpu_s"`     // user + system seconds
+	// UserS and SysS split CPUS into user and kernel time (absent in files
+	// written before pgscale recorded them).
+	UserS float64 `json:"user_s,omitempty"`
+	SysS  float64 `json:"sys_s,omitempty"`
 	// OnCPUS and RunQueueWaitS come from schedstat: time running, and
 	// time runnable but waiting for a CPU. Processes that exited during
 	// the window are missing from both (their CPU is still in CPUS).

@@ -105,6 +105,28 @@ type Step struct {
 	Probes *Probes `json:"probes,omitempty"`
 	// Disturbances are the disturbance windows run during the step (disturb.go).
 	Disturbances []Disturbance `json:"disturbances,omitempty"`
+	// Costs are what the step cost outside the load generator, accounted
+	// slice by slice in an A/B run in slices (where the probes do not
+	// run); absent otherwise.
+	Costs *Costs `json:"costs,omitempty"`
+}
+
+// Costs are what the target's server (and pooler) used over the counted
+// parts of a step's slices, read from /proc at every slice edge: CPU and
+// context switches, to divide by the step's transactions.
+type Costs struct {
+	// ServerCPUS is the on-CPU time of the server's processes
+	// (schedstat), ServerUserS and ServerSysS its split into user and
+	// kernel time (clock ticks: coarser, so they need not add up exactly).
+	ServerCPUS  float64 `json:"server_cpu_s"`
+	ServerUserS float64 `json:"server_user_s"`
+	ServerSysS  float64 `json:"server_sys_s"`
+	// ServerCtx counts the times the server's processes were scheduled in:
+	// their context switches.
+	ServerCtx int64 `json:"server_ctx"`
+	// PoolerCPUS is the on-CPU time of a pooler's processes; absent
+	// without one.
+	PoolerCPUS *float64 `json:"pooler_cpu_s,omitempty"`
 }
 
 // Summary is a step's headline figures.

@@ -1,0 +1,220 @@
+package suite
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"github.com/pgscale/pgscale/internal/usage"
+)
+
+// Cell is one cell of the matrix: a value for every axis.
+type Cell struct {
+	Index  int     // 0-based, in matrix order (the last axis varies fastest)
+	Params []Param // one per axis, in axis order
+}
+
+// Key names the cell as --only and bounds write it: "partitions=32,rows=100";
+// "all" for a suite without axes.
+func (c Cell) Key() string {
+	if len(c.Params) == 0 {
+		return "all"
+	}
+	parts := make([]string, len(c.Params))
+	for i, p := range c.Params {
+		parts[i] = p.Name + "=" + p.Value
+	}
+	return strings.Join(parts, ",")
+}
+
+// Dir is the cell's directory name in a bundle: "003-partitions-32-rows-100".
+func (c Cell) Dir() string {
+	key := strings.Map(func(r rune) rune {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '.', r == '_':
+			return r
+		}
+		return '-'
+	}, c.Key())
+	if len(key) > 80 {
+		key = key[:80]
+	}
+	return fmt.Sprintf("%03d-%s", c.Index+1, key)
+}
+
+// Value is the cell's value of the parameter called name.
+func (c Cell) Value(name string) (string, bool) {
+	for _, p := range c.Params {
+		if p.Name == name {
+			return p.Value, true
+		}
+	}
+	return "", false
+}
+
+// Matches reports whether the cell has every value in where.
+func (c Cell) Matches(where []Param) bool {
+	for _, w := range where {
+		if v, ok := c.Value(w.Name); !ok || v != w.Value {
+			return false
+		}
+	}
+	return true
+}
+
+// Cells expands the matrix: every combination of the axes' values, the
+// last axis varying fastest; one cell for a suite without axes.
+func (s *Suite) Cells() []Cell {
+	cells := []Cell{{}}
+	for _, ax := range s.Axes {
+		var next []Cell
+		for _, c := range cells {
+			for _, v := range ax.Values {
+				ps := append(append([]Param(nil), c.Params...), Param{Name: ax.Name, Value: v})
+				next = append(next, Cell{Params: ps})
+			}
+		}
+		cells = next
+	}
+	for i := range cells {
+		cells[i].Index = i
+	}
+	return cells
+}
+
+// Filter is one condition of --only: the parameter has one of the values.
+type Filter struct {
+	Name   string
+	Values []string
+}
+
+// ParseOnly reads --only's "partitions=32,rows=100|10000": every condition
+// must hold; a condition's values are separated by |.
+func ParseOnly(s string) ([]Filter, error) {
+	var out []Filter
+	for _, part := range strings.Split(s, ",") {
+		name, vals, ok := strings.Cut(strings.TrimSpace(part), "=")
+		if !ok || name == "" || vals == "" {
+			return nil, fmt.Errorf("%q is not NAME=VALUE[|VALUE...]", part)
+		}
+		out = append(out, Filter{Name: strings.TrimSpace(name), Values: strings.Split(vals, "|")})
+	}
+	return out, nil
+}
+
+// Only returns the cells that every filter keeps; a filter naming no axis,
+// or a value the axis does not have, is a usage error.
+func (s *Suite) Only(cells []Cell, filters []Filter) ([]Cell, error) {
+	for _, f := range filters {
+		var ax *Axis
+		for i := range s.Axes {
+			if s.Axes[i].Name == f.Name {
+				ax = &s.Axes[i]
+			}
+		}
+		if ax == nil {
+			return nil, usage.Errorf("--only: %s names no axis of %s", f.Name, s.Name)
+		}
+		for _, v := range f.Values {
+			if !contains(ax.Values, v) {
+				return nil, usage.Errorf("--only: %s=%s is not a value of the axis (%s)", f.Name, v, strings.Join(ax.Values, ", "))
+			}
+		}
+	}
+	var out []Cell
+	for _, c := range cells {
+		keep := true
+		for _, f := range filters {
+			v, _ := c.Value(f.Name)
+			keep = keep && contains(f.Values, v)
+		}
+		if keep {
+			out = append(out, c)
+		}
+	}
+	return out, nil
+}
+
+func contains(xs []string, x string) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}
+
+// template is a parameter reference: {{name}}.
+var template = regexp.MustCompile(`\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}`)
+
+// templateNames lists the parameters text refers to.
+func templateNames(text string) []string {
+	var out []string
+	for _, m := range template.FindAllStringSubmatch(text, -1) {
+		out = append(out, m[1])
+	}
+	return out
+}
+
+// Expand replaces every {{name}} in text with the cell's value of name, or
+// a parameter's (the cell's axes first).
+func (s *Suite) Expand(text string, c Cell) string {
+	return template.ReplaceAllStringFunc(text, func(m string) string {
+		name := template.FindStringSubmatch(m)[1]
+		if v, ok := c.Value(name); ok {
+			return v
+		}
+		for _, p := range s.Params {
+			if p.Name == name {
+				return p.Value
+			}
+		}
+		return m
+	})
+}
+
+// SetParam sets a parameter's value (--param NAME=VALUE); a name that is
+// neither a parameter nor an axis is a usage error.
+func (s *Suite) SetParam(name, value string) error {
+	for i := range s.Params {
+		if s.Params[i].Name == name {
+			s.Params[i].Value = value
+			return nil
+		}
+	}
+	var have []string
+	for _, p := range s.Params {
+		have = append(have, p.Name)
+	}
+	if len(have) == 0 {
+		have = []string{"none"}
+	}
+	return usage.Errorf("--param %s: %s has no such parameter (parameters: %s)", name, s.Name, strings.Join(have, ", "))
+}
+
+// ScriptSource is a script's text for a cell, templated.
+func (s *Suite) ScriptSource(sc Script, c Cell) (string, error) {
+	src := sc.SQL
+	if sc.File != "" {
+		var err error
+		if src, err = readScript(s.Dir, sc.File); err != nil {
+			return "", usageAt(s, sc.line, "%v", err)
+		}
+	}
+	return s.Expand(src, c), nil
+}
+
+// readScript reads a script file relative to the suite's directory.
+func readScript(dir, file string) (string, error) {
+	path := file
+	if !filepath.IsAbs(path) && dir != "" {
+		path = filepath.Join(dir, file)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("script %s: %v", file, err)
+	}
+	return string(b), nil
+}

@@ -1,0 +1,383 @@
+package suite
+
+import (
+	"fmt"
+	"sort"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/pgscale/pgscale/internal/compare"
+	"github.com/pgscale/pgscale/internal/stats"
+	"github.com/pgscale/pgscale/internal/target"
+	"github.com/pgscale/pgscale/internal/usage"
+)
+
+// optionAxes are axes that set a run option instead of a template: a
+// matrix of protocols or scales needs no {{...}}.
+var optionAxes = map[string]bool{"protocol": true, "scale": true}
+
+var namePattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// fill turns the file's fields into the suite, checking each with its place.
+func (p *parsed) fill(s *Suite, fs *fileSpec) error {
+	if fs.Name != nil {
+		s.Name = *fs.Name
+	}
+	if fs.Description != nil {
+		s.Description = *fs.Description
+	}
+	if len(fs.Targets) > 0 {
+		s.Targets = fs.Targets
+	}
+	if fs.Baseline != nil {
+		s.Baseline = *fs.Baseline
+	}
+	seen := map[string]bool{}
+	for _, item := range fs.Matrix {
+		name, _ := item.Key.(string)
+		path := "$.matrix." + name
+		if !namePattern.MatchString(name) {
+			return p.errAt("$.matrix", "axis %v: a name is letters, digits and _, starting with a letter", item.Key)
+		}
+		if seen[name] {
+			return p.errAt(path, "axis %s is given twice", name)
+		}
+		seen[name] = true
+		list, ok := item.Value.([]any)
+		if !ok || len(list) == 0 {
+			return p.errAt(path, "axis %s: give its values as a list, e.g. %s: [0, 16, 32]", name, name)
+		}
+		ax := Axis{Name: name}
+		ax.line, _ = p.line(path)
+		for j, v := range list {
+			text, err := value(v)
+			if err != nil {
+				return p.errAt(fmt.Sprintf("%s[%d]", path, j), "axis %s: %v", name, err)
+			}
+			ax.Values = append(ax.Values, text)
+		}
+		s.Axes = append(s.Axes, ax)
+	}
+	for _, item := range fs.Params {
+		name, _ := item.Key.(string)
+		if !namePattern.MatchString(name) || seen[name] {
+			return p.errAt("$.params", "parameter %v: a name of its own, letters, digits and _", item.Key)
+		}
+		seen[name] = true
+		text, err := value(item.Value)
+		if err != nil {
+			return p.errAt("$.params."+name, "parameter %s: %v", name, err)
+		}
+		s.Params = append(s.Params, Param{Name: name, Value: text})
+	}
+	if fs.Setup != nil {
+		s.Setup = *fs.Setup
+	}
+	builtin := false
+	for i, sc := range fs.Scripts {
+		path := fmt.Sprintf("$.scripts[%d]", i)
+		n := 0
+		for _, x := range []string{sc.Builtin, sc.File, sc.SQL} {
+			if x != "" {
+				n++
+			}
+		}
+		if n != 1 {
+			return p.errAt(path, "a script is one of builtin: NAME, file: PATH or sql: TEXT")
+		}
+		w := 1
+		if sc.Weight != nil {
+			if *sc.Weight < 0 {
+				return p.errAt(path, "weight must not be negative")
+			}
+			w = *sc.Weight
+		}
+		out := Script{Builtin: sc.Builtin, File: sc.File, Name: sc.Name, SQL: sc.SQL, Weight: w}
+		out.line, _ = p.line(path)
+		if out.Name == "" {
+			switch {
+			case sc.Builtin != "":
+				out.Name = sc.Builtin
+			case sc.File != "":
+				out.Name = strings.TrimSuffix(sc.File, ".sql")
+			default:
+				out.Name = fmt.Sprintf("script%d", i+1)
+			}
+		}
+		builtin = builtin || sc.Builtin != ""
+		s.Scripts = append(s.Scripts, out)
+	}
+	if len(s.Scripts) == 0 {
+		s.Scripts = []Script{{Builtin: "select-only", Name: "select-only", Weight: 1}}
+		builtin = true
+	}
+	s.WorkloadInit = builtin
+	if fs.Init != nil {
+		s.WorkloadInit = *fs.Init
+	}
+	if fs.Clients != nil {
+		if len(fs.Clients) == 0 {
+			return p.errAt("$.clients", "give at least one client count")
+		}
+		for _, c := range fs.Clients {
+			if c < 1 {
+				return p.errAt("$.clients", "client counts must be positive, got %d", c)
+			}
+		}
+		s.Clients = fs.Clients
+	}
+	if fs.Duration != nil && fs.Transactions != nil {
+		return p.errAt("$.transactions", "duration and transactions are exclusive")
+	}
+	if fs.Duration != nil {
+		d, err := duration(*fs.Duration)
+		if err != nil || d <= 0 {
+			return p.errAt("$.duration", "duration: want a positive duration (10s, 1m), got %q", *fs.Duration)
+		}
+		s.Duration = d
+	}
+	if fs.Transactions != nil {
+		if *fs.Transactions < 1 {
+			return p.errAt("$.transactions", "transactions must be at least 1")
+		}
+		s.Transactions, s.Duration = *fs.Transactions, 0
+	}
+	if fs.Warmup != nil {
+		d, err := duration(*fs.Warmup)
+		if err != nil {
+			return p.errAt("$.warmup", "%v", err)
+		}
+		s.Warmup = d
+	}
+	if fs.Slice != nil {
+		d, err := duration(*fs.Slice)
+		if err != nil {
+			return p.errAt("$.slice", "%v", err)
+		}
+		s.Slice = d
+	}
+	s.SliceGiven = fs.Slice != nil
+	if fs.Rounds != nil {
+		s.Rounds = *fs.Rounds
+	}
+	if fs.Protocol != nil {
+		s.Protocol = *fs.Protocol
+	}
+	if fs.Scale != nil {
+		if *fs.Scale < 1 {
+			return p.errAt("$.scale", "scale must be at least 1")
+		}
+		s.Scale = *fs.Scale
+	}
+	if fs.Probes != nil {
+		s.Probes = *fs.Probes
+	}
+	if fs.Profile != nil {
+		s.Profile = *fs.Profile
+	}
+	s.Disturb = fs.Disturb
+	if len(fs.Defines) > 0 {
+		s.Defines = map[string]string{}
+		for k, v := range fs.Defines {
+			text, err := value(v)
+			if err != nil {
+				return p.errAt("$.defines."+k, "define %s: %v", k, err)
+			}
+			s.Defines[k] = text
+		}
+	}
+	if r := fs.Rule; r != nil {
+		if r.Clients < 1 || r.Against < 1 || r.Below <= 0 || r.Measure == "" {
+			return p.errAt("$.rule", "rule: give measure, clients, against (client counts) and below (a percentage)")
+		}
+		if !knownMeasure(r.Measure) {
+			return p.errAt("$.rule", "rule: unknown measure %q", r.Measure)
+		}
+		s.Rule = r
+	}
+	if fs.Confidence != nil {
+		if !(*fs.Confidence > 0 && *fs.Confidence < 1) {
+			return p.errAt("$.confidence", "confidence must be between 0 and 1, e.g. 0.95")
+		}
+		s.Confidence = *fs.Confidence
+	}
+	for i, b := range fs.Bounds {
+		path := fmt.Sprintf("$.bounds[%d]", i)
+		l, _ := p.line(path)
+		out := Bound{Spec: b.Bound, line: l}
+		if b.Cells != "" {
+			where, err := ParseOnly(b.Cells)
+			if err != nil {
+				return p.errAt(path, "cells: %v", err)
+			}
+			for _, w := range where {
+				out.Where = append(out.Where, Param{Name: w.Name, Value: w.Values[0]})
+				if len(w.Values) > 1 {
+					return p.errAt(path, "cells: one value per parameter in a bound's cells (%s)", w.Name)
+				}
+			}
+		}
+		s.Bounds = append(s.Bounds, out)
+	}
+	return nil
+}
+
+// check finds, before anything runs, what cannot work: targets that do not
+// parse, an axis no template uses, a template naming no parameter, bounds
+// that match no measure, options out of range.
+func (p *parsed) check(s *Suite) error {
+	specs := s.Targets
+	if len(specs) == 0 {
+		specs = []string{"base=settings:"}
+	}
+	need := 1
+	if _, err := target.ParseSpecs(specs, s.Baseline, need); err != nil {
+		return p.errAt("$.targets", "%v", err)
+	}
+	if s.Rounds < 1 || (len(specs) > 1 && s.Rounds < 2) {
+		return p.errAt("$.rounds", "rounds must be at least 2 for a paired comparison (1 with a single target)")
+	}
+	proto := map[string]bool{"simple": true, "extended": true, "prepared": true}
+	if !proto[s.Protocol] {
+		return p.errAt("$.protocol", "protocol %q: want simple, extended or prepared", s.Protocol)
+	}
+	names := map[string]bool{}
+	for _, ax := range s.Axes {
+		names[ax.Name] = true
+		if ax.Name == "protocol" {
+			for _, v := range ax.Values {
+				if !proto[v] {
+					return p.errAt("$.matrix.protocol", "protocol %q: want simple, extended or prepared", v)
+				}
+			}
+		}
+		if ax.Name == "scale" {
+			for _, v := range ax.Values {
+				if n, err := strconv.Atoi(v); err != nil || n < 1 {
+					return p.errAt("$.matrix.scale", "scale %q: want a positive integer", v)
+				}
+			}
+		}
+	}
+	for _, pr := range s.Params {
+		names[pr.Name] = true
+	}
+	// Every template names known parameters; every axis is used.
+	used := map[string]bool{}
+	texts := []struct{ text, path string }{{s.Setup, "$.setup"}}
+	for i, d := range s.Disturb {
+		texts = append(texts, struct{ text, path string }{d, fmt.Sprintf("$.disturb[%d]", i)})
+	}
+	for i, sc := range s.Scripts {
+		texts = append(texts, struct{ text, path string }{sc.SQL + sc.Builtin, fmt.Sprintf("$.scripts[%d]", i)})
+		if sc.File != "" {
+			src, err := readScript(s.Dir, sc.File)
+			if err != nil {
+				return p.errAt(fmt.Sprintf("$.scripts[%d]", i), "%v", err)
+			}
+			texts = append(texts, struct{ text, path string }{src, fmt.Sprintf("$.scripts[%d]", i)})
+		}
+	}
+	for _, t := range texts {
+		for _, n := range templateNames(t.text) {
+			if !names[n] {
+				return p.errAt(t.path, "{{%s}} names no axis or parameter (have %s)", n, strings.Join(sortedKeys(names), ", "))
+			}
+			used[n] = true
+		}
+		for n := range names {
+			if strings.Contains(t.text, ":"+n) {
+				used[n] = true // a pgbench variable of the script: -D NAME=VALUE per cell
+			}
+		}
+	}
+	for _, ax := range s.Axes {
+		if !used[ax.Name] && !optionAxes[ax.Name] {
+			return p.errAt("$.matrix."+ax.Name, "axis %s is used by no template: write {{%s}} in setup or a script (or :%s in a script), or drop it", ax.Name, ax.Name, ax.Name)
+		}
+	}
+	// Bounds: each parses and matches some measure at some client count.
+	for i, b := range s.Bounds {
+		path := fmt.Sprintf("$.bounds[%d]", i)
+		bs, err := stats.ParseBounds([]string{b.Spec})
+		if err != nil {
+			return p.errAt(path, "%v", err)
+		}
+		if err := compare.CheckBounds(s.Clients, bs, stats.Options{Confidence: s.Confidence}); err != nil {
+			return p.errAt(path, "%v", err)
+		}
+		for _, w := range b.Where {
+			if !names[w.Name] {
+				return p.errAt(path, "cells: %s names no axis", w.Name)
+			}
+			if !hasValue(s.Axes, w) {
+				return p.errAt(path, "cells: %s=%s is no cell of the matrix", w.Name, w.Value)
+			}
+		}
+	}
+	if s.Rule != nil && (!containsInt(s.Clients, s.Rule.Clients) || !containsInt(s.Clients, s.Rule.Against)) {
+		return p.errAt("$.rule", "rule: the sweep (clients %v) lacks %d or %d clients", s.Clients, s.Rule.Clients, s.Rule.Against)
+	}
+	if s.Transactions > 0 && len(s.Disturb) > 0 {
+		return p.errAt("$.disturb", "disturbances need a duration, not transactions")
+	}
+	return nil
+}
+
+func hasValue(axes []Axis, p Param) bool {
+	for _, a := range axes {
+		if a.Name != p.Name {
+			continue
+		}
+		for _, v := range a.Values {
+			if v == p.Value {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func sortedKeys(m map[string]bool) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	if len(out) == 0 {
+		return []string{"none"}
+	}
+	return out
+}
+
+// usageAt is an error at a suite file's line, for checks after parsing.
+func usageAt(s *Suite, line int, format string, args ...any) error {
+	if line > 0 {
+		return usage.Errorf("%s:%d: %s", s.File, line, fmt.Sprintf(format, args...))
+	}
+	return usage.Errorf("%s: %s", s.File, fmt.Sprintf(format, args...))
+}
+
+func containsInt(xs []int, x int) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}
+
+// knownMeasure reports whether name is a measure of compare or a sweep's
+// own figure (speedup, efficiency).
+func knownMeasure(name string) bool {
+	if name == "speedup" || name == "efficiency" {
+		return true
+	}
+	for _, m := range compare.Measures() {
+		if m.Name == name {
+			return true
+		}
+	}
+	return false
+}

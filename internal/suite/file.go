@@ -1,0 +1,363 @@
+// Package suite reads suite files: experiments that are not one sweep but a
+// matrix of cells — named parameters (axes) crossed with each other — each
+// run as an interleaved A/B over the same targets, with setup SQL and
+// scripts templated by the cell's parameters, bounds per measure (and per
+// cell), and presets of the studies pgscale grew from. It parses and
+// checks (every error with its file and line) and expands the cells; the
+// runner is plan.RunSuite.
+package suite
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/goccy/go-yaml"
+	"github.com/goccy/go-yaml/ast"
+	"github.com/goccy/go-yaml/parser"
+
+	"github.com/pgscale/pgscale/internal/usage"
+)
+
+// Suite is a parsed, checked suite file.
+type Suite struct {
+	// Name names the suite (the file's name without .yaml by default).
+	Name        string
+	Description string
+	// File is where it was read from ("preset:NAME" for a preset); Dir the
+	// directory that script files are relative to; Source its text.
+	File, Dir, Source string
+	Quick             bool // the --quick variant
+
+	Targets  []string // --target specs; default the installed build alone
+	Baseline string
+	Axes     []Axis
+	// Params are single-valued parameters, templated like axes and set
+	// from the command line (--param NAME=VALUE).
+	Params []Param
+	Setup  string // SQL run once per cell on every target, templated
+	// Scripts are the workload, each templated; WorkloadInit says
+	// whether pgbench's data is made on ephemeral targets.
+	Scripts      []Script
+	WorkloadInit bool
+
+	Clients      []int
+	Duration     time.Duration
+	Transactions int
+	Warmup       time.Duration
+	Rounds       int
+	Slice        time.Duration
+	SliceGiven   bool
+	Protocol     string
+	Scale        int
+	Probes       bool
+	Profile      bool
+	Disturb      []string
+	Defines      map[string]string
+	Bounds       []Bound
+	Confidence   float64
+	// Rule, when set, is a decision rule the output states and checks.
+	Rule *Rule
+}
+
+// Rule is a decision rule on a sweep: Measure at Clients grows less than
+// Below per cent over its value at Against clients ("server CPU per
+// transaction grows less than 20 % from 1 to 8 clients: no optimisation
+// needed").
+type Rule struct {
+	Measure  string  `yaml:"measure"`
+	Clients  int     `yaml:"clients"`
+	Against  int     `yaml:"against"`
+	Below    float64 `yaml:"below"`
+	Decision string  `yaml:"decision"`
+}
+
+// Axis is one named parameter and the values the matrix crosses.
+type Axis struct {
+	Name   string
+	Values []string
+	line   int
+}
+
+// Param is one parameter's value (a cell has one per axis).
+type Param struct{ Name, Value string }
+
+// Script is one script of the workload: a built-in, a file, or inline SQL,
+// with its weight.
+type Script struct {
+	Builtin, File, Name, SQL string
+	Weight                   int
+	line                     int
+}
+
+// Bound is a bound as given, with the cells it is limited to (Where: "all
+// of these parameters have these values"; empty: every cell).
+type Bound struct {
+	Spec  string
+	Where []Param
+	line  int
+}
+
+// Defaults of what a suite file leaves out.
+const (
+	DefaultRounds = 6
+	DefaultSlice  = 100 * time.Millisecond
+	DefaultWarmup = time.Second
+)
+
+// fileSpec is the file as written: every field optional, so that the quick
+// section overrides only what it names.
+type fileSpec struct {
+	Name         *string        `yaml:"name"`
+	Description  *string        `yaml:"description"`
+	Targets      []string       `yaml:"targets"`
+	Baseline     *string        `yaml:"baseline"`
+	Matrix       yaml.MapSlice  `yaml:"matrix"`
+	Params       yaml.MapSlice  `yaml:"params"`
+	Setup        *string        `yaml:"setup"`
+	Scripts      []scriptSpec   `yaml:"scripts"`
+	Init         *bool          `yaml:"init"`
+	Clients      []int          `yaml:"clients"`
+	Duration     *string        `yaml:"duration"`
+	Transactions *int           `yaml:"transactions"`
+	Warmup       *string        `yaml:"warmup"`
+	Rounds       *int           `yaml:"rounds"`
+	Slice        *string        `yaml:"slice"`
+	Protocol     *string        `yaml:"protocol"`
+	Scale        *int           `yaml:"scale"`
+	Probes       *bool          `yaml:"probes"`
+	Profile      *bool          `yaml:"profile"`
+	Disturb      []string       `yaml:"disturb"`
+	Defines      map[string]any `yaml:"defines"`
+	Bounds       []boundSpec    `yaml:"bounds"`
+	Confidence   *float64       `yaml:"confidence"`
+	Rule         *Rule          `yaml:"rule"`
+	Quick        *fileSpec      `yaml:"quick"`
+}
+
+type scriptSpec struct {
+	Builtin string `yaml:"builtin"`
+	File    string `yaml:"file"`
+	Name    string `yaml:"name"`
+	SQL     string `yaml:"sql"`
+	Weight  *int   `yaml:"weight"`
+}
+
+// boundSpec is "tps=-5%" or {bound: "tps=-5%", cells: "partitions=32"}.
+type boundSpec struct {
+	Bound string `yaml:"bound"`
+	Cells string `yaml:"cells"`
+}
+
+// UnmarshalYAML takes a bound written as a plain string too.
+func (b *boundSpec) UnmarshalYAML(unmarshal func(any) error) error {
+	var s string
+	if err := unmarshal(&s); err == nil {
+		b.Bound = s
+		return nil
+	}
+	type plain boundSpec
+	return unmarshal((*plain)(b))
+}
+
+// ReadFile reads and checks the suite file at path.
+func ReadFile(path string, quick bool) (*Suite, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, usage.Wrap(err)
+	}
+	name := strings.TrimSuffix(strings.TrimSuffix(filepath.Base(path), ".yaml"), ".yml")
+	return Parse(path, filepath.Dir(path), name, data, quick)
+}
+
+// Parse reads and checks a suite file's text: file names it in errors, dir
+// is where its script files are, name its default name. Every error is a
+// usage error that names the file and line: "suite.yaml:12:3: ...".
+func Parse(file, dir, name string, data []byte, quick bool) (*Suite, error) {
+	p := &parsed{file: file}
+	f, err := parser.ParseBytes(data, 0)
+	if err != nil {
+		return nil, p.yamlError(err)
+	}
+	p.ast = f
+	var fs fileSpec
+	if len(f.Docs) > 0 && f.Docs[0].Body != nil {
+		if err := yaml.NodeToValue(f.Docs[0].Body, &fs, yaml.DisallowUnknownField()); err != nil {
+			return nil, p.yamlError(err)
+		}
+	}
+	if quick {
+		if fs.Quick == nil {
+			return nil, p.errAt("$", "this suite has no quick variant (a quick: section)")
+		}
+		overlay(&fs, fs.Quick)
+	}
+	s := &Suite{Name: name, File: file, Dir: dir, Source: string(data), Quick: quick,
+		Rounds: DefaultRounds, Slice: DefaultSlice, Warmup: DefaultWarmup, Protocol: "prepared", Scale: 1, Probes: true,
+		Clients: []int{1, 2, 4, 8}, Duration: 10 * time.Second, Confidence: 0.95}
+	if err := p.fill(s, &fs); err != nil {
+		return nil, err
+	}
+	if err := p.check(s); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// overlay puts the quick section's fields over the suite's.
+func overlay(s, q *fileSpec) {
+	if q.Name != nil {
+		s.Name = q.Name
+	}
+	if q.Description != nil {
+		s.Description = q.Description
+	}
+	if q.Targets != nil {
+		s.Targets = q.Targets
+	}
+	if q.Baseline != nil {
+		s.Baseline = q.Baseline
+	}
+	if q.Matrix != nil {
+		s.Matrix = q.Matrix
+	}
+	for _, item := range q.Params { // the quick variant's parameters override one by one
+		i := 0
+		for i < len(s.Params) && s.Params[i].Key != item.Key {
+			i++
+		}
+		if i < len(s.Params) {
+			s.Params[i].Value = item.Value
+		} else {
+			s.Params = append(s.Params, item)
+		}
+	}
+	if q.Setup != nil {
+		s.Setup = q.Setup
+	}
+	if q.Scripts != nil {
+		s.Scripts = q.Scripts
+	}
+	if q.Init != nil {
+		s.Init = q.Init
+	}
+	if q.Clients != nil {
+		s.Clients = q.Clients
+	}
+	if q.Duration != nil {
+		s.Duration, s.Transactions = q.Duration, nil
+	}
+	if q.Transactions != nil {
+		s.Transactions, s.Duration = q.Transactions, nil
+	}
+	if q.Warmup != nil {
+		s.Warmup = q.Warmup
+	}
+	if q.Rounds != nil {
+		s.Rounds = q.Rounds
+	}
+	if q.Slice != nil {
+		s.Slice = q.Slice
+	}
+	if q.Protocol != nil {
+		s.Protocol = q.Protocol
+	}
+	if q.Scale != nil {
+		s.Scale = q.Scale
+	}
+	if q.Probes != nil {
+		s.Probes = q.Probes
+	}
+	if q.Profile != nil {
+		s.Profile = q.Profile
+	}
+	if q.Disturb != nil {
+		s.Disturb = q.Disturb
+	}
+	if q.Defines != nil {
+		s.Defines = q.Defines
+	}
+	if q.Bounds != nil {
+		s.Bounds = q.Bounds
+	}
+	if q.Confidence != nil {
+		s.Confidence = q.Confidence
+	}
+	if q.Rule != nil {
+		s.Rule = q.Rule
+	}
+}
+
+// parsed is a file being read: its name and syntax tree, for errors with
+// a place.
+type parsed struct {
+	file string
+	ast  *ast.File
+}
+
+// yamlError turns the YAML library's error into "file:line:col: message".
+func (p *parsed) yamlError(err error) error {
+	var ye yaml.Error
+	if errors.As(err, &ye) && ye.GetToken() != nil {
+		pos := ye.GetToken().Position
+		msg := ye.GetMessage()
+		if strings.Contains(msg, "fileSpec.Targets") {
+			msg = `a target spec is a string: quote it ("base=settings:"), as YAML reads a ':' at the end of a word as a key`
+		}
+		return usage.Errorf("%s:%d:%d: %s", p.file, pos.Line, pos.Column, msg)
+	}
+	return usage.Errorf("%s: %v", p.file, err)
+}
+
+// line is where the node at path ("$.matrix.rows") is; 0 when unknown.
+func (p *parsed) line(path string) (int, int) {
+	if p.ast == nil {
+		return 0, 0
+	}
+	yp, err := yaml.PathString(path)
+	if err != nil {
+		return 0, 0
+	}
+	n, err := yp.FilterFile(p.ast)
+	if err != nil || n == nil || n.GetToken() == nil {
+		return 0, 0
+	}
+	return n.GetToken().Position.Line, n.GetToken().Position.Column
+}
+
+// errAt is a usage error at the node at path.
+func (p *parsed) errAt(path, format string, args ...any) error {
+	if l, c := p.line(path); l > 0 {
+		return usage.Errorf("%s:%d:%d: %s", p.file, l, c, fmt.Sprintf(format, args...))
+	}
+	return usage.Errorf("%s: %s", p.file, fmt.Sprintf(format, args...))
+}
+
+// duration reads "10s", "500ms" or a bare number of seconds.
+func duration(s string) (time.Duration, error) {
+	if f, err := strconv.ParseFloat(s, 64); err == nil && f >= 0 {
+		return time.Duration(f * float64(time.Second)), nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d < 0 {
+		return 0, fmt.Errorf("%q is not a duration (10s, 500ms, or seconds)", s)
+	}
+	return d, nil
+}
+
+// value is a YAML scalar as text.
+func value(v any) (string, error) {
+	switch x := v.(type) {
+	case string:
+		return x, nil
+	case bool, int, int64, uint64, float64:
+		return fmt.Sprint(x), nil
+	case nil:
+		return "", fmt.Errorf("a value is missing")
+	}
+	return "", fmt.Errorf("%v is not a single value", v)
+}

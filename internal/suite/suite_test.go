@@ -1,0 +1,136 @@
+package suite_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/pgscale/pgscale/internal/suite"
+	"github.com/pgscale/pgscale/internal/usage"
+)
+
+const good = `name: demo
+targets: [a=settings:, b=settings:work_mem=8MB]
+matrix:
+  partitions: [0, 16]
+  rows: [100, 10000]
+  protocol: [simple, prepared]
+setup: |
+  CREATE TABLE t{{partitions}} (id int);
+  INSERT INTO t{{partitions}} SELECT generate_series(1, {{rows}});
+scripts:
+  - sql: SELECT count(*) FROM t{{partitions}};
+clients: [1, 2]
+duration: 2s
+rounds: 3
+bounds:
+  - tps=-5%
+  - {bound: "p99@c=2=+20%", cells: "partitions=16"}
+`
+
+func TestParseAndCells(t *testing.T) {
+	s, err := suite.Parse("demo.yaml", "", "demo", []byte(good), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cells := s.Cells()
+	if len(cells) != 8 || cells[0].Key() != "partitions=0,rows=100,protocol=simple" || cells[7].Key() != "partitions=16,rows=10000,protocol=prepared" {
+		t.Fatalf("cells %d: first %s, last %s", len(cells), cells[0].Key(), cells[len(cells)-1].Key())
+	}
+	if got := s.Expand(s.Setup, cells[5]); !strings.Contains(got, "CREATE TABLE t16") || !strings.Contains(got, "generate_series(1, 100)") {
+		t.Errorf("setup of %s: %s", cells[5].Key(), got)
+	}
+	f, _ := suite.ParseOnly("partitions=16,rows=100|10000")
+	only, err := s.Only(cells, f)
+	if err != nil || len(only) != 4 {
+		t.Errorf("--only: %d cells, %v", len(only), err)
+	}
+	if cells[3].Dir() != "004-partitions-0-rows-10000-protocol-prepared" {
+		t.Errorf("dir %s", cells[3].Dir())
+	}
+	if len(s.Bounds) != 2 || !cells[4].Matches(s.Bounds[1].Where) || cells[0].Matches(s.Bounds[1].Where) {
+		t.Errorf("bounds %+v", s.Bounds)
+	}
+}
+
+// Every mistake is a usage error that names the file and the line of
+// the mistake, found before anything runs.
+func TestErrorsNameTheLine(t *testing.T) {
+	for _, tc := range []struct {
+		name, edit, want string
+	}{
+		{"unknown key", "duration: 2s\nlengthy: 3\n", "demo.yaml:14:1: "},
+		{"unused axis", "  rows: [100, 10000]\n  zone: [a, b]\n", "demo.yaml:6:9: axis zone is used by no template"},
+		{"unknown template", "  - sql: SELECT count(*) FROM t{{partitions}};\n  - sql: SELECT {{nope}};\n", "{{nope}} names no axis or parameter"},
+		{"bound matching nothing", "  - tps=-5%\n  - tsp=-5%\n", "demo.yaml:17:5: "},
+		{"bound at a missing step", "  - tps=-5%\n  - tps@c=8=-5%\n", "demo.yaml:17:5: "},
+		{"bound cell that is no cell", "cells: \"partitions=16\"", "demo.yaml:16:5: cells: partitions=17 is no cell"},
+		{"bad yaml", "clients: [1, 2]\n", "demo.yaml:"},
+		{"bad target", "targets: [a=settings:, b=docker:x]", "demo.yaml:2:"},
+		{"bad protocol", "protocol: [simple, prepared]", "protocol \"telepathy\""},
+		{"unquoted target", "targets: [a=settings:, b=settings:work_mem=8MB]", "quote it"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			src := good
+			switch tc.name {
+			case "unknown key":
+				src = strings.Replace(src, "duration: 2s\n", tc.edit, 1)
+			case "unused axis":
+				src = strings.Replace(src, "  rows: [100, 10000]\n", tc.edit, 1)
+			case "unknown template":
+				src = strings.Replace(src, "  - sql: SELECT count(*) FROM t{{partitions}};\n", tc.edit, 1)
+			case "bound matching nothing", "bound at a missing step":
+				src = strings.Replace(src, "  - tps=-5%\n  - {bound", tc.edit+"  - {bound", 1)
+				src = strings.Replace(src, "  - {bound: \"p99@c=2=+20%\", cells: \"partitions=16\"}\n", "", 1)
+			case "bound cell that is no cell":
+				src = strings.Replace(src, tc.edit, "cells: \"partitions=17\"", 1)
+				src = strings.Replace(src, "  - tps=-5%\n", "", 1)
+			case "bad yaml":
+				src = strings.Replace(src, tc.edit, "clients: [1, 2\n", 1)
+			case "bad target":
+				src = strings.Replace(src, "targets: [a=settings:, b=settings:work_mem=8MB]", tc.edit, 1)
+			case "unquoted target":
+				src = strings.Replace(src, tc.edit, "targets:\n  - a=settings:\n  - b=settings:work_mem=8MB", 1)
+			case "bad protocol":
+				src = strings.Replace(src, tc.edit, "protocol: [simple, telepathy]", 1)
+			}
+			_, err := suite.Parse("demo.yaml", "", "demo", []byte(src), false)
+			if err == nil || !usage.Is(err) || !strings.Contains(err.Error(), tc.want) || !strings.HasPrefix(err.Error(), "demo.yaml:") {
+				t.Errorf("error %v; want a usage error with %q", err, tc.want)
+			}
+			if err != nil && strings.Count(err.Error(), "\n") > 0 {
+				t.Errorf("want one line, got:\n%s", err)
+			}
+		})
+	}
+}
+
+// Every preset parses, in full and in its quick variant, and can be
+// shown.
+func TestPresets(t *testing.T) {
+	names := suite.Presets()
+	if strings.Join(names, " ") != "extension-sweep fastpath pooler sinval" {
+		t.Fatalf("presets %v", names)
+	}
+	for _, n := range names {
+		for _, quick := range []bool{false, true} {
+			s, err := suite.Preset(n, quick)
+			if n == "pooler" && err != nil && strings.Contains(err.Error(), "pgbouncer") {
+				t.Logf("pooler preset: %v (no pgbouncer: target in this build)", err)
+				continue
+			}
+			if err != nil {
+				t.Errorf("preset %s (quick %v): %v", n, quick, err)
+				continue
+			}
+			if len(s.Cells()) == 0 || s.Description == "" {
+				t.Errorf("preset %s: %d cells, description %q", n, len(s.Cells()), s.Description)
+			}
+		}
+		if src, err := suite.PresetSource(n); err != nil || !strings.Contains(src, "quick:") {
+			t.Errorf("preset %s has no quick variant: %v", n, err)
+		}
+	}
+	if _, err := suite.Preset("nope", false); err == nil || !strings.Contains(err.Error(), "fastpath") {
+		t.Errorf("unknown preset: %v", err)
+	}
+}
