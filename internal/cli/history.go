@@ -20,11 +20,13 @@ import (
 )
 
 // filterHelp says how series are selected, for every history command.
-const filterHelp = `A FILTER is one or more terms, all of which a series must match: N (the
+func filterHelp() string {
+	return `A FILTER is one or more terms, all of which a series must match: N (the
 series numbered N in pgscale history list), workload=NAME (the workload's
 name, or its whole key when quoted with its options: 'select-only -s 1 -M
-prepared'), label=LABEL, c=N (clients), measure=NAME (tps, p50, p99,
-client-cpu/txn) and machine=FINGERPRINT.`
+prepared'), label=LABEL, c=N (clients), measure=NAME (` + measureNames() + `)
+and machine=FINGERPRINT.`
+}
 
 func newHistoryCmd(stdout io.Writer) *cobra.Command {
 	var location string
@@ -43,7 +45,7 @@ past a --bound.
 The store is --store, else $` + store.EnvLocation + `, else
 $XDG_DATA_HOME/pgscale/history.db, else ~/.local/share/pgscale/history.db.
 
-` + filterHelp,
+` + filterHelp(),
 	}
 	cmd.PersistentFlags().StringVar(&location, "store", "", storeHelp+" (default $"+store.EnvLocation+", else $XDG_DATA_HOME/pgscale/history.db or ~/.local/share/pgscale/history.db)")
 	open := func(cmd *cobra.Command) (*store.Store, error) {
@@ -87,7 +89,7 @@ func newHistoryListCmd(stdout io.Writer, open opener) *cobra.Command {
 	return &cobra.Command{
 		Use:   "list [FILTER]",
 		Short: "List the series with their point counts and newest values",
-		Long:  "List the series of the store: number, key, point count, the newest value with its commit and time.\n\n" + filterHelp,
+		Long:  "List the series of the store: number, key, point count, the newest value with its commit and time.\n\n" + filterHelp(),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			st, f, err := open.filtered(cmd, args)
 			if err != nil {
@@ -114,7 +116,7 @@ rounds, commit (or label), time, result, and the change points found. With
 points with their intervals, the means between change points, change
 points marked, the commit on hover.
 
-` + filterHelp,
+` + filterHelp(),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if format != "text" && format != "html" {
 				return usage.Errorf("--format %q: want text or html", format)
@@ -169,7 +171,7 @@ is past its --bound in the bad direction (tps=-2%, p99=+5%, tps@c=8=-2%).
 Exit code 0 when no change point is outside its bound (without bounds,
 whatever was found), 1 when one is, 2 for bad usage.
 
-` + filterHelp,
+` + filterHelp(),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if !(confidence > 0 && confidence < 1) {
 				return usage.Errorf("--confidence must be between 0 and 1, e.g. 0.95")
@@ -307,7 +309,7 @@ commits) or bmf (Bencher Metric Format, one benchmark per file and client
 count, named LABEL@COMMIT/WORKLOAD/clients=N, a second run of one commit
 with #2 after it). Whole files are written, every measure of them.
 
-` + filterHelp,
+` + filterHelp(),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if format != "benchfmt" && format != "bmf" {
 				return usage.Errorf("--format %q: want benchfmt or bmf", format)
@@ -366,7 +368,7 @@ after it; check prints it). From then on check reports only change points
 after it. A commit that moved every series is acknowledged everywhere with
 --all --result N.
 
-` + filterHelp,
+` + filterHelp(),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 && !all {
 				return usage.Errorf("history ack needs a FILTER naming the series (or --all)")

@@ -2,6 +2,8 @@ package store_test
 
 import (
 	"context"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -133,5 +135,35 @@ func TestChangeComparison(t *testing.T) {
 	h.AckedResult = 21
 	if cs, _ := h.ChangePoints(stats.ChangePointOptions{}); !cs[0].Acked {
 		t.Errorf("acknowledged change not marked: %+v", cs[0])
+	}
+}
+
+// Without measures given, a store indexes every measure compare compares
+// that the file holds: the server's CPU per transaction of a run with the
+// process probe too, with no schema change.
+func TestDefaultMeasures(t *testing.T) {
+	ctx := context.Background()
+	s, err := store.Open(ctx, filepath.Join(t.TempDir(), "history.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	f := recorded(t, "run-c2-a.json")
+	rec := add(t, s, f, nil, store.Meta{Label: "main"})
+	series, err := s.Series(ctx, store.Filter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, sr := range series {
+		names = append(names, sr.Measure)
+	}
+	for _, want := range []string{"tps", "p50", "p99", "client-cpu/txn", "server-cpu/txn"} {
+		if !slices.Contains(names, want) {
+			t.Errorf("measures indexed %v lack %s", names, want)
+		}
+	}
+	if rec.Points != len(series) {
+		t.Errorf("%d points recorded, %d series", rec.Points, len(series))
 	}
 }
