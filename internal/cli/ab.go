@@ -79,7 +79,7 @@ complete (the rounds done are saved and compared, marked incomplete).`,
 			if files == nil {
 				return runErr
 			}
-			verdict, err := showRun(files, stdout, &f.outputs)
+			verdict, err := showRun(files, dir, stdout, &f.outputs)
 			status := ""
 			if runErr != nil {
 				status = fmt.Sprintf(" (incomplete: %d of %d rounds done)", files[0].AB.RoundsDone, files[0].AB.Rounds)
@@ -144,12 +144,13 @@ func measureNames() string {
 }
 
 // showRun prints on stdout the comparison the files of one A/B run record
-// (or the noise of a calibration run) and writes the reports asked for. It
-// returns the verdict's error (a regression) apart from a failure to show.
-func showRun(files []*result.File, stdout io.Writer, outputs *outputFlags) (verdict, err error) {
+// (or the noise of a calibration run), written into dir, and writes the
+// reports asked for. It returns the verdict's error (a regression) apart
+// from a failure to show.
+func showRun(files []*result.File, dir string, stdout io.Writer, outputs *outputFlags) (verdict, err error) {
 	inputs := make([]compare.Input, len(files))
 	for i, f := range files {
-		inputs[i] = compare.Input{Name: f.Target.Name, File: f}
+		inputs[i] = compare.Input{Name: f.Target.Name, File: f, Path: filepath.Join(dir, f.AB.Targets[i].File)}
 	}
 	if files[0].AB.RoundsDone == 0 {
 		fmt.Fprintln(stdout, "no round completed: nothing to compare")

@@ -526,10 +526,91 @@ func TestABSlices(t *testing.T) {
 		{"--slice", "0.1", "--slice-settle", "0.1"},
 		{"--slice", "0.5", "-t", "100"},
 		{"--slice-settle", "0.1"},
+		{"--profile"}, // slices by default: no probe runs, so no profile would be recorded
 	} {
 		code, _ := abCLI(t, nil, append([]string{"ab", "--target", "x=dsn:" + dsn("postgres"), "--target", "y=dsn:" + dsn("postgres")}, args...)...)
 		if code != cli.ExitUsage {
 			t.Errorf("%v: exit %d, want %d", args, code, cli.ExitUsage)
 		}
+	}
+}
+
+// ab --profile with whole-step turns: every target and round gets a pprof
+// file of its own (they used to overwrite one another), named in the
+// result files relative to the result file's directory, as the schema
+// says, so the run's directory can be moved whole. The HTML pages of ab,
+// report and compare show the comparison and the differential flame graph.
+func TestABProfiles(t *testing.T) {
+	bin := cluster.BinDir
+	tmp := t.TempDir()
+	out := filepath.Join(tmp, "results")
+	page := filepath.Join(tmp, "ab.html")
+	code, _ := abCLI(t, nil, "ab", "--target", "a=bin:"+bin, "--target", "b=bin:"+bin, "-S", "-c", "1", "-T", "1", "--warmup", "0.2",
+		"--rounds", "2", "--slice", "0", "--profile", "--out", out, "--html", page)
+	if code != cli.ExitOK {
+		t.Fatalf("exit code %d", code)
+	}
+	checkPage(t, "ab --html", page)
+	moved := filepath.Join(t.TempDir(), "moved")
+	if err := os.Rename(out, moved); err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]string{}
+	for _, n := range []string{"a", "b"} {
+		f, err := result.Read(filepath.Join(moved, n+".json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range f.Steps {
+			where := fmt.Sprintf("%s round %d", n, s.Round)
+			if s.Probes == nil || s.Probes.Profile == nil {
+				t.Errorf("%s: no profile (unavailable: %+v)", where, s.Probes)
+				continue
+			}
+			file := s.Probes.Profile.File
+			if filepath.IsAbs(file) || strings.HasPrefix(file, "..") {
+				t.Errorf("%s: profile %q is not relative to the result file's directory", where, file)
+			}
+			if other, dup := seen[file]; dup {
+				t.Errorf("%s and %s share the pprof file %s", where, other, file)
+			}
+			seen[file] = where
+			if _, err := os.Stat(filepath.Join(moved, file)); err != nil {
+				t.Errorf("%s: %v", where, err)
+			}
+		}
+	}
+	if len(seen) != 4 {
+		t.Errorf("%d pprof files, want 4 (2 targets × 2 rounds): %v", len(seen), seen)
+	}
+	page = filepath.Join(tmp, "report.html")
+	if code, _ := abCLI(t, nil, "report", "--format", "html", moved, "-o", page); code != cli.ExitOK {
+		t.Fatalf("report --format html: exit code %d", code)
+	}
+	checkPage(t, "report --format html DIR", page)
+	page = filepath.Join(tmp, "compare.html")
+	if code, _ := abCLI(t, nil, "compare", filepath.Join(moved, "a.json"), filepath.Join(moved, "b.json"), "--html", page); code != cli.ExitOK {
+		t.Fatalf("compare --html: exit code %d", code)
+	}
+	checkPage(t, "compare --html", page)
+}
+
+// checkPage checks that an A/B run's HTML page shows the comparison, the
+// targets' flame graphs and the differential one.
+func checkPage(t *testing.T, what, path string) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+	src := string(b)
+	for _, want := range []string{`id="comparison-table"`, "Compared b with a: ", `id="flame-0-c1" role="img"`, `id="flame-1-c1" role="img"`,
+		`id="flame-diff-0-1-c1" role="img"`} {
+		if !strings.Contains(src, want) {
+			t.Errorf("%s: the page lacks %s", what, want)
+		}
+	}
+	if strings.Contains(src, "not found beside the result file") {
+		t.Errorf("%s: a pprof file was not found", what)
 	}
 }

@@ -25,7 +25,7 @@ func newCompareCmd(stdout io.Writer) *cobra.Command {
 	var outputs outputFlags
 	var baseline, location string
 	cmd := &cobra.Command{
-		Use:   "compare BASE.json CAND.json [CAND.json...] | --baseline store:LABEL CAND.json...",
+		Use:   "compare BASE.json CAND.json [CAND.json...] | compare BUNDLE | compare --baseline store:LABEL CAND.json...",
 		Short: "Compare saved results: change ± uncertainty per measure, bounds and a verdict",
 		Long: `Compare result files, the first as the baseline, step by step (same client
 count) and measure by measure, and judge each change against its bound.
@@ -34,6 +34,10 @@ Files written by one pgscale ab run are paired by round, as ab itself does.
 Other files are compared unpaired (Mann-Whitney U, like benchstat), each
 complete step of a file counting as one value: this does not cancel drift
 between the runs, so it needs a larger change to see it.
+
+A suite's bundle directory is compared cell by cell, every measure of every
+cell judged together, against the bounds given here (or, without --bound,
+those the suite recorded).
 
 --baseline store:LABEL compares the files with the runs of LABEL stored in
 the history store (--store, $` + store.EnvLocation + `) on the same workload and
@@ -50,6 +54,9 @@ usage or unreadable files.`,
 				}
 				return nil
 			}
+			if len(args) == 1 && result.IsSuiteBundle(args[0]) {
+				return nil
+			}
 			if len(args) < 2 {
 				return usage.Errorf("compare needs a baseline and at least one candidate result file")
 			}
@@ -62,6 +69,21 @@ usage or unreadable files.`,
 			b, err := stats.ParseBounds(bounds)
 			if err != nil {
 				return usage.Wrap(err)
+			}
+			if len(args) == 1 && !cmd.Flags().Changed("baseline") {
+				var override *stats.Bounds
+				if cmd.Flags().Changed("bound") {
+					override = &b
+				}
+				d, err := loadBundleWith(args[0], override, stats.Options{Confidence: confidence})
+				if err != nil {
+					return err
+				}
+				d.Color = colorTerminal(stdout)
+				if err := show(d, stdout, &outputs); err != nil {
+					return err
+				}
+				return suiteVerdictError(d.Suite)
 			}
 			inputs, err := readInputs(args)
 			if err != nil {
@@ -165,7 +187,7 @@ func readInputs(paths []string) ([]compare.Input, error) {
 			name = fmt.Sprintf("%s#%d", base, i)
 		}
 		used[name] = true
-		inputs = append(inputs, compare.Input{Name: name, File: f})
+		inputs = append(inputs, compare.Input{Name: name, File: f, Path: p})
 	}
 	return inputs, nil
 }

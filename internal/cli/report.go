@@ -38,6 +38,14 @@ Formats: ` + report.Names(func(report.Format) bool { return true }) + `.`,
 			if err != nil {
 				return usage.Wrap(err)
 			}
+			if len(args) == 1 && result.IsSuiteBundle(args[0]) {
+				d, err := loadBundle(args[0])
+				if err != nil {
+					return err
+				}
+				d.Color = output == "" && colorTerminal(stdout)
+				return writeReport(f, d, stdout, output)
+			}
 			paths, err := resultPaths(args)
 			if err != nil {
 				return err
@@ -48,7 +56,7 @@ Formats: ` + report.Names(func(report.Format) bool { return true }) + `.`,
 				if err != nil {
 					return usage.Wrap(err)
 				}
-				inputs = append(inputs, compare.Input{Name: p, File: file})
+				inputs = append(inputs, compare.Input{Name: p, File: file, Path: p})
 			}
 			d := &report.Doc{Files: inputs, Color: output == "" && colorTerminal(stdout)}
 			if compare.SameRun(inputs) {
@@ -59,15 +67,7 @@ Formats: ` + report.Names(func(report.Format) bool { return true }) + `.`,
 					return usage.Wrap(err)
 				}
 			}
-			var buf bytes.Buffer
-			if err := f.Write(&buf, d); err != nil {
-				return usage.Wrap(err)
-			}
-			if output == "" {
-				_, err := stdout.Write(buf.Bytes())
-				return err
-			}
-			return result.WriteFileAtomic(output, buf.Bytes())
+			return writeReport(f, d, stdout, output)
 		},
 	}
 	cmd.Flags().StringVar(&format, "format", "text", report.Names(func(report.Format) bool { return true }))
@@ -92,4 +92,17 @@ func resultPaths(args []string) ([]string, error) {
 		out = append(out, m...)
 	}
 	return out, nil
+}
+
+// writeReport renders d in format f on stdout, or into the file output.
+func writeReport(f report.Format, d *report.Doc, stdout io.Writer, output string) error {
+	var buf bytes.Buffer
+	if err := f.Write(&buf, d); err != nil {
+		return usage.Wrap(err)
+	}
+	if output == "" {
+		_, err := stdout.Write(buf.Bytes())
+		return err
+	}
+	return result.WriteFileAtomic(output, buf.Bytes())
 }

@@ -53,6 +53,7 @@ func newRoot(argv []string, stdout, stderr io.Writer) *cobra.Command {
 		newRunCmd(argv, stdout, stderr),
 		newInitCmd(stdout, stderr),
 		newABCmd(argv, stdout, stderr),
+		newSuiteCmd(argv, stdout, stderr),
 		newCompareCmd(stdout),
 		newReportCmd(stdout),
 		newHistoryCmd(stdout),

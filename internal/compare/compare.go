@@ -21,6 +21,12 @@ import (
 type Input struct {
 	Name string
 	File *result.File
+	// Cell, for a file of a suite's cell, is the cell's parameters.
+	Cell []Param
+	// Path is the file it was read from, when Name is not its path (a
+	// target's name): reports look for what the file names beside it
+	// (pprof files) from there.
+	Path string
 }
 
 // Options configures Compare.

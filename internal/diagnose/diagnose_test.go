@@ -84,7 +84,7 @@ func TestKnee(t *testing.T) {
 	mk := func(tps ...float64) []result.Step {
 		var s []result.Step
 		for i, x := range tps {
-			s = append(s, result.Step{Clients: 1 << i, Summary: result.Summary{TPS: x}})
+			s = append(s, result.Step{Clients: 1 << i, Complete: true, Summary: result.Summary{TPS: x}})
 		}
 		return s
 	}
@@ -102,6 +102,38 @@ func TestKnee(t *testing.T) {
 		if got := diagnose.Knee(mk(tc.tps...)); got != tc.want {
 			t.Errorf("Knee(%v) = %d, want %d", tc.tps, got, tc.want)
 		}
+	}
+}
+
+// TestCutShortLeftOut: a step cut short (its window did not run to the
+// end; its throughput can be anything) counts in neither the peak nor the
+// knee, and the paragraph says so.
+func TestCutShortLeftOut(t *testing.T) {
+	f := &result.File{Steps: []result.Step{
+		step(1, 10000, 0.55, 3, 2, 0.1, map[string]int64{"CPU": 600, "Client:ClientRead": 400}),
+		step(2, 19000, 0.92, 6, 4, 6, map[string]int64{"CPU": 900, "Client:ClientRead": 1100}),
+		step(4, 20000, 0.99, 9, 6, 20, map[string]int64{"CPU": 800, "Client:ClientRead": 3200}),
+		step(8, 40000, 0.99, 9, 6, 40, map[string]int64{"CPU": 700, "Client:ClientRead": 7300}),
+	}}
+	f.Steps[3].Complete, f.Steps[3].Reason = false, "interrupted"
+	if k := diagnose.Knee(f.Steps); k != 1 {
+		t.Errorf("Knee = %d, want 1 (2 clients; the cut-short 8 clients left out)", k)
+	}
+	d := diagnose.Sweep(f)
+	if d.Peak != 2 || d.Knee != 1 || d.PeakTPS != 20000 {
+		t.Errorf("peak %d (%v tps) knee %d, want 2 (20000) and 1", d.Peak, d.PeakTPS, d.Knee)
+	}
+	for _, want := range []string{"peaks at 4 clients", "stops growing at 2 clients (4 clients: +5%)", "The step at 8 clients was cut short"} {
+		if !strings.Contains(d.Paragraph, want) {
+			t.Errorf("paragraph lacks %q:\n%s", want, d.Paragraph)
+		}
+	}
+	// With no step complete every step counts: there is nothing better.
+	for i := range f.Steps {
+		f.Steps[i].Complete = false
+	}
+	if d := diagnose.Sweep(f); d.Peak != 3 || strings.Contains(d.Paragraph, "cut short") {
+		t.Errorf("no step complete: peak %d, paragraph %q", d.Peak, d.Paragraph)
 	}
 }
 

@@ -31,10 +31,11 @@ func Sweep(file *result.File) *result.Diagnosis {
 	for i, s := range steps {
 		figs[i] = Compute(s)
 	}
-	d := &result.Diagnosis{Knee: Knee(steps)}
+	d := &result.Diagnosis{Knee: Knee(steps), Peak: -1}
+	ok := counted(steps)
 	for i := range steps {
 		d.Steps = append(d.Steps, Step(figs[i], figs[0]))
-		if steps[i].Summary.TPS > steps[d.Peak].Summary.TPS {
+		if ok[i] && (d.Peak < 0 || steps[i].Summary.TPS > steps[d.Peak].Summary.TPS) {
 			d.Peak = i
 		}
 	}
@@ -48,12 +49,23 @@ func Sweep(file *result.File) *result.Diagnosis {
 
 // Knee returns the index of the first step that no later step beats by
 // KneeGain, the point where throughput stops growing; -1 when the last step
-// still gained (or there is only one step).
+// still gained (or there is only one step). Steps cut short are left out,
+// as they are of the peak: their throughput is of a window that did not
+// run to its end (unless no step completed).
 func Knee(steps []result.Step) int {
-	for i := 0; i+1 < len(steps); i++ {
-		best := 0.0
-		for _, s := range steps[i+1:] {
-			best = max(best, s.Summary.TPS)
+	ok := counted(steps)
+	for i := range steps {
+		if !ok[i] {
+			continue
+		}
+		best, later := 0.0, false
+		for j := i + 1; j < len(steps); j++ {
+			if ok[j] {
+				best, later = max(best, steps[j].Summary.TPS), true
+			}
+		}
+		if !later {
+			return -1
 		}
 		if best < steps[i].Summary.TPS*(1+KneeGain) {
 			return i
@@ -62,26 +74,66 @@ func Knee(steps []result.Step) int {
 	return -1
 }
 
+// counted says which steps the peak and the knee are judged on: the
+// complete ones, or every step when none completed.
+func counted(steps []result.Step) []bool {
+	ok := make([]bool, len(steps))
+	any := false
+	for i, s := range steps {
+		ok[i] = s.Complete
+		any = any || s.Complete
+	}
+	if !any {
+		for i := range ok {
+			ok[i] = true
+		}
+	}
+	return ok
+}
+
+// countedIndexes lists the indexes of the steps counted, in order.
+func countedIndexes(steps []result.Step) []int {
+	var out []int
+	for i, ok := range counted(steps) {
+		if ok {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
 func paragraph(steps []result.Step, figs []Figures, d *result.Diagnosis) string {
 	var b strings.Builder
-	first, peak := steps[0], steps[d.Peak]
+	idx := countedIndexes(steps)
+	first, peak, last := steps[0], steps[d.Peak], steps[idx[len(idx)-1]]
 	switch {
 	case len(steps) == 1:
 		fmt.Fprintf(&b, "One step, %s: %.0f tps.", prose.Count(first.Clients, "client"), first.Summary.TPS)
+	case len(idx) == 1:
+		fmt.Fprintf(&b, "Only the step at %s ran to its end: %.0f tps.", prose.Count(peak.Clients, "client"), peak.Summary.TPS)
 	case d.Peak == 0:
-		last := steps[len(steps)-1]
 		fmt.Fprintf(&b, "Throughput is highest at the first step, %s (%.0f tps): more clients add nothing (%s: %+.0f%%).",
 			prose.Count(first.Clients, "client"), d.PeakTPS, prose.Count(last.Clients, "client"), (last.Summary.TPS/first.Summary.TPS-1)*100)
 	default:
 		fmt.Fprintf(&b, "Throughput peaks at %s (%.0f tps, %.1f× %s).", prose.Count(peak.Clients, "client"), d.PeakTPS, d.PeakSpeedup, prose.Count(first.Clients, "client"))
 		if d.Knee >= 0 {
-			k, last := steps[d.Knee], steps[len(steps)-1]
+			k := steps[d.Knee]
 			fmt.Fprintf(&b, " It stops growing at %s (%s: %+.0f%%).", prose.Count(k.Clients, "client"), prose.Count(last.Clients, "client"),
 				(last.Summary.TPS/k.Summary.TPS-1)*100)
 		} else {
-			last, prev := steps[len(steps)-1], steps[len(steps)-2]
-			fmt.Fprintf(&b, " It is still growing at the last step (%s, %+.0f%% over %d).", prose.Count(last.Clients, "client"),
+			prev := steps[idx[len(idx)-2]]
+			which := "last step"
+			if idx[len(idx)-1] != len(steps)-1 {
+				which = "last complete step"
+			}
+			fmt.Fprintf(&b, " It is still growing at the %s (%s, %+.0f%% over %d).", which, prose.Count(last.Clients, "client"),
 				(last.Summary.TPS/prev.Summary.TPS-1)*100, prev.Clients)
+		}
+	}
+	ok := counted(steps)
+	for i, s := range steps {
+		if !ok[i] {
+			fmt.Fprintf(&b, " The step at %s was cut short and is left out of the peak and the knee.", prose.Count(s.Clients, "client"))
 		}
 	}
 	// The bottleneck from the knee on (or at the last step when it never

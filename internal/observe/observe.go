@@ -15,6 +15,7 @@ import (
 // StepInfo tells a Watcher about the step it watches.
 type StepInfo struct {
 	Index    int           // 0-based position in the sweep
+	Round    int           // the A/B round, 1-based; 0 outside A/B rounds
 	Clients  int           // client count
 	Start    time.Time     // when transactions begin (warm-up included)
 	Window   time.Time     // when the measured window begins
@@ -76,6 +77,13 @@ type ABStart struct {
 	Total time.Duration
 }
 
+// CellStart says a cell of a suite starts: its key ("partitions=32") and
+// its place in the suite.
+type CellStart struct {
+	Index, Cells int
+	Key          string
+}
+
 // RoundStart says a round of an A/B run starts: one target's turn through
 // the whole sweep, or (Target empty) one step of every target in slices.
 type RoundStart struct {
@@ -131,6 +139,7 @@ func (Notice) event()     {}
 func (RunStart) event()   {}
 func (ABStart) event()    {}
 func (RoundStart) event() {}
+func (CellStart) event()  {}
 func (StepStart) event()  {}
 func (Interval) event()   {}
 func (StepEnd) event()    {}

@@ -59,7 +59,23 @@ func RunAB(ctx context.Context, spec ABSpec) ([]*result.File, string, error) {
 		spec.notice(fmt.Sprintf("--calibrate: running %s against itself; the other targets are not run", specs[0].Name))
 	}
 	started := time.Now().UTC()
-	servers, err := target.OpenAll(ctx, specs, spec.Cluster, spec.needs(ds), spec.notice)
+	targets, err := spec.openAll(ctx, specs, spec.needs(ds))
+	defer closeAll(targets)
+	if err != nil {
+		return nil, "", err
+	}
+	dir := spec.Out
+	if dir == "" {
+		dir = filepath.Join("results", fmt.Sprintf("ab-%s-%s", fileName(wl.Name), started.Format("20060102T150405Z")))
+	}
+	files, err := spec.runOn(ctx, targets, specs, wl, setup, ds, seed, started, dir)
+	return files, dir, err
+}
+
+// openAll opens every target (ephemeral clusters in parallel), named;
+// it returns those opened, also on error, for the caller to close.
+func (c *Common) openAll(ctx context.Context, specs []target.Spec, needs target.Needs) ([]*prepared, error) {
+	servers, err := target.OpenAll(ctx, specs, c.Cluster, needs, c.notice)
 	targets := make([]*prepared, 0, len(specs))
 	for i, srv := range servers {
 		if srv != nil {
@@ -67,16 +83,40 @@ func RunAB(ctx context.Context, spec ABSpec) ([]*result.File, string, error) {
 			targets = append(targets, &prepared{name: specs[i].Name, srv: srv})
 		}
 	}
+	return targets, err
+}
+
+func closeAll(targets []*prepared) {
+	for _, t := range targets {
+		t.close()
+	}
+}
+
+// runOn runs the A/B rounds on open targets: it gives each the workload's
+// data, sets up their probes, meters and disturbances (and ends them
+// after), runs the rounds and writes one result file per target into dir.
+// It returns the files written (nil when no round started) and why the
+// run could not complete.
+func (spec *ABSpec) runOn(ctx context.Context, targets []*prepared, specs []target.Spec, wl *workload.Loaded, setup string,
+	ds []disturb.Disturbance, seed uint64, started time.Time, dir string) ([]*result.File, error) {
 	defer func() {
 		for _, t := range targets {
-			t.close()
+			t.unwatch()
 		}
 	}()
-	if err != nil {
-		return nil, "", err
-	}
 	if err := spec.prepareAll(ctx, targets, specs, wl, setup); err != nil {
-		return nil, "", err
+		return nil, err
+	}
+	if spec.Probes.On(probe.NameProfile) {
+		// Every target's pprof files in a directory of its own, by
+		// default inside the run's: profiles/NAME/round-R-step-S-cN.pb.gz.
+		base := spec.Probes.ProfileDir
+		if base == "" {
+			base = filepath.Join(dir, "profiles")
+		}
+		for _, t := range targets {
+			t.profileDir = filepath.Join(base, t.name)
+		}
 	}
 	ab := &AB{Rounds: spec.Rounds, Seed: seed, Slice: spec.Slice, Settle: spec.Settle}
 	for _, t := range targets {
@@ -85,7 +125,7 @@ func RunAB(ctx context.Context, spec ABSpec) ([]*result.File, string, error) {
 		// whole-step turns only, and in slices a meter reads each
 		// target's server at every slice edge instead.
 		if err := spec.watch(ctx, t, wl, ds, spec.Slice == 0); err != nil {
-			return nil, "", err
+			return nil, err
 		}
 		at := ABTarget{Name: t.name, Sweep: *spec.sweep(t, wl)}
 		if spec.Slice > 0 {
@@ -107,17 +147,14 @@ func RunAB(ctx context.Context, spec ABSpec) ([]*result.File, string, error) {
 	ab.AfterStep = func(_, ti int, s result.Step) { obs.Observe(observe.StepEnd{Step: s, Target: targets[ti].name}) }
 	run, runErr := ab.Run(ctx)
 	if run == nil {
-		return nil, "", runErr
+		return nil, runErr
 	}
-
 	files := spec.resultFiles(wl, targets, specs, run, runErr, ctx.Err() != nil, seed, started)
-	dir := spec.Out
-	if dir == "" {
-		dir = filepath.Join("results", fmt.Sprintf("ab-%s-%s", fileName(wl.Name), started.Format("20060102T150405Z")))
-	}
 	var errs []error
 	for i, f := range files {
-		if err := result.Write(filepath.Join(dir, f.AB.Targets[i].File), f); err != nil {
+		path := filepath.Join(dir, f.AB.Targets[i].File)
+		relativeProfiles(f.Steps, path)
+		if err := result.Write(path, f); err != nil {
 			errs = append(errs, fmt.Errorf("write result file: %w", err))
 		}
 	}
@@ -128,7 +165,7 @@ func RunAB(ctx context.Context, spec ABSpec) ([]*result.File, string, error) {
 		}
 		errs = append(errs, msg)
 	}
-	return files, dir, errors.Join(errs...)
+	return files, errors.Join(errs...)
 }
 
 // check finds the mistakes in the spec before anything starts, sets the
@@ -167,6 +204,10 @@ func (spec *ABSpec) check() ([]target.Spec, []disturb.Disturbance, uint64, error
 			return nil, nil, 0, usage.Errorf("disturbances run with whole-step turns only: drop --slice")
 		case l.Connect:
 			return nil, nil, 0, usage.Errorf("-C opens a connection per transaction; --slice keeps one per target: use one or the other")
+		case spec.Probes.On(probe.NameProfile):
+			// Probes watch one server for a whole step, which slices share
+			// between the targets: --profile would record nothing.
+			return nil, nil, 0, usage.Errorf("--profile records each target's steps with whole-step turns only: add --slice 0")
 		}
 	} else if spec.Settle > 0 {
 		return nil, nil, 0, usage.Errorf("--slice-settle needs --slice")
@@ -426,6 +467,7 @@ func (ab *AB) Run(ctx context.Context) (*ABRun, error) {
 				ab.BeforeTurn(r, ti)
 			}
 			sw := ab.Targets[ti].Sweep
+			sw.Round = r
 			sw.AfterStep = func(_ int, s result.Step) {
 				if ab.AfterStep != nil {
 					markEmpty(&s, r)

@@ -8,10 +8,12 @@ import (
 	"time"
 
 	"github.com/pgscale/pgscale/internal/diagnose"
+	"github.com/pgscale/pgscale/internal/disturb"
 	"github.com/pgscale/pgscale/internal/observe"
 	"github.com/pgscale/pgscale/internal/result"
 	"github.com/pgscale/pgscale/internal/target"
 	"github.com/pgscale/pgscale/internal/usage"
+	"github.com/pgscale/pgscale/internal/workload"
 )
 
 // Run runs one sweep: it opens the target (starting an ephemeral cluster
@@ -47,24 +49,33 @@ func Run(ctx context.Context, spec RunSpec) (*result.File, string, error) {
 	}
 	p := &prepared{srv: srv}
 	defer p.close()
-	if err := spec.prepare(ctx, p, wl, setup); err != nil {
-		return nil, "", err
-	}
-	if err := spec.watch(ctx, p, wl, ds, true); err != nil {
-		return nil, "", err
-	}
-
-	file := spec.newFile(wl, started)
-	file.Target = srv.Info
-	file.Workload.Scale = p.data.Scale
 	path := spec.Out
 	if path == "" {
 		path = filepath.Join("results", fmt.Sprintf("%s-%s.json", fileName(wl.Name), started.Format("20060102T150405Z")))
 	}
-	obs := spec.observer()
+	return spec.sweepOn(ctx, p, wl, setup, ds, started, path)
+}
+
+// sweepOn runs the sweep on an open target: it prepares the data, sets up
+// the probes and disturbances (and ends them after), measures, diagnoses
+// and writes the result file at path. The file is nil when nothing was
+// measured; the path is empty when it could not be written.
+func (c *Common) sweepOn(ctx context.Context, p *prepared, wl *workload.Loaded, setup string, ds []disturb.Disturbance,
+	started time.Time, path string) (*result.File, string, error) {
+	defer p.unwatch()
+	if err := c.prepare(ctx, p, wl, setup); err != nil {
+		return nil, "", err
+	}
+	if err := c.watch(ctx, p, wl, ds, true); err != nil {
+		return nil, "", err
+	}
+	file := c.newFile(wl, started)
+	file.Target = p.srv.Info
+	file.Workload.Scale = p.data.Scale
+	obs := c.observer()
 	obs.Observe(observe.RunStart{File: file, Path: path})
 
-	sw := spec.sweep(p, wl)
+	sw := c.sweep(p, wl)
 	vacuum := sw.BeforeStep
 	sw.BeforeStep = func(ctx context.Context, i, clients int) error {
 		obs.Observe(observe.StepStart{Index: i, Steps: len(sw.Clients), Clients: clients})
@@ -88,6 +99,7 @@ func Run(ctx context.Context, spec RunSpec) (*result.File, string, error) {
 	}
 	file.Diagnosis = diagnose.Sweep(file)
 	obs.Observe(observe.RunEnd{File: file})
+	relativeProfiles(file.Steps, path)
 	if werr := result.Write(path, file); werr != nil {
 		return file, "", errors.Join(runErr, fmt.Errorf("write result file: %w", werr))
 	}

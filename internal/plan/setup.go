@@ -3,6 +3,8 @@ package plan
 import (
 	"context"
 	"fmt"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/pgscale/pgscale/internal/disturb"
@@ -26,16 +28,28 @@ type prepared struct {
 	probes    *probe.Set
 	disturber *disturb.Disturber
 	meter     *probe.Meter // in an A/B run in slices
+	// profileDir, when set, is where this target's pprof files go (each
+	// target of an A/B run has its own).
+	profileDir string
 }
 
-// close stops the target's probes and its ephemeral cluster.
-func (p *prepared) close() {
+// unwatch ends the target's probes, meter and disturbances: a suite sets
+// them up again for its next cell.
+func (p *prepared) unwatch() {
 	if p.probes != nil {
 		p.probes.Close()
+		p.probes = nil
 	}
 	if p.meter != nil {
 		p.meter.Close()
+		p.meter = nil
 	}
+	p.disturber = nil
+}
+
+// close ends what watches the target and stops its ephemeral cluster.
+func (p *prepared) close() {
+	p.unwatch()
 	p.srv.Close()
 }
 
@@ -68,14 +82,22 @@ func (c *Common) needs(ds []disturb.Disturbance) target.Needs {
 // says of itself.
 func (c *Common) prepare(ctx context.Context, p *prepared, wl *workload.Loaded, setup string) error {
 	d, err := workload.Prepare(ctx, p.srv.Connect, workload.PrepareOptions{
-		Create: p.srv.Ephemeral() || c.Data.Create, Init: c.Data.Init, ScaleGiven: c.Data.ScaleGiven,
-		NeedTables: wl.Builtin, Setup: setup, SetupName: c.Data.Setup, Where: p.srv.Info.Description, Log: c.notice})
+		Create: p.srv.Ephemeral() && !c.Data.NoInit || c.Data.Create, Init: c.Data.Init, ScaleGiven: c.Data.ScaleGiven,
+		NeedTables: wl.Builtin, Setup: setup, SetupName: c.setupName(), Where: p.srv.Info.Description, Log: c.notice})
 	if err != nil {
 		return named(p.name, err)
 	}
 	p.data = d
 	p.srv.RecordInfo(ctx)
 	return nil
+}
+
+// setupName names the setup SQL in errors.
+func (c *Common) setupName() string {
+	if c.Data.Setup != "" {
+		return "--setup " + c.Data.Setup
+	}
+	return "the suite's setup"
 }
 
 // watch sets up the target's probes (with probes true and any chosen) and
@@ -85,6 +107,9 @@ func (c *Common) watch(ctx context.Context, p *prepared, wl *workload.Loaded, ds
 		cfg := probe.Config{Options: *c.Probes, Conn: p.srv.Config, ConnectPerTransaction: c.Load.Connect, Log: c.notice}
 		if p.srv.Cluster != nil {
 			cfg.ServerPIDFunc, cfg.Ephemeral = p.srv.Cluster.PID, true
+		}
+		if p.profileDir != "" {
+			cfg.ProfileDir = p.profileDir
 		}
 		pctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 		set, err := probe.New(pctx, cfg)
@@ -215,6 +240,32 @@ func (c *Common) newFile(wl *workload.Loaded, started time.Time) *result.File {
 			MaxTries: l.MaxTries, DurationS: l.Duration.Seconds(), Transactions: l.Transactions,
 			WarmupS: l.Warmup.Seconds(), RandomSeed: wl.Seed, ContinueOnError: l.ContinueOnError, IntervalS: interval.Seconds(),
 		},
+	}
+}
+
+// relativeProfiles records each step's pprof file as the result file's
+// contract has it (result.Profile): relative to the directory of the
+// result file at resultPath when the pprof file is inside it, so that the
+// directory can be moved or copied whole, else as an absolute path. The
+// probe names the file relative to the directory pgscale runs in.
+func relativeProfiles(steps []result.Step, resultPath string) {
+	dir, err := filepath.Abs(filepath.Dir(resultPath))
+	if err != nil {
+		return
+	}
+	for i := range steps {
+		p := steps[i].Probes
+		if p == nil || p.Profile == nil || p.Profile.File == "" {
+			continue
+		}
+		abs, err := filepath.Abs(p.Profile.File)
+		if err != nil {
+			continue
+		}
+		p.Profile.File = abs
+		if rel, err := filepath.Rel(dir, abs); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			p.Profile.File = rel
+		}
 	}
 }
 

@@ -52,8 +52,12 @@ type Data struct {
 	// ScaleGiven says -s was given: a scale the data contradicts is
 	// warned about (pgbench reads the scale from the data).
 	ScaleGiven bool
-	// Setup is a file of SQL run once on every target before measuring.
-	Setup string
+	// Setup is a file of SQL run once on every target before measuring;
+	// SetupSQL, when set, is that SQL itself (a suite cell's).
+	Setup, SetupSQL string
+	// NoInit leaves pgbench's data out on ephemeral targets too (a suite
+	// whose scripts use their own tables).
+	NoInit bool
 }
 
 // Load is how the load runs, the same on every target: pgbench's -c -T -t
@@ -81,6 +85,12 @@ type Load struct {
 // ProbeOptions choose the probes (probe.Options), so that flag parsing
 // can fill them without importing the probes.
 type ProbeOptions = probe.Options
+
+// DefaultProbeOptions are the default probes with their settings.
+func DefaultProbeOptions() ProbeOptions { return probe.DefaultOptions() }
+
+// ProbeProfile names the profile probe, which is off by default.
+const ProbeProfile = probe.NameProfile
 
 // RegisterProbeFlags registers every probe's flags on fs and returns the
 // options they fill.
@@ -191,8 +201,8 @@ func (c *Common) loadWorkload() (*workload.Loaded, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	setup := ""
-	if c.Data.Setup != "" {
+	setup := c.Data.SetupSQL
+	if c.Data.Setup != "" && setup == "" {
 		b, err := os.ReadFile(c.Data.Setup)
 		if err != nil {
 			return nil, "", usage.Errorf("--setup: %v", err)

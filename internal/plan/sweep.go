@@ -25,6 +25,9 @@ type Sweep struct {
 	BeforeStep func(ctx context.Context, i, clients int) error
 	// AfterStep, when set, sees each step as soon as it is done.
 	AfterStep func(i int, s result.Step)
+	// Round is the A/B round the sweep is a turn of (1-based), told to
+	// the watchers; 0 for a sweep of its own.
+	Round int
 }
 
 // Run runs the sweep and returns the steps done. On an interrupt or a step
@@ -49,7 +52,7 @@ func (sw *Sweep) Run(ctx context.Context) ([]result.Step, error) {
 		var started []observe.Watcher
 		var startErr error
 		cfg.OnStart = func(start, window time.Time) {
-			info := observe.StepInfo{Index: i, Clients: n, Start: start, Window: window, Duration: cfg.Duration}
+			info := observe.StepInfo{Index: i, Round: sw.Round, Clients: n, Start: start, Window: window, Duration: cfg.Duration}
 			for _, o := range sw.Watchers {
 				if err := o.Start(ctx, info); err != nil {
 					startErr = err

@@ -19,6 +19,7 @@ import (
 	"github.com/google/pprof/profile"
 	"github.com/spf13/pflag"
 
+	"github.com/pgscale/pgscale/internal/observe"
 	"github.com/pgscale/pgscale/internal/result"
 )
 
@@ -271,7 +272,7 @@ func (p *profileProbe) report(ctx context.Context, st *stepState, out *result.Pr
 	if perr != nil {
 		return perr
 	}
-	name := filepath.Join(p.dir, fmt.Sprintf("step-%d-c%d.pb.gz", st.info.Index+1, st.info.Clients))
+	name := filepath.Join(p.dir, profileName(st.info))
 	f, err := os.Create(name)
 	if err != nil {
 		return err
@@ -285,6 +286,17 @@ func (p *profileProbe) report(ctx context.Context, st *stepState, out *result.Pr
 	}
 	out.Profile = summarize(prof, name)
 	return nil
+}
+
+// profileName names a step's pprof file: by its place in the sweep and its
+// clients, and in an A/B run by its round too, so that no step's file
+// overwrites another's. The targets of an A/B run each have a directory
+// of their own (plan).
+func profileName(s observe.StepInfo) string {
+	if s.Round > 0 {
+		return fmt.Sprintf("round-%d-step-%d-c%d.pb.gz", s.Round, s.Index+1, s.Clients)
+	}
+	return fmt.Sprintf("step-%d-c%d.pb.gz", s.Index+1, s.Clients)
 }
 
 func lastLine(s string) string {
@@ -461,7 +473,7 @@ func summarize(prof *profile.Profile, file string) *result.Profile {
 var profileDef = def{
 	name: NameProfile, flag: "profile", evidence: "record a CPU profile of the server with perf for each step (pprof files)",
 	flags: func(fs *pflag.FlagSet, o *Options) {
-		fs.StringVar(&o.ProfileDir, "profile-dir", "", "where --profile writes its pprof files (default results/profile-<UTC time>)")
+		fs.StringVar(&o.ProfileDir, "profile-dir", "", "where --profile writes its pprof files (default results/profile-<UTC time>; for ab, profiles/ in the run's directory; ab puts each target's in a directory of its own under it)")
 	},
 	open: func(_ context.Context, cfg Config, s *Set) (probe, error) {
 		if s.proc == nil || s.proc.serverPID == 0 {

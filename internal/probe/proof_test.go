@@ -62,6 +62,13 @@ func exec(t *testing.T, sql string) {
 // valid) with its diagnosis and the text report.
 func run(t *testing.T, clients int, d time.Duration, src string, tune func(*probe.Config)) (*result.File, string) {
 	t.Helper()
+	return runSweep(t, []int{clients}, d, src, tune)
+}
+
+// runSweep is run over a sweep of client counts, one probe set watching
+// every step as in pgscale run.
+func runSweep(t *testing.T, clients []int, d time.Duration, src string, tune func(*probe.Config)) (*result.File, string) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cfg := probe.DefaultConfig()
@@ -84,7 +91,7 @@ func run(t *testing.T, clients int, d time.Duration, src string, tune func(*prob
 	}
 	sw := &plan.Sweep{
 		Watchers: []observe.Watcher{set},
-		Clients:  []int{clients},
+		Clients:  clients,
 		Engine:   engine.Config{Conn: connConfig(t), Duration: d, Protocol: engine.Prepared, Interval: time.Second, MaxTries: 1},
 		Program: func(n int) (*script.Program, error) {
 			return script.NewProgram([]*script.Script{sc}, script.Options{Scale: 1, Clients: n})
@@ -241,15 +248,21 @@ func TestPartitionsExhaustFastPathSlots(t *testing.T) {
 
 // One 10 ms sleep per transaction at 2 clients leaves everything idle. The
 // wait events come from pg_stat_activity sampling here, to prove the
-// fallback used where pg_wait_sampling is not installed.
+// fallback used where pg_wait_sampling is not installed; over two steps,
+// as the sample's prepared statement must outlive the first.
 func TestSleepIsUnderLoaded(t *testing.T) {
-	f, _ := run(t, 2, 3*time.Second, "SELECT pg_sleep(0.01);\n", func(c *probe.Config) { c.WaitSource = probe.WaitSourceStatActivity })
+	f, _ := runSweep(t, []int{2, 1}, 2*time.Second, "SELECT pg_sleep(0.01);\n", func(c *probe.Config) { c.WaitSource = probe.WaitSourceStatActivity })
 	v := verdict(t, f)
 	if v.Verdict != diagnose.UnderLoaded {
 		t.Fatalf("verdict %s (%s), want under-loaded", v.Verdict, v.Detail)
 	}
-	w := f.Steps[0].Probes.Waits
-	if w.Source != probe.WaitSourceStatActivity || len(w.Events) == 0 || w.Events[0].Event != "PgSleep" {
-		t.Errorf("waits %+v: want pg_stat_activity samples led by Timeout:PgSleep", w)
+	for i, st := range f.Steps {
+		for _, u := range st.Probes.Unavailable {
+			t.Errorf("step %d: probe %s unavailable: %s", i+1, u.Probe, u.Reason)
+		}
+		w := st.Probes.Waits
+		if w == nil || w.Source != probe.WaitSourceStatActivity || len(w.Events) == 0 || w.Events[0].Event != "PgSleep" {
+			t.Errorf("step %d: waits %+v: want pg_stat_activity samples led by Timeout:PgSleep", i+1, w)
+		}
 	}
 }

@@ -43,7 +43,8 @@ type Options struct {
 	WaitHz        float64 // pg_stat_activity sampling frequency; default 20
 	LockSnapshots int     // pg_locks snapshots per step; default 4
 	// ProfileDir is where the profile probe writes its pprof files
-	// (default results/profile-<UTC time>).
+	// (default results/profile-<UTC time>; an A/B runner gives each
+	// target its own).
 	ProfileDir string
 	// PoolerPID, when set, is a pooler on this host accounted apart.
 	PoolerPID int
@@ -68,6 +69,18 @@ func (o Options) On(name string) bool {
 		}
 	}
 	return false
+}
+
+// Clone returns a copy of o that shares nothing with it.
+func (o Options) Clone() Options {
+	if o.Enabled != nil {
+		m := make(map[string]bool, len(o.Enabled))
+		for k, v := range o.Enabled {
+			m[k] = v
+		}
+		o.Enabled = m
+	}
+	return o
 }
 
 // Set turns the probe called name on or off.

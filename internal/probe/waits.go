@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/spf13/pflag"
 
 	"github.com/pgscale/pgscale/internal/result"
@@ -24,6 +25,11 @@ type waitProbe struct {
 	conn     *sqlConn
 	hz       float64
 	periodMs float64
+
+	// prepared is the connection the pg_stat_activity sample is prepared
+	// on: once per connection, as a second Prepare of the name fails
+	// (SQLSTATE 42P05), and again after a reconnect.
+	prepared *pgconn.PgConn
 
 	// pg_stat_activity sampling, per step
 	counts  map[[2]string]int64
@@ -125,8 +131,11 @@ func (p *waitProbe) begin(ctx context.Context, st *stepState) (func(<-chan struc
 	if err := p.conn.ensure(ctx); err != nil {
 		return nil, err
 	}
-	if _, err := p.conn.conn.Prepare(ctx, activityStatement, probeMarker+sqlActivitySample, nil); err != nil {
-		return nil, fmt.Errorf("prepare the pg_stat_activity sample: %w", err)
+	if p.prepared != p.conn.conn {
+		if _, err := p.conn.conn.Prepare(ctx, activityStatement, probeMarker+sqlActivitySample, nil); err != nil {
+			return nil, fmt.Errorf("prepare the pg_stat_activity sample: %w", err)
+		}
+		p.prepared = p.conn.conn
 	}
 	period := time.Duration(float64(time.Second) / p.hz)
 	return func(stop <-chan struct{}) {

@@ -48,6 +48,9 @@ func writeBenchfmt(w io.Writer, d *Doc) error {
 		add("protocol", f.Workload.Protocol)
 		add("scale", fmt.Sprint(f.Workload.Scale))
 		add("target", in.Name)
+		for _, p := range in.Cell {
+			add(p.Name, p.Value) // a suite cell's parameters: benchstat -col partitions ...
+		}
 		name := benchName(f.Workload.Name)
 		for _, s := range f.Steps {
 			if !s.Complete || s.Summary.Transactions <= 0 {

@@ -27,13 +27,37 @@ type BMFMetric struct {
 // enough rounds for one.
 func NewBMF(r *compare.Comparison) BMF {
 	out := BMF{}
+	bmfInto(out, r, r.Workload)
+	return out
+}
+
+// SuiteBMF returns a suite's figures in Bencher Metric Format: as NewBMF
+// for every compared cell, the cell named after the workload,
+// "TARGET/WORKLOAD[partitions=32]/clients=N"; a single-target suite's
+// files as FilesBMF.
+func SuiteBMF(s *compare.Suite) BMF {
+	out := BMF{}
+	for _, c := range s.Cells {
+		if c.Comparison != nil {
+			bmfInto(out, c.Comparison, c.Comparison.Workload+"["+c.Key+"]")
+			continue
+		}
+		for name, m := range FilesBMF(c.Inputs) {
+			out[name] = m
+		}
+	}
+	return out
+}
+
+// bmfInto adds a comparison's figures to out, naming the workload label.
+func bmfInto(out BMF, r *compare.Comparison, label string) {
 	ms := exportUnits()
 	add := func(target string, row compare.Row, sum summaryLike) {
 		m, ok := ms[row.Measure.Name]
 		if !ok || math.IsNaN(sum.median) {
 			return
 		}
-		name := fmt.Sprintf("%s/%s/clients=%s", target, r.Workload, strings.TrimPrefix(row.Measure.Step, "c="))
+		name := fmt.Sprintf("%s/%s/clients=%s", target, label, strings.TrimPrefix(row.Measure.Step, "c="))
 		if out[name] == nil {
 			out[name] = map[string]BMFMetric{}
 		}
@@ -49,7 +73,6 @@ func NewBMF(r *compare.Comparison) BMF {
 			add(r.Candidates[ci], row, summaryLike{c.Cand.Median, c.Cand.Lo, c.Cand.Hi})
 		}
 	}
-	return out
 }
 
 // round3 rounds to three decimals, dropping float noise such as
@@ -76,7 +99,7 @@ func FilesBMF(files []compare.Input) BMF {
 				if math.IsNaN(v) {
 					continue
 				}
-				name := fmt.Sprintf("%s/%s/clients=%d", in.Name, in.File.Workload.Name, c)
+				name := fmt.Sprintf("%s/%s/clients=%d", in.Name, in.File.Workload.Name+cellLabel(in.Cell), c)
 				if out[name] == nil {
 					out[name] = map[string]BMFMetric{}
 				}
@@ -90,8 +113,23 @@ func FilesBMF(files []compare.Input) BMF {
 // writeBMF writes a comparison's figures, or else the files', as Bencher
 // Metric Format JSON (encoding/json sorts the benchmark names).
 func writeBMF(w io.Writer, d *Doc) error {
+	if d.Suite != nil {
+		return writeJSON(w, SuiteBMF(d.Suite))
+	}
 	if d.Comparison != nil {
 		return writeJSON(w, NewBMF(d.Comparison))
 	}
 	return writeJSON(w, FilesBMF(d.Files))
+}
+
+// cellLabel is "[partitions=32,rows=100]" for a suite cell's file, "" else.
+func cellLabel(ps []compare.Param) string {
+	if len(ps) == 0 {
+		return ""
+	}
+	parts := make([]string, len(ps))
+	for i, p := range ps {
+		parts[i] = p.Name + "=" + p.Value
+	}
+	return "[" + strings.Join(parts, ",") + "]"
 }

@@ -1,8 +1,8 @@
 // Package report renders what pgscale measured, and computes nothing: result
 // files, the comparisons internal/compare makes of them and the diagnoses
 // internal/diagnose makes, in every format behind one registry (format.go):
-// terminal text, markdown, verdict JSON, Go benchmark format and Bencher
-// Metric Format. Live output while a run goes (Live) is written by the same
+// terminal text, markdown, verdict JSON, Go benchmark format, Bencher
+// Metric Format and a self-contained HTML page (internal/report/html). Live output while a run goes (Live) is written by the same
 // functions as the text format, so what a run prints is what `pgscale
 // report` prints of its result file. It never touches a server.
 package report
@@ -22,6 +22,9 @@ type Doc struct {
 	// Noise, when set, is an A/A calibration of the files (ab
 	// --calibrate), shown instead of the files' sweeps.
 	Noise *compare.Noise
+	// Suite, when set, is a suite's comparison of its cells (Files are
+	// then every cell's files), shown instead of the files' sweeps.
+	Suite *compare.Suite
 	// Color marks significant changes in text with ANSI colours; set it
 	// only when writing to a terminal that shows them.
 	Color bool

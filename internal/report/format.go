@@ -27,7 +27,7 @@ var formats = []Format{
 	{"verdict", "every measure's numbers, bound and status and the verdict, as JSON", false, true, writeVerdict},
 	{"benchfmt", "Go benchmark format (benchstat -col target -ignore round FILE)", true, true, writeBenchfmt},
 	{"bmf", "Bencher Metric Format JSON", true, true, writeBMF},
-	{"html", "one self-contained HTML page with charts, opened from disk with no network", true, false, writeHTML},
+	{"html", "one self-contained HTML page with charts, opened from disk with no network", true, true, writeHTML},
 }
 
 // Formats lists the registered formats, in registry order.

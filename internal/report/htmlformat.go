@@ -1,17 +1,104 @@
 package report
 
 import (
+	"fmt"
 	"io"
 
+	"github.com/pgscale/pgscale/internal/compare"
 	"github.com/pgscale/pgscale/internal/report/html"
+	"github.com/pgscale/pgscale/internal/stats"
 )
 
-// writeHTML writes the document's files as one self-contained HTML page
-// (internal/report/html).
+// writeHTML writes the document as one self-contained HTML page
+// (internal/report/html): its files, and the comparison or the noise in
+// the words of the text format.
 func writeHTML(w io.Writer, d *Doc) error {
 	doc := html.Doc{}
 	for _, in := range d.Files {
-		doc.Files = append(doc.Files, html.NamedFile{Name: in.Name, File: in.File})
+		name := in.Name
+		if in.Path != "" {
+			name = in.Path
+		}
+		doc.Files = append(doc.Files, html.NamedFile{Name: name, File: in.File})
+	}
+	if d.Comparison != nil {
+		doc.Comparison = htmlComparison(d.Comparison)
+	}
+	if d.Noise != nil {
+		doc.Noise = htmlNoise(d.Noise)
+	}
+	if d.Suite != nil {
+		doc.Matrices = htmlSuite(d.Suite)
 	}
 	return html.Write(w, doc)
+}
+
+// htmlSuite is a suite's matrix of tps changes for the page: a row per cell
+// and client count, a column per candidate; with the suite's headline as
+// its title.
+func htmlSuite(s *compare.Suite) []html.Matrix {
+	if len(s.Candidates) == 0 {
+		return nil
+	}
+	m := html.Matrix{Title: s.Headline(), Corner: "cell, clients", Cols: s.Candidates}
+	for _, sc := range s.Cells {
+		if len(sc.Inputs) == 0 {
+			row := html.MatrixRow{Label: sc.Key + " (" + sc.Status + ")"}
+			for range s.Candidates {
+				row.Cells = append(row.Cells, html.MatrixCell{Empty: true})
+			}
+			m.Rows = append(m.Rows, row)
+			continue
+		}
+		for _, c := range compare.Clients(sc.Inputs[0].File) {
+			row := html.MatrixRow{Label: fmt.Sprintf("%s, %d", sc.Key, c)}
+			for ci := range s.Candidates {
+				a, ok := tpsAssessment(sc, ci, c)
+				if !ok {
+					row.Cells = append(row.Cells, html.MatrixCell{Empty: true})
+					continue
+				}
+				row.Cells = append(row.Cells, html.MatrixCell{Change: a.Change, Lo: a.Lo, Hi: a.Hi, Confidence: a.Confidence,
+					Text: stats.FormatChange(a.Change, a.Lo, a.Hi), Improved: a.Effect == stats.Improved,
+					Regressed: a.Effect == stats.Regressed, Outside: a.Status == stats.OutsideBounds})
+			}
+			m.Rows = append(m.Rows, row)
+		}
+	}
+	return []html.Matrix{m}
+}
+
+// htmlComparison words a comparison for the page as comparisonText does
+// for a terminal.
+func htmlComparison(r *compare.Comparison) *html.Comparison {
+	c := &html.Comparison{Baseline: r.Baseline, Method: methodLine(r), Incomplete: r.Incomplete, Notes: reportNotes(r)}
+	for i, v := range r.Verdicts {
+		c.Candidates = append(c.Candidates, html.Candidate{Name: r.Candidates[i], Passed: v.Passed(),
+			Headline: r.CandidateHeadline(i), Counts: v.Counts()})
+	}
+	for _, row := range r.Rows {
+		hr := html.ComparisonRow{Step: row.Measure.Step, Measure: measureLabel(row.Measure), Base: row.Base.Median,
+			BaseText: FormatValue(row.Base.Median)}
+		for _, cell := range row.Cells {
+			a := cell.Assessment
+			hr.Cells = append(hr.Cells, html.ComparisonCell{Median: cell.Cand.Median, MedianText: FormatValue(cell.Cand.Median),
+				Change: a.Change, Lo: a.Lo, Hi: a.Hi, Confidence: a.Confidence, ChangeText: stats.FormatChange(a.Change, a.Lo, a.Hi),
+				P: a.P, PHolm: a.PHolm, N: a.N2, Bound: boundText(a), Status: statusText(a),
+				Improved: a.Effect == stats.Improved, Regressed: a.Effect == stats.Regressed, Outside: a.Status == stats.OutsideBounds})
+		}
+		c.Rows = append(c.Rows, hr)
+	}
+	return c
+}
+
+// htmlNoise words a calibration's noise for the page as noiseText does.
+func htmlNoise(r *compare.Noise) *html.Noise {
+	n := &html.Noise{Headline: noiseHeadline(r), Footnote: noiseFootnote, Notes: noiseNotes(r)}
+	for _, row := range r.Rows {
+		n.Rows = append(n.Rows, html.NoiseRow{Step: row.Measure.Step, Measure: measureLabel(row.Measure),
+			Change: row.Change, Lo: row.Lo, Hi: row.Hi, Confidence: row.Confidence,
+			ChangeText: stats.FormatChange(row.Change, row.Lo, row.Hi), SDLog: row.SDLog, SDText: sdText(row),
+			Rounds2: row.Rounds2, Rounds5: row.Rounds5})
+	}
+	return n
 }

@@ -38,6 +38,8 @@ func (l *Live) Observe(e observe.Event) {
 		writeHead(textPage{&out}, e.Path, e.File)
 	case observe.ABStart:
 		errs = append(errs, "ab: "+abPlan(e))
+	case observe.CellStart:
+		errs = append(errs, fmt.Sprintf("cell %d/%d: %s", e.Index+1, e.Cells, e.Key))
 	case observe.RoundStart:
 		if e.Target == "" {
 			errs = append(errs, fmt.Sprintf("round %d/%d: every target, in %v slices", e.Round, e.Rounds, e.Slice))

@@ -10,6 +10,8 @@ import (
 func writeText(w io.Writer, d *Doc) error {
 	var b strings.Builder
 	switch {
+	case d.Suite != nil:
+		suiteText(&b, d.Suite, d.Color)
 	case d.Noise != nil:
 		noiseText(&b, d.Noise)
 	case d.Comparison != nil:
@@ -26,6 +28,8 @@ func writeText(w io.Writer, d *Doc) error {
 func writeMarkdown(w io.Writer, d *Doc) error {
 	var b strings.Builder
 	switch {
+	case d.Suite != nil:
+		suiteMarkdown(&b, d.Suite)
 	case d.Noise != nil:
 		b.WriteString("```\n")
 		noiseText(&b, d.Noise)

@@ -58,7 +58,9 @@ type VerdictCandidate struct {
 
 // VerdictMeasure is one measure at one step.
 type VerdictMeasure struct {
-	Key       string   `json:"key"` // as bounds name it: "tps@c=16"
+	Key string `json:"key"` // as bounds name it: "tps@c=16"
+	// Cell, in a suite's verdict, is the measure's cell: "partitions=32".
+	Cell      string   `json:"cell,omitempty"`
 	Measure   string   `json:"measure"`
 	Step      string   `json:"step"`
 	Unit      string   `json:"unit"`
@@ -98,24 +100,56 @@ func NewVerdict(r *compare.Comparison) *Verdict {
 		c := VerdictCandidate{Name: r.Candidates[ci], Passed: vd.Passed(), Headline: vd.Headline(), Total: vd.Total,
 			Within: vd.Within, Outside: vd.Outside, Uncertain: vd.Uncertain, Improved: vd.Improved, Regressed: vd.Regressed,
 			Measures: []VerdictMeasure{}}
-		for _, row := range r.Rows {
-			a := row.Cells[ci].Assessment
-			m := VerdictMeasure{Key: a.Measure.Key(), Measure: a.Measure.Name, Step: a.Measure.Step, Unit: a.Measure.Unit,
-				Direction: a.Measure.Direction.String(), N: a.N2, Baseline: num(row.Base.Median), Candidate: num(row.Cells[ci].Cand.Median),
-				Change: num(a.Change), Lo: num(a.Lo), Hi: num(a.Hi), Text: stats.FormatChange(a.Change, a.Lo, a.Hi),
-				P: num(a.P), PHolm: num(a.PHolm), Significant: a.Significant, Effect: a.Effect.String(),
-				Status: a.Status.String(), Uncertain: a.Uncertain}
-			if a.Bound != nil {
-				m.Bound = a.Bound.String()
+		c.Measures = append(c.Measures, verdictMeasures(r, ci)...)
+		v.Candidates = append(v.Candidates, c)
+	}
+	return v
+}
+
+// verdictMeasures are candidate ci's measures of a comparison.
+func verdictMeasures(r *compare.Comparison, ci int) []VerdictMeasure {
+	var out []VerdictMeasure
+	for _, row := range r.Rows {
+		a := row.Cells[ci].Assessment
+		m := VerdictMeasure{Key: a.Measure.Key(), Measure: a.Measure.Name, Step: a.Measure.Step, Unit: a.Measure.Unit,
+			Direction: a.Measure.Direction.String(), N: a.N2, Baseline: num(row.Base.Median), Candidate: num(row.Cells[ci].Cand.Median),
+			Change: num(a.Change), Lo: num(a.Lo), Hi: num(a.Hi), Text: stats.FormatChange(a.Change, a.Lo, a.Hi),
+			P: num(a.P), PHolm: num(a.PHolm), Significant: a.Significant, Effect: a.Effect.String(),
+			Status: a.Status.String(), Uncertain: a.Uncertain}
+		if a.Bound != nil {
+			m.Bound = a.Bound.String()
+		}
+		for _, w := range a.Warnings {
+			var sw *stats.Warning
+			if errors.As(w, &sw) && sw.Kind == stats.Unpaired {
+				continue
 			}
-			for _, w := range a.Warnings {
-				var sw *stats.Warning
-				if errors.As(w, &sw) && sw.Kind == stats.Unpaired {
-					continue
-				}
-				m.Warnings = append(m.Warnings, w.Error())
+			m.Warnings = append(m.Warnings, w.Error())
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+// NewSuiteVerdict builds a suite's verdict: every measure of every
+// compared cell, judged suite-wide, with its cell.
+func NewSuiteVerdict(s *compare.Suite) *Verdict {
+	v := &Verdict{Schema: VerdictSchema, Version: VerdictVersion, Passed: s.Passed(), Complete: s.Incomplete == "",
+		Reason: s.Incomplete, Headline: s.Headline(), Baseline: s.Baseline, Workload: "suite " + s.Name,
+		Method: stats.Paired.String(), Test: stats.PairedTest, Notes: suiteNotes(s)}
+	for ci, vd := range s.Verdicts {
+		v.Confidence = 1 - vd.Alpha
+		c := VerdictCandidate{Name: s.Candidates[ci], Passed: vd.Passed(), Headline: vd.Headline(), Total: vd.Total,
+			Within: vd.Within, Outside: vd.Outside, Uncertain: vd.Uncertain, Improved: vd.Improved, Regressed: vd.Regressed,
+			Measures: []VerdictMeasure{}}
+		for _, cell := range s.Cells {
+			if cell.Comparison == nil {
+				continue
 			}
-			c.Measures = append(c.Measures, m)
+			for _, m := range verdictMeasures(cell.Comparison, ci) {
+				m.Cell = cell.Key
+				c.Measures = append(c.Measures, m)
+			}
 		}
 		v.Candidates = append(v.Candidates, c)
 	}
@@ -124,6 +158,9 @@ func NewVerdict(r *compare.Comparison) *Verdict {
 
 // writeVerdict writes the verdict file's JSON.
 func writeVerdict(w io.Writer, d *Doc) error {
+	if d.Suite != nil {
+		return writeJSON(w, NewSuiteVerdict(d.Suite))
+	}
 	if d.Comparison == nil {
 		return needComparison("verdict")
 	}

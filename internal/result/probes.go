@@ -183,7 +183,11 @@ type Statement struct {
 
 // Profile is a CPU profile of the server's processes during the step.
 type Profile struct {
-	File    string        `json:"file"` // pprof file, relative to the result file's directory when beside it
+	// File is the pprof file: relative to the result file's directory
+	// when it is inside that directory, else an absolute path. (Files
+	// written before this was so hold the path relative to the directory
+	// pgscale ran in.)
+	File    string        `json:"file"`
 	Samples int64         `json:"samples"`
 	Top     []ProfileFunc `json:"top,omitempty"` // by self samples, descending
 }

@@ -159,8 +159,16 @@ func templateNames(text string) []string {
 }
 
 // Expand replaces every {{name}} in text with the cell's value of name, or
-// a parameter's (the cell's axes first).
+// a parameter's (the cell's axes first); a parameter's value may hold
+// templates in turn (a few levels deep).
 func (s *Suite) Expand(text string, c Cell) string {
+	for i := 0; i < 4 && template.MatchString(text); i++ {
+		text = s.expandOnce(text, c)
+	}
+	return text
+}
+
+func (s *Suite) expandOnce(text string, c Cell) string {
 	return template.ReplaceAllStringFunc(text, func(m string) string {
 		name := template.FindStringSubmatch(m)[1]
 		if v, ok := c.Value(name); ok {

@@ -2,8 +2,8 @@ package suite
 
 import (
 	"fmt"
-	"sort"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -266,6 +266,9 @@ func (p *parsed) check(s *Suite) error {
 	// Every template names known parameters; every axis is used.
 	used := map[string]bool{}
 	texts := []struct{ text, path string }{{s.Setup, "$.setup"}}
+	for _, pr := range s.Params {
+		texts = append(texts, struct{ text, path string }{pr.Value, "$.params." + pr.Name})
+	}
 	for i, d := range s.Disturb {
 		texts = append(texts, struct{ text, path string }{d, fmt.Sprintf("$.disturb[%d]", i)})
 	}
@@ -368,12 +371,8 @@ func containsInt(xs []int, x int) bool {
 	return false
 }
 
-// knownMeasure reports whether name is a measure of compare or a sweep's
-// own figure (speedup, efficiency).
+// knownMeasure reports whether name is a measure of compare.
 func knownMeasure(name string) bool {
-	if name == "speedup" || name == "efficiency" {
-		return true
-	}
 	for _, m := range compare.Measures() {
 		if m.Name == name {
 			return true

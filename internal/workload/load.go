@@ -25,12 +25,25 @@ type Spec struct {
 	Seed     string // time, rand or an integer; default time
 }
 
-// ScriptArg is one script argument: Kind "b" (a built-in NAME[@WEIGHT]) or
-// "f" (a file FILE[@WEIGHT]).
-type ScriptArg struct{ Kind, Arg string }
+// ScriptArg is one script argument: Kind "b" (a built-in NAME[@WEIGHT]),
+// "f" (a file FILE[@WEIGHT]) or "sql" (Source, the script's text, named
+// Arg; Weight its weight: a suite's inline script).
+type ScriptArg struct {
+	Kind, Arg string
+	Source    string
+	Weight    int
+}
 
 // loadScript parses one -b or -f argument and names it for the workload's name.
 func loadScript(a ScriptArg) (*script.Script, string, error) {
+	if a.Kind == "sql" {
+		s, err := script.Parse(a.Arg, a.Source)
+		if err != nil {
+			return nil, "", usage.Wrap(err)
+		}
+		s.Weight = a.Weight
+		return s, a.Arg, nil
+	}
 	arg, weight, err := splitWeight(a.Arg)
 	if err != nil {
 		return nil, "", usage.Errorf("-%s %v", a.Kind, err)
@@ -99,7 +112,7 @@ func Load(w Spec) (*Loaded, error) {
 	}
 	args := w.Scripts
 	if len(args) == 0 {
-		args = []ScriptArg{{"b", "select-only"}}
+		args = []ScriptArg{{Kind: "b", Arg: "select-only"}}
 	}
 	var names []string
 	for _, a := range args {
@@ -109,7 +122,7 @@ func Load(w Spec) (*Loaded, error) {
 		}
 		l.Scripts = append(l.Scripts, s)
 		names = append(names, name)
-		if a.Kind == "f" {
+		if a.Kind != "b" {
 			l.Builtin = false
 		}
 	}

@@ -38,7 +38,7 @@ type PrepareOptions struct {
 	// built-in scripts use them).
 	NeedTables bool
 	// Setup is SQL run once after the data is made (--setup), SetupName
-	// the file it came from.
+	// what errors call it ("--setup FILE").
 	Setup, SetupName string
 	// Where names the target in errors.
 	Where string
@@ -87,7 +87,7 @@ func Prepare(ctx context.Context, connect Connector, o PrepareOptions) (Prepared
 	}
 	if o.Setup != "" {
 		if err := conn.Exec(ctx, o.Setup).Close(); err != nil {
-			return Prepared{}, usage.Errorf("--setup %s: %v", o.SetupName, err)
+			return Prepared{}, usage.Errorf("%s: %v", o.SetupName, err)
 		}
 	}
 	scale := data.Scale

@@ -190,7 +190,7 @@ func TestBrowser(t *testing.T) {
 	}
 	for _, pg := range pages {
 		t.Run(pg.name, func(t *testing.T) {
-			ctx, v := open(t, pg.name, writePage(t, readDoc(t, pg.files...)), 1100, 900)
+			ctx, v := open(t, pg.name, fixturePage(t, pg.files...), 1100, 900)
 			for _, id := range pg.charts {
 				js := fmt.Sprintf(`(() => { const e = document.getElementById(%q); if (!e) return "missing";
 					const r = e.getBoundingClientRect(); return r.width > 50 && r.height > 20 ? "ok" : "size " + r.width + "x" + r.height })()`, id)
@@ -198,8 +198,14 @@ func TestBrowser(t *testing.T) {
 					t.Errorf("chart %s: %s", id, got)
 				}
 			}
-			if n := eval[int](t, ctx, `document.querySelectorAll('svg[role="img"]').length`); n < len(pg.charts)-1 {
-				t.Errorf("%d charts (svg role=img), want at least %d", n, len(pg.charts)-1)
+			svgs := 0 // the ids of charts drawn as SVG, not tables
+			for _, id := range pg.charts {
+				if !strings.HasSuffix(id, "-table") && !strings.HasPrefix(id, "matrix-") {
+					svgs++
+				}
+			}
+			if n := eval[int](t, ctx, `document.querySelectorAll('svg[role="img"]').length`); n < svgs {
+				t.Errorf("%d charts (svg role=img), want at least %d", n, svgs)
 			}
 			// The data block holds what the golden test compares.
 			if ok := eval[bool](t, ctx, `Array.isArray(JSON.parse(document.getElementById("pgscale-data").textContent).runs)`); !ok {
@@ -216,6 +222,16 @@ func TestBrowser(t *testing.T) {
 				t.Fatal(err)
 			}
 			if *shots != "" {
+				top, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
+				if err != nil {
+					t.Fatal(err)
+				}
+				os.WriteFile(filepath.Join(out, pg.name+"-top.png"), top, 0o644)
+				for _, id := range pg.charts {
+					if el, err := chromedp.Run(ctx, chromedp.Screenshot(chromedp.ID(id))); err == nil {
+						os.WriteFile(filepath.Join(out, pg.name+"-"+id+".png"), el, 0o644)
+					}
+				}
 				// What a reader sees first past the header: the README's picture.
 				eval[bool](t, ctx, `(document.getElementById("scaling") || document.body).scrollIntoView(), true`)
 				view, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
@@ -233,7 +249,7 @@ func TestBrowser(t *testing.T) {
 // tables scroll in their own box) and the charts shrink to the screen.
 func TestPhoneWidth(t *testing.T) {
 	needBrowser(t)
-	for _, name := range []string{"sweep", "locks", "profile"} {
+	for _, name := range []string{"sweep", "locks", "profile", "abregress", "abdiff"} {
 		var files []string
 		for _, pg := range pages {
 			if pg.name == name {
@@ -241,7 +257,7 @@ func TestPhoneWidth(t *testing.T) {
 			}
 		}
 		t.Run(name, func(t *testing.T) {
-			ctx, v := open(t, name+"-phone", writePage(t, readDoc(t, files...)), 390, 844)
+			ctx, v := open(t, name+"-phone", fixturePage(t, files...), 390, 844)
 			if w := eval[[]float64](t, ctx, `[document.documentElement.scrollWidth, document.documentElement.clientWidth]`); w[0] > w[1] {
 				t.Errorf("the page is %v px wide on a %v px screen", w[0], w[1])
 			}
@@ -273,6 +289,45 @@ func TestPrint(t *testing.T) {
 	}
 	if *shots != "" {
 		os.WriteFile(filepath.Join(*shots, "sweep.pdf"), pdf, 0o644)
+	}
+	v.quiet(t)
+}
+
+// TestComparisonColours: in the page of a real regression, significant
+// changes for the worse are drawn red, changes that are not significant
+// pale grey, as the reader sees them (computed styles), and the hover
+// text of each change names its interval.
+func TestComparisonColours(t *testing.T) {
+	needBrowser(t)
+	ctx, v := open(t, "colours", fixturePage(t, "abregress/base.json", "abregress/slow.json"), 1100, 900)
+	cells := eval[[][]string](t, ctx, `[...document.querySelectorAll("#comparison-table td.chg")].map(td => [td.className, getComputedStyle(td).backgroundColor, td.textContent, td.title])`)
+	if len(cells) != 8 {
+		t.Fatalf("%d change cells, want 8", len(cells))
+	}
+	var worse, same int
+	for _, c := range cells {
+		var r, g, b int
+		if _, err := fmt.Sscanf(c[1], "rgb(%d, %d, %d)", &r, &g, &b); err != nil {
+			t.Fatalf("%s: background %q", c[2], c[1])
+		}
+		switch {
+		case strings.Contains(c[0], "worse-"):
+			worse++
+			if r < g+40 || r < b+40 {
+				t.Errorf("%s (%s) is drawn %s, not red", c[2], c[0], c[1])
+			}
+		case strings.Contains(c[0], "same"):
+			same++
+			if max(r, g, b)-min(r, g, b) > 8 || r < 200 {
+				t.Errorf("%s (not significant) is drawn %s, not pale grey", c[2], c[1])
+			}
+		}
+		if !strings.Contains(c[3], "interval") {
+			t.Errorf("%s: hover text %q names no interval", c[2], c[3])
+		}
+	}
+	if worse == 0 || same == 0 {
+		t.Errorf("%d red and %d pale cells: the fixture should have both", worse, same)
 	}
 	v.quiet(t)
 }

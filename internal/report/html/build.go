@@ -24,6 +24,13 @@ func build(doc Doc) *page {
 	labels := fileLabels(doc.Files)
 	groups := groupFiles(doc.Files)
 	p := &page{Title: pageTitle(doc.Files, labels, groups)}
+	if doc.Comparison != nil {
+		p.Comparison = pageComparison(doc.Comparison)
+	}
+	if doc.Noise != nil {
+		p.Noise = pageNoise(doc.Noise)
+	}
+	p.Matrices = pageMatrices(doc.Matrices)
 	sc := &scaling{}
 	for gi, g := range groups {
 		r := run{ID: fmt.Sprintf("run-%d", gi), Kind: "sweep"}
@@ -67,6 +74,7 @@ func build(doc Doc) *page {
 		p.Scaling = sc
 	}
 	p.Profiles = profiles(doc.Files, labels)
+	p.FlameDiffs = flameDiffs(groups, doc.Files, labels)
 	return p
 }
 

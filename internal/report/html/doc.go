@@ -1,6 +1,9 @@
-// Package html renders result files as one self-contained HTML page:
-// scaling curves, a per-second timeline of every step, the evidence behind
-// each step's verdict and flame graphs of recorded profiles, drawn as SVG in
+// Package html renders result files as one self-contained HTML page: the
+// comparison internal/compare made of them (verdicts, a colour-scale
+// matrix and the per-measure table) or an A/A run's noise, scaling curves,
+// a per-second timeline of every step, the evidence behind each step's
+// verdict, and flame graphs of recorded profiles with differential ones of
+// an A/B run's candidates against the baseline, drawn as SVG in
 // Go (gonum.org/v1/plot) and inlined, so the page needs no network and runs
 // no script. Everything taken from a result file is escaped by html/template,
 // and every SVG is checked against an allowlist before it is inlined.
@@ -14,9 +17,19 @@ import (
 	"github.com/pgscale/pgscale/internal/result"
 )
 
-// Doc is what one page shows: result files, each with the name it goes by.
+// Doc is what one page shows: result files, each with the name it goes by,
+// and what internal/compare made of them.
 type Doc struct {
 	Files []NamedFile
+	// Comparison, when set, compares the files (an A/B run, pgscale
+	// compare): the page opens with its verdict, a matrix of the changes
+	// and the per-measure table.
+	Comparison *Comparison
+	// Noise, when set, is the A/A noise of a calibration run's files.
+	Noise *Noise
+	// Matrices are further grids of changes, each drawn as given: the
+	// place of a suite's matrix of cells against the baseline.
+	Matrices []Matrix
 }
 
 // NamedFile is one result file. Name is the path it was read from: it is

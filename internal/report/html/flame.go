@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	pprof "github.com/google/pprof/profile"
+
+	"github.com/pgscale/pgscale/internal/prose"
 )
 
 // minFrameShare is the narrowest frame drawn, as a share of all samples: a
@@ -15,26 +17,18 @@ import (
 // out and their samples counted in profile.Hidden.
 const minFrameShare = 0.001
 
-// profiles builds a flame graph for every step whose probes recorded a
-// pprof file, read from beside the result file.
+// profiles builds the flame graphs of the pprof files the result files
+// name, read from beside each result file: one per step of a sweep, and
+// for an A/B target one per client count, its rounds summed.
 func profiles(files []NamedFile, labels []string) []profile {
 	var out []profile
-	users := map[string][]string{} // resolved path -> the steps naming it
+	users := map[string][]string{} // resolved path -> the graphs naming it
 	for fi, nf := range files {
-		for si, st := range nf.File.Steps {
-			if st.Probes == nil || st.Probes.Profile == nil {
-				continue
-			}
-			pr := st.Probes.Profile
-			p := profile{ID: fmt.Sprintf("flame-%d-%d", fi, si), Label: fmt.Sprintf("%s, step %d: %s", labels[fi], si+1, clientsWord(st.Clients)),
-				Clients: st.Clients, Round: st.Round, File: pr.File, Samples: pr.Samples}
-			if st.Round > 0 {
-				p.Label = fmt.Sprintf("%s, round %d: %s", labels[fi], st.Round, clientsWord(st.Clients))
-			}
-			p.path = profilePath(nf.Name, pr.File)
+		for _, p := range fileProfiles(fi, nf, labels[fi]) {
+			p.path = profilePath(nf.Name, p.File)
 			if prev := users[p.path]; len(prev) > 0 {
 				p.SameAs = prev[0]
-			} else if err := p.read(p.path); err != nil {
+			} else if err := p.read(nf.Name); err != nil {
 				p.Missing = err.Error()
 			}
 			users[p.path] = append(users[p.path], p.Label)
@@ -57,6 +51,41 @@ func profiles(files []NamedFile, labels []string) []profile {
 	return out
 }
 
+// fileProfiles lists a file's flame graphs, not yet read. An A/B target
+// gets one per client count, summed over the rounds whose step completed
+// (the rounds the comparison uses): a graph per round would be as noisy
+// as the rounds are short, and a page of ten rounds ten times as long.
+func fileProfiles(fi int, nf NamedFile, label string) []profile {
+	var out []profile
+	at := map[int]int{} // clients -> index in out (A/B)
+	for si, st := range nf.File.Steps {
+		if st.Probes == nil || st.Probes.Profile == nil {
+			continue
+		}
+		pr := st.Probes.Profile
+		if nf.File.AB == nil {
+			out = append(out, profile{ID: fmt.Sprintf("flame-%d-%d", fi, si), Label: fmt.Sprintf("%s, step %d: %s", label, si+1, clientsWord(st.Clients)),
+				Clients: st.Clients, File: pr.File, Files: []string{pr.File}, Samples: pr.Samples})
+			continue
+		}
+		if !st.Complete {
+			continue
+		}
+		i, ok := at[st.Clients]
+		if !ok {
+			i = len(out)
+			at[st.Clients] = i
+			out = append(out, profile{ID: fmt.Sprintf("flame-%d-c%d", fi, st.Clients), Clients: st.Clients, File: pr.File})
+		}
+		p := &out[i]
+		p.Files = append(p.Files, pr.File)
+		p.Samples += pr.Samples
+		p.Rounds++
+		p.Label = fmt.Sprintf("%s, %s: %s", label, clientsWord(st.Clients), prose.Count(p.Rounds, "round"))
+	}
+	return out
+}
+
 // profilePath is where a result file's pprof file is: as recorded when
 // absolute, else relative to the result file's directory.
 func profilePath(resultPath, file string) string {
@@ -66,16 +95,34 @@ func profilePath(resultPath, file string) string {
 	return filepath.Join(filepath.Dir(resultPath), file)
 }
 
-// read loads the pprof file at path into the flame graph's frames.
-func (p *profile) read(path string) error {
+// read loads the graph's pprof files, named by the result file at
+// resultPath, into its frames.
+func (p *profile) read(resultPath string) error {
+	root, _, err := sumTrees(resultPath, p.Files)
+	if err != nil {
+		return err
+	}
+	p.Samples = root.value // a file named twice is read once
+	p.Frames, p.Hidden, p.Depth = nil, 0, 0
+	if root.value == 0 {
+		return nil
+	}
+	min := int64(float64(root.value)*minFrameShare + 0.999)
+	p.layout(root, 0, 0, min)
+	return nil
+}
+
+// readTree reads the pprof file at path into a call tree of its samples,
+// rooted at "all".
+func readTree(path string) (*node, error) {
 	fh, err := os.Open(path)
 	if err != nil {
-		return fmt.Errorf("profile file not found beside the result file: %s", path)
+		return nil, fmt.Errorf("profile file not found beside the result file: %s", path)
 	}
 	defer fh.Close()
 	prof, err := pprof.Parse(fh)
 	if err != nil {
-		return fmt.Errorf("%s: not a pprof profile: %v", path, err)
+		return nil, fmt.Errorf("%s: not a pprof profile: %v", path, err)
 	}
 	idx, err := prof.SampleIndexByName("samples")
 	if err != nil {
@@ -112,13 +159,7 @@ func (p *profile) read(path string) error {
 		}
 		n.self += v
 	}
-	p.Frames, p.Hidden, p.Depth = nil, 0, 0
-	if root.value == 0 {
-		return nil
-	}
-	min := int64(float64(root.value)*minFrameShare + 0.999)
-	p.layout(root, 0, 0, min)
-	return nil
+	return root, nil
 }
 
 func libName(file string) string {
@@ -137,6 +178,33 @@ type node struct {
 	value, self int64
 	kids        []*node
 	index       map[string]*node
+}
+
+// find returns n's child of that name and library, nil when there is none.
+func (n *node) find(name, lib string) *node {
+	if n == nil {
+		return nil
+	}
+	return n.index[lib+"\x00"+name]
+}
+
+// add adds the samples of o, a tree of the same kind, to n.
+func (n *node) add(o *node) {
+	n.value += o.value
+	n.self += o.self
+	for _, k := range o.kids {
+		n.child(k.name, k.lib).add(k)
+	}
+}
+
+// sortKids orders n's children widest first, then by name.
+func (n *node) sortKids() {
+	sort.Slice(n.kids, func(i, j int) bool {
+		if n.kids[i].value != n.kids[j].value {
+			return n.kids[i].value > n.kids[j].value
+		}
+		return n.kids[i].name < n.kids[j].name
+	})
 }
 
 func (n *node) child(name, lib string) *node {
@@ -162,12 +230,7 @@ func (p *profile) layout(n *node, depth int, start, min int64) {
 	}
 	p.Frames = append(p.Frames, frame{Name: n.name, Depth: depth, Start: start, Value: n.value, Self: n.self, Lib: n.lib})
 	p.Depth = max(p.Depth, depth+1)
-	sort.Slice(n.kids, func(i, j int) bool {
-		if n.kids[i].value != n.kids[j].value {
-			return n.kids[i].value > n.kids[j].value
-		}
-		return n.kids[i].name < n.kids[j].name
-	})
+	n.sortKids()
 	at := start
 	for _, k := range n.kids {
 		p.layout(k, depth+1, at, min)

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pgscale/pgscale/internal/compare"
+	"github.com/pgscale/pgscale/internal/report"
 	"github.com/pgscale/pgscale/internal/report/html"
 	"github.com/pgscale/pgscale/internal/result"
 )
@@ -16,7 +18,9 @@ import (
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
 // pages are the reports the tests make, each from fixture result files:
-// real runs of pgscale on this machine (the commands are in each file).
+// real runs of pgscale on this machine (the commands are in each file),
+// rendered through the report registry as pgscale report --format html
+// renders them: the files of one A/B run with their comparison.
 var pages = []struct {
 	name  string
 	files []string
@@ -24,14 +28,64 @@ var pages = []struct {
 	charts []string
 }{
 	{"sweep", []string{"sweep.json"}, []string{"scaling-tps", "scaling-p99", "scaling-speedup", "timeline-0-0", "timeline-0-3", "cpu-evidence-0", "waits-evidence-0"}},
-	{"ab", []string{"ab/a.json", "ab/b.json"}, []string{"scaling-tps", "scaling-p99", "timeline-ab0-c1", "timeline-ab0-c2", "comparison-run-0"}},
+	{"ab", []string{"ab/a.json", "ab/b.json"}, []string{"scaling-tps", "scaling-p99", "timeline-ab0-c1", "timeline-ab0-c2", "comparison-table", "matrix-comparison"}},
+	{"abregress", []string{"abregress/base.json", "abregress/slow.json"}, []string{"comparison-table", "matrix-comparison", "scaling-tps", "timeline-ab0-c1"}},
+	{"abdiff", []string{"abdiff/base.json", "abdiff/slow.json"}, []string{"comparison-table", "flame-diff-0-1-c1", "flame-diff-0-1-c2", "flame-0-c1", "flame-1-c2"}},
+	{"abcal", []string{"abcal/base.json", "abcal/base-aa.json"}, []string{"noise-table", "scaling-tps", "timeline-ab0-c1"}},
 	{"disturb", []string{"disturb.json"}, []string{"scaling-tps", "timeline-0-0", "timeline-0-1", "cpu-evidence-0", "waits-evidence-0"}},
 	{"incomplete", []string{"incomplete.json"}, []string{"scaling-tps", "timeline-0-2", "step-0-2"}},
-	{"profile", []string{"profile/profile.json"}, []string{"flame-0-0", "flame-0-1", "flame-diff"}},
+	{"profile", []string{"profile/profile.json"}, []string{"flame-0-0", "flame-0-1"}},
 	{"pooler", []string{"pooler.json"}, []string{"scaling-tps", "cpu-evidence-0"}},
 	{"locks", []string{"hot-row.json", "partitions.json", "sleep.json"}, []string{"scaling-tps", "waits-evidence-0", "waits-evidence-1", "waits-evidence-2"}},
 	{"version1", []string{"version1.json"}, []string{"scaling-tps", "timeline-0-0"}},
-	{"abprofile", []string{"abprofile/a.json", "abprofile/b.json"}, []string{"timeline-ab0-c2", "flame-0-0", "cpu-evidence-0"}},
+	{"abprofile", []string{"abprofile/a.json", "abprofile/b.json"}, []string{"timeline-ab0-c2", "flame-0-c2", "cpu-evidence-0"}},
+}
+
+// reportDoc reads fixture result files as pgscale report does: each
+// named by its path, or for the files of one A/B run by its target with
+// the run's comparison (or noise).
+func reportDoc(t *testing.T, names ...string) *report.Doc {
+	t.Helper()
+	var in []compare.Input
+	for _, n := range names {
+		path := filepath.Join("testdata", n)
+		f, err := result.Read(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		in = append(in, compare.Input{Name: path, File: f, Path: path})
+	}
+	d := &report.Doc{Files: in}
+	if compare.SameRun(in) {
+		for i := range in {
+			in[i].Name = in[i].File.Target.Name
+		}
+		var err error
+		if d.Comparison, d.Noise, err = compare.OfRun(in); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return d
+}
+
+// writeReport renders d in the registry's html format.
+func writeReport(t *testing.T, d *report.Doc) []byte {
+	t.Helper()
+	f, err := report.Lookup("html")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := f.Write(&buf, d); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// fixturePage is the page of fixture files, as pgscale report makes it.
+func fixturePage(t *testing.T, names ...string) []byte {
+	t.Helper()
+	return writeReport(t, reportDoc(t, names...))
 }
 
 // readDoc reads fixture result files into a Doc, named by their paths.
@@ -87,7 +141,7 @@ func embeddedData(t *testing.T, pg []byte) []byte {
 func TestGolden(t *testing.T) {
 	for _, pg := range pages {
 		t.Run(pg.name, func(t *testing.T) {
-			got := embeddedData(t, writePage(t, readDoc(t, pg.files...)))
+			got := embeddedData(t, fixturePage(t, pg.files...))
 			golden := filepath.Join("testdata", pg.name+".golden")
 			if *update {
 				if err := os.WriteFile(golden, got, 0o644); err != nil {
@@ -114,7 +168,7 @@ func TestGolden(t *testing.T) {
 // source, so a missing chart fails here without a browser too.
 func TestChartsInPage(t *testing.T) {
 	for _, pg := range pages {
-		src := string(writePage(t, readDoc(t, pg.files...)))
+		src := string(fixturePage(t, pg.files...))
 		for _, id := range pg.charts {
 			if !strings.Contains(src, `id="`+id+`"`) {
 				t.Errorf("%s: no element with id %q", pg.name, id)

@@ -11,12 +11,19 @@ import (
 // in the page as JSON, the data the golden tests compare.
 type page struct {
 	Title string `json:"title"`
-	Runs  []run  `json:"runs"`
+	// Comparison and Noise are the doc's, laid out; Matrices the doc's
+	// own (a suite's).
+	Comparison *comparison `json:"comparison,omitempty"`
+	Noise      *noiseTable `json:"noise,omitempty"`
+	Matrices   []matrix    `json:"matrices,omitempty"`
+	Runs       []run       `json:"runs"`
 	// Scaling has one series per sweep file and per A/B target.
 	Scaling   *scaling   `json:"scaling,omitempty"`
 	Timelines []timeline `json:"timelines"`
 	Evidence  []evidence `json:"evidence"`
 	Profiles  []profile  `json:"profiles,omitempty"`
+	// FlameDiffs are the differential flame graphs of A/B runs' profiles.
+	FlameDiffs []flameDiff `json:"flame_diffs,omitempty"`
 }
 
 // run is one sweep file, or the files of one A/B run.
@@ -352,9 +359,12 @@ type profile struct {
 	ID      string `json:"id"`
 	Label   string `json:"label"`
 	Clients int    `json:"clients"`
-	Round   int    `json:"round,omitempty"`
-	File    string `json:"file"`
-	Samples int64  `json:"samples"`
+	// File is the (first) pprof file; Files all that are summed, one per
+	// round for an A/B target (Rounds of them).
+	File    string   `json:"file"`
+	Files   []string `json:"files,omitempty"`
+	Rounds  int      `json:"rounds,omitempty"`
+	Samples int64    `json:"samples"`
 	// Missing says why there is no flame graph (file not found, unreadable).
 	Missing string `json:"missing,omitempty"`
 	// SharedWith names the other steps that name the same pprof file.

@@ -9,6 +9,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/pgscale/pgscale/internal/prose"
 	"github.com/pgscale/pgscale/internal/stats"
 )
 
@@ -39,6 +40,12 @@ var tmpl = template.Must(template.New("page").Funcs(template.FuncMap{
 	"join":  strings.Join,
 	"deref": func(n *num) num { return *n },
 	"note":  pointNote,
+	"rounds": func(n int) string {
+		if n <= 0 {
+			return "–"
+		}
+		return fmt.Sprint(n)
+	},
 }).Parse(pageTemplate))
 
 // view is what the template reads: the page, and the charts drawn from it.
@@ -47,6 +54,7 @@ type view struct {
 	CSS    template.CSS
 	Charts map[string]template.HTML
 	Flames []flameView
+	Diffs  []diffView
 	// StepTimelines are the sweeps' steps, shown side by side;
 	// RunTimelines the A/B runs', each the page's width.
 	StepTimelines, RunTimelines []timelineView
@@ -113,6 +121,9 @@ func render(w io.Writer, p *page) error {
 	}
 	for _, pr := range p.Profiles {
 		v.Flames = append(v.Flames, flameOf(pr))
+	}
+	for _, d := range p.FlameDiffs {
+		v.Diffs = append(v.Diffs, diffOf(d))
 	}
 	if err := tmpl.Execute(w, v); err != nil {
 		return fmt.Errorf("html report: %w", err)
@@ -214,25 +225,37 @@ func flameOf(p profile) flameView {
 	}
 	total := float64(p.Frames[0].Value)
 	for _, f := range p.Frames {
-		b := flameBox{X: float64(f.Start) / total * flameW, Y: float64(f.Depth) * flameRow,
-			W: float64(f.Value) / total * flameW, Fill: frameColor(f)}
-		b.Title = fmt.Sprintf("%s — %d samples (%.1f%%)", f.Name, f.Value, float64(f.Value)/total*100)
+		b := flameBox{X: round2(float64(f.Start) / total * flameW), Y: float64(f.Depth) * flameRow,
+			W: round2(float64(f.Value) / total * flameW), Fill: frameColor(f)}
+		b.Title = fmt.Sprintf("%s — %s (%.1f%%)", f.Name, prose.Count(int(f.Value), "sample"), float64(f.Value)/total*100)
 		if f.Self > 0 {
 			b.Title += fmt.Sprintf(", %d on CPU in the function itself", f.Self)
 		}
 		if f.Lib != "" {
 			b.Title += " [" + f.Lib + "]"
 		}
-		if fit := int((b.W - 6) / charW); fit >= 3 {
-			r := []rune(f.Name)
-			if len(r) > fit {
-				r = append(r[:fit-1], '…')
-			}
-			b.Text = string(r)
-		}
+		b.Text = fitLabel(f.Name, b.W)
 		v.Boxes = append(v.Boxes, b)
 	}
 	return v
+}
+
+// round2 keeps two decimals of a coordinate: a hundredth of a unit of a
+// 1000-unit graph is finer than any screen.
+func round2(x float64) float64 { return math.Round(x*100) / 100 }
+
+// fitLabel is as much of a function's name as fits a box w units wide,
+// cut with an ellipsis; empty when not even three characters fit.
+func fitLabel(name string, w float64) string {
+	fit := int((w - 6) / charW)
+	if fit < 3 {
+		return ""
+	}
+	r := []rune(name)
+	if len(r) > fit {
+		r = append(r[:fit-1], '…')
+	}
+	return string(r)
 }
 
 // frameColor is warm for the server's own code, blue for the kernel, and

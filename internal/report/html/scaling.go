@@ -92,7 +92,7 @@ func abSeries(label, name string, f *result.File) scalingSeries {
 			pt.RoundP99 = append(pt.RoundP99, num(a.p99[i]))
 		}
 		s.Points = append(s.Points, pt)
-		medians = append(medians, result.Step{Clients: c, Summary: result.Summary{TPS: t.Median}})
+		medians = append(medians, result.Step{Clients: c, Complete: true, Summary: result.Summary{TPS: t.Median}})
 	}
 	if k := diagnose.Knee(medians); k >= 0 {
 		s.Knee = medians[k].Clients

@@ -11,6 +11,8 @@ import (
 
 	"github.com/google/pprof/profile"
 
+	"github.com/pgscale/pgscale/internal/compare"
+	"github.com/pgscale/pgscale/internal/report"
 	"github.com/pgscale/pgscale/internal/report/html"
 	"github.com/pgscale/pgscale/internal/result"
 )
@@ -26,9 +28,11 @@ const (
 	evilSetting = `'</script><svg onload=alert("setting")>`
 	evilFunc    = `<img src=x onerror=alert("flame")>`
 	evilWindow  = `</title><script>alert("disturbance")</script>`
+	evilBase    = `"><script>alert("baseline")</script>`
+	evilCell    = `<svg onload=alert("matrix")>`
 )
 
-var evil = []string{evilTarget, evilQuery, evilError, evilScript, evilSetting, evilFunc, evilWindow}
+var evil = []string{evilTarget, evilQuery, evilError, evilScript, evilSetting, evilFunc, evilWindow, evilCell}
 
 // hostileDoc is a real result file (testdata/disturb.json) with hostile
 // text in every kind of field the page shows, written with result.Write
@@ -66,7 +70,58 @@ func hostileDoc(t *testing.T) html.Doc {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return html.Doc{Files: []html.NamedFile{{Name: path, File: back}}}
+	// A suite's matrix, as a runner would hand it over, with the same
+	// hostile text in every place it shows.
+	m := html.Matrix{Title: evilTarget, Corner: evilWindow, Cols: []string{evilCell, "b"},
+		Rows: []html.MatrixRow{{Label: evilQuery, Cells: []html.MatrixCell{
+			{Change: -0.2, Lo: -0.3, Hi: -0.1, Confidence: 0.95, Text: evilCell, Regressed: true, Outside: true}, {Empty: true}}}}}
+	return html.Doc{Files: []html.NamedFile{{Name: path, File: back}}, Matrices: []html.Matrix{m}}
+}
+
+// hostileAB is a real A/B run with a regression (testdata/abregress) whose
+// targets are named with hostile text, the candidate's pprof-free steps
+// holding a hostile error, written and read back, as pgscale report
+// renders it with its comparison.
+func hostileAB(t *testing.T) []byte {
+	t.Helper()
+	dir := t.TempDir()
+	rename := map[string]string{"base": evilBase, "slow": evilTarget}
+	var in []compare.Input
+	for _, n := range []string{"base", "slow"} {
+		f, err := result.Read(filepath.Join("testdata", "abregress", n+".json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.Target.Name = rename[f.Target.Name]
+		f.AB.Baseline = rename[f.AB.Baseline]
+		for i := range f.AB.Targets {
+			f.AB.Targets[i].Name = rename[f.AB.Targets[i].Name]
+		}
+		for i := range f.AB.Order {
+			for j := range f.AB.Order[i] {
+				f.AB.Order[i][j] = rename[f.AB.Order[i][j]]
+			}
+		}
+		f.Workload.Name = evilWindow
+		f.Steps[0].Errors = append(f.Steps[0].Errors, result.Error{Kind: "other", Message: evilError, Count: 1})
+		path := filepath.Join(dir, n+".json")
+		if err := result.Write(path, f); err != nil {
+			t.Fatal(err)
+		}
+		back, err := result.Read(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		in = append(in, compare.Input{Name: back.Target.Name, File: back, Path: path})
+	}
+	cmp, _, err := compare.OfRun(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cmp.Passed() {
+		t.Fatal("the regression fixture passed its bounds: the page would show no failure")
+	}
+	return writeReport(t, &report.Doc{Files: in, Comparison: cmp})
 }
 
 // writeProfile writes a CPU profile of 10 samples in a function named fn,
@@ -97,23 +152,28 @@ func writeProfile(t *testing.T, path, fn string) {
 	}
 }
 
-// TestHostileSource checks the page source: no hostile string appears
+// TestHostileSource checks the page sources: no hostile string appears
 // unescaped anywhere, and nothing but the data block is a script.
 func TestHostileSource(t *testing.T) {
-	src := string(writePage(t, hostileDoc(t)))
+	checkSource(t, "sweep", string(writePage(t, hostileDoc(t))), evil)
+	checkSource(t, "A/B", string(hostileAB(t)), []string{evilBase, evilTarget, evilError, evilWindow})
+}
+
+func checkSource(t *testing.T, name, src string, evil []string) {
+	t.Helper()
 	for _, s := range evil {
 		if strings.Contains(src, s) {
-			t.Errorf("the page holds %q unescaped", s)
+			t.Errorf("%s: the page holds %q unescaped", name, s)
 		}
 	}
 	// "onerror=" itself is in the page, as text: an attribute needs a tag.
 	for _, tag := range []string{"<img", "<script>", "<svg onload"} {
 		if strings.Contains(src, tag) {
-			t.Errorf("the page holds %q", tag)
+			t.Errorf("%s: the page holds %q", name, tag)
 		}
 	}
 	if n := strings.Count(src, "<script"); n != 1 {
-		t.Errorf("%d script elements, want only the JSON data block", n)
+		t.Errorf("%s: %d script elements, want only the JSON data block", name, n)
 	}
 }
 
@@ -157,6 +217,46 @@ func TestHostileInBrowser(t *testing.T) {
 	}
 	if got := eval[string](t, ctx, `document.title`); !strings.Contains(got, evilTarget) {
 		t.Errorf("title %q does not show the target name as text", got)
+	}
+	v.quiet(t)
+}
+
+// TestHostileABInBrowser opens the page of an A/B run whose target names
+// are hostile: the comparison's headline, table and matrix show them as
+// text, nothing runs, and every change keeps its interval on hover.
+func TestHostileABInBrowser(t *testing.T) {
+	needBrowser(t)
+	ctx, v := open(t, "hostile-ab", hostileAB(t), 1100, 900)
+	if n := eval[int](t, ctx, `document.querySelectorAll("img, iframe, object, embed, svg [onload], [onload], [onerror]").length`); n != 0 {
+		t.Errorf("%d elements made from the files' text", n)
+	}
+	if got := eval[[]string](t, ctx, `[...document.scripts].map(s => s.type)`); len(got) != 1 || got[0] != "application/json" {
+		t.Errorf("scripts in the page: %q, want only the JSON data block", got)
+	}
+	table := eval[string](t, ctx, `document.getElementById("comparison-table").textContent`)
+	for _, s := range []string{evilBase, evilTarget} {
+		if !strings.Contains(table, s) {
+			t.Errorf("the comparison table does not show %q as text", s)
+		}
+	}
+	if got := eval[string](t, ctx, `document.querySelector("#comparison p.headline").textContent`); !strings.Contains(got, "Compared "+evilTarget+" with "+evilBase) {
+		t.Errorf("headline %q does not name the targets as text", got)
+	}
+	if got := eval[string](t, ctx, `document.querySelector("#matrix-comparison caption").textContent`); got != "Change against "+evilBase {
+		t.Errorf("matrix caption %q", got)
+	}
+	titles := eval[[]string](t, ctx, `[...document.querySelectorAll("#comparison-table td.chg, #matrix-comparison td.chg")].map(td => td.title)`)
+	if len(titles) != 16 {
+		t.Errorf("%d change cells in table and matrix, want 16 (8 measures each)", len(titles))
+	}
+	for _, ti := range titles {
+		if !strings.Contains(ti, "95% interval") {
+			t.Errorf("change cell without its interval on hover: %q", ti)
+		}
+	}
+	outside := eval[int](t, ctx, `document.querySelectorAll("#comparison-table td.chg.outside").length`)
+	if outside == 0 {
+		t.Error("no change marked outside its bound")
 	}
 	v.quiet(t)
 }

@@ -1,0 +1,205 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/pgscale/pgscale/internal/compare"
+	"github.com/pgscale/pgscale/internal/plan"
+	"github.com/pgscale/pgscale/internal/report"
+	"github.com/pgscale/pgscale/internal/stats"
+	"github.com/pgscale/pgscale/internal/suite"
+	"github.com/pgscale/pgscale/internal/usage"
+)
+
+func newSuiteCmd(argv []string, stdout, stderr io.Writer) *cobra.Command {
+	var (
+		preset, only, resume    string
+		quick, showOnly, dryRun bool
+		params                  []string
+		outputs                 outputFlags
+		c                       plan.Common
+	)
+	spec := plan.SuiteSpec{}
+	cmd := &cobra.Command{
+		Use:   "suite FILE | --preset NAME",
+		Short: "Run a suite: a matrix of cells, each an interleaved A/B over the same targets; one bundle, one verdict",
+		Long: `Run a suite file (YAML) or a preset: every cell of its matrix — its named
+parameters crossed — as an interleaved A/B over the targets (with one target, a
+sweep), the setup SQL and scripts templated by the cell's parameters ({{name}};
+each parameter is also a script variable :name). The result files go to one
+bundle directory with an index; an interrupted suite keeps every finished cell,
+and --resume DIR runs only what is missing. The verdict judges every measure of
+every cell together (one Holm correction), against the suite's bounds.
+
+Presets: ` + strings.Join(suite.Presets(), ", ") + ` (--show prints one, --quick runs its
+quick variant). Exit codes as ab's: 0 within bounds, 1 a measure outside, 2 bad
+usage or a bad suite file (file:line), 3 a cell could not complete.`,
+		Args: func(_ *cobra.Command, args []string) error {
+			if (len(args) == 1) == (preset != "") || len(args) > 1 {
+				return usage.Errorf("suite needs a suite file or --preset NAME (one of them)")
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if showOnly {
+				return showSuite(args, preset, stdout)
+			}
+			s, err := readSuite(args, preset, quick)
+			if err != nil {
+				return err
+			}
+			for _, p := range params {
+				name, value, ok := strings.Cut(p, "=")
+				if !ok {
+					return usage.Errorf("--param %q is not NAME=VALUE", p)
+				}
+				if err := s.SetParam(name, value); err != nil {
+					return err
+				}
+			}
+			if only != "" {
+				if spec.Only, err = suite.ParseOnly(only); err != nil {
+					return usage.Errorf("--only: %v", err)
+				}
+			}
+			if resume != "" {
+				if spec.Out != "" && spec.Out != resume {
+					return usage.Errorf("--resume DIR is the bundle to complete: drop --out")
+				}
+				spec.Out, spec.Resume = resume, true
+			}
+			spec.Suite, spec.Argv, spec.Version, spec.Cluster = s, argv, Version, c.Cluster
+			if dryRun {
+				return dryRunSuite(&spec, stdout)
+			}
+			spec.Observer = &report.Live{Out: stdout, Err: stderr}
+			ctx, stop := interruptible(cmd.Context())
+			defer stop()
+			run, runErr := plan.RunSuite(ctx, spec)
+			if run == nil {
+				return runErr
+			}
+			d, err := loadBundle(run.Dir)
+			if err != nil {
+				return errors.Join(runErr, err)
+			}
+			d.Color = colorTerminal(stdout)
+			err = show(d, stdout, &outputs)
+			status := ""
+			if runErr != nil {
+				status = " (incomplete: resume with --resume " + run.Dir + ")"
+			}
+			fmt.Fprintf(stdout, "\nbundle: %s%s\n", run.Dir, status)
+			if runErr != nil || err != nil {
+				return errors.Join(err, runErr)
+			}
+			return suiteVerdictError(d.Suite)
+		},
+	}
+	fs := cmd.Flags()
+	fs.SortFlags = false
+	fs.StringVar(&preset, "preset", "", "run a built-in suite: "+strings.Join(suite.Presets(), ", "))
+	fs.BoolVar(&quick, "quick", false, "run the suite's quick variant (minutes)")
+	fs.BoolVar(&showOnly, "show", false, "print the suite file (a preset's, or the file) and run nothing")
+	fs.BoolVar(&dryRun, "dry-run", false, "print the cells, their order and the estimated time, and run nothing")
+	fs.StringVar(&only, "only", "", "run only the cells with these parameters: NAME=VALUE[|VALUE...][,NAME=VALUE...]")
+	fs.StringArrayVar(&spec.Targets, "target", nil, "replace the suite's targets: NAME=bin:DIR, NAME=settings:k=v,... or NAME=dsn:CONNSTRING (repeatable)")
+	fs.StringVar(&spec.Baseline, "baseline", "", "with --target: the target the others are compared with (default: the first)")
+	fs.StringArrayVar(&params, "param", nil, "set a parameter of the suite: NAME=VALUE (repeatable)")
+	fs.StringVar(&spec.Out, "out", "", "bundle directory (default results/suite-<name>-<UTC time>)")
+	fs.StringVar(&resume, "resume", "", "complete the bundle in DIR: run only its missing or incomplete cells")
+	fs.StringVar(&spec.IO, "io", "auto", "client socket I/O: auto, raw or netpoll")
+	outputs.register(fs, func(rf report.Format) bool { return rf.Comparisons })
+	registerCluster(fs, &c)
+	return cmd
+}
+
+// readSuite reads the suite file or the preset.
+func readSuite(args []string, preset string, quick bool) (*suite.Suite, error) {
+	if preset != "" {
+		return suite.Preset(preset, quick)
+	}
+	return suite.ReadFile(args[0], quick)
+}
+
+// showSuite prints the suite file.
+func showSuite(args []string, preset string, stdout io.Writer) error {
+	if preset != "" {
+		src, err := suite.PresetSource(preset)
+		if err != nil {
+			return err
+		}
+		_, err = io.WriteString(stdout, src)
+		return err
+	}
+	s, err := suite.ReadFile(args[0], false)
+	if err != nil {
+		return err
+	}
+	_, err = io.WriteString(stdout, s.Source)
+	return err
+}
+
+// dryRunSuite prints what the suite would run.
+func dryRunSuite(spec *plan.SuiteSpec, stdout io.Writer) error {
+	s := spec.Suite
+	cells := s.Cells()
+	run, err := s.Only(cells, spec.Only)
+	if err != nil {
+		return err
+	}
+	targets := spec.Targets
+	if len(targets) == 0 {
+		targets = s.Targets
+	}
+	if len(targets) == 0 {
+		targets = []string{"installed=settings:"}
+	}
+	what := "sweeps"
+	if len(targets) > 1 {
+		what = fmt.Sprintf("A/B runs of %d rounds", s.Rounds)
+	}
+	fmt.Fprintf(stdout, "suite %s: %d of %d cells, %s on %s; clients %v, %v per step\n", s.Name, len(run), len(cells), what,
+		strings.Join(targets, ", "), s.Clients, s.Duration)
+	for _, c := range run {
+		fmt.Fprintf(stdout, "  %3d  %s\n", c.Index+1, c.Key())
+	}
+	est := plan.EstimateSuite(s, len(run), len(targets))
+	fmt.Fprintf(stdout, "estimated time: %v, and the data's set-up in each cell\n", est.Round(time.Second))
+	return nil
+}
+
+// loadBundle reads a suite bundle into a document: its cells' files and
+// the suite's comparison (suite.ReadBundle).
+func loadBundle(dir string) (*report.Doc, error) { return loadBundleWith(dir, nil, stats.Options{}) }
+
+// loadBundleWith is loadBundle judging every cell against bounds instead
+// of the bounds the cells recorded, when bounds is not nil.
+func loadBundleWith(dir string, bounds *stats.Bounds, opt stats.Options) (*report.Doc, error) {
+	s, files, err := suite.ReadBundle(dir, bounds, opt)
+	if err != nil {
+		return nil, err
+	}
+	return &report.Doc{Files: files, Suite: s}, nil
+}
+
+// suiteVerdictError is the exit code's error: a RegressionError when a
+// measure of a cell is outside its bounds.
+func suiteVerdictError(s *compare.Suite) error {
+	if s == nil || s.Passed() {
+		return nil
+	}
+	var failing []string
+	for i, v := range s.Verdicts {
+		if !v.Passed() {
+			failing = append(failing, s.Candidates[i])
+		}
+	}
+	return &RegressionError{Msg: fmt.Sprintf("%s: measures outside bounds", strings.Join(failing, ", "))}
+}

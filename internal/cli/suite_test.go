@@ -1,0 +1,195 @@
+package cli_test
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/pgscale/pgscale/internal/cli"
+	"github.com/pgscale/pgscale/internal/result"
+	"github.com/pgscale/pgscale/internal/suite"
+)
+
+// twoCells writes a two-cell, two-target suite file against the package's
+// server and returns its path: both targets are the same database, so
+// the comparison is an A/A.
+func twoCells(t *testing.T, db string, duration string) string {
+	t.Helper()
+	createDB(t, db)
+	src := `name: two-cells
+targets: ["a=dsn:` + dsn(db) + `", "b=dsn:` + dsn(db) + `"]
+matrix:
+  rows: [100, 20000]
+setup: |
+  DROP TABLE IF EXISTS t;
+  CREATE TABLE t (id int PRIMARY KEY, v int);
+  INSERT INTO t SELECT g, g FROM generate_series(1, {{rows}}) g;
+  ANALYZE t;
+scripts:
+  - sql: |
+      \set id random(1, {{rows}})
+      SELECT v FROM t WHERE id = :id;
+init: false
+clients: [1, 2]
+duration: ` + duration + `
+warmup: 0.2s
+rounds: 2
+slice: 0.25s
+bounds: [tps=-90%]
+`
+	path := filepath.Join(t.TempDir(), "two.yaml")
+	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// A two-cell, two-target suite runs end to end; its bundle holds an index
+// and ordinary result files that report and compare read back: report of
+// the bundle prints what the suite printed, and compare of one cell's
+// files compares them.
+func TestSuiteRunsAndReadsBack(t *testing.T) {
+	file := twoCells(t, "suite2", "1s")
+	out := filepath.Join(t.TempDir(), "bundle")
+	code, stdout, stderr := pgscale(t, "suite", file, "--out", out, "--markdown", filepath.Join(out, "suite.md"),
+		"--verdict", filepath.Join(out, "verdict.json"), "--benchfmt", filepath.Join(out, "suite.txt"))
+	if code != cli.ExitOK {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, lastLines(stderr, 20))
+	}
+	x, err := result.ReadSuiteIndex(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(x.Cells) != 2 || x.Cells[0].Status != result.CellComplete || x.Cells[1].Status != result.CellComplete || len(x.Cells[1].Files) != 2 {
+		t.Fatalf("index cells %+v", x.Cells)
+	}
+	for _, want := range []string{"Compared b with a: All ", "rows  clients  a tps  b tps", "rows=20000: ", "cell 2/2: rows=20000"} {
+		if !strings.Contains(stdout+stderr, want) {
+			t.Errorf("output lacks %q:\n%s", want, stdout)
+		}
+	}
+	printed := strings.TrimSuffix(stdout, "\nbundle: "+out+"\n")
+	code, shown, _ := pgscale(t, "report", out)
+	if code != 0 || shown != printed {
+		t.Errorf("report of the bundle: exit %d\n%s\nthe suite printed:\n%s", code, shown, printed)
+	}
+	cell := filepath.Join(out, x.Cells[1].Dir)
+	if code, cmp, stderr := pgscale(t, "compare", filepath.Join(cell, "a.json"), filepath.Join(cell, "b.json")); code != 0 || !strings.Contains(cmp, "paired by round over 2 of 2 rounds") {
+		t.Errorf("compare of a cell: exit %d\n%s%s", code, cmp, stderr)
+	}
+	if code, again, _ := pgscale(t, "compare", out, "--bound", "tps=-95%"); code != 0 || !strings.Contains(again, "Compared b with a") {
+		t.Errorf("compare of the bundle: exit %d\n%s", code, again)
+	}
+	md, _ := os.ReadFile(filepath.Join(out, "suite.md"))
+	if !strings.Contains(string(md), "### pgscale suite: two-cells") {
+		t.Errorf("markdown:\n%s", md)
+	}
+	bf, _ := os.ReadFile(filepath.Join(out, "suite.txt"))
+	if !strings.Contains(string(bf), "rows: 20000") {
+		t.Errorf("benchfmt lacks the cell's parameter as configuration:\n%s", bf)
+	}
+	// benchstat reads it: the targets as columns, the cells' parameters
+	// as configuration it can group by.
+	bench := filepath.Join(t.TempDir(), "benchstat")
+	if b, err := exec.Command("go", "build", "-o", bench, "golang.org/x/perf/cmd/benchstat").CombinedOutput(); err != nil {
+		t.Fatalf("build benchstat: %v\n%s", err, b)
+	}
+	bs, err := exec.Command(bench, "-col", "target", "-row", "rows", "-ignore", "round", filepath.Join(out, "suite.txt")).CombinedOutput()
+	if err != nil || !strings.Contains(string(bs), "│ a ") && !strings.Contains(string(bs), "a  ") {
+		t.Errorf("benchstat: %v\n%s", err, bs)
+	}
+}
+
+// A suite killed during its second cell keeps the first; --resume runs
+// only what is missing, and the first cell's files are left as they were.
+func TestSuiteResumeAfterAKill(t *testing.T) {
+	bin := buildPgscale(t)
+	file := twoCells(t, "suitekill", "2s")
+	out := filepath.Join(t.TempDir(), "bundle")
+	cmd := exec.Command(bin, "suite", file, "--out", out)
+	var stdout, stderr lockedBuffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(2 * time.Minute)
+	for !strings.Contains(stderr.String(), "cell 2/2") && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	time.Sleep(time.Second)
+	cmd.Process.Signal(syscall.SIGINT)
+	err := cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != cli.ExitIncomplete {
+		t.Fatalf("exit %v, want %d\n%s", err, cli.ExitIncomplete, lastLines(stderr.String(), 10))
+	}
+	x, err := result.ReadSuiteIndex(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if x.Cells[0].Status != result.CellComplete || x.Cells[1].Status == result.CellComplete {
+		t.Fatalf("after the kill: cells %+v", x.Cells)
+	}
+	first := filepath.Join(out, x.Cells[0].Dir, "a.json")
+	before, _ := os.Stat(first)
+	code, stdo, stde := pgscale(t, "suite", file, "--resume", out)
+	if code != cli.ExitOK || strings.Contains(stde, "cell 1/2") || !strings.Contains(stde, "cell 2/2") {
+		t.Fatalf("--resume: exit %d; it must run cell 2 only\n%s\n%s", code, stdo, lastLines(stde, 10))
+	}
+	if after, _ := os.Stat(first); !after.ModTime().Equal(before.ModTime()) {
+		t.Errorf("--resume rewrote the finished cell's file")
+	}
+	if x, _ = result.ReadSuiteIndex(out); x.Cells[1].Status != result.CellComplete {
+		t.Errorf("after --resume: cells %+v", x.Cells)
+	}
+}
+
+// Every preset's quick variant is parsed and dry-run; fastpath --quick
+// runs, on an ephemeral cluster, and names the fast-path slots it
+// exhausts.
+func TestSuitePresets(t *testing.T) {
+	for _, p := range suite.Presets() {
+		code, stdout, stderr := pgscale(t, "suite", "--preset", p, "--quick", "--dry-run")
+		if p == "pooler" && code == cli.ExitUsage && strings.Contains(stderr, "pgbouncer") {
+			t.Logf("pooler: %s", strings.TrimSpace(stderr)) // until the pgbouncer: target exists
+			continue
+		}
+		if code != 0 || !strings.Contains(stdout, "estimated time:") {
+			t.Errorf("preset %s: exit %d\n%s%s", p, code, stdout, stderr)
+		}
+		if code, src, _ := pgscale(t, "suite", "--preset", p, "--show"); code != 0 || !strings.Contains(src, "quick:") {
+			t.Errorf("--show %s: exit %d", p, code)
+		}
+	}
+	out := filepath.Join(t.TempDir(), "fp")
+	code, stdout, stderr := pgscale(t, "suite", "--preset", "fastpath", "--quick", "--out", out)
+	if code != cli.ExitOK {
+		t.Fatalf("fastpath --quick: exit %d\n%s\n%s", code, stdout, lastLines(stderr, 10))
+	}
+	exhausted := false
+	for _, l := range strings.Split(stdout, "\n") {
+		f := strings.Fields(l)
+		if len(f) > 0 && f[0] == "32" && strings.Contains(l, "fast-path slots exhausted") {
+			exhausted = true
+		}
+	}
+	if !exhausted {
+		t.Errorf("fastpath: 32 partitions did not exhaust the fast-path slots:\n%s", stdout)
+	}
+}
+
+// A bad suite file is one line naming the file and line, exit 2, before
+// anything starts.
+func TestSuiteBadFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "bad.yaml")
+	os.WriteFile(path, []byte("name: bad\nmatrix:\n  rows: [1, 2]\nclients: [1]\n"), 0o644)
+	code, _, stderr := pgscale(t, "suite", path)
+	if code != cli.ExitUsage || !strings.Contains(stderr, "bad.yaml:3:") || !strings.Contains(stderr, "axis rows is used by no template") {
+		t.Errorf("exit %d: %s", code, stderr)
+	}
+}

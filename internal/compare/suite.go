@@ -1,0 +1,303 @@
+package compare
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+
+	"github.com/pgscale/pgscale/internal/result"
+	"github.com/pgscale/pgscale/internal/stats"
+)
+
+// Suite is a suite's comparison: every cell's comparison of the candidates
+// with the baseline, judged together — one Holm correction over every
+// measure of every cell, so that a suite of many cells does not turn noise
+// into changes — with a verdict per candidate, group summaries per axis
+// value, and the suite's decision rule.
+type Suite struct {
+	Name       string
+	Baseline   string
+	Candidates []string
+	Axes       []result.SuiteAxis
+	Cells      []SuiteCell
+	// Verdicts hold one verdict per candidate over the whole suite (nil
+	// with a single target: nothing is compared).
+	Verdicts []stats.Verdict
+	// Groups summarise tps per axis value and candidate.
+	Groups []Group
+	// RuleDef is the suite's decision rule, nil when it states none;
+	// Rule its outcome per cell and target.
+	RuleDef *Rule
+	Rule    []RuleOutcome
+	// Notes are caveats about the comparison as a whole.
+	Notes []string
+	// Incomplete says which cells are missing or incomplete; empty when
+	// every cell was measured.
+	Incomplete string
+}
+
+// SuiteCell is one cell: its parameters, its files and their comparison.
+type SuiteCell struct {
+	Key    string
+	Params []Param // in axis order
+	Status string
+	Reason string
+	Inputs []Input // its result files, baseline first; none when missing
+	// Comparison compares them, its assessments judged suite-wide; nil
+	// with a single target or when no round completed.
+	Comparison *Comparison
+}
+
+// Param is one parameter of a cell.
+type Param struct{ Name, Value string }
+
+// Group sums up one axis value for one candidate: the tps changes of every
+// step of the cells with that value.
+type Group struct {
+	Axis, Value, Candidate string
+	// Steps counts the (cell, client count) pairs; Faster and Slower those
+	// whose tps change is significant.
+	Steps, Faster, Slower int
+	// Median, Lo and Hi are the median tps change and the range of the
+	// changes over the steps.
+	Median, Lo, Hi float64
+}
+
+// Rule is a decision rule on a sweep: Measure at Clients grows less than
+// Below per cent over its value at Against clients.
+type Rule struct {
+	Measure          string
+	Clients, Against int
+	Below            float64
+}
+
+// RuleOutcome is the rule applied to one target in one cell.
+type RuleOutcome struct {
+	Cell, Target string
+	// Growth is the measure's relative growth (0.12 = +12 %); NaN when a
+	// value is missing.
+	Growth float64
+	Holds  bool
+}
+
+// SuiteOptions configure CompareSuite.
+type SuiteOptions struct {
+	// Rule is the suite's decision rule, nil when it states none.
+	Rule *Rule
+	// Bounds, when set, judge every cell instead of the bounds each
+	// cell's files recorded (pgscale compare BUNDLE --bound ...).
+	Bounds *stats.Bounds
+	Stats  stats.Options
+}
+
+// CompareSuite compares the cells of a suite bundle: x is its index,
+// cells[i] the files of x.Cells[i] (baseline first; empty when missing).
+func CompareSuite(x *result.SuiteIndex, cells [][]Input, o SuiteOptions) (*Suite, error) {
+	rule, opt := o.Rule, o.Stats
+	s := &Suite{Name: x.Name, Baseline: x.Baseline, Axes: x.Axes}
+	for _, t := range x.Targets[1:] {
+		s.Candidates = append(s.Candidates, t.Name)
+	}
+	var missing []string
+	for i, c := range x.Cells {
+		sc := SuiteCell{Key: c.Key, Status: c.Status, Reason: c.Reason, Inputs: cells[i]}
+		for _, a := range x.Axes {
+			sc.Params = append(sc.Params, Param{Name: a.Name, Value: c.Params[a.Name]})
+		}
+		if c.Status != result.CellComplete {
+			missing = append(missing, fmt.Sprintf("%s %s", c.Key, c.Status))
+		}
+		if len(cells[i]) >= 2 && SameRun(cells[i]) && cells[i][0].File.AB.RoundsDone > 0 {
+			cmp, _, err := OfRun(cells[i])
+			if o.Bounds != nil {
+				cmp, err = Compare(cells[i], Options{Bounds: *o.Bounds, Stats: opt})
+			}
+			if err != nil {
+				return nil, fmt.Errorf("cell %s: %w", c.Key, err)
+			}
+			sc.Comparison = cmp
+		}
+		s.Cells = append(s.Cells, sc)
+	}
+	if len(missing) > 0 {
+		s.Incomplete = fmt.Sprintf("%d of %d cells not complete (%s)", len(missing), len(x.Cells), strings.Join(missing, "; "))
+	}
+	if len(s.Candidates) > 0 {
+		if err := s.judge(opt); err != nil {
+			return nil, err
+		}
+		s.groups()
+	}
+	if rule != nil {
+		s.RuleDef = rule
+		s.applyRule(*rule)
+	}
+	return s, nil
+}
+
+// judge evaluates every measure of every cell as one family: each cell's
+// bounds (recorded in its files) apply to its own measures only.
+func (s *Suite) judge(opt stats.Options) error {
+	for ci := range s.Candidates {
+		var cs []stats.Comparison
+		var bounds stats.Bounds
+		type at struct{ cell, row int }
+		var where []at
+		for i, cell := range s.Cells {
+			cmp := cell.Comparison
+			if cmp == nil || ci >= len(cmp.Verdicts) {
+				continue
+			}
+			steps := map[string]bool{}
+			for ri, row := range cmp.Rows {
+				c := row.Cells[ci].Assessment.Comparison
+				c.Measure.Step = cell.Key + "\x00" + c.Measure.Step
+				cs = append(cs, c)
+				where = append(where, at{i, ri})
+				steps[row.Measure.Step] = true
+			}
+			// The cell's own bounds, on its own steps.
+			for _, a := range cmp.Verdicts[ci].Assessments {
+				if a.Bound == nil {
+					continue
+				}
+				b := *a.Bound
+				b.Step = cell.Key + "\x00" + a.Measure.Step
+				if !hasBound(bounds, b) {
+					bounds = append(bounds, b)
+				}
+			}
+		}
+		v, err := stats.Evaluate(cs, bounds, opt)
+		if err != nil {
+			return err
+		}
+		for k, w := range where {
+			cell := s.Cells[w.cell]
+			step := cell.Comparison.Rows[w.row].Measure.Step
+			a := v.Assessments[k]
+			a.Measure.Step = step
+			cell.Comparison.Rows[w.row].Cells[ci].Assessment = a
+			// In the suite's verdict a measure names its cell:
+			// "tps@c=4 [partitions=32]".
+			v.Assessments[k].Measure.Step = step + " [" + cell.Key + "]"
+		}
+		s.Verdicts = append(s.Verdicts, v)
+	}
+	return nil
+}
+
+func hasBound(bs stats.Bounds, b stats.Bound) bool {
+	for _, x := range bs {
+		if x.Measure == b.Measure && x.Step == b.Step {
+			return true
+		}
+	}
+	return false
+}
+
+// groups sums up tps per axis value and candidate.
+func (s *Suite) groups() {
+	for _, ax := range s.Axes {
+		for _, val := range ax.Values {
+			for ci, cand := range s.Candidates {
+				g := Group{Axis: ax.Name, Value: val, Candidate: cand, Lo: math.Inf(1), Hi: math.Inf(-1)}
+				var changes []float64
+				for _, cell := range s.Cells {
+					if cell.Comparison == nil || cellValue(cell, ax.Name) != val {
+						continue
+					}
+					for _, row := range cell.Comparison.Rows {
+						if row.Measure.Name != "tps" {
+							continue
+						}
+						a := row.Cells[ci].Assessment
+						if math.IsNaN(a.Change) {
+							continue
+						}
+						g.Steps++
+						switch a.Effect {
+						case stats.Improved:
+							g.Faster++
+						case stats.Regressed:
+							g.Slower++
+						}
+						changes = append(changes, a.Change)
+						g.Lo, g.Hi = math.Min(g.Lo, a.Change), math.Max(g.Hi, a.Change)
+					}
+				}
+				if g.Steps == 0 {
+					continue
+				}
+				sort.Float64s(changes)
+				g.Median = changes[len(changes)/2]
+				if len(changes)%2 == 0 {
+					g.Median = (changes[len(changes)/2-1] + changes[len(changes)/2]) / 2
+				}
+				s.Groups = append(s.Groups, g)
+			}
+		}
+	}
+}
+
+func cellValue(c SuiteCell, name string) string {
+	for _, p := range c.Params {
+		if p.Name == name {
+			return p.Value
+		}
+	}
+	return ""
+}
+
+// applyRule checks the rule for every cell and target.
+func (s *Suite) applyRule(r Rule) {
+	var md *MeasureDef
+	for _, m := range Measures() {
+		if m.Name == r.Measure {
+			m := m
+			md = &m
+		}
+	}
+	if md == nil {
+		s.Notes = append(s.Notes, fmt.Sprintf("rule: unknown measure %s", r.Measure))
+		return
+	}
+	for _, cell := range s.Cells {
+		for _, in := range cell.Inputs {
+			at := stats.Summarize(Values(in.File, r.Clients, *md), stats.Options{}).Median
+			base := stats.Summarize(Values(in.File, r.Against, *md), stats.Options{}).Median
+			o := RuleOutcome{Cell: cell.Key, Target: in.Name, Growth: at/base - 1}
+			o.Holds = !math.IsNaN(o.Growth) && o.Growth < r.Below/100
+			s.Rule = append(s.Rule, o)
+		}
+	}
+}
+
+// Passed reports whether no candidate has a measure outside bounds.
+func (s *Suite) Passed() bool {
+	for _, v := range s.Verdicts {
+		if !v.Passed() {
+			return false
+		}
+	}
+	return true
+}
+
+// Headline sums the suite up in the pooler bot's words, one clause per
+// candidate: "Compared patch with master: 1 of 148 measures outside
+// bounds: ...".
+func (s *Suite) Headline() string {
+	if len(s.Verdicts) == 0 {
+		return fmt.Sprintf("Suite %s: %d cells of %s alone (nothing to compare)", s.Name, len(s.Cells), s.Baseline)
+	}
+	parts := make([]string, len(s.Verdicts))
+	for i, v := range s.Verdicts {
+		parts[i] = fmt.Sprintf("Compared %s with %s: %s", s.Candidates[i], s.Baseline, v.Headline())
+	}
+	h := strings.Join(parts, "; ")
+	if s.Incomplete != "" {
+		h += " (incomplete)"
+	}
+	return h
+}

@@ -1,0 +1,366 @@
+package plan
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/pgscale/pgscale/internal/disturb"
+	"github.com/pgscale/pgscale/internal/observe"
+	"github.com/pgscale/pgscale/internal/result"
+	"github.com/pgscale/pgscale/internal/secret"
+	"github.com/pgscale/pgscale/internal/suite"
+	"github.com/pgscale/pgscale/internal/target"
+	"github.com/pgscale/pgscale/internal/usage"
+	"github.com/pgscale/pgscale/internal/workload"
+)
+
+// SuiteSpec is a suite run: what pgscale suite asks for.
+type SuiteSpec struct {
+	Suite   *suite.Suite
+	Argv    []string
+	Version string
+	Cluster target.ClusterOptions
+	// Targets, when given, replace the suite's (--target); Baseline then
+	// names the baseline among them.
+	Targets  []string
+	Baseline string
+	// Only runs the cells these filters keep (--only); the others stay
+	// missing in the bundle.
+	Only []suite.Filter
+	// Out is the bundle's directory (default results/suite-NAME-TIME);
+	// with Resume it already holds a bundle of the same suite, whose
+	// complete cells are kept.
+	Out    string
+	Resume bool
+	// Probes choose the probes (nil: the defaults; the suite's probes:
+	// false turns them all off).
+	Probes   *ProbeOptions
+	IO       string
+	Observer observe.Observer
+}
+
+// SuiteRun is what a suite run left in its bundle.
+type SuiteRun struct {
+	Dir   string
+	Index *result.SuiteIndex
+}
+
+// targets returns the suite's targets as given, and the baseline's name.
+func (spec *SuiteSpec) targets() ([]string, string) {
+	if len(spec.Targets) > 0 {
+		return spec.Targets, spec.Baseline
+	}
+	if len(spec.Suite.Targets) > 0 {
+		return spec.Suite.Targets, spec.Suite.Baseline
+	}
+	return []string{"installed=settings:"}, ""
+}
+
+// RunSuite runs a suite: every cell (or those Only keeps, or those a
+// resumed bundle still lacks) as an interleaved A/B over the targets —
+// with one target, a sweep — on targets opened once for the whole suite,
+// each cell's data made again from its setup. After every cell the
+// bundle's index is written, so an interrupted suite keeps every cell it
+// finished; --resume runs only what is missing. It stops at the first cell
+// that could not complete (a server gone, Ctrl-C) and returns why.
+func RunSuite(ctx context.Context, spec SuiteSpec) (*SuiteRun, error) {
+	s := spec.Suite
+	specsIn, baseline := spec.targets()
+	specs, err := target.ParseSpecs(specsIn, baseline, 1)
+	if err != nil {
+		return nil, usage.Wrap(err)
+	}
+	if err := spec.Cluster.Check(specs); err != nil {
+		return nil, err
+	}
+	cells := s.Cells()
+	run, err := s.Only(cells, spec.Only)
+	if err != nil {
+		return nil, err
+	}
+	started := time.Now().UTC()
+	dir := spec.Out
+	if dir == "" {
+		dir = filepath.Join("results", fmt.Sprintf("suite-%s-%s", fileName(s.Name), started.Format("20060102T150405Z")))
+	}
+	index, err := spec.index(dir, specs, cells, started)
+	if err != nil {
+		return nil, err
+	}
+	var todo []suite.Cell
+	for _, c := range run {
+		if index.Cells[c.Index].Status != result.CellComplete {
+			todo = append(todo, c)
+		}
+	}
+	out := &SuiteRun{Dir: dir, Index: index}
+	if err := result.WriteSuiteIndex(dir, index); err != nil {
+		return nil, fmt.Errorf("write the suite's index: %w", err)
+	}
+	if len(todo) == 0 {
+		return out, nil
+	}
+	// Every cell's spec is checked before anything starts: a mistake in
+	// a template shows before the first cluster does.
+	seed, err := workload.ResolveSeed("time")
+	if err != nil {
+		return nil, err
+	}
+	cellSpecs := make([]ABSpec, len(todo))
+	needs := target.Needs{}
+	for i, c := range todo {
+		cs, err := spec.cellSpec(c, seed)
+		if err != nil {
+			return nil, err
+		}
+		ds, err := cs.checkCell(len(specs))
+		if err != nil {
+			return nil, usage.Prefix(fmt.Sprintf("cell %s: ", c.Key()), err)
+		}
+		n := cs.needs(ds)
+		needs.DataBytes, needs.Connections = max(needs.DataBytes, n.DataBytes), max(needs.Connections, n.Connections)
+		cellSpecs[i] = cs
+	}
+	obs := spec.observer()
+	targets, err := spec.common().openAll(ctx, specs, needs)
+	defer closeAll(targets)
+	if err != nil {
+		return out, err
+	}
+	for i, c := range todo {
+		obs.Observe(observe.CellStart{Index: c.Index, Cells: len(cells), Key: c.Key()})
+		cell := &index.Cells[c.Index]
+		files, runErr := spec.runCell(ctx, cellSpecs[i], targets, specs, filepath.Join(dir, cell.Dir), seed)
+		cell.Files = files
+		switch {
+		case runErr == nil:
+			cell.Status, cell.Reason = result.CellComplete, ""
+		case len(files) > 0:
+			cell.Status, cell.Reason = result.CellIncomplete, oneLine(runErr)
+		default:
+			cell.Status, cell.Reason = result.CellMissing, ""
+		}
+		index.Finished = time.Now().UTC()
+		if err := result.WriteSuiteIndex(dir, index); err != nil {
+			return out, errors.Join(runErr, fmt.Errorf("write the suite's index: %w", err))
+		}
+		if runErr != nil {
+			return out, fmt.Errorf("cell %s: %w", c.Key(), runErr)
+		}
+	}
+	return out, nil
+}
+
+func oneLine(err error) string {
+	s := err.Error()
+	for i, r := range s {
+		if r == '\n' {
+			return s[:i]
+		}
+	}
+	return s
+}
+
+// common is what every cell shares.
+func (spec *SuiteSpec) common() *Common {
+	return &Common{Argv: spec.Argv, Version: spec.Version, Cluster: spec.Cluster, Observer: spec.Observer}
+}
+
+func (spec *SuiteSpec) observer() observe.Observer { return spec.common().observer() }
+
+// index returns the bundle's index: a new one, or with Resume the one in
+// dir, which must be of the same suite.
+func (spec *SuiteSpec) index(dir string, specs []target.Spec, cells []suite.Cell, started time.Time) (*result.SuiteIndex, error) {
+	s := spec.Suite
+	params := map[string]string{}
+	for _, p := range s.Params {
+		params[p.Name] = p.Value
+	}
+	if spec.Resume {
+		x, err := result.ReadSuiteIndex(dir)
+		if err != nil {
+			return nil, usage.Errorf("--resume %s: %v", dir, err)
+		}
+		if x.Source != s.Source || x.Quick != s.Quick || !sameParams(x.Params, params) || len(x.Cells) != len(cells) {
+			return nil, usage.Errorf("--resume %s: the bundle was made by another suite (or its quick variant, or other --param values)", dir)
+		}
+		return x, nil
+	}
+	if result.IsSuiteBundle(dir) {
+		return nil, usage.Errorf("%s already holds a suite's bundle: pass --resume to run what it lacks, or another --out", dir)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	x := &result.SuiteIndex{Pgscale: spec.Version, Name: s.Name, File: s.File, Source: s.Source, Quick: s.Quick,
+		Params: params, Command: secret.RedactAll(spec.Argv), Started: started, Finished: started, Baseline: specs[0].Name}
+	if len(x.Params) == 0 {
+		x.Params = nil
+	}
+	for _, t := range specs {
+		x.Targets = append(x.Targets, result.ABTarget{Name: t.Name, Spec: t.String(), File: t.Name + ".json"})
+	}
+	for _, a := range s.Axes {
+		x.Axes = append(x.Axes, result.SuiteAxis{Name: a.Name, Values: a.Values})
+	}
+	for _, c := range cells {
+		ps := map[string]string{}
+		for _, p := range c.Params {
+			ps[p.Name] = p.Value
+		}
+		x.Cells = append(x.Cells, result.SuiteCell{Key: c.Key(), Params: ps, Dir: filepath.Join("cells", c.Dir()), Status: result.CellMissing})
+	}
+	return x, nil
+}
+
+func sameParams(a, b map[string]string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if b[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+// cellSpec is the A/B spec of one cell: the suite's workload with the
+// cell's parameters in its templates, options and script variables, and
+// the bounds that apply to it.
+func (spec *SuiteSpec) cellSpec(c suite.Cell, seed uint64) (ABSpec, error) {
+	s := spec.Suite
+	specsIn, baseline := spec.targets()
+	cs := ABSpec{Common: *spec.common(), Targets: specsIn, Baseline: baseline, Rounds: s.Rounds,
+		OrderSeed: strconv.FormatUint(seed, 10), Slice: s.Slice, SliceGiven: s.SliceGiven, Confidence: s.Confidence}
+	probes := DefaultProbeOptions()
+	if spec.Probes != nil {
+		probes = spec.Probes.Clone()
+	}
+	cs.Probes = &probes
+	if !s.Probes {
+		cs.Probes.None = true
+	}
+	if s.Profile {
+		cs.Probes.Set(ProbeProfile, true)
+	}
+	defines := map[string]string{}
+	for k, v := range s.Defines {
+		defines[k] = v
+	}
+	for _, p := range s.Params {
+		defines[p.Name] = p.Value
+	}
+	for _, p := range c.Params {
+		defines[p.Name] = p.Value
+	}
+	protocol := s.Protocol
+	if v, ok := c.Value("protocol"); ok {
+		protocol = v
+	}
+	cs.Workload = workload.Spec{Defines: defines, Protocol: protocol, Seed: strconv.FormatUint(seed, 10)}
+	for _, sc := range s.Scripts {
+		if sc.Builtin != "" {
+			cs.Workload.Scripts = append(cs.Workload.Scripts, workload.ScriptArg{Kind: "b", Arg: fmt.Sprintf("%s@%d", s.Expand(sc.Builtin, c), sc.Weight)})
+			continue
+		}
+		src, err := s.ScriptSource(sc, c)
+		if err != nil {
+			return ABSpec{}, err
+		}
+		cs.Workload.Scripts = append(cs.Workload.Scripts, workload.ScriptArg{Kind: "sql", Arg: sc.Name, Source: src, Weight: sc.Weight})
+	}
+	scale := s.Scale
+	if v, ok := c.Value("scale"); ok {
+		scale, _ = strconv.Atoi(v)
+	}
+	cs.Data = Data{Init: workload.InitOptions{Scale: scale, Fillfactor: 100, PartitionMethod: "range"}, NoInit: !s.WorkloadInit,
+		SetupSQL: s.Expand(s.Setup, c)}
+	cs.Load = Load{Clients: s.Clients, Duration: s.Duration, Transactions: s.Transactions, Warmup: s.Warmup,
+		MaxTries: 1, Interval: time.Second, IO: spec.IO}
+	for _, d := range s.Disturb {
+		cs.Disturb.Builtins = append(cs.Disturb.Builtins, s.Expand(d, c))
+	}
+	for _, b := range s.Bounds {
+		if c.Matches(b.Where) {
+			cs.Bounds = append(cs.Bounds, b.Spec)
+		}
+	}
+	return cs, nil
+}
+
+// check checks the cell's spec; with one target there is nothing to
+// compare, and the cell is a sweep.
+func (cs *ABSpec) checkCell(specs int) ([]disturb.Disturbance, error) {
+	if specs == 1 {
+		return cs.Common.check()
+	}
+	_, ds, _, err := cs.check()
+	return ds, err
+}
+
+// runCell runs one cell on the open targets into dir: an A/B run, or with
+// one target a sweep. It returns the names of the files it wrote, relative
+// to dir, baseline first.
+func (spec *SuiteSpec) runCell(ctx context.Context, cs ABSpec, targets []*prepared, specs []target.Spec, dir string, seed uint64) ([]string, error) {
+	wl, setup, err := cs.loadWorkload()
+	if err != nil {
+		return nil, err
+	}
+	ds, err := cs.checkCell(len(specs))
+	if err != nil {
+		return nil, err
+	}
+	started := time.Now().UTC()
+	if len(targets) == 1 {
+		// A cell is not a run of its own: its steps are told on the side,
+		// as an A/B run's are, and no sweep report goes out.
+		obs := cs.observer()
+		name := targets[0].name
+		cs.Observer = observe.Func(func(e observe.Event) {
+			switch e := e.(type) {
+			case observe.RunStart, observe.RunEnd:
+			case observe.StepEnd:
+				e.Target = name
+				obs.Observe(e)
+			default:
+				obs.Observe(e)
+			}
+		})
+		f, path, err := cs.sweepOn(ctx, targets[0], wl, setup, ds, started, filepath.Join(dir, name+".json"))
+		if f == nil || path == "" {
+			return nil, err
+		}
+		return []string{name + ".json"}, err
+	}
+	files, err := cs.runOn(ctx, targets, specs, wl, setup, ds, seed, started, dir)
+	var names []string
+	for i, f := range files {
+		names = append(names, f.AB.Targets[i].File)
+	}
+	return names, err
+}
+
+// EstimateSuite is how long the cells take to measure on n targets (the
+// data's set-up in each cell comes on top).
+func EstimateSuite(s *suite.Suite, cells, n int) time.Duration {
+	steps := time.Duration(len(s.Clients))
+	if s.Duration <= 0 {
+		return 0
+	}
+	var cell time.Duration
+	switch {
+	case n == 1:
+		cell = steps * (s.Duration + s.Warmup)
+	case s.Slice > 0 && len(s.Disturb) == 0:
+		cell = time.Duration(s.Rounds) * steps * (time.Duration(n)*s.Duration + s.Warmup)
+	default:
+		cell = time.Duration(s.Rounds) * time.Duration(n) * steps * (s.Duration + s.Warmup)
+	}
+	return time.Duration(cells) * cell
+}

@@ -1,0 +1,339 @@
+package html
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/pgscale/pgscale/internal/stats"
+)
+
+// Comparison is a comparison of the page's files as internal/compare made
+// it and internal/report words it; the page lays it out and computes
+// nothing. Relative changes are fractions (-0.054 is 5.4 % lower); a
+// figure that could not be computed is NaN, an interval that could not be
+// formed is infinite.
+type Comparison struct {
+	Baseline   string
+	Candidates []Candidate
+	// Method says how the numbers were made, in one line.
+	Method string
+	// Incomplete says why rounds or steps are missing; empty when none are.
+	Incomplete string
+	// Rows are the step × measure rows, each with a cell per candidate in
+	// Candidates order.
+	Rows  []ComparisonRow
+	Notes []string
+}
+
+// Candidate is one candidate's verdict against the baseline.
+type Candidate struct {
+	Name     string `json:"name"`
+	Passed   bool   `json:"passed"`
+	Headline string `json:"headline"` // "Compared slow with base: 2 of 8 measures outside bounds: ..."
+	Counts   string `json:"counts"`   // "8 measures: 6 within bounds, 2 outside, ..."
+}
+
+// ComparisonRow is one measure at one step.
+type ComparisonRow struct {
+	Step     string // "c=2"
+	Measure  string // "tps (txn/s)"
+	Base     float64
+	BaseText string
+	Cells    []ComparisonCell
+}
+
+// ComparisonCell is one candidate's side of a row.
+type ComparisonCell struct {
+	Median     float64
+	MedianText string
+	// Change and its interval [Lo, Hi] at Confidence; ChangeText is
+	// "-5.4% ± 0.9%".
+	Change, Lo, Hi, Confidence float64
+	ChangeText                 string
+	// P and PHolm are the test's p-value before and after Holm's
+	// correction; N the rounds (paired) or values used.
+	P, PHolm float64
+	N        int
+	// Bound is the limit that applied ("-5%"), empty when none did;
+	// Status is the status in words ("within bounds, uncertain").
+	Bound, Status string
+	// Improved and Regressed mark a significant change and its direction;
+	// Outside a measure outside its bound.
+	Improved, Regressed, Outside bool
+}
+
+// Noise is an A/A calibration's noise table, as internal/report words it.
+type Noise struct {
+	Headline string
+	Rows     []NoiseRow
+	// Footnote says what the columns mean; Notes are the warnings.
+	Footnote string
+	Notes    []string
+}
+
+// NoiseRow is one measure's noise at one step.
+type NoiseRow struct {
+	Step, Measure              string
+	Change, Lo, Hi, Confidence float64
+	ChangeText, SDText         string
+	SDLog                      float64
+	// Rounds2 and Rounds5 are the rounds an A/B run needs to detect a 2 %
+	// and a 5 % change; 0 when unknown.
+	Rounds2, Rounds5 int
+}
+
+// Matrix is a grid of changes against a baseline on a colour scale: green
+// better, red worse, the deeper the larger, pale when not significant,
+// each cell's interval on hover. Its rows and columns are the caller's:
+// the page makes one of every comparison (steps × candidate measures); a
+// suite's runner gives its own (cells × candidates).
+type Matrix struct {
+	Title string
+	// Corner labels the row names' column.
+	Corner string
+	Cols   []string
+	Rows   []MatrixRow
+}
+
+// MatrixRow is one row of a Matrix, a cell per column.
+type MatrixRow struct {
+	Label string
+	Cells []MatrixCell
+}
+
+// MatrixCell is one change. Empty marks a cell with nothing measured.
+type MatrixCell struct {
+	Change, Lo, Hi, Confidence float64
+	// Text is what the cell shows ("-5.4% ± 0.9%").
+	Text                         string
+	Improved, Regressed, Outside bool
+	Empty                        bool
+}
+
+// comparison is the page's form of a Comparison: the numbers as the JSON
+// data block holds them, with what the template needs worked out.
+type comparison struct {
+	Baseline   string          `json:"baseline"`
+	Candidates []Candidate     `json:"candidates"`
+	Method     string          `json:"method"`
+	Incomplete string          `json:"incomplete,omitempty"`
+	Rows       []comparisonRow `json:"rows"`
+	Notes      []string        `json:"notes,omitempty"`
+	// Matrix is the rows again as a grid: a row per step, a column per
+	// candidate and measure.
+	Matrix *matrix `json:"matrix"`
+}
+
+type comparisonRow struct {
+	Step     string     `json:"step"`
+	Measure  string     `json:"measure"`
+	Base     num        `json:"baseline_median"`
+	BaseText string     `json:"baseline_text"`
+	Cells    []compCell `json:"cells"`
+}
+
+type compCell struct {
+	Median     num    `json:"median"`
+	MedianText string `json:"median_text"`
+	change
+	ChangeText string `json:"change_text"`
+	P          *num   `json:"p,omitempty"`
+	PHolm      *num   `json:"p_holm,omitempty"`
+	N          int    `json:"n"`
+	Bound      string `json:"bound,omitempty"`
+	Status     string `json:"status"`
+	Class      string `json:"class"`
+	Outside    bool   `json:"outside,omitempty"`
+	// Title is the cell's hover text: the interval and the test.
+	Title string `json:"-"`
+}
+
+type noiseTable struct {
+	Headline string     `json:"headline"`
+	Rows     []noiseRow `json:"rows"`
+	Footnote string     `json:"footnote,omitempty"`
+	Notes    []string   `json:"notes,omitempty"`
+}
+
+type noiseRow struct {
+	Step    string `json:"step"`
+	Measure string `json:"measure"`
+	change
+	ChangeText string `json:"change_text"`
+	SDLog      *num   `json:"sd_log,omitempty"`
+	SDText     string `json:"sd_text"`
+	Rounds2    int    `json:"rounds_for_2pct,omitempty"`
+	Rounds5    int    `json:"rounds_for_5pct,omitempty"`
+	Title      string `json:"-"`
+}
+
+// matrix is a Matrix laid out for the page.
+type matrix struct {
+	ID     string      `json:"id"`
+	Title  string      `json:"title"`
+	Corner string      `json:"corner"`
+	Cols   []string    `json:"cols"`
+	Rows   []matrixRow `json:"rows"`
+}
+
+type matrixRow struct {
+	Label string       `json:"label"`
+	Cells []matrixCell `json:"cells"`
+}
+
+type matrixCell struct {
+	change
+	Text    string `json:"text"`
+	Class   string `json:"class"`
+	Outside bool   `json:"outside,omitempty"`
+	Empty   bool   `json:"empty,omitempty"`
+	Title   string `json:"-"`
+}
+
+// pageComparison lays out c; its matrix has a row per step and a column
+// per candidate and measure.
+func pageComparison(c *Comparison) *comparison {
+	pc := &comparison{Baseline: c.Baseline, Candidates: c.Candidates, Method: c.Method, Incomplete: c.Incomplete, Notes: c.Notes}
+	m := &matrix{ID: "matrix-comparison", Corner: "step", Title: "Change against " + c.Baseline}
+	col := map[string]int{}
+	row := map[string]int{}
+	for _, r := range c.Rows {
+		pr := comparisonRow{Step: r.Step, Measure: r.Measure, Base: num(r.Base), BaseText: r.BaseText}
+		if _, ok := row[r.Step]; !ok {
+			row[r.Step] = len(m.Rows)
+			m.Rows = append(m.Rows, matrixRow{Label: r.Step})
+		}
+		for ci, cell := range r.Cells {
+			pr.Cells = append(pr.Cells, pageCell(cell))
+			name := r.Measure
+			if len(c.Candidates) > 1 && ci < len(c.Candidates) {
+				name = c.Candidates[ci].Name + ": " + r.Measure
+			}
+			if _, ok := col[name]; !ok {
+				col[name] = len(m.Cols)
+				m.Cols = append(m.Cols, name)
+			}
+			mr := &m.Rows[row[r.Step]]
+			for len(mr.Cells) <= col[name] {
+				mr.Cells = append(mr.Cells, matrixCell{Empty: true, Class: "empty"})
+			}
+			mr.Cells[col[name]] = matrixOf(MatrixCell{Change: cell.Change, Lo: cell.Lo, Hi: cell.Hi, Confidence: cell.Confidence,
+				Text: cell.ChangeText, Improved: cell.Improved, Regressed: cell.Regressed, Outside: cell.Outside})
+		}
+		pc.Rows = append(pc.Rows, pr)
+	}
+	for i := range m.Rows {
+		for len(m.Rows[i].Cells) < len(m.Cols) {
+			m.Rows[i].Cells = append(m.Rows[i].Cells, matrixCell{Empty: true, Class: "empty"})
+		}
+	}
+	pc.Matrix = m
+	return pc
+}
+
+func pageCell(c ComparisonCell) compCell {
+	out := compCell{Median: num(c.Median), MedianText: c.MedianText, change: changeOf(c.Change, c.Lo, c.Hi, c.Confidence),
+		ChangeText: c.ChangeText, P: numPtr(c.P), PHolm: numPtr(c.PHolm), N: c.N, Bound: c.Bound, Status: c.Status,
+		Class: changeClass(c.Change, c.Improved, c.Regressed), Outside: c.Outside}
+	out.Title = intervalTitle(out.change)
+	if out.P != nil {
+		out.Title += fmt.Sprintf("; p = %.2g", float64(*out.P))
+		if out.PHolm != nil {
+			out.Title += fmt.Sprintf(", %.2g after Holm's correction", float64(*out.PHolm))
+		}
+	}
+	if c.N > 0 {
+		out.Title += fmt.Sprintf("; n = %d", c.N)
+	}
+	return out
+}
+
+// pageMatrices lays out the matrices given: a suite's, ids after the
+// comparison's.
+func pageMatrices(ms []Matrix) []matrix {
+	var out []matrix
+	for i, m := range ms {
+		pm := matrix{ID: fmt.Sprintf("matrix-%d", i), Title: m.Title, Corner: m.Corner, Cols: m.Cols}
+		for _, r := range m.Rows {
+			pr := matrixRow{Label: r.Label}
+			for ci := range m.Cols {
+				c := MatrixCell{Empty: true}
+				if ci < len(r.Cells) {
+					c = r.Cells[ci]
+				}
+				pr.Cells = append(pr.Cells, matrixOf(c))
+			}
+			pm.Rows = append(pm.Rows, pr)
+		}
+		out = append(out, pm)
+	}
+	return out
+}
+
+func matrixOf(c MatrixCell) matrixCell {
+	if c.Empty {
+		return matrixCell{Empty: true, Class: "empty", Text: "–", Title: "not measured"}
+	}
+	out := matrixCell{change: changeOf(c.Change, c.Lo, c.Hi, c.Confidence), Text: c.Text,
+		Class: changeClass(c.Change, c.Improved, c.Regressed), Outside: c.Outside}
+	out.Title = intervalTitle(out.change)
+	if !c.Improved && !c.Regressed {
+		out.Title += "; not significant"
+	}
+	if c.Outside {
+		out.Title += "; outside its bound"
+	}
+	return out
+}
+
+func pageNoise(n *Noise) *noiseTable {
+	t := &noiseTable{Headline: n.Headline, Footnote: n.Footnote, Notes: n.Notes}
+	for _, r := range n.Rows {
+		row := noiseRow{Step: r.Step, Measure: r.Measure, change: changeOf(r.Change, r.Lo, r.Hi, r.Confidence),
+			ChangeText: r.ChangeText, SDLog: numPtr(r.SDLog), SDText: r.SDText, Rounds2: r.Rounds2, Rounds5: r.Rounds5}
+		row.Title = intervalTitle(row.change)
+		t.Rows = append(t.Rows, row)
+	}
+	return t
+}
+
+func changeOf(x, lo, hi, conf float64) change {
+	return change{Change: num(x), Lo: numPtr(lo), Hi: numPtr(hi), Confidence: num(conf)}
+}
+
+// changeClass is a change's place on the colour scale: better-N or
+// worse-N for a significant change, N from 1 (under 2 %) to 4 (15 % or
+// more); "same" when not significant.
+func changeClass(x float64, improved, regressed bool) string {
+	if !improved && !regressed || math.IsNaN(x) {
+		return "same"
+	}
+	level := 4
+	switch a := math.Abs(x); {
+	case a < 0.02:
+		level = 1
+	case a < 0.05:
+		level = 2
+	case a < 0.15:
+		level = 3
+	}
+	if improved {
+		return fmt.Sprintf("better-%d", level)
+	}
+	return fmt.Sprintf("worse-%d", level)
+}
+
+// intervalTitle says a change's interval in words, for hover text.
+func intervalTitle(c change) string {
+	if math.IsNaN(float64(c.Change)) {
+		return "no change could be computed"
+	}
+	if c.Lo == nil || c.Hi == nil {
+		return fmt.Sprintf("change %s; no interval could be formed", stats.FormatPercent(float64(c.Change)))
+	}
+	level := ""
+	if c.Confidence > 0 {
+		level = fmt.Sprintf("%g%% ", 100*float64(c.Confidence))
+	}
+	return fmt.Sprintf("change %s, %sinterval %s to %s", stats.FormatPercent(float64(c.Change)), level, stats.FormatPercent(float64(*c.Lo)), stats.FormatPercent(float64(*c.Hi)))
+}

@@ -1,0 +1,288 @@
+package html
+
+import (
+	"fmt"
+	"math"
+	"sort"
+)
+
+// flameDiff is a differential flame graph: a candidate's CPU profile at
+// one client count against the baseline's, each side the sum of its
+// rounds' profiles. It is laid out like the candidate's own graph; each
+// box is coloured by how the function's share of the samples (with its
+// callees) changed from the baseline, red where it grew, blue where it
+// shrank, pale where the change is within sampling noise.
+type flameDiff struct {
+	ID        string `json:"id"`
+	Label     string `json:"label"`
+	Clients   int    `json:"clients"`
+	Baseline  string `json:"baseline"`
+	Candidate string `json:"candidate"`
+	// BaseSamples and CandSamples are each side's samples over its
+	// rounds; BaseFiles and CandFiles the pprof files read (as the result
+	// files name them).
+	BaseSamples int64    `json:"baseline_samples"`
+	CandSamples int64    `json:"candidate_samples"`
+	BaseFiles   []string `json:"baseline_files"`
+	CandFiles   []string `json:"candidate_files"`
+	// Missing says why there is no graph (a pprof file unreadable).
+	Missing string      `json:"missing,omitempty"`
+	Frames  []diffFrame `json:"frames,omitempty"`
+	// Hidden counts the candidate's samples in frames too narrow to draw.
+	Hidden int64 `json:"hidden_samples,omitempty"`
+	Depth  int   `json:"depth,omitempty"`
+	// Gone are the baseline's widest functions (by their own samples)
+	// that the candidate never ran: a graph laid out like the candidate's
+	// cannot show them.
+	Gone []share `json:"gone,omitempty"`
+}
+
+// diffFrame is a box of the candidate's graph with the function's share of
+// each side's samples at the same place in the call tree, and whether the
+// difference is more than sampling noise (a two-proportion z-test, |z| ≥
+// 1.96: about 95 % for one box taken alone; of many boxes a few colour by
+// chance).
+type diffFrame struct {
+	frame
+	BaseShare   num  `json:"baseline_share"`
+	CandShare   num  `json:"candidate_share"`
+	Significant bool `json:"significant,omitempty"`
+}
+
+// flameDiffs builds a differential graph for every candidate of every A/B
+// run in the page and every client count at which both it and the
+// baseline recorded profiles, over their complete steps.
+func flameDiffs(groups []group, files []NamedFile, labels []string) []flameDiff {
+	var out []flameDiff
+	for gi, g := range groups {
+		if g.ab == nil {
+			continue
+		}
+		base := -1
+		for _, fi := range g.files {
+			if files[fi].File.Target.Name == g.ab.Baseline {
+				base = fi
+			}
+		}
+		if base < 0 {
+			continue
+		}
+		baseSteps := profiledSteps(files[base])
+		for _, fi := range g.files {
+			if fi == base {
+				continue
+			}
+			candSteps := profiledSteps(files[fi])
+			var clients []int
+			for c := range candSteps {
+				if _, ok := baseSteps[c]; ok {
+					clients = append(clients, c)
+				}
+			}
+			sort.Ints(clients)
+			for _, c := range clients {
+				d := flameDiff{ID: fmt.Sprintf("flame-diff-%d-%d-c%d", gi, fi, c), Clients: c,
+					Label:    fmt.Sprintf("%s against %s, %s", labels[fi], labels[base], clientsWord(c)),
+					Baseline: labels[base], Candidate: labels[fi]}
+				bt, bf, err := sumTrees(files[base].Name, baseSteps[c])
+				ct, cf, err2 := sumTrees(files[fi].Name, candSteps[c])
+				d.BaseFiles, d.CandFiles = bf, cf
+				if err == nil {
+					err = err2
+				}
+				switch {
+				case err != nil:
+					d.Missing = err.Error()
+				case shareFile(files[base].Name, bf, files[fi].Name, cf):
+					d.Missing = "The baseline and the candidate name the same pprof file (a run from before every target and round had its own): there is no difference to draw."
+				default:
+					d.layout(ct, bt)
+				}
+				out = append(out, d)
+			}
+		}
+	}
+	return out
+}
+
+// profiledSteps returns the pprof files of a file's complete steps, by
+// client count.
+func profiledSteps(nf NamedFile) map[int][]string {
+	m := map[int][]string{}
+	for _, st := range nf.File.Steps {
+		if st.Complete && st.Probes != nil && st.Probes.Profile != nil && st.Probes.Profile.File != "" {
+			m[st.Clients] = append(m[st.Clients], st.Probes.Profile.File)
+		}
+	}
+	return m
+}
+
+// sumTrees reads the pprof files a result file names and adds up their
+// call trees; a file named twice (a result written before every round had
+// its own) is read once.
+func sumTrees(resultPath string, names []string) (*node, []string, error) {
+	root := &node{name: "all"}
+	seen := map[string]bool{}
+	var used []string
+	for _, n := range names {
+		path := profilePath(resultPath, n)
+		if seen[path] {
+			continue
+		}
+		seen[path] = true
+		t, err := readTree(path)
+		if err != nil {
+			return nil, used, err
+		}
+		root.add(t)
+		used = append(used, n)
+	}
+	return root, used, nil
+}
+
+// shareFile says whether two result files' lists of pprof files name one
+// file in common.
+func shareFile(pathA string, a []string, pathB string, b []string) bool {
+	in := map[string]bool{}
+	for _, n := range a {
+		in[profilePath(pathA, n)] = true
+	}
+	for _, n := range b {
+		if in[profilePath(pathB, n)] {
+			return true
+		}
+	}
+	return false
+}
+
+// layout places the candidate's tree as flame.go does, each frame with the
+// baseline's share at the same place.
+func (d *flameDiff) layout(cand, base *node) {
+	d.CandSamples, d.BaseSamples = cand.value, base.value
+	if cand.value == 0 || base.value == 0 {
+		d.Missing = "no samples on one side"
+		return
+	}
+	min := int64(float64(cand.value)*minFrameShare + 0.999)
+	d.place(cand, base, 0, 0, min)
+	d.Gone = goneFunctions(cand, base)
+}
+
+func (d *flameDiff) place(n, b *node, depth int, start, min int64) {
+	if n.value < min {
+		d.Hidden += n.value
+		return
+	}
+	var bv int64
+	if b != nil {
+		bv = b.value
+	}
+	cs, bs := float64(n.value)/float64(d.CandSamples), float64(bv)/float64(d.BaseSamples)
+	d.Frames = append(d.Frames, diffFrame{
+		frame:     frame{Name: n.name, Depth: depth, Start: start, Value: n.value, Self: n.self, Lib: n.lib},
+		CandShare: num(cs), BaseShare: num(bs), Significant: depth > 0 && differs(n.value, d.CandSamples, bv, d.BaseSamples)})
+	d.Depth = max(d.Depth, depth+1)
+	n.sortKids()
+	at := start
+	for _, k := range n.kids {
+		d.place(k, b.find(k.name, k.lib), depth+1, at, min)
+		at += k.value
+	}
+}
+
+// differs is the two-proportion z-test at 95 %: are x1 of n1 and x2 of n2
+// samples more different than sampling alone makes them?
+func differs(x1, n1, x2, n2 int64) bool {
+	p := float64(x1+x2) / float64(n1+n2)
+	se := math.Sqrt(p * (1 - p) * (1/float64(n1) + 1/float64(n2)))
+	if se == 0 {
+		return false
+	}
+	return math.Abs(float64(x1)/float64(n1)-float64(x2)/float64(n2))/se >= 1.96
+}
+
+// goneFunctions lists the baseline's functions by their own samples that
+// never appear in the candidate's profile, with at least 1 % of the
+// baseline's samples and more than sampling noise, the widest first (at
+// most 5).
+func goneFunctions(cand, base *node) []share {
+	in := map[string]bool{}
+	var walk func(n *node)
+	walk = func(n *node) {
+		in[n.name] = true
+		for _, k := range n.kids {
+			walk(k)
+		}
+	}
+	walk(cand)
+	self := map[string]int64{}
+	var sum func(n *node)
+	sum = func(n *node) {
+		if !in[n.name] && n.self > 0 {
+			self[n.name] += n.self
+		}
+		for _, k := range n.kids {
+			sum(k)
+		}
+	}
+	sum(base)
+	var out []share
+	for name, v := range self {
+		if s := float64(v) / float64(base.value); s >= 0.01 && differs(0, cand.value, v, base.value) {
+			out = append(out, share{Name: name, Share: num(s)})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Share != out[j].Share {
+			return out[i].Share > out[j].Share
+		}
+		return out[i].Name < out[j].Name
+	})
+	if len(out) > 5 {
+		out = out[:5]
+	}
+	return out
+}
+
+// diffView is a differential graph laid out for the template.
+type diffView struct {
+	flameDiff
+	W, H  float64
+	Boxes []flameBox
+}
+
+func diffOf(d flameDiff) diffView {
+	v := diffView{flameDiff: d, W: flameW, H: float64(d.Depth) * flameRow}
+	total := float64(d.CandSamples)
+	for _, f := range d.Frames {
+		b := flameBox{X: round2(float64(f.Start) / total * flameW), Y: float64(f.Depth) * flameRow,
+			W: round2(float64(f.Value) / total * flameW), Fill: diffColor(f)}
+		delta := float64(f.CandShare - f.BaseShare)
+		b.Title = fmt.Sprintf("%s — %s %.1f%% of samples, %s %.1f%%: %+.1f points", f.Name, d.Candidate, 100*float64(f.CandShare),
+			d.Baseline, 100*float64(f.BaseShare), 100*delta)
+		if f.Depth > 0 && !f.Significant {
+			b.Title += " (within sampling noise)"
+		}
+		if f.Lib != "" {
+			b.Title += " [" + f.Lib + "]"
+		}
+		b.Text = fitLabel(f.Name, b.W)
+		v.Boxes = append(v.Boxes, b)
+	}
+	return v
+}
+
+// diffColor is red where the share grew, blue where it shrank, the deeper
+// the larger up to 5 points of the samples; pale within sampling noise.
+func diffColor(f diffFrame) string {
+	if f.Depth == 0 || !f.Significant {
+		return "rgb(225,225,222)"
+	}
+	delta := float64(f.CandShare - f.BaseShare)
+	k := math.Min(1, math.Abs(delta)/0.05)
+	light := 0.1 + 0.9*k
+	if delta > 0 {
+		return fmt.Sprintf("rgb(%d,%d,%d)", 240-int(20*light), 215-int(160*light), 210-int(160*light))
+	}
+	return fmt.Sprintf("rgb(%d,%d,%d)", 210-int(160*light), 220-int(120*light), 240-int(10*light))
+}

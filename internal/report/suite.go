@@ -1,0 +1,329 @@
+package report
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/pgscale/pgscale/internal/compare"
+	"github.com/pgscale/pgscale/internal/diagnose"
+	"github.com/pgscale/pgscale/internal/prose"
+	"github.com/pgscale/pgscale/internal/result"
+	"github.com/pgscale/pgscale/internal/stats"
+)
+
+// suiteTable is the suite's matrix: a row per cell and client count, with
+// the cell's parameters, every target's median tps and each candidate's
+// change against the baseline (coloured when significant, with color),
+// and the baseline's verdict at that step.
+func suiteTable(s *compare.Suite, color bool) *table {
+	var head []string
+	for _, a := range s.Axes {
+		head = append(head, a.Name)
+	}
+	head = append(head, "clients", s.Baseline+" tps")
+	for _, c := range s.Candidates {
+		head = append(head, c+" tps", "change")
+	}
+	alone := len(s.Candidates) == 0 // one target: its own scaling instead of changes
+	if alone {
+		head = append(head, "speedup", "efficiency", "server cpu/txn", "in sql")
+	}
+	verdicts := false
+	for _, sc := range s.Cells {
+		for _, in := range sc.Inputs {
+			for _, st := range in.File.Steps {
+				verdicts = verdicts || st.Probes != nil
+			}
+		}
+	}
+	if verdicts {
+		head = append(head, "verdict")
+	}
+	t := newTable(head...)
+	last := len(head)
+	if verdicts {
+		last--
+	}
+	for i := range head[:last] {
+		t.alignRight(i)
+	}
+	for _, sc := range s.Cells {
+		if len(sc.Inputs) == 0 {
+			cells := make([]cell, 0, len(head))
+			for _, p := range sc.Params {
+				cells = append(cells, cell_(p.Value))
+			}
+			cells = append(cells, cell_("-"), cell_(sc.Status)) // clients, then where the tps would be
+			for len(cells) < len(head) {
+				cells = append(cells, cell_(""))
+			}
+			t.rows = append(t.rows, cells)
+			continue
+		}
+		for _, c := range compare.Clients(sc.Inputs[0].File) {
+			cells := make([]cell, 0, len(head))
+			for _, p := range sc.Params {
+				cells = append(cells, cell_(p.Value))
+			}
+			cells = append(cells, cell_(fmt.Sprint(c)))
+			for ii, in := range sc.Inputs {
+				cells = append(cells, cell_(FormatValue(medianTPS(in.File, c))))
+				if ii == 0 {
+					continue
+				}
+				a, ok := tpsAssessment(sc, ii-1, c)
+				if !ok {
+					cells = append(cells, cell_("-"))
+					continue
+				}
+				esc := ""
+				if color {
+					esc = changeColor(a)
+				}
+				cells = append(cells, cell{text: stats.FormatChange(a.Change, a.Lo, a.Hi), color: esc,
+					md: mdChange(a)})
+			}
+			if alone {
+				cells = append(cells, aloneCells(sc.Inputs[0].File, c)...)
+			}
+			for len(cells) < last {
+				cells = append(cells, cell_("-"))
+			}
+			if verdicts {
+				cells = append(cells, cell_(stepVerdict(sc.Inputs[0].File, c)))
+			}
+			t.rows = append(t.rows, cells)
+		}
+	}
+	return t
+}
+
+// aloneCells are a single target's scaling at c clients: speedup and
+// efficiency against the sweep's first step, server CPU per transaction,
+// and the share of a transaction's latency spent running its SQL in the
+// server (pg_stat_statements), from the last complete step.
+func aloneCells(f *result.File, c int) []cell {
+	var last *result.Step
+	for i := range f.Steps {
+		if st := &f.Steps[i]; st.Complete && st.Clients == c {
+			last = st
+		}
+	}
+	if last == nil {
+		return []cell{cell_("-"), cell_("-"), cell_("-"), cell_("-")}
+	}
+	fg := diagnose.Compute(*last)
+	srv, sql := "-", "-"
+	if fg.HasServer {
+		srv = fmt.Sprintf("%.1f µs", fg.ServerCPUPerTxnUS)
+	}
+	if fg.HasStatements && fg.LatencyMs > 0 {
+		sql = prose.Share(fg.ServerMsPerTxn / fg.LatencyMs)
+	}
+	sum := last.Summary
+	return []cell{cell_(fmt.Sprintf("%.2f×", sum.Speedup)), cell_(fmt.Sprintf("%.0f%%", sum.Efficiency*100)), cell_(srv), cell_(sql)}
+}
+
+// cell_ is a plain cell.
+func cell_(s string) cell { return cell{text: s} }
+
+// mdChange marks a change outside bounds in markdown.
+func mdChange(a stats.Assessment) string {
+	s := mdText(stats.FormatChange(a.Change, a.Lo, a.Hi))
+	switch {
+	case a.Status == stats.OutsideBounds:
+		return "❌ **" + s + "**"
+	case a.Effect == stats.Improved:
+		return "🟢 " + s
+	case a.Effect == stats.Regressed:
+		return "🔴 " + s
+	}
+	return s
+}
+
+// tpsAssessment is candidate ci's tps assessment at c clients in a cell.
+func tpsAssessment(cell compare.SuiteCell, ci, c int) (stats.Assessment, bool) {
+	if cell.Comparison == nil {
+		return stats.Assessment{}, false
+	}
+	step := compare.StepLabel(c)
+	for _, row := range cell.Comparison.Rows {
+		if row.Measure.Name == "tps" && row.Measure.Step == step && ci < len(row.Cells) {
+			return row.Cells[ci].Assessment, true
+		}
+	}
+	return stats.Assessment{}, false
+}
+
+// medianTPS is the median tps of f's complete steps with c clients.
+func medianTPS(f *result.File, c int) float64 {
+	for _, md := range compare.Measures() {
+		if md.Name == "tps" {
+			return stats.Summarize(compare.Values(f, c, md), stats.Options{}).Median
+		}
+	}
+	return math.NaN()
+}
+
+// stepVerdict is the diagnosis of f's last complete step with c clients,
+// with fast-path exhaustion named: the lock study's question.
+func stepVerdict(f *result.File, c int) string {
+	var last *result.Step
+	for i := range f.Steps {
+		if s := &f.Steps[i]; s.Complete && s.Clients == c {
+			last = s
+		}
+	}
+	if last == nil || last.Probes == nil {
+		return "-" // no evidence (slices): no verdict
+	}
+	v := diagnose.Step(diagnose.Compute(*last), diagnose.Compute(f.Steps[0])).Verdict
+	if p := last.Probes; p != nil && p.Locks != nil && p.Locks.Exhausted > 0 {
+		v += ", fast-path slots exhausted"
+	}
+	return v
+}
+
+// suiteGroups are the group summaries: per axis value and candidate.
+func suiteGroups(s *compare.Suite) []string {
+	var out []string
+	for _, g := range s.Groups {
+		who := ""
+		if len(s.Candidates) > 1 {
+			who = " (" + g.Candidate + ")"
+		}
+		out = append(out, fmt.Sprintf("%s=%s%s: %d of %d steps faster, %d slower; median tps change %s (%s … %s)",
+			g.Axis, g.Value, who, g.Faster, g.Steps, g.Slower, stats.FormatPercent(g.Median), stats.FormatPercent(g.Lo), stats.FormatPercent(g.Hi)))
+	}
+	return out
+}
+
+// suiteRule states the decision rule's outcome.
+func suiteRule(s *compare.Suite) []string {
+	r := s.RuleDef
+	if r == nil {
+		return nil
+	}
+	var out []string
+	for _, o := range s.Rule {
+		where := o.Target
+		if o.Cell != "all" {
+			where += ", " + o.Cell
+		}
+		if math.IsNaN(o.Growth) {
+			out = append(out, fmt.Sprintf("%s: %s not measured at %d and %d clients: the rule cannot be checked", where, r.Measure, r.Clients, r.Against))
+			continue
+		}
+		verdict := fmt.Sprintf("below %g%%: concurrency costs little, no optimisation needed", r.Below)
+		if !o.Holds {
+			verdict = fmt.Sprintf("not below %g%%: each transaction costs more as clients are added, worth a closer look", r.Below)
+		}
+		out = append(out, fmt.Sprintf("%s: %s grows %s from %d to %d clients — %s", where, r.Measure, stats.FormatPercent(o.Growth), r.Against, r.Clients, verdict))
+	}
+	return out
+}
+
+// suiteMethod says how the suite's numbers were made.
+func suiteMethod(s *compare.Suite) string {
+	n := 0
+	for _, c := range s.Cells {
+		if len(c.Inputs) > 0 {
+			n++
+		}
+	}
+	line := fmt.Sprintf("suite %s: %d of %d cells measured on %d target%s", s.Name, n, len(s.Cells), 1+len(s.Candidates), plural1(1+len(s.Candidates)))
+	if len(s.Verdicts) > 0 {
+		v := s.Verdicts[0]
+		line += fmt.Sprintf("; each cell paired by round, changes Holm-corrected over all %d measures of the suite; %g%% intervals", v.Total, 100*(1-v.Alpha))
+	}
+	if s.Incomplete != "" {
+		line += "; INCOMPLETE: " + s.Incomplete
+	}
+	return line
+}
+
+func plural1(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
+// suiteText writes the suite for a terminal.
+func suiteText(b *strings.Builder, s *compare.Suite, color bool) {
+	b.WriteString(s.Headline() + "\n")
+	b.WriteString(suiteMethod(s) + "\n\n")
+	suiteTable(s, color).text(b, 0)
+	if g := suiteGroups(s); len(g) > 0 {
+		b.WriteString("\ngroups:\n")
+		for _, l := range g {
+			b.WriteString("  " + l + "\n")
+		}
+	}
+	if r := suiteRule(s); len(r) > 0 {
+		b.WriteString("\nrule:\n")
+		for _, l := range r {
+			b.WriteString("  " + l + "\n")
+		}
+	}
+	if notes := suiteNotes(s); len(notes) > 0 {
+		b.WriteString("\nnotes:\n")
+		for _, n := range notes {
+			b.WriteString("  " + n + "\n")
+		}
+	}
+}
+
+// suiteMarkdown writes the suite as a pull-request comment.
+func suiteMarkdown(b *strings.Builder, s *compare.Suite) {
+	fmt.Fprintf(b, "### pgscale suite: %s\n\n", mdText(s.Name))
+	mark := "✅"
+	if !s.Passed() {
+		mark = "❌"
+	}
+	fmt.Fprintf(b, "%s **%s**\n\n", mark, mdText(s.Headline()))
+	fmt.Fprintf(b, "%s.\n\n", mdText(suiteMethod(s)))
+	suiteTable(s, false).markdown(b)
+	if g := suiteGroups(s); len(g) > 0 {
+		b.WriteString("\n")
+		for _, l := range g {
+			b.WriteString("- " + mdText(l) + "\n")
+		}
+	}
+	if r := suiteRule(s); len(r) > 0 {
+		b.WriteString("\n**Rule**\n\n")
+		for _, l := range r {
+			b.WriteString("- " + mdText(l) + "\n")
+		}
+	}
+	if notes := suiteNotes(s); len(notes) > 0 {
+		b.WriteString("\n<details>\n<summary>notes</summary>\n\n")
+		for _, n := range notes {
+			b.WriteString("- " + mdText(n) + "\n")
+		}
+		b.WriteString("\n</details>\n")
+	}
+}
+
+// suiteNotes are the suite's notes, then every cell's, merged.
+func suiteNotes(s *compare.Suite) []string {
+	out := append([]string(nil), s.Notes...)
+	var errs []error
+	seen := map[string]bool{}
+	for _, c := range s.Cells {
+		if c.Comparison == nil {
+			continue
+		}
+		for _, n := range c.Comparison.Notes {
+			if !seen[n] {
+				seen[n] = true
+				out = append(out, n)
+			}
+		}
+	}
+	for _, v := range s.Verdicts {
+		errs = append(errs, v.Warnings...)
+	}
+	return append(out, mergeWarnings(errs)...)
+}

@@ -1,0 +1,46 @@
+package report_test
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/pgscale/pgscale/internal/golden"
+	"github.com/pgscale/pgscale/internal/report"
+	"github.com/pgscale/pgscale/internal/stats"
+	"github.com/pgscale/pgscale/internal/suite"
+)
+
+// A real suite bundle (two cells, a baseline and a candidate that logs
+// every plan, 6 rounds each; testdata/suite-regress) in every format that
+// shows a suite: the matrix, the verdict judged suite-wide, the groups.
+func TestGoldenSuite(t *testing.T) {
+	s, files, err := suite.ReadBundle(filepath.Join("testdata", "suite-regress"), nil, stats.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Passed() || len(s.Verdicts) != 1 || s.Verdicts[0].Outside == 0 {
+		t.Fatalf("the regression passed: %s", s.Headline())
+	}
+	d := &report.Doc{Files: files, Suite: s}
+	for _, f := range []struct{ name, format string }{
+		{"suite-regress.txt", "text"}, {"suite-regress.md", "markdown"},
+		{"suite-regress.verdict.json", "verdict"}, {"suite-regress.bmf.json", "bmf"}, {"suite-regress.benchfmt", "benchfmt"},
+	} {
+		t.Run(f.name, func(t *testing.T) { golden.Check(t, f.name, write(t, f.format, d)) })
+	}
+	page := string(write(t, "html", d))
+	if !strings.Contains(page, "rows=10000, 2") || !strings.Contains(page, "Compared slow with base") {
+		t.Errorf("the html page lacks the suite's matrix")
+	}
+	colored := string(write(t, "text", &report.Doc{Files: files, Suite: s, Color: true}))
+	if !strings.Contains(colored, "\x1b[1;31m") {
+		t.Errorf("no measure outside bounds is marked in colour:\n%s", colored)
+	}
+	// Judged with a loose bound instead of the recorded ones, it passes.
+	loose, _ := stats.ParseBounds([]string{"tps=-90%"})
+	s2, _, err := suite.ReadBundle(filepath.Join("testdata", "suite-regress"), &loose, stats.Options{})
+	if err != nil || !s2.Passed() {
+		t.Errorf("with tps=-90%%: %v, %s", err, s2.Headline())
+	}
+}

@@ -1,0 +1,47 @@
+package suite
+
+import (
+	"path/filepath"
+
+	"github.com/pgscale/pgscale/internal/compare"
+	"github.com/pgscale/pgscale/internal/result"
+	"github.com/pgscale/pgscale/internal/stats"
+	"github.com/pgscale/pgscale/internal/usage"
+)
+
+// ReadBundle reads a suite's bundle — its index and every cell's result
+// files — and compares its cells, with the decision rule the suite states.
+// With bounds set they judge every cell instead of the bounds the cells
+// recorded. It returns the comparison and every file read.
+func ReadBundle(dir string, bounds *stats.Bounds, opt stats.Options) (*compare.Suite, []compare.Input, error) {
+	x, err := result.ReadSuiteIndex(dir)
+	if err != nil {
+		return nil, nil, usage.Wrap(err)
+	}
+	var rule *compare.Rule
+	if s, err := Parse(x.File, "", x.Name, []byte(x.Source), x.Quick); err == nil && s.Rule != nil {
+		rule = &compare.Rule{Measure: s.Rule.Measure, Clients: s.Rule.Clients, Against: s.Rule.Against, Below: s.Rule.Below}
+	}
+	var all []compare.Input
+	cells := make([][]compare.Input, len(x.Cells))
+	for i, c := range x.Cells {
+		var ps []compare.Param
+		for _, a := range x.Axes {
+			ps = append(ps, compare.Param{Name: a.Name, Value: c.Params[a.Name]})
+		}
+		for _, name := range c.Files {
+			f, err := result.Read(filepath.Join(dir, c.Dir, name))
+			if err != nil {
+				return nil, nil, usage.Wrap(err)
+			}
+			in := compare.Input{Name: f.Target.Name, File: f, Cell: ps}
+			cells[i] = append(cells[i], in)
+			all = append(all, in)
+		}
+	}
+	s, err := compare.CompareSuite(x, cells, compare.SuiteOptions{Rule: rule, Bounds: bounds, Stats: opt})
+	if err != nil {
+		return nil, nil, usage.Wrap(err)
+	}
+	return s, all, nil
+}
