@@ -35,6 +35,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/pgscale/pgscale/bench/internal/benchkit"
 	"github.com/pgscale/pgscale/internal/result"
 	"github.com/pgscale/pgscale/internal/target"
 	"github.com/pgscale/pgscale/internal/workload"
@@ -61,7 +62,7 @@ type outcome struct {
 	why        string // when it did not, or failed: the reason, one line
 	tps        float64
 	failed     int64
-	conn       time.Duration // pgbench: initial connection time; pgscale: mean per client (what its result file holds)
+	conn       time.Duration // initial connection time: the connection phase's wall time (both tools)
 	peakRSSKiB int64
 	maxThreads int
 }
@@ -84,13 +85,8 @@ func run(clientList string, dur, rounds, poolSize int, proto, bin, extra string)
 		return err
 	}
 	defer os.RemoveAll(tmp)
-	if bin == "" {
-		bin = filepath.Join(tmp, "pgscale")
-		build := exec.Command("go", "build", "-o", bin, "./cmd/pgscale")
-		build.Stderr = os.Stderr
-		if err := build.Run(); err != nil {
-			return fmt.Errorf("build pgscale: %w", err)
-		}
+	if bin, err = benchkit.Pgscale(tmp, bin); err != nil {
+		return err
 	}
 	ctx := context.Background()
 	c, err := target.Start(ctx, target.Options{MaxConnections: poolSize + 16, DataSizeHint: workload.DataBytes(1)})
@@ -156,7 +152,7 @@ func run(clientList string, dur, rounds, poolSize int, proto, bin, extra string)
 
 	fmt.Printf("select-only -M %s through pgbouncer %s (transaction pooling, default_pool_size %d), %d s per run, %d round%s per count, pgbench -j %d, %d CPUs\n\n",
 		proto, pb.Version, poolSize, dur, rounds, plural(rounds), runtime.NumCPU(), runtime.NumCPU())
-	fmt.Println("| clients | pgbench tps | pgscale tps | TPS ratio | pgbench peak RSS | pgscale peak RSS | pgbench threads | pgscale threads | pgbench initial connection | pgscale connection (mean per client) | pgbench failed | pgscale failed |")
+	fmt.Println("| clients | pgbench tps | pgscale tps | TPS ratio | pgbench peak RSS | pgscale peak RSS | pgbench threads | pgscale threads | pgbench initial connection | pgscale initial connection | pgbench failed | pgscale failed |")
 	fmt.Println("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
 	var notes []string
 	for _, n := range ns {
@@ -300,7 +296,7 @@ func runPgscale(bin, dsn, out, extra, proto string, n, dur int) outcome {
 	}
 	o.tps = st.Summary.TPS
 	o.failed = st.Summary.Failed
-	o.conn = time.Duration(st.Summary.ConnectMs * float64(time.Millisecond))
+	o.conn = time.Duration(st.Summary.InitialConnectMs * float64(time.Millisecond))
 	return o
 }
 

@@ -30,10 +30,13 @@ every candidate with the baseline, step by step and measure by measure.
 
 A target is NAME=bin:DIR (an ephemeral cluster from that build's binaries),
 NAME=settings:k=v,... (an ephemeral cluster from the default binaries with
-those settings; quote a value holding commas: k='a,b') or NAME=dsn:CONNSTRING
-(an existing server, pooler or proxy). The first target is the baseline
-unless --baseline names another. Ephemeral targets get identical data (same
-init, same seed).
+those settings; quote a value holding commas: k='a,b'), NAME=dsn:CONNSTRING
+(an existing server, pooler or proxy) or NAME=pgbouncer:[of=NAME,]k=v,... (a
+pgbouncer pgscale starts in front of the server of target of=NAME, by
+default the first target that is not a pooler, with those pgbouncer
+settings: direct and pooled targets on one server compare what the pooler
+costs). The first target is the baseline unless --baseline names another.
+Ephemeral targets get identical data (same init, same seed).
 
 In each round every step runs all targets at once: every client holds a
 connection to each target and all clients switch target together every
@@ -98,7 +101,7 @@ complete (the rounds done are saved and compared, marked incomplete).`,
 	}
 	fs := cmd.Flags()
 	fs.SortFlags = false
-	fs.StringArrayVar(&spec.Targets, "target", nil, "NAME=bin:DIR, NAME=settings:k=v,... or NAME=dsn:CONNSTRING (repeat for each target)")
+	fs.StringArrayVar(&spec.Targets, "target", nil, "NAME=bin:DIR, NAME=settings:k=v,..., NAME=dsn:CONNSTRING or NAME=pgbouncer:[of=NAME,]k=v,... (repeat for each target)")
 	fs.StringVar(&spec.Baseline, "baseline", "", "name of the target the others are compared with (default: the first)")
 	fs.IntVar(&spec.Rounds, "rounds", plan.ABRounds, "interleaved rounds; each runs every target through the whole sweep")
 	fs.StringVar(&spec.OrderSeed, "order-seed", "time", "seed of the target order in each round: time, rand, or an integer")

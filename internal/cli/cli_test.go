@@ -281,7 +281,7 @@ func TestRunPrintsWhatReportShows(t *testing.T) {
 		t.Errorf("run printed:\n%s\nreport shows:\n%s", printed, shown)
 	}
 	for _, want := range []string{"2 clients: ", "  cpu: ", "SQL script 2: builtin:simple-update", "statement latencies",
-		"disturbance checkpoint=1s@1s-2s", "  during ", "during/before", "diagnosis:"} {
+		"disturbance checkpoint=1s@1s-2s", "  during ", "during/before", "diagnosis:", "initial connection time"} {
 		if !strings.Contains(printed, want) {
 			t.Errorf("the output lacks %q", want)
 		}

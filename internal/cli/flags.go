@@ -56,6 +56,8 @@ func (f *loadFlags) register(fs *pflag.FlagSet, outHelp string) {
 	fs.BoolVarP(&l.NoVacuum, "no-vacuum", "n", false, "do not vacuum pgbench's tables and truncate its history before each step")
 	fs.StringVar(&f.out, "out", "", outHelp)
 	fs.StringVar(&l.IO, "io", "auto", "client socket I/O: auto, raw or netpoll")
+	l.ConnectConcurrency = plan.DefaultConnectConcurrency
+	fs.Var(positive{&l.ConnectConcurrency}, "connect-concurrency", "clients that open their connections at once before each step (refusals of a busy server or pooler are retried)")
 	fs.BoolVar(&f.describe, "describe", false, "print the scripts as understood and run nothing")
 	fs.BoolVar(&d.Create, "init", false, "(re)create pgbench's data on a --dsn target before running")
 	fs.StringVar(&d.Setup, "setup", "", "SQL file run once on the target before the sweep (custom tables)")

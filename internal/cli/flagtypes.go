@@ -100,6 +100,27 @@ func (l intList) Set(v string) error {
 
 func (l intList) Type() string { return "list" }
 
+// positive is an integer flag of at least 1.
+type positive struct{ n *int }
+
+func (p positive) String() string {
+	if p.n == nil {
+		return ""
+	}
+	return strconv.Itoa(*p.n)
+}
+
+func (p positive) Set(v string) error {
+	n, err := strconv.Atoi(strings.TrimSpace(v))
+	if err != nil || n < 1 {
+		return fmt.Errorf("%q is not a positive integer", v)
+	}
+	*p.n = n
+	return nil
+}
+
+func (p positive) Type() string { return "int" }
+
 // defines collects -D name=value.
 type defines struct{ m map[string]string }
 

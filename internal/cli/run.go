@@ -15,7 +15,7 @@ import (
 
 func newRunCmd(argv []string, stdout, stderr io.Writer) *cobra.Command {
 	var f loadFlags
-	var dsn string
+	var dsn, pooler string
 	var rec recordFlags
 	cmd := &cobra.Command{
 		Use:   "run",
@@ -26,10 +26,15 @@ summary table and a diagnosis, and write a result file. What run prints is
 what pgscale report prints of that file.
 
 With no --dsn (and no PGHOST-style environment), pgscale starts a throw-away
-PostgreSQL cluster, creates the data the workload needs, runs, and removes it.`,
+PostgreSQL cluster, creates the data the workload needs, runs, and removes it.
+
+With --pooler pgbouncer[:k=v,...] the clients connect through a pgbouncer
+that pgscale starts in front of that server (transaction pooling unless
+pool_mode says otherwise) and stops at the end; the data, the probes and the
+disturbances go to the server, and the pooler's CPU is accounted apart.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			spec := plan.RunSpec{Common: f.common(cmd, argv, stdout, stderr), Target: target.ForRun(dsn), Out: f.out}
+			spec := plan.RunSpec{Common: f.common(cmd, argv, stdout, stderr), Target: target.ForRun(dsn), Pooler: pooler, Out: f.out}
 			if f.describe {
 				return describe(spec.Workload, stdout)
 			}
@@ -59,6 +64,7 @@ PostgreSQL cluster, creates the data the workload needs, runs, and removes it.`,
 	f.register(fs, "result file (default results/<workload>-<UTC time>.json)")
 	f.outputs.register(fs, func(rf report.Format) bool { return rf.Files })
 	fs.StringVar(&dsn, "dsn", "", "connection string of an existing server (URI or keyword form); libpq environment variables are honoured; without it, an ephemeral cluster")
+	fs.StringVar(&pooler, "pooler", "", "connect the clients through a pgbouncer started in front of the server: pgbouncer or pgbouncer:k=v,... (pool_mode, default_pool_size, max_client_conn...)")
 	registerCluster(fs, &f.c)
 	rec.register(fs, false)
 	return cmd

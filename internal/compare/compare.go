@@ -87,8 +87,11 @@ type Cell struct {
 }
 
 // Passed reports whether no candidate has a measure outside bounds.
-func (r *Comparison) Passed() bool {
-	for _, v := range r.Verdicts {
+func (r *Comparison) Passed() bool { return allPassed(r.Verdicts) }
+
+// allPassed reports whether every verdict passed.
+func allPassed(vs []stats.Verdict) bool {
+	for _, v := range vs {
 		if !v.Passed() {
 			return false
 		}
@@ -173,6 +176,9 @@ func Compare(inputs []Input, opt Options) (*Comparison, error) {
 					unsupported[md.Name] = why
 					unsupportedOrder = append(unsupportedOrder, md.Name)
 				}
+				if note := onlyCandidates(inputs, c, md, rounds, rep.Method, opt.Stats); note != "" {
+					rep.Notes = append(rep.Notes, m.Key()+": "+note)
+				}
 				continue
 			}
 			row := Row{Measure: m, Base: stats.Summarize(finite(base), opt.Stats)}
@@ -205,6 +211,23 @@ func Compare(inputs []Input, opt Options) (*Comparison, error) {
 		}
 	}
 	return rep, nil
+}
+
+// onlyCandidates says what candidates measured that the baseline did not
+// (a pooler's CPU, when the baseline connects directly): their medians,
+// with nothing to compare them with; "" when no candidate has it either.
+func onlyCandidates(inputs []Input, clients int, md MeasureDef, rounds []int, method stats.Method, opt stats.Options) string {
+	var parts []string
+	for _, in := range inputs[1:] {
+		v := finite(values(in.File, clients, md, rounds, method))
+		if len(v) > 0 {
+			parts = append(parts, fmt.Sprintf("%s %.4g %s", in.Name, stats.Summarize(v, opt).Median, md.Unit))
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return strings.Join(parts, ", ") + "; the baseline has none to compare with"
 }
 
 // measuredBounds returns the bounds that apply to a row of the comparison,

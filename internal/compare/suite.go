@@ -275,14 +275,7 @@ func (s *Suite) applyRule(r Rule) {
 }
 
 // Passed reports whether no candidate has a measure outside bounds.
-func (s *Suite) Passed() bool {
-	for _, v := range s.Verdicts {
-		if !v.Passed() {
-			return false
-		}
-	}
-	return true
-}
+func (s *Suite) Passed() bool { return allPassed(s.Verdicts) }
 
 // Headline sums the suite up in the pooler bot's words, one clause per
 // candidate: "Compared patch with master: 1 of 148 measures outside

@@ -29,9 +29,10 @@ type Figures struct {
 	GeneratorShare float64 // pgscale, without the probes' in-process threads
 	ProbeShare     float64 // every probe, in pgscale, perf and the server
 	OtherShare     float64 // the rest of the machine's busy time
-	// HasPooler is true when a pooler was accounted (--pooler-pid);
-	// PoolerShare is its part of the machine, counted inside OtherShare,
-	// and PoolerCPUPerTxnUS its CPU per transaction.
+	// HasPooler is true when a pooler was accounted (a pgbouncer target,
+	// or --pooler-pid); PoolerShare is its part of the machine, counted
+	// inside OtherShare (Elsewhere leaves it out), and PoolerCPUPerTxnUS
+	// its CPU per transaction.
 	HasPooler         bool
 	PoolerShare       float64
 	PoolerCPUPerTxnUS float64
@@ -83,6 +84,10 @@ type EventShare struct {
 	Type  string
 	Share float64
 }
+
+// Elsewhere is the machine's busy time outside the system under test:
+// OtherShare without the pooler, which a pooled target runs as part of it.
+func (f Figures) Elsewhere() float64 { return max(f.OtherShare-f.PoolerShare, 0) }
 
 // Compute derives a step's figures.
 func Compute(s result.Step) Figures {

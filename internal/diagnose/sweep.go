@@ -168,7 +168,7 @@ func paragraph(steps []result.Step, figs []Figures, d *result.Diagnosis) string 
 	}
 	other := 0.0
 	for _, f := range figs {
-		other = max(other, f.OtherShare)
+		other = max(other, f.Elsewhere())
 	}
 	if other >= BusyElsewhere {
 		fmt.Fprintf(&b, " Caution: other processes used up to %s of the machine during the run, so these figures describe a shared machine; measure again on a quiet one.", prose.Share(other))
@@ -183,9 +183,9 @@ func explain(at string, v result.StepVerdict, f Figures) string {
 	case CPUBound:
 		s := fmt.Sprintf("%s the machine's CPU is saturated (%s busy: ", at, prose.Share(f.MachineBusy))
 		if f.HasServer {
-			s += fmt.Sprintf("server %s, load generator %s, probes %s", prose.Share(f.ServerShare), prose.Share(f.GeneratorShare), prose.Share(f.ProbeShare))
-			if f.OtherShare >= 0.02 {
-				s += fmt.Sprintf(", other processes %s", prose.Share(f.OtherShare))
+			s += fmt.Sprintf("server %s%s, load generator %s, probes %s", prose.Share(f.ServerShare), f.poolerPart(), prose.Share(f.GeneratorShare), prose.Share(f.ProbeShare))
+			if f.Elsewhere() >= 0.02 {
+				s += fmt.Sprintf(", other processes %s", prose.Share(f.Elsewhere()))
 			}
 		} else {
 			s += fmt.Sprintf("load generator %s; the server is not visible from here", prose.Share(f.GeneratorShare))
@@ -200,7 +200,11 @@ func explain(at string, v result.StepVerdict, f Figures) string {
 			s += ": CPU-bound."
 		}
 		if f.HasServer && f.Transactions > 0 {
-			s += fmt.Sprintf(" Each transaction costs %.0f µs of server CPU and %.0f µs in the load generator", f.ServerCPUPerTxnUS, f.GeneratorCPUPerTxnUS)
+			if f.HasPooler {
+				s += fmt.Sprintf(" Each transaction costs %.0f µs of server CPU, %.0f µs in the pooler and %.0f µs in the load generator", f.ServerCPUPerTxnUS, f.PoolerCPUPerTxnUS, f.GeneratorCPUPerTxnUS)
+			} else {
+				s += fmt.Sprintf(" Each transaction costs %.0f µs of server CPU and %.0f µs in the load generator", f.ServerCPUPerTxnUS, f.GeneratorCPUPerTxnUS)
+			}
 			if f.GeneratorShare > 0.25*f.MachineBusy {
 				s += "; on this shared machine the load generator takes a large share, so a faster client or a separate machine would move the limit."
 			} else {

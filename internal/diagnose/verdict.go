@@ -142,13 +142,22 @@ func underLoaded(f Figures) bool {
 	if !f.HasServer {
 		return f.MachineBusy < Underloaded && f.HasWaits && f.CPUSample < 0.5
 	}
-	return f.MachineBusy < Underloaded || f.MachineBusy-f.OtherShare < Underloaded
+	return f.MachineBusy < Underloaded || f.MachineBusy-f.Elsewhere() < Underloaded
+}
+
+// poolerPart says the pooler's share where a sentence lists the machine's
+// parts: ", pooler 21%", or nothing without a pooler.
+func (f Figures) poolerPart() string {
+	if !f.HasPooler {
+		return ""
+	}
+	return ", pooler " + prose.Share(f.PoolerShare)
 }
 
 func cpuEvidence(f Figures) string {
 	s := fmt.Sprintf("machine CPU %s busy of %d cores", prose.Share(f.MachineBusy), f.CPUs)
 	if f.HasServer {
-		s += fmt.Sprintf(" (server %s, load generator %s, probes %s, other %s)", prose.Share(f.ServerShare), prose.Share(f.GeneratorShare), prose.Share(f.ProbeShare), prose.Share(f.OtherShare))
+		s += fmt.Sprintf(" (server %s%s, load generator %s, probes %s, other %s)", prose.Share(f.ServerShare), f.poolerPart(), prose.Share(f.GeneratorShare), prose.Share(f.ProbeShare), prose.Share(f.Elsewhere()))
 	} else {
 		s += fmt.Sprintf(" (load generator %s, probes %s; the server's processes are not visible here)", prose.Share(f.GeneratorShare), prose.Share(f.ProbeShare))
 	}
@@ -160,9 +169,11 @@ func cpuDetail(f Figures) string {
 		return "the load generator's machine is saturated"
 	}
 	switch {
-	case f.GeneratorShare > f.ServerShare:
+	case f.GeneratorShare > f.ServerShare && f.GeneratorShare >= f.PoolerShare:
 		return "mostly the load generator"
-	case f.OtherShare > f.ServerShare:
+	case f.PoolerShare > f.ServerShare:
+		return "mostly the pooler"
+	case f.Elsewhere() > f.ServerShare:
 		return "mostly other processes on the machine"
 	}
 	return "mostly the server"
@@ -182,9 +193,9 @@ func lockDetail(ev string) string {
 
 func underDetail(f Figures) string {
 	var parts []string
-	if f.HasServer && f.OtherShare > 0.25 {
+	if f.HasServer && f.Elsewhere() > 0.25 {
 		parts = append(parts, fmt.Sprintf("server and load generator use %s of the machine (other processes %s)",
-			prose.Share(f.ServerShare+f.GeneratorShare), prose.Share(f.OtherShare)))
+			prose.Share(f.ServerShare+f.GeneratorShare), prose.Share(f.Elsewhere())))
 	} else {
 		parts = append(parts, fmt.Sprintf("machine CPU %s busy", prose.Share(f.MachineBusy)))
 	}

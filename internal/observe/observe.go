@@ -99,6 +99,15 @@ type StepStart struct {
 	Target                string
 }
 
+// Connecting says how far a step's connection phase has come, while it
+// lasts: Connected of Clients have their connections, Elapsed after the
+// phase began. Target is set in A/B runs with whole-step turns.
+type Connecting struct {
+	Clients, Connected int
+	Elapsed            time.Duration
+	Target             string
+}
+
 // Interval is one interval of a step as it ends: pgbench's -P line.
 type Interval struct {
 	Clients int
@@ -141,6 +150,7 @@ func (ABStart) event()    {}
 func (RoundStart) event() {}
 func (CellStart) event()  {}
 func (StepStart) event()  {}
+func (Connecting) event() {}
 func (Interval) event()   {}
 func (StepEnd) event()    {}
 func (RunEnd) event()     {}

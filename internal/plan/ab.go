@@ -58,8 +58,15 @@ func RunAB(ctx context.Context, spec ABSpec) ([]*result.File, string, error) {
 	if spec.Calibrate && len(spec.Targets) > 1 {
 		spec.notice(fmt.Sprintf("--calibrate: running %s against itself; the other targets are not run", specs[0].Name))
 	}
+	perClient := 1
+	if spec.Slice > 0 {
+		perClient = len(specs) // every client holds a connection to each target
+	}
+	if err := checkOpenFiles(spec.Load.maxClients(), perClient, disturb.Sessions(ds)); err != nil {
+		return nil, "", err
+	}
 	started := time.Now().UTC()
-	targets, err := spec.openAll(ctx, specs, spec.needs(ds))
+	targets, err := spec.openAll(ctx, specs, spec.needs(ds, wl))
 	defer closeAll(targets)
 	if err != nil {
 		return nil, "", err
@@ -86,9 +93,15 @@ func (c *Common) openAll(ctx context.Context, specs []target.Spec, needs target.
 	return targets, err
 }
 
+// closeAll closes every target, poolers first while the servers they
+// front still run.
 func closeAll(targets []*prepared) {
-	for _, t := range targets {
-		t.close()
+	for _, pooled := range []bool{true, false} {
+		for _, t := range targets {
+			if (t.srv.Pooler != nil) == pooled {
+				t.close()
+			}
+		}
 	}
 }
 
@@ -145,9 +158,23 @@ func (spec *ABSpec) runOn(ctx context.Context, targets []*prepared, specs []targ
 		obs.Observe(e)
 	}
 	ab.AfterStep = func(_, ti int, s result.Step) { obs.Observe(observe.StepEnd{Step: s, Target: targets[ti].name}) }
-	run, runErr := ab.Run(ctx)
+	ab.Connecting = func(e observe.Connecting) { obs.Observe(e) }
+	mctx, stopWatch := watchPoolers(ctx, targets)
+	run, runErr := ab.Run(mctx)
+	stopWatch()
 	if run == nil {
 		return nil, runErr
+	}
+	runErr, exited := blamePooler(ctx, targets, runErr)
+	for _, steps := range run.Steps {
+		if n := len(steps); n > 0 && steps[n-1].Round == len(run.Order) {
+			blameStep(&steps[n-1], exited)
+		}
+	}
+	if runErr != nil && ctx.Err() == nil {
+		if note := keepPoolerLogs(targets, func(name string) string { return filepath.Join(dir, name+".pgbouncer.log") }); note != "" {
+			runErr = fmt.Errorf("%w; %s", runErr, note)
+		}
 	}
 	files := spec.resultFiles(wl, targets, specs, run, runErr, ctx.Err() != nil, seed, started)
 	var errs []error
@@ -263,22 +290,39 @@ func (spec *ABSpec) check() ([]target.Spec, []disturb.Disturbance, uint64, error
 // dsn targets one after the other, as two of them may be one database (a
 // server and a pooler in front of it).
 func (spec *ABSpec) prepareAll(ctx context.Context, targets []*prepared, specs []target.Spec, wl *workload.Loaded, setup string) error {
+	// A pooler in front of another target's server shares its data: that
+	// server is prepared once, as that target.
+	owner := make([]int, len(targets))
+	for i, t := range targets {
+		owner[i] = -1
+		for j, o := range targets {
+			if t.srv.Fronts != nil && t.srv.Fronts == o.srv {
+				owner[i] = j
+			}
+		}
+	}
 	errs := make([]error, len(targets))
 	var wg sync.WaitGroup
 	for i, t := range targets {
-		if specs[i].Ephemeral() {
+		if specs[i].Ephemeral() && owner[i] < 0 {
 			wg.Add(1)
 			go func() { defer wg.Done(); errs[i] = spec.prepare(ctx, t, wl, setup) }()
 		}
 	}
 	wg.Wait()
 	for i, t := range targets {
-		if !specs[i].Ephemeral() && target.FirstError(errs) == nil {
+		if !specs[i].Ephemeral() && owner[i] < 0 && target.FirstError(errs) == nil {
 			errs[i] = spec.prepare(ctx, t, wl, setup)
 		}
 	}
 	if err := target.FirstError(errs); err != nil {
 		return err
+	}
+	for i, t := range targets {
+		if o := owner[i]; o >= 0 {
+			t.data = targets[o].data
+			t.srv.RecordInfo(ctx)
+		}
 	}
 	for _, t := range targets[1:] {
 		if t.data.Scale != targets[0].data.Scale {
@@ -292,9 +336,13 @@ func (spec *ABSpec) prepareAll(ctx context.Context, targets []*prepared, specs [
 // meter returns what reads the target's server's costs at slice edges, or
 // nil (with a notice saying why) when its processes cannot be read here.
 func (spec *ABSpec) meter(ctx context.Context, t *prepared) *probe.Meter {
-	cfg := probe.Config{Conn: t.srv.Config}
-	if t.srv.Cluster != nil {
-		cfg.ServerPIDFunc = t.srv.Cluster.PID
+	origin := t.srv.Origin() // the server behind a pooler
+	cfg := probe.Config{Conn: origin.Config}
+	if origin.Cluster != nil {
+		cfg.ServerPIDFunc = origin.Cluster.PID
+	}
+	if t.srv.Pooler != nil {
+		cfg.PoolerPID = t.srv.Pooler.PID()
 	}
 	m, err := probe.NewMeter(ctx, cfg)
 	if err != nil {
@@ -400,6 +448,10 @@ type AB struct {
 	BeforeTurn func(round, target int)
 	// AfterStep, when set, sees each step as soon as it is done.
 	AfterStep func(round, target int, s result.Step)
+	// Connecting, when set, is told how far the connection phase of each
+	// step in slices has come (the targets' Sweep.Connecting is told it
+	// with whole-step turns).
+	Connecting func(observe.Connecting)
 }
 
 // ABRun is what an A/B run did, also when it stopped early.

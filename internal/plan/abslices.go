@@ -75,6 +75,10 @@ func (ab *AB) runSlices(ctx context.Context) (*ABRun, error) {
 				return run, err
 			}
 			cfg.Program = prog
+			cfg.ConnectProgress = nil
+			if ab.Connecting != nil {
+				cfg.ConnectProgress = connectReporter(ab.Connecting)
+			}
 			res, err := engine.Run(ctx, cfg)
 			if res != nil && (res.Elapsed > 0 || err != nil) {
 				for ti, s := range SplitSlices(res, k) {
@@ -84,12 +88,18 @@ func (ab *AB) runSlices(ctx context.Context) (*ABRun, error) {
 					if err != nil && s.Complete {
 						s.Complete, s.Reason = false, err.Error()
 					}
+					if cause := stopCause(ctx); err != nil && cause != nil {
+						s.Complete, s.Reason = false, cause.Error()
+					}
 					complete = complete && s.Complete
 					run.Steps[ti] = append(run.Steps[ti], s)
 					if ab.AfterStep != nil {
 						ab.AfterStep(r, ti, s)
 					}
 				}
+			}
+			if cause := stopCause(ctx); err != nil && cause != nil {
+				err = cause
 			}
 			if err != nil {
 				return run, fmt.Errorf("round %d, %d clients: %w", r, n, err)

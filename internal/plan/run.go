@@ -32,6 +32,14 @@ func Run(ctx context.Context, spec RunSpec) (*result.File, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
+	if spec.Pooler != "" {
+		if spec.Target, err = target.WithPooler(spec.Target, spec.Pooler); err != nil {
+			return nil, "", usage.Wrap(err)
+		}
+	}
+	if err := checkOpenFiles(spec.Load.maxClients(), 1, disturb.Sessions(ds)); err != nil {
+		return nil, "", err
+	}
 	if err := spec.Cluster.Check([]target.Spec{spec.Target}); err != nil {
 		return nil, "", err
 	}
@@ -43,7 +51,7 @@ func Run(ctx context.Context, spec RunSpec) (*result.File, string, error) {
 		return nil, "", err
 	}
 	started := time.Now().UTC()
-	srv, err := target.Open(ctx, spec.Target, spec.Cluster, spec.needs(ds), spec.notice)
+	srv, err := target.Open(ctx, spec.Target, spec.Cluster, spec.needs(ds, wl), spec.notice)
 	if err != nil {
 		return nil, "", err
 	}
@@ -85,7 +93,13 @@ func (c *Common) sweepOn(ctx context.Context, p *prepared, wl *workload.Loaded, 
 		return vacuum(ctx, i, clients)
 	}
 	sw.AfterStep = func(_ int, s result.Step) { obs.Observe(observe.StepEnd{Step: s}) }
-	steps, runErr := sw.Run(ctx)
+	mctx, stopWatch := watchPoolers(ctx, []*prepared{p})
+	steps, runErr := sw.Run(mctx)
+	stopWatch()
+	runErr, exited := blamePooler(ctx, []*prepared{p}, runErr)
+	if len(steps) > 0 {
+		blameStep(&steps[len(steps)-1], exited)
+	}
 
 	file.Steps = steps
 	file.Finished = time.Now().UTC()
@@ -95,6 +109,9 @@ func (c *Common) sweepOn(ctx context.Context, p *prepared, wl *workload.Loaded, 
 		if ctx.Err() != nil {
 			file.Reason = "interrupted"
 			runErr = errors.New("interrupted; the steps done so far are in the result file")
+		} else if note := keepPoolerLogs([]*prepared{p}, func(string) string { return poolerLogPath(path) }); note != "" {
+			file.Reason += "; " + note
+			runErr = fmt.Errorf("%w; %s", runErr, note)
 		}
 	}
 	file.Diagnosis = diagnose.Sweep(file)

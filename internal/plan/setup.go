@@ -74,16 +74,18 @@ func named(name string, err error) error {
 }
 
 // needs is what the run asks of the servers it opens.
-func (c *Common) needs(ds []disturb.Disturbance) target.Needs {
-	return target.Needs{DataBytes: workload.DataBytes(c.Data.Init.Scale), Connections: c.Load.maxClients() + disturb.Sessions(ds)}
+func (c *Common) needs(ds []disturb.Disturbance, wl *workload.Loaded) target.Needs {
+	return target.Needs{DataBytes: workload.DataBytes(c.Data.Init.Scale), Connections: c.Load.maxClients() + disturb.Sessions(ds),
+		Clients: c.Load.maxClients(), Prepared: wl.Protocol == engine.Prepared}
 }
 
-// prepare gives a target the workload's data, and records what the server
-// says of itself.
+// prepare gives a target's server the workload's data (a pooler's: the
+// server it fronts), and records what the server says of itself.
 func (c *Common) prepare(ctx context.Context, p *prepared, wl *workload.Loaded, setup string) error {
-	d, err := workload.Prepare(ctx, p.srv.Connect, workload.PrepareOptions{
-		Create: p.srv.Ephemeral() && !c.Data.NoInit || c.Data.Create, Init: c.Data.Init, ScaleGiven: c.Data.ScaleGiven,
-		NeedTables: wl.Builtin, Setup: setup, SetupName: c.setupName(), Where: p.srv.Info.Description, Log: c.notice})
+	origin := p.srv.Origin()
+	d, err := workload.Prepare(ctx, origin.Connect, workload.PrepareOptions{
+		Create: origin.Ephemeral() && !c.Data.NoInit || c.Data.Create, Init: c.Data.Init, ScaleGiven: c.Data.ScaleGiven,
+		NeedTables: wl.Builtin, Setup: setup, SetupName: c.setupName(), Where: origin.Info.Description, Log: c.notice})
 	if err != nil {
 		return named(p.name, err)
 	}
@@ -101,12 +103,17 @@ func (c *Common) setupName() string {
 }
 
 // watch sets up the target's probes (with probes true and any chosen) and
-// its disturbances.
+// its disturbances. Both watch the server, behind the pooler if there is
+// one; the pooler's process is accounted as the pooler.
 func (c *Common) watch(ctx context.Context, p *prepared, wl *workload.Loaded, ds []disturb.Disturbance, probes bool) error {
+	origin := p.srv.Origin()
 	if probes && c.Probes.Any() {
-		cfg := probe.Config{Options: *c.Probes, Conn: p.srv.Config, ConnectPerTransaction: c.Load.Connect, Log: c.notice}
-		if p.srv.Cluster != nil {
-			cfg.ServerPIDFunc, cfg.Ephemeral = p.srv.Cluster.PID, true
+		cfg := probe.Config{Options: *c.Probes, Conn: origin.Config, ConnectPerTransaction: c.Load.Connect, Log: c.notice}
+		if origin.Cluster != nil {
+			cfg.ServerPIDFunc, cfg.Ephemeral = origin.Cluster.PID, true
+		}
+		if p.srv.Pooler != nil && cfg.PoolerPID == 0 {
+			cfg.PoolerPID = p.srv.Pooler.PID()
 		}
 		if p.profileDir != "" {
 			cfg.ProfileDir = p.profileDir
@@ -120,8 +127,8 @@ func (c *Common) watch(ctx context.Context, p *prepared, wl *workload.Loaded, ds
 		p.probes = set
 	}
 	if len(ds) > 0 {
-		dt, err := disturb.New(ctx, ds, disturb.Config{Conn: p.srv.Config, Scale: p.data.Scale, Seed: wl.Seed,
-			Defines: wl.Defines, Events: c.notice}, p.srv.Connect)
+		dt, err := disturb.New(ctx, ds, disturb.Config{Conn: origin.Config, Scale: p.data.Scale, Seed: wl.Seed,
+			Defines: wl.Defines, Events: c.notice}, origin.Connect)
 		if err != nil {
 			return named(p.name, err)
 		}
@@ -156,11 +163,15 @@ func (c *Common) sweep(p *prepared, wl *workload.Loaded) *Sweep {
 			Conn: p.srv.Config, Duration: l.Duration, Transactions: l.Transactions, Warmup: l.Warmup,
 			Protocol: wl.Protocol, Reconnect: l.Connect, Rate: l.Rate, LatencyLimit: l.LatencyLimit,
 			MaxTries: tries, ContinueOnError: l.ContinueOnError, Interval: interval, PerCommand: l.PerCommand,
-			IO: ioMode, Companions: companions, Seed: wl.Seed,
+			IO: ioMode, Companions: companions, Seed: wl.Seed, ConnectConcurrency: l.ConnectConcurrency,
 			Events: func(s string) { obs.Observe(observe.Notice{Text: s}) },
 			Progress: func(pr engine.Progress) {
 				obs.Observe(c.interval(pr, p))
 			},
+		},
+		Connecting: func(e observe.Connecting) {
+			e.Target = p.name
+			obs.Observe(e)
 		},
 		Program: func(clients int) (*script.Program, error) {
 			return script.NewProgram(wl.Scripts, script.Options{Scale: p.data.Scale, RandomSeed: wl.Seed,
@@ -169,7 +180,7 @@ func (c *Common) sweep(p *prepared, wl *workload.Loaded) *Sweep {
 	}
 	if !l.NoVacuum && p.data.Tables {
 		sw.BeforeStep = func(ctx context.Context, _, _ int) error {
-			return named(p.name, workload.VacuumBeforeStep(ctx, p.srv.Connect))
+			return named(p.name, workload.VacuumBeforeStep(ctx, p.srv.Origin().Connect))
 		}
 	}
 	return sw

@@ -80,7 +80,14 @@ type Load struct {
 	PerCommand bool   // -r
 	NoVacuum   bool   // -n
 	IO         string // auto, raw or netpoll
+	// ConnectConcurrency is how many clients open their connections at
+	// once before each step; 0 is DefaultConnectConcurrency.
+	ConnectConcurrency int
 }
+
+// DefaultConnectConcurrency is how many clients connect at once unless
+// Load.ConnectConcurrency says otherwise (the engine's default).
+const DefaultConnectConcurrency = engine.DefaultConnectConcurrency
 
 // ProbeOptions choose the probes (probe.Options), so that flag parsing
 // can fill them without importing the probes.
@@ -100,6 +107,9 @@ func RegisterProbeFlags(fs *pflag.FlagSet) *ProbeOptions { return probe.Register
 type RunSpec struct {
 	Common
 	Target target.Spec
+	// Pooler, when set, is --pooler's pgbouncer[:k=v,...]: a pgbouncer
+	// started in front of Target, which the clients connect to.
+	Pooler string
 	// Out is the result file (default results/<workload>-<UTC time>.json).
 	Out string
 }
@@ -148,6 +158,8 @@ func (l Load) check() error {
 		return usage.Errorf("--max-tries must be at least 0")
 	case l.MaxTries == 0 && l.Duration <= 0 && l.LatencyLimit <= 0:
 		return usage.Errorf("--max-tries 0 (unlimited) needs -T or -L")
+	case l.ConnectConcurrency < 0:
+		return usage.Errorf("--connect-concurrency must be at least 1")
 	}
 	for _, c := range l.Clients {
 		if c < 1 {

@@ -122,8 +122,13 @@ func RunSuite(ctx context.Context, spec SuiteSpec) (*SuiteRun, error) {
 		if err != nil {
 			return nil, usage.Prefix(fmt.Sprintf("cell %s: ", c.Key()), err)
 		}
-		n := cs.needs(ds)
+		wl, err := workload.Load(cs.Workload)
+		if err != nil {
+			return nil, usage.Prefix(fmt.Sprintf("cell %s: ", c.Key()), err)
+		}
+		n := cs.needs(ds, wl)
 		needs.DataBytes, needs.Connections = max(needs.DataBytes, n.DataBytes), max(needs.Connections, n.Connections)
+		needs.Clients, needs.Prepared = max(needs.Clients, n.Clients), needs.Prepared || n.Prepared
 		cellSpecs[i] = cs
 	}
 	obs := spec.observer()

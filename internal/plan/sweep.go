@@ -28,6 +28,47 @@ type Sweep struct {
 	// Round is the A/B round the sweep is a turn of (1-based), told to
 	// the watchers; 0 for a sweep of its own.
 	Round int
+	// Connecting, when set, is told how far each step's connection phase
+	// has come, once a second while it lasts more than one
+	// (connectReporter).
+	Connecting func(observe.Connecting)
+}
+
+// connectingAfter is how long a step's connection phase lasts before it is
+// reported, and then how often: a phase of a second or less (a few hundred
+// clients) says nothing.
+const connectingAfter = time.Second
+
+// connectReporter returns an engine ConnectProgress for one step's
+// connection phase, which begins now: it passes on a report once a second
+// from connectingAfter on, and the first report of every client connected.
+func connectReporter(report func(observe.Connecting)) func(connected, total int) {
+	began := time.Now()
+	var last time.Duration
+	all := false
+	return func(connected, total int) {
+		el := time.Since(began)
+		if el < connectingAfter || all {
+			return
+		}
+		if connected < total && last > 0 && el-last < connectingAfter {
+			return
+		}
+		last, all = el, connected == total
+		report(observe.Connecting{Clients: total, Connected: connected, Elapsed: el})
+	}
+}
+
+// stopCause is why ctx was cancelled when that was not an interrupt: the
+// cause given to context.WithCancelCause, or nil.
+func stopCause(ctx context.Context) error {
+	if ctx.Err() == nil {
+		return nil
+	}
+	if cause := context.Cause(ctx); cause != nil && cause != ctx.Err() {
+		return cause
+	}
+	return nil
 }
 
 // Run runs the sweep and returns the steps done. On an interrupt or a step
@@ -39,6 +80,9 @@ func (sw *Sweep) Run(ctx context.Context) ([]result.Step, error) {
 	for i, n := range sw.Clients {
 		if sw.BeforeStep != nil {
 			if err := sw.BeforeStep(ctx, i, n); err != nil {
+				if cause := stopCause(ctx); cause != nil {
+					err = cause
+				}
 				return steps, err
 			}
 		}
@@ -49,9 +93,14 @@ func (sw *Sweep) Run(ctx context.Context) ([]result.Step, error) {
 			return steps, err
 		}
 		cfg.Program = prog
+		if sw.Connecting != nil {
+			cfg.ConnectProgress = connectReporter(sw.Connecting)
+		}
 		var started []observe.Watcher
 		var startErr error
+		connected := false
 		cfg.OnStart = func(start, window time.Time) {
+			connected = true
 			info := observe.StepInfo{Index: i, Round: sw.Round, Clients: n, Start: start, Window: window, Duration: cfg.Duration}
 			for _, o := range sw.Watchers {
 				if err := o.Start(ctx, info); err != nil {
@@ -69,6 +118,15 @@ func (sw *Sweep) Run(ctx context.Context) ([]result.Step, error) {
 			s := StepResult(r, cfg.Program.Scripts())
 			if err != nil && s.Reason == "" {
 				s.Complete, s.Reason = false, err.Error()
+			}
+			if cause := stopCause(ctx); err != nil && cause != nil {
+				// The step was stopped for a reason of the run's own (a
+				// pooler it started exited): that is the step's reason.
+				err = cause
+				s.Complete, s.Reason = false, cause.Error()
+				if !connected {
+					s.Reason += ", before every client had connected"
+				}
 			}
 			for _, o := range started {
 				if oerr := o.Stop(context.WithoutCancel(ctx), &s); oerr != nil && err == nil {

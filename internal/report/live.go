@@ -50,6 +50,8 @@ func (l *Live) Observe(e observe.Event) {
 		if e.Round == 0 {
 			errs = append(errs, fmt.Sprintf("step %d/%d: %s", e.Index+1, e.Steps, prose.Count(e.Clients, "client")))
 		}
+	case observe.Connecting:
+		errs = append(errs, ConnectingLine(e))
 	case observe.Interval:
 		if l.Progress {
 			errs = append(errs, ProgressLine(e))
@@ -102,6 +104,29 @@ func ProgressLine(p observe.Interval) string {
 		} else {
 			b.WriteString(" [" + e.Name + " stopped]")
 		}
+	}
+	return b.String()
+}
+
+// ConnectingLine says how far a step's connection phase has come:
+// "connecting: 3 200 / 10 000".
+func ConnectingLine(e observe.Connecting) string {
+	s := fmt.Sprintf("connecting: %s / %s", groupDigits(e.Connected), groupDigits(e.Clients))
+	if e.Target != "" {
+		s += " (" + e.Target + ")"
+	}
+	return s
+}
+
+// groupDigits writes n with its digits in groups of three: 10 000.
+func groupDigits(n int) string {
+	s := fmt.Sprint(n)
+	var b strings.Builder
+	for i, r := range s {
+		if i > 0 && (len(s)-i)%3 == 0 && s[i-1] != '-' {
+			b.WriteByte(' ')
+		}
+		b.WriteRune(r)
 	}
 	return b.String()
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/pgscale/pgscale/internal/compare"
 	"github.com/pgscale/pgscale/internal/golden"
+	"github.com/pgscale/pgscale/internal/observe"
 	"github.com/pgscale/pgscale/internal/report"
 	"github.com/pgscale/pgscale/internal/result"
 )
@@ -78,5 +79,17 @@ func TestRegistry(t *testing.T) {
 	f, _ := report.Lookup("verdict")
 	if err := f.Write(&bytes.Buffer{}, &report.Doc{}); err == nil {
 		t.Errorf("the verdict format wrote a document with no comparison")
+	}
+}
+
+// The connection phase of a large step is shown on stderr as it goes, with
+// the digits grouped as a reader counts thousands.
+func TestLiveConnecting(t *testing.T) {
+	var out, errb bytes.Buffer
+	l := &report.Live{Out: &out, Err: &errb}
+	l.Observe(observe.Connecting{Clients: 10000, Connected: 3200})
+	l.Observe(observe.Connecting{Clients: 1000000, Connected: 999, Target: "pooled"})
+	if want := "connecting: 3 200 / 10 000\nconnecting: 999 / 1 000 000 (pooled)\n"; errb.String() != want || out.Len() > 0 {
+		t.Errorf("stderr %q, stdout %q; want stderr %q", errb.String(), out.String(), want)
 	}
 }

@@ -34,6 +34,13 @@ func writeHead(p page, name string, f *result.File) {
 	}
 	t := f.Target
 	where := fmt.Sprintf("%s PostgreSQL %s (%s)", t.Kind, t.ServerVersion, t.Description)
+	if pl := t.Pooler; pl != nil {
+		where = fmt.Sprintf("%s %s (%s; %s) in front of %s PostgreSQL %s (%s)", pl.Program, pl.Version, t.Description,
+			poolerSettings(pl), pl.ServerKind, t.ServerVersion, pl.Server)
+		if pl.Of != "" {
+			where += ", target " + pl.Of + "'s server"
+		}
+	}
 	if t.Name != "" {
 		where = t.Name + ": " + where
 	}
@@ -46,6 +53,17 @@ func writeHead(p page, name string, f *result.File) {
 	p.field("machine", machine)
 	p.field("run", when)
 	p.blank()
+}
+
+// poolerSettings are the pooler settings a reader looks for first.
+func poolerSettings(pl *result.Pooler) string {
+	var s []string
+	for _, k := range []string{"pool_mode", "default_pool_size", "max_client_conn"} {
+		if v, ok := pl.Settings[k]; ok {
+			s = append(s, k+"="+v)
+		}
+	}
+	return strings.Join(s, ", ")
 }
 
 // writeEnd writes what a result file says once its steps are done: the
@@ -74,14 +92,21 @@ func sweepTable(f *result.File, d *result.Diagnosis) *table {
 	for _, s := range f.Steps {
 		disturbed = disturbed || len(s.Disturbances) > 0
 	}
-	head := []string{"clients", "tps", "speedup", "efficiency", "lat avg ms", "p99 ms", "failed", "server cpu/txn", "client cpu/txn", "ctx/txn"}
+	pooled := false // a pooler accounted in some step: a pgbouncer target, or --pooler-pid
+	for _, s := range f.Steps {
+		pooled = pooled || s.Probes != nil && s.Probes.Process != nil && s.Probes.Process.Pooler != nil
+	}
+	head := []string{"clients", "tps", "speedup", "efficiency", "lat avg ms", "p99 ms", "failed", "server cpu/txn"}
+	if pooled {
+		head = append(head, "pooler cpu/txn")
+	}
+	head = append(head, "client cpu/txn", "ctx/txn")
 	if disturbed {
 		head = append(head, "during/before")
 	}
-	head = append(head, "verdict")
-	t := newTable(head...).alignRight(0, 1, 2, 3, 4, 5, 6, 7, 8, 9)
-	if disturbed {
-		t.alignRight(10)
+	t := newTable(append(head, "verdict")...)
+	for i := range head {
+		t.alignRight(i)
 	}
 	for i, s := range f.Steps {
 		sum := s.Summary
@@ -106,7 +131,15 @@ func sweepTable(f *result.File, d *result.Diagnosis) *table {
 		}
 		row := []string{fmt.Sprint(s.Clients), fmt.Sprintf("%.1f", sum.TPS), fmt.Sprintf("%.2f×", sum.Speedup),
 			fmt.Sprintf("%.0f%%", sum.Efficiency*100), fmt.Sprintf("%.3f", sum.Latency.MeanMs), fmt.Sprintf("%.3f", sum.Latency.P99Ms),
-			fmt.Sprint(sum.Failed), srv, cli, ctx}
+			fmt.Sprint(sum.Failed), srv}
+		if pooled {
+			pl := "-"
+			if fg.HasPooler {
+				pl = fmt.Sprintf("%.1f µs", fg.PoolerCPUPerTxnUS)
+			}
+			row = append(row, pl)
+		}
+		row = append(row, cli, ctx)
 		if disturbed {
 			row = append(row, duringBefore(s))
 		}
@@ -148,6 +181,10 @@ func StepLine(s result.Step) string {
 		sum.Latency.P50Ms, sum.Latency.P99Ms, sum.Latency.MaxMs, sum.Failed)
 	if sum.Retries > 0 {
 		line += fmt.Sprintf(", %d retried (%d retries)", sum.Retried, sum.Retries)
+	}
+	if sum.InitialConnectMs > 0 {
+		// pgbench's "initial connection time": before the window, not in it.
+		line += fmt.Sprintf(", initial connection time %.3f ms", sum.InitialConnectMs)
 	}
 	if sum.ClientCPU.PerTxnUS > 0 {
 		line += fmt.Sprintf(", client cpu %.1f µs/txn", sum.ClientCPU.PerTxnUS)

@@ -48,7 +48,7 @@ type Environment struct {
 
 // Target is where the load went.
 type Target struct {
-	Kind          string            `json:"kind"`                // "ephemeral" or "dsn"
+	Kind          string            `json:"kind"`                // "ephemeral", "dsn" or "pgbouncer"
 	Name          string            `json:"name,omitempty"`      // A/B target name
 	Description   string            `json:"description"`         // host, port, user, database; never a password
 	BinDir        string            `json:"bin_dir,omitempty"`   // ephemeral: server binaries
@@ -56,6 +56,26 @@ type Target struct {
 	Settings      map[string]string `json:"settings"`            // every setting whose source is not the default
 	Preloaded     []string          `json:"preloaded,omitempty"` // shared_preload_libraries
 	Tmpfs         bool              `json:"tmpfs,omitempty"`     // ephemeral: data directory in memory
+	// Pooler is the pooler pgscale started in front of the server (kind
+	// "pgbouncer"): the clients connected to it (Description), while
+	// ServerVersion, Settings, BinDir and the probes are the server's.
+	Pooler *Pooler `json:"pooler,omitempty"`
+}
+
+// Pooler is a connection pooler pgscale started in front of a server.
+type Pooler struct {
+	Program string `json:"program"` // "pgbouncer"
+	Version string `json:"version"`
+	// Settings are its configuration as written: pgscale's defaults, then
+	// the target's own.
+	Settings map[string]string `json:"settings"`
+	// Server describes the server it fronts (host, port, user, database);
+	// ServerKind is "ephemeral" or "dsn".
+	Server     string `json:"server"`
+	ServerKind string `json:"server_kind"`
+	// Of is, in an A/B run, the target whose server it fronts; empty when
+	// the server is its own (pgscale run --pooler).
+	Of string `json:"of,omitempty"`
 }
 
 // Script is one script of the workload, as run.

@@ -146,3 +146,33 @@ func TestWriteRedactsAPasswordInASetting(t *testing.T) {
 		t.Errorf("setting read back as %q", g.Target.Settings["primary_conninfo"])
 	}
 }
+
+// A pgbouncer target records its pooler, and only a pgbouncer target does.
+func TestPoolerTarget(t *testing.T) {
+	pooler := &result.Pooler{Program: "pgbouncer", Version: "1.18.0", Settings: map[string]string{"pool_mode": "transaction"},
+		Server: "host=/tmp/s port=5432 user=postgres dbname=postgres", ServerKind: "ephemeral"}
+	for _, tc := range []struct {
+		kind   string
+		pooler *result.Pooler
+		ok     bool
+	}{
+		{"pgbouncer", pooler, true},
+		{"pgbouncer", nil, false},
+		{"ephemeral", pooler, false},
+	} {
+		f := sample()
+		f.Target.Kind, f.Target.Pooler = tc.kind, tc.pooler
+		path := filepath.Join(t.TempDir(), "r.json")
+		err := result.Write(path, f)
+		if (err == nil) != tc.ok {
+			t.Errorf("kind %s, pooler %v: write: %v", tc.kind, tc.pooler != nil, err)
+			continue
+		}
+		if tc.ok {
+			g, err := result.Read(path)
+			if err != nil || g.Target.Pooler == nil || g.Target.Pooler.Settings["pool_mode"] != "transaction" {
+				t.Errorf("read back: %+v, %v", g.Target.Pooler, err)
+			}
+		}
+	}
+}

@@ -47,22 +47,35 @@ func (o ClusterOptions) Check(specs []Spec) error {
 }
 
 // Needs is what a run will ask of the servers it opens, to size ephemeral
-// clusters: the data it creates and the connections it opens at once.
+// clusters and poolers: the data it creates, the connections it opens at
+// once (Clients of them the clients', the rest sessions of its own), and
+// whether the clients use prepared statements.
 type Needs struct {
 	DataBytes   int64
 	Connections int
+	Clients     int
+	Prepared    bool
 }
 
 // Server is a server ready for connections: an existing one named by a
 // connection string, or an ephemeral cluster this process started.
 type Server struct {
+	// Config is where the clients connect: the server, or the pooler in
+	// front of it.
 	Config  *pgconn.Config
 	Cluster *Cluster // nil unless ephemeral
+	// Pooler is a pgbouncer target's pooler, in front of Fronts; nil for
+	// other targets.
+	Pooler *PgBouncer
+	// Fronts is the server behind Pooler: another target's, or one of its
+	// own (run --pooler) that Close stops with the pooler.
+	Fronts *Server
 	// Info is what the result file says of the target; RecordInfo adds
 	// the server's version and settings.
-	Info result.Target
-	keep bool
-	log  func(string)
+	Info      result.Target
+	keep      bool
+	log       func(string)
+	ownsFront bool
 }
 
 // Open opens the target spec names: for a DSN target it only parses the
@@ -74,6 +87,18 @@ func Open(ctx context.Context, spec Spec, opt ClusterOptions, needs Needs, log f
 	if log == nil {
 		log = func(string) {}
 	}
+	if spec.Kind == Pooled {
+		pp, err := planPooler(spec, needs)
+		if err != nil {
+			return nil, err
+		}
+		if spec.Front.Ephemeral() {
+			if _, err := binDir(*spec.Front, opt); err != nil {
+				return nil, err
+			}
+		}
+		return openPooled(ctx, spec, pp, opt, needs, log)
+	}
 	if !spec.Ephemeral() {
 		return openDSN(spec, log)
 	}
@@ -84,17 +109,43 @@ func Open(ctx context.Context, spec Spec, opt ClusterOptions, needs Needs, log f
 	return startCluster(ctx, spec, bin, opt, needs, log)
 }
 
-// OpenAll opens every target: the binaries of every ephemeral one are
-// found first (a wrong directory is a usage error before any server
-// starts), then the clusters start in parallel. It returns every server
-// opened, in spec order (nil where one failed), also on error, so that the
-// caller can close them.
+// OpenAll opens every target: the binaries of every ephemeral one and of
+// every pooler are found first, and each pooler's settings checked (a
+// mistake is a usage error before any server starts), then the clusters
+// start in parallel, then the poolers in front of them. A pooler fronts the
+// server of the target its spec's Of names (that cluster is sized for the
+// pooler's server connections too), or, when that target is not among
+// specs, a server of its own. It returns every server opened, in spec
+// order (nil where one failed), also on error, so that the caller can
+// close them.
 func OpenAll(ctx context.Context, specs []Spec, opt ClusterOptions, needs Needs, log func(string)) ([]*Server, error) {
 	if log == nil {
 		log = func(string) {}
 	}
 	bins := make([]string, len(specs))
+	poolers := make([]*poolerPlan, len(specs))
+	fronts := make([]int, len(specs)) // a pooler's target index; -1: a server of its own
+	extra := make([]int, len(specs))  // server connections of the poolers in front of a target
 	for i, s := range specs {
+		if s.Kind == Pooled {
+			pp, err := planPooler(s, needs)
+			if err != nil {
+				return nil, err
+			}
+			poolers[i], fronts[i] = pp, -1
+			for j, o := range specs {
+				if o.Name == s.Of && o.Kind != Pooled {
+					fronts[i] = j
+					extra[j] += pp.servers
+				}
+			}
+			if fronts[i] < 0 && s.Front.Ephemeral() {
+				if _, err := binDir(*s.Front, opt); err != nil {
+					return nil, err
+				}
+			}
+			continue
+		}
 		if s.Ephemeral() {
 			bin, err := binDir(s, opt)
 			if err != nil {
@@ -107,14 +158,33 @@ func OpenAll(ctx context.Context, specs []Spec, opt ClusterOptions, needs Needs,
 	errs := make([]error, len(specs))
 	var wg sync.WaitGroup
 	for i, s := range specs {
-		if !s.Ephemeral() {
+		switch {
+		case s.Kind == Pooled:
+		case !s.Ephemeral():
 			servers[i], errs[i] = openDSN(s, log)
+		default:
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				n := needs
+				n.Connections += extra[i]
+				servers[i], errs[i] = startCluster(ctx, s, bins[i], opt, n, log)
+			}()
+		}
+	}
+	wg.Wait()
+	for i, s := range specs {
+		if s.Kind != Pooled || FirstError(errs) != nil {
 			continue
 		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			servers[i], errs[i] = startCluster(ctx, s, bins[i], opt, needs, log)
+			if j := fronts[i]; j >= 0 {
+				servers[i], errs[i] = startPooled(ctx, s, poolers[i], servers[j], opt, log)
+			} else {
+				servers[i], errs[i] = openPooled(ctx, s, poolers[i], opt, needs, log)
+			}
 		}()
 	}
 	wg.Wait()
@@ -200,8 +270,19 @@ func startCluster(ctx context.Context, spec Spec, bin string, opt ClusterOptions
 	}}, nil
 }
 
-// Ephemeral reports whether this process started the server.
-func (s *Server) Ephemeral() bool { return s.Cluster != nil }
+// Ephemeral reports whether this process started the server (for a pooler:
+// the server it fronts).
+func (s *Server) Ephemeral() bool { return s.Origin().Cluster != nil }
+
+// Origin is the server that holds the data: the one a pooler fronts, or
+// the server itself. Data, probes and disturbances go there; the clients go
+// to Config.
+func (s *Server) Origin() *Server {
+	if s.Fronts != nil {
+		return s.Fronts
+	}
+	return s
+}
 
 // Connect opens one connection, with errors classified (a wrong password
 // or database is a usage error) and passwords kept out.
@@ -218,9 +299,9 @@ func (s *Server) Connect(ctx context.Context) (*pgconn.PgConn, error) {
 }
 
 // RecordInfo adds the server's version and non-default settings to Info,
-// when the server tells them.
+// when the server tells them (for a pooler: the server it fronts).
 func (s *Server) RecordInfo(ctx context.Context) {
-	conn, err := s.Connect(ctx)
+	conn, err := s.Origin().Connect(ctx)
 	if err != nil {
 		return
 	}
@@ -231,8 +312,18 @@ func (s *Server) RecordInfo(ctx context.Context) {
 }
 
 // Close stops an ephemeral cluster (or, with --keep, says how to reach
-// it). It does nothing for an existing server, and is safe to call twice.
+// it), and a pooler with the server of its own it fronts. It does nothing
+// for an existing server, and is safe to call twice.
 func (s *Server) Close() {
+	if s != nil && s.Pooler != nil {
+		if err := s.Pooler.Stop(); err != nil {
+			s.log(fmt.Sprintf("warning: removing pgbouncer's directory: %v", err))
+		}
+		if s.ownsFront {
+			s.Fronts.Close()
+		}
+		return
+	}
 	if s == nil || s.Cluster == nil {
 		return
 	}

@@ -191,7 +191,7 @@ func pgbouncerSettings(p *PgBouncer, opts PgBouncerOptions) []Setting {
 	if p.TCP {
 		listen = "127.0.0.1"
 	}
-	maxClients := max(100, opts.Clients+10)
+	maxClients := defaultMaxClientConn(opts.Clients)
 	s := []Setting{
 		{"listen_addr", listen},
 		{"listen_port", strconv.Itoa(p.Port)},
@@ -202,7 +202,15 @@ func pgbouncerSettings(p *PgBouncer, opts PgBouncerOptions) []Setting {
 		{"ignore_startup_parameters", "extra_float_digits"},
 	}
 	if opts.Server.TLSConfig != nil {
-		s = append(s, Setting{"server_tls_sslmode", "require"})
+		// sslmode=prefer (libpq's default) parses into TLS with a plain
+		// fallback: pgbouncer's prefer does the same.
+		mode := "require"
+		for _, f := range opts.Server.Fallbacks {
+			if f.TLSConfig == nil {
+				mode = "prefer"
+			}
+		}
+		s = append(s, Setting{"server_tls_sslmode", mode})
 	}
 	for _, u := range opts.Settings {
 		replaced := false
@@ -218,59 +226,75 @@ func pgbouncerSettings(p *PgBouncer, opts PgBouncerOptions) []Setting {
 	return s
 }
 
-func (p *PgBouncer) setting(name string) (string, bool) {
-	for _, s := range p.Settings {
-		if s.Name == name {
-			return s.Value, true
+// defaultMaxClientConn is the max_client_conn pgscale gives a pgbouncer that
+// must hold clients client connections: room for them and a few more (the
+// start-up checks, a probe), never below pgbouncer's own default of 100.
+func defaultMaxClientConn(clients int) int { return max(100, clients+10) }
+
+// ErrOpenFiles says the open-files limit cannot fit the connections asked for.
+var ErrOpenFiles = errors.New("too few open files")
+
+// pgbouncerNeeds reads, from a pgbouncer's settings (with max_client_conn
+// set), the client connections it allows, the server connections it may
+// open, and the open files that takes.
+func pgbouncerNeeds(settings []Setting) (clients, servers int, files uint64, err error) {
+	get := func(name string, def int) (int, error) {
+		v, ok := "", false
+		for _, s := range settings {
+			if s.Name == name {
+				v, ok = s.Value, true
+			}
 		}
+		if !ok {
+			return def, nil
+		}
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			return 0, fmt.Errorf("pgbouncer setting %s=%q: want a whole number", name, v)
+		}
+		return n, nil
 	}
-	return "", false
-}
-
-func (p *PgBouncer) intSetting(name string, def int) (int, error) {
-	v, ok := p.setting(name)
-	if !ok {
-		return def, nil
+	if clients, err = get("max_client_conn", 100); err != nil {
+		return 0, 0, 0, err
 	}
-	n, err := strconv.Atoi(v)
-	if err != nil || n < 0 {
-		return 0, fmt.Errorf("pgbouncer setting %s=%q: want a whole number", name, v)
-	}
-	return n, nil
-}
-
-// fileLimit returns the open-files limit pgbouncer is given: the hard limit,
-// once it is known to fit max_client_conn and the server connections.
-func (p *PgBouncer) fileLimit() (uint64, error) {
-	clients, err := p.intSetting("max_client_conn", 100)
+	pool, err := get("default_pool_size", 20)
 	if err != nil {
-		return 0, err
+		return 0, 0, 0, err
 	}
-	pool, err := p.intSetting("default_pool_size", 20)
+	reserve, err := get("reserve_pool_size", 0)
 	if err != nil {
-		return 0, err
+		return 0, 0, 0, err
 	}
-	reserve, err := p.intSetting("reserve_pool_size", 0)
-	if err != nil {
-		return 0, err
-	}
-	servers := pool + reserve
-	if m, err := p.intSetting("max_db_connections", 0); err != nil {
-		return 0, err
+	servers = pool + reserve
+	if m, err := get("max_db_connections", 0); err != nil {
+		return 0, 0, 0, err
 	} else if m > 0 {
 		servers = min(servers, m)
+	}
+	return clients, servers, uint64(clients + servers + pgbouncerFDSlack), nil
+}
+
+// checkPgBouncerFiles checks that a pgbouncer with these settings fits the
+// hard open-files limit, and returns that limit.
+func checkPgBouncerFiles(settings []Setting) (uint64, error) {
+	clients, servers, need, err := pgbouncerNeeds(settings)
+	if err != nil {
+		return 0, err
 	}
 	var lim syscall.Rlimit
 	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
 		return 0, fmt.Errorf("read the open-files limit: %w", err)
 	}
-	need := uint64(clients + servers + pgbouncerFDSlack)
 	if need > lim.Max {
-		return 0, fmt.Errorf("pgbouncer needs about %d open files for max_client_conn=%d and %d server connections, but the hard open-files limit (RLIMIT_NOFILE, ulimit -Hn) is %d: use fewer clients or raise the hard limit",
-			need, clients, servers, lim.Max)
+		return 0, fmt.Errorf("%w: pgbouncer needs about %d open files for max_client_conn=%d and %d server connections, but the hard open-files limit (RLIMIT_NOFILE, ulimit -Hn) is %d: use fewer clients or raise the hard limit",
+			ErrOpenFiles, need, clients, servers, lim.Max)
 	}
 	return lim.Max, nil
 }
+
+// fileLimit returns the open-files limit pgbouncer is given: the hard limit,
+// once it is known to fit max_client_conn and the server connections.
+func (p *PgBouncer) fileLimit() (uint64, error) { return checkPgBouncerFiles(p.Settings) }
 
 func (p *PgBouncer) writeConfig(server *pgconn.Config) error {
 	// The server connection string pgbouncer uses for every database name.
@@ -418,6 +442,55 @@ func (p *PgBouncer) isExited() bool {
 
 // Running reports whether pgbouncer is alive.
 func (p *PgBouncer) Running() bool { return p.PID() != 0 }
+
+// Exited is closed when pgbouncer's process has exited, by Stop or
+// otherwise (nil before it started).
+func (p *PgBouncer) Exited() <-chan struct{} {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.exited
+}
+
+// ExitError says how pgbouncer's process ended, in one line ("pgbouncer
+// (pid 4711) was killed by signal 9"), or returns nil while it runs.
+func (p *PgBouncer) ExitError() error {
+	p.mu.Lock()
+	cmd, exited := p.cmd, p.exited
+	p.mu.Unlock()
+	if cmd == nil || exited == nil {
+		return nil
+	}
+	select {
+	case <-exited:
+	default:
+		return nil
+	}
+	how := "exited"
+	if st := cmd.ProcessState; st != nil {
+		if ws, ok := st.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			how = fmt.Sprintf("was killed by signal %d (%v)", int(ws.Signal()), ws.Signal())
+		} else {
+			how = fmt.Sprintf("exited with status %d", st.ExitCode())
+		}
+	}
+	return fmt.Errorf("pgbouncer (pid %d) %s", cmd.Process.Pid, how)
+}
+
+// SaveLog copies pgbouncer's whole log to path, before Stop removes it,
+// with anything that looks like a password redacted.
+func (p *PgBouncer) SaveLog(path string) error {
+	b, err := os.ReadFile(p.LogFile)
+	if err != nil {
+		return fmt.Errorf("read pgbouncer's log: %w", err)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("keep pgbouncer's log: %w", err)
+	}
+	if err := os.WriteFile(path, []byte(secret.Redact(string(b))), 0o644); err != nil {
+		return fmt.Errorf("keep pgbouncer's log: %w", err)
+	}
+	return nil
+}
 
 // Log returns the last n lines of pgbouncer's log, for error messages. The
 // whole log is LogFile, until Stop removes it.

@@ -2,6 +2,7 @@ package target
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 
 	"github.com/pgscale/pgscale/internal/secret"
@@ -20,9 +21,13 @@ const (
 	Settings
 	// DSN is an existing server, pooler or proxy: NAME=dsn:CONNSTRING.
 	DSN
+	// Pooled is a pgbouncer this process starts in front of another
+	// target's server, with its own settings:
+	// NAME=pgbouncer:[of=NAME,]k=v,... (run: --pooler pgbouncer[:k=v,...]).
+	Pooled
 )
 
-// String returns "bin", "settings" or "dsn".
+// String returns "bin", "settings", "dsn" or "pgbouncer".
 func (k Kind) String() string {
 	switch k {
 	case Bin:
@@ -31,6 +36,8 @@ func (k Kind) String() string {
 		return "settings"
 	case DSN:
 		return "dsn"
+	case Pooled:
+		return "pgbouncer"
 	}
 	return fmt.Sprintf("Kind(%d)", int(k))
 }
@@ -51,6 +58,16 @@ type Spec struct {
 	// DSN is a DSN target's connection string (empty: the libpq
 	// environment). It may hold a password: print String(), never DSN.
 	DSN string
+	// Pooler are a Pooled target's pgbouncer settings (pool_mode,
+	// default_pool_size, max_client_conn...), after pgscale's defaults.
+	Pooler []Setting
+	// Of names the target whose server a Pooled target fronts in an A/B
+	// run; ParseSpecs sets it (default: the first target that is not a
+	// pooler) and Front to a copy of that target's spec.
+	Of string
+	// Front is the server a Pooled target fronts: run's target (an
+	// ephemeral cluster or --dsn), or a copy of target Of's spec.
+	Front *Spec
 }
 
 // ForRun is run's target: the server --dsn names, or the one the libpq
@@ -63,8 +80,33 @@ func ForRun(dsn string) Spec {
 	return Spec{Kind: Settings}
 }
 
-// Ephemeral reports whether pgscale starts the target's server itself.
-func (t Spec) Ephemeral() bool { return t.Kind != DSN }
+// WithPooler is run's target behind a pooler: pooler is --pooler's value,
+// pgbouncer[:k=v,...], and front the server it fronts (ForRun's).
+func WithPooler(front Spec, pooler string) (Spec, error) {
+	kind, arg, _ := strings.Cut(pooler, ":")
+	if strings.TrimSpace(kind) != "pgbouncer" {
+		return Spec{}, fmt.Errorf("--pooler %q: want pgbouncer or pgbouncer:k=v,... (pool_mode, default_pool_size, max_client_conn...)", pooler)
+	}
+	settings, err := parsePoolerSettings(arg)
+	if err != nil {
+		return Spec{}, fmt.Errorf("--pooler %q: %v", pooler, err)
+	}
+	for _, s := range settings {
+		if s.Name == "of" {
+			return Spec{}, fmt.Errorf("--pooler %q: of= names an ab target; run's pooler fronts the ephemeral cluster or --dsn", pooler)
+		}
+	}
+	return Spec{Kind: Pooled, Pooler: settings, Front: &front}, nil
+}
+
+// Ephemeral reports whether pgscale starts the target's server itself; a
+// pooler's server is the one it fronts.
+func (t Spec) Ephemeral() bool {
+	if t.Kind == Pooled {
+		return t.Front != nil && t.Front.Ephemeral()
+	}
+	return t.Kind != DSN
+}
 
 // String returns the spec as written, with any password redacted:
 // NAME=KIND:ARG, or KIND:ARG for an unnamed target.
@@ -81,6 +123,15 @@ func (t Spec) String() string {
 		arg = strings.Join(parts, ",")
 	case DSN:
 		arg = secret.Redact(t.DSN)
+	case Pooled:
+		var parts []string
+		if t.Of != "" {
+			parts = append(parts, "of="+t.Of)
+		}
+		for _, s := range t.Pooler {
+			parts = append(parts, s.Name+"="+s.Value)
+		}
+		arg = strings.Join(parts, ",")
 	}
 	s := t.Kind.String() + ":" + arg
 	if t.Name != "" {
@@ -89,11 +140,12 @@ func (t Spec) String() string {
 	return s
 }
 
-// ParseSpec reads NAME=bin:DIR, NAME=settings:k=v,... or
-// NAME=dsn:CONNSTRING. A settings value holding a comma is written in
-// single quotes: settings:shared_preload_libraries='a,b'. It checks the
-// form only: that DIR holds a server, or that the connection string
-// parses, is for the caller to find out.
+// ParseSpec reads NAME=bin:DIR, NAME=settings:k=v,..., NAME=dsn:CONNSTRING
+// or NAME=pgbouncer:[of=NAME,]k=v,... A settings value holding a comma is
+// written in single quotes: settings:shared_preload_libraries='a,b'. It
+// checks the form only: that DIR holds a server, or that the connection
+// string parses, is for the caller to find out; which target a pgbouncer
+// fronts is ParseSpecs'.
 func ParseSpec(spec string) (Spec, error) {
 	bad := func(format string, args ...any) (Spec, error) {
 		return Spec{}, fmt.Errorf("--target %q: %s", secret.Redact(spec), fmt.Sprintf(format, args...))
@@ -101,14 +153,14 @@ func ParseSpec(spec string) (Spec, error) {
 	name, rest, ok := strings.Cut(spec, "=")
 	name = strings.TrimSpace(name)
 	if !ok {
-		return bad("want NAME=bin:DIR, NAME=settings:k=v,... or NAME=dsn:CONNSTRING")
+		return bad("want NAME=bin:DIR, NAME=settings:k=v,..., NAME=dsn:CONNSTRING or NAME=pgbouncer:k=v,...")
 	}
 	if err := checkTargetName(name); err != nil {
 		return bad("%v", err)
 	}
 	kind, arg, ok := strings.Cut(rest, ":")
 	if !ok {
-		return bad("no kind after %s=: write bin:DIR, settings:k=v,... or dsn:CONNSTRING", name)
+		return bad("no kind after %s=: write bin:DIR, settings:k=v,..., dsn:CONNSTRING or pgbouncer:k=v,...", name)
 	}
 	t := Spec{Name: name}
 	switch strings.TrimSpace(kind) {
@@ -135,10 +187,49 @@ func ParseSpec(spec string) (Spec, error) {
 		if t.DSN == "" {
 			return bad("dsn: needs a connection string (URI or keyword form)")
 		}
+	case "pgbouncer":
+		t.Kind = Pooled
+		settings, err := parsePoolerSettings(arg)
+		if err != nil {
+			return bad("%v", err)
+		}
+		for _, s := range settings {
+			if s.Name == "of" {
+				t.Of = s.Value
+				if err := checkTargetName(s.Value); err != nil {
+					return bad("of=: %v", err)
+				}
+				continue
+			}
+			t.Pooler = append(t.Pooler, s)
+		}
 	default:
-		return bad("unknown kind %q: want bin, settings or dsn", kind)
+		return bad("unknown kind %q: want bin, settings, dsn or pgbouncer", kind)
 	}
 	return t, nil
+}
+
+// poolerSettingName is the form of a pgbouncer setting's name.
+var poolerSettingName = regexp.MustCompile(`^[a-z_][a-z0-9_]*$`)
+
+// parsePoolerSettings reads a pooler's k=v,... (quotes as for settings:).
+func parsePoolerSettings(arg string) ([]Setting, error) {
+	parts, err := splitSettings(arg)
+	if err != nil {
+		return nil, err
+	}
+	var out []Setting
+	for _, p := range parts {
+		s, err := ParseSetting(p)
+		if err != nil {
+			return nil, err
+		}
+		if !poolerSettingName.MatchString(s.Name) || strings.ContainsAny(s.Value, "\n\r") {
+			return nil, fmt.Errorf("pgbouncer setting %q: want name=value, the name in lower-case letters, digits and _", p)
+		}
+		out = append(out, s)
+	}
+	return out, nil
 }
 
 // checkTargetName accepts names that are safe as file names, benchfmt
@@ -205,7 +296,7 @@ func splitSettings(s string) ([]string, error) {
 func ParseSpecs(specs []string, baseline string, atLeast int) ([]Spec, error) {
 	if len(specs) < atLeast {
 		if atLeast == 1 {
-			return nil, fmt.Errorf("name a target with --target NAME=bin:DIR, NAME=settings:k=v,... or NAME=dsn:CONNSTRING")
+			return nil, fmt.Errorf("name a target with --target NAME=bin:DIR, NAME=settings:k=v,..., NAME=dsn:CONNSTRING or NAME=pgbouncer:k=v,...")
 		}
 		return nil, fmt.Errorf("an A/B run needs at least %d targets (--target NAME=SPEC, repeated); got %d", atLeast, len(specs))
 	}
@@ -226,6 +317,9 @@ func ParseSpecs(specs []string, baseline string, atLeast int) ([]Spec, error) {
 		}
 		out = append(out, t)
 	}
+	if err := resolveFronts(out); err != nil {
+		return nil, err
+	}
 	if baseline != "" {
 		if base < 0 {
 			return nil, fmt.Errorf("--baseline %q names no target (targets: %s)", baseline, names(out))
@@ -235,6 +329,46 @@ func ParseSpecs(specs []string, baseline string, atLeast int) ([]Spec, error) {
 		out[0] = b
 	}
 	return out, nil
+}
+
+// resolveFronts sets, for every pgbouncer target, the target whose server it
+// fronts: the one of= names, else the first target given that is not a
+// pooler. A pooler fronts a server, not another pooler.
+func resolveFronts(ts []Spec) error {
+	first := -1
+	for i, t := range ts {
+		if t.Kind != Pooled {
+			first = i
+			break
+		}
+	}
+	for i := range ts {
+		t := &ts[i]
+		if t.Kind != Pooled {
+			continue
+		}
+		if t.Of == "" {
+			if first < 0 {
+				return fmt.Errorf("target %s=pgbouncer: fronts another target's server, and every target is a pooler: add a bin:, settings: or dsn: target", t.Name)
+			}
+			t.Of = ts[first].Name
+		}
+		found := false
+		for _, o := range ts {
+			if o.Name != t.Of {
+				continue
+			}
+			if o.Kind == Pooled {
+				return fmt.Errorf("target %s=pgbouncer:of=%s: %s is a pooler; of= names a bin:, settings: or dsn: target", t.Name, t.Of, t.Of)
+			}
+			front := o
+			t.Front, found = &front, true
+		}
+		if !found {
+			return fmt.Errorf("target %s=pgbouncer:of=%s names no target (targets: %s)", t.Name, t.Of, names(ts))
+		}
+	}
+	return nil
 }
 
 func names(ts []Spec) string {
