@@ -59,6 +59,7 @@ func newRoot(argv []string, stdout, stderr io.Writer) *cobra.Command {
 		newCompareCmd(stdout),
 		newReportCmd(stdout),
 		newPgbenchCmd(argv, stdout, stderr),
+		newHistoryCmd(stdout),
 	)
 	root.SetOut(stdout)
 	root.SetErr(stderr)

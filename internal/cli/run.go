@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"io"
 
@@ -15,6 +16,7 @@ import (
 func newRunCmd(argv []string, stdout, stderr io.Writer) *cobra.Command {
 	var f loadFlags
 	var dsn, pooler string
+	var rec recordFlags
 	cmd := &cobra.Command{
 		Use:   "run",
 		Short: "Run a workload over a client sweep and write a result file",
@@ -36,9 +38,13 @@ disturbances go to the server, and the pooler's CPU is accounted apart.`,
 			if f.describe {
 				return describe(spec.Workload, stdout)
 			}
+			if err := rec.check(nil); err != nil {
+				return err
+			}
 			ctx, stop := interruptible(cmd.Context())
 			defer stop()
 			file, path, err := plan.Run(ctx, spec)
+			stop() // Ctrl-C from here on stops pgscale, as usual
 			if file == nil || path == "" {
 				return err
 			}
@@ -48,9 +54,9 @@ disturbances go to the server, and the pooler's CPU is accounted apart.`,
 			}
 			fmt.Fprintf(stdout, "result: %s%s\n", path, status)
 			if werr := f.outputs.write(&report.Doc{Files: []compare.Input{{Name: path, File: file}}}); werr != nil && err == nil {
-				return werr
+				err = werr
 			}
-			return err
+			return errors.Join(err, rec.record(cmd.Context(), stdout, []written{{path, file}}))
 		},
 	}
 	fs := cmd.Flags()
@@ -60,5 +66,6 @@ disturbances go to the server, and the pooler's CPU is accounted apart.`,
 	fs.StringVar(&dsn, "dsn", "", "connection string of an existing server (URI or keyword form); libpq environment variables are honoured; without it, an ephemeral cluster")
 	fs.StringVar(&pooler, "pooler", "", "connect the clients through a pgbouncer started in front of the server: pgbouncer or pgbouncer:k=v,... (pool_mode, default_pool_size, max_client_conn...)")
 	registerCluster(fs, &f.c)
+	rec.register(fs, false)
 	return cmd
 }

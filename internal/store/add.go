@@ -43,6 +43,8 @@ type Recorded struct {
 	Duplicate bool
 	// Machine is the machine the file was measured on.
 	Machine Machine
+	// Label is the label its points went under.
+	Label string
 }
 
 // Add stores a result file whole and indexes its points: for every client
@@ -69,7 +71,7 @@ func (s *Store) Add(ctx context.Context, f *result.File, raw []byte, meta Meta) 
 	sum := sha256.Sum256(raw)
 	digest := hex.EncodeToString(sum[:])
 	workload := WorkloadKey(f.Workload)
-	rec := Recorded{Machine: m}
+	rec := Recorded{Machine: m, Label: meta.Label}
 	err = s.inTx(ctx, func(tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, `INSERT INTO pgscale_machines (fingerprint, os, cpu_model, cpus, memory_gib, kernel)
 			VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (fingerprint) DO NOTHING`,
@@ -106,6 +108,14 @@ func (s *Store) Add(ctx context.Context, f *result.File, raw []byte, meta Meta) 
 		return Recorded{}, fmt.Errorf("store %s: recording a result: %w", s.location, err)
 	}
 	return rec, nil
+}
+
+// Check checks a result file's bytes as Add does before storing them: the
+// JSON Schema, the rules result.Validate applies and no password anywhere.
+// Its error is one line, "not stored: ...".
+func Check(raw []byte) error {
+	_, _, err := checkFile(nil, raw)
+	return err
 }
 
 // checkFile makes f and raw agree and checks both as result.Read would,
@@ -154,10 +164,18 @@ func mustJSON(f *result.File) []byte {
 	return b
 }
 
-// oneLine joins the lines of a multi-error into one line.
+// oneLine joins the lines of a multi-error (or of a driver's error that
+// lists each address it tried) into one line.
 func oneLine(err error) string {
-	return strings.Join(strings.Fields(strings.ReplaceAll(err.Error(), "\n", "; ")), " ")
+	s := strings.Join(strings.Fields(strings.ReplaceAll(err.Error(), "\n", "; ")), " ")
+	return strings.ReplaceAll(s, ":; ", ": ")
 }
+
+// lineError is an error shown on one line that still unwraps to its cause.
+type lineError struct{ err error }
+
+func (e lineError) Error() string { return oneLine(e.err) }
+func (e lineError) Unwrap() error { return e.err }
 
 // point is one indexed value of a result file.
 type point struct {
