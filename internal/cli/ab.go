@@ -90,7 +90,7 @@ complete (the rounds done are saved and compared, marked incomplete).`,
 			fmt.Fprintf(stdout, "\nresults: %s, one file per target%s\n", dir, status)
 			var out []written
 			for i, f := range files {
-				out = append(out, written{filepath.Join(dir, f.AB.Targets[i].File), f})
+				out = append(out, written{path: filepath.Join(dir, f.AB.Targets[i].File), file: f})
 			}
 			recErr := rec.record(cmd.Context(), stdout, out)
 			if runErr != nil || err != nil {

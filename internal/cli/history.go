@@ -224,7 +224,8 @@ func newHistoryAddCmd(stdout io.Writer, open opener) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "add FILE|DIR...",
 		Short: "Record existing result files in the store",
-		Long: `Record result files (a directory stands for the result files in it) in the
+		Long: `Record result files (a directory stands for the result files in it, a
+suite's bundle for its cells' files, each cell a workload "SUITE CELL") in the
 store, each whole, with its figures indexed as points. Every file is
 checked first (the result schema, its rules, no password anywhere): when
 one fails, nothing is stored. A file stored before is not stored again.
@@ -242,14 +243,29 @@ files of another time.`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			paths, err := resultPaths(args)
-			if err != nil {
-				return err
+			var todo []written // path and series only
+			for _, a := range args {
+				cells, isBundle, err := bundleFiles(a)
+				if err != nil {
+					return err
+				}
+				if isBundle {
+					todo = append(todo, cells...)
+					continue
+				}
+				paths, err := resultPaths([]string{a})
+				if err != nil {
+					return err
+				}
+				for _, p := range paths {
+					todo = append(todo, written{path: p})
+				}
 			}
 			var files []written
 			var names []string
 			raws := map[string][]byte{}
-			for _, p := range paths {
+			for _, w := range todo {
+				p := w.path
 				raw, err := os.ReadFile(p)
 				if err != nil {
 					return usage.Wrap(err)
@@ -261,7 +277,7 @@ files of another time.`,
 				if err := json.Unmarshal(raw, &f); err != nil {
 					return usage.Errorf("%s: %v", p, err) // Check decoded it already
 				}
-				files, raws[p] = append(files, written{p, &f}), raw
+				files, raws[p] = append(files, written{p, &f, w.series}), raw
 				names = append(names, f.Target.Name)
 			}
 			lab, err := perTarget("--label", labels, names)
@@ -278,7 +294,7 @@ files of another time.`,
 			}
 			defer st.Close()
 			for _, wf := range files {
-				meta := store.Meta{Label: pick(lab, wf.file.Target.Name), Commit: pick(com, wf.file.Target.Name)}
+				meta := store.Meta{Label: pick(lab, wf.file.Target.Name), Commit: pick(com, wf.file.Target.Name), Workload: wf.series}
 				source := "--commit"
 				if meta.Commit == "" {
 					meta.Commit, source = commitFromEnv()

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -102,6 +103,33 @@ func perTarget(flag string, vals, targets []string) (map[string]string, error) {
 type written struct {
 	path string
 	file *result.File
+	// series is the workload's name in the store (store.Meta.Workload):
+	// a suite's cell's, or empty.
+	series string
+}
+
+// bundleFiles returns the result files of a suite's bundle, each named
+// after its cell, and whether dir is a bundle at all.
+func bundleFiles(dir string) ([]written, bool, error) {
+	if _, err := os.Stat(filepath.Join(dir, result.SuiteIndexFile)); err != nil {
+		return nil, false, nil
+	}
+	x, err := result.ReadSuiteIndex(dir)
+	if err != nil {
+		return nil, true, usage.Wrap(err)
+	}
+	var out []written
+	for _, c := range x.Cells {
+		for _, name := range c.Files {
+			path := filepath.Join(dir, c.Dir, name)
+			f, err := result.Read(path)
+			if err != nil {
+				return nil, true, usage.Wrap(err)
+			}
+			out = append(out, written{path, f, store.CellKey(x.Name, c.Key)})
+		}
+	}
+	return out, true, nil
 }
 
 // record adds the files to the store, if one is named, and says on w what
@@ -128,7 +156,7 @@ func (r *recordFlags) record(ctx context.Context, w io.Writer, files []written) 
 			return fmt.Errorf("store %s: %w", st.Location(), err)
 		}
 		name := wf.file.Target.Name
-		meta := store.Meta{Label: pick(labels, name)}
+		meta := store.Meta{Label: pick(labels, name), Workload: wf.series}
 		source := "--commit"
 		if meta.Commit = pick(commits, name); meta.Commit == "" {
 			meta.Commit, source = commitOf(ctx, wf.file)

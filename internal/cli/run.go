@@ -56,7 +56,7 @@ disturbances go to the server, and the pooler's CPU is accounted apart.`,
 			if werr := f.outputs.write(&report.Doc{Files: []compare.Input{{Name: path, File: file}}}); werr != nil && err == nil {
 				err = werr
 			}
-			return errors.Join(err, rec.record(cmd.Context(), stdout, []written{{path, file}}))
+			return errors.Join(err, rec.record(cmd.Context(), stdout, []written{{path: path, file: file}}))
 		},
 	}
 	fs := cmd.Flags()

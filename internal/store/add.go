@@ -30,6 +30,9 @@ type Meta struct {
 	// Commit is the commit the target was built from (CommitFromEnv,
 	// GitCommit); empty when unknown, and the point then goes by its label.
 	Commit string
+	// Workload names the workload in the series keys; empty means
+	// WorkloadKey of the file's. A suite's cell goes by CellKey.
+	Workload string
 }
 
 // Recorded says what Add stored.
@@ -70,7 +73,10 @@ func (s *Store) Add(ctx context.Context, f *result.File, raw []byte, meta Meta) 
 	m := FingerprintOf(f.Environment)
 	sum := sha256.Sum256(raw)
 	digest := hex.EncodeToString(sum[:])
-	workload := WorkloadKey(f.Workload)
+	workload := meta.Workload
+	if workload == "" {
+		workload = WorkloadKey(f.Workload)
+	}
 	rec := Recorded{Machine: m, Label: meta.Label}
 	err = s.inTx(ctx, func(tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, `INSERT INTO pgscale_machines (fingerprint, os, cpu_model, cpus, memory_gib, kernel)
@@ -259,6 +265,11 @@ func WorkloadKey(w result.Workload) string {
 	}
 	return strings.Join(parts, " ")
 }
+
+// CellKey names a suite's cell in series keys: the suite's name and the
+// cell's parameters, "fastpath partitions=32,rows=100". The workload
+// filter's name is then the suite's.
+func CellKey(suite, cell string) string { return suite + " " + cell }
 
 // timeLayout is how times are kept: UTC, fixed width, so that text order
 // is time order on both backends.
