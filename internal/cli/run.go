@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -18,6 +19,7 @@ import (
 func newRunCmd(argv []string, stdout, stderr io.Writer) *cobra.Command {
 	var f loadFlags
 	var dsn, pooler string
+	var rec recordFlags
 	cmd := &cobra.Command{
 		Use:   "run",
 		Short: "Run a workload over a client sweep and write a result file",
@@ -39,9 +41,13 @@ disturbances go to the server, and the pooler's CPU is accounted apart.`,
 			if f.describe {
 				return describe(spec.Workload, stdout)
 			}
+			if err := rec.check(nil); err != nil {
+				return err
+			}
 			ctx, stop := interruptible(cmd.Context())
 			defer stop()
 			file, path, err := plan.Run(ctx, spec)
+			stop() // Ctrl-C from here on stops pgscale, as usual
 			if file == nil || path == "" {
 				return err
 			}
@@ -51,8 +57,9 @@ disturbances go to the server, and the pooler's CPU is accounted apart.`,
 			}
 			fmt.Fprintf(stdout, "result: %s%s\n", path, status)
 			if werr := f.outputs.write(&report.Doc{Files: []compare.Input{{Name: path, File: file}}}); werr != nil && err == nil {
-				return werr
+				err = werr
 			}
+			err = errors.Join(err, rec.record(cmd.Context(), stdout, []written{{path: path, file: file}}))
 			if err == nil {
 				err = expectError(file)
 			}
@@ -67,6 +74,7 @@ disturbances go to the server, and the pooler's CPU is accounted apart.`,
 	fs.StringArrayVar(&f.c.Expect, "expect", nil, expectHelp)
 	fs.StringVar(&pooler, "pooler", "", "connect the clients through a pgbouncer started in front of the server: pgbouncer or pgbouncer:k=v,... (pool_mode, default_pool_size, max_client_conn...)")
 	registerCluster(fs, &f.c)
+	rec.register(fs, false)
 	return cmd
 }
 

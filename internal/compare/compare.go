@@ -97,8 +97,11 @@ type Cell struct {
 }
 
 // Passed reports whether no candidate has a measure outside bounds.
-func (r *Comparison) Passed() bool {
-	for _, v := range r.Verdicts {
+func (r *Comparison) Passed() bool { return allPassed(r.Verdicts) }
+
+// allPassed reports whether every verdict passed.
+func allPassed(vs []stats.Verdict) bool {
+	for _, v := range vs {
 		if !v.Passed() {
 			return false
 		}

@@ -249,14 +249,7 @@ func cellValue(c SuiteCell, name string) string {
 
 // Passed reports whether no candidate has a measure outside bounds and
 // every decision rule held.
-func (s *Suite) Passed() bool {
-	for _, v := range s.Verdicts {
-		if !v.Passed() {
-			return false
-		}
-	}
-	return !s.ExpectFailed()
-}
+func (s *Suite) Passed() bool { return allPassed(s.Verdicts) && !s.ExpectFailed() }
 
 // ExpectFailed reports whether some decision rule failed (or could not be
 // checked) in some cell.

@@ -174,8 +174,9 @@ func (c *Common) sweep(p *prepared, wl *workload.Loaded) *Sweep {
 			obs.Observe(e)
 		},
 		Program: func(clients int) (*script.Program, error) {
+			shOut, shErr := c.shellWriters()
 			return script.NewProgram(wl.Scripts, script.Options{Scale: p.data.Scale, RandomSeed: wl.Seed,
-				Defines: wl.Defines, Clients: clients, DebugOutput: noticeWriter{obs}})
+				Defines: wl.Defines, Clients: clients, DebugOutput: noticeWriter{obs}, Threads: l.Threads, ShellStdout: shOut, ShellStderr: shErr})
 		},
 	}
 	if !l.NoVacuum && p.data.Tables {
@@ -183,6 +184,7 @@ func (c *Common) sweep(p *prepared, wl *workload.Loaded) *Sweep {
 			return named(p.name, workload.VacuumBeforeStep(ctx, p.srv.Origin().Connect))
 		}
 	}
+	c.extend(sw, p)
 	return sw
 }
 

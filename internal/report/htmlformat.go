@@ -30,6 +30,7 @@ func writeHTML(w io.Writer, d *Doc) error {
 	}
 	if d.Suite != nil {
 		doc.Matrices = htmlSuite(d.Suite)
+		doc.Title = "suite " + d.Suite.Name
 	}
 	return html.Write(w, doc)
 }

@@ -30,11 +30,12 @@ func ReadBundle(dir string, bounds *stats.Bounds, opt stats.Options) (*compare.S
 			ps = append(ps, compare.Param{Name: a.Name, Value: c.Params[a.Name]})
 		}
 		for _, name := range c.Files {
-			f, err := result.Read(filepath.Join(dir, c.Dir, name))
+			path := filepath.Join(dir, c.Dir, name)
+			f, err := result.Read(path)
 			if err != nil {
 				return nil, nil, usage.Wrap(err)
 			}
-			in := compare.Input{Name: f.Target.Name, File: f, Cell: ps}
+			in := compare.Input{Name: f.Target.Name, File: f, Cell: ps, Path: path}
 			cells[i] = append(cells[i], in)
 			all = append(all, in)
 		}
