@@ -194,8 +194,8 @@ func paragraph(steps []result.Step, figs []Figures, d *result.Diagnosis) string 
 // kneeChange says which verdict changed at the knee: "where the verdict
 // changes from under-loaded (1 client) to cpu-bound." when the knee's
 // verdict differs from the step before it, else the change just after it,
-// else that the verdict holds on both sides. Empty without a knee; first
-// says the sentence named the first step's verdict.
+// else that the verdict holds on both sides. Empty without a knee; the
+// bool says the sentence named the first step's verdict.
 func kneeChange(steps []result.Step, d *result.Diagnosis) (string, bool) {
 	k := d.Knee
 	if k < 0 {
@@ -220,11 +220,11 @@ func kneeChange(steps []result.Step, d *result.Diagnosis) (string, bool) {
 	case prev >= 0 && d.Steps[prev].Verdict != vk:
 		return fmt.Sprintf("where the verdict changes from %s (%s) to %s.", d.Steps[prev].Verdict, prose.Count(steps[prev].Clients, "client"), vk), prev == 0
 	case next >= 0 && d.Steps[next].Verdict != vk:
-		return fmt.Sprintf("where the verdict is %s; past it, from %s, it is %s.", vk, prose.Count(steps[next].Clients, "client"), d.Steps[next].Verdict), false
+		return fmt.Sprintf("where the verdict is %s; past it, from %s, it is %s.", vk, prose.Count(steps[next].Clients, "client"), d.Steps[next].Verdict), k == 0
 	case prev < 0 && next < 0:
 		return "", false
 	}
-	return fmt.Sprintf("and the verdict is %s on both sides of it: more clients only wait longer for the same thing.", vk), false
+	return fmt.Sprintf("and the verdict is %s on both sides of it: more clients only wait longer for the same thing.", vk), k == 0
 }
 
 // lossSentence states the decision-rule figures of the last client count:

@@ -298,10 +298,7 @@ func cpuEvidence(f Figures) string {
 func cpuDetail(f Figures) string {
 	who := whose(f)
 	share := map[string]float64{"the server": f.ServerShare, "the pooler": f.PoolerShare, "other processes on the machine": f.Elsewhere()}[who]
-	d := fmt.Sprintf("mostly %s (%s of the machine)", strings.TrimPrefix(who, "the "), prose.Share(share))
-	if who == "the server" {
-		d = fmt.Sprintf("mostly the server (%s of the machine)", prose.Share(share))
-	}
+	d := fmt.Sprintf("mostly %s (%s of the machine)", who, prose.Share(share))
 	if f.RunQueuePerCore < RunQueueSaturated {
 		d += fmt.Sprintf(", saturated without a queue (%.2f tasks waiting per core)", f.RunQueuePerCore)
 	}
