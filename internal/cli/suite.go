@@ -204,7 +204,7 @@ func loadBundleWith(dir string, bounds *stats.Bounds, opt stats.Options) (*repor
 }
 
 // suiteVerdictError is the exit code's error: a RegressionError when a
-// measure of a cell is outside its bounds.
+// measure of a cell is outside its bounds or a decision rule failed.
 func suiteVerdictError(s *compare.Suite) error {
 	if s == nil || s.Passed() {
 		return nil
@@ -212,8 +212,11 @@ func suiteVerdictError(s *compare.Suite) error {
 	var failing []string
 	for i, v := range s.Verdicts {
 		if !v.Passed() {
-			failing = append(failing, s.Candidates[i])
+			failing = append(failing, s.Candidates[i]+": measures outside bounds")
 		}
 	}
-	return &RegressionError{Msg: fmt.Sprintf("%s: measures outside bounds", strings.Join(failing, ", "))}
+	if s.ExpectFailed() {
+		failing = append(failing, "a decision rule failed")
+	}
+	return &RegressionError{Msg: strings.Join(failing, "; ")}
 }

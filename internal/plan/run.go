@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/pgscale/pgscale/internal/compare"
 	"github.com/pgscale/pgscale/internal/diagnose"
 	"github.com/pgscale/pgscale/internal/disturb"
 	"github.com/pgscale/pgscale/internal/observe"
@@ -31,6 +32,17 @@ func Run(ctx context.Context, spec RunSpec) (*result.File, string, error) {
 	ds, err := spec.check()
 	if err != nil {
 		return nil, "", err
+	}
+	exps, err := compare.ParseExpectations(spec.Expect)
+	if err == nil {
+		err = compare.CheckClients(exps, spec.Load.Clients)
+	}
+	if err != nil {
+		return nil, "", usage.Wrap(err)
+	}
+	spec.Expect = nil // one rule per entry in the result file
+	for _, e := range exps {
+		spec.Expect = append(spec.Expect, e.Spec)
 	}
 	if spec.Pooler != "" {
 		if spec.Target, err = target.WithPooler(spec.Target, spec.Pooler); err != nil {

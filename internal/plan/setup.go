@@ -246,6 +246,7 @@ func (c *Common) newFile(wl *workload.Loaded, started time.Time) *result.File {
 		Pgscale:     c.Version,
 		Command:     secret.RedactAll(c.Argv),
 		Started:     started,
+		Expect:      c.Expect,
 		Environment: result.CollectEnvironment(),
 		Workload: result.Workload{
 			Name: wl.Name, Scripts: wl.ResultScripts(), Defines: wl.Defines, Protocol: wl.Protocol.String(),

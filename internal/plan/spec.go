@@ -41,6 +41,10 @@ type Common struct {
 	Disturb disturb.Request
 	// Observer receives the run's events (nil: none).
 	Observer observe.Observer
+	// Expect are decision rules on the sweep as written (run --expect,
+	// compare.ParseExpectation), recorded in the result file; the caller
+	// checks them (compare.Check).
+	Expect []string
 	// Transactions, when set, receives every transaction as it ends
 	// (pgbench -l); unset, the engine's hook costs a nil check.
 	Transactions observe.TxnSink

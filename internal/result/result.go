@@ -17,14 +17,17 @@ const (
 
 // File is one result file: one workload over a client sweep on one target.
 type File struct {
-	Schema      string      `json:"schema"`
-	Version     int         `json:"version"`
-	Pgscale     string      `json:"pgscale_version"`
-	Complete    bool        `json:"complete"`
-	Reason      string      `json:"incomplete_reason,omitempty"`
-	Command     []string    `json:"command"` // argv, passwords redacted
-	Started     time.Time   `json:"started"`
-	Finished    time.Time   `json:"finished"`
+	Schema   string    `json:"schema"`
+	Version  int       `json:"version"`
+	Pgscale  string    `json:"pgscale_version"`
+	Complete bool      `json:"complete"`
+	Reason   string    `json:"incomplete_reason,omitempty"`
+	Command  []string  `json:"command"` // argv, passwords redacted
+	Started  time.Time `json:"started"`
+	Finished time.Time `json:"finished"`
+	// Expect are the decision rules the run was given (run --expect), as
+	// written; readers check them again from the steps.
+	Expect      []string    `json:"expect,omitempty"`
 	Environment Environment `json:"environment"`
 	Target      Target      `json:"target"`
 	Workload    Workload    `json:"workload"`
