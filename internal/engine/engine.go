@@ -557,11 +557,13 @@ func (e *engine) errorList() []ErrorCount {
 	return out
 }
 
-// diff is b - a, key by key, for the keys of b.
+// diff is b - a, key by key, for the keys of b: the growth of each
+// counter. The counters never fall: a difference below zero is rounding
+// (sums of the same times in another order, -5.5e-17) and counts as none.
 func diff(b, a map[string]float64) map[string]float64 {
 	out := make(map[string]float64, len(b))
 	for k, v := range b {
-		out[k] = v - a[k]
+		out[k] = max(0, v-a[k])
 	}
 	return out
 }
