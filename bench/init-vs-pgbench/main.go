@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pgscale/pgscale/bench/internal/benchkit"
 	"github.com/pgscale/pgscale/internal/stats"
 	"github.com/pgscale/pgscale/internal/target"
 )
@@ -37,9 +38,9 @@ func run(scale, rounds int, extra string) error {
 		return err
 	}
 	defer os.RemoveAll(tmp)
-	bin := filepath.Join(tmp, "pgscale")
-	if out, err := exec.Command("go", "build", "-o", bin, "./cmd/pgscale").CombinedOutput(); err != nil {
-		return fmt.Errorf("build: %v\n%s", err, out)
+	bin, err := benchkit.Pgscale(tmp, "")
+	if err != nil {
+		return err
 	}
 	c, err := target.Start(context.Background(), target.Options{DataSizeHint: int64(scale) * 15 << 20})
 	if err != nil {

@@ -35,6 +35,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/pgscale/pgscale/bench/internal/benchkit"
 	"github.com/pgscale/pgscale/internal/result"
 	"github.com/pgscale/pgscale/internal/target"
 	"github.com/pgscale/pgscale/internal/workload"
@@ -84,13 +85,8 @@ func run(clientList string, dur, rounds, poolSize int, proto, bin, extra string)
 		return err
 	}
 	defer os.RemoveAll(tmp)
-	if bin == "" {
-		bin = filepath.Join(tmp, "pgscale")
-		build := exec.Command("go", "build", "-o", bin, "./cmd/pgscale")
-		build.Stderr = os.Stderr
-		if err := build.Run(); err != nil {
-			return fmt.Errorf("build pgscale: %w", err)
-		}
+	if bin, err = benchkit.Pgscale(tmp, bin); err != nil {
+		return err
 	}
 	ctx := context.Background()
 	c, err := target.Start(ctx, target.Options{MaxConnections: poolSize + 16, DataSizeHint: workload.DataBytes(1)})

@@ -24,6 +24,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/pgscale/pgscale/bench/internal/benchkit"
 	"github.com/pgscale/pgscale/internal/diagnose"
 	"github.com/pgscale/pgscale/internal/result"
 	"github.com/pgscale/pgscale/internal/stats"
@@ -56,13 +57,8 @@ func run(rounds, dur int, clientList, bin, only string) error {
 		return err
 	}
 	defer os.RemoveAll(tmp)
-	if bin == "" {
-		bin = filepath.Join(tmp, "pgscale")
-		build := exec.Command("go", "build", "-o", bin, "./cmd/pgscale")
-		build.Stderr = os.Stderr
-		if err := build.Run(); err != nil {
-			return fmt.Errorf("build pgscale: %w", err)
-		}
+	if bin, err = benchkit.Pgscale(tmp, bin); err != nil {
+		return err
 	}
 	var ns []int
 	for _, f := range strings.Split(clientList, ",") {

@@ -23,6 +23,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/pgscale/pgscale/bench/internal/benchkit"
 	"github.com/pgscale/pgscale/internal/result"
 	"github.com/pgscale/pgscale/internal/stats"
 	"github.com/pgscale/pgscale/internal/target"
@@ -54,13 +55,8 @@ func run(rounds, dur int, clientList string, scale int, bin, extra, scriptFile, 
 		return err
 	}
 	defer os.RemoveAll(tmp)
-	if bin == "" {
-		bin = filepath.Join(tmp, "pgscale")
-		build := exec.Command("go", "build", "-o", bin, "./cmd/pgscale")
-		build.Stderr = os.Stderr
-		if err := build.Run(); err != nil {
-			return fmt.Errorf("build pgscale: %w", err)
-		}
+	if bin, err = benchkit.Pgscale(tmp, bin); err != nil {
+		return err
 	}
 	ctx := context.Background()
 	c, err := target.Start(ctx, target.Options{TCP: tcp, MaxConnections: 64, DataSizeHint: workload.DataBytes(scale)})

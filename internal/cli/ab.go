@@ -20,6 +20,7 @@ import (
 
 func newABCmd(argv []string, stdout, stderr io.Writer) *cobra.Command {
 	var f loadFlags
+	var rec recordFlags
 	spec := plan.ABSpec{Rounds: plan.ABRounds, Slice: plan.ABSlice, Reshuffle: plan.ABReshuffle}
 	var separate bool
 	cmd := &cobra.Command{
@@ -87,9 +88,13 @@ complete (the rounds done are saved and compared, marked incomplete).`,
 			if f.describe {
 				return describe(spec.Workload, stdout)
 			}
+			if err := rec.check(targetNames(spec.Targets)); err != nil {
+				return err
+			}
 			ctx, stop := interruptible(cmd.Context())
 			defer stop()
 			files, dir, runErr := plan.RunAB(ctx, spec)
+			stop() // Ctrl-C from here on stops pgscale, as usual
 			if files == nil {
 				return runErr
 			}
@@ -99,10 +104,15 @@ complete (the rounds done are saved and compared, marked incomplete).`,
 				status = fmt.Sprintf(" (incomplete: %d of %d rounds done)", files[0].AB.RoundsDone, files[0].AB.Rounds)
 			}
 			fmt.Fprintf(stdout, "\nresults: %s, one file per target%s\n", dir, status)
-			if runErr != nil || err != nil {
-				return errors.Join(err, runErr)
+			var out []written
+			for i, f := range files {
+				out = append(out, written{path: filepath.Join(dir, f.AB.Targets[i].File), file: f})
 			}
-			return verdict
+			recErr := rec.record(cmd.Context(), stdout, out)
+			if runErr != nil || err != nil {
+				return errors.Join(err, runErr, recErr)
+			}
+			return errors.Join(verdict, recErr)
 		},
 	}
 	fs := cmd.Flags()
@@ -120,12 +130,23 @@ complete (the rounds done are saved and compared, marked incomplete).`,
 	f.outputs.register(fs, func(rf report.Format) bool { return rf.Comparisons })
 	f.register(fs, "directory for the result files, one per target (default results/ab-<workload>-<UTC time>)")
 	registerCluster(fs, &f.c)
+	rec.register(fs, true)
 	if fl := fs.Lookup("warmup"); fl != nil {
 		f.c.Load.Warmup = plan.ABWarmup
 		fl.DefValue = plan.ABWarmup.String()
 		fl.Usage = "run this long before measuring each step of each turn (not counted)"
 	}
 	return cmd
+}
+
+// targetNames returns the names of --target NAME=SPEC values.
+func targetNames(specs []string) []string {
+	var out []string
+	for _, s := range specs {
+		name, _, _ := strings.Cut(s, "=")
+		out = append(out, strings.TrimSpace(name))
+	}
+	return out
 }
 
 // registerVerdict registers the flags that judge a comparison.

@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/pgscale/pgscale/internal/diagnose"
 	"github.com/pgscale/pgscale/internal/result"
 	"github.com/pgscale/pgscale/internal/stats"
 )
@@ -71,6 +72,15 @@ type Comparison struct {
 	Verdicts []stats.Verdict
 	// Notes are caveats about the comparison as a whole.
 	Notes []string
+	// Why holds one differential diagnosis per candidate, in Candidates
+	// order: why it is slower or faster, from the evidence both sides
+	// recorded (diagnose.Explain).
+	Why []diagnose.Differential
+
+	// inputs and rounds are what the comparison was made of, kept to
+	// explain it again once a suite judges its measures anew.
+	inputs []Input
+	rounds []int
 }
 
 // Row is one measure at one step.
@@ -92,8 +102,11 @@ type Cell struct {
 }
 
 // Passed reports whether no candidate has a measure outside bounds.
-func (r *Comparison) Passed() bool {
-	for _, v := range r.Verdicts {
+func (r *Comparison) Passed() bool { return allPassed(r.Verdicts) }
+
+// allPassed reports whether every verdict passed.
+func allPassed(vs []stats.Verdict) bool {
+	for _, v := range vs {
 		if !v.Passed() {
 			return false
 		}
@@ -220,6 +233,8 @@ func Compare(inputs []Input, opt Options) (*Comparison, error) {
 			rep.Rows[ri].Cells[ci].Assessment = v.Assessments[ri]
 		}
 	}
+	rep.inputs, rep.rounds = inputs, rounds
+	rep.explain(opt.Stats)
 	return rep, nil
 }
 
@@ -275,6 +290,63 @@ func serverNotes(inputs []Input, run *result.AB) []string {
 		notes = append(notes, "the ephemeral targets ran on clusters of their own, kept for the whole run: the interval does not cover the fixed difference two clusters can have (memory and data-directory layout); --reshuffle re-creates them every few rounds")
 	}
 	return notes
+}
+
+// explain makes each candidate's differential diagnosis from the rows'
+// assessments and the steps both sides recorded, paired by round; files
+// of different runs (unpaired) pair their complete steps in file order.
+func (r *Comparison) explain(opt stats.Options) {
+	r.Why = nil
+	if len(r.inputs) < 2 {
+		return
+	}
+	for ci := range r.Candidates {
+		var steps []diagnose.DiffStep
+		for _, c := range stepClients(r.inputs[0].File) {
+			ds := diagnose.DiffStep{Clients: c, Changes: map[string]diagnose.Change{}}
+			for _, row := range r.Rows {
+				if row.Measure.Step != StepLabel(c) {
+					continue
+				}
+				a := row.Cells[ci].Assessment
+				ds.Changes[row.Measure.Name] = diagnose.Change{Known: !math.IsNaN(a.Change), Base: a.Base, Cand: a.Cand,
+					Change: a.Change, Lo: a.Lo, Hi: a.Hi, Significant: a.Significant}
+			}
+			ds.Base, ds.Cand = pairedSteps(r.inputs[0].File, r.inputs[ci+1].File, c, r.rounds, r.Method)
+			steps = append(steps, ds)
+		}
+		r.Why = append(r.Why, diagnose.Explain(steps, opt))
+	}
+}
+
+// pairedSteps returns both files' steps with the given client count that
+// belong together: the same round (Paired), or the complete steps in file
+// order, as many as both have.
+func pairedSteps(base, cand *result.File, clients int, rounds []int, method stats.Method) ([]result.Step, []result.Step) {
+	bs, cs := stepsOf(base, clients), stepsOf(cand, clients)
+	var b, c []result.Step
+	if method != stats.Paired {
+		for i := 0; i < min(len(bs), len(cs)); i++ {
+			b, c = append(b, *bs[i]), append(c, *cs[i])
+		}
+		return b, c
+	}
+	byRound := func(steps []*result.Step) map[int]*result.Step {
+		m := map[int]*result.Step{}
+		for _, s := range steps {
+			if _, dup := m[s.Round]; !dup {
+				m[s.Round] = s
+			}
+		}
+		return m
+	}
+	bm, cm := byRound(bs), byRound(cs)
+	for _, r := range rounds {
+		if bm[r] != nil && cm[r] != nil {
+			b, c = append(b, *bm[r]), append(c, *cm[r])
+		}
+	}
+	return b, c
 }
 
 // onlyCandidates says what candidates measured that the baseline did not

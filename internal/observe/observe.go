@@ -51,8 +51,14 @@ var Discard Observer = Func(func(Event) {})
 type Event interface{ event() }
 
 // Notice is a one-line message for the user: a cluster starting, data
-// being created, a client reconnecting, a probe that cannot run.
-type Notice struct{ Text string }
+// being created, a client reconnecting, a probe that cannot run. Server
+// says it is a message from the server (a NOTICE or WARNING, Text in
+// libpq's words); Failure, when set, is the client error Text tells of.
+type Notice struct {
+	Text    string
+	Server  bool
+	Failure *Failure
+}
 
 // RunStart says a sweep is about to measure: its target is open and its
 // data prepared, so File holds everything known before the first step

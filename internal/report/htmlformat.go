@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/pgscale/pgscale/internal/compare"
 	"github.com/pgscale/pgscale/internal/report/html"
@@ -29,6 +30,7 @@ func writeHTML(w io.Writer, d *Doc) error {
 	}
 	if d.Suite != nil {
 		doc.Matrices = htmlSuite(d.Suite)
+		doc.Title = "suite " + d.Suite.Name
 	}
 	return html.Write(w, doc)
 }
@@ -73,8 +75,11 @@ func htmlSuite(s *compare.Suite) []html.Matrix {
 func htmlComparison(r *compare.Comparison) *html.Comparison {
 	c := &html.Comparison{Baseline: r.Baseline, Method: methodLine(r), Incomplete: r.Incomplete, Notes: reportNotes(r)}
 	for i, v := range r.Verdicts {
-		c.Candidates = append(c.Candidates, html.Candidate{Name: r.Candidates[i], Passed: v.Passed(),
-			Headline: r.CandidateHeadline(i), Counts: v.Counts()})
+		hc := html.Candidate{Name: r.Candidates[i], Passed: v.Passed(), Headline: r.CandidateHeadline(i), Counts: v.Counts()}
+		if i < len(r.Why) {
+			hc.Why = strings.Join(r.Why[i].Sentences(), " ")
+		}
+		c.Candidates = append(c.Candidates, hc)
 	}
 	for _, row := range r.Rows {
 		hr := html.ComparisonRow{Step: row.Measure.Step, Measure: measureLabel(row.Measure), Base: row.Base.Median,

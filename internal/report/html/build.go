@@ -24,6 +24,9 @@ func build(doc Doc) *page {
 	labels := fileLabels(doc.Files)
 	groups := groupFiles(doc.Files)
 	p := &page{Title: pageTitle(doc.Files, labels, groups)}
+	if doc.Title != "" {
+		p.Title = "pgscale report: " + doc.Title
+	}
 	if doc.Comparison != nil {
 		p.Comparison = pageComparison(doc.Comparison)
 	}

@@ -31,6 +31,9 @@ type Candidate struct {
 	Passed   bool   `json:"passed"`
 	Headline string `json:"headline"` // "Compared slow with base: 2 of 8 measures outside bounds: ..."
 	Counts   string `json:"counts"`   // "8 measures: 6 within bounds, 2 outside, ..."
+	// Why is the differential diagnosis in words: why the candidate is
+	// slower or faster, from the evidence both targets recorded.
+	Why string `json:"why,omitempty"`
 }
 
 // ComparisonRow is one measure at one step.

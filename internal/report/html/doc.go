@@ -30,6 +30,8 @@ type Doc struct {
 	// Matrices are further grids of changes, each drawn as given: the
 	// place of a suite's matrix of cells against the baseline.
 	Matrices []Matrix
+	// Title, when set, names the page instead of its runs (a suite).
+	Title string
 }
 
 // NamedFile is one result file. Name is the path it was read from: it is
