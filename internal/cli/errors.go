@@ -2,6 +2,7 @@ package cli
 
 import (
 	"errors"
+	"fmt"
 
 	"github.com/pgscale/pgscale/internal/usage"
 )
@@ -20,14 +21,23 @@ type RegressionError struct{ Msg string }
 
 func (e *RegressionError) Error() string { return e.Msg }
 
+// ExitError is a subcommand's own exit code, its message already
+// printed: pgscale pgbench exits as pgbench does.
+type ExitError struct{ Code int }
+
+func (e *ExitError) Error() string { return fmt.Sprintf("exit status %d", e.Code) }
+
 // ExitCode maps an error returned by a subcommand to the process exit
 // code: a usage error (usage.Is) is 2, a regression 1, any other error a
-// run that could not complete, 3.
+// run that could not complete, 3; an ExitError says its own.
 func ExitCode(err error) int {
 	var reg *RegressionError
+	var ee *ExitError
 	switch {
 	case err == nil:
 		return ExitOK
+	case errors.As(err, &ee):
+		return ee.Code
 	case usage.Is(err):
 		return ExitUsage
 	case errors.As(err, &reg):

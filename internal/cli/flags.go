@@ -35,7 +35,7 @@ func (f *loadFlags) register(fs *pflag.FlagSet, outHelp string) {
 	l.Clients, l.Duration, l.MaxTries = []int{1, 2, 4, 8}, 10*time.Second, 1
 	w.Defines = map[string]string{}
 	fs.VarP(intList{&l.Clients}, "client", "c", "client counts to sweep, e.g. 1,2,4,8")
-	fs.IntP("jobs", "j", 0, "accepted for pgbench compatibility; each client has its own goroutine and connection")
+	fs.IntVarP(&l.Threads, "jobs", "j", 0, "deal clients to N pgbench threads for pgbench's per-thread choice of scripts (default: one per client); every client still has its own goroutine")
 	fs.VarP(seconds{&l.Duration}, "time", "T", "measured duration of each step (seconds, or 10s, 1m)")
 	fs.IntVarP(&l.Transactions, "transactions", "t", 0, "transactions per client instead of a duration")
 	fs.Var(seconds{&l.Warmup}, "warmup", "run this long before measuring each step")
@@ -112,6 +112,7 @@ func (f *loadFlags) common(cmd *cobra.Command, argv []string, stdout, stderr io.
 	}
 	c.Data.ScaleGiven = fs.Changed("scale")
 	c.Observer = &report.Live{Out: stdout, Err: stderr, Progress: f.progress > 0}
+	c.ShellOut, c.ShellErr = stdout, stderr // \shell's output is the tool's own, as in pgbench
 	return c
 }
 

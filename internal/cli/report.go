@@ -16,6 +16,7 @@ import (
 
 func newReportCmd(stdout io.Writer) *cobra.Command {
 	var format, output string
+	var expect []string
 	cmd := &cobra.Command{
 		Use:   "report FILE|DIR...",
 		Short: "Show result files: each step's figures and evidence, the sweep, the diagnosis; or an A/B run's comparison",
@@ -38,6 +39,9 @@ Formats: ` + report.Names(func(report.Format) bool { return true }) + `.`,
 			if err != nil {
 				return usage.Wrap(err)
 			}
+			if _, err := compare.ParseExpectations(expect); err != nil {
+				return usage.Wrap(err)
+			}
 			if len(args) == 1 && result.IsSuiteBundle(args[0]) {
 				d, err := loadBundle(args[0])
 				if err != nil {
@@ -56,6 +60,9 @@ Formats: ` + report.Names(func(report.Format) bool { return true }) + `.`,
 				if err != nil {
 					return usage.Wrap(err)
 				}
+				if len(expect) > 0 {
+					file.Expect = expect
+				}
 				inputs = append(inputs, compare.Input{Name: p, File: file, Path: p})
 			}
 			d := &report.Doc{Files: inputs, Color: output == "" && colorTerminal(stdout)}
@@ -67,9 +74,20 @@ Formats: ` + report.Names(func(report.Format) bool { return true }) + `.`,
 					return usage.Wrap(err)
 				}
 			}
-			return writeReport(f, d, stdout, output)
+			if err := writeReport(f, d, stdout, output); err != nil {
+				return err
+			}
+			if d.Comparison == nil && d.Noise == nil {
+				for _, in := range inputs {
+					if err := expectError(in.File); err != nil {
+						return err
+					}
+				}
+			}
+			return nil
 		},
 	}
+	cmd.Flags().StringArrayVar(&expect, "expect", nil, "check these decision rules instead of those the files record: "+expectHelp)
 	cmd.Flags().StringVar(&format, "format", "text", report.Names(func(report.Format) bool { return true }))
 	cmd.Flags().StringVarP(&output, "output", "o", "", "write the report to FILE instead of stdout")
 	return cmd

@@ -6,6 +6,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -33,7 +34,8 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	} else {
 		err = root.Execute()
 	}
-	if err != nil {
+	var ee *ExitError
+	if err != nil && !errors.As(err, &ee) {
 		fmt.Fprintf(stderr, "pgscale: %v\n", err)
 	}
 	return ExitCode(err)
@@ -56,6 +58,8 @@ func newRoot(argv []string, stdout, stderr io.Writer) *cobra.Command {
 		newSuiteCmd(argv, stdout, stderr),
 		newCompareCmd(stdout),
 		newReportCmd(stdout),
+		newPgbenchCmd(argv, stdout, stderr),
+		newHistoryCmd(stdout),
 	)
 	root.SetOut(stdout)
 	root.SetErr(stderr)

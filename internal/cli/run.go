@@ -1,20 +1,25 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/pgscale/pgscale/internal/compare"
 	"github.com/pgscale/pgscale/internal/plan"
 	"github.com/pgscale/pgscale/internal/report"
+	"github.com/pgscale/pgscale/internal/result"
 	"github.com/pgscale/pgscale/internal/target"
+	"github.com/pgscale/pgscale/internal/usage"
 )
 
 func newRunCmd(argv []string, stdout, stderr io.Writer) *cobra.Command {
 	var f loadFlags
 	var dsn, pooler string
+	var rec recordFlags
 	cmd := &cobra.Command{
 		Use:   "run",
 		Short: "Run a workload over a client sweep and write a result file",
@@ -36,9 +41,13 @@ disturbances go to the server, and the pooler's CPU is accounted apart.`,
 			if f.describe {
 				return describe(spec.Workload, stdout)
 			}
+			if err := rec.check(nil); err != nil {
+				return err
+			}
 			ctx, stop := interruptible(cmd.Context())
 			defer stop()
 			file, path, err := plan.Run(ctx, spec)
+			stop() // Ctrl-C from here on stops pgscale, as usual
 			if file == nil || path == "" {
 				return err
 			}
@@ -48,7 +57,11 @@ disturbances go to the server, and the pooler's CPU is accounted apart.`,
 			}
 			fmt.Fprintf(stdout, "result: %s%s\n", path, status)
 			if werr := f.outputs.write(&report.Doc{Files: []compare.Input{{Name: path, File: file}}}); werr != nil && err == nil {
-				return werr
+				err = werr
+			}
+			err = errors.Join(err, rec.record(cmd.Context(), stdout, []written{{path: path, file: file}}))
+			if err == nil {
+				err = expectError(file)
 			}
 			return err
 		},
@@ -58,7 +71,31 @@ disturbances go to the server, and the pooler's CPU is accounted apart.`,
 	f.register(fs, "result file (default results/<workload>-<UTC time>.json)")
 	f.outputs.register(fs, func(rf report.Format) bool { return rf.Files })
 	fs.StringVar(&dsn, "dsn", "", "connection string of an existing server (URI or keyword form); libpq environment variables are honoured; without it, an ephemeral cluster")
+	fs.StringArrayVar(&f.c.Expect, "expect", nil, expectHelp)
 	fs.StringVar(&pooler, "pooler", "", "connect the clients through a pgbouncer started in front of the server: pgbouncer or pgbouncer:k=v,... (pool_mode, default_pool_size, max_client_conn...)")
 	registerCluster(fs, &f.c)
+	rec.register(fs, false)
 	return cmd
+}
+
+// expectHelp is the --expect flag's help.
+var expectHelp = "decision rule on the sweep, checked and reported, exit code 1 when it fails: QUANTITY@c=N OP VALUE, as in efficiency@c=8>=50%, waits@c=8<20% or server-cpu/txn@c=8<c=1+20% (repeatable, or comma-separated); quantities: " + compare.ExpectNames()
+
+// expectError is the exit code's error for a file's decision rules: a
+// RegressionError when one failed or could not be checked.
+func expectError(f *result.File) error {
+	exps, err := compare.ParseExpectations(f.Expect)
+	if err != nil {
+		return usage.Wrap(err)
+	}
+	var failed []string
+	for _, o := range compare.Check(f, exps) {
+		if o.Failed() {
+			failed = append(failed, o.Spec)
+		}
+	}
+	if len(failed) == 0 {
+		return nil
+	}
+	return &RegressionError{Msg: "decision rules failed: " + strings.Join(failed, "; ")}
 }

@@ -24,6 +24,7 @@ func newSuiteCmd(argv []string, stdout, stderr io.Writer) *cobra.Command {
 		params                  []string
 		outputs                 outputFlags
 		c                       plan.Common
+		rec                     recordFlags
 	)
 	spec := plan.SuiteSpec{}
 	cmd := &cobra.Command{
@@ -78,6 +79,13 @@ usage or a bad suite file (file:line), 3 a cell could not complete.`,
 			if dryRun {
 				return dryRunSuite(&spec, stdout)
 			}
+			names := spec.Targets
+			if len(names) == 0 {
+				names = s.Targets
+			}
+			if err := rec.check(targetNames(names)); err != nil {
+				return err
+			}
 			spec.Observer = &report.Live{Out: stdout, Err: stderr}
 			ctx, stop := interruptible(cmd.Context())
 			defer stop()
@@ -96,10 +104,15 @@ usage or a bad suite file (file:line), 3 a cell could not complete.`,
 				status = " (incomplete: resume with --resume " + run.Dir + ")"
 			}
 			fmt.Fprintf(stdout, "\nbundle: %s%s\n", run.Dir, status)
-			if runErr != nil || err != nil {
-				return errors.Join(err, runErr)
+			var recErr error
+			if rec.where() != "" {
+				out, _, err := bundleFiles(run.Dir)
+				recErr = errors.Join(err, rec.record(cmd.Context(), stdout, out))
 			}
-			return suiteVerdictError(d.Suite)
+			if runErr != nil || err != nil {
+				return errors.Join(err, runErr, recErr)
+			}
+			return errors.Join(suiteVerdictError(d.Suite), recErr)
 		},
 	}
 	fs := cmd.Flags()
@@ -116,6 +129,7 @@ usage or a bad suite file (file:line), 3 a cell could not complete.`,
 	fs.StringVar(&resume, "resume", "", "complete the bundle in DIR: run only its missing or incomplete cells")
 	fs.StringVar(&spec.IO, "io", "auto", "client socket I/O: auto, raw or netpoll")
 	outputs.register(fs, func(rf report.Format) bool { return rf.Comparisons })
+	rec.register(fs, true)
 	registerCluster(fs, &c)
 	return cmd
 }
@@ -190,7 +204,7 @@ func loadBundleWith(dir string, bounds *stats.Bounds, opt stats.Options) (*repor
 }
 
 // suiteVerdictError is the exit code's error: a RegressionError when a
-// measure of a cell is outside its bounds.
+// measure of a cell is outside its bounds or a decision rule failed.
 func suiteVerdictError(s *compare.Suite) error {
 	if s == nil || s.Passed() {
 		return nil
@@ -198,8 +212,11 @@ func suiteVerdictError(s *compare.Suite) error {
 	var failing []string
 	for i, v := range s.Verdicts {
 		if !v.Passed() {
-			failing = append(failing, s.Candidates[i])
+			failing = append(failing, s.Candidates[i]+": measures outside bounds")
 		}
 	}
-	return &RegressionError{Msg: fmt.Sprintf("%s: measures outside bounds", strings.Join(failing, ", "))}
+	if s.ExpectFailed() {
+		failing = append(failing, "a decision rule failed")
+	}
+	return &RegressionError{Msg: strings.Join(failing, "; ")}
 }

@@ -54,13 +54,30 @@ bounds: [tps=-90%]
 // the bundle prints what the suite printed, and compare of one cell's
 // files compares them.
 func TestSuiteRunsAndReadsBack(t *testing.T) {
+	noCIEnv(t)
 	file := twoCells(t, "suite2", "1s")
 	out := filepath.Join(t.TempDir(), "bundle")
+	hist := filepath.Join(t.TempDir(), "history.db")
 	code, stdout, stderr := pgscale(t, "suite", file, "--out", out, "--markdown", filepath.Join(out, "suite.md"),
-		"--verdict", filepath.Join(out, "verdict.json"), "--benchfmt", filepath.Join(out, "suite.txt"))
+		"--verdict", filepath.Join(out, "verdict.json"), "--benchfmt", filepath.Join(out, "suite.txt"),
+		"--store", hist, "--label", "a=main", "--commit", "b=2222222bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb")
 	if code != cli.ExitOK {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, lastLines(stderr, 20))
 	}
+	// --store records every cell's files, each cell's series named after
+	// the suite and the cell, under each target's label and commit; adding
+	// the bundle again finds them stored.
+	stored := strings.Count(stdout, "\nstored: ")
+	code, list, _ := pgscale(t, "history", "list", "--store", hist, "measure=tps", "workload=two-cells")
+	if stored != 4 || code != 0 || !strings.HasPrefix(list, "8 series in ") ||
+		strings.Count(strings.Join(strings.Fields(list), " "), " two-cells rows=20000 main ") != 2 ||
+		strings.Count(strings.Join(strings.Fields(list), " "), " two-cells rows=100 b ") != 2 || !strings.Contains(list, "2222222") {
+		t.Errorf("suite --store: %d files stored, list exit %d\n%s", stored, code, list)
+	}
+	if code, again, _ := pgscale(t, "history", "add", "--store", hist, out); code != 0 || strings.Count(again, "was stored before") != 4 {
+		t.Errorf("history add of the bundle: exit %d\n%s", code, again)
+	}
+	stdout = stdout[:strings.Index(stdout, "\nstored: ")+1]
 	x, err := result.ReadSuiteIndex(out)
 	if err != nil {
 		t.Fatal(err)
@@ -68,8 +85,10 @@ func TestSuiteRunsAndReadsBack(t *testing.T) {
 	if len(x.Cells) != 2 || x.Cells[0].Status != result.CellComplete || x.Cells[1].Status != result.CellComplete || len(x.Cells[1].Files) != 2 {
 		t.Fatalf("index cells %+v", x.Cells)
 	}
-	for _, want := range []string{"Compared b with a: All ", "rows  clients  a tps  b tps", "rows=20000: ", "cell 2/2: rows=20000"} {
-		if !strings.Contains(stdout+stderr, want) {
+	// Columns widen with the figures: compare words, not spacing.
+	words := strings.Join(strings.Fields(stdout+stderr), " ")
+	for _, want := range []string{"Compared b with a: All ", "rows clients a tps b tps", "rows=20000: ", "cell 2/2: rows=20000"} {
+		if !strings.Contains(words, want) {
 			t.Errorf("output lacks %q:\n%s", want, stdout)
 		}
 	}

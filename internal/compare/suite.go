@@ -14,7 +14,7 @@ import (
 // with the baseline, judged together — one Holm correction over every
 // measure of every cell, so that a suite of many cells does not turn noise
 // into changes — with a verdict per candidate, group summaries per axis
-// value, and the suite's decision rule.
+// value, and the suite's decision rules checked on every cell and target.
 type Suite struct {
 	Name       string
 	Baseline   string
@@ -26,10 +26,10 @@ type Suite struct {
 	Verdicts []stats.Verdict
 	// Groups summarise tps per axis value and candidate.
 	Groups []Group
-	// RuleDef is the suite's decision rule, nil when it states none;
-	// Rule its outcome per cell and target.
-	RuleDef *Rule
-	Rule    []RuleOutcome
+	// Expect are the suite's decision rules; Outcomes each one's outcome
+	// per cell and target.
+	Expect   []Expectation
+	Outcomes []ExpectOutcome
 	// Notes are caveats about the comparison as a whole.
 	Notes []string
 	// Incomplete says which cells are missing or incomplete; empty when
@@ -64,27 +64,10 @@ type Group struct {
 	Median, Lo, Hi float64
 }
 
-// Rule is a decision rule on a sweep: Measure at Clients grows less than
-// Below per cent over its value at Against clients.
-type Rule struct {
-	Measure          string
-	Clients, Against int
-	Below            float64
-}
-
-// RuleOutcome is the rule applied to one target in one cell.
-type RuleOutcome struct {
-	Cell, Target string
-	// Growth is the measure's relative growth (0.12 = +12 %); NaN when a
-	// value is missing.
-	Growth float64
-	Holds  bool
-}
-
 // SuiteOptions configure CompareSuite.
 type SuiteOptions struct {
-	// Rule is the suite's decision rule, nil when it states none.
-	Rule *Rule
+	// Expect are the suite's decision rules.
+	Expect []Expectation
 	// Bounds, when set, judge every cell instead of the bounds each
 	// cell's files recorded (pgscale compare BUNDLE --bound ...).
 	Bounds *stats.Bounds
@@ -94,7 +77,7 @@ type SuiteOptions struct {
 // CompareSuite compares the cells of a suite bundle: x is its index,
 // cells[i] the files of x.Cells[i] (baseline first; empty when missing).
 func CompareSuite(x *result.SuiteIndex, cells [][]Input, o SuiteOptions) (*Suite, error) {
-	rule, opt := o.Rule, o.Stats
+	opt := o.Stats
 	s := &Suite{Name: x.Name, Baseline: x.Baseline, Axes: x.Axes}
 	for _, t := range x.Targets[1:] {
 		s.Candidates = append(s.Candidates, t.Name)
@@ -129,9 +112,17 @@ func CompareSuite(x *result.SuiteIndex, cells [][]Input, o SuiteOptions) (*Suite
 		}
 		s.groups()
 	}
-	if rule != nil {
-		s.RuleDef = rule
-		s.applyRule(*rule)
+	s.Expect = o.Expect
+	for _, cell := range s.Cells {
+		for _, in := range cell.Inputs {
+			for _, out := range Check(in.File, o.Expect) {
+				out.Target = in.Name
+				if cell.Key != "all" {
+					out.Cell = cell.Key
+				}
+				s.Outcomes = append(s.Outcomes, out)
+			}
+		}
 	}
 	return s, nil
 }
@@ -184,6 +175,12 @@ func (s *Suite) judge(opt stats.Options) error {
 			v.Assessments[k].Measure.Step = step + " [" + cell.Key + "]"
 		}
 		s.Verdicts = append(s.Verdicts, v)
+	}
+	// Significance is the suite's now: explain every cell again with it.
+	for _, cell := range s.Cells {
+		if cell.Comparison != nil {
+			cell.Comparison.explain(opt)
+		}
 	}
 	return nil
 }
@@ -250,47 +247,52 @@ func cellValue(c SuiteCell, name string) string {
 	return ""
 }
 
-// applyRule checks the rule for every cell and target.
-func (s *Suite) applyRule(r Rule) {
-	var md *MeasureDef
-	for _, m := range Measures() {
-		if m.Name == r.Measure {
-			m := m
-			md = &m
-		}
-	}
-	if md == nil {
-		s.Notes = append(s.Notes, fmt.Sprintf("rule: unknown measure %s", r.Measure))
-		return
-	}
-	for _, cell := range s.Cells {
-		for _, in := range cell.Inputs {
-			at := stats.Summarize(Values(in.File, r.Clients, *md), stats.Options{}).Median
-			base := stats.Summarize(Values(in.File, r.Against, *md), stats.Options{}).Median
-			o := RuleOutcome{Cell: cell.Key, Target: in.Name, Growth: at/base - 1}
-			o.Holds = !math.IsNaN(o.Growth) && o.Growth < r.Below/100
-			s.Rule = append(s.Rule, o)
-		}
-	}
-}
+// Passed reports whether no candidate has a measure outside bounds and
+// every decision rule held.
+func (s *Suite) Passed() bool { return allPassed(s.Verdicts) && !s.ExpectFailed() }
 
-// Passed reports whether no candidate has a measure outside bounds.
-func (s *Suite) Passed() bool { return allPassed(s.Verdicts) }
+// ExpectFailed reports whether some decision rule failed (or could not be
+// checked) in some cell.
+func (s *Suite) ExpectFailed() bool {
+	for _, o := range s.Outcomes {
+		if o.Failed() {
+			return true
+		}
+	}
+	return false
+}
 
 // Headline sums the suite up in the pooler bot's words, one clause per
 // candidate: "Compared patch with master: 1 of 148 measures outside
 // bounds: ...".
 func (s *Suite) Headline() string {
 	if len(s.Verdicts) == 0 {
-		return fmt.Sprintf("Suite %s: %d cells of %s alone (nothing to compare)", s.Name, len(s.Cells), s.Baseline)
+		h := fmt.Sprintf("Suite %s: %d cells of %s alone (nothing to compare)", s.Name, len(s.Cells), s.Baseline)
+		if n := s.expectFailures(); n > 0 {
+			h += fmt.Sprintf("; %d of %d rule checks failed", n, len(s.Outcomes))
+		}
+		return h
 	}
 	parts := make([]string, len(s.Verdicts))
 	for i, v := range s.Verdicts {
 		parts[i] = fmt.Sprintf("Compared %s with %s: %s", s.Candidates[i], s.Baseline, v.Headline())
 	}
 	h := strings.Join(parts, "; ")
+	if n := s.expectFailures(); n > 0 {
+		h += fmt.Sprintf("; %d of %d rule checks failed", n, len(s.Outcomes))
+	}
 	if s.Incomplete != "" {
 		h += " (incomplete)"
 	}
 	return h
+}
+
+func (s *Suite) expectFailures() int {
+	n := 0
+	for _, o := range s.Outcomes {
+		if o.Failed() {
+			n++
+		}
+	}
+	return n
 }

@@ -46,7 +46,9 @@ func TestVerdicts(t *testing.T) {
 	}{
 		// The trap: a saturated machine where 90% of samples say ClientRead.
 		{"client-read trap is cpu-bound", step(8, 30000, 0.99, 14, 5, 40, map[string]int64{"Client:ClientRead": 900, "CPU": 100}), diagnose.CPUBound, "mostly the server"},
-		{"busy but no queue is not cpu-bound", step(8, 30000, 0.95, 14, 5, 1, map[string]int64{"CPU": 900, "Client:ClientRead": 100}), diagnose.Unclear, "few tasks wait"},
+		// Clients = cores: saturated, one runnable task per core, no queue.
+		{"saturated without a queue is cpu-bound", step(2, 30000, 0.95, 14, 5, 0.1, map[string]int64{"CPU": 500, "Client:ClientRead": 500}), diagnose.CPUBound, "mostly the server (70% of the machine), saturated without a queue"},
+		{"generator largest on a saturated machine", step(8, 30000, 0.99, 6, 12, 40, map[string]int64{"CPU": 100, "Client:ClientRead": 900}), diagnose.ClientBound, "the load generator is saturated: it takes 60%"},
 		{"lwlock", step(8, 9000, 0.6, 8, 2, 1, map[string]int64{"LWLock:WALInsert": 500, "CPU": 400, "Lock:tuple": 100}), diagnose.LWLockBound, "WALInsert"},
 		{"hot rows on a saturated machine", step(8, 1300, 0.99, 3, 2, 30, map[string]int64{"Lock:transactionid": 600, "Lock:tuple": 100, "CPU": 300}), diagnose.LockBound, "hot rows"},
 		{"relation locks", step(8, 1300, 0.3, 3, 2, 0, map[string]int64{"Lock:relation": 600, "CPU": 400}), diagnose.LockBound, "DDL"},
@@ -170,5 +172,107 @@ func TestPoolerShare(t *testing.T) {
 	}
 	if g := diagnose.Compute(step(4, 10000, 0.9, 8, 4, 1, nil)); g.HasPooler {
 		t.Error("a pooler without --pooler-pid")
+	}
+}
+
+// TestSharesAddUp: the issue's contradiction ("on CPU in 100% of samples
+// and waiting for the client in 98%") came from two denominators. Idle
+// samples of pg_stat_activity now count as waits for the client, and the
+// backends' time adds up to one whole, from the samples alone and from
+// schedstat split by the samples.
+func TestSharesAddUp(t *testing.T) {
+	s := step(1, 5000, 0.49, 2, 1, 0.1, map[string]int64{"CPU": 10})
+	s.Probes.Waits.Source, s.Probes.Waits.IdleSamples = "pg_stat_activity", 490
+	f := diagnose.Compute(s)
+	if math.Abs(f.CPUSample-0.02) > 1e-9 || math.Abs(f.ClassShare["Client"]-0.98) > 1e-9 {
+		t.Errorf("CPU %v, Client %v of the samples: want 0.02 and 0.98", f.CPUSample, f.ClassShare["Client"])
+	}
+	sum := func(bt diagnose.BackendTime) float64 {
+		x := bt.OnCPU + bt.CPUWait
+		for _, v := range bt.Waits {
+			x += v
+		}
+		return x
+	}
+	if x := sum(f.Time); math.Abs(x-1) > 1e-9 || f.Time.Schedstat {
+		t.Errorf("backends' time from the samples adds up to %v (schedstat %v)", x, f.Time.Schedstat)
+	}
+	v := diagnose.Step(f, f)
+	if v.Verdict != diagnose.UnderLoaded || !strings.Contains(v.Detail, "backends waiting for the client 98% of their time, on a CPU or waiting for one 2%") {
+		t.Errorf("verdict %s (%s)", v.Verdict, v.Detail)
+	}
+	// With schedstat: 2 backends × 10 s, 6 s on a CPU, 2 s runnable; the
+	// other 12 s split 3:1 between ClientRead and Lock:tuple.
+	s = step(2, 5000, 0.8, 6, 1, 2, map[string]int64{"CPU": 400, "Client:ClientRead": 450, "Lock:tuple": 150})
+	s.Probes.Process.Server.ByKind = []result.ProcGroup{{Kind: "client backend", Processes: 2, CPUS: 6, OnCPUS: 6, RunQueueWaitS: 2}}
+	f = diagnose.Compute(s)
+	bt := f.Time
+	if !bt.Schedstat || math.Abs(sum(bt)-1) > 1e-9 || math.Abs(bt.OnCPU-0.3) > 1e-9 || math.Abs(bt.CPUWait-0.1) > 1e-9 ||
+		math.Abs(bt.In("Client")-0.45) > 1e-9 || math.Abs(bt.Contention()-0.15) > 1e-9 {
+		t.Errorf("backends' time %+v", bt)
+	}
+	if got := bt.String(); !strings.Contains(got, "on a CPU 30%, waiting for a CPU 10%, waiting for the client 45%, lock waits 15%") {
+		t.Errorf("backends' time reads %q", got)
+	}
+}
+
+func TestRateLimited(t *testing.T) {
+	s := step(2, 198, 0.1, 0.2, 0.2, 0, map[string]int64{"CPU": 10, "Client:ClientRead": 990})
+	s.Summary.LagMeanMs = 0.05
+	f := diagnose.ComputeIn(&result.File{Workload: result.Workload{RateTPS: 200}}, s)
+	if v := diagnose.Step(f, f); v.Verdict != diagnose.RateLimited || !strings.Contains(v.Detail, "the -R schedule's 200") {
+		t.Errorf("verdict %s (%s), want rate-limited", v.Verdict, v.Detail)
+	}
+	// Behind the schedule: the system, not the rate, is the limit.
+	s.Summary.LagMeanMs = 800
+	f = diagnose.ComputeIn(&result.File{Workload: result.Workload{RateTPS: 200}}, s)
+	if v := diagnose.Step(f, f); v.Verdict == diagnose.RateLimited {
+		t.Errorf("a step 800 ms behind its schedule is rate-limited")
+	}
+}
+
+// TestPoolerBound: a pooler whose process is on a CPU or runnable all the
+// step, with backends waiting for the client, is the limit; the same
+// pooler idle half the time is not.
+func TestPoolerBound(t *testing.T) {
+	s := step(100, 30000, 0.99, 7, 3, 40, map[string]int64{"CPU": 100, "Client:ClientRead": 900})
+	s.Probes.Process.Pooler = &result.ProcGroup{Processes: 1, CPUS: 4.6, OnCPUS: 4.6, RunQueueWaitS: 5.1}
+	f := diagnose.Compute(s)
+	v := diagnose.Step(f, f)
+	if v.Verdict != diagnose.PoolerBound || !strings.Contains(v.Detail, "never waits for work (on a CPU 46%, waiting for one 51% of the step)") {
+		t.Errorf("verdict %s (%s), want pooler-bound", v.Verdict, v.Detail)
+	}
+	d := diagnose.Sweep(&result.File{Steps: []result.Step{s}})
+	if !strings.Contains(d.Paragraph, "the pooler is the limit") || !strings.Contains(d.Paragraph, "so_reuseport") {
+		t.Errorf("paragraph: %s", d.Paragraph)
+	}
+	s.Probes.Process.Pooler.RunQueueWaitS = 0.5
+	f = diagnose.Compute(s)
+	if v := diagnose.Step(f, f); v.Verdict == diagnose.PoolerBound {
+		t.Errorf("a pooler idle half the step is the limit: %s", v.Detail)
+	}
+}
+
+// TestKneeNamesTheVerdictChange: the knee is explained by the verdict that
+// changed at it.
+func TestKneeNamesTheVerdictChange(t *testing.T) {
+	f := &result.File{Steps: []result.Step{
+		step(1, 10000, 0.45, 2, 1, 0.1, map[string]int64{"CPU": 500, "Client:ClientRead": 500}),
+		step(2, 20000, 0.99, 9, 6, 1, map[string]int64{"CPU": 500, "Client:ClientRead": 500}),
+		step(4, 20500, 0.99, 9, 6, 20, map[string]int64{"CPU": 300, "Client:ClientRead": 700}),
+	}}
+	d := diagnose.Sweep(f)
+	for _, want := range []string{"It stops growing at 2 clients (4 clients: +2%), where the verdict changes from under-loaded (1 client) to cpu-bound.",
+		"From 2 to 4 clients throughput gained 1.02× per doubling of clients (efficiency lost per doubling: 49%)"} {
+		if !strings.Contains(d.Paragraph, want) {
+			t.Errorf("paragraph lacks %q:\n%s", want, d.Paragraph)
+		}
+	}
+	if strings.Contains(d.Paragraph, "At 1 client the verdict was") {
+		t.Errorf("the first step's verdict said twice:\n%s", d.Paragraph)
+	}
+	sc := diagnose.ScalingOf(f.Steps)
+	if len(sc) != 3 || !math.IsNaN(sc[0].LossPerDoubling) || math.Abs(sc[1].LossPerDoubling) > 1e-9 || math.Abs(sc[2].GainPerDoubling-1.025) > 1e-9 {
+		t.Errorf("scaling %+v", sc)
 	}
 }

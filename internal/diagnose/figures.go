@@ -1,8 +1,11 @@
 // Package diagnose explains a sweep: for every step a bottleneck verdict
-// with its evidence (cpu-bound, lwlock-bound, lock-bound, io-bound,
-// client-bound, under-loaded or unclear), the knee where throughput stops
-// growing, the peak, and a paragraph in plain English. It reads only result
-// types, so a result file can be diagnosed again later, anywhere.
+// with its evidence (rate-limited, pooler-bound, cpu-bound, lwlock-bound,
+// lock-bound, io-bound, client-bound, under-loaded or unclear), where the
+// backends' time went, the knee where throughput stops growing and the
+// verdict that changed there, the peak, the figures a decision rule reads,
+// and a paragraph in plain English; and, for an A/B comparison, why a
+// candidate is slower or faster (Differential). It reads only result types,
+// so a result file can be diagnosed again later, anywhere.
 package diagnose
 
 import (
@@ -36,6 +39,13 @@ type Figures struct {
 	HasPooler         bool
 	PoolerShare       float64
 	PoolerCPUPerTxnUS float64
+	// PoolerBusy is the share of the step in which the pooler's process
+	// was on a CPU or runnable and waiting for one (schedstat, per
+	// process: pgbouncer runs one thread), when HasPoolerBusy. Near 1 its
+	// thread never waits for work: every transaction queues in it.
+	HasPoolerBusy bool
+	PoolerBusy    float64
+	PoolerOnCPU   float64 // the part of PoolerBusy on a CPU
 	// RunQueuePerCore is the average number of runnable tasks (server and
 	// generator) waiting for a CPU, per core.
 	RunQueuePerCore float64
@@ -43,6 +53,13 @@ type Figures struct {
 	// wall time (0.1 = its threads waited 10% of the time in all).
 	GeneratorRunQueue float64
 	PSI               *result.PSI
+
+	// RateTPS is the workload's -R schedule over all clients (0: none);
+	// Skipped and LagMeanMs say how the clients kept to it. Compute
+	// leaves RateTPS 0; ComputeIn reads it from the file.
+	RateTPS   float64
+	Skipped   int64
+	LagMeanMs float64
 
 	// Per transaction. ServerUserPerTxnUS and ServerSysPerTxnUS split the
 	// server's CPU into user and kernel time when HasServerSplit. With an
@@ -56,13 +73,19 @@ type Figures struct {
 	CtxPerTxn            float64 // context switches, server and generator
 	ServerCtxPerTxn      float64
 
-	// Wait samples of the client backends, as shares of all samples.
-	HasWaits    bool
-	WaitSource  string
-	CPUSample   float64 // active with no wait event
-	ClassShare  map[string]float64
-	ClientShare float64 // Client waits and idle sessions, of all samples including idle
-	TopEvents   []EventShare
+	// Wait samples of the client backends, as shares of every sample
+	// (idle sessions included, counted as Client:ClientRead as
+	// pg_wait_sampling counts them), so that CPUSample and the classes add
+	// up to 1.
+	HasWaits   bool
+	WaitSource string
+	Samples    int64   // every sample, idle included
+	CPUSample  float64 // active with no wait event: on a CPU or runnable
+	ClassShare map[string]float64
+	TopEvents  []EventShare
+
+	// Time is where the client backends' time went (time.go).
+	Time BackendTime
 
 	// Locks.
 	HasLocks bool
@@ -89,10 +112,19 @@ type EventShare struct {
 // OtherShare without the pooler, which a pooled target runs as part of it.
 func (f Figures) Elsewhere() float64 { return max(f.OtherShare-f.PoolerShare, 0) }
 
+// ComputeIn derives a step's figures with what its file says of the whole
+// run: the -R schedule.
+func ComputeIn(file *result.File, s result.Step) Figures {
+	f := Compute(s)
+	f.RateTPS = file.Workload.RateTPS
+	return f
+}
+
 // Compute derives a step's figures.
 func Compute(s result.Step) Figures {
 	f := Figures{Clients: s.Clients, TPS: s.Summary.TPS, Transactions: s.Summary.Transactions,
-		ElapsedS: s.ElapsedS, LatencyMs: s.Summary.Latency.MeanMs, ClassShare: map[string]float64{}}
+		ElapsedS: s.ElapsedS, LatencyMs: s.Summary.Latency.MeanMs, ClassShare: map[string]float64{},
+		Skipped: s.Summary.Skipped, LagMeanMs: s.Summary.LagMeanMs}
 	p := s.Probes
 	if p == nil {
 		if c := s.Costs; c != nil && s.Summary.Transactions > 0 {
@@ -160,6 +192,11 @@ func Compute(s result.Step) Figures {
 			f.HasPooler = true
 			f.PoolerShare = ps.Pooler.CPUS / machine
 			f.PoolerCPUPerTxnUS = perTxn(ps.Pooler.CPUS * 1e6)
+			if busy := ps.Pooler.OnCPUS + ps.Pooler.RunQueueWaitS; busy > 0 {
+				f.HasPoolerBusy = true
+				n := f.ElapsedS * float64(max(ps.Pooler.Processes, 1))
+				f.PoolerBusy, f.PoolerOnCPU = busy/n, ps.Pooler.OnCPUS/n
+			}
 		}
 		f.CtxPerTxn = perTxn(float64(ctx))
 		f.RunQueuePerCore = rq / f.ElapsedS / float64(ps.CPUs)
@@ -167,25 +204,31 @@ func Compute(s result.Step) Figures {
 			f.OtherShare = max(f.MachineBusy-f.ServerShare-f.GeneratorShare-f.ProbeShare, 0)
 		}
 	}
-	if w := p.Waits; w != nil && w.Samples > 0 {
+	if w := p.Waits; w != nil && w.Samples+w.IdleSamples > 0 {
 		f.HasWaits = true
 		f.WaitSource = w.Source
-		n := float64(w.Samples)
+		f.Samples = w.Samples + w.IdleSamples
+		n := float64(f.Samples)
 		f.CPUSample = float64(w.CPUSamples) / n
-		var client int64
+		idle := w.IdleSamples
 		for _, e := range w.Events {
-			f.ClassShare[e.Type] += float64(e.Samples) / n
-			f.TopEvents = append(f.TopEvents, EventShare{Name: e.Type + ":" + e.Event, Type: e.Type, Share: float64(e.Samples) / n})
-			if e.Type == "Client" {
-				client += e.Samples
+			k := e.Samples
+			if e.Type == "Client" && e.Event == "ClientRead" {
+				k, idle = k+idle, 0
 			}
+			f.ClassShare[e.Type] += float64(k) / n
+			f.TopEvents = append(f.TopEvents, EventShare{Name: e.Type + ":" + e.Event, Type: e.Type, Share: float64(k) / n})
 		}
-		f.ClientShare = float64(client+w.IdleSamples) / float64(w.Samples+w.IdleSamples)
+		if idle > 0 {
+			f.ClassShare["Client"] += float64(idle) / n
+			f.TopEvents = append(f.TopEvents, EventShare{Name: "Client:ClientRead", Type: "Client", Share: float64(idle) / n})
+		}
 		if w.CPUSamples > 0 {
 			f.TopEvents = append(f.TopEvents, EventShare{Name: "CPU", Share: f.CPUSample})
 		}
 		sort.SliceStable(f.TopEvents, func(i, j int) bool { return f.TopEvents[i].Share > f.TopEvents[j].Share })
 	}
+	f.Time = backendTime(s, f)
 	if p.Locks != nil && p.Locks.Snapshots > 0 {
 		f.HasLocks, f.Locks = true, p.Locks
 	}

@@ -2,6 +2,7 @@ package diagnose
 
 import (
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/pgscale/pgscale/internal/prose"
@@ -29,7 +30,7 @@ func Sweep(file *result.File) *result.Diagnosis {
 	}
 	figs := make([]Figures, len(steps))
 	for i, s := range steps {
-		figs[i] = Compute(s)
+		figs[i] = ComputeIn(file, s)
 	}
 	d := &result.Diagnosis{Knee: Knee(steps), Peak: -1}
 	ok := counted(steps)
@@ -106,6 +107,7 @@ func paragraph(steps []result.Step, figs []Figures, d *result.Diagnosis) string 
 	var b strings.Builder
 	idx := countedIndexes(steps)
 	first, peak, last := steps[0], steps[d.Peak], steps[idx[len(idx)-1]]
+	kneeSaid := false
 	switch {
 	case len(steps) == 1:
 		fmt.Fprintf(&b, "One step, %s: %.0f tps.", prose.Count(first.Clients, "client"), first.Summary.TPS)
@@ -114,12 +116,22 @@ func paragraph(steps []result.Step, figs []Figures, d *result.Diagnosis) string 
 	case d.Peak == 0:
 		fmt.Fprintf(&b, "Throughput is highest at the first step, %s (%.0f tps): more clients add nothing (%s: %+.0f%%).",
 			prose.Count(first.Clients, "client"), d.PeakTPS, prose.Count(last.Clients, "client"), (last.Summary.TPS/first.Summary.TPS-1)*100)
+		if c, named := kneeChange(steps, d); c != "" {
+			fmt.Fprintf(&b, " It stops growing at once, at %s, %s", prose.Count(first.Clients, "client"), c)
+			kneeSaid = named
+		}
 	default:
 		fmt.Fprintf(&b, "Throughput peaks at %s (%.0f tps, %.1f× %s).", prose.Count(peak.Clients, "client"), d.PeakTPS, d.PeakSpeedup, prose.Count(first.Clients, "client"))
 		if d.Knee >= 0 {
 			k := steps[d.Knee]
-			fmt.Fprintf(&b, " It stops growing at %s (%s: %+.0f%%).", prose.Count(k.Clients, "client"), prose.Count(last.Clients, "client"),
+			fmt.Fprintf(&b, " It stops growing at %s (%s: %+.0f%%)", prose.Count(k.Clients, "client"), prose.Count(last.Clients, "client"),
 				(last.Summary.TPS/k.Summary.TPS-1)*100)
+			if c, named := kneeChange(steps, d); c != "" {
+				b.WriteString(", " + c)
+				kneeSaid = named
+			} else {
+				b.WriteString(".")
+			}
 		} else {
 			prev := steps[idx[len(idx)-2]]
 			which := "last step"
@@ -158,12 +170,15 @@ func paragraph(steps []result.Step, figs []Figures, d *result.Diagnosis) string 
 	if f.HasLocks && f.Locks.Exhausted > 0 {
 		fmt.Fprintf(&b, " Backends hold up to %d weak relation locks beyond their %d fast-path slots: fast-path slots exhausted, so those locks go through the shared lock table",
 			f.Locks.MaxSlowWeak, f.Locks.FastPathSlots)
-		if lm, ok := f.event("LWLock:LockManager"); ok {
-			fmt.Fprintf(&b, " (LWLock:LockManager %s of samples)", prose.Share(lm))
+		if lm, ok := f.Time.Events["LWLock:LockManager"]; ok {
+			fmt.Fprintf(&b, " (LWLock:LockManager %s of the backends' time)", prose.Share(lm))
 		}
 		b.WriteString(".")
 	}
-	if from > 0 && d.Steps[0].Verdict != v.Verdict {
+	if s := lossSentence(ScalingOf(steps)); s != "" {
+		b.WriteString(" " + s)
+	}
+	if !kneeSaid && from > 0 && d.Steps[0].Verdict != v.Verdict {
 		fmt.Fprintf(&b, " At %s the verdict was %s.", prose.Count(steps[0].Clients, "client"), d.Steps[0].Verdict)
 	}
 	other := 0.0
@@ -176,12 +191,102 @@ func paragraph(steps []result.Step, figs []Figures, d *result.Diagnosis) string 
 	return b.String()
 }
 
+// kneeChange says which verdict changed at the knee: "where the verdict
+// changes from under-loaded (1 client) to cpu-bound." when the knee's
+// verdict differs from the step before it, else the change just after it,
+// else that the verdict holds on both sides. Empty without a knee; the
+// bool says the sentence named the first step's verdict.
+func kneeChange(steps []result.Step, d *result.Diagnosis) (string, bool) {
+	k := d.Knee
+	if k < 0 {
+		return "", false
+	}
+	ok := counted(steps)
+	prev, next := -1, -1
+	for i := k - 1; i >= 0; i-- {
+		if ok[i] {
+			prev = i
+			break
+		}
+	}
+	for i := k + 1; i < len(steps); i++ {
+		if ok[i] {
+			next = i
+			break
+		}
+	}
+	vk := d.Steps[k].Verdict
+	switch {
+	case prev >= 0 && d.Steps[prev].Verdict != vk:
+		return fmt.Sprintf("where the verdict changes from %s (%s) to %s.", d.Steps[prev].Verdict, prose.Count(steps[prev].Clients, "client"), vk), prev == 0
+	case next >= 0 && d.Steps[next].Verdict != vk:
+		return fmt.Sprintf("where the verdict is %s; past it, from %s, it is %s.", vk, prose.Count(steps[next].Clients, "client"), d.Steps[next].Verdict), k == 0
+	case prev < 0 && next < 0:
+		return "", false
+	}
+	return fmt.Sprintf("and the verdict is %s on both sides of it: more clients only wait longer for the same thing.", vk), k == 0
+}
+
+// lossSentence states the decision-rule figures of the last client count:
+// the efficiency lost per doubling and where the backends' time was lost,
+// to waits or to waiting for a CPU.
+func lossSentence(sc []ScalingStep) string {
+	if len(sc) == 0 {
+		return ""
+	}
+	l := sc[len(sc)-1]
+	var parts []string
+	if len(sc) >= 2 && !math.IsNaN(l.LossPerDoubling) {
+		prev := sc[len(sc)-2]
+		if l.LossPerDoubling >= 0 {
+			parts = append(parts, fmt.Sprintf("from %d to %s throughput gained %.2f× per doubling of clients (efficiency lost per doubling: %s)",
+				prev.Clients, prose.Count(l.Clients, "client"), l.GainPerDoubling, prose.Share(l.LossPerDoubling)))
+		} else {
+			parts = append(parts, fmt.Sprintf("from %d to %s throughput gained %.2f× per doubling of clients, better than linear",
+				prev.Clients, prose.Count(l.Clients, "client"), l.GainPerDoubling))
+		}
+	}
+	if !math.IsNaN(l.Waits) {
+		w := fmt.Sprintf("the backends lost %s of their time to lock, LWLock and I/O waits", prose.Share(l.Waits))
+		if !math.IsNaN(l.CPUWait) {
+			w += fmt.Sprintf(" and %s to waiting for a CPU", prose.Share(l.CPUWait))
+		}
+		parts = append(parts, w)
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	s := strings.Join(parts, "; ")
+	return strings.ToUpper(s[:1]) + s[1:] + "."
+}
+
 // explain says a verdict in a sentence or three, with its evidence.
 func explain(at string, v result.StepVerdict, f Figures) string {
-	lk := f.ClassShare["Lock"] + f.ClassShare["LWLock"]
+	t := f.Time
 	switch v.Verdict {
-	case CPUBound:
-		s := fmt.Sprintf("%s the machine's CPU is saturated (%s busy: ", at, prose.Share(f.MachineBusy))
+	case RateLimited:
+		return fmt.Sprintf("%s throughput is the -R schedule's: %.0f tps of the %g asked for (schedule lag %.3f ms on average): rate-limited, the system keeps up; raise -R, or drop it, to find its capacity.",
+			at, f.TPS, f.RateTPS, f.LagMeanMs)
+	case PoolerBound:
+		s := fmt.Sprintf("%s the pooler is the limit: its process never waits for work (on a CPU %s and runnable, waiting for a CPU, %s of the step: %.2f cores) while the backends wait for the client %s of their time, so every transaction waits its turn in the pooler's one thread.",
+			at, prose.Share(f.PoolerOnCPU), prose.Share(f.PoolerBusy-f.PoolerOnCPU), f.PoolerShare*float64(f.CPUs), prose.Share(t.In("Client")))
+		if f.Transactions > 0 {
+			s += fmt.Sprintf(" Each transaction costs %.0f µs in the pooler, %.0f µs of server CPU and %.0f µs in the load generator.", f.PoolerCPUPerTxnUS, f.ServerCPUPerTxnUS, f.GeneratorCPUPerTxnUS)
+		}
+		if cpuSaturated(f) {
+			s += fmt.Sprintf(" Its thread shares a saturated machine (%s busy), so it gets less than a core; a core of its own, or more pooler processes (so_reuseport), would move the limit.", prose.Share(f.MachineBusy))
+		} else {
+			s += " More pooler processes (so_reuseport) would move the limit."
+		}
+		return s
+	case CPUBound, ClientBound:
+		if v.Verdict == ClientBound && !cpuSaturated(f) {
+			if generatorFull(f) {
+				return fmt.Sprintf("%s %s: client-bound, the load generator itself is the limit; a faster client or more load-generating machines would move it.", at, v.Detail)
+			}
+			return fmt.Sprintf("%s %s, and the server is not saturated: client-bound, the load generator cannot keep up.", at, v.Detail)
+		}
+		s := fmt.Sprintf("%s the machine's CPU is saturated (%s busy; of the machine: ", at, prose.Share(f.MachineBusy))
 		if f.HasServer {
 			s += fmt.Sprintf("server %s%s, load generator %s, probes %s", prose.Share(f.ServerShare), f.poolerPart(), prose.Share(f.GeneratorShare), prose.Share(f.ProbeShare))
 			if f.Elsewhere() >= 0.02 {
@@ -190,14 +295,21 @@ func explain(at string, v result.StepVerdict, f Figures) string {
 		} else {
 			s += fmt.Sprintf("load generator %s; the server is not visible from here", prose.Share(f.GeneratorShare))
 		}
-		s += fmt.Sprintf("; %.1f runnable tasks waiting per core)", f.RunQueuePerCore)
-		if f.HasWaits {
-			s += fmt.Sprintf(" and lock waits are %s of samples: CPU-bound, not lock-bound.", prose.Share(lk))
-			if cr := f.ClientShare; cr >= 0.3 {
-				s += fmt.Sprintf(" The %s of samples in which backends wait for the client (Client:ClientRead) are backends waiting for a load generator that is itself short of CPU, not a slow client.", prose.Share(cr))
-			}
+		s += fmt.Sprintf("; %.2f runnable tasks waiting per core)", f.RunQueuePerCore)
+		if t.Known {
+			s += fmt.Sprintf(" and lock, LWLock and I/O waits take %s of the backends' time: CPU-bound, not lock-bound.", prose.Share(t.Contention()))
 		} else {
 			s += ": CPU-bound."
+		}
+		if f.RunQueuePerCore < RunQueueSaturated {
+			s += " No task queues for a CPU: every core has its runnable task, and more clients would only queue."
+		}
+		if cr := t.In("Client"); t.Known && cr >= 0.3 {
+			if f.GeneratorRunQueue >= GeneratorDelayed {
+				s += fmt.Sprintf(" The %s of their time backends spend waiting for the client (Client:ClientRead) is waiting for a load generator that is itself short of CPU, not a slow client.", prose.Share(cr))
+			} else {
+				s += fmt.Sprintf(" The %s of their time backends spend waiting for the client (Client:ClientRead) is the client's turn in each round trip, on the same busy cores, not a slow client.", prose.Share(cr))
+			}
 		}
 		if f.HasServer && f.Transactions > 0 {
 			if f.HasPooler {
@@ -205,24 +317,27 @@ func explain(at string, v result.StepVerdict, f Figures) string {
 			} else {
 				s += fmt.Sprintf(" Each transaction costs %.0f µs of server CPU and %.0f µs in the load generator", f.ServerCPUPerTxnUS, f.GeneratorCPUPerTxnUS)
 			}
-			if f.GeneratorShare > 0.25*f.MachineBusy {
+			switch {
+			case v.Verdict == ClientBound:
+				s += ": the load generator takes the largest share, so it is the limit (client-bound); a faster client or a separate machine would move it."
+			case f.GeneratorShare > 0.25*f.MachineBusy:
 				s += "; on this shared machine the load generator takes a large share, so a faster client or a separate machine would move the limit."
-			} else {
+			default:
 				s += "."
 			}
+		} else if v.Verdict == ClientBound {
+			s += " The machine is the load generator's: client-bound."
 		}
 		return s
 	case LWLockBound:
-		return fmt.Sprintf("%s backends spend %s of samples waiting on lightweight locks, mostly %s, while the CPU is %s busy: LWLock-bound.",
-			at, prose.Share(f.ClassShare["LWLock"]), v.Detail, prose.Share(f.MachineBusy))
+		return fmt.Sprintf("%s backends spend %s of their time waiting on lightweight locks, mostly %s, while the CPU is %s busy: LWLock-bound.",
+			at, prose.Share(t.In("LWLock")), v.Detail, prose.Share(f.MachineBusy))
 	case LockBound:
-		top, _ := f.topOf("Lock")
-		return fmt.Sprintf("%s backends spend %s of samples waiting on heavyweight locks, led by %s (%s): lock-bound — %s. The CPU is %s busy; more clients only queue.",
-			at, prose.Share(f.ClassShare["Lock"]), top.Name, prose.Share(top.Share), v.Detail, prose.Share(f.MachineBusy))
+		top, sh, _ := t.TopIn("Lock")
+		return fmt.Sprintf("%s backends spend %s of their time waiting on heavyweight locks, led by %s (%s): lock-bound — %s. The CPU is %s busy; more clients only queue.",
+			at, prose.Share(t.In("Lock")), top, prose.Share(sh), v.Detail, prose.Share(f.MachineBusy))
 	case IOBound:
-		return fmt.Sprintf("%s backends wait on I/O (%s of samples, mostly %s): I/O-bound.", at, prose.Share(f.ClassShare["IO"]), v.Detail)
-	case ClientBound:
-		return fmt.Sprintf("%s %s, and the server is not saturated: client-bound, the load generator cannot keep up.", at, v.Detail)
+		return fmt.Sprintf("%s backends wait on I/O (%s of their time, mostly %s): I/O-bound.", at, prose.Share(t.In("IO")), v.Detail)
 	case UnderLoaded:
 		s := fmt.Sprintf("%s nothing is saturated (%s)", at, v.Detail)
 		if f.HasStatements {

@@ -53,6 +53,10 @@ type client struct {
 	firstConnect time.Duration
 	done         int // transactions finished (for -t)
 	aborted      bool
+
+	// Where the last error happened: the command's index in its script and
+	// the statement within a compound SQL command.
+	failCmd, failQuery int
 }
 
 func newClient(e *engine, id, ncmds int, offsets []int, rec *metrics.Recorder) *client {
@@ -204,9 +208,24 @@ func (c *client) ensureConn() bool {
 	}
 }
 
+// abort stops the client outside a transaction (it could not connect).
 func (c *client) abort(err error) {
 	c.aborted = true
-	c.e.events(fmt.Sprintf("client %d aborted: %v", c.id, secret.Redact(err.Error())))
+	c.report(Failure{Client: c.id, Script: -1, Command: -1, Err: err, Kind: metrics.FailConnection, Abort: true})
+}
+
+// report tells of a client error: every one to OnFailure when set,
+// aborts only as a one-line event otherwise. An abort under ExitOnAbort
+// ends the step.
+func (c *client) report(f Failure) {
+	if on := c.e.cfg.OnFailure; on != nil {
+		on(f)
+	} else if f.Abort {
+		c.e.events(fmt.Sprintf("client %d aborted: %v", c.id, secret.Redact(f.Err.Error())))
+	}
+	if f.Abort && c.e.cfg.ExitOnAbort {
+		c.e.exitOnAbort(c.id)
+	}
 }
 
 // sleepSchedule waits d unless the step stops first (schedule waits and
@@ -258,6 +277,8 @@ func (c *client) run(start time.Time) {
 		if cfg.Transactions > 0 && c.done >= cfg.Transactions {
 			return
 		}
+		// pgbench chooses the script first, for skipped transactions too.
+		si := c.sc.Choose()
 		var begin time.Time
 		var lagUS int64
 		if cfg.Rate > 0 {
@@ -266,8 +287,12 @@ func (c *client) run(start time.Time) {
 				// Already later than the limit before it starts: skipped, as pgbench does.
 				iv := c.rec.Lock()
 				iv.Skipped++
+				iv.Scripts[si].Skipped++
 				c.rec.Unlock()
 				c.done++
+				if on := cfg.OnTxn; on != nil {
+					on(Txn{Client: c.id, Number: c.done, Script: si, End: time.Now(), Skipped: true})
+				}
 				continue
 			}
 			if !c.sleepSchedule(time.Until(c.sched)) {
@@ -284,7 +309,7 @@ func (c *client) run(start time.Time) {
 		if c.conn == nil && !c.ensureConn() {
 			return
 		}
-		o := c.transaction()
+		o := c.transaction(si, begin)
 		end := time.Now()
 		if cfg.Reconnect {
 			c.closeConn()
@@ -292,16 +317,26 @@ func (c *client) run(start time.Time) {
 		if at := c.e.endAt.Load(); at != 0 && end.UnixNano() > at {
 			return // finished after the measured window: not counted
 		}
+		if o.abort {
+			// pgbench counts an aborted client's last transaction neither
+			// as done nor as failed; its commands' times still count.
+			c.aborted = true
+			c.recordCommands(nil)
+			return
+		}
 		c.record(o, begin, end, lagUS)
 		c.done++
+		if on := cfg.OnTxn; on != nil {
+			t := Txn{Client: c.id, Number: c.done, Script: si, End: end, Tries: o.tries, Failed: o.failed, Kind: o.kind}
+			if !o.failed {
+				t.Latency, t.Lag = end.Sub(begin), time.Duration(lagUS)*time.Microsecond
+			}
+			on(t)
+		}
 		if c.e.io == IORaw && end.Sub(yielded) >= rawYield {
 			yielded = end
 			yields++
 			yieldRaw(yields)
-		}
-		if o.abort {
-			c.aborted = true
-			return
 		}
 	}
 }
@@ -323,18 +358,35 @@ func (c *client) record(o outcome, begin, end time.Time, lagUS int64) {
 	} else {
 		iv.RecordTxn(lat.Microseconds(), lagUS, cfg.LatencyLimit > 0 && lat > cfg.LatencyLimit)
 	}
-	iv.RecordScript(o.script, lat.Microseconds(), o.failed)
+	iv.RecordScript(o.script, lat.Microseconds(), o.failed, o.kind)
 	if o.tries > 1 {
 		iv.Retried++
 		iv.Retries += int64(o.tries - 1)
+		iv.Scripts[o.script].Retried++
+		iv.Scripts[o.script].Retries += int64(o.tries - 1)
 	}
 	if c.connUS > 0 {
 		iv.Conns++
 		iv.ConnSumUS += float64(c.connUS)
 		c.connUS = 0
 	}
+	c.recordCommands(iv)
+	c.rec.Unlock()
+}
+
+// recordCommands adds this transaction's per-command figures (-r) to iv,
+// and clears them. With iv nil (an aborted transaction, whose commands
+// that ran still count, as in pgbench) it takes the recorder's lock.
+func (c *client) recordCommands(iv *metrics.Interval) {
+	if c.cmd == nil {
+		return
+	}
+	if iv == nil {
+		iv = c.rec.Lock()
+		defer c.rec.Unlock()
+	}
 	for i := range c.cmd {
-		if c.cmd[i].Count != 0 || c.cmd[i].Failed != 0 {
+		if c.cmd[i] != (metrics.CommandStat{}) {
 			d := &iv.Commands[i]
 			d.Count += c.cmd[i].Count
 			d.SumUS += c.cmd[i].SumUS
@@ -343,16 +395,14 @@ func (c *client) record(o outcome, begin, end time.Time, lagUS int64) {
 			c.cmd[i] = metrics.CommandStat{}
 		}
 	}
-	c.rec.Unlock()
 }
 
-// transaction runs one script to the end, retrying serialization failures
+// transaction runs script si to the end, retrying serialization failures
 // and deadlocks up to --max-tries with the same random values (as pgbench).
-func (c *client) transaction() outcome {
+// sched is its scheduled start: the latency limit counts from it.
+func (c *client) transaction(si int, sched time.Time) outcome {
 	cfg := c.e.cfg
-	si := c.sc.Choose()
 	c.sc.Begin()
-	t0 := time.Now()
 	for try := 1; ; try++ {
 		err := c.runScript(si)
 		if err == nil {
@@ -360,40 +410,63 @@ func (c *client) transaction() outcome {
 		}
 		kind := classify(err, c.conn)
 		c.e.noteError(kind, err)
+		f := Failure{Client: c.id, Script: si, Command: c.failCmd, Query: c.failQuery, Err: err, Kind: kind, Tries: try}
 		switch kind {
 		case metrics.FailConnection:
 			c.closeConn()
+			c.report(f)
+			c.countFailure(si)
 			return outcome{script: si, failed: true, kind: kind, tries: try}
 		case metrics.FailSerialization, metrics.FailDeadlock:
 			if !c.rollback() {
+				f.Kind = metrics.FailConnection
+				c.report(f)
 				return outcome{script: si, failed: true, kind: metrics.FailConnection, tries: try}
 			}
+			f.Elapsed = time.Since(sched)
 			canRetry := cfg.MaxTries < 0 || try < cfg.MaxTries
-			if cfg.LatencyLimit > 0 && time.Since(t0) > cfg.LatencyLimit {
+			if cfg.LatencyLimit > 0 && f.Elapsed > cfg.LatencyLimit {
 				canRetry = false
 			}
 			if canRetry && !c.e.stop.Load() {
+				f.Retry = true
+				c.report(f)
 				c.sc.Retry()
 				c.countRetry(si)
 				continue
 			}
+			c.report(f)
+			c.countFailure(si)
 			return outcome{script: si, failed: true, kind: kind, tries: try}
 		default:
 			if !c.rollback() {
+				f.Kind = metrics.FailConnection
+				c.report(f)
 				return outcome{script: si, failed: true, kind: metrics.FailConnection, tries: try}
 			}
 			if cfg.ContinueOnError {
+				c.report(f)
+				c.countFailure(si)
 				return outcome{script: si, failed: true, kind: kind, tries: try}
 			}
-			c.e.events(fmt.Sprintf("client %d aborted: %v", c.id, secret.Redact(err.Error())))
+			f.Abort = true
+			c.report(f)
 			return outcome{script: si, failed: true, kind: kind, tries: try, abort: true}
 		}
 	}
 }
 
+// countRetry and countFailure charge a retried or failed try (-r) to the
+// command that failed, as pgbench does.
 func (c *client) countRetry(si int) {
 	if c.cmd != nil {
-		c.cmd[c.offsets[si]].Retries++
+		c.cmd[c.offsets[si]+c.failCmd].Retries++
+	}
+}
+
+func (c *client) countFailure(si int) {
+	if c.cmd != nil {
+		c.cmd[c.offsets[si]+c.failCmd].Failed++
 	}
 }
 
@@ -447,6 +520,7 @@ func (c *client) runScript(si int) error {
 	cmds := s.Commands
 	off := c.offsets[si]
 	var t0 time.Time
+	c.failQuery = 0
 	for pc := 0; pc < len(cmds); {
 		if c.cmd != nil {
 			t0 = time.Now()
@@ -474,19 +548,17 @@ func (c *client) runScript(si int) error {
 				err = errInterrupted
 			}
 		}
-		if c.cmd != nil {
+		if c.cmd != nil && err == nil {
 			st := &c.cmd[off+cur]
-			if err != nil {
-				st.Failed++
-			} else {
-				st.Count++
-				st.SumUS += float64(time.Since(t0).Nanoseconds()) / 1000
-			}
+			st.Count++
+			st.SumUS += float64(time.Since(t0).Nanoseconds()) / 1000
 		}
 		if err != nil {
+			c.failCmd = cur
 			return placed(s, cmd, err)
 		}
 	}
+	c.failCmd, c.failQuery = len(cmds)-1, 0
 	if c.pipe != nil {
 		return placed(s, cmds[len(cmds)-1], errPipelineOpen)
 	}
@@ -498,24 +570,39 @@ func (c *client) runScript(si int) error {
 
 var errOpenTransaction = errors.New("end of script reached without completing the last transaction")
 
-// scriptError is an error the engine found in a script as it ran, with its place.
-type scriptError struct {
-	script string
-	line   int
-	err    error
+// ScriptError is an error the engine found in a script as it ran, with its
+// place: a pipeline command misused, or the end of the script reached
+// inside a transaction or a pipeline.
+type ScriptError struct {
+	Script string
+	Line   int
+	// Verb names the misused command as pgbench does ("startpipeline",
+	// "gset"...); empty when the end of the script was reached.
+	Verb string
+	Err  error
 }
 
-func (e *scriptError) Error() string { return fmt.Sprintf("%s:%d: %v", e.script, e.line, e.err) }
-func (e *scriptError) Unwrap() error { return e.err }
+func (e *ScriptError) Error() string { return fmt.Sprintf("%s:%d: %v", e.Script, e.Line, e.Err) }
+
+// Unwrap returns the error without its place.
+func (e *ScriptError) Unwrap() error { return e.Err }
 
 // placed gives an engine-side error the script line it happened at; server
 // and interpreter errors already say what they are.
 func placed(s *script.Script, cmd *script.Command, err error) error {
+	verb := cmd.Kind.String()
 	switch err {
-	case errNotInPipeline, errAlreadyInPipeline, errGsetInPipeline, errAsetInPipeline, errPipelineOpen, errOpenTransaction:
-		return &scriptError{script: s.Name, line: cmd.Line, err: err}
+	case errGsetInPipeline:
+		verb = "gset"
+	case errAsetInPipeline:
+		verb = "aset"
+	case errPipelineOpen, errOpenTransaction:
+		verb = ""
+	case errNotInPipeline, errAlreadyInPipeline:
+	default:
+		return err
 	}
-	return err
+	return &ScriptError{Script: s.Name, Line: cmd.Line, Verb: verb, Err: err}
 }
 
 // unsafeString views b as a string without copying; pgconn copies the query

@@ -10,6 +10,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/pgscale/pgscale/internal/metrics"
 	"github.com/pgscale/pgscale/internal/script"
 )
 
@@ -157,6 +158,58 @@ type Config struct {
 	// then starts from the same state (the scripts' random draws, the
 	// pages the warm-up read) in every step that repeats it.
 	WarmupTransactions int
+	// OnTxn, when set, is called with every transaction counted (and every
+	// one skipped under -R -L) as it ends, from the client's own goroutine:
+	// it must be safe for concurrent use, and it delays the client while it
+	// runs. Unset, it costs one nil check per transaction.
+	OnTxn func(Txn)
+	// OnFailure, when set, receives every client error as it happens, with
+	// where in the script it happened and what the client does next, from
+	// the client's goroutine; aborts then go here instead of to Events.
+	OnFailure func(Failure)
+	// OnNotice, when set, receives the server's notices and warnings
+	// (NOTICE, WARNING, INFO...) on the clients' connections, from the
+	// client's goroutine.
+	OnNotice func(*pgconn.Notice)
+	// ExitOnAbort ends the step as soon as one client aborts (pgbench's
+	// --exit-on-abort); the step is then incomplete.
+	ExitOnAbort bool
+}
+
+// Txn is one transaction as it ended: what pgbench -l logs.
+type Txn struct {
+	Client int
+	// Number is the client's count of transactions so far, this one
+	// included (skipped and failed ones count, as in pgbench).
+	Number int
+	Script int       // index of the script in the program
+	End    time.Time // when it ended, or was skipped
+	// Latency is from the scheduled start (the actual start without -R)
+	// to the end; Lag, under -R, from the scheduled to the actual start.
+	// Both are 0 for a skipped or failed transaction.
+	Latency, Lag time.Duration
+	Tries        int // 0 when skipped
+	Skipped      bool
+	Failed       bool
+	Kind         metrics.FailKind // when Failed
+}
+
+// Failure is one client error: who, where in the script, and what the
+// client does next (pgbench's abort, retry and failure messages).
+type Failure struct {
+	Client int
+	Script int // index of the script in the program; -1 outside a transaction
+	// Command is the index of the failing command in the script (-1 when
+	// the client failed outside its script: connecting); Query the 0-based
+	// statement of a compound SQL command.
+	Command, Query int
+	Err            error
+	Kind           metrics.FailKind
+	Abort          bool // the client stops
+	Retry          bool // the transaction is tried again
+	Tries          int  // tries of the transaction so far, this one included
+	// Elapsed is the time since the transaction's scheduled start.
+	Elapsed time.Duration
 }
 
 // Edge is an edge of a step's measured window (Config.Quiesce).

@@ -80,6 +80,18 @@ func (r *Result) CommandOffset(si int) int { return r.commandOffsets[si] }
 // ErrAllClientsFailed is returned (wrapped) when no client could keep going.
 var ErrAllClientsFailed = errors.New("every client failed")
 
+// ErrExitOnAbort is returned (wrapped) when a client aborted and
+// Config.ExitOnAbort ended the step.
+var ErrExitOnAbort = errors.New("a client aborted and --exit-on-abort ended the run")
+
+// exitOnAbort ends the step at once because client id aborted.
+func (e *engine) exitOnAbort(id int) {
+	e.abortOnce.Do(func() {
+		e.abortedBy.Store(int32(id) + 1)
+		close(e.abortCh)
+	})
+}
+
 // Run runs one step. It returns a Result even when it also returns an error
 // (interrupted, a client could not connect, all clients failed), holding
 // what was measured until then and, when it is incomplete, why.
@@ -145,12 +157,17 @@ type engine struct {
 	errMu  sync.Mutex
 	errs   map[string]*ErrorCount
 	events func(string)
+
+	// abortCh is closed by the first client that aborts under ExitOnAbort.
+	abortCh   chan struct{}
+	abortOnce sync.Once
+	abortedBy atomic.Int32 // 1 + the id of that client
 }
 
 func newEngine(parent context.Context, cfg *Config) *engine {
 	ctx, cancel := context.WithCancel(parent)
 	e := &engine{cfg: cfg, ctx: ctx, cancel: cancel, parent: parent, errs: map[string]*ErrorCount{}, events: cfg.Events,
-		stopCh: make(chan struct{})}
+		stopCh: make(chan struct{}), abortCh: make(chan struct{})}
 	if e.events == nil {
 		e.events = func(string) {}
 	}
@@ -165,6 +182,9 @@ func newEngine(parent context.Context, cfg *Config) *engine {
 		c := tc.Copy()
 		if c.RuntimeParams["application_name"] == "" {
 			c.RuntimeParams["application_name"] = "pgscale"
+		}
+		if on := cfg.OnNotice; on != nil {
+			c.OnNotice = func(_ *pgconn.PgConn, n *pgconn.Notice) { on(n) }
 		}
 		if e.io == IORaw {
 			d := &net.Dialer{Timeout: tc.ConnectTimeout, KeepAlive: 5 * time.Minute}
@@ -303,6 +323,9 @@ func (e *engine) run() (*Result, error) {
 	case e.parent.Err() != nil:
 		res.Incomplete = "interrupted"
 		return res, e.parent.Err()
+	case e.abortedBy.Load() > 0:
+		res.Incomplete = fmt.Sprintf("client %d aborted, and --exit-on-abort ends the run: %s", e.abortedBy.Load()-1, mostFrequent(res.Errors))
+		return res, fmt.Errorf("%w (client %d)", ErrExitOnAbort, e.abortedBy.Load()-1)
 	case res.Aborted == cfg.Clients:
 		res.Incomplete = fmt.Sprintf("all %d clients stopped on errors", cfg.Clients)
 		return res, fmt.Errorf("%w: %s", ErrAllClientsFailed, mostFrequent(res.Errors))
@@ -423,6 +446,8 @@ func (e *engine) collect(res *Result, start, window time.Time, done <-chan struc
 			next, final = time.Now(), true
 		case <-e.parent.Done():
 			next, final = time.Now(), true
+		case <-e.abortCh:
+			next, final = time.Now(), true
 		}
 		if final {
 			e.stop.Store(true)
@@ -522,7 +547,7 @@ func (e *engine) collect(res *Result, start, window time.Time, done <-chan struc
 // after a grace period (or at once on interrupt) it breaks their connections.
 func (e *engine) waitClients(done <-chan struct{}) {
 	grace := 5 * time.Second
-	if e.parent.Err() != nil {
+	if e.parent.Err() != nil || e.abortedBy.Load() > 0 {
 		grace = 0
 	}
 	select {
@@ -563,11 +588,13 @@ func (e *engine) errorList() []ErrorCount {
 	return out
 }
 
-// diff is b - a, key by key, for the keys of b.
+// diff is b - a, key by key, for the keys of b: the growth of each
+// counter. The counters never fall: a difference below zero is rounding
+// (sums of the same times in another order, -5.5e-17) and counts as none.
 func diff(b, a map[string]float64) map[string]float64 {
 	out := make(map[string]float64, len(b))
 	for k, v := range b {
-		out[k] = v - a[k]
+		out[k] = max(0, v-a[k])
 	}
 	return out
 }

@@ -39,7 +39,14 @@ type exchange struct {
 func (c *client) sendSQL(si, pc int, q *script.SQL) error {
 	x := &c.x
 	fe := c.conn.Frontend()
-	switch c.e.cfg.Protocol {
+	proto := c.e.cfg.Protocol
+	if q.Statements > 1 {
+		// The extended protocol takes one statement: a compound command
+		// (\;) goes as one simple query, variables substituted into its
+		// text, as pgbench's default -M simple sends it.
+		proto = Simple
+	}
+	switch proto {
 	case Simple:
 		buf, err := c.sc.AppendSimple(c.sqlBuf[:0], q)
 		c.sqlBuf = buf
@@ -127,6 +134,7 @@ func (c *client) receiveSQL(si int, cmd *script.Command) error {
 		case *pgproto3.ErrorResponse:
 			if firstErr == nil {
 				firstErr = pgconn.ErrorResponseToPgError(m)
+				c.failQuery = results
 			}
 		case *pgproto3.CopyInResponse:
 			x.copyFail.Message = "COPY FROM STDIN is not supported in benchmark scripts"
@@ -141,6 +149,7 @@ func (c *client) receiveSQL(si int, cmd *script.Command) error {
 			}
 			if q.Store == script.StoreGset {
 				if results == 0 || lastRows != 1 {
+					c.failQuery = max(results-1, 0)
 					return script.RowCountError(c.scripts[si], cmd, lastRows)
 				}
 				if gsetCompound {

@@ -82,6 +82,11 @@ type ScriptStat struct {
 	Failed       int64
 	LatSumUS     float64
 	LatSumSqUS   float64
+	// ByKind splits Failed by final cause; Retried, Retries and Skipped
+	// are as in Counts, for the script's transactions only.
+	ByKind           [NumFailKinds]int64
+	Retried, Retries int64
+	Skipped          int64
 }
 
 // Interval holds what happened during one interval (or a whole step, once
@@ -102,11 +107,12 @@ func NewInterval(ncmds, nscripts int) *Interval {
 }
 
 // RecordScript adds one transaction of script si: its latency when it
-// succeeded, or a failure.
-func (iv *Interval) RecordScript(si int, latUS int64, failed bool) {
+// succeeded, or a failure of kind.
+func (iv *Interval) RecordScript(si int, latUS int64, failed bool, kind FailKind) {
 	st := &iv.Scripts[si]
 	if failed {
 		st.Failed++
+		st.ByKind[kind]++
 		return
 	}
 	st.Transactions++
@@ -148,6 +154,12 @@ func (iv *Interval) Merge(o *Interval) {
 		d.Failed += c.Failed
 		d.LatSumUS += c.LatSumUS
 		d.LatSumSqUS += c.LatSumSqUS
+		for k := range d.ByKind {
+			d.ByKind[k] += c.ByKind[k]
+		}
+		d.Retried += c.Retried
+		d.Retries += c.Retries
+		d.Skipped += c.Skipped
 	}
 	for i, c := range o.Commands {
 		d := &iv.Commands[i]

@@ -49,14 +49,14 @@ func TestMergeAddsCountsAndHistograms(t *testing.T) {
 	a.RecordTxn(100, 5, false)
 	a.Failed[metrics.FailSerialization] = 2
 	a.Commands[1] = metrics.CommandStat{Count: 1, SumUS: 40}
-	a.RecordScript(0, 100, false)
+	a.RecordScript(0, 100, false, metrics.FailOther)
 	b.RecordTxn(300, 9, true)
 	b.Failed[metrics.FailSerialization] = 1
 	b.Failed[metrics.FailConnection] = 4
 	b.Retries = 3
 	b.Commands[1] = metrics.CommandStat{Count: 2, SumUS: 60, Failed: 1}
-	b.RecordScript(0, 300, false)
-	b.RecordScript(0, 0, true)
+	b.RecordScript(0, 300, false, metrics.FailOther)
+	b.RecordScript(0, 0, true, metrics.FailDeadlock)
 	a.Merge(b)
 	if a.Transactions != 2 || a.FailedTotal() != 7 || a.Failed[metrics.FailSerialization] != 3 || a.Retries != 3 || a.Late != 1 {
 		t.Errorf("merged counts wrong: %+v", a.Counts)
@@ -67,7 +67,9 @@ func TestMergeAddsCountsAndHistograms(t *testing.T) {
 	if a.Commands[1] != (metrics.CommandStat{Count: 3, SumUS: 100, Failed: 1}) {
 		t.Errorf("command stats %+v", a.Commands[1])
 	}
-	if a.Scripts[0] != (metrics.ScriptStat{Transactions: 2, Failed: 1, LatSumUS: 400, LatSumSqUS: 100000}) {
+	want := metrics.ScriptStat{Transactions: 2, Failed: 1, LatSumUS: 400, LatSumSqUS: 100000}
+	want.ByKind[metrics.FailDeadlock] = 1
+	if a.Scripts[0] != want {
 		t.Errorf("script stats %+v", a.Scripts[0])
 	}
 	if s := a.Summarize(); s.MeanMs != 0.2 || s.MaxMs != 0.3 {

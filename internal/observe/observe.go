@@ -64,8 +64,14 @@ var Discard Observer = Func(func(Event) {})
 type Event interface{ event() }
 
 // Notice is a one-line message for the user: a cluster starting, data
-// being created, a client reconnecting, a probe that cannot run.
-type Notice struct{ Text string }
+// being created, a client reconnecting, a probe that cannot run. Server
+// says it is a message from the server (a NOTICE or WARNING, Text in
+// libpq's words); Failure, when set, is the client error Text tells of.
+type Notice struct {
+	Text    string
+	Server  bool
+	Failure *Failure
+}
 
 // RunStart says a sweep is about to measure: its target is open and its
 // data prepared, so File holds everything known before the first step
@@ -87,7 +93,12 @@ type ABStart struct {
 	// Slice is the slice length of a run in slices; 0 for whole-step turns.
 	Slice time.Duration
 	// Total is the run's planned length; 0 when it cannot be known (-t).
+	// It leaves out the time it takes to re-create clusters.
 	Total time.Duration
+	// Reshuffle, when positive, says the ephemeral clusters are
+	// re-created every Reshuffle rounds (a new layout); Layouts is how
+	// many layouts the rounds run on.
+	Reshuffle, Layouts int
 }
 
 // CellStart says a cell of a suite starts: its key ("partitions=32") and

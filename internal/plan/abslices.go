@@ -41,6 +41,13 @@ func (ab *AB) runSlices(ctx context.Context) (*ABRun, error) {
 	run := &ABRun{Steps: make([][]result.Step, k)}
 	var empty []string
 	for r := 1; r <= ab.Rounds; r++ {
+		if err := ctx.Err(); err != nil {
+			return run, err
+		}
+		if err := ab.layout(ctx, r, run); err != nil {
+			return run, err
+		}
+		tmpl = ab.Targets[0].Sweep
 		run.Order = append(run.Order, SliceOrder(ab.Seed, r, 0, 0, k)) // the round's first cycle
 		complete := true
 		for si, n := range tmpl.Clients {

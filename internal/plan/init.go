@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/jackc/pgx/v5/pgconn"
+
 	"github.com/pgscale/pgscale/internal/observe"
 	"github.com/pgscale/pgscale/internal/target"
 	"github.com/pgscale/pgscale/internal/usage"
@@ -20,6 +22,9 @@ type InitSpec struct {
 	// it.
 	Out      io.Writer
 	Observer observe.Observer
+	// ServerNotices passes the server's notices on to the observer (as
+	// pgbench -i prints "NOTICE:  table ... does not exist, skipping").
+	ServerNotices bool
 }
 
 // Init creates pgbench's tables and data on the target, as pgbench -i
@@ -49,7 +54,15 @@ func Init(ctx context.Context, spec InitSpec) error {
 	if out == nil {
 		out = io.Discard
 	}
-	if _, err := workload.Init(ctx, srv.Connect, spec.Init, out); err != nil {
+	connect := srv.Connect
+	if spec.ServerNotices {
+		cfg := srv.Config.Copy()
+		cfg.OnNotice = func(_ *pgconn.PgConn, n *pgconn.Notice) {
+			obs.Observe(observe.Notice{Text: libpqMessage((*pgconn.PgError)(n), false), Server: true})
+		}
+		connect = func(ctx context.Context) (*pgconn.PgConn, error) { return pgconn.ConnectConfig(ctx, cfg) }
+	}
+	if _, err := workload.Init(ctx, connect, spec.Init, out); err != nil {
 		if ctx.Err() != nil {
 			return fmt.Errorf("init interrupted")
 		}

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/pgscale/pgscale/internal/compare"
 	"github.com/pgscale/pgscale/internal/diagnose"
 	"github.com/pgscale/pgscale/internal/disturb"
 	"github.com/pgscale/pgscale/internal/observe"
@@ -20,7 +21,7 @@ import (
 // when the spec names no server), prepares its data, measures each client
 // count with the probes and disturbances beside it, diagnoses the sweep and
 // writes the result file. It returns the file and where it was written
-// (empty when writing it failed).
+// (empty when writing it failed, or with NoResultFile).
 //
 // Mistakes in the spec are usage errors found before anything starts.
 // Once measuring has begun the result file is always written, marked
@@ -31,6 +32,17 @@ func Run(ctx context.Context, spec RunSpec) (*result.File, string, error) {
 	ds, err := spec.check()
 	if err != nil {
 		return nil, "", err
+	}
+	exps, err := compare.ParseExpectations(spec.Expect)
+	if err == nil {
+		err = compare.CheckClients(exps, spec.Load.Clients)
+	}
+	if err != nil {
+		return nil, "", usage.Wrap(err)
+	}
+	spec.Expect = nil // one rule per entry in the result file
+	for _, e := range exps {
+		spec.Expect = append(spec.Expect, e.Spec)
 	}
 	if spec.Pooler != "" {
 		if spec.Target, err = target.WithPooler(spec.Target, spec.Pooler); err != nil {
@@ -62,7 +74,14 @@ func Run(ctx context.Context, spec RunSpec) (*result.File, string, error) {
 	if path == "" {
 		path = filepath.Join("results", fmt.Sprintf("%s-%s.json", fileName(wl.Name), started.Format("20060102T150405Z")))
 	}
-	return spec.sweepOn(ctx, p, wl, setup, ds, started, path)
+	return spec.sweepOn(ctx, p, wl, setup, ds, started, sweepFile{Path: path, Skip: spec.NoResultFile, Pgbench: spec.Pgbench})
+}
+
+// sweepFile is where sweepOn writes its result file and what it adds to it.
+type sweepFile struct {
+	Path    string
+	Skip    bool            // write nothing: the file is only returned
+	Pgbench *result.Pgbench // how pgscale pgbench was asked to report
 }
 
 // sweepOn runs the sweep on an open target: it prepares the data, sets up
@@ -70,7 +89,8 @@ func Run(ctx context.Context, spec RunSpec) (*result.File, string, error) {
 // and writes the result file at path. The file is nil when nothing was
 // measured; the path is empty when it could not be written.
 func (c *Common) sweepOn(ctx context.Context, p *prepared, wl *workload.Loaded, setup string, ds []disturb.Disturbance,
-	started time.Time, path string) (*result.File, string, error) {
+	started time.Time, out sweepFile) (*result.File, string, error) {
+	path := out.Path
 	defer p.unwatch()
 	if err := c.prepare(ctx, p, wl, setup); err != nil {
 		return nil, "", err
@@ -81,6 +101,9 @@ func (c *Common) sweepOn(ctx context.Context, p *prepared, wl *workload.Loaded, 
 	file := c.newFile(wl, started)
 	file.Target = p.srv.Info
 	file.Workload.Scale = p.data.Scale
+	file.Workload.Partitions, file.Workload.PartitionMethod = p.data.Partitions, p.data.PartitionMethod
+	file.Workload.Threads = c.Load.Threads
+	file.Pgbench = out.Pgbench
 	obs := c.observer()
 	obs.Observe(observe.RunStart{File: file, Path: path})
 
@@ -117,6 +140,9 @@ func (c *Common) sweepOn(ctx context.Context, p *prepared, wl *workload.Loaded, 
 	}
 	file.Diagnosis = diagnose.Sweep(file)
 	obs.Observe(observe.RunEnd{File: file})
+	if out.Skip {
+		return file, "", runErr
+	}
 	relativeProfiles(file.Steps, path)
 	if werr := result.Write(path, file); werr != nil {
 		return file, "", errors.Join(runErr, fmt.Errorf("write result file: %w", werr))

@@ -175,8 +175,9 @@ func (c *Common) sweep(p *prepared, wl *workload.Loaded) *Sweep {
 			obs.Observe(e)
 		},
 		Program: func(clients int) (*script.Program, error) {
+			shOut, shErr := c.shellWriters()
 			return script.NewProgram(wl.Scripts, script.Options{Scale: p.data.Scale, RandomSeed: wl.Seed,
-				Defines: wl.Defines, Clients: clients, DebugOutput: noticeWriter{obs}})
+				Defines: wl.Defines, Clients: clients, DebugOutput: noticeWriter{obs}, Threads: l.Threads, ShellStdout: shOut, ShellStderr: shErr})
 		},
 	}
 	if c.counting() {
@@ -190,6 +191,7 @@ func (c *Common) sweep(p *prepared, wl *workload.Loaded) *Sweep {
 			return named(p.name, workload.VacuumBeforeStep(ctx, p.srv.Origin().Connect))
 		}
 	}
+	c.extend(sw, p)
 	return sw
 }
 
@@ -251,6 +253,7 @@ func (c *Common) newFile(wl *workload.Loaded, started time.Time) *result.File {
 		Pgscale:     c.Version,
 		Command:     secret.RedactAll(c.Argv),
 		Started:     started,
+		Expect:      c.Expect,
 		Environment: result.CollectEnvironment(),
 		Workload: result.Workload{
 			Name: wl.Name, Scripts: wl.ResultScripts(), Defines: wl.Defines, Protocol: wl.Protocol.String(),

@@ -7,6 +7,7 @@
 package plan
 
 import (
+	"io"
 	"os"
 	"time"
 
@@ -16,6 +17,7 @@ import (
 	"github.com/pgscale/pgscale/internal/engine"
 	"github.com/pgscale/pgscale/internal/observe"
 	"github.com/pgscale/pgscale/internal/probe"
+	"github.com/pgscale/pgscale/internal/result"
 	"github.com/pgscale/pgscale/internal/target"
 	"github.com/pgscale/pgscale/internal/usage"
 	"github.com/pgscale/pgscale/internal/workload"
@@ -39,6 +41,17 @@ type Common struct {
 	Disturb disturb.Request
 	// Observer receives the run's events (nil: none).
 	Observer observe.Observer
+	// Expect are decision rules on the sweep as written (run --expect,
+	// compare.ParseExpectation), recorded in the result file; the caller
+	// checks them (compare.Check).
+	Expect []string
+	// Transactions, when set, receives every transaction as it ends
+	// (pgbench -l); unset, the engine's hook costs a nil check.
+	Transactions observe.TxnSink
+	// ShellOut and ShellErr receive what the scripts' \shell commands
+	// write, as pgbench passes its own stdout and stderr to them (nil:
+	// discarded).
+	ShellOut, ShellErr io.Writer
 }
 
 // Data is the data the workload runs on.
@@ -83,6 +96,17 @@ type Load struct {
 	// ConnectConcurrency is how many clients open their connections at
 	// once before each step; 0 is DefaultConnectConcurrency.
 	ConnectConcurrency int
+	// Threads is pgbench's -j: clients are dealt to this many threads for
+	// pgbench's per-thread random streams (the choice of scripts, log
+	// sampling); 0 is a thread per client. It changes no OS thread.
+	Threads int
+	// VacuumAccounts is pgbench's -v: pgbench_accounts is vacuumed too.
+	VacuumAccounts bool
+	// ExitOnAbort ends the run at the first client that aborts.
+	ExitOnAbort bool
+	// VerboseErrors reports every client error (retried and failed
+	// transactions too), not only aborts.
+	VerboseErrors bool
 }
 
 // DefaultConnectConcurrency is how many clients connect at once unless
@@ -112,6 +136,10 @@ type RunSpec struct {
 	Pooler string
 	// Out is the result file (default results/<workload>-<UTC time>.json).
 	Out string
+	// NoResultFile writes no result file: Run still returns it.
+	NoResultFile bool
+	// Pgbench, when set, is recorded in the result file (pgscale pgbench).
+	Pgbench *result.Pgbench
 }
 
 // ABSpec is an A/B run: the same workload on several targets in
@@ -132,8 +160,18 @@ type ABSpec struct {
 	// default gives way to -t, -C and disturbances, a given one does not.
 	Slice, Settle time.Duration
 	SliceGiven    bool
-	// Calibrate runs the baseline against itself (an A/A run).
+	// Calibrate runs the baseline against itself (an A/A run), on a
+	// server of its own for an ephemeral baseline. Rounds 0 then means
+	// its default: ABCalibrateLayoutRounds when the clusters are
+	// reshuffled, else ABCalibrateRounds.
 	Calibrate bool
+	// Reshuffle, when positive, re-creates the run's ephemeral clusters
+	// every Reshuffle rounds when the targets run on separate servers
+	// (bin:, settings: that need their own cluster), so that each layout
+	// of clusters is drawn anew; the comparison then rests on the layouts.
+	// 0 keeps the clusters for the whole run. Whether settings targets
+	// share the baseline's cluster is Cluster.Separate's.
+	Reshuffle int
 	// Bounds and Confidence judge the comparison; they are checked before
 	// anything runs and recorded in the result files.
 	Bounds     []string
@@ -160,6 +198,8 @@ func (l Load) check() error {
 		return usage.Errorf("--max-tries 0 (unlimited) needs -T or -L")
 	case l.ConnectConcurrency < 0:
 		return usage.Errorf("--connect-concurrency must be at least 1")
+	case l.Threads < 0:
+		return usage.Errorf("-j must be positive")
 	}
 	for _, c := range l.Clients {
 		if c < 1 {

@@ -12,9 +12,12 @@ import (
 
 func ms(us float64) float64 { return us / 1000 }
 
-func failedByKind(c *metrics.Counts) map[string]int64 {
+func failedByKind(c *metrics.Counts) map[string]int64 { return byKind(&c.Failed) }
+
+// byKind names the failure counts that are not zero; nil when none is.
+func byKind(failed *[metrics.NumFailKinds]int64) map[string]int64 {
 	var m map[string]int64
-	for k, n := range c.Failed {
+	for k, n := range failed {
 		if n > 0 {
 			if m == nil {
 				m = map[string]int64{}
@@ -85,7 +88,8 @@ func StepResult(r *engine.Result, scripts []*script.Script) result.Step {
 	if len(scripts) > 1 {
 		for si, sc := range scripts {
 			st := t.Scripts[si]
-			ss := result.ScriptStat{Name: sc.Name, Weight: sc.Weight, Transactions: st.Transactions, Failed: st.Failed}
+			ss := result.ScriptStat{Name: sc.Name, Weight: sc.Weight, Transactions: st.Transactions, Failed: st.Failed,
+				FailedByKind: byKind(&st.ByKind), Retried: st.Retried, Retries: st.Retries, Skipped: st.Skipped}
 			if el > 0 {
 				ss.TPS = float64(st.Transactions) / el
 			}
@@ -102,7 +106,8 @@ func StepResult(r *engine.Result, scripts []*script.Script) result.Step {
 		for si, sc := range scripts {
 			for pc, cmd := range sc.Commands {
 				st := t.Commands[r.CommandOffset(si)+pc]
-				c := result.Command{Script: sc.Name, Line: cmd.Line, Text: cmd.Text, Count: st.Count, Failed: st.Failed, Retries: st.Retries}
+				c := result.Command{Script: sc.Name, ScriptIndex: si, Line: cmd.Line, Text: cmd.Text, FirstLine: cmd.FirstLine(),
+					Count: st.Count, Failed: st.Failed, Retries: st.Retries}
 				if st.Count > 0 {
 					c.MeanMs = ms(st.SumUS / float64(st.Count))
 				}

@@ -337,7 +337,7 @@ func (spec *SuiteSpec) runCell(ctx context.Context, cs ABSpec, targets []*prepar
 				obs.Observe(e)
 			}
 		})
-		f, path, err := cs.sweepOn(ctx, targets[0], wl, setup, ds, started, filepath.Join(dir, name+".json"))
+		f, path, err := cs.sweepOn(ctx, targets[0], wl, setup, ds, started, sweepFile{Path: filepath.Join(dir, name+".json")})
 		if f == nil || path == "" {
 			return nil, err
 		}

@@ -2,6 +2,8 @@ package plan
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"time"
 
 	"github.com/pgscale/pgscale/internal/diagnose"
@@ -32,6 +34,8 @@ type Sweep struct {
 	// has come, once a second while it lasts more than one
 	// (connectReporter).
 	Connecting func(observe.Connecting)
+	// Transactions, when set, receives every transaction as it ends.
+	Transactions observe.TxnSink
 }
 
 // connectingAfter is how long a step's connection phase lasts before it is
@@ -71,6 +75,11 @@ func stopCause(ctx context.Context) error {
 	return nil
 }
 
+// ErrAborted is returned (wrapped) when clients of a step aborted on
+// errors: the step, and so the run, is incomplete, as pgbench says its
+// results are then.
+var ErrAborted = errors.New("clients aborted")
+
 // Run runs the sweep and returns the steps done. On an interrupt or a step
 // that could not complete it stops and returns the steps so far (the last
 // one marked incomplete) with the error. Each step's disturbance windows
@@ -100,8 +109,14 @@ func (sw *Sweep) Run(ctx context.Context) ([]result.Step, error) {
 		var startErr error
 		connected := false
 		cfg.Quiesce = sw.edges(ctx, observe.StepInfo{Index: i, Round: sw.Round, Clients: n})
+		if sink := sw.Transactions; sink != nil {
+			cfg.OnTxn = txnHook(sink)
+		}
 		cfg.OnStart = func(start, window time.Time) {
 			connected = true
+			if sink := sw.Transactions; sink != nil {
+				sink.StartStep(txnStep(prog, n, start))
+			}
 			info := observe.StepInfo{Index: i, Round: sw.Round, Clients: n, Start: start, Window: window, Duration: cfg.Duration}
 			for _, o := range sw.Watchers {
 				if err := o.Start(ctx, info); err != nil {
@@ -117,7 +132,10 @@ func (sw *Sweep) Run(ctx context.Context) ([]result.Step, error) {
 		}
 		if r != nil && (r.Elapsed > 0 || err != nil) {
 			s := StepResult(r, cfg.Program.Scripts())
-			if err != nil && s.Reason == "" {
+			if err == nil && s.Summary.Aborted > 0 {
+				err = fmt.Errorf("%w: %d of %d clients stopped on errors: %s", ErrAborted, s.Summary.Aborted, n, firstError(s.Errors))
+			}
+			if err != nil && s.Complete {
 				s.Complete, s.Reason = false, err.Error()
 			}
 			if cause := stopCause(ctx); err != nil && cause != nil {
@@ -168,4 +186,34 @@ func (sw *Sweep) edges(ctx context.Context, info observe.StepInfo) func(engine.E
 		}
 		return nil
 	}
+}
+
+// firstError is the most frequent of a step's errors (they are sorted so).
+func firstError(errs []result.Error) string {
+	if len(errs) == 0 {
+		return "unknown error"
+	}
+	return errs[0].Message
+}
+
+// txnHook passes the engine's transactions on to sink.
+func txnHook(sink observe.TxnSink) func(engine.Txn) {
+	return func(t engine.Txn) {
+		o := observe.Txn{Client: t.Client, Number: t.Number, Script: t.Script, End: t.End,
+			LatencyUS: t.Latency.Microseconds(), LagUS: t.Lag.Microseconds(), Tries: t.Tries, Skipped: t.Skipped, Failed: t.Failed}
+		if t.Failed {
+			o.Kind = t.Kind.String()
+		}
+		sink.Txn(o)
+	}
+}
+
+// txnStep tells a transaction sink how the step's clients are dealt to
+// pgbench's threads, and gives it each thread's sampling sequence.
+func txnStep(prog *script.Program, clients int, start time.Time) observe.TxnStep {
+	st := observe.TxnStep{Clients: clients, Threads: prog.Threads(), Thread: prog.Thread, Start: start}
+	for t := 0; t < st.Threads; t++ {
+		st.Sample = append(st.Sample, prog.SampleRand(t))
+	}
+	return st
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/pgscale/pgscale/internal/compare"
+	"github.com/pgscale/pgscale/internal/prose"
 	"github.com/pgscale/pgscale/internal/stats"
 )
 
@@ -18,6 +19,9 @@ import (
 func comparisonText(b *strings.Builder, r *compare.Comparison, color bool) {
 	for i := range r.Verdicts {
 		b.WriteString(r.CandidateHeadline(i) + "\n")
+		if i < len(r.Why) {
+			b.WriteString(whyText(r.Why[i].Sentences(), "  why: "))
+		}
 	}
 	b.WriteString(methodLine(r) + "\n\n")
 
@@ -87,6 +91,11 @@ func methodLine(r *compare.Comparison) string {
 		}
 		s = fmt.Sprintf("paired by round over %d of %d rounds (%s): change = geometric mean of the per-round ratios; %s, Holm-corrected over %d measures; %g%% intervals",
 			r.Rounds, r.RoundsPlanned, turns, stats.PairedTest, n, 100*conf)
+		if r.Layouts > 0 {
+			s = fmt.Sprintf("paired by round over %d of %d rounds on %s, the clusters re-created every %s (%s): change = geometric mean of the per-layout mean ratios; %s (the interval rests on %s), Holm-corrected over %d measures; %g%% intervals",
+				r.Rounds, r.RoundsPlanned, prose.Count(r.Layouts, "cluster layout"), prose.Count(r.Reshuffle, "round"), turns,
+				stats.LayoutTest, prose.Count(r.Layouts, "layout"), n, 100*conf)
+		}
 	default:
 		s = fmt.Sprintf("unpaired (each complete step of a file counts as one value): change of the medians; %s, Holm-corrected over %d measures; %g%% intervals; drift between runs is not cancelled",
 			stats.UnpairedTest, n, 100*conf)
@@ -202,10 +211,21 @@ func comparisonMarkdown(b *strings.Builder, r *compare.Comparison) {
 			mark = "❌"
 		}
 		line := r.CandidateHeadline(i)
+		var why []string
+		if i < len(r.Why) {
+			why = r.Why[i].Sentences()
+		}
 		if len(r.Verdicts) == 1 {
 			fmt.Fprintf(b, "%s **%s**\n", mark, mdText(line))
+			if len(why) > 0 {
+				fmt.Fprintf(b, "\n%s\n", mdText(strings.Join(why, " ")))
+			}
 		} else {
-			fmt.Fprintf(b, "- %s **%s**\n", mark, mdText(line))
+			fmt.Fprintf(b, "- %s **%s**", mark, mdText(line))
+			if len(why) > 0 {
+				fmt.Fprintf(b, "<br>%s", mdText(strings.Join(why, " ")))
+			}
+			b.WriteString("\n")
 		}
 	}
 	if r.Incomplete != "" {
@@ -288,4 +308,25 @@ func statusColor(a stats.Assessment, on bool) string {
 		return ansiBoldRed
 	}
 	return ""
+}
+
+// whyText writes a differential diagnosis's sentences under a verdict,
+// wrapped, the first line led by lead and the rest indented to match.
+func whyText(sentences []string, lead string) string {
+	var b strings.Builder
+	pad := strings.Repeat(" ", len([]rune(lead)))
+	for i, s := range sentences {
+		for j, l := range prose.Wrap(s, 96-len(pad)) {
+			switch {
+			case i == 0 && j == 0:
+				b.WriteString(lead)
+			case j == 0:
+				b.WriteString(pad)
+			default:
+				b.WriteString(pad + "  ")
+			}
+			b.WriteString(l + "\n")
+		}
+	}
+	return b.String()
 }

@@ -20,13 +20,13 @@ func writeEvidence(pg page, s result.Step, f diagnose.Figures) {
 	if ps := p.Process; ps != nil && f.HasHost {
 		line := fmt.Sprintf("%s busy of %d cores", prose.Share(f.MachineBusy), ps.CPUs)
 		if f.HasServer {
-			line += ": server " + prose.Share(f.ServerShare)
+			line += "; of the machine: server " + prose.Share(f.ServerShare)
 			if f.HasPooler {
 				line += ", pooler " + prose.Share(f.PoolerShare)
 			}
 			line += fmt.Sprintf(", load generator %s, probes %s, other %s", prose.Share(f.GeneratorShare), prose.Share(f.ProbeShare), prose.Share(f.Elsewhere()))
 		} else {
-			line += fmt.Sprintf(": load generator %s, probes %s; %s", prose.Share(f.GeneratorShare), prose.Share(f.ProbeShare), ps.ServerNote)
+			line += fmt.Sprintf("; of the machine: load generator %s, probes %s; %s", prose.Share(f.GeneratorShare), prose.Share(f.ProbeShare), ps.ServerNote)
 		}
 		line += fmt.Sprintf("; run queue %.2f tasks waiting per core", f.RunQueuePerCore)
 		if ps.Host.PSI != nil {
@@ -66,11 +66,11 @@ func writeEvidence(pg page, s result.Step, f diagnose.Figures) {
 		}
 	}
 	if w := p.Waits; w != nil {
-		line := fmt.Sprintf("%d samples (%s", w.Samples, w.Source)
+		line := fmt.Sprintf("%d samples (%s", f.Samples, w.Source)
 		if w.Source == "pg_stat_activity" {
-			line += fmt.Sprintf(" every %.0f ms, %d idle samples left out", w.PeriodMs, w.IdleSamples)
+			line += fmt.Sprintf(" every %.0f ms; %d of them idle sessions, counted as Client:ClientRead", w.PeriodMs, w.IdleSamples)
 		}
-		line += ")"
+		line += "), shares of all of them"
 		var top []string
 		for i, e := range f.TopEvents {
 			if i == 5 {

@@ -28,6 +28,7 @@ var formats = []Format{
 	{"benchfmt", "Go benchmark format (benchstat -col target -ignore round FILE)", true, true, writeBenchfmt},
 	{"bmf", "Bencher Metric Format JSON", true, true, writeBMF},
 	{"html", "one self-contained HTML page with charts, opened from disk with no network", true, true, writeHTML},
+	{"pgbench", "pgbench's own report at the end of a run, line for line, for each step", true, false, writePgbench},
 }
 
 // Formats lists the registered formats, in registry order.

@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/pgscale/pgscale/internal/compare"
 	"github.com/pgscale/pgscale/internal/report/html"
@@ -74,8 +75,11 @@ func htmlSuite(s *compare.Suite) []html.Matrix {
 func htmlComparison(r *compare.Comparison) *html.Comparison {
 	c := &html.Comparison{Baseline: r.Baseline, Method: methodLine(r), Incomplete: r.Incomplete, Notes: reportNotes(r)}
 	for i, v := range r.Verdicts {
-		c.Candidates = append(c.Candidates, html.Candidate{Name: r.Candidates[i], Passed: v.Passed(),
-			Headline: r.CandidateHeadline(i), Counts: v.Counts()})
+		hc := html.Candidate{Name: r.Candidates[i], Passed: v.Passed(), Headline: r.CandidateHeadline(i), Counts: v.Counts()}
+		if i < len(r.Why) {
+			hc.Why = strings.Join(r.Why[i].Sentences(), " ")
+		}
+		c.Candidates = append(c.Candidates, hc)
 	}
 	for _, row := range r.Rows {
 		hr := html.ComparisonRow{Step: row.Measure.Step, Measure: measureLabel(row.Measure), Base: row.Base.Median,
@@ -94,12 +98,19 @@ func htmlComparison(r *compare.Comparison) *html.Comparison {
 
 // htmlNoise words a calibration's noise for the page as noiseText does.
 func htmlNoise(r *compare.Noise) *html.Noise {
-	n := &html.Noise{Headline: noiseHeadline(r), Footnote: noiseFootnote, Notes: noiseNotes(r)}
+	n := &html.Noise{Headline: noiseHeadline(r), Footnote: noiseFootnote, Notes: noiseNotes(r), Layouts: r.Layouts > 0}
+	if r.Layouts > 0 {
+		n.Footnote += " " + layoutFootnote(r)
+	}
 	for _, row := range r.Rows {
-		n.Rows = append(n.Rows, html.NoiseRow{Step: row.Measure.Step, Measure: measureLabel(row.Measure),
+		hr := html.NoiseRow{Step: row.Measure.Step, Measure: measureLabel(row.Measure),
 			Change: row.Change, Lo: row.Lo, Hi: row.Hi, Confidence: row.Confidence,
 			ChangeText: stats.FormatChange(row.Change, row.Lo, row.Hi), SDLog: row.SDLog, SDText: sdText(row),
-			Rounds2: row.Rounds2, Rounds5: row.Rounds5})
+			Rounds2: row.Rounds2, Rounds5: row.Rounds5}
+		if r.Layouts > 0 {
+			hr.LayoutSDText, hr.Separate2, hr.Separate5 = layoutSDText(row), layoutRounds(row.Layouts2, row.PerLayout), layoutRounds(row.Layouts5, row.PerLayout)
+		}
+		n.Rows = append(n.Rows, hr)
 	}
 	return n
 }

@@ -199,27 +199,35 @@ func suiteGroups(s *compare.Suite) []string {
 	return out
 }
 
-// suiteRule states the decision rule's outcome.
-func suiteRule(s *compare.Suite) []string {
-	r := s.RuleDef
-	if r == nil {
-		return nil
-	}
+// suiteWhy is the differential diagnosis of every cell and candidate with
+// a step significantly slower or faster: "partitions=32, patch: Slower at
+// 4 clients ...".
+func suiteWhy(s *compare.Suite) []string {
 	var out []string
-	for _, o := range s.Rule {
-		where := o.Target
-		if o.Cell != "all" {
-			where += ", " + o.Cell
-		}
-		if math.IsNaN(o.Growth) {
-			out = append(out, fmt.Sprintf("%s: %s not measured at %d and %d clients: the rule cannot be checked", where, r.Measure, r.Clients, r.Against))
+	for _, cell := range s.Cells {
+		if cell.Comparison == nil {
 			continue
 		}
-		verdict := fmt.Sprintf("below %g%%: concurrency costs little, no optimisation needed", r.Below)
-		if !o.Holds {
-			verdict = fmt.Sprintf("not below %g%%: each transaction costs more as clients are added, worth a closer look", r.Below)
+		for ci, w := range cell.Comparison.Why {
+			if len(w.Steps) == 0 {
+				continue
+			}
+			lead := s.Candidates[ci]
+			if cell.Key != "all" {
+				lead = cell.Key + ", " + lead
+			}
+			out = append(out, lead+": "+strings.Join(w.Sentences(), " "))
 		}
-		out = append(out, fmt.Sprintf("%s: %s grows %s from %d to %d clients — %s", where, r.Measure, stats.FormatPercent(o.Growth), r.Against, r.Clients, verdict))
+	}
+	return out
+}
+
+// suiteRule states the decision rules' outcomes, one line per rule, cell
+// and target.
+func suiteRule(s *compare.Suite) []string {
+	var out []string
+	for _, o := range s.Outcomes {
+		out = append(out, o.String())
 	}
 	return out
 }
@@ -261,8 +269,14 @@ func suiteText(b *strings.Builder, s *compare.Suite, color bool) {
 			b.WriteString("  " + l + "\n")
 		}
 	}
+	if w := suiteWhy(s); len(w) > 0 {
+		b.WriteString("\nwhy:\n")
+		for _, l := range w {
+			b.WriteString(whyText([]string{l}, "  "))
+		}
+	}
 	if r := suiteRule(s); len(r) > 0 {
-		b.WriteString("\nrule:\n")
+		b.WriteString("\nrules:\n")
 		for _, l := range r {
 			b.WriteString("  " + l + "\n")
 		}
@@ -291,8 +305,14 @@ func suiteMarkdown(b *strings.Builder, s *compare.Suite) {
 			b.WriteString("- " + mdText(l) + "\n")
 		}
 	}
+	if w := suiteWhy(s); len(w) > 0 {
+		b.WriteString("\n**Why**\n\n")
+		for _, l := range w {
+			b.WriteString("- " + mdText(l) + "\n")
+		}
+	}
 	if r := suiteRule(s); len(r) > 0 {
-		b.WriteString("\n**Rule**\n\n")
+		b.WriteString("\n**Rules**\n\n")
 		for _, l := range r {
 			b.WriteString("- " + mdText(l) + "\n")
 		}

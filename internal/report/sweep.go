@@ -5,6 +5,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/pgscale/pgscale/internal/compare"
 	"github.com/pgscale/pgscale/internal/diagnose"
 	"github.com/pgscale/pgscale/internal/prose"
 	"github.com/pgscale/pgscale/internal/result"
@@ -78,11 +79,57 @@ func writeEnd(p page, f *result.File) {
 		p.lines(verdictLines(d))
 		p.blank()
 		p.para(d.Paragraph)
+		if sc := diagnose.ScalingOf(f.Steps); len(sc) > 1 {
+			p.section("Scaling", "scaling (waits, cpu wait and client wait are shares of the backends' time):")
+			p.table(scalingTable(sc))
+		}
+	}
+	if len(f.Expect) > 0 {
+		p.section("Rules", "rules:")
+		p.lines(expectLines(f))
 	}
 	if !f.Complete {
 		p.blank()
 		p.para("INCOMPLETE: " + f.Reason)
 	}
+}
+
+// scalingTable is the scaling analysis per client count: the figures a
+// decision rule (--expect) reads.
+func scalingTable(sc []diagnose.ScalingStep) *table {
+	t := newTable("clients", "tps", "efficiency", "gain/doubling", "lost/doubling", "waits", "cpu wait", "client wait").alignRight(0, 1, 2, 3, 4, 5, 6, 7)
+	share := func(x float64) string {
+		if math.IsNaN(x) {
+			return "-"
+		}
+		return prose.Share(x)
+	}
+	for _, s := range sc {
+		gain, lost := "-", "-"
+		if !math.IsNaN(s.GainPerDoubling) {
+			gain = fmt.Sprintf("%.2f×", s.GainPerDoubling)
+			lost = fmt.Sprintf("%.0f%%", s.LossPerDoubling*100)
+		}
+		t.row(fmt.Sprint(s.Clients), fmt.Sprintf("%.1f", s.TPS), share(s.Efficiency), gain, lost, share(s.Waits), share(s.CPUWait), share(s.ClientWait))
+	}
+	return t
+}
+
+// expectLines are the outcomes of the decision rules a file records.
+func expectLines(f *result.File) []string {
+	var out []string
+	for _, spec := range f.Expect {
+		e, err := compare.ParseExpectation(spec)
+		if err != nil {
+			out = append(out, "  "+err.Error())
+			continue
+		}
+		for _, o := range compare.Check(f, []compare.Expectation{e}) {
+			o.Target = ""
+			out = append(out, "  "+o.String())
+		}
+	}
+	return out
 }
 
 // sweepTable is one row per step: throughput, scaling, latency, failures,

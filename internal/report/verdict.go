@@ -7,6 +7,7 @@ import (
 	"math"
 
 	"github.com/pgscale/pgscale/internal/compare"
+	"github.com/pgscale/pgscale/internal/diagnose"
 	"github.com/pgscale/pgscale/internal/stats"
 )
 
@@ -27,33 +28,102 @@ type Verdict struct {
 	// Passed is true when no measure of any candidate is outside bounds.
 	Passed bool `json:"passed"`
 	// Complete is false when rounds or steps are missing; Reason says why.
-	Complete   bool               `json:"complete"`
-	Reason     string             `json:"incomplete_reason,omitempty"`
-	Headline   string             `json:"headline"`
-	Baseline   string             `json:"baseline"`
-	Workload   string             `json:"workload"`
-	Method     string             `json:"method"` // "paired" or "unpaired"
-	Test       string             `json:"test"`
-	Confidence float64            `json:"confidence"`
-	Rounds     int                `json:"rounds,omitempty"`
-	Planned    int                `json:"rounds_planned,omitempty"`
-	SliceS     float64            `json:"slice_s,omitempty"` // the slices of a run in slices; absent for whole-step turns
+	Complete   bool    `json:"complete"`
+	Reason     string  `json:"incomplete_reason,omitempty"`
+	Headline   string  `json:"headline"`
+	Baseline   string  `json:"baseline"`
+	Workload   string  `json:"workload"`
+	Method     string  `json:"method"` // "paired" or "unpaired"
+	Test       string  `json:"test"`
+	Confidence float64 `json:"confidence"`
+	Rounds     int     `json:"rounds,omitempty"`
+	Planned    int     `json:"rounds_planned,omitempty"`
+	SliceS     float64 `json:"slice_s,omitempty"` // the slices of a run in slices; absent for whole-step turns
+	// Layouts, for a run whose clusters were re-created every Reshuffle
+	// rounds, is the number of cluster layouts the intervals rest on (each
+	// measure's n is then its layouts).
+	Layouts    int                `json:"layouts,omitempty"`
+	Reshuffle  int                `json:"reshuffle,omitempty"`
 	Candidates []VerdictCandidate `json:"candidates"`
-	Notes      []string           `json:"notes,omitempty"`
+	// SuiteWhy, in a suite's verdict, is each candidate's differential
+	// diagnosis per cell where some step changed significantly.
+	SuiteWhy map[string][]*VerdictWhy `json:"suite_why,omitempty"`
+	// Expect are the decision rules' outcomes (suites).
+	Expect []VerdictExpect `json:"expect,omitempty"`
+	Notes  []string        `json:"notes,omitempty"`
+}
+
+// VerdictExpect is one decision rule checked on one target (and cell).
+type VerdictExpect struct {
+	Rule    string   `json:"rule"`
+	Target  string   `json:"target"`
+	Cell    string   `json:"cell,omitempty"`
+	Value   *float64 `json:"value"`
+	Checked bool     `json:"checked"`
+	Holds   bool     `json:"holds"`
+	Text    string   `json:"text"`
 }
 
 // VerdictCandidate is one candidate's verdict against the baseline.
 type VerdictCandidate struct {
-	Name      string           `json:"name"`
-	Passed    bool             `json:"passed"`
-	Headline  string           `json:"headline"`
-	Total     int              `json:"measures"`
-	Within    int              `json:"within_bounds"`
-	Outside   int              `json:"outside_bounds"`
-	Uncertain int              `json:"uncertain"`
-	Improved  int              `json:"improved"`
-	Regressed int              `json:"regressed"`
-	Measures  []VerdictMeasure `json:"details"`
+	Name      string `json:"name"`
+	Passed    bool   `json:"passed"`
+	Headline  string `json:"headline"`
+	Total     int    `json:"measures"`
+	Within    int    `json:"within_bounds"`
+	Outside   int    `json:"outside_bounds"`
+	Uncertain int    `json:"uncertain"`
+	Improved  int    `json:"improved"`
+	Regressed int    `json:"regressed"`
+	// Why is the differential diagnosis: why the candidate is slower or
+	// faster, from the evidence both targets recorded (absent in a suite's
+	// verdict, where each cell has its own: SuiteWhy).
+	Why      *VerdictWhy      `json:"why,omitempty"`
+	Measures []VerdictMeasure `json:"details"`
+}
+
+// VerdictWhy is a candidate's differential diagnosis: the steps whose
+// throughput changed significantly, each with its causes, and what could
+// not be judged.
+type VerdictWhy struct {
+	// Cell names a suite's cell ("" outside suites).
+	Cell     string           `json:"cell,omitempty"`
+	Text     []string         `json:"text"`
+	Steps    []VerdictWhyStep `json:"steps"`
+	Unjudged string           `json:"unjudged,omitempty"`
+}
+
+// VerdictWhyStep is one step of a differential diagnosis.
+type VerdictWhyStep struct {
+	Clients   int               `json:"clients"`
+	Direction string            `json:"direction"` // "slower" or "faster"
+	TPSChange *float64          `json:"tps_change"`
+	Causes    []VerdictWhyCause `json:"causes"`
+	Text      string            `json:"text"`
+}
+
+// VerdictWhyCause is one cause: its kind (work, contention, switches,
+// pooler, fast-path, client, cpu-queue), what it names and its words.
+type VerdictWhyCause struct {
+	Kind string `json:"kind"`
+	What string `json:"what"`
+	Text string `json:"text"`
+}
+
+// newVerdictWhy turns a differential diagnosis into the verdict file's.
+func newVerdictWhy(d diagnose.Differential, cell string) *VerdictWhy {
+	w := &VerdictWhy{Cell: cell, Text: d.Sentences(), Steps: []VerdictWhyStep{}, Unjudged: d.Unjudged}
+	for _, s := range d.Steps {
+		st := VerdictWhyStep{Clients: s.Clients, Direction: "faster", TPSChange: num(s.TPS.Change), Causes: []VerdictWhyCause{}, Text: s.Text}
+		if s.Slower {
+			st.Direction = "slower"
+		}
+		for _, c := range s.Causes {
+			st.Causes = append(st.Causes, VerdictWhyCause{Kind: c.Kind, What: c.What, Text: c.Text})
+		}
+		w.Steps = append(w.Steps, st)
+	}
+	return w
 }
 
 // VerdictMeasure is one measure at one step.
@@ -65,7 +135,7 @@ type VerdictMeasure struct {
 	Step      string   `json:"step"`
 	Unit      string   `json:"unit"`
 	Direction string   `json:"direction"`
-	N         int      `json:"n"`               // rounds (paired) or candidate values (unpaired) used
+	N         int      `json:"n"`               // rounds (paired; layouts when reshuffled) or candidate values (unpaired) used
 	Baseline  *float64 `json:"baseline_median"` // median of the baseline's values
 	Candidate *float64 `json:"candidate_median"`
 	Change    *float64 `json:"change"`
@@ -90,10 +160,14 @@ type VerdictMeasure struct {
 func NewVerdict(r *compare.Comparison) *Verdict {
 	v := &Verdict{Schema: VerdictSchema, Version: VerdictVersion, Passed: r.Passed(), Complete: r.Incomplete == "",
 		Reason: r.Incomplete, Headline: r.Headline(), Baseline: r.Baseline, Workload: r.Workload,
-		Method: r.Method.String(), Rounds: r.Rounds, Planned: r.RoundsPlanned, SliceS: r.SliceS, Notes: r.Notes}
+		Method: r.Method.String(), Rounds: r.Rounds, Planned: r.RoundsPlanned, SliceS: r.SliceS, Notes: r.Notes,
+		Layouts: r.Layouts, Reshuffle: r.Reshuffle}
 	v.Test = stats.UnpairedTest
 	if r.Method == stats.Paired {
 		v.Test = stats.PairedTest
+	}
+	if r.Layouts > 0 {
+		v.Test = stats.LayoutTest
 	}
 	for ci, vd := range r.Verdicts {
 		v.Confidence = 1 - vd.Alpha
@@ -101,6 +175,9 @@ func NewVerdict(r *compare.Comparison) *Verdict {
 			Within: vd.Within, Outside: vd.Outside, Uncertain: vd.Uncertain, Improved: vd.Improved, Regressed: vd.Regressed,
 			Measures: []VerdictMeasure{}}
 		c.Measures = append(c.Measures, verdictMeasures(r, ci)...)
+		if ci < len(r.Why) {
+			c.Why = newVerdictWhy(r.Why[ci], "")
+		}
 		v.Candidates = append(v.Candidates, c)
 	}
 	return v
@@ -150,8 +227,17 @@ func NewSuiteVerdict(s *compare.Suite) *Verdict {
 				m.Cell = cell.Key
 				c.Measures = append(c.Measures, m)
 			}
+			if ci < len(cell.Comparison.Why) && len(cell.Comparison.Why[ci].Steps) > 0 {
+				if v.SuiteWhy == nil {
+					v.SuiteWhy = map[string][]*VerdictWhy{}
+				}
+				v.SuiteWhy[s.Candidates[ci]] = append(v.SuiteWhy[s.Candidates[ci]], newVerdictWhy(cell.Comparison.Why[ci], cell.Key))
+			}
 		}
 		v.Candidates = append(v.Candidates, c)
+	}
+	for _, o := range s.Outcomes {
+		v.Expect = append(v.Expect, VerdictExpect{Rule: o.Spec, Target: o.Target, Cell: o.Cell, Value: num(o.Actual), Checked: o.Checked, Holds: o.Holds, Text: o.String()})
 	}
 	return v
 }

@@ -19,8 +19,9 @@ type Diagnosis struct {
 // StepVerdict is one step's bottleneck and the evidence for it.
 type StepVerdict struct {
 	Clients int `json:"clients"`
-	// Verdict is one of cpu-bound, lwlock-bound, lock-bound, io-bound,
-	// client-bound, under-loaded, unclear.
+	// Verdict is one of rate-limited, pooler-bound, cpu-bound,
+	// lwlock-bound, lock-bound, io-bound, client-bound, under-loaded,
+	// unclear.
 	Verdict string `json:"verdict"`
 	// Detail names what within the verdict: the LWLock, the lock type,
 	// or why the step is unclear.

@@ -17,14 +17,17 @@ const (
 
 // File is one result file: one workload over a client sweep on one target.
 type File struct {
-	Schema      string      `json:"schema"`
-	Version     int         `json:"version"`
-	Pgscale     string      `json:"pgscale_version"`
-	Complete    bool        `json:"complete"`
-	Reason      string      `json:"incomplete_reason,omitempty"`
-	Command     []string    `json:"command"` // argv, passwords redacted
-	Started     time.Time   `json:"started"`
-	Finished    time.Time   `json:"finished"`
+	Schema   string    `json:"schema"`
+	Version  int       `json:"version"`
+	Pgscale  string    `json:"pgscale_version"`
+	Complete bool      `json:"complete"`
+	Reason   string    `json:"incomplete_reason,omitempty"`
+	Command  []string  `json:"command"` // argv, passwords redacted
+	Started  time.Time `json:"started"`
+	Finished time.Time `json:"finished"`
+	// Expect are the decision rules the run was given (run --expect), as
+	// written; readers check them again from the steps.
+	Expect      []string    `json:"expect,omitempty"`
 	Environment Environment `json:"environment"`
 	Target      Target      `json:"target"`
 	Workload    Workload    `json:"workload"`
@@ -32,6 +35,9 @@ type File struct {
 	// AB links the files of one A/B run (ab.go); nil for pgscale run.
 	AB        *AB        `json:"ab,omitempty"`
 	Diagnosis *Diagnosis `json:"diagnosis,omitempty"` // diagnosis.go
+	// Pgbench is how pgscale pgbench was asked to report (pgbench.go);
+	// nil for the other commands.
+	Pgbench *Pgbench `json:"pgbench,omitempty"`
 }
 
 // Environment is the machine the load generator ran on.
@@ -56,6 +62,12 @@ type Target struct {
 	Settings      map[string]string `json:"settings"`            // every setting whose source is not the default
 	Preloaded     []string          `json:"preloaded,omitempty"` // shared_preload_libraries
 	Tmpfs         bool              `json:"tmpfs,omitempty"`     // ephemeral: data directory in memory
+	// SameServerAs names, in an A/B run, the target whose server this
+	// one's clients connected to, with SessionSettings set on every
+	// connection: a same-cluster settings target, whose settings can all
+	// be set per session. Empty for a target with a server of its own.
+	SameServerAs    string            `json:"same_server_as,omitempty"`
+	SessionSettings map[string]string `json:"session_settings,omitempty"`
 	// Pooler is the pooler pgscale started in front of the server (kind
 	// "pgbouncer"): the clients connected to it (Description), while
 	// ServerVersion, Settings, BinDir and the probes are the server's.
@@ -93,6 +105,12 @@ type Script struct {
 	Name   string `json:"name"`
 	Weight int    `json:"weight"`
 	Source string `json:"source"`
+	// Description is pgbench's name for it: "<builtin: TPC-B (sort of)>",
+	// or the file name as given.
+	Description string `json:"description,omitempty"`
+	// SimpleProtocolLines are the lines of compound SQL commands (\;) sent
+	// with the simple query protocol although -M is extended or prepared.
+	SimpleProtocolLines []int `json:"simple_protocol_lines,omitempty"`
 }
 
 // Workload is what every client ran.
@@ -112,6 +130,13 @@ type Workload struct {
 	RandomSeed      uint64            `json:"random_seed"`
 	IntervalS       float64           `json:"interval_s"`
 	ContinueOnError bool              `json:"continue_on_error,omitempty"`
+	// Threads is -j as given: the clients are dealt to this many threads
+	// for pgbench's per-thread random streams; 0 is one per client.
+	Threads int `json:"threads,omitempty"`
+	// Partitions and PartitionMethod describe pgbench_accounts when a
+	// built-in script read the scale from the data (pgbench reports them).
+	Partitions      int    `json:"partitions,omitempty"`
+	PartitionMethod string `json:"partition_method,omitempty"`
 }
 
 // Step is one client count of the sweep.
@@ -231,24 +256,34 @@ type Interval struct {
 
 // ScriptStat is one weighted script's share of a step, as pgbench reports it.
 type ScriptStat struct {
-	Name         string  `json:"name"`
-	Weight       int     `json:"weight"`
-	Transactions int64   `json:"transactions"`
-	TPS          float64 `json:"tps"`
-	Failed       int64   `json:"failed"`
-	LatMeanMs    float64 `json:"lat_mean_ms"`
-	LatStddevMs  float64 `json:"lat_stddev_ms"`
+	Name         string           `json:"name"`
+	Weight       int              `json:"weight"`
+	Transactions int64            `json:"transactions"`
+	TPS          float64          `json:"tps"`
+	Failed       int64            `json:"failed"`
+	FailedByKind map[string]int64 `json:"failed_by_kind,omitempty"`
+	Retried      int64            `json:"retried,omitempty"`
+	Retries      int64            `json:"retries,omitempty"`
+	Skipped      int64            `json:"skipped,omitempty"`
+	LatMeanMs    float64          `json:"lat_mean_ms"`
+	LatStddevMs  float64          `json:"lat_stddev_ms"`
 }
 
 // Command is one script command's per-statement figures (pgbench -r).
 type Command struct {
-	Script  string  `json:"script"`
-	Line    int     `json:"line"`
-	Text    string  `json:"text"`
-	Count   int64   `json:"count"`
-	MeanMs  float64 `json:"mean_ms"`
-	Failed  int64   `json:"failed"`
-	Retries int64   `json:"retries"`
+	Script string `json:"script"`
+	// ScriptIndex is the script's position in workload.scripts (names
+	// may repeat).
+	ScriptIndex int    `json:"script_index,omitempty"`
+	Line        int    `json:"line"`
+	Text        string `json:"text"`
+	// FirstLine is the command as pgbench's -r report shows it: an SQL
+	// command's first line (at most 127 bytes), a meta-command as written.
+	FirstLine string  `json:"first_line,omitempty"`
+	Count     int64   `json:"count"`
+	MeanMs    float64 `json:"mean_ms"`
+	Failed    int64   `json:"failed"`
+	Retries   int64   `json:"retries"`
 }
 
 // Error is one distinct error seen during a step.

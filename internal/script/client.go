@@ -29,6 +29,7 @@ type Client struct {
 	rs          prng           // random functions (pgbench's cs_func_rs)
 	txRS        prng           // rs at the start of the transaction, for retries
 	choose      prng           // script choice (pgbench's per-thread ts_choose_rs)
+	shared      *sharedRand    // the thread's script choice, when it has several clients
 	defaultSeed int64
 	lastS       *Script
 	lastMap     []int32
@@ -47,7 +48,14 @@ func (c *Client) Choose() int {
 	if len(p.scripts) == 1 {
 		return 0
 	}
-	w := getrand(&c.choose, 0, p.totalWeight-1)
+	var w int64
+	if sh := c.shared; sh != nil {
+		sh.mu.Lock()
+		w = getrand(&sh.rs, 0, p.totalWeight-1)
+		sh.mu.Unlock()
+	} else {
+		w = getrand(&c.choose, 0, p.totalWeight-1)
+	}
 	i := 0
 	for {
 		w -= int64(p.scripts[i].Weight)
@@ -181,7 +189,19 @@ func (c *Client) assign(context string, idx int, v value) error {
 }
 
 func (c *Client) rtErr(s *Script, cmd *Command, err error) error {
-	return &RuntimeError{Script: s.Name, Line: cmd.Line, Msg: err.Error()}
+	e := &RuntimeError{Script: s.Name, Line: cmd.Line, Msg: err.Error(), Verb: cmd.verb, Failed: "execution of meta-command failed"}
+	switch cmd.Kind {
+	case KindSet, KindIf, KindElif:
+		e.Failed = "evaluation of meta-command failed"
+	case KindSleep, KindShell, KindSetShell:
+		e.Verb = cmd.Kind.String()
+	}
+	return e
+}
+
+// assignErr is rtErr for a \set whose value could not be stored.
+func (c *Client) assignErr(s *Script, cmd *Command, err error) error {
+	return &RuntimeError{Script: s.Name, Line: cmd.Line, Msg: err.Error(), Verb: "set", Failed: "assignment of meta-command failed"}
 }
 
 // Meta executes the meta-command at index pc of script s and returns the
@@ -202,7 +222,7 @@ func (c *Client) Meta(s *Script, pc int) (next int, sleep time.Duration, err err
 			return pc + 1, 0, c.rtErr(s, cmd, err)
 		}
 		if err := c.assign(cmd.verb, int(vmap[cmd.setVar]), v); err != nil {
-			return pc + 1, 0, c.rtErr(s, cmd, err)
+			return pc + 1, 0, c.assignErr(s, cmd, err)
 		}
 		return pc + 1, 0, nil
 	case KindIf:
@@ -346,12 +366,16 @@ func (c *Client) runShell(cmd *Command, vmap []int32) error {
 	}
 	command := b.String()
 	if cmd.Kind == KindShell {
-		if err := exec.Command("/bin/sh", "-c", command).Run(); err != nil {
+		// pgbench's system(): the command's output is pgbench's own.
+		sh := exec.Command("/bin/sh", "-c", command)
+		sh.Stdout, sh.Stderr = c.p.opts.ShellStdout, c.p.opts.ShellStderr
+		if err := sh.Run(); err != nil {
 			return errorf("%s: could not launch shell command", argv0)
 		}
 		return nil
 	}
 	sh := exec.Command("/bin/sh", "-c", command)
+	sh.Stderr = c.p.opts.ShellStderr
 	out, err := sh.StdoutPipe()
 	if err != nil {
 		return errorf("%s: could not launch shell command", argv0)

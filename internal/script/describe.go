@@ -31,7 +31,7 @@ func (s *Script) describeCommand(w *strings.Builder, i int, c *Command) {
 				fmt.Fprintf(w, "%24s$%d = :%s\n", "", j+1, n)
 			}
 			if q.Statements > 1 {
-				fmt.Fprintf(w, "%24s%d statements\n", "", q.Statements)
+				fmt.Fprintf(w, "%24s%d statements, sent as one simple query whatever -M says\n", "", q.Statements)
 			}
 			switch q.Store {
 			case StoreGset:

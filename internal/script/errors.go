@@ -54,6 +54,12 @@ type RuntimeError struct {
 	Script string // script name
 	Line   int    // line of the failing command
 	Msg    string // pgbench's message
+	// Verb and Failed are what pgbench's abort line says of a failed
+	// meta-command: "client 0 aborted in command 4 (Verb) of script 0;
+	// Failed" — the meta-command's name and "evaluation of meta-command
+	// failed" or the like. Both are empty for errors storing a query's
+	// results (\gset, \aset).
+	Verb, Failed string
 }
 
 // Error returns "bench.sql:3: division by zero".

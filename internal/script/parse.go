@@ -75,6 +75,16 @@ type Command struct {
 	firstLn string     // pgbench's first_line, for messages
 }
 
+// FirstLine is the command as pgbench's reports show it (its first_line):
+// an SQL command's first line (at most 127 bytes), a meta-command as
+// written.
+func (c *Command) FirstLine() string { return c.firstLn }
+
+// SimpleProtocol reports whether the command is sent with the simple query
+// protocol whatever -M says: a compound SQL command (joined with \;),
+// which the extended protocol cannot carry.
+func (c *Command) SimpleProtocol() bool { return c.Kind == KindSQL && c.SQL.Statements > 1 }
+
 type shellArg struct {
 	lit  string // literal text (when vidx < 0)
 	vidx int    // script-local variable index, or -1

@@ -235,3 +235,25 @@ func judge(c Comparison, limit float64, significant bool) (Status, bool) {
 	}
 	return WithinBounds, c.Lo < limit
 }
+
+// JudgeChange judges one change that another test already found
+// significant (a change point in a measure's history, whose P the
+// detector made) against the bound in bounds that fits its measure: its
+// Effect is the change's direction, its Status OutsideBounds when the
+// change is beyond the bound in the bad direction. It makes no correction
+// for multiple tests (PHolm is P): the detector's own threshold is the
+// test. Bounds are not checked against the measures here: the caller
+// does that.
+func JudgeChange(c Comparison, bounds Bounds) Assessment {
+	a := Assessment{Comparison: c, PHolm: c.P, Significant: true, Status: WithinBounds, Effect: Regressed}
+	if c.Measure.better(c.Change) {
+		a.Effect = Improved
+	} else if c.Change == 0 {
+		a.Effect = NoChange
+	}
+	if b, ok := bounds.For(c.Measure); ok {
+		a.Bound = &b
+		a.Status, a.Uncertain = judge(c, b.Limit(), true)
+	}
+	return a
+}

@@ -247,3 +247,32 @@ func TestEvaluateConfidence(t *testing.T) {
 		t.Errorf("Significant, Status, Uncertain = %v, %v, %v; want false, within, true", a.Significant, a.Status, a.Uncertain)
 	}
 }
+
+// A change point is judged by its bound alone: it is significant already.
+func TestJudgeChange(t *testing.T) {
+	bs := mustBounds(t, "tps=-2%", "p99@c=8=+5%")
+	for _, c := range []struct {
+		c         stats.Comparison
+		status    stats.Status
+		effect    stats.Effect
+		bound     string
+		uncertain bool
+	}{
+		{cmp("tps", "c=2", up, -0.05, -0.06, -0.04, 1e-9), stats.OutsideBounds, stats.Regressed, "tps=-2%", false},
+		{cmp("tps", "c=2", up, -0.025, -0.035, -0.015, 1e-9), stats.OutsideBounds, stats.Regressed, "tps=-2%", true},
+		{cmp("tps", "c=2", up, -0.01, -0.025, 0.005, 1e-9), stats.WithinBounds, stats.Regressed, "tps=-2%", true},
+		{cmp("tps", "c=2", up, 0.05, 0.04, 0.06, 1e-9), stats.WithinBounds, stats.Improved, "tps=-2%", false},
+		{cmp("p99", "c=8", down, 0.08, 0.06, 0.1, 1e-6), stats.OutsideBounds, stats.Regressed, "p99@c=8=+5%", false},
+		{cmp("p99", "c=2", down, 0.08, 0.06, 0.1, 1e-6), stats.WithinBounds, stats.Regressed, "", false},
+	} {
+		a := stats.JudgeChange(c.c, bs)
+		bound := ""
+		if a.Bound != nil {
+			bound = a.Bound.String()
+		}
+		if a.Status != c.status || a.Effect != c.effect || bound != c.bound || a.Uncertain != c.uncertain || !a.Significant {
+			t.Errorf("%s %+.3f: %v, %v, bound %q, uncertain %v; want %v, %v, %q, %v", c.c.Measure.Key(), c.c.Change,
+				a.Status, a.Effect, bound, a.Uncertain, c.status, c.effect, c.bound, c.uncertain)
+		}
+	}
+}

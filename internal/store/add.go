@@ -30,6 +30,9 @@ type Meta struct {
 	// Commit is the commit the target was built from (CommitFromEnv,
 	// GitCommit); empty when unknown, and the point then goes by its label.
 	Commit string
+	// Workload names the workload in the series keys; empty means
+	// WorkloadKey of the file's. A suite's cell goes by CellKey.
+	Workload string
 }
 
 // Recorded says what Add stored.
@@ -43,6 +46,8 @@ type Recorded struct {
 	Duplicate bool
 	// Machine is the machine the file was measured on.
 	Machine Machine
+	// Label is the label its points went under.
+	Label string
 }
 
 // Add stores a result file whole and indexes its points: for every client
@@ -68,8 +73,11 @@ func (s *Store) Add(ctx context.Context, f *result.File, raw []byte, meta Meta) 
 	m := FingerprintOf(f.Environment)
 	sum := sha256.Sum256(raw)
 	digest := hex.EncodeToString(sum[:])
-	workload := WorkloadKey(f.Workload)
-	rec := Recorded{Machine: m}
+	workload := meta.Workload
+	if workload == "" {
+		workload = WorkloadKey(f.Workload)
+	}
+	rec := Recorded{Machine: m, Label: meta.Label}
 	err = s.inTx(ctx, func(tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, `INSERT INTO pgscale_machines (fingerprint, os, cpu_model, cpus, memory_gib, kernel)
 			VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (fingerprint) DO NOTHING`,
@@ -106,6 +114,14 @@ func (s *Store) Add(ctx context.Context, f *result.File, raw []byte, meta Meta) 
 		return Recorded{}, fmt.Errorf("store %s: recording a result: %w", s.location, err)
 	}
 	return rec, nil
+}
+
+// Check checks a result file's bytes as Add does before storing them: the
+// JSON Schema, the rules result.Validate applies and no password anywhere.
+// Its error is one line, "not stored: ...".
+func Check(raw []byte) error {
+	_, _, err := checkFile(nil, raw)
+	return err
 }
 
 // checkFile makes f and raw agree and checks both as result.Read would,
@@ -154,10 +170,18 @@ func mustJSON(f *result.File) []byte {
 	return b
 }
 
-// oneLine joins the lines of a multi-error into one line.
+// oneLine joins the lines of a multi-error (or of a driver's error that
+// lists each address it tried) into one line.
 func oneLine(err error) string {
-	return strings.Join(strings.Fields(strings.ReplaceAll(err.Error(), "\n", "; ")), " ")
+	s := strings.Join(strings.Fields(strings.ReplaceAll(err.Error(), "\n", "; ")), " ")
+	return strings.ReplaceAll(s, ":; ", ": ")
 }
+
+// lineError is an error shown on one line that still unwraps to its cause.
+type lineError struct{ err error }
+
+func (e lineError) Error() string { return oneLine(e.err) }
+func (e lineError) Unwrap() error { return e.err }
 
 // point is one indexed value of a result file.
 type point struct {
@@ -241,6 +265,11 @@ func WorkloadKey(w result.Workload) string {
 	}
 	return strings.Join(parts, " ")
 }
+
+// CellKey names a suite's cell in series keys: the suite's name and the
+// cell's parameters, "fastpath partitions=32,rows=100". The workload
+// filter's name is then the suite's.
+func CellKey(suite, cell string) string { return suite + " " + cell }
 
 // timeLayout is how times are kept: UTC, fixed width, so that text order
 // is time order on both backends.

@@ -75,7 +75,7 @@ func TestWriterProcess(t *testing.T) {
 		t.Skip("only run as a writer process of TestConcurrentWriters")
 	}
 	w, _ := strconv.Atoi(os.Getenv(writerIDEnv))
-	s, err := store.Open(context.Background(), location)
+	s, err := store.Open(context.Background(), location, testMeasures()...)
 	if err != nil {
 		t.Fatal(err)
 	}

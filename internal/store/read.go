@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Key identifies a series: one measure at one client count of one
@@ -66,10 +67,16 @@ func (p Point) Name() string {
 	return p.Label
 }
 
-// Filter selects series; empty fields and a zero Clients match all.
+// Filter selects series; empty fields and zero numbers match all.
 type Filter struct {
-	Workload, Label, Measure, Machine string
-	Clients                           int
+	// ID selects one series by its ID.
+	ID int64
+	// Workload matches the whole workload key ("select-only -s 1 -M
+	// prepared"); Name matches the workload's name, the key's first word
+	// ("select-only").
+	Workload, Name          string
+	Label, Measure, Machine string
+	Clients                 int
 }
 
 // where returns the SQL condition on pgscale_series s for f and its
@@ -81,8 +88,17 @@ func (f Filter) where() (string, []any) {
 		args = append(args, v)
 		conds = append(conds, "s."+col+" = $"+strconv.Itoa(len(args)))
 	}
+	if f.ID != 0 {
+		add("id", f.ID)
+	}
 	if f.Workload != "" {
 		add("workload", f.Workload)
+	}
+	if f.Name != "" {
+		// The key is the name, or the name and options after a space.
+		args = append(args, f.Name, utf8.RuneCountInString(f.Name)+1, f.Name+" ")
+		n := len(args)
+		conds = append(conds, fmt.Sprintf("(s.workload = $%d OR substr(s.workload, 1, $%d) = $%d)", n-2, n-1, n))
 	}
 	if f.Label != "" {
 		add("label", f.Label)

@@ -74,11 +74,11 @@ func open(ctx context.Context, location string, migs []migration, measures []com
 		s.db, err = openSQLite(location)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("store %s: %w", s.location, err)
+		return nil, fmt.Errorf("store %s: %w", s.location, lineError{err})
 	}
 	if err := s.migrate(ctx, migs); err != nil {
 		s.db.Close()
-		return nil, fmt.Errorf("store %s: %w", s.location, err)
+		return nil, fmt.Errorf("store %s: %w", s.location, lineError{err})
 	}
 	return s, nil
 }

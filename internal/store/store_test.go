@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pgscale/pgscale/internal/compare"
 	"github.com/pgscale/pgscale/internal/result"
 	"github.com/pgscale/pgscale/internal/stats"
 	"github.com/pgscale/pgscale/internal/store"
@@ -63,9 +64,23 @@ func newDatabase(t *testing.T) string {
 	return cluster.ConnString(name)
 }
 
+// testMeasures are the measures the tests index: the four every step
+// has, so that the counts below do not move as compare learns new
+// measures (TestDefaultMeasures covers those).
+func testMeasures() []compare.MeasureDef {
+	var out []compare.MeasureDef
+	for _, m := range store.DefaultMeasures() {
+		switch m.Name {
+		case "tps", "p50", "p99", "client-cpu/txn":
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
 func open(t *testing.T, location string) *store.Store {
 	t.Helper()
-	s, err := store.Open(context.Background(), location)
+	s, err := store.Open(context.Background(), location, testMeasures()...)
 	if err != nil {
 		t.Fatal(err)
 	}

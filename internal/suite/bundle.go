@@ -10,7 +10,7 @@ import (
 )
 
 // ReadBundle reads a suite's bundle — its index and every cell's result
-// files — and compares its cells, with the decision rule the suite states.
+// files — and compares its cells, with the decision rules the suite states.
 // With bounds set they judge every cell instead of the bounds the cells
 // recorded. It returns the comparison and every file read.
 func ReadBundle(dir string, bounds *stats.Bounds, opt stats.Options) (*compare.Suite, []compare.Input, error) {
@@ -18,9 +18,9 @@ func ReadBundle(dir string, bounds *stats.Bounds, opt stats.Options) (*compare.S
 	if err != nil {
 		return nil, nil, usage.Wrap(err)
 	}
-	var rule *compare.Rule
-	if s, err := Parse(x.File, "", x.Name, []byte(x.Source), x.Quick); err == nil && s.Rule != nil {
-		rule = &compare.Rule{Measure: s.Rule.Measure, Clients: s.Rule.Clients, Against: s.Rule.Against, Below: s.Rule.Below}
+	var expect []compare.Expectation
+	if s, err := Parse(x.File, "", x.Name, []byte(x.Source), x.Quick); err == nil {
+		expect = s.Expect
 	}
 	var all []compare.Input
 	cells := make([][]compare.Input, len(x.Cells))
@@ -30,16 +30,17 @@ func ReadBundle(dir string, bounds *stats.Bounds, opt stats.Options) (*compare.S
 			ps = append(ps, compare.Param{Name: a.Name, Value: c.Params[a.Name]})
 		}
 		for _, name := range c.Files {
-			f, err := result.Read(filepath.Join(dir, c.Dir, name))
+			path := filepath.Join(dir, c.Dir, name)
+			f, err := result.Read(path)
 			if err != nil {
 				return nil, nil, usage.Wrap(err)
 			}
-			in := compare.Input{Name: f.Target.Name, File: f, Cell: ps}
+			in := compare.Input{Name: f.Target.Name, File: f, Cell: ps, Path: path}
 			cells[i] = append(cells[i], in)
 			all = append(all, in)
 		}
 	}
-	s, err := compare.CompareSuite(x, cells, compare.SuiteOptions{Rule: rule, Bounds: bounds, Stats: opt})
+	s, err := compare.CompareSuite(x, cells, compare.SuiteOptions{Expect: expect, Bounds: bounds, Stats: opt})
 	if err != nil {
 		return nil, nil, usage.Wrap(err)
 	}

@@ -191,10 +191,22 @@ func (p *parsed) fill(s *Suite, fs *fileSpec) error {
 		if r.Clients < 1 || r.Against < 1 || r.Below <= 0 || r.Measure == "" {
 			return p.errAt("$.rule", "rule: give measure, clients, against (client counts) and below (a percentage)")
 		}
-		if !knownMeasure(r.Measure) {
-			return p.errAt("$.rule", "rule: unknown measure %q", r.Measure)
+		e, err := compare.ParseExpectation(fmt.Sprintf("%s@c=%d<c=%d+%g%%", r.Measure, r.Clients, r.Against, r.Below))
+		if err != nil {
+			return p.errAt("$.rule", "rule: %v", err)
 		}
-		s.Rule = r
+		e.Decision = r.Decision
+		if e.Decision == "" {
+			e.Decision = "no optimisation needed"
+		}
+		s.Expect = append(s.Expect, e)
+	}
+	for i, spec := range fs.Expect {
+		e, err := compare.ParseExpectation(spec)
+		if err != nil {
+			return p.errAt(fmt.Sprintf("$.expect[%d]", i), "%v", err)
+		}
+		s.Expect = append(s.Expect, e)
 	}
 	if fs.Confidence != nil {
 		if !(*fs.Confidence > 0 && *fs.Confidence < 1) {
@@ -319,8 +331,8 @@ func (p *parsed) check(s *Suite) error {
 			}
 		}
 	}
-	if s.Rule != nil && (!containsInt(s.Clients, s.Rule.Clients) || !containsInt(s.Clients, s.Rule.Against)) {
-		return p.errAt("$.rule", "rule: the sweep (clients %v) lacks %d or %d clients", s.Clients, s.Rule.Clients, s.Rule.Against)
+	if err := compare.CheckClients(s.Expect, s.Clients); err != nil {
+		return p.errAt("$.expect", "%v", err)
 	}
 	if s.Transactions > 0 && len(s.Disturb) > 0 {
 		return p.errAt("$.disturb", "disturbances need a duration, not transactions")
@@ -365,16 +377,6 @@ func usageAt(s *Suite, line int, format string, args ...any) error {
 func containsInt(xs []int, x int) bool {
 	for _, y := range xs {
 		if y == x {
-			return true
-		}
-	}
-	return false
-}
-
-// knownMeasure reports whether name is a measure of compare.
-func knownMeasure(name string) bool {
-	for _, m := range compare.Measures() {
-		if m.Name == name {
 			return true
 		}
 	}

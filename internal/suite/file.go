@@ -20,6 +20,7 @@ import (
 	"github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/parser"
 
+	"github.com/pgscale/pgscale/internal/compare"
 	"github.com/pgscale/pgscale/internal/usage"
 )
 
@@ -60,14 +61,19 @@ type Suite struct {
 	Defines      map[string]string
 	Bounds       []Bound
 	Confidence   float64
-	// Rule, when set, is a decision rule the output states and checks.
-	Rule *Rule
+	// Expect are the suite's decision rules, checked on every cell and
+	// target, stated in the output, and failing the suite (exit code 1)
+	// when one does not hold: the expect: list, and a rule: written as
+	// one.
+	Expect []compare.Expectation
 }
 
-// Rule is a decision rule on a sweep: Measure at Clients grows less than
-// Below per cent over its value at Against clients ("server CPU per
-// transaction grows less than 20 % from 1 to 8 clients: no optimisation
-// needed").
+// Rule is the suite file's rule: a decision rule on a sweep, Measure at
+// Clients grows less than Below per cent over its value at Against
+// clients ("server CPU per transaction grows less than 20 % from 1 to 8
+// clients: no optimisation needed"); Decision says what holding it means.
+// It is the expectation MEASURE@c=CLIENTS<c=AGAINST+BELOW%, which expect:
+// can write directly.
 type Rule struct {
 	Measure  string  `yaml:"measure"`
 	Clients  int     `yaml:"clients"`
@@ -136,6 +142,7 @@ type fileSpec struct {
 	Bounds       []boundSpec    `yaml:"bounds"`
 	Confidence   *float64       `yaml:"confidence"`
 	Rule         *Rule          `yaml:"rule"`
+	Expect       []string       `yaml:"expect"`
 	Quick        *fileSpec      `yaml:"quick"`
 }
 
@@ -289,6 +296,9 @@ func overlay(s, q *fileSpec) {
 	}
 	if q.Rule != nil {
 		s.Rule = q.Rule
+	}
+	if q.Expect != nil {
+		s.Expect = q.Expect
 	}
 }
 

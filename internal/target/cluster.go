@@ -271,6 +271,15 @@ func (c *Cluster) start(ctx context.Context) error {
 		cmd.Path, cmd.Args = v.command(c.Dir, cmd.Path, "-D", c.DataDir)
 		cmd.Args = append([]string{cmd.Path}, cmd.Args...)
 		cmd.Env = valgrindEnv()
+	} else {
+		// An environment of random size moves the initial stack of the server
+		// and of every backend it forks, which changes how their frames fall
+		// on cache lines and pages (Mytkowicz et al., "Producing wrong data
+		// without doing anything obviously wrong"): each start draws one, so
+		// that a cluster re-created for a new layout does not keep that part
+		// of its placement. (Under Valgrind the environment is fixed
+		// instead: an instruction count must not move with it.)
+		cmd.Env = append(cmd.Env, "PGSCALE_LAYOUT="+strings.Repeat("x", rand.IntN(4096)))
 	}
 	cmd.Stdout, cmd.Stderr = logf, logf
 	// If pgscale dies without cleaning up, the kernel tells the postmaster to
@@ -417,6 +426,20 @@ func (c *Cluster) reclaimShm() {
 	c.mu.Lock()
 	c.stopped = true
 	c.mu.Unlock()
+}
+
+// resize makes room for maxConnections client connections: pgscale's
+// defaults are written again for that many, and the server restarted when
+// its max_connections changed.
+func (c *Cluster) resize(ctx context.Context, maxConnections int) error {
+	old := settingValue(c.Settings, "max_connections")
+	c.opts.MaxConnections = maxConnections
+	c.Settings = append(DefaultSettings(c.opts.DataSizeHint, maxConnections, c.Preloaded), c.opts.Settings...)
+	c.setPort()
+	if settingValue(c.Settings, "max_connections") == old {
+		return nil
+	}
+	return c.Restart(ctx)
 }
 
 // Restart stops the server (fast shutdown) and starts it again on the same

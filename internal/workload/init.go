@@ -5,7 +5,9 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+	"math"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -28,8 +30,57 @@ type InitOptions struct {
 	PartitionMethod string // "range" (default) or "hash"
 	Fillfactor      int    // 10..100, default 100
 	Unlogged        bool
-	NoVacuum        bool
-	ForeignKeys     bool
+	NoVacuum        bool // -n: the steps lose their v
+	ForeignKeys     bool // --foreign-keys: the steps gain an f
+	// Steps is pgbench's -I: the initialization steps in order, from
+	// DefaultSteps' letters and spaces; empty means DefaultSteps.
+	Steps string
+	// Tablespace and IndexTablespace are pgbench's --tablespace and
+	// --index-tablespace: where the tables and primary key indexes go.
+	Tablespace, IndexTablespace string
+	// Quiet is pgbench's -q: a progress line every 5 seconds instead of
+	// every 100 000 rows.
+	Quiet bool
+}
+
+// The initialization steps (pgbench's -I letters).
+const (
+	// AllSteps are the letters -I accepts: drop, create tables, generate
+	// on the client, generate on the server, vacuum, primary keys,
+	// foreign keys.
+	AllSteps = "dtgGvpf"
+	// DefaultSteps is -I's default.
+	DefaultSteps = "dtgvp"
+)
+
+// CheckSteps finds what pgbench refuses in an -I argument; the error is
+// pgbench's message.
+func CheckSteps(steps string) error {
+	if steps == "" {
+		return fmt.Errorf("no initialization steps specified")
+	}
+	for i := 0; i < len(steps); i++ {
+		if !strings.ContainsRune(AllSteps+" ", rune(steps[i])) {
+			return fmt.Errorf("unrecognized initialization step \"%c\"", steps[i])
+		}
+	}
+	return nil
+}
+
+// steps returns the steps to run: -I's, less v with -n, plus f with
+// --foreign-keys, as pgbench does.
+func (o *InitOptions) steps() string {
+	steps := o.Steps
+	if steps == "" {
+		steps = DefaultSteps
+	}
+	if o.NoVacuum {
+		steps = strings.ReplaceAll(steps, "v", " ")
+	}
+	if o.ForeignKeys && !strings.Contains(steps, "f") {
+		steps += "f"
+	}
+	return steps
 }
 
 func (o *InitOptions) normalize() error {
@@ -52,22 +103,33 @@ func (o *InitOptions) normalize() error {
 	case o.PartitionMethod != "range" && o.PartitionMethod != "hash":
 		return fmt.Errorf("partition method must be range or hash, got %q", o.PartitionMethod)
 	}
-	return nil
+	return CheckSteps(o.steps())
 }
 
 // DataBytes estimates the size of the data set on disk, for sizing
 // shared_buffers: about 15 MB per unit of scale with indexes.
 func DataBytes(scale int) int64 { return int64(scale) * 15 << 20 }
 
-// Timing is how long each init phase took, like pgbench -i's last line.
+// Timing is how long each init step took, as pgbench -i's last line
+// says.
 type Timing struct {
-	Drop, Create, Generate, Vacuum, Keys, Total time.Duration
+	Steps []StepTime
+	Total time.Duration
 }
 
+// StepTime is one step's name in pgbench's words and its duration.
+type StepTime struct {
+	Op       string
+	Duration time.Duration
+}
+
+// String is pgbench's last line: "done in 0.19 s (drop tables 0.00 s, ...)."
 func (t Timing) String() string {
-	s := func(d time.Duration) string { return fmt.Sprintf("%.2f s", d.Seconds()) }
-	return fmt.Sprintf("done in %s (drop tables %s, create tables %s, generate %s, vacuum %s, primary keys %s)",
-		s(t.Total), s(t.Drop), s(t.Create), s(t.Generate), s(t.Vacuum), s(t.Keys))
+	parts := make([]string, len(t.Steps))
+	for i, s := range t.Steps {
+		parts[i] = fmt.Sprintf("%s %.2f s", s.Op, s.Duration.Seconds())
+	}
+	return fmt.Sprintf("done in %.2f s (%s).", t.Total.Seconds(), strings.Join(parts, ", "))
 }
 
 // Connector opens a new connection to the target database; Init uses
@@ -75,8 +137,9 @@ func (t Timing) String() string {
 type Connector func(ctx context.Context) (*pgconn.PgConn, error)
 
 // Init creates pgbench's tables and data, exactly as pgbench -i does (same
-// DDL, same rows), so either tool can run on data made by the other. It
-// writes pgbench-like progress lines to log.
+// DDL, same rows), so either tool can run on data made by the other: the
+// steps of -I in order, each announced on log in pgbench's words, and
+// pgbench's last line.
 func Init(ctx context.Context, connect Connector, opts InitOptions, log io.Writer) (Timing, error) {
 	var t Timing
 	if err := opts.normalize(); err != nil {
@@ -87,72 +150,121 @@ func Init(ctx context.Context, connect Connector, opts InitOptions, log io.Write
 		return t, err
 	}
 	defer conn.Close(context.Background())
-	begin := time.Now()
-	phase := func(d *time.Duration, msg string, f func() error) error {
-		fmt.Fprintln(log, msg)
-		t0 := time.Now()
-		err := f()
-		*d = time.Since(t0)
-		return err
-	}
-	exec := func(sql string) error { return execSQL(ctx, conn, sql) }
-	if err := phase(&t.Drop, "dropping old tables...", func() error {
-		return exec("DROP TABLE IF EXISTS pgbench_accounts, pgbench_branches, pgbench_history, pgbench_tellers")
-	}); err != nil {
-		return t, err
-	}
-	if err := phase(&t.Create, "creating tables...", func() error {
-		for _, sql := range createStatements(opts) {
-			if err := exec(sql); err != nil {
+	exec := func(sqls ...string) error {
+		for _, sql := range sqls {
+			if err := execSQL(ctx, conn, sql); err != nil {
 				return err
 			}
 		}
 		return nil
-	}); err != nil {
-		return t, err
 	}
-	if err := phase(&t.Generate, "generating data (binary COPY)...", func() error {
-		return generate(ctx, conn, connect, opts)
-	}); err != nil {
-		return t, err
-	}
-	if !opts.NoVacuum {
-		if err := phase(&t.Vacuum, "vacuuming...", func() error {
-			return exec("VACUUM ANALYZE pgbench_branches, pgbench_tellers, pgbench_accounts, pgbench_history")
-		}); err != nil {
-			return t, err
-		}
-	}
-	if err := phase(&t.Keys, "creating primary keys...", func() error {
-		for _, sql := range []string{
-			"ALTER TABLE pgbench_branches ADD PRIMARY KEY (bid)",
-			"ALTER TABLE pgbench_tellers ADD PRIMARY KEY (tid)",
-			"ALTER TABLE pgbench_accounts ADD PRIMARY KEY (aid)",
-		} {
-			if err := exec(sql); err != nil {
-				return err
+	for _, step := range opts.steps() {
+		var op string
+		var run func() error
+		switch step {
+		case 'd':
+			op = "drop tables"
+			run = func() error {
+				fmt.Fprintln(log, "dropping old tables...")
+				return exec("drop table if exists pgbench_accounts, pgbench_branches, pgbench_history, pgbench_tellers")
 			}
-		}
-		if opts.ForeignKeys {
-			for _, sql := range []string{
-				"ALTER TABLE pgbench_tellers ADD CONSTRAINT pgbench_tellers_bid_fkey FOREIGN KEY (bid) REFERENCES pgbench_branches",
-				"ALTER TABLE pgbench_accounts ADD CONSTRAINT pgbench_accounts_bid_fkey FOREIGN KEY (bid) REFERENCES pgbench_branches",
-				"ALTER TABLE pgbench_history ADD CONSTRAINT pgbench_history_bid_fkey FOREIGN KEY (bid) REFERENCES pgbench_branches",
-				"ALTER TABLE pgbench_history ADD CONSTRAINT pgbench_history_tid_fkey FOREIGN KEY (tid) REFERENCES pgbench_tellers",
-				"ALTER TABLE pgbench_history ADD CONSTRAINT pgbench_history_aid_fkey FOREIGN KEY (aid) REFERENCES pgbench_accounts",
-			} {
-				if err := exec(sql); err != nil {
+		case 't':
+			op = "create tables"
+			run = func() error {
+				fmt.Fprintln(log, "creating tables...")
+				tables, parts := createStatements(opts, quoteIdent)
+				if err := exec(tables...); err != nil {
 					return err
 				}
+				if len(parts) > 0 {
+					fmt.Fprintf(log, "creating %d partitions...\n", len(parts))
+				}
+				return exec(parts...)
 			}
+		case 'g':
+			op = "client-side generate"
+			run = func() error {
+				fmt.Fprintln(log, "generating data (client-side)...")
+				return generate(ctx, conn, connect, opts, log)
+			}
+		case 'G':
+			op = "server-side generate"
+			run = func() error {
+				fmt.Fprintln(log, "generating data (server-side)...")
+				return inTransaction(ctx, conn, func() error { return exec(serverSideGenerate(opts.Scale)...) })
+			}
+		case 'v':
+			op = "vacuum"
+			run = func() error {
+				fmt.Fprintln(log, "vacuuming...")
+				return exec("vacuum analyze pgbench_branches", "vacuum analyze pgbench_tellers",
+					"vacuum analyze pgbench_accounts", "vacuum analyze pgbench_history")
+			}
+		case 'p':
+			op = "primary keys"
+			run = func() error {
+				fmt.Fprintln(log, "creating primary keys...")
+				return exec(primaryKeys(opts.IndexTablespace, quoteIdent)...)
+			}
+		case 'f':
+			op = "foreign keys"
+			run = func() error {
+				fmt.Fprintln(log, "creating foreign keys...")
+				return exec(foreignKeys...)
+			}
+		default: // a space
+			continue
 		}
-		return nil
-	}); err != nil {
-		return t, err
+		t0 := time.Now()
+		err := run()
+		d := time.Since(t0)
+		if err != nil {
+			return t, err
+		}
+		t.Steps = append(t.Steps, StepTime{op, d})
+		t.Total += d
 	}
-	t.Total = time.Since(begin)
 	fmt.Fprintln(log, t)
 	return t, nil
+}
+
+// quoteIdent quotes an identifier as libpq's PQescapeIdentifier does:
+// always, doubling the double quotes inside.
+func quoteIdent(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
+
+var foreignKeys = []string{
+	"alter table pgbench_tellers add constraint pgbench_tellers_bid_fkey foreign key (bid) references pgbench_branches",
+	"alter table pgbench_accounts add constraint pgbench_accounts_bid_fkey foreign key (bid) references pgbench_branches",
+	"alter table pgbench_history add constraint pgbench_history_bid_fkey foreign key (bid) references pgbench_branches",
+	"alter table pgbench_history add constraint pgbench_history_tid_fkey foreign key (tid) references pgbench_tellers",
+	"alter table pgbench_history add constraint pgbench_history_aid_fkey foreign key (aid) references pgbench_accounts",
+}
+
+// primaryKeys is pgbench's p step, with --index-tablespace.
+func primaryKeys(tablespace string, quote func(string) string) []string {
+	out := []string{
+		"alter table pgbench_branches add primary key (bid)",
+		"alter table pgbench_tellers add primary key (tid)",
+		"alter table pgbench_accounts add primary key (aid)",
+	}
+	if tablespace != "" {
+		for i := range out {
+			out[i] += " using index tablespace " + quote(tablespace)
+		}
+	}
+	return out
+}
+
+// serverSideGenerate is pgbench's G step (in one transaction).
+func serverSideGenerate(scale int) []string {
+	return []string{
+		"truncate table pgbench_accounts, pgbench_branches, pgbench_history, pgbench_tellers",
+		fmt.Sprintf("insert into pgbench_branches(bid,bbalance) select bid, 0 from generate_series(1, %d) as bid", BranchesPerScale*scale),
+		fmt.Sprintf("insert into pgbench_tellers(tid,bid,tbalance) select tid, (tid - 1) / %d + 1, 0 from generate_series(1, %d) as tid",
+			TellersPerScale, TellersPerScale*scale),
+		fmt.Sprintf("insert into pgbench_accounts(aid,bid,abalance,filler) select aid, (aid - 1) / %d + 1, 0, '' from generate_series(1, %d) as aid",
+			AccountsPerScale, int64(AccountsPerScale)*int64(scale)),
+	}
 }
 
 func firstWords(sql string) string {
@@ -163,14 +275,15 @@ func firstWords(sql string) string {
 	return strings.Join(f, " ")
 }
 
-// createStatements returns pgbench's DDL for opts.
-func createStatements(o InitOptions) []string {
+// createStatements returns pgbench's DDL for opts: the tables, then the
+// partitions of pgbench_accounts.
+func createStatements(o InitOptions, quote func(string) string) (tables, partitions []string) {
 	big := o.Scale >= BigintScale
 	aidType := "int"
 	if big {
 		aidType = "bigint"
 	}
-	tables := []struct {
+	defs := []struct {
 		name, cols string
 		fill       bool
 	}{
@@ -183,15 +296,17 @@ func createStatements(o InitOptions) []string {
 	if o.Unlogged {
 		create = "create unlogged table "
 	}
-	var out []string
-	for _, t := range tables {
+	for _, t := range defs {
 		sql := create + t.name + "(" + t.cols + ")"
 		if o.Partitions > 0 && t.name == "pgbench_accounts" {
 			sql += " partition by " + o.PartitionMethod + " (aid)"
 		} else if t.fill {
 			sql += fmt.Sprintf(" with (fillfactor=%d)", o.Fillfactor)
 		}
-		out = append(out, sql)
+		if o.Tablespace != "" {
+			sql += " tablespace " + quote(o.Tablespace)
+		}
+		tables = append(tables, sql)
 	}
 	accounts := int64(o.Scale) * AccountsPerScale
 	part := (accounts + int64(o.Partitions) - 1) / max(int64(o.Partitions), 1)
@@ -210,9 +325,9 @@ func createStatements(o InitOptions) []string {
 			sql += fmt.Sprintf("with (modulus %d, remainder %d)", o.Partitions, p-1)
 		}
 		sql += fmt.Sprintf(" with (fillfactor=%d)", o.Fillfactor)
-		out = append(out, sql)
+		partitions = append(partitions, sql)
 	}
-	return out
+	return tables, partitions
 }
 
 // generate loads the rows. pgbench_accounts dominates: it is sent as binary
@@ -220,26 +335,30 @@ func createStatements(o InitOptions) []string {
 // visibility-map work for vacuum). Range partitions are loaded by two
 // connections in parallel, each partition truncated and frozen in its own
 // transaction; hash partitions go through the parent (the server routes
-// rows, and FREEZE is not allowed on a partitioned table).
-func generate(ctx context.Context, conn *pgconn.PgConn, connect Connector, o InitOptions) error {
+// rows, and FREEZE is not allowed on a partitioned table). Progress goes
+// to log as pgbench prints it, for the rows of each table.
+func generate(ctx context.Context, conn *pgconn.PgConn, connect Connector, o InitOptions, log io.Writer) error {
 	big := o.Scale >= BigintScale
 	n := int64(o.Scale)
 	accounts := n * AccountsPerScale
+	acc := newProgress(log, "pgbench_accounts", accounts, o.Quiet)
 	err := inTransaction(ctx, conn, func() error {
 		if err := execSQL(ctx, conn, "TRUNCATE TABLE pgbench_accounts, pgbench_branches, pgbench_history, pgbench_tellers"); err != nil {
 			return err
 		}
-		if err := copyRows(ctx, conn, "pgbench_branches", true, newBranches(n*BranchesPerScale)); err != nil {
+		if err := copyRows(ctx, conn, "pgbench_branches", true, newBranches(n*BranchesPerScale).counted(
+			newProgress(log, "pgbench_branches", n*BranchesPerScale, o.Quiet))); err != nil {
 			return err
 		}
-		if err := copyRows(ctx, conn, "pgbench_tellers", true, newTellers(n*TellersPerScale)); err != nil {
+		if err := copyRows(ctx, conn, "pgbench_tellers", true, newTellers(n*TellersPerScale).counted(
+			newProgress(log, "pgbench_tellers", n*TellersPerScale, o.Quiet))); err != nil {
 			return err
 		}
 		switch {
 		case o.Partitions == 0:
-			return copyRows(ctx, conn, "pgbench_accounts", true, newAccounts(1, accounts, big))
+			return copyRows(ctx, conn, "pgbench_accounts", true, newAccounts(1, accounts, big).counted(acc))
 		case o.PartitionMethod == "hash":
-			return copyRows(ctx, conn, "pgbench_accounts", false, newAccounts(1, accounts, big))
+			return copyRows(ctx, conn, "pgbench_accounts", false, newAccounts(1, accounts, big).counted(acc))
 		}
 		return nil
 	})
@@ -262,7 +381,7 @@ func generate(ctx context.Context, conn *pgconn.PgConn, connect Connector, o Ini
 			defer c.Close(context.Background())
 			for p := range next {
 				table := fmt.Sprintf("pgbench_accounts_%d", p)
-				rows := newAccounts(int64(p-1)*part+1, min(int64(p)*part, accounts), big)
+				rows := newAccounts(int64(p-1)*part+1, min(int64(p)*part, accounts), big).counted(acc)
 				if err := inTransaction(gctx, c, func() error {
 					if err := execSQL(gctx, c, "TRUNCATE TABLE "+table); err != nil {
 						return err
@@ -276,6 +395,55 @@ func generate(ctx context.Context, conn *pgconn.PgConn, connect Connector, o Ini
 		})
 	}
 	return g.Wait()
+}
+
+// progress prints pgbench -i's progress lines for one table: every
+// 100 000 rows, or with quiet every 5 seconds and at the end. Several
+// loaders of one table (partitions) may add to it at once.
+type progress struct {
+	mu       sync.Mutex
+	log      io.Writer
+	table    string
+	total    int64
+	done     int64
+	quiet    bool
+	start    time.Time
+	interval int // pgbench's log_interval, in steps of 5 s
+}
+
+func newProgress(log io.Writer, table string, total int64, quiet bool) *progress {
+	return &progress{log: log, table: table, total: total, quiet: quiet, start: time.Now(), interval: 1}
+}
+
+// add counts n more rows, n being at most 100 (rows are counted by the
+// hundred, as pgbench looks at its clock).
+func (p *progress) add(n int64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	before := p.done
+	p.done += n
+	j := p.done
+	if !p.quiet {
+		if j/100000 > before/100000 {
+			p.print(j / 100000 * 100000)
+		}
+		return
+	}
+	if j%100 != 0 && j != p.total {
+		return
+	}
+	elapsed := time.Since(p.start).Seconds()
+	if j == p.total || elapsed >= float64(p.interval*5) {
+		p.print(j)
+		p.interval = int(math.Ceil(elapsed / 5))
+	}
+}
+
+func (p *progress) print(j int64) {
+	elapsed := time.Since(p.start).Seconds()
+	remaining := float64(p.total-j) * elapsed / float64(j)
+	fmt.Fprintf(p.log, "%d of %d tuples (%d%%) of %s done (elapsed %.2f s, remaining %.2f s)\n",
+		j, p.total, j*100/p.total, p.table, elapsed, remaining)
 }
 
 func execSQL(ctx context.Context, c *pgconn.PgConn, sql string) error {
@@ -316,6 +484,14 @@ type rowGen struct {
 	buf      []byte
 	headerOK bool
 	trailed  bool
+	progress *progress // counts the rows generated, by the hundred
+	uncount  int64     // rows not yet counted
+}
+
+// counted makes g count its rows into p.
+func (g *rowGen) counted(p *progress) *rowGen {
+	g.progress = p
+	return g
 }
 
 var copyHeader = []byte("PGCOPY\n\xff\r\n\x00\x00\x00\x00\x00\x00\x00\x00\x00")
@@ -330,10 +506,20 @@ func (g *rowGen) Read(p []byte) (int, error) {
 		if g.next > g.last {
 			g.buf = append(g.buf, 0xff, 0xff)
 			g.trailed = true
+			if g.progress != nil && g.uncount > 0 {
+				g.progress.add(g.uncount)
+				g.uncount = 0
+			}
 			break
 		}
 		g.buf = g.row(g.buf, g.next)
 		g.next++
+		if g.progress != nil {
+			if g.uncount++; g.uncount == 100 {
+				g.progress.add(100)
+				g.uncount = 0
+			}
+		}
 	}
 	if len(g.buf) == 0 {
 		return 0, io.EOF

@@ -16,6 +16,9 @@ type Data struct {
 	Missing    []string // pgbench tables that do not exist
 	Scale      int      // rows in pgbench_branches, as pgbench reads it
 	Partitions int      // partitions of pgbench_accounts
+	// PartitionMethod is "range" or "hash" when pgbench_accounts is
+	// partitioned, "" when not.
+	PartitionMethod string
 }
 
 // Complete reports whether every pgbench table exists.
@@ -47,6 +50,11 @@ func Inspect(ctx context.Context, conn *pgconn.PgConn) (Data, error) {
 		return d, err
 	}
 	d.Partitions, _ = strconv.Atoi(v)
+	v, err = queryOne(ctx, conn, "SELECT coalesce((SELECT partstrat::text FROM pg_partitioned_table WHERE partrelid = 'pgbench_accounts'::regclass), '')")
+	if err != nil {
+		return d, err
+	}
+	d.PartitionMethod = map[string]string{"r": "range", "h": "hash"}[v]
 	return d, nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"encoding/binary"
 	"fmt"
+	"io"
 	"os"
 	"strconv"
 	"strings"
@@ -35,41 +36,49 @@ type ScriptArg struct {
 }
 
 // loadScript parses one -b or -f argument and names it for the workload's name.
-func loadScript(a ScriptArg) (*script.Script, string, error) {
+func loadScript(a ScriptArg) (*script.Script, string, string, error) {
 	if a.Kind == "sql" {
 		s, err := script.Parse(a.Arg, a.Source)
 		if err != nil {
-			return nil, "", usage.Wrap(err)
+			return nil, "", "", usage.Wrap(err)
 		}
 		s.Weight = a.Weight
-		return s, a.Arg, nil
+		return s, a.Arg, a.Arg, nil
 	}
 	arg, weight, err := splitWeight(a.Arg)
 	if err != nil {
-		return nil, "", usage.Errorf("-%s %v", a.Kind, err)
+		return nil, "", "", usage.Errorf("-%s %v", a.Kind, err)
 	}
 	var s *script.Script
 	name := strings.TrimSuffix(baseName(arg), ".sql")
+	desc := arg
 	if a.Kind == "b" {
 		b, err := FindBuiltin(arg)
 		if err != nil {
-			return nil, "", usage.Errorf("-b: %v", err)
+			return nil, "", "", usage.Errorf("-b: %v", err)
 		}
 		if s, err = script.Parse("builtin:"+b.Name, b.Script); err != nil {
-			return nil, "", fmt.Errorf("built-in %s: %w", b.Name, err) // a bug, not the user's
+			return nil, "", "", fmt.Errorf("built-in %s: %w", b.Name, err) // a bug, not the user's
 		}
 		name = b.Name
+		desc = b.Description
 	} else {
-		src, err := os.ReadFile(arg)
+		var src []byte
+		var err error
+		if arg == "-" {
+			src, err = io.ReadAll(os.Stdin) // pgbench reads "-f -" from its standard input
+		} else {
+			src, err = os.ReadFile(arg)
+		}
 		if err != nil {
-			return nil, "", usage.Errorf("-f: cannot read script: %v", err)
+			return nil, "", "", usage.Errorf("-f: cannot read script: %v", err)
 		}
 		if s, err = script.Parse(arg, string(src)); err != nil {
-			return nil, "", usage.Wrap(err)
+			return nil, "", "", usage.Wrap(err)
 		}
 	}
 	s.Weight = weight
-	return s, name, nil
+	return s, name, desc, nil
 }
 
 // Loaded is a parsed workload, ready to run.
@@ -79,7 +88,11 @@ type Loaded struct {
 	Protocol engine.Protocol
 	Seed     uint64
 	Defines  map[string]string
-	Builtin  bool // only built-in scripts: pgbench tables are required
+	// Builtin says a built-in script is among them: pgbench's tables are
+	// required and the scale is read from them, as pgbench does.
+	Builtin bool
+
+	descs []string // pgbench's description of each script
 }
 
 func splitWeight(arg string) (string, int, error) {
@@ -98,7 +111,7 @@ func splitWeight(arg string) (string, int, error) {
 // its file, line and column) and checks them against the protocol. With
 // no script it is pgbench's select-only.
 func Load(w Spec) (*Loaded, error) {
-	l := &Loaded{Builtin: true, Defines: w.Defines}
+	l := &Loaded{Defines: w.Defines}
 	if w.Protocol == "" {
 		w.Protocol = "prepared"
 	}
@@ -116,14 +129,15 @@ func Load(w Spec) (*Loaded, error) {
 	}
 	var names []string
 	for _, a := range args {
-		s, name, err := loadScript(a)
+		s, name, desc, err := loadScript(a)
 		if err != nil {
 			return nil, err
 		}
 		l.Scripts = append(l.Scripts, s)
+		l.descs = append(l.descs, desc)
 		names = append(names, name)
-		if a.Kind != "b" {
-			l.Builtin = false
+		if a.Kind == "b" {
+			l.Builtin = true
 		}
 	}
 	total := 0
@@ -134,7 +148,7 @@ func Load(w Spec) (*Loaded, error) {
 		}
 	}
 	if total == 0 {
-		return nil, usage.Errorf("the total weight of the scripts is 0")
+		return nil, usage.Errorf("total script weight must not be zero") // pgbench's words
 	}
 	l.Name = strings.Join(names, "+")
 	return l, nil
@@ -190,8 +204,17 @@ func ResolveSeed(s string) (uint64, error) {
 // ResultScripts are the scripts as the result file records them.
 func (l *Loaded) ResultScripts() []result.Script {
 	var out []result.Script
-	for _, s := range l.Scripts {
-		out = append(out, result.Script{Name: s.Name, Weight: s.Weight, Source: s.Source})
+	for i, s := range l.Scripts {
+		rs := result.Script{Name: s.Name, Weight: s.Weight, Source: s.Source}
+		if i < len(l.descs) {
+			rs.Description = l.descs[i]
+		}
+		for _, c := range s.Commands {
+			if c.SimpleProtocol() && l.Protocol != engine.Simple {
+				rs.SimpleProtocolLines = append(rs.SimpleProtocolLines, c.Line)
+			}
+		}
+		out = append(out, rs)
 	}
 	return out
 }

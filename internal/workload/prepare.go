@@ -22,6 +22,9 @@ func (o InitOptions) Check() error {
 	case o.PartitionMethod != "range" && o.PartitionMethod != "hash":
 		return usage.Errorf("--partition-method must be range or hash")
 	}
+	if err := CheckSteps(o.steps()); err != nil {
+		return usage.Errorf("-I: %v", err)
+	}
 	return nil
 }
 
@@ -35,7 +38,9 @@ type PrepareOptions struct {
 	// is warned about.
 	ScaleGiven bool
 	// NeedTables refuses a database without pgbench's tables (the
-	// built-in scripts use them).
+	// built-in scripts use them), and takes the scale from the data, as
+	// pgbench does when a built-in script runs; otherwise the scale is
+	// Init.Scale (-s, default 1), as pgbench's :scale for custom scripts.
 	NeedTables bool
 	// Setup is SQL run once after the data is made (--setup), SetupName
 	// what errors call it ("--setup FILE").
@@ -53,6 +58,11 @@ type Prepared struct {
 	Scale int
 	// Tables says pgbench's tables are there (vacuumed before each step).
 	Tables bool
+	// Partitions and PartitionMethod describe pgbench_accounts when the
+	// scale was read from the data (pgbench reports them then): its
+	// partitions and "range" or "hash", or 0 and "" when not partitioned.
+	Partitions      int
+	PartitionMethod string
 }
 
 // Prepare makes sure the data the workload needs is there: creates it
@@ -90,13 +100,31 @@ func Prepare(ctx context.Context, connect Connector, o PrepareOptions) (Prepared
 			return Prepared{}, usage.Errorf("%s: %v", o.SetupName, err)
 		}
 	}
-	scale := data.Scale
-	if !data.Complete() || scale == 0 {
-		scale = o.Init.Scale
-	} else if o.ScaleGiven && scale != o.Init.Scale {
-		log(fmt.Sprintf("warning: -s %d ignored, using the scale of the data (%d branches), as pgbench does", o.Init.Scale, scale))
+	p := Prepared{Scale: o.Init.Scale, Tables: data.Complete()}
+	if p.Scale == 0 {
+		p.Scale = 1
 	}
-	return Prepared{Scale: scale, Tables: data.Complete()}, nil
+	if o.NeedTables && data.Complete() && data.Scale > 0 {
+		if o.ScaleGiven && data.Scale != o.Init.Scale {
+			log(fmt.Sprintf("warning: scale option ignored, using count from pgbench_branches table (%d)", data.Scale)) // pgbench's words
+		}
+		p.Scale, p.Partitions, p.PartitionMethod = data.Scale, data.Partitions, data.PartitionMethod
+	}
+	return p, nil
+}
+
+// VacuumAccounts is pgbench's -v: vacuum and analyze pgbench_accounts
+// too before a run.
+func VacuumAccounts(ctx context.Context, connect Connector) error {
+	conn, err := connect(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(context.Background())
+	if err := conn.Exec(ctx, "VACUUM ANALYZE pgbench_accounts").Close(); err != nil {
+		return fmt.Errorf("VACUUM ANALYZE pgbench_accounts: %w", err)
+	}
+	return nil
 }
 
 // VacuumBeforeStep does what pgbench does before a run unless -n: vacuum

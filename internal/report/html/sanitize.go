@@ -17,7 +17,7 @@ import (
 // nothing from a result file can become markup in the page.
 var (
 	svgElements = map[string]bool{"svg": true, "g": true, "path": true, "text": true, "rect": true,
-		"circle": true, "line": true, "polyline": true, "polygon": true}
+		"circle": true, "line": true, "polyline": true, "polygon": true, "title": true}
 	svgAttrs = map[string]bool{"d": true, "style": true, "transform": true, "x": true, "y": true,
 		"width": true, "height": true, "viewBox": true, "fill": true, "stroke": true, "stroke-width": true,
 		"points": true, "cx": true, "cy": true, "r": true, "x1": true, "y1": true, "x2": true, "y2": true,

@@ -1,0 +1,214 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"github.com/pgscale/pgscale/internal/report"
+	"github.com/pgscale/pgscale/internal/result"
+	"github.com/pgscale/pgscale/internal/store"
+	"github.com/pgscale/pgscale/internal/usage"
+)
+
+// storeHelp says what --store takes, for every command that has it.
+const storeHelp = "history store: an SQLite file, or a postgres:// URL or keyword/value connection string"
+
+// recordFlags are the flags of run and ab that record the result files
+// they wrote in a history store: where, and under which label and commit.
+type recordFlags struct {
+	location string
+	// label and commit are run's; labels and commits ab's, as given:
+	// [NAME=]VALUE, VALUE alone for every target without its own.
+	label, commit   string
+	labels, commits []string
+	perTarget       bool
+}
+
+// register registers --store, --label and --commit. perTarget takes
+// --label and --commit once per target, NAME=VALUE.
+func (r *recordFlags) register(fs *pflag.FlagSet, perTarget bool) {
+	r.perTarget = perTarget
+	fs.StringVar(&r.location, "store", "", "record the result files in this "+storeHelp+" (default $"+store.EnvLocation+"; with neither, nothing is recorded)")
+	if perTarget {
+		fs.StringArrayVar(&r.labels, "label", nil, "history label [NAME=]LABEL of target NAME, or of every target without one (default: the target's name; repeatable)")
+		fs.StringArrayVar(&r.commits, "commit", nil, "commit [NAME=]SHA target NAME measured, or every target without one (default: git, when the directory of the target's server binaries is in a work tree, else the CI environment's commit; repeatable)")
+		return
+	}
+	fs.StringVar(&r.label, "label", "", `history label: the line of history the run belongs to (default "default")`)
+	fs.StringVar(&r.commit, "commit", "", "commit the target was built from (default: git, when the directory of the ephemeral cluster's server binaries is in a work tree, else the CI environment's commit)")
+}
+
+// where returns the store to record in: --store, else $PGSCALE_STORE, else
+// "" (record nothing).
+func (r *recordFlags) where() string {
+	if r.location != "" {
+		return r.location
+	}
+	return os.Getenv(store.EnvLocation)
+}
+
+// check finds mistakes before anything runs: a label or commit with no
+// store to record them in, and NAME= forms naming no target.
+func (r *recordFlags) check(targets []string) error {
+	if r.where() == "" && (len(r.labels) > 0 || len(r.commits) > 0 || r.label != "" || r.commit != "") {
+		return usage.Errorf("--label and --commit say what --store records: give --store LOCATION or set %s", store.EnvLocation)
+	}
+	if !r.perTarget {
+		return nil
+	}
+	for flag, vals := range map[string][]string{"--label": r.labels, "--commit": r.commits} {
+		if _, err := perTarget(flag, vals, targets); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// perTarget reads [NAME=]VALUE values: the value of each name, and under
+// "" the one for every other target. Names must be among targets when
+// targets is given.
+func perTarget(flag string, vals, targets []string) (map[string]string, error) {
+	out := map[string]string{}
+	for _, v := range vals {
+		name, value, ok := strings.Cut(v, "=")
+		if !ok {
+			name, value = "", v
+		}
+		name, value = strings.TrimSpace(name), strings.TrimSpace(value)
+		if value == "" {
+			return nil, usage.Errorf("%s %q: empty value", flag, v)
+		}
+		if name != "" && targets != nil && !slices.Contains(targets, name) {
+			return nil, usage.Errorf("%s %q: no target is called %s (targets: %s)", flag, v, name, strings.Join(targets, ", "))
+		}
+		if _, dup := out[name]; dup {
+			if name == "" {
+				return nil, usage.Errorf("%s given twice for every target", flag)
+			}
+			return nil, usage.Errorf("%s given twice for target %s", flag, name)
+		}
+		out[name] = value
+	}
+	return out, nil
+}
+
+// written is a result file a runner wrote.
+type written struct {
+	path string
+	file *result.File
+	// series is the workload's name in the store (store.Meta.Workload):
+	// a suite's cell's, or empty.
+	series string
+}
+
+// bundleFiles returns the result files of a suite's bundle, each named
+// after its cell, and whether dir is a bundle at all.
+func bundleFiles(dir string) ([]written, bool, error) {
+	if _, err := os.Stat(filepath.Join(dir, result.SuiteIndexFile)); err != nil {
+		return nil, false, nil
+	}
+	x, err := result.ReadSuiteIndex(dir)
+	if err != nil {
+		return nil, true, usage.Wrap(err)
+	}
+	var out []written
+	for _, c := range x.Cells {
+		for _, name := range c.Files {
+			path := filepath.Join(dir, c.Dir, name)
+			f, err := result.Read(path)
+			if err != nil {
+				return nil, true, usage.Wrap(err)
+			}
+			out = append(out, written{path, f, store.CellKey(x.Name, c.Key)})
+		}
+	}
+	return out, true, nil
+}
+
+// record adds the files to the store, if one is named, and says on w what
+// it stored. The files are on disk already: a store that cannot be opened
+// or written loses nothing, and its error comes back as one line.
+func (r *recordFlags) record(ctx context.Context, w io.Writer, files []written) error {
+	loc := r.where()
+	if loc == "" || len(files) == 0 {
+		return nil
+	}
+	labels, _ := perTarget("--label", r.labels, nil)
+	commits, _ := perTarget("--commit", r.commits, nil)
+	if !r.perTarget {
+		labels, commits = map[string]string{"": r.label}, map[string]string{"": r.commit}
+	}
+	st, err := store.Open(ctx, loc)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	for _, wf := range files {
+		raw, err := os.ReadFile(wf.path)
+		if err != nil {
+			return fmt.Errorf("store %s: %w", st.Location(), err)
+		}
+		name := wf.file.Target.Name
+		meta := store.Meta{Label: pick(labels, name), Workload: wf.series}
+		source := "--commit"
+		if meta.Commit = pick(commits, name); meta.Commit == "" {
+			meta.Commit, source = commitOf(ctx, wf.file)
+		}
+		rec, err := st.Add(ctx, nil, raw, meta)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintln(w, storedLine(st.Location(), wf.path, rec, meta, source))
+	}
+	return nil
+}
+
+// pick returns name's value, else the one for every target.
+func pick(vals map[string]string, name string) string {
+	if v, ok := vals[name]; ok && name != "" {
+		return v
+	}
+	return vals[""]
+}
+
+// commitOf finds the commit a run measured when none was given: git in
+// the directory of the ephemeral cluster's server binaries when that is a
+// git work tree (a build of one's own), else the CI environment's commit
+// variables. It returns the commit and where it came from.
+func commitOf(ctx context.Context, f *result.File) (string, string) {
+	if dir := f.Target.BinDir; dir != "" {
+		if c, err := store.GitCommit(ctx, dir); err == nil {
+			return c, "git in " + dir
+		}
+	}
+	return commitFromEnv()
+}
+
+// commitFromEnv is the CI environment's commit and its variable.
+func commitFromEnv() (string, string) {
+	c, v := store.CommitFromEnv(os.Getenv)
+	if c == "" {
+		return "", ""
+	}
+	return c, "$" + v
+}
+
+// storedLine says what was stored: "stored: results/x.json as result 12
+// in STORE (label main, commit 8c1e2f0 from $GITHUB_SHA, 16 points)".
+func storedLine(location, path string, rec store.Recorded, meta store.Meta, source string) string {
+	commit := "no commit"
+	if meta.Commit != "" {
+		commit = "commit " + report.ShortCommit(meta.Commit) + " from " + source
+	}
+	if rec.Duplicate {
+		return fmt.Sprintf("stored: %s was stored before, as result %d in %s; nothing added", path, rec.ResultID, location)
+	}
+	return fmt.Sprintf("stored: %s as result %d in %s (label %s, %s, %d points)", path, rec.ResultID, location, rec.Label, commit, rec.Points)
+}

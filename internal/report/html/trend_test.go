@@ -1,0 +1,175 @@
+package html_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pgscale/pgscale/internal/cli"
+	"github.com/pgscale/pgscale/internal/report/html"
+	"github.com/pgscale/pgscale/internal/result"
+)
+
+// history records a series in a new SQLite store through the command
+// line: 20 copies of a real sweep (testdata/sweep.json), an hour apart,
+// each step's tps edited by 1 + N(0, 1 %) and 4 % lower from the 11th
+// copy on, each under its own commit. It returns the store and the
+// commits.
+func history(t *testing.T) (string, []string) {
+	t.Helper()
+	dir := t.TempDir()
+	loc := filepath.Join(dir, "history.db")
+	raw, err := os.ReadFile(filepath.Join("testdata", "sweep.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(11, 1))
+	var commits []string
+	for i := range 20 {
+		var f result.File
+		if err := json.Unmarshal(raw, &f); err != nil {
+			t.Fatal(err)
+		}
+		f.Started, f.Finished = f.Started.Add(time.Duration(i)*time.Hour), f.Finished.Add(time.Duration(i)*time.Hour)
+		k := 1 + 0.01*rng.NormFloat64()
+		if i >= 10 {
+			k *= 0.96
+		}
+		for j := range f.Steps {
+			f.Steps[j].Summary.TPS *= k
+		}
+		p := filepath.Join(dir, fmt.Sprintf("run%02d.json", i))
+		if err := result.Write(p, &f); err != nil {
+			t.Fatal(err)
+		}
+		commits = append(commits, fmt.Sprintf("%02x%s", i, strings.Repeat("e", 38)))
+		if code := cli.Main([]string{"history", "add", "--store", loc, "--label", "main", "--commit", commits[i], p}, io.Discard, io.Discard); code != 0 {
+			t.Fatalf("history add: exit %d", code)
+		}
+	}
+	return loc, commits
+}
+
+// pgscale history show --format html opens in Chromium with no console
+// message or request: a chart per series with a size, a hover title on
+// every point naming its commit, the change point marked.
+func TestTrendInBrowser(t *testing.T) {
+	needBrowser(t)
+	loc, commits := history(t)
+	page := filepath.Join(t.TempDir(), "history.html")
+	var stderr bytes.Buffer
+	if code := cli.Main([]string{"history", "show", "--store", loc, "measure=tps", "--format", "html", "-o", page}, io.Discard, &stderr); code != 0 {
+		t.Fatalf("history show: exit %d: %s", code, stderr.String())
+	}
+	pg, err := os.ReadFile(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, v := open(t, "history", pg, 1100, 900)
+	charts := eval[[]string](t, ctx, `[...document.querySelectorAll('svg[role="img"]')].filter(s => { const r = s.getBoundingClientRect(); return r.width > 300 && r.height > 80 }).map(s => s.id)`)
+	if len(charts) != 4 {
+		t.Fatalf("charts drawn with a size: %v, want the 4 client counts' tps", charts)
+	}
+	for _, id := range charts {
+		titles := eval[[]string](t, ctx, fmt.Sprintf(`[...document.querySelectorAll('#%s circle > title')].map(e => e.textContent)`, id))
+		if len(titles) != 20 || !strings.HasPrefix(titles[0], commits[0]+": ") || !strings.HasPrefix(titles[19], commits[19]+": ") {
+			t.Errorf("%s: %d point titles, first %q; want 20 naming their commits", id, len(titles), first(titles))
+		}
+		// The change: between the 10th and 11th commits, about -4 %.
+		marks := eval[[]string](t, ctx, fmt.Sprintf(`[...document.querySelectorAll('#%s rect > title')].map(e => e.textContent)`, id))
+		if len(marks) != 1 || !strings.Contains(marks[0], "between "+commits[9][:7]+" and "+commits[10][:7]) || !strings.HasPrefix(marks[0], "change -") {
+			t.Errorf("%s: change marks %q, want one between the 10th and 11th commits", id, marks)
+		}
+		// Each hover circle sits on a drawn point: inside the chart's box.
+		if out := eval[int](t, ctx, fmt.Sprintf(`(() => { const b = document.getElementById(%q).getBoundingClientRect();
+			return [...document.querySelectorAll('#%s circle')].filter(c => { const r = c.getBoundingClientRect();
+			return r.left < b.left || r.right > b.right || r.top < b.top || r.bottom > b.bottom }).length })()`, id, id)); out != 0 {
+			t.Errorf("%s: %d hover circles outside the chart", id, out)
+		}
+	}
+	var data struct {
+		Series []struct {
+			Changes []struct {
+				Index int     `json:"index"`
+				Worse bool    `json:"worse"`
+				Chg   float64 `json:"change"`
+			} `json:"changes"`
+		} `json:"series"`
+	}
+	if err := json.Unmarshal([]byte(eval[string](t, ctx, `document.getElementById("pgscale-data").textContent`)), &data); err != nil || len(data.Series) != 4 {
+		t.Fatalf("data block: %v", err)
+	}
+	for i, s := range data.Series {
+		if len(s.Changes) != 1 || s.Changes[0].Index != 10 || !s.Changes[0].Worse || math.Abs(s.Changes[0].Chg+0.04) > 0.015 {
+			t.Errorf("series %d: changes %+v, want one -4%% for the worse at point 10", i, s.Changes)
+		}
+	}
+	v.quiet(t)
+
+	ctx, v = open(t, "history-phone", pg, 390, 844)
+	if w := eval[[]float64](t, ctx, `[document.documentElement.scrollWidth, document.documentElement.clientWidth]`); w[0] > w[1] {
+		t.Errorf("the page is %v px wide on a %v px screen", w[0], w[1])
+	}
+	v.quiet(t)
+	if *shots != "" {
+		os.WriteFile(filepath.Join(*shots, "history.html"), pg, 0o644)
+	}
+}
+
+func first(xs []string) string {
+	if len(xs) == 0 {
+		return ""
+	}
+	return xs[0]
+}
+
+// Whatever a store holds (commits and labels are the user's text) is
+// shown as text: a hostile commit runs nothing and adds no element.
+func TestTrendEscapes(t *testing.T) {
+	hostile := `</title><script>alert(1)</script><img src=x onerror=alert(2)>`
+	tr := html.Trend{Title: "pgscale history", Store: `/tmp/<b>x</b>.db`, Series: []html.TrendSeries{{
+		ID: 1, Key: `w | "><svg onload=alert(3)> | c=2 | tps | m`, Title: hostile, Measure: "tps", Unit: "txn/s", HigherIsBetter: true,
+	}}}
+	for i := range 12 {
+		v := 1000.0
+		if i >= 6 {
+			v = 900
+		}
+		v += float64(i % 3)
+		tr.Series[0].Points = append(tr.Series[0].Points, html.TrendPoint{Value: v, Lo: math.NaN(), Hi: math.NaN(), N: 1,
+			Commit: hostile, Short: hostile, Time: time.Date(2026, 12, 1, i, 0, 0, 0, time.UTC), Result: int64(i + 1)})
+	}
+	tr.Series[0].Changes = []html.TrendChange{{Index: 6, Before: 1001, After: 901, Change: -0.1, Lo: -0.11, Hi: -0.09, P: 1e-9}}
+	var buf bytes.Buffer
+	if err := html.WriteTrend(&buf, tr); err != nil {
+		t.Fatal(err)
+	}
+	pg := buf.String()
+	for _, bad := range []string{"<script>alert", "<img", "<svg onload", "<b>x"} {
+		if strings.Contains(pg, bad) {
+			t.Errorf("the page holds %q as markup", bad)
+		}
+	}
+	if strings.Count(pg, "&lt;script&gt;alert(1)") < 12 {
+		t.Errorf("the hostile commit is not shown as text")
+	}
+	if n := strings.Count(pg, "<script"); n != 1 {
+		t.Errorf("%d <script elements, want the data block alone", n)
+	}
+	if browser == nil {
+		return
+	}
+	ctx, v := open(t, "history-hostile", buf.Bytes(), 1100, 900)
+	if n := eval[int](t, ctx, `document.querySelectorAll('img, script:not(#pgscale-data), svg [onload]').length`); n != 0 {
+		t.Errorf("%d elements made of the store's text", n)
+	}
+	v.quiet(t)
+}
