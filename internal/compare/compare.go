@@ -282,7 +282,8 @@ func serverNotes(inputs []Input, run *result.AB) []string {
 				how = strings.Join(set, ", ") + " set per session"
 			}
 			notes = append(notes, fmt.Sprintf("%s ran on %s's cluster (%s): no cluster layout differs between them", in.Name, t.SameServerAs, how))
-		case t.Kind == "ephemeral":
+		case t.Kind == "ephemeral" && t.Valgrind == nil:
+			// (A server counted under Valgrind has a fixed layout.)
 			separate++
 		}
 	}

@@ -234,9 +234,10 @@ func (spec *ABSpec) abTargets(ctx context.Context, targets []*prepared, wl *work
 // reshuffle is the rounds per cluster layout the run uses: spec.Reshuffle
 // when the targets run on more than one server and one of those is an
 // ephemeral cluster this process can re-create, and the rounds make two
-// layouts at least; 0 (one layout) otherwise.
+// layouts at least; 0 (one layout) otherwise, and when counting
+// instructions (checkCount says why).
 func (spec *ABSpec) reshuffle(targets []*prepared) int {
-	if spec.Reshuffle <= 0 {
+	if spec.Reshuffle <= 0 || spec.counting() {
 		return 0
 	}
 	origins := map[*target.Server]bool{}
