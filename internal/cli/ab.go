@@ -21,7 +21,8 @@ import (
 func newABCmd(argv []string, stdout, stderr io.Writer) *cobra.Command {
 	var f loadFlags
 	var rec recordFlags
-	spec := plan.ABSpec{Rounds: plan.ABRounds, Slice: plan.ABSlice}
+	spec := plan.ABSpec{Rounds: plan.ABRounds, Slice: plan.ABSlice, Reshuffle: plan.ABReshuffle}
+	var separate bool
 	cmd := &cobra.Command{
 		Use:   "ab --target NAME=SPEC --target NAME=SPEC [flags]",
 		Short: "Interleaved A/B rounds over several targets, then change ± uncertainty, bounds and a verdict",
@@ -38,6 +39,18 @@ settings: direct and pooled targets on one server compare what the pooler
 costs). The first target is the baseline unless --baseline names another.
 Ephemeral targets get identical data (same init, same seed).
 
+A settings: target whose settings, and the baseline's, can all be set per
+session (pg_settings context user or superuser: work_mem, log_statement,
+plan_cache_mode, jit...) runs on the baseline's cluster: its clients
+connect there with its settings as connection options, so the two differ
+in nothing else (--separate-clusters: a cluster of its own). Targets that
+need servers of their own (bin:, settings that need a restart or reload)
+get their clusters re-created every --reshuffle rounds (default 2): new
+data directories, shared memory and sockets, the data made again, so that
+the fixed difference between two clusters is drawn anew and the
+comparison, which then rests on the layouts rather than the rounds, covers
+it.
+
 In each round every step runs all targets at once: every client holds a
 connection to each target and all clients switch target together every
 --slice (default 0.1 s), in cycles of one slice per target in a random order
@@ -53,9 +66,11 @@ interval, tested with a paired t-test on the log ratios and Holm-corrected
 over all measures. A measure is outside bounds when its change is past its
 --bound in the bad direction and significant.
 
---calibrate runs the baseline against itself instead (an A/A run, default 6
-rounds) and prints the noise of each measure and the rounds an A/B run needs
-to detect a 2% and a 5% change.
+--calibrate runs the baseline against itself instead (an A/A run; for an
+ephemeral baseline on a second cluster, reshuffled, default 12 rounds; else
+6) and prints the noise of each measure, the spread between cluster
+layouts, and the rounds (and layouts) an A/B run needs to detect a 2% and a
+5% change.
 
 One result file per target is written to --out DIR, with the bounds; pgscale
 compare and pgscale report pair them again. Exit code 0 when no measure is
@@ -66,8 +81,9 @@ complete (the rounds done are saved and compared, marked incomplete).`,
 			fs := cmd.Flags()
 			spec.Common = f.common(cmd, argv, stdout, stderr)
 			spec.Out, spec.SliceGiven = f.out, fs.Changed("slice")
+			spec.Cluster.Separate = separate
 			if spec.Calibrate && !fs.Changed("rounds") {
-				spec.Rounds = plan.ABCalibrateRounds
+				spec.Rounds = 0 // the calibration's default, which depends on its clusters
 			}
 			if f.describe {
 				return describe(spec.Workload, stdout)
@@ -107,7 +123,9 @@ complete (the rounds done are saved and compared, marked incomplete).`,
 	fs.StringVar(&spec.OrderSeed, "order-seed", "time", "seed of the target order in each round: time, rand, or an integer")
 	fs.Var(seconds{&spec.Slice}, "slice", "interleave the targets in slices of this length inside every step, all clients switching target together (default 100ms); 0: whole-step turns, each target through the whole sweep in turn")
 	fs.Var(seconds{&spec.Settle}, "slice-settle", "with --slice: the first part of every slice not counted, as transactions in flight at the switch finish (default a tenth of the slice)")
-	fs.BoolVar(&spec.Calibrate, "calibrate", false, "run the baseline against itself (A/A) and print each measure's noise and the rounds needed to detect a 2% and a 5% change")
+	fs.IntVar(&spec.Reshuffle, "reshuffle", plan.ABReshuffle, "re-create the ephemeral clusters every N rounds when the targets run on servers of their own (a new layout each time; the comparison rests on the layouts); 0: keep them for the whole run")
+	fs.BoolVar(&separate, "separate-clusters", false, "give every settings: target a cluster of its own, even when its settings could be set per session on the baseline's")
+	fs.BoolVar(&spec.Calibrate, "calibrate", false, "run the baseline against itself (A/A) and print each measure's noise, the spread between cluster layouts, and the rounds needed to detect a 2% and a 5% change")
 	registerVerdict(fs, &spec.Bounds, &spec.Confidence)
 	f.outputs.register(fs, func(rf report.Format) bool { return rf.Comparisons })
 	f.register(fs, "directory for the result files, one per target (default results/ab-<workload>-<UTC time>)")

@@ -58,6 +58,11 @@ type Comparison struct {
 	// SliceS is the slice length in seconds of a run in slices; 0 for
 	// whole-step turns and Independent comparisons.
 	SliceS float64
+	// Layouts, for a run whose clusters were re-created every Reshuffle
+	// rounds, is the number of cluster layouts the rounds compared ran
+	// on: each measure's interval and test rest on them
+	// (stats.CompareLayouts). 0 otherwise.
+	Layouts, Reshuffle int
 	// Incomplete says why rounds or steps are missing; empty when
 	// everything planned was measured.
 	Incomplete string
@@ -148,13 +153,18 @@ func Compare(inputs []Input, opt Options) (*Comparison, error) {
 	if len(clients) == 0 {
 		return nil, fmt.Errorf("%s has no complete step to compare", inputs[0].Name)
 	}
-	var rounds []int
+	var rounds, layouts []int
 	if run := sameRun(inputs); run != nil && !opt.Unpaired {
 		rep.Method = stats.Paired
 		rep.RoundsPlanned = run.Rounds
 		rep.SliceS = run.SliceS
 		rounds = completeRounds(inputs, clients)
 		rep.Rounds = len(rounds)
+		layouts = roundLayouts(run, rounds)
+		if layouts != nil {
+			rep.Reshuffle, rep.Layouts = run.Reshuffle, distinct(layouts)
+		}
+		rep.Notes = append(rep.Notes, serverNotes(inputs, run)...)
 		if len(rounds) < run.Rounds {
 			rep.Incomplete = fmt.Sprintf("%d of %d rounds complete", len(rounds), run.Rounds)
 		}
@@ -195,9 +205,12 @@ func Compare(inputs []Input, opt Options) (*Comparison, error) {
 			for ci, in := range inputs[1:] {
 				cand := values(in.File, c, md, rounds, rep.Method)
 				var cmp stats.Comparison
-				if rep.Method == stats.Paired {
+				switch {
+				case layouts != nil:
+					cmp = stats.CompareLayouts(m, base, cand, layouts, opt.Stats)
+				case rep.Method == stats.Paired:
 					cmp = stats.ComparePaired(m, base, cand, opt.Stats)
-				} else {
+				default:
 					cmp = stats.CompareUnpaired(m, base, cand, opt.Stats)
 				}
 				comps[ci] = append(comps[ci], cmp)
@@ -223,6 +236,61 @@ func Compare(inputs []Input, opt Options) (*Comparison, error) {
 	rep.inputs, rep.rounds = inputs, rounds
 	rep.explain(opt.Stats)
 	return rep, nil
+}
+
+// roundLayouts returns the cluster layout of each of rounds in a
+// reshuffled run, nil when the run was not reshuffled.
+func roundLayouts(run *result.AB, rounds []int) []int {
+	if run.Reshuffle <= 0 {
+		return nil
+	}
+	out := make([]int, len(rounds))
+	for i, r := range rounds {
+		out[i] = run.LayoutOf(r)
+	}
+	return out
+}
+
+func distinct(xs []int) int {
+	seen := map[int]bool{}
+	for _, x := range xs {
+		seen[x] = true
+	}
+	return len(seen)
+}
+
+// serverNotes say where the targets of one A/B run ran, when that matters
+// to what the interval covers: a candidate on the baseline's cluster with
+// its settings set per session has no layout difference; ephemeral
+// clusters of their own that were never re-created (one layout recorded;
+// files written before layouts were recorded say nothing) keep one the
+// interval does not cover.
+func serverNotes(inputs []Input, run *result.AB) []string {
+	var notes []string
+	separate := 0
+	for _, in := range inputs {
+		t := in.File.Target
+		switch {
+		case t.SameServerAs != "":
+			var set []string
+			for k, v := range t.SessionSettings {
+				set = append(set, k+"="+v)
+			}
+			sort.Strings(set)
+			how := "the same settings"
+			if len(set) > 0 {
+				how = strings.Join(set, ", ") + " set per session"
+			}
+			notes = append(notes, fmt.Sprintf("%s ran on %s's cluster (%s): no cluster layout differs between them", in.Name, t.SameServerAs, how))
+		case t.Kind == "ephemeral" && t.Valgrind == nil:
+			// (A server counted under Valgrind has a fixed layout.)
+			separate++
+		}
+	}
+	if separate >= 2 && len(run.Layouts) == 1 && !run.Calibration {
+		notes = append(notes, "the ephemeral targets ran on clusters of their own, kept for the whole run: the interval does not cover the fixed difference two clusters can have (memory and data-directory layout); --reshuffle re-creates them every few rounds")
+	}
+	return notes
 }
 
 // explain makes each candidate's differential diagnosis from the rows'

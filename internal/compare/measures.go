@@ -29,7 +29,8 @@ type MeasureDef struct {
 // throughput, median and 99th percentile latency, the load generator's CPU
 // per transaction, and what each transaction cost the server — CPU (and
 // its user and kernel parts), context switches, a pooler's CPU, hardware
-// cycles and instructions. The server's costs come from the process probe
+// cycles and instructions, and with --count instructions the client
+// backends' instructions and system calls counted under Valgrind. The server's costs come from the process probe
 // with whole-step turns, and from the slice meter in slices
 // (diagnose.Compute); a step without them lacks those measures.
 func Measures() []MeasureDef {
@@ -86,6 +87,25 @@ func Measures() []MeasureDef {
 		}), nil},
 		{"cycles/txn", "cycles", stats.LowerIsBetter, counter(func(c *result.Counters) uint64 { return c.Cycles }), noCounters},
 		{"instructions/txn", "instructions", stats.LowerIsBetter, counter(func(c *result.Counters) uint64 { return c.Instructions }), noCounters},
+		{"instr/txn", "instructions", stats.LowerIsBetter, counted(func(i *result.Instructions) float64 { return i.PerTxn }), nil},
+		{"syscalls/txn", "calls", stats.LowerIsBetter, counted(func(i *result.Instructions) float64 {
+			return float64(i.ClientSyscalls) / float64(i.Transactions)
+		}), nil},
+	}
+}
+
+// counted reads a measure from the instructions counted under Valgrind
+// (--count instructions): the client backends' per transaction, NaN
+// without them.
+func counted(read func(*result.Instructions) float64) func(*result.Step) float64 {
+	return func(s *result.Step) float64 {
+		if s.Probes == nil || s.Probes.Instructions == nil || s.Probes.Instructions.Transactions <= 0 {
+			return math.NaN()
+		}
+		if v := read(s.Probes.Instructions); v > 0 {
+			return v
+		}
+		return math.NaN()
 	}
 }
 

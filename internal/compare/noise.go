@@ -18,6 +18,10 @@ type Noise struct {
 	Rounds int
 	// Power is the power the round counts are sized for.
 	Power float64
+	// Layouts, for a calibration whose clusters were re-created every
+	// Reshuffle rounds, counts the layouts its rounds ran on; the rows
+	// then hold the spread between layouts too. 0 otherwise.
+	Layouts, Reshuffle int
 	// Rows hold one entry per step and measure.
 	Rows []stats.Noise
 }
@@ -32,6 +36,10 @@ func NoiseOf(a, b Input, opt stats.NoiseOptions) (*Noise, error) {
 	clients := stepClients(a.File)
 	rounds := completeRounds(inputs, clients)
 	rep := &Noise{Target: a.Name, Workload: a.File.Workload.Name, Rounds: len(rounds), Power: opt.Power}
+	layouts := roundLayouts(sameRun(inputs), rounds)
+	if layouts != nil {
+		rep.Layouts, rep.Reshuffle = distinct(layouts), sameRun(inputs).Reshuffle
+	}
 	if rep.Power == 0 {
 		rep.Power = stats.DefaultPower
 	}
@@ -42,7 +50,12 @@ func NoiseOf(a, b Input, opt stats.NoiseOptions) (*Noise, error) {
 			if allNaN(va) {
 				continue
 			}
-			rep.Rows = append(rep.Rows, stats.NoiseAA(m, va, values(b.File, c, md, rounds, stats.Paired), opt))
+			vb := values(b.File, c, md, rounds, stats.Paired)
+			if layouts != nil {
+				rep.Rows = append(rep.Rows, stats.NoiseLayouts(m, va, vb, layouts, opt))
+			} else {
+				rep.Rows = append(rep.Rows, stats.NoiseAA(m, va, vb, opt))
+			}
 		}
 	}
 	return rep, nil

@@ -267,8 +267,9 @@ func (c *client) interarrival() time.Duration {
 	return time.Duration(-math.Log(1-c.rng.Float64()) * mean)
 }
 
+// run runs transactions until the step stops (or -t is reached); the
+// caller closes the connections after (engine.runClients).
 func (c *client) run(start time.Time) {
-	defer c.closeAll()
 	cfg := c.e.cfg
 	c.sched = start
 	yielded, yields := start, 0

@@ -142,6 +142,22 @@ type Config struct {
 	// before they start: start is when transactions begin, window when the
 	// measured window begins (start + Warmup). It must return quickly.
 	OnStart func(start, window time.Time)
+	// Quiesce, when set, is called at the two edges of the measured window
+	// with every client connected and between transactions, and may block
+	// meanwhile: before the window's first transaction (WindowStart; a
+	// warm-up then runs first as a phase of its own, and the clients wait
+	// for each other at its end) and after its last (WindowEnd, before any
+	// client disconnects). The window's clock starts after the first call
+	// and stops before the second, and with Transactions every client
+	// runs that many in the window. It is what counting the server's
+	// instructions exactly needs; an error from the first call ends the
+	// step, and it is not called again.
+	Quiesce func(Edge) error
+	// WarmupTransactions, with Quiesce, makes the warm-up that many
+	// transactions per client instead of Warmup's duration: the window
+	// then starts from the same state (the scripts' random draws, the
+	// pages the warm-up read) in every step that repeats it.
+	WarmupTransactions int
 	// OnTxn, when set, is called with every transaction counted (and every
 	// one skipped under -R -L) as it ends, from the client's own goroutine:
 	// it must be safe for concurrent use, and it delays the client while it
@@ -195,6 +211,15 @@ type Failure struct {
 	// Elapsed is the time since the transaction's scheduled start.
 	Elapsed time.Duration
 }
+
+// Edge is an edge of a step's measured window (Config.Quiesce).
+type Edge int
+
+// The edges of a measured window.
+const (
+	WindowStart Edge = iota
+	WindowEnd
+)
 
 // Progress is one interval as it ends, for pgbench-style progress lines.
 type Progress struct {

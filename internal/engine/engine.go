@@ -287,6 +287,12 @@ func (e *engine) run() (*Result, error) {
 		defer debug.SetGCPercent(debug.SetGCPercent(400))
 	}
 
+	if cfg.Quiesce != nil {
+		if err := e.warmUp(); err != nil {
+			return e.stopped(res, err)
+		}
+		cfg = e.cfg // the window without its warm-up
+	}
 	start := time.Now()
 	window := start.Add(cfg.Warmup)
 	e.windowAt.Store(window.UnixNano())
@@ -299,18 +305,14 @@ func (e *engine) run() (*Result, error) {
 	if cfg.OnStart != nil {
 		cfg.OnStart(start, window)
 	}
-	done := make(chan struct{})
-	var running sync.WaitGroup
-	for _, c := range e.clients {
-		running.Add(1)
-		go func(c *client) {
-			defer running.Done()
-			c.run(start)
-		}(c)
-	}
-	go func() { running.Wait(); close(done) }()
-
+	done, release, closed := e.runClients(start, cfg.Quiesce != nil)
 	e.collect(res, start, window, done)
+	var endErr error
+	if cfg.Quiesce != nil && e.parent.Err() == nil {
+		endErr = cfg.Quiesce(WindowEnd)
+	}
+	close(release)
+	closed.Wait()
 	for _, c := range e.clients {
 		if c.aborted {
 			res.Aborted++
@@ -327,8 +329,37 @@ func (e *engine) run() (*Result, error) {
 	case res.Aborted == cfg.Clients:
 		res.Incomplete = fmt.Sprintf("all %d clients stopped on errors", cfg.Clients)
 		return res, fmt.Errorf("%w: %s", ErrAllClientsFailed, mostFrequent(res.Errors))
+	case endErr != nil:
+		res.Incomplete = endErr.Error()
+		return res, endErr
 	}
 	return res, nil
+}
+
+// runClients starts every client that has not aborted on its
+// transactions from start. done is closed when all have stopped running
+// them; then each disconnects, with hold once release is closed, and
+// closed is done when all have.
+func (e *engine) runClients(start time.Time, hold bool) (done, release chan struct{}, closed *sync.WaitGroup) {
+	done, release, closed = make(chan struct{}), make(chan struct{}), &sync.WaitGroup{}
+	var running sync.WaitGroup
+	for _, c := range e.clients {
+		running.Add(1)
+		closed.Add(1)
+		go func(c *client) {
+			defer closed.Done()
+			if !c.aborted {
+				c.run(start)
+			}
+			running.Done()
+			if hold {
+				<-release
+			}
+			c.closeAll()
+		}(c)
+	}
+	go func() { running.Wait(); close(done) }()
+	return done, release, closed
 }
 
 // collect swaps every recorder out at every interval tick and slice edge,

@@ -31,6 +31,19 @@ type Watcher interface {
 	Stop(ctx context.Context, step *result.Step) error
 }
 
+// EdgeWatcher is a Watcher that also acts at the edges of each step's
+// measured window while no transaction runs (counting the server's
+// instructions): a step it watches holds its clients between
+// transactions at both edges (engine.Config.Quiesce) while Edge runs.
+type EdgeWatcher interface {
+	Watcher
+	// Edges reports whether the watcher needs the edges at all.
+	Edges() bool
+	// Edge is called at the window's start (start true), before Start,
+	// and at its end, before Stop; it may block.
+	Edge(ctx context.Context, step StepInfo, start bool) error
+}
+
 // Observer receives a run's events as they happen. Observe may be called
 // from several goroutines at once and must not block for long: the
 // collector that ends each interval waits for it.
@@ -80,7 +93,12 @@ type ABStart struct {
 	// Slice is the slice length of a run in slices; 0 for whole-step turns.
 	Slice time.Duration
 	// Total is the run's planned length; 0 when it cannot be known (-t).
+	// It leaves out the time it takes to re-create clusters.
 	Total time.Duration
+	// Reshuffle, when positive, says the ephemeral clusters are
+	// re-created every Reshuffle rounds (a new layout); Layouts is how
+	// many layouts the rounds run on.
+	Reshuffle, Layouts int
 }
 
 // CellStart says a cell of a suite starts: its key ("partitions=32") and

@@ -27,7 +27,15 @@ import (
 const (
 	ABRounds          = 10
 	ABCalibrateRounds = 6
-	ABWarmup          = time.Second
+	// ABCalibrateLayoutRounds are a calibration's default rounds when its
+	// clusters are reshuffled: 6 layouts of ABReshuffle rounds, enough
+	// to see the spread between layouts as well as within one.
+	ABCalibrateLayoutRounds = 12
+	// ABReshuffle is the default of rounds per cluster layout: the
+	// fewest that still shows the noise within a layout, and with the
+	// default 10 rounds 5 layouts (README, "Layouts").
+	ABReshuffle = 2
+	ABWarmup    = time.Second
 	// ABSlice is the default slice: on this 2-core machine the A/A
 	// paired noise of tps fell from 11-19 % with whole-step turns to 3-5 %
 	// with 0.1 s slices, and no further with 0.05 s (README, "Slices").
@@ -55,6 +63,7 @@ func RunAB(ctx context.Context, spec ABSpec) ([]*result.File, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
+	spec.countNotice(len(specs), spec.Rounds)
 	if spec.Calibrate && len(spec.Targets) > 1 {
 		spec.notice(fmt.Sprintf("--calibrate: running %s against itself; the other targets are not run", specs[0].Name))
 	}
@@ -117,10 +126,11 @@ func (spec *ABSpec) runOn(ctx context.Context, targets []*prepared, specs []targ
 			t.unwatch()
 		}
 	}()
-	if err := spec.prepareAll(ctx, targets, specs, wl, setup); err != nil {
+	err := spec.prepareAll(ctx, targets, specs, wl, setup)
+	if err != nil {
 		return nil, err
 	}
-	if spec.Probes.On(probe.NameProfile) {
+	if spec.Probes.On(probe.NameProfile) || spec.counting() {
 		// Every target's pprof files in a directory of its own, by
 		// default inside the run's: profiles/NAME/round-R-step-S-cN.pb.gz.
 		base := spec.Probes.ProfileDir
@@ -131,25 +141,12 @@ func (spec *ABSpec) runOn(ctx context.Context, targets []*prepared, specs []targ
 			t.profileDir = filepath.Join(base, t.name)
 		}
 	}
-	ab := &AB{Rounds: spec.Rounds, Seed: seed, Slice: spec.Slice, Settle: spec.Settle}
-	for _, t := range targets {
-		// In slices every probe would watch a step shared by all targets,
-		// so its evidence would not be one target's: probes run with
-		// whole-step turns only, and in slices a meter reads each
-		// target's server at every slice edge instead.
-		if err := spec.watch(ctx, t, wl, ds, spec.Slice == 0); err != nil {
-			return nil, err
-		}
-		at := ABTarget{Name: t.name, Sweep: *spec.sweep(t, wl)}
-		if spec.Slice > 0 {
-			if t.meter = spec.meter(ctx, t); t.meter != nil {
-				at.Meter = t.meter.Read
-			}
-		}
-		ab.Targets = append(ab.Targets, at)
+	ab := &AB{Rounds: spec.Rounds, Seed: seed, Slice: spec.Slice, Settle: spec.Settle, Reshuffle: spec.reshuffle(targets)}
+	if ab.Targets, err = spec.abTargets(ctx, targets, wl, ds); err != nil {
+		return nil, err
 	}
 	obs := spec.observer()
-	obs.Observe(spec.planned(specs))
+	obs.Observe(spec.planned(specs, ab.Reshuffle))
 	ab.BeforeTurn = func(r, ti int) {
 		e := observe.RoundStart{Round: r, Rounds: spec.Rounds, Slice: spec.Slice}
 		if ti >= 0 {
@@ -159,9 +156,24 @@ func (spec *ABSpec) runOn(ctx context.Context, targets []*prepared, specs []targ
 	}
 	ab.AfterStep = func(_, ti int, s result.Step) { obs.Observe(observe.StepEnd{Step: s, Target: targets[ti].name}) }
 	ab.Connecting = func(e observe.Connecting) { obs.Observe(e) }
-	mctx, stopWatch := watchPoolers(ctx, targets)
+	mctx, cancel := context.WithCancelCause(ctx)
+	stopWatch := watchPoolersWith(targets, cancel)
+	layouts := []result.Layout{layoutInfo(1, targets, 0)}
+	ab.NewLayout = func(lctx context.Context, n int) ([]ABTarget, error) {
+		began := time.Now()
+		spec.notice(fmt.Sprintf("layout %d: re-creating the clusters (new data directories, shared memory and sockets) and their data...", n))
+		stopWatch()
+		ts, err := spec.relayout(lctx, targets, specs, wl, setup, ds)
+		stopWatch = watchPoolersWith(targets, cancel)
+		if err != nil {
+			return nil, err
+		}
+		layouts = append(layouts, layoutInfo(n, targets, time.Since(began)))
+		return ts, nil
+	}
 	run, runErr := ab.Run(mctx)
 	stopWatch()
+	cancel(nil)
 	if run == nil {
 		return nil, runErr
 	}
@@ -176,7 +188,7 @@ func (spec *ABSpec) runOn(ctx context.Context, targets []*prepared, specs []targ
 			runErr = fmt.Errorf("%w; %s", runErr, note)
 		}
 	}
-	files := spec.resultFiles(wl, targets, specs, run, runErr, ctx.Err() != nil, seed, started)
+	files := spec.resultFiles(wl, targets, specs, run, layouts, ab.Reshuffle, runErr, ctx.Err() != nil, seed, started)
 	var errs []error
 	for i, f := range files {
 		path := filepath.Join(dir, f.AB.Targets[i].File)
@@ -195,6 +207,90 @@ func (spec *ABSpec) runOn(ctx context.Context, targets []*prepared, specs []targ
 	return files, errors.Join(errs...)
 }
 
+// abTargets sets up what watches every target — its probes with
+// whole-step turns, in slices a meter of its server — and returns the
+// targets as AB runs them.
+func (spec *ABSpec) abTargets(ctx context.Context, targets []*prepared, wl *workload.Loaded, ds []disturb.Disturbance) ([]ABTarget, error) {
+	var out []ABTarget
+	for _, t := range targets {
+		// In slices every probe would watch a step shared by all targets,
+		// so its evidence would not be one target's: probes run with
+		// whole-step turns only, and in slices a meter reads each
+		// target's server at every slice edge instead.
+		if err := spec.watch(ctx, t, wl, ds, spec.Slice == 0); err != nil {
+			return nil, err
+		}
+		at := ABTarget{Name: t.name, Sweep: *spec.sweep(t, wl)}
+		if spec.Slice > 0 {
+			if t.meter = spec.meter(ctx, t); t.meter != nil {
+				at.Meter = t.meter.Read
+			}
+		}
+		out = append(out, at)
+	}
+	return out, nil
+}
+
+// reshuffle is the rounds per cluster layout the run uses: spec.Reshuffle
+// when the targets run on more than one server and one of those is an
+// ephemeral cluster this process can re-create, and the rounds make two
+// layouts at least; 0 (one layout) otherwise, and when counting
+// instructions (checkCount says why).
+func (spec *ABSpec) reshuffle(targets []*prepared) int {
+	if spec.Reshuffle <= 0 || spec.counting() {
+		return 0
+	}
+	origins := map[*target.Server]bool{}
+	ephemeral := false
+	for _, t := range targets {
+		origins[t.srv.Origin()] = true
+		ephemeral = ephemeral || t.srv.Ephemeral()
+	}
+	if len(origins) < 2 || !ephemeral {
+		return 0
+	}
+	if spec.Rounds < 2*spec.Reshuffle {
+		spec.notice(fmt.Sprintf("--reshuffle %d with %d rounds makes one cluster layout: the clusters are not re-created, and the interval does not cover the fixed difference between them (give --rounds %d or more)",
+			spec.Reshuffle, spec.Rounds, 2*spec.Reshuffle))
+		return 0
+	}
+	return spec.Reshuffle
+}
+
+// relayout re-creates the ephemeral clusters of an A/B run (target.Renew)
+// for a new layout, gives them the data again, the same as before, and
+// returns the targets as AB runs them on it.
+func (spec *ABSpec) relayout(ctx context.Context, targets []*prepared, specs []target.Spec, wl *workload.Loaded, setup string,
+	ds []disturb.Disturbance) ([]ABTarget, error) {
+	servers := make([]*target.Server, len(targets))
+	var renewed []*prepared
+	var renewedSpecs []target.Spec
+	for i, t := range targets {
+		t.unwatch()
+		servers[i] = t.srv
+		if t.srv.Ephemeral() {
+			renewed, renewedSpecs = append(renewed, t), append(renewedSpecs, specs[i])
+		}
+	}
+	if err := target.Renew(ctx, servers); err != nil {
+		return nil, fmt.Errorf("re-create the clusters: %w", err)
+	}
+	if err := spec.prepareAll(ctx, renewed, renewedSpecs, wl, setup); err != nil {
+		return nil, err
+	}
+	return spec.abTargets(ctx, targets, wl, ds)
+}
+
+// layoutInfo records layout n as the targets now are: where each one's
+// clients connect, and how long making it took.
+func layoutInfo(n int, targets []*prepared, took time.Duration) result.Layout {
+	l := result.Layout{Layout: n, SetupS: took.Seconds(), Servers: map[string]string{}}
+	for _, t := range targets {
+		l.Servers[t.name] = t.srv.Info.Description
+	}
+	return l
+}
+
 // check finds the mistakes in the spec before anything starts, sets the
 // defaults that depend on the rest (slices give way to -t, -C and
 // disturbances), and returns the targets (baseline first; with Calibrate
@@ -205,8 +301,8 @@ func (spec *ABSpec) check() ([]target.Spec, []disturb.Disturbance, uint64, error
 		return nil, nil, 0, err
 	}
 	l := spec.Load
-	if spec.Rounds < 2 {
-		return nil, nil, 0, usage.Errorf("--rounds must be at least 2 for a paired comparison (6 or more also give a distribution-free interval)")
+	if spec.Reshuffle < 0 {
+		return nil, nil, 0, usage.Errorf("--reshuffle must be 0 (keep the clusters) or a number of rounds per cluster layout")
 	}
 	seen := map[int]bool{}
 	for _, c := range l.Clients {
@@ -247,6 +343,17 @@ func (spec *ABSpec) check() ([]target.Spec, []disturb.Disturbance, uint64, error
 	if err != nil {
 		return nil, nil, 0, usage.Wrap(err)
 	}
+	if spec.Calibrate && spec.Rounds == 0 {
+		// An ephemeral baseline calibrates against a cluster of its own,
+		// re-created for every layout: enough layouts to see their spread.
+		spec.Rounds = ABCalibrateRounds
+		if specs[0].Ephemeral() && spec.Reshuffle > 0 {
+			spec.Rounds = max(ABCalibrateLayoutRounds, 6*spec.Reshuffle)
+		}
+	}
+	if spec.Rounds < 2 {
+		return nil, nil, 0, usage.Errorf("--rounds must be at least 2 for a paired comparison (6 or more also give a distribution-free interval)")
+	}
 	if spec.Calibrate {
 		// The baseline against itself: a second instance of the same spec.
 		// An ephemeral baseline gets a cluster of its own, as a candidate
@@ -254,6 +361,7 @@ func (spec *ABSpec) check() ([]target.Spec, []disturb.Disturbance, uint64, error
 		twin := specs[0]
 		twin.Name = specs[0].Name + "-aa"
 		specs = []target.Spec{specs[0], twin}
+		spec.Cluster.Separate = true
 	}
 	if err := spec.Cluster.Check(specs); err != nil {
 		return nil, nil, 0, err
@@ -353,9 +461,12 @@ func (spec *ABSpec) meter(ctx context.Context, t *prepared) *probe.Meter {
 }
 
 // planned is the run's plan, as an event: how long it will take.
-func (spec *ABSpec) planned(specs []target.Spec) observe.ABStart {
+func (spec *ABSpec) planned(specs []target.Spec, reshuffle int) observe.ABStart {
 	l := spec.Load
 	e := observe.ABStart{Rounds: spec.Rounds, Clients: l.Clients, Duration: l.Duration, Warmup: l.Warmup, Slice: spec.Slice}
+	if reshuffle > 0 {
+		e.Reshuffle, e.Layouts = reshuffle, (spec.Rounds+reshuffle-1)/reshuffle
+	}
 	for _, s := range specs {
 		e.Targets = append(e.Targets, s.Name)
 	}
@@ -369,11 +480,22 @@ func (spec *ABSpec) planned(specs []target.Spec) observe.ABStart {
 }
 
 // resultFiles builds one result file per target from what the run did.
-func (spec *ABSpec) resultFiles(wl *workload.Loaded, targets []*prepared, specs []target.Spec, run *ABRun, runErr error,
-	interrupted bool, seed uint64, started time.Time) []*result.File {
+func (spec *ABSpec) resultFiles(wl *workload.Loaded, targets []*prepared, specs []target.Spec, run *ABRun, layouts []result.Layout,
+	reshuffle int, runErr error, interrupted bool, seed uint64, started time.Time) []*result.File {
 	abInfo := &result.AB{Run: runID(started), Baseline: targets[0].name, Rounds: spec.Rounds,
 		RoundsDone: run.RoundsDone, OrderSeed: seed, Calibration: spec.Calibrate,
 		SliceS: spec.Slice.Seconds(), SliceSettleS: spec.Settle.Seconds(), Bounds: spec.Bounds, Confidence: spec.Confidence}
+	abInfo.Reshuffle = reshuffle
+	for _, l := range layouts {
+		for r, n := range run.Layouts {
+			if n == l.Layout {
+				l.Rounds = append(l.Rounds, r+1)
+			}
+		}
+		if len(l.Rounds) > 0 {
+			abInfo.Layouts = append(abInfo.Layouts, l)
+		}
+	}
 	for i, t := range targets {
 		abInfo.Targets = append(abInfo.Targets, result.ABTarget{Name: t.name, Spec: specs[i].String(), File: t.name + ".json"})
 	}
@@ -452,6 +574,12 @@ type AB struct {
 	// step in slices has come (the targets' Sweep.Connecting is told it
 	// with whole-step turns).
 	Connecting func(observe.Connecting)
+	// Reshuffle, when positive, starts a new layout every Reshuffle
+	// rounds: before round 1+Reshuffle, 1+2·Reshuffle, ... NewLayout is
+	// called with the layout's number (from 2) and returns the targets as
+	// they are on it, which replace Targets.
+	Reshuffle int
+	NewLayout func(ctx context.Context, layout int) ([]ABTarget, error)
 }
 
 // ABRun is what an A/B run did, also when it stopped early.
@@ -465,6 +593,27 @@ type ABRun struct {
 	// RoundsDone counts the rounds in which every target completed every
 	// step with at least one transaction: the rounds that can be compared.
 	RoundsDone int
+	// Layouts holds, for every round started, the layout it ran on (1
+	// for all without Reshuffle).
+	Layouts []int
+}
+
+// layout readies round r's layout: a new one every Reshuffle rounds
+// (NewLayout), and records it.
+func (ab *AB) layout(ctx context.Context, r int, run *ABRun) error {
+	n := 1
+	if ab.Reshuffle > 0 {
+		n = (r-1)/ab.Reshuffle + 1
+		if r > 1 && (r-1)%ab.Reshuffle == 0 && ab.NewLayout != nil {
+			ts, err := ab.NewLayout(ctx, n)
+			if err != nil {
+				return fmt.Errorf("round %d, cluster layout %d: %w", r, n, err)
+			}
+			ab.Targets = ts
+		}
+	}
+	run.Layouts = append(run.Layouts, n)
+	return nil
 }
 
 // RoundOrder returns the order in which n targets run in the given round:
@@ -508,6 +657,12 @@ func (ab *AB) Run(ctx context.Context) (*ABRun, error) {
 	run := &ABRun{Steps: make([][]result.Step, len(ab.Targets))}
 	var empty []string
 	for r := 1; r <= ab.Rounds; r++ {
+		if err := ctx.Err(); err != nil {
+			return run, err
+		}
+		if err := ab.layout(ctx, r, run); err != nil {
+			return run, err
+		}
 		order := RoundOrder(ab.Seed, r, len(ab.Targets))
 		run.Order = append(run.Order, order)
 		complete := true

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"strings"
 	"time"
 
@@ -40,6 +41,13 @@ func (ab *AB) runSlices(ctx context.Context) (*ABRun, error) {
 	run := &ABRun{Steps: make([][]result.Step, k)}
 	var empty []string
 	for r := 1; r <= ab.Rounds; r++ {
+		if err := ctx.Err(); err != nil {
+			return run, err
+		}
+		if err := ab.layout(ctx, r, run); err != nil {
+			return run, err
+		}
+		tmpl = ab.Targets[0].Sweep
 		run.Order = append(run.Order, SliceOrder(ab.Seed, r, 0, 0, k)) // the round's first cycle
 		complete := true
 		for si, n := range tmpl.Clients {
@@ -175,7 +183,7 @@ func SplitSlices(res *engine.Result, k int) []result.Step {
 // as the engine's slice meter read them; nil without a meter.
 func sliceCosts(slices []engine.Slice, ti int) *result.Costs {
 	var c *result.Costs
-	var pooler float64
+	var pooler, steal, counted float64
 	hasPooler := false
 	for _, sl := range slices {
 		if sl.Target != ti || sl.Costs == nil {
@@ -188,12 +196,17 @@ func sliceCosts(slices []engine.Slice, ti int) *result.Costs {
 		c.ServerUserS += sl.Costs[probe.MeterServerUser]
 		c.ServerSysS += sl.Costs[probe.MeterServerSys]
 		c.ServerCtx += int64(sl.Costs[probe.MeterServerCtx])
+		steal += sl.Costs[probe.MeterHostSteal]
+		counted += sl.Length.Seconds()
 		if v, ok := sl.Costs[probe.MeterPoolerCPU]; ok {
 			pooler, hasPooler = pooler+v, true
 		}
 	}
 	if c != nil && hasPooler {
 		c.PoolerCPUS = &pooler
+	}
+	if c != nil && counted > 0 {
+		c.HostStealShare = steal / (counted * float64(runtime.NumCPU()))
 	}
 	return c
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -34,6 +35,14 @@ func (e *poolerExited) Error() string {
 // why. stop ends the watch; call it before the poolers are stopped.
 func watchPoolers(ctx context.Context, targets []*prepared) (_ context.Context, stop func()) {
 	wctx, cancel := context.WithCancelCause(ctx)
+	stopWatch := watchPoolersWith(targets, cancel)
+	return wctx, func() { stopWatch(); cancel(nil) }
+}
+
+// watchPoolersWith calls cancel with a *poolerExited cause as soon as the
+// pooler of one of targets exits; stop ends the watch (before a pooler is
+// stopped on purpose: at the end, or to re-create it for a new layout).
+func watchPoolersWith(targets []*prepared, cancel context.CancelCauseFunc) (stop func()) {
 	done := make(chan struct{})
 	for _, t := range targets {
 		pb := t.srv.Pooler
@@ -48,7 +57,8 @@ func watchPoolers(ctx context.Context, targets []*prepared) (_ context.Context, 
 			}
 		}()
 	}
-	return wctx, func() { close(done); cancel(nil) }
+	var once sync.Once
+	return func() { once.Do(func() { close(done) }) }
 }
 
 // poolerGrace is how long a run that failed waits to see whether one of its

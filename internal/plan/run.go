@@ -62,6 +62,7 @@ func Run(ctx context.Context, spec RunSpec) (*result.File, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
+	spec.countNotice(1, 1)
 	started := time.Now().UTC()
 	srv, err := target.Open(ctx, spec.Target, spec.Cluster, spec.needs(ds, wl), spec.notice)
 	if err != nil {

@@ -111,6 +111,7 @@ func (c *Common) watch(ctx context.Context, p *prepared, wl *workload.Loaded, ds
 		cfg := probe.Config{Options: *c.Probes, Conn: origin.Config, ConnectPerTransaction: c.Load.Connect, Log: c.notice}
 		if origin.Cluster != nil {
 			cfg.ServerPIDFunc, cfg.Ephemeral = origin.Cluster.PID, true
+			cfg.Callgrind = callgrind(origin.Cluster)
 		}
 		if p.srv.Pooler != nil && cfg.PoolerPID == 0 {
 			cfg.PoolerPID = p.srv.Pooler.PID()
@@ -178,6 +179,12 @@ func (c *Common) sweep(p *prepared, wl *workload.Loaded) *Sweep {
 			return script.NewProgram(wl.Scripts, script.Options{Scale: p.data.Scale, RandomSeed: wl.Seed,
 				Defines: wl.Defines, Clients: clients, DebugOutput: noticeWriter{obs}, Threads: l.Threads, ShellStdout: shOut, ShellStderr: shErr})
 		},
+	}
+	if c.counting() {
+		// Every window counted starts from the same state: the warm-up
+		// is as many transactions as the window (README, "Counting
+		// instructions").
+		sw.Engine.WarmupTransactions = l.Transactions
 	}
 	if !l.NoVacuum && p.data.Tables {
 		sw.BeforeStep = func(ctx context.Context, _, _ int) error {

@@ -160,8 +160,18 @@ type ABSpec struct {
 	// default gives way to -t, -C and disturbances, a given one does not.
 	Slice, Settle time.Duration
 	SliceGiven    bool
-	// Calibrate runs the baseline against itself (an A/A run).
+	// Calibrate runs the baseline against itself (an A/A run), on a
+	// server of its own for an ephemeral baseline. Rounds 0 then means
+	// its default: ABCalibrateLayoutRounds when the clusters are
+	// reshuffled, else ABCalibrateRounds.
 	Calibrate bool
+	// Reshuffle, when positive, re-creates the run's ephemeral clusters
+	// every Reshuffle rounds when the targets run on separate servers
+	// (bin:, settings: that need their own cluster), so that each layout
+	// of clusters is drawn anew; the comparison then rests on the layouts.
+	// 0 keeps the clusters for the whole run. Whether settings targets
+	// share the baseline's cluster is Cluster.Separate's.
+	Reshuffle int
 	// Bounds and Confidence judge the comparison; they are checked before
 	// anything runs and recorded in the result files.
 	Bounds     []string
@@ -234,7 +244,11 @@ func (c *Common) check() ([]disturb.Disturbance, error) {
 	if err := c.Probes.Check(); err != nil {
 		return nil, err
 	}
-	return disturb.Parse(c.Disturb, c.Load.Duration, c.Load.Transactions)
+	ds, err := disturb.Parse(c.Disturb, c.Load.Duration, c.Load.Transactions)
+	if err != nil {
+		return nil, err
+	}
+	return ds, c.checkCount(ds)
 }
 
 // loadWorkload parses the scripts and reads the setup file.

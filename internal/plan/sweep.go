@@ -108,6 +108,7 @@ func (sw *Sweep) Run(ctx context.Context) ([]result.Step, error) {
 		var started []observe.Watcher
 		var startErr error
 		connected := false
+		cfg.Quiesce = sw.edges(ctx, observe.StepInfo{Index: i, Round: sw.Round, Clients: n})
 		if sink := sw.Transactions; sink != nil {
 			cfg.OnTxn = txnHook(sink)
 		}
@@ -163,6 +164,28 @@ func (sw *Sweep) Run(ctx context.Context) ([]result.Step, error) {
 		}
 	}
 	return steps, nil
+}
+
+// edges is the engine's Quiesce for a step whose watchers act at its
+// window's edges (observe.EdgeWatcher), nil when none does.
+func (sw *Sweep) edges(ctx context.Context, info observe.StepInfo) func(engine.Edge) error {
+	var ws []observe.EdgeWatcher
+	for _, w := range sw.Watchers {
+		if e, ok := w.(observe.EdgeWatcher); ok && e.Edges() {
+			ws = append(ws, e)
+		}
+	}
+	if len(ws) == 0 {
+		return nil
+	}
+	return func(edge engine.Edge) error {
+		for _, w := range ws {
+			if err := w.Edge(context.WithoutCancel(ctx), info, edge == engine.WindowStart); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 }
 
 // firstError is the most frequent of a step's errors (they are sorted so).

@@ -17,6 +17,10 @@ const (
 	MeterServerSys  = "server_sys_s"  // their kernel time (stat, clock ticks)
 	MeterServerCtx  = "server_ctx"    // times they were scheduled in: context switches
 	MeterPoolerCPU  = "pooler_cpu_s"  // on-CPU time of a pooler's processes
+	// MeterHostSteal is the machine's steal time, summed over its CPUs
+	// (/proc/stat): what the hypervisor ran elsewhere while this guest
+	// wanted to run.
+	MeterHostSteal = "host_steal_s"
 )
 
 // Meter reads what a server's processes (the postmaster and its children)
@@ -34,6 +38,7 @@ type Meter struct {
 	// from offset 0 at every read: half the system calls of opening them.
 	files map[int]*taskFiles
 	buf   []byte
+	stat  *os.File // /proc/stat, for the machine's steal time
 }
 
 // taskFiles are one process's open /proc files.
@@ -108,6 +113,9 @@ func (m *Meter) Read() map[string]float64 {
 	}
 	m.seen = now
 	out := map[string]float64{}
+	if steal, ok := m.steal(); ok {
+		out[MeterHostSteal] = steal
+	}
 	for k, v := range m.carry {
 		out[k] = v
 	}
@@ -137,8 +145,36 @@ func meterKeys(pooler bool) [4]string {
 	return [4]string{MeterServerCPU, MeterServerUser, MeterServerSys, MeterServerCtx}
 }
 
+// steal reads the machine's steal time so far from /proc/stat's first
+// line ("cpu user nice system idle iowait irq softirq steal ..."), in
+// seconds summed over the CPUs.
+func (m *Meter) steal() (float64, bool) {
+	if m.stat == nil {
+		f, err := os.Open("/proc/stat")
+		if err != nil {
+			return 0, false
+		}
+		m.stat = f
+	}
+	n, err := m.stat.ReadAt(m.buf, 0)
+	if n == 0 && err != nil {
+		return 0, false
+	}
+	line, _, _ := strings.Cut(string(m.buf[:n]), "\n")
+	f := strings.Fields(line)
+	if len(f) < 9 || f[0] != "cpu" {
+		return 0, false
+	}
+	v, err := strconv.ParseUint(f[8], 10, 64)
+	return float64(v) / userHZ, err == nil
+}
+
 // Close releases the files the meter keeps open.
 func (m *Meter) Close() {
+	if m.stat != nil {
+		m.stat.Close()
+		m.stat = nil
+	}
 	for pid, f := range m.files {
 		f.close()
 		delete(m.files, pid)

@@ -29,6 +29,9 @@ const (
 	NameLocks      = "locks"
 	NameStatements = "statements"
 	NameProfile    = "profile"
+	// NameInstructions counts the server's instructions under Valgrind
+	// (--count instructions).
+	NameInstructions = "instructions"
 )
 
 // Wait-event sources.
@@ -78,6 +81,9 @@ type Config struct {
 	ConnectPerTransaction bool
 	// Log receives one-line notices (a probe unavailable).
 	Log func(string)
+	// Callgrind reaches a server run under Valgrind's callgrind, for
+	// counting its instructions; nil otherwise.
+	Callgrind *Callgrind
 }
 
 // DefaultConfig is every default probe (all but the profile) with its

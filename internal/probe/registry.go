@@ -18,7 +18,8 @@ import (
 // its def, and one line in defs.
 type def struct {
 	name string
-	// on is the default; flag turns the probe off when on, on when off.
+	// on is the default; flag turns the probe off when on, on when off
+	// (none when empty: the probe's own flags turn it on).
 	on   bool
 	flag string
 	// evidence says what the probe adds to each step (the flag's help).
@@ -29,7 +30,7 @@ type def struct {
 }
 
 // defs is the registry, in the order the probes run and report.
-var defs = []def{processDef, countersDef, waitsDef, locksDef, statementsDef, profileDef}
+var defs = []def{processDef, countersDef, waitsDef, locksDef, statementsDef, profileDef, instructionsDef}
 
 // Options are the user's choice of probes and their settings.
 type Options struct {
@@ -112,7 +113,7 @@ func (o Options) withDefaults() Options {
 	if o.WaitSource == "" {
 		o.WaitSource = WaitSourceAuto
 	}
-	if o.On(NameProfile) && o.ProfileDir == "" {
+	if (o.On(NameProfile) || o.On(NameInstructions)) && o.ProfileDir == "" {
 		o.ProfileDir = filepath.Join("results", "profile-"+time.Now().UTC().Format("20060102T150405Z"))
 	}
 	return o
@@ -129,6 +130,10 @@ func (o Options) Check() error {
 		return usage.Errorf("--lock-snapshots must be at least 1")
 	case o.None && o.Enabled[NameProfile]:
 		return usage.Errorf("--profile is a probe: it cannot go with --no-probes")
+	case o.None && o.Enabled[NameInstructions]:
+		return usage.Errorf("--count instructions is a probe: it cannot go with --no-probes")
+	case o.On(NameInstructions) && o.On(NameProfile):
+		return usage.Errorf("--profile samples the server with perf, which under Valgrind sees Valgrind: --count instructions writes a profile of the instructions itself")
 	}
 	return nil
 }
@@ -141,6 +146,9 @@ func RegisterFlags(fs *pflag.FlagSet) *Options {
 	opt := &o
 	fs.BoolVar(&opt.None, "no-probes", false, "run no server-side probe (and so no bottleneck verdict)")
 	for _, d := range defs {
+		if d.flag == "" {
+			continue
+		}
 		usage := "no " + d.evidence
 		if !d.on {
 			usage = d.evidence

@@ -91,6 +91,11 @@ func methodLine(r *compare.Comparison) string {
 		}
 		s = fmt.Sprintf("paired by round over %d of %d rounds (%s): change = geometric mean of the per-round ratios; %s, Holm-corrected over %d measures; %g%% intervals",
 			r.Rounds, r.RoundsPlanned, turns, stats.PairedTest, n, 100*conf)
+		if r.Layouts > 0 {
+			s = fmt.Sprintf("paired by round over %d of %d rounds on %s, the clusters re-created every %s (%s): change = geometric mean of the per-layout mean ratios; %s (the interval rests on %s), Holm-corrected over %d measures; %g%% intervals",
+				r.Rounds, r.RoundsPlanned, prose.Count(r.Layouts, "cluster layout"), prose.Count(r.Reshuffle, "round"), turns,
+				stats.LayoutTest, prose.Count(r.Layouts, "layout"), n, 100*conf)
+		}
 	default:
 		s = fmt.Sprintf("unpaired (each complete step of a file counts as one value): change of the medians; %s, Holm-corrected over %d measures; %g%% intervals; drift between runs is not cancelled",
 			stats.UnpairedTest, n, 100*conf)

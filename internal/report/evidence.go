@@ -32,8 +32,8 @@ func writeEvidence(pg page, s result.Step, f diagnose.Figures) {
 		if ps.Host.PSI != nil {
 			line += fmt.Sprintf("; pressure: cpu %s, io %s", prose.Share(ps.Host.PSI.CPUSome), prose.Share(ps.Host.PSI.IOSome))
 		}
-		if ps.Host.StealShare >= 0.01 {
-			line += fmt.Sprintf("; steal %s", prose.Share(ps.Host.StealShare))
+		if ps.Host.StealShare >= loudSteal {
+			line += fmt.Sprintf("; steal %.1f%%", 100*ps.Host.StealShare)
 		}
 		pg.item("cpu", line)
 		if ps.Server != nil {
@@ -132,6 +132,26 @@ func writeEvidence(pg page, s result.Step, f diagnose.Figures) {
 			pg.item("statements", "pg_stat_statements evicted entries during the step: the figures may miss some statements")
 		}
 	}
+	if in := instructions(s); in != nil {
+		line := fmt.Sprintf("%.0f per transaction in the client backends (%s, user space; %s not counted), %.1f system calls",
+			in.PerTxn, in.Tool, in.Without, float64(in.ClientSyscalls)/float64(in.Transactions))
+		var bg []string
+		for _, g := range in.ByKind {
+			if g.Kind != "client backend" {
+				bg = append(bg, fmt.Sprintf("%s %.0f", g.Kind, float64(g.Instructions)/float64(in.Transactions)))
+			}
+		}
+		if len(bg) > 0 {
+			line += "; per transaction elsewhere (to the clock, not the work): " + strings.Join(bg, ", ")
+		}
+		if in.StartedInWindow > 0 {
+			line += fmt.Sprintf("; %d processes started in the window, not counted", in.StartedInWindow)
+		}
+		pg.item("instructions", line)
+		for _, nc := range in.NotCounted {
+			pg.item("not counted", nc)
+		}
+	}
 	if pr := p.Profile; pr != nil {
 		var top []string
 		for i, fn := range pr.Top {
@@ -140,7 +160,11 @@ func writeEvidence(pg page, s result.Step, f diagnose.Figures) {
 			}
 			top = append(top, fmt.Sprintf("%s %s", fn.Function, prose.Share(float64(fn.Self)/float64(max(pr.Samples, 1)))))
 		}
-		pg.item("profile", fmt.Sprintf("%s, %d samples; self: %s", pr.File, pr.Samples, strings.Join(top, ", ")))
+		unit := "samples"
+		if pr.Unit != "" {
+			unit = pr.Unit
+		}
+		pg.item("profile", fmt.Sprintf("%s, %d %s; self: %s", pr.File, pr.Samples, unit, strings.Join(top, ", ")))
 	}
 	if len(p.Costs) > 0 && f.ElapsedS > 0 && f.CPUs > 0 {
 		var cs []string

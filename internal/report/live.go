@@ -134,13 +134,18 @@ func groupDigits(n int) string {
 // abPlan says how long an A/B run will take.
 func abPlan(e observe.ABStart) string {
 	targets := len(e.Targets)
+	layouts := ""
+	if e.Reshuffle > 0 {
+		layouts = fmt.Sprintf(", on %d cluster layouts (clusters re-created every %s; that time comes on top)",
+			e.Layouts, prose.Count(e.Reshuffle, "round"))
+	}
 	if e.Slice > 0 {
 		return fmt.Sprintf("%d rounds × %d steps × (%d targets × %v in %v slices + %v warm-up) ≈ %v",
-			e.Rounds, len(e.Clients), targets, e.Duration, e.Slice, e.Warmup, e.Total)
+			e.Rounds, len(e.Clients), targets, e.Duration, e.Slice, e.Warmup, e.Total) + layouts
 	}
 	s := fmt.Sprintf("%d targets × %d rounds × %d steps", targets, e.Rounds, len(e.Clients))
 	if e.Duration > 0 {
 		s += fmt.Sprintf(" × (%v + %v warm-up) ≈ %v", e.Duration, e.Warmup, e.Total)
 	}
-	return s
+	return s + layouts
 }

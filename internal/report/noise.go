@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/pgscale/pgscale/internal/compare"
+	"github.com/pgscale/pgscale/internal/prose"
 	"github.com/pgscale/pgscale/internal/stats"
 )
 
@@ -14,13 +15,26 @@ import (
 // needed to detect a 2 % and a 5 % change.
 func noiseText(b *strings.Builder, r *compare.Noise) {
 	b.WriteString(noiseHeadline(r) + "\n\n")
-	t := newTable("step", "measure", "A/A change", "paired sd", "rounds for 2%", "rounds for 5%").alignRight(2, 3, 4, 5)
-	for _, n := range r.Rows {
-		t.row(n.Measure.Step, measureLabel(n.Measure), stats.FormatChange(n.Change, n.Lo, n.Hi), sdText(n), rounds(n.Rounds2), rounds(n.Rounds5))
+	var t *table
+	if r.Layouts > 0 {
+		t = newTable("step", "measure", "A/A change", "paired sd", "layout sd", "same cluster: rounds for 2%", "5%",
+			"separate clusters: rounds for 2%", "5%").alignRight(2, 3, 4, 5, 6, 7, 8)
+		for _, n := range r.Rows {
+			t.row(n.Measure.Step, measureLabel(n.Measure), stats.FormatChange(n.Change, n.Lo, n.Hi), sdText(n), layoutSDText(n),
+				rounds(n.Rounds2), rounds(n.Rounds5), layoutRounds(n.Layouts2, n.PerLayout), layoutRounds(n.Layouts5, n.PerLayout))
+		}
+	} else {
+		t = newTable("step", "measure", "A/A change", "paired sd", "rounds for 2%", "rounds for 5%").alignRight(2, 3, 4, 5)
+		for _, n := range r.Rows {
+			t.row(n.Measure.Step, measureLabel(n.Measure), stats.FormatChange(n.Change, n.Lo, n.Hi), sdText(n), rounds(n.Rounds2), rounds(n.Rounds5))
+		}
 	}
 	notes := noiseNotes(r)
 	t.text(b, 0)
 	b.WriteString("\n" + noiseFootnote + "\n")
+	if r.Layouts > 0 {
+		b.WriteString(layoutFootnote(r) + "\n")
+	}
 	if len(notes) > 0 {
 		b.WriteString("\nnotes:\n")
 		for _, n := range notes {
@@ -36,8 +50,37 @@ func noiseHeadline(r *compare.Noise) string {
 	if len(r.Rows) > 0 {
 		conf = r.Rows[0].Confidence
 	}
-	return fmt.Sprintf("A/A noise of %s (%s) over %d rounds: rounds an A/B run needs to detect a change at %g%% confidence with %g%% power",
-		r.Target, r.Workload, r.Rounds, 100*conf, 100*r.Power)
+	over := prose.Count(r.Rounds, "round")
+	if r.Layouts > 0 {
+		over += fmt.Sprintf(" on %s (re-created every %s)", prose.Count(r.Layouts, "cluster layout"), prose.Count(r.Reshuffle, "round"))
+	}
+	return fmt.Sprintf("A/A noise of %s (%s) over %s: rounds an A/B run needs to detect a change at %g%% confidence with %g%% power",
+		r.Target, r.Workload, over, 100*conf, 100*r.Power)
+}
+
+// layoutFootnote says what the layout columns of a reshuffled
+// calibration mean.
+func layoutFootnote(r *compare.Noise) string {
+	return fmt.Sprintf("With clusters re-created every %s, paired sd is the noise within one layout and layout sd the spread of the A/A difference between re-created cluster pairs. "+
+		"Same cluster: what an A/B run needs when its targets share one server (settings that can be set per session), where no layout differs; "+
+		"separate clusters: what it needs on servers of their own re-created every %s, rounds (layouts), the layout spread included.",
+		prose.Count(r.Reshuffle, "round"), prose.Count(r.Reshuffle, "round"))
+}
+
+func layoutSDText(n stats.Noise) string {
+	if math.IsNaN(n.BetweenSD) {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f%%", 100*n.BetweenSD)
+}
+
+// layoutRounds is the rounds and layouts an A/B run on separate clusters
+// needs: "16 (8 layouts)".
+func layoutRounds(layouts, perLayout int) string {
+	if layouts <= 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%d (%s)", layouts*perLayout, prose.Count(layouts, "layout"))
 }
 
 // noiseFootnote says what the paired sd column means.

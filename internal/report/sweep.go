@@ -236,6 +236,12 @@ func StepLine(s result.Step) string {
 	if sum.ClientCPU.PerTxnUS > 0 {
 		line += fmt.Sprintf(", client cpu %.1f µs/txn", sum.ClientCPU.PerTxnUS)
 	}
+	if in := instructions(s); in != nil {
+		line += fmt.Sprintf(", %.0f instr/txn counted", in.PerTxn)
+	}
+	if steal, ok := StealShare(s); ok && steal >= loudSteal {
+		line += fmt.Sprintf(", steal %.1f%%", 100*steal)
+	}
 	if !s.Complete {
 		line += " [incomplete: " + s.Reason + "]"
 	}
@@ -381,4 +387,29 @@ func duringBefore(s result.Step) string {
 		return "-"
 	}
 	return strings.Join(parts, ", ")
+}
+
+// loudSteal is the steal time, as a share of the machine, from which a
+// step's line says how much of it the hypervisor gave to other guests.
+const loudSteal = 0.001
+
+// StealShare is the machine's steal time during the step, as a share of
+// its time on every CPU: from the process probe with whole-step turns,
+// from the slice meter in slices; false when neither measured it.
+func StealShare(s result.Step) (float64, bool) {
+	if s.Probes != nil && s.Probes.Process != nil && s.Probes.Process.Host.BusyShare > 0 {
+		return s.Probes.Process.Host.StealShare, true
+	}
+	if s.Costs != nil {
+		return s.Costs.HostStealShare, true
+	}
+	return 0, false
+}
+
+// instructions are the step's counted instructions, nil when none were.
+func instructions(s result.Step) *result.Instructions {
+	if s.Probes == nil || s.Probes.Instructions == nil || s.Probes.Instructions.Transactions <= 0 {
+		return nil
+	}
+	return s.Probes.Instructions
 }

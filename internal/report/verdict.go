@@ -28,17 +28,22 @@ type Verdict struct {
 	// Passed is true when no measure of any candidate is outside bounds.
 	Passed bool `json:"passed"`
 	// Complete is false when rounds or steps are missing; Reason says why.
-	Complete   bool               `json:"complete"`
-	Reason     string             `json:"incomplete_reason,omitempty"`
-	Headline   string             `json:"headline"`
-	Baseline   string             `json:"baseline"`
-	Workload   string             `json:"workload"`
-	Method     string             `json:"method"` // "paired" or "unpaired"
-	Test       string             `json:"test"`
-	Confidence float64            `json:"confidence"`
-	Rounds     int                `json:"rounds,omitempty"`
-	Planned    int                `json:"rounds_planned,omitempty"`
-	SliceS     float64            `json:"slice_s,omitempty"` // the slices of a run in slices; absent for whole-step turns
+	Complete   bool    `json:"complete"`
+	Reason     string  `json:"incomplete_reason,omitempty"`
+	Headline   string  `json:"headline"`
+	Baseline   string  `json:"baseline"`
+	Workload   string  `json:"workload"`
+	Method     string  `json:"method"` // "paired" or "unpaired"
+	Test       string  `json:"test"`
+	Confidence float64 `json:"confidence"`
+	Rounds     int     `json:"rounds,omitempty"`
+	Planned    int     `json:"rounds_planned,omitempty"`
+	SliceS     float64 `json:"slice_s,omitempty"` // the slices of a run in slices; absent for whole-step turns
+	// Layouts, for a run whose clusters were re-created every Reshuffle
+	// rounds, is the number of cluster layouts the intervals rest on (each
+	// measure's n is then its layouts).
+	Layouts    int                `json:"layouts,omitempty"`
+	Reshuffle  int                `json:"reshuffle,omitempty"`
 	Candidates []VerdictCandidate `json:"candidates"`
 	// SuiteWhy, in a suite's verdict, is each candidate's differential
 	// diagnosis per cell where some step changed significantly.
@@ -130,7 +135,7 @@ type VerdictMeasure struct {
 	Step      string   `json:"step"`
 	Unit      string   `json:"unit"`
 	Direction string   `json:"direction"`
-	N         int      `json:"n"`               // rounds (paired) or candidate values (unpaired) used
+	N         int      `json:"n"`               // rounds (paired; layouts when reshuffled) or candidate values (unpaired) used
 	Baseline  *float64 `json:"baseline_median"` // median of the baseline's values
 	Candidate *float64 `json:"candidate_median"`
 	Change    *float64 `json:"change"`
@@ -155,10 +160,14 @@ type VerdictMeasure struct {
 func NewVerdict(r *compare.Comparison) *Verdict {
 	v := &Verdict{Schema: VerdictSchema, Version: VerdictVersion, Passed: r.Passed(), Complete: r.Incomplete == "",
 		Reason: r.Incomplete, Headline: r.Headline(), Baseline: r.Baseline, Workload: r.Workload,
-		Method: r.Method.String(), Rounds: r.Rounds, Planned: r.RoundsPlanned, SliceS: r.SliceS, Notes: r.Notes}
+		Method: r.Method.String(), Rounds: r.Rounds, Planned: r.RoundsPlanned, SliceS: r.SliceS, Notes: r.Notes,
+		Layouts: r.Layouts, Reshuffle: r.Reshuffle}
 	v.Test = stats.UnpairedTest
 	if r.Method == stats.Paired {
 		v.Test = stats.PairedTest
+	}
+	if r.Layouts > 0 {
+		v.Test = stats.LayoutTest
 	}
 	for ci, vd := range r.Verdicts {
 		v.Confidence = 1 - vd.Alpha

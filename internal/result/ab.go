@@ -32,6 +32,15 @@ type AB struct {
 	// step's intervals are then that target's slices.
 	SliceS       float64 `json:"slice_s,omitempty"`
 	SliceSettleS float64 `json:"slice_settle_s,omitempty"`
+	// Reshuffle, when set, says the run re-created its ephemeral clusters
+	// (new data directories, shared memory, sockets or ports; the data
+	// made again) every Reshuffle rounds, so that the layout of each pair
+	// of clusters is drawn anew; rounds are then compared per layout.
+	// Layouts holds each layout and the rounds that ran on it: one for
+	// every round when the run was not reshuffled (absent in files
+	// written before pgscale recorded layouts).
+	Reshuffle int      `json:"reshuffle,omitempty"`
+	Layouts   []Layout `json:"layouts,omitempty"`
 	// Calibration marks an A/A run of the baseline against itself, made to
 	// size the noise (pgscale ab --calibrate).
 	Calibration bool `json:"calibration,omitempty"`
@@ -51,6 +60,34 @@ type ABTarget struct {
 	Spec string `json:"spec"`
 	// File is the base name of the target's result file.
 	File string `json:"file"`
+}
+
+// Layout is one set of clusters of a reshuffled A/B run.
+type Layout struct {
+	// Layout numbers it from 1, in the order run.
+	Layout int `json:"layout"`
+	// Rounds are the rounds that ran on it.
+	Rounds []int `json:"rounds"`
+	// SetupS is how long making it took: stopping the previous clusters,
+	// starting these and giving them the data (0 for the first layout,
+	// made before the run began).
+	SetupS float64 `json:"setup_s,omitempty"`
+	// Servers describe where each target's clients connected in this
+	// layout (host, port, user, database).
+	Servers map[string]string `json:"servers"`
+}
+
+// LayoutOf returns the layout round ran on, or 0 when the run was not
+// reshuffled or the round is in no layout.
+func (a *AB) LayoutOf(round int) int {
+	for _, l := range a.Layouts {
+		for _, r := range l.Rounds {
+			if r == round {
+				return l.Layout
+			}
+		}
+	}
+	return 0
 }
 
 // validate checks an A/B block against the file holding it.
@@ -84,6 +121,25 @@ func (a *AB) validate(f *File) []error {
 	for i, s := range f.Steps {
 		if s.Round < 1 || s.Round > len(a.Order) {
 			bad("step %d: round %d, but %d rounds were started", i, s.Round, len(a.Order))
+		}
+	}
+	if a.Reshuffle > 0 && len(a.Layouts) == 0 {
+		bad("reshuffle %d without layouts", a.Reshuffle)
+	}
+	if len(a.Layouts) > 0 {
+		seen := map[int]int{}
+		for _, l := range a.Layouts {
+			for _, r := range l.Rounds {
+				if r < 1 || r > len(a.Order) || seen[r] > 0 {
+					bad("layout %d: round %d is not a round started, or in two layouts", l.Layout, r)
+				}
+				seen[r] = l.Layout
+			}
+		}
+		for r := 1; r <= len(a.Order); r++ {
+			if seen[r] == 0 {
+				bad("round %d is in no layout", r)
+			}
 		}
 	}
 	return errs

@@ -7,15 +7,18 @@ package result
 type Probes struct {
 	// ElapsedS is the probes' own window: from the start of the step's
 	// measured window to the moment the probes stopped.
-	ElapsedS    float64            `json:"elapsed_s"`
-	Process     *ProcessStats      `json:"process,omitempty"`
-	Counters    *Counters          `json:"counters,omitempty"`
-	Waits       *Waits             `json:"waits,omitempty"`
-	Locks       *Locks             `json:"locks,omitempty"`
-	Statements  *Statements        `json:"statements,omitempty"`
-	Profile     *Profile           `json:"profile,omitempty"`
-	Costs       []ProbeCost        `json:"costs,omitempty"`       // what each probe cost
-	Unavailable []ProbeUnavailable `json:"unavailable,omitempty"` // probes asked for that could not run
+	ElapsedS   float64       `json:"elapsed_s"`
+	Process    *ProcessStats `json:"process,omitempty"`
+	Counters   *Counters     `json:"counters,omitempty"`
+	Waits      *Waits        `json:"waits,omitempty"`
+	Locks      *Locks        `json:"locks,omitempty"`
+	Statements *Statements   `json:"statements,omitempty"`
+	Profile    *Profile      `json:"profile,omitempty"`
+	// Instructions are the server's instructions counted under Valgrind
+	// (--count instructions).
+	Instructions *Instructions      `json:"instructions,omitempty"`
+	Costs        []ProbeCost        `json:"costs,omitempty"`       // what each probe cost
+	Unavailable  []ProbeUnavailable `json:"unavailable,omitempty"` // probes asked for that could not run
 }
 
 // ProbeUnavailable names a probe that was asked for but could not run.
@@ -190,6 +193,47 @@ type Profile struct {
 	File    string        `json:"file"`
 	Samples int64         `json:"samples"`
 	Top     []ProfileFunc `json:"top,omitempty"` // by self samples, descending
+	// Unit is what Samples, Self and Total count: empty for perf's
+	// samples, "instructions" for a profile of the instructions counted
+	// under Valgrind.
+	Unit string `json:"unit,omitempty"`
+}
+
+// Instructions are the instructions the server's processes executed in
+// the step's measured window, counted under Valgrind's callgrind. The
+// window's edges fall between transactions, so every instruction counted
+// belongs to one of the Transactions counted. Valgrind sees user space
+// only: kernel instructions are not counted, the system calls made are.
+type Instructions struct {
+	Tool         string `json:"tool"`         // "callgrind"
+	Transactions int64  `json:"transactions"` // the window's, every one counted
+	// ClientBackends are the client backends' instructions, PerTxn them
+	// per transaction (the instr/txn measure), ClientSyscalls their
+	// system calls.
+	ClientBackends uint64  `json:"client_backends"`
+	PerTxn         float64 `json:"per_txn"`
+	ClientSyscalls uint64  `json:"client_syscalls"`
+	// ByKind are the counts per backend type (pg_stat_activity's), the
+	// background processes included: they work to the clock, not per
+	// transaction.
+	ByKind []InstructionGroup `json:"by_kind"`
+	// NotCounted are processes that could not be counted, and why;
+	// StartedInWindow counts those that started during the window (not
+	// counted).
+	NotCounted      []string `json:"not_counted,omitempty"`
+	StartedInWindow int      `json:"started_in_window,omitempty"`
+	// Kernel says what of the kernel's part is counted.
+	Kernel string `json:"kernel"`
+	// Without names what the client backends' counts leave out.
+	Without string `json:"without,omitempty"`
+}
+
+// InstructionGroup is one backend type's instructions.
+type InstructionGroup struct {
+	Kind         string `json:"kind"`
+	Processes    int    `json:"processes"`
+	Instructions uint64 `json:"instructions"`
+	Syscalls     uint64 `json:"syscalls"`
 }
 
 // ProfileFunc is one function's share of the profile.

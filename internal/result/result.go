@@ -62,10 +62,26 @@ type Target struct {
 	Settings      map[string]string `json:"settings"`            // every setting whose source is not the default
 	Preloaded     []string          `json:"preloaded,omitempty"` // shared_preload_libraries
 	Tmpfs         bool              `json:"tmpfs,omitempty"`     // ephemeral: data directory in memory
+	// SameServerAs names, in an A/B run, the target whose server this
+	// one's clients connected to, with SessionSettings set on every
+	// connection: a same-cluster settings target, whose settings can all
+	// be set per session. Empty for a target with a server of its own.
+	SameServerAs    string            `json:"same_server_as,omitempty"`
+	SessionSettings map[string]string `json:"session_settings,omitempty"`
 	// Pooler is the pooler pgscale started in front of the server (kind
 	// "pgbouncer"): the clients connected to it (Description), while
 	// ServerVersion, Settings, BinDir and the probes are the server's.
 	Pooler *Pooler `json:"pooler,omitempty"`
+	// Valgrind is the instruction counter the server ran under (--count
+	// instructions); absent otherwise.
+	Valgrind *Valgrind `json:"valgrind,omitempty"`
+}
+
+// Valgrind is the tool that counted the server's instructions.
+type Valgrind struct {
+	Version string   `json:"version"` // "valgrind-3.19.0"
+	Options []string `json:"options"` // valgrind's options, DIR for the cluster's directory
+	ASLR    string   `json:"aslr"`    // whether address-space randomisation was on, and why
 }
 
 // Pooler is a connection pooler pgscale started in front of a server.
@@ -166,6 +182,12 @@ type Costs struct {
 	// PoolerCPUS is the on-CPU time of a pooler's processes; absent
 	// without one.
 	PoolerCPUS *float64 `json:"pooler_cpu_s,omitempty"`
+	// HostStealShare is the machine's steal time over the same slices
+	// (/proc/stat), as a share of their time on every CPU: time the
+	// hypervisor gave other guests while this one wanted to run. The
+	// server's CPU above leaves it out (the kernel charges a task only
+	// what it ran); it says how loud the neighbours were.
+	HostStealShare float64 `json:"host_steal_share,omitempty"`
 }
 
 // Summary is a step's headline figures.

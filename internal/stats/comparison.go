@@ -61,6 +61,11 @@ type Comparison struct {
 	Test string
 	// PairedDetail holds the pieces of a Paired comparison; nil otherwise.
 	PairedDetail *PairedDetail
+	// LayoutDetail holds, for a comparison over cluster layouts
+	// (CompareLayouts), the layouts and the spread within and between
+	// them; PairedDetail then describes the per-layout means. Nil
+	// otherwise.
+	LayoutDetail *LayoutDetail
 	// UnpairedDetail holds the pieces of an Independent comparison; nil
 	// otherwise.
 	UnpairedDetail *UnpairedDetail

@@ -20,6 +20,9 @@ func TestFormatChange(t *testing.T) {
 		// bottom; ± takes the larger so the range covers the interval.
 		{0.10, 0.05, 0.20, "+10.0% ± 10.0%"},
 		{0, 0, 0, "+0.0% ± 0.0%"},
+		// Counted instructions move by hundredths of a percent.
+		{0.00012, 0.00008, 0.00016, "+0.012% ± 0.004%"},
+		{-0.011, -0.0112, -0.0108, "-1.100% ± 0.020%"},
 		{0.01, -inf, inf, "+1.0% ± ∞"},
 		{math.NaN(), -inf, inf, "?"},
 	}

@@ -27,6 +27,20 @@ type Noise struct {
 	Rounds2, Rounds5 int
 	// Power is the power they were sized for.
 	Power float64
+	// Layouts counts the cluster layouts of an A/A run whose clusters were
+	// re-created every PerLayout rounds (NoiseLayouts); 0 otherwise, and
+	// then the fields below are unset. SDLog is then the noise within a
+	// layout, and Rounds2 and Rounds5 what an A/B run on one cluster needs.
+	Layouts, PerLayout int
+	// BetweenSD is the spread of the A/A difference between re-created
+	// cluster pairs (LayoutDetail.BetweenSD); LayoutSD the standard
+	// deviation of the per-layout mean log ratios, both parts together.
+	BetweenSD, LayoutSD float64
+	// Layouts2 and Layouts5 are the layouts an A/B run on separate
+	// clusters re-created every PerLayout rounds needs to detect a 2 % and
+	// a 5 % change, the layout spread included; it runs PerLayout times as
+	// many rounds. 0 when unknown.
+	Layouts2, Layouts5 int
 }
 
 // NoiseAA measures the noise of a measure from an A/A run, where base and

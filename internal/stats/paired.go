@@ -53,13 +53,20 @@ type PairedDetail struct {
 // with a warning; so are the extra rounds when the slices differ in length.
 // The inputs are not modified.
 func ComparePaired(m Measure, base, cand []float64, opt Options) Comparison {
+	return comparePaired(m, base, cand, opt, "round")
+}
+
+// comparePaired is ComparePaired over values paired by unit: "round", or
+// "layout" for the per-layout means of CompareLayouts, as the warnings
+// name them.
+func comparePaired(m Measure, base, cand []float64, opt Options, unit string) Comparison {
 	conf, warns := opt.confidence()
 	c := newComparison(m, Paired, conf, PairedTest)
 	alpha := 1 - conf
 
 	n := min(len(base), len(cand))
 	if len(base) != len(cand) {
-		warns = append(warns, warnf(LeftOut, "%s: baseline has %d rounds and candidate %d; only the first %d are paired", m.Key(), len(base), len(cand), n))
+		warns = append(warns, warnf(LeftOut, "%s: baseline has %d %ss and candidate %d; only the first %d are paired", m.Key(), len(base), unit, len(cand), n))
 	}
 	var bs, cs, logs, ratios []float64
 	var out []int
@@ -74,12 +81,12 @@ func ComparePaired(m Measure, base, cand []float64, opt Options) Comparison {
 		ratios = append(ratios, x/b)
 	}
 	if len(out) > 0 {
-		warns = append(warns, warnf(LeftOut, "%s: rounds %v left out: a value is zero, negative or not finite", m.Key(), out))
+		warns = append(warns, warnf(LeftOut, "%s: %ss %v left out: a value is zero, negative or not finite", m.Key(), unit, out))
 	}
 	c.N1, c.N2 = len(logs), len(logs)
 	c.Warnings = warns
 	if len(logs) == 0 {
-		c.Warnings = append(c.Warnings, warnf(TooFew, "%s: no usable rounds", m.Key()))
+		c.Warnings = append(c.Warnings, warnf(TooFew, "%s: no usable %ss", m.Key(), unit))
 		return c
 	}
 
@@ -97,14 +104,14 @@ func ComparePaired(m Measure, base, cand []float64, opt Options) Comparison {
 	d.Median, d.MedianLo, d.MedianHi, d.MedianConfidence = med.Center-1, med.Lo-1, med.Hi-1, med.Confidence
 
 	if len(logs) == 1 {
-		c.Warnings = append(c.Warnings, warnf(TooFew, "%s: 1 round: no interval and no test", m.Key()))
+		c.Warnings = append(c.Warnings, warnf(TooFew, "%s: 1 %s: no interval and no test", m.Key(), unit))
 		return c
 	}
 	d.SDLog = stats.StdDev(logs)
 	if d.SDLog == 0 {
 		// Every round gave the same ratio: there is no spread to
 		// estimate the uncertainty from.
-		c.Warnings = append(c.Warnings, warnf(NoVariation, "%s: all %d rounds gave the same ratio %.6g; the interval has no width", m.Key(), len(logs), ratios[0]))
+		c.Warnings = append(c.Warnings, warnf(NoVariation, "%s: all %d %ss gave the same ratio %.6g; the interval has no width", m.Key(), len(logs), unit, ratios[0]))
 		c.Lo, c.Hi, d.TLo, d.THi = c.Change, c.Change, c.Change, c.Change
 		if mean == 0 {
 			c.P = 1
@@ -124,7 +131,7 @@ func ComparePaired(m Measure, base, cand []float64, opt Options) Comparison {
 
 	c.Lo, c.Hi, d.Wider = d.TLo, d.THi, "t"
 	if math.IsInf(d.MedianLo, 0) || math.IsInf(d.MedianHi, 0) {
-		c.Warnings = append(c.Warnings, warnf(TooFew, "%s: %d rounds are too few for the distribution-free cross-check (%v); the interval is the t interval alone", m.Key(), len(logs), joinErrs(med.Warnings)))
+		c.Warnings = append(c.Warnings, warnf(TooFew, "%s: %d %ss are too few for the distribution-free cross-check (%v); the interval is the t interval alone", m.Key(), len(logs), unit, joinErrs(med.Warnings)))
 	} else {
 		if d.MedianHi-d.MedianLo > d.THi-d.TLo {
 			d.Wider = "median"
@@ -135,7 +142,7 @@ func ComparePaired(m Measure, base, cand []float64, opt Options) Comparison {
 	sr, err := SignedRank(logs)
 	d.SignedRank = sr
 	if err == nil && signedRankCanReject(sr.N, alpha) && (c.P <= alpha) != (sr.P <= alpha) {
-		c.Warnings = append(c.Warnings, warnf(Disagree, "%s: the t-test (p=%.3g) and the signed-rank test (p=%.3g) disagree at alpha %.3g; the log ratios may not be normal (an outlier round?)", m.Key(), c.P, sr.P, alpha))
+		c.Warnings = append(c.Warnings, warnf(Disagree, "%s: the t-test (p=%.3g) and the signed-rank test (p=%.3g) disagree at alpha %.3g; the log ratios may not be normal (an outlier %s?)", m.Key(), c.P, sr.P, alpha, unit))
 	}
 	return c
 }

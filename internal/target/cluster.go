@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
@@ -31,6 +32,9 @@ type Options struct {
 	StartTimeout   time.Duration // default 60 s
 	HBA            []string      // extra pg_hba.conf lines placed before the defaults
 	NoPreload      bool          // do not preload pg_stat_statements / pg_wait_sampling
+	// Valgrind, when set, runs the server under Valgrind's callgrind, with
+	// instrumentation off until turned on (Cluster.Callgrind).
+	Valgrind *Valgrind
 	// Detach lets the server outlive pgscale (--keep). Otherwise the kernel
 	// stops it if pgscale dies without cleaning up.
 	Detach bool
@@ -96,7 +100,7 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 	if opts.Tmpfs {
 		parent = "/dev/shm"
 	}
-	dir, err := os.MkdirTemp(parent, "pgscale-")
+	dir, err := mkdirTemp(parent)
 	if err != nil {
 		return nil, fmt.Errorf("create cluster directory: %w", err)
 	}
@@ -133,6 +137,22 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 			return c, err
 		}
 		c.setPort()
+	}
+}
+
+// mkdirTemp creates a new directory in parent named pgscale- and ten
+// random digits: every cluster's paths have the same length, so that two
+// servers started alike lay out their memory alike (argv and the paths
+// in it sit on the initial stack, and a few bytes shift every stack
+// address after them) — what two servers whose instructions are counted
+// must do to count the same.
+func mkdirTemp(parent string) (string, error) {
+	for try := 0; ; try++ {
+		dir := filepath.Join(parent, fmt.Sprintf("pgscale-%010d", rand.Uint32()))
+		err := os.Mkdir(dir, 0o700)
+		if err == nil || !os.IsExist(err) || try == 100 {
+			return dir, err
+		}
 	}
 }
 
@@ -247,6 +267,20 @@ func (c *Cluster) start(ctx context.Context) error {
 	}
 	defer logf.Close()
 	cmd := c.command("postgres", "-D", c.DataDir)
+	if v := c.opts.Valgrind; v != nil {
+		cmd.Path, cmd.Args = v.command(c.Dir, cmd.Path, "-D", c.DataDir)
+		cmd.Args = append([]string{cmd.Path}, cmd.Args...)
+		cmd.Env = valgrindEnv()
+	} else {
+		// An environment of random size moves the initial stack of the server
+		// and of every backend it forks, which changes how their frames fall
+		// on cache lines and pages (Mytkowicz et al., "Producing wrong data
+		// without doing anything obviously wrong"): each start draws one, so
+		// that a cluster re-created for a new layout does not keep that part
+		// of its placement. (Under Valgrind the environment is fixed
+		// instead: an instruction count must not move with it.)
+		cmd.Env = append(cmd.Env, "PGSCALE_LAYOUT="+strings.Repeat("x", rand.IntN(4096)))
+	}
 	cmd.Stdout, cmd.Stderr = logf, logf
 	// If pgscale dies without cleaning up, the kernel tells the postmaster to
 	// shut down immediately.
@@ -392,6 +426,20 @@ func (c *Cluster) reclaimShm() {
 	c.mu.Lock()
 	c.stopped = true
 	c.mu.Unlock()
+}
+
+// resize makes room for maxConnections client connections: pgscale's
+// defaults are written again for that many, and the server restarted when
+// its max_connections changed.
+func (c *Cluster) resize(ctx context.Context, maxConnections int) error {
+	old := settingValue(c.Settings, "max_connections")
+	c.opts.MaxConnections = maxConnections
+	c.Settings = append(DefaultSettings(c.opts.DataSizeHint, maxConnections, c.Preloaded), c.opts.Settings...)
+	c.setPort()
+	if settingValue(c.Settings, "max_connections") == old {
+		return nil
+	}
+	return c.Restart(ctx)
 }
 
 // Restart stops the server (fast shutdown) and starts it again on the same

@@ -22,6 +22,13 @@ type ClusterOptions struct {
 	// Settings are name=value server settings, applied after pgscale's
 	// defaults and before a target's own.
 	Settings []string
+	// Valgrind, when set, runs every ephemeral server under Valgrind's
+	// callgrind with CountingSettings (--count instructions).
+	Valgrind *Valgrind
+	// Separate gives every settings target of OpenAll a cluster of its
+	// own (--separate-clusters), even when all its settings could be set
+	// per session on the baseline's.
+	Separate bool
 }
 
 // Check finds, before anything starts, what cannot work: an ephemeral
@@ -41,6 +48,13 @@ func (o ClusterOptions) Check(specs []Spec) error {
 	for _, s := range o.Settings {
 		if _, err := ParseSetting(s); err != nil {
 			return usage.Errorf("--set: %v", err)
+		}
+	}
+	if o.Valgrind != nil {
+		for _, s := range specs {
+			if s.Kind == DSN || s.Kind == Pooled {
+				return usage.Errorf("--count instructions runs the server under Valgrind, so it needs ephemeral targets (settings: or bin:), not %s", s)
+			}
 		}
 	}
 	return nil
@@ -67,8 +81,11 @@ type Server struct {
 	// Pooler is a pgbouncer target's pooler, in front of Fronts; nil for
 	// other targets.
 	Pooler *PgBouncer
-	// Fronts is the server behind Pooler: another target's, or one of its
-	// own (run --pooler) that Close stops with the pooler.
+	// Fronts is the server behind this target: for a pooler the server
+	// it fronts (another target's, or one of its own, run --pooler, that
+	// Close stops with the pooler); for a same-cluster settings target
+	// the baseline's server, which its clients reach with their session
+	// settings (Info.SessionSettings) in Config. Nil otherwise.
 	Fronts *Server
 	// Info is what the result file says of the target; RecordInfo adds
 	// the server's version and settings.
@@ -76,6 +93,20 @@ type Server struct {
 	keep      bool
 	log       func(string)
 	ownsFront bool
+	// session are a same-cluster target's session settings.
+	session []Setting
+	// how is how the server was started, for Renew: nil for a dsn server
+	// and a same-cluster target.
+	how *startPlan
+}
+
+// startPlan is how an ephemeral cluster or a pooler was started.
+type startPlan struct {
+	spec  Spec
+	bin   string
+	opt   ClusterOptions
+	needs Needs
+	pp    *poolerPlan // a pooler's
 }
 
 // Open opens the target spec names: for a DSN target it only parses the
@@ -154,15 +185,29 @@ func OpenAll(ctx context.Context, specs []Spec, opt ClusterOptions, needs Needs,
 			bins[i] = bin
 		}
 	}
+	// A settings target may run on the baseline's cluster (DecideSharing,
+	// from its pg_settings): those wait until the baseline is up.
+	fronted := map[string]bool{}
+	for _, s := range specs {
+		if s.Kind == Pooled {
+			fronted[s.Of] = true
+		}
+	}
+	mayShare := func(i int) bool {
+		return i > 0 && !opt.Separate && specs[0].Kind == Settings && specs[i].Kind == Settings && !fronted[specs[i].Name]
+	}
 	servers := make([]*Server, len(specs))
 	errs := make([]error, len(specs))
 	var wg sync.WaitGroup
-	for i, s := range specs {
-		switch {
-		case s.Kind == Pooled:
-		case !s.Ephemeral():
-			servers[i], errs[i] = openDSN(s, log)
-		default:
+	start := func(which func(int) bool) {
+		for i, s := range specs {
+			if s.Kind == Pooled || !which(i) {
+				continue
+			}
+			if !s.Ephemeral() {
+				servers[i], errs[i] = openDSN(s, log)
+				continue
+			}
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
@@ -171,7 +216,26 @@ func OpenAll(ctx context.Context, specs []Spec, opt ClusterOptions, needs Needs,
 				servers[i], errs[i] = startCluster(ctx, s, bins[i], opt, n, log)
 			}()
 		}
+		wg.Wait()
 	}
+	start(func(i int) bool { return !mayShare(i) })
+	separate := map[int]bool{}
+	for i := range specs {
+		if mayShare(i) && FirstError(errs) == nil {
+			separate[i] = true
+		}
+	}
+	if len(separate) > 0 {
+		shared, err := shareBaseline(ctx, servers[0], specs, separate, opt, needs, extra[0], log)
+		if err != nil {
+			return servers, err
+		}
+		for i, srv := range shared {
+			servers[i] = srv
+			delete(separate, i)
+		}
+	}
+	start(func(i int) bool { return separate[i] })
 	wg.Wait()
 	for i, s := range specs {
 		if s.Kind != Pooled || FirstError(errs) != nil {
@@ -235,10 +299,82 @@ func openDSN(spec Spec, log func(string)) (*Server, error) {
 	return &Server{Config: cfg, log: log, Info: result.Target{Kind: "dsn", Name: spec.Name, Description: Describe(cfg)}}, nil
 }
 
+// clusterConnections is the client connections an ephemeral cluster is
+// sized for (max_connections, DefaultSettings) to meet needs.
+func clusterConnections(needs Needs) int { return needs.Connections + 10 }
+
+// shareBaseline decides, from the baseline's pg_settings, which of the
+// settings targets in maybe run on its cluster, says so, makes room in
+// the cluster for their connections (restarting it when max_connections
+// grows), and returns those targets' servers by index.
+func shareBaseline(ctx context.Context, base *Server, specs []Spec, maybe map[int]bool, opt ClusterOptions, needs Needs, extra int,
+	log func(string)) (map[int]*Server, error) {
+	var names []string
+	for _, s := range specs {
+		if s.Kind == Settings {
+			for _, st := range s.Settings {
+				names = append(names, st.Name)
+			}
+		}
+	}
+	conn, err := base.Connect(ctx)
+	if err != nil {
+		return nil, named(specs[0], err)
+	}
+	info, err := SettingContexts(ctx, conn, names)
+	conn.Close(context.Background())
+	if err != nil {
+		return nil, named(specs[0], err)
+	}
+	common, err := commonSettings(opt, base.Cluster)
+	if err != nil {
+		return nil, err
+	}
+	out := map[int]*Server{}
+	for i, s := range specs {
+		if !maybe[i] {
+			continue
+		}
+		sh := DecideSharing(specs[0], s, common, info)
+		log(sessionNotice(s, specs[0].Name, sh))
+		if sh.Share {
+			out[i] = openSession(s, base, sh.Session, log)
+		}
+	}
+	if len(out) == 0 {
+		return out, nil
+	}
+	n := needs
+	n.Connections += extra + len(out)*needs.Connections
+	base.how.needs = n
+	if err := base.Cluster.resize(ctx, clusterConnections(n)); err != nil {
+		return nil, named(specs[0], fmt.Errorf("ephemeral cluster: %w", err))
+	}
+	return out, nil
+}
+
+// commonSettings are the settings every ephemeral cluster of a run gets
+// before its own: pgscale's defaults as c (the baseline's) got them, then
+// --set.
+func commonSettings(opt ClusterOptions, c *Cluster) ([]Setting, error) {
+	out := DefaultSettings(c.opts.DataSizeHint, c.opts.MaxConnections, c.Preloaded)
+	for _, s := range opt.Settings {
+		st, err := ParseSetting(s)
+		if err != nil {
+			return nil, usage.Errorf("--set: %v", err)
+		}
+		out = append(out, st)
+	}
+	return out, nil
+}
+
 // startCluster starts an ephemeral cluster from the binaries in bin, with
 // the --set settings and then the spec's own, sized for needs.
 func startCluster(ctx context.Context, spec Spec, bin string, opt ClusterOptions, needs Needs, log func(string)) (*Server, error) {
 	var settings []Setting
+	if opt.Valgrind != nil {
+		settings = CountingSettings()
+	}
 	for _, s := range opt.Settings {
 		st, err := ParseSetting(s)
 		if err != nil {
@@ -249,7 +385,7 @@ func startCluster(ctx context.Context, spec Spec, bin string, opt ClusterOptions
 	settings = append(settings, spec.Settings...)
 	log(fmt.Sprintf("starting an ephemeral PostgreSQL cluster from %s...", bin))
 	c, err := Start(ctx, Options{BinDir: bin, Tmpfs: opt.Tmpfs, TCP: opt.TCP, Settings: settings, OSUser: opt.OSUser,
-		DataSizeHint: needs.DataBytes, MaxConnections: needs.Connections + 10, Detach: opt.Keep})
+		DataSizeHint: needs.DataBytes, MaxConnections: needs.Connections + 10, Detach: opt.Keep, Valgrind: opt.Valgrind})
 	if err != nil {
 		if c != nil {
 			c.Stop()
@@ -265,9 +401,14 @@ func startCluster(ctx context.Context, spec Spec, bin string, opt ClusterOptions
 		c.Stop()
 		return nil, err
 	}
-	return &Server{Config: cfg, Cluster: c, keep: opt.Keep, log: log, Info: result.Target{
-		Kind: "ephemeral", Name: spec.Name, Description: Describe(cfg), BinDir: bin, Preloaded: c.Preloaded, Tmpfs: opt.Tmpfs,
-	}}, nil
+	srv := &Server{Config: cfg, Cluster: c, keep: opt.Keep, log: log, how: &startPlan{spec: spec, bin: bin, opt: opt, needs: needs},
+		Info: result.Target{
+			Kind: "ephemeral", Name: spec.Name, Description: Describe(cfg), BinDir: bin, Preloaded: c.Preloaded, Tmpfs: opt.Tmpfs,
+		}}
+	if opt.Valgrind != nil {
+		srv.Info.Valgrind = opt.Valgrind.info()
+	}
+	return srv, nil
 }
 
 // Ephemeral reports whether this process started the server (for a pooler:
@@ -299,9 +440,14 @@ func (s *Server) Connect(ctx context.Context) (*pgconn.PgConn, error) {
 }
 
 // RecordInfo adds the server's version and non-default settings to Info,
-// when the server tells them (for a pooler: the server it fronts).
+// when the server tells them (for a pooler: the server it fronts; for a
+// same-cluster target: as its sessions see them).
 func (s *Server) RecordInfo(ctx context.Context) {
-	conn, err := s.Origin().Connect(ctx)
+	src := s
+	if s.Pooler != nil {
+		src = s.Origin()
+	}
+	conn, err := src.Connect(ctx)
 	if err != nil {
 		return
 	}

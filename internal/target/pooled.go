@@ -166,7 +166,7 @@ func startPooled(ctx context.Context, spec Spec, pp *poolerPlan, front *Server, 
 		settings[s.Name] = s.Value
 	}
 	fi := front.Info
-	return &Server{Config: cfg, Pooler: pb, Fronts: front, log: log, Info: result.Target{
+	return &Server{Config: cfg, Pooler: pb, Fronts: front, log: log, how: &startPlan{spec: spec, opt: opt, pp: pp}, Info: result.Target{
 		Kind: "pgbouncer", Name: spec.Name, Description: Describe(cfg), BinDir: fi.BinDir, Preloaded: fi.Preloaded, Tmpfs: fi.Tmpfs,
 		Pooler: &result.Pooler{Program: "pgbouncer", Version: pb.Version, Settings: settings, Server: fi.Description,
 			ServerKind: fi.Kind, Of: spec.Of},

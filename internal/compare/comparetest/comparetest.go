@@ -65,6 +65,25 @@ func Files(t testing.TB, sides []Side, clients []int, rounds int) []compare.Inpu
 	return out
 }
 
+// Layouts puts the rounds of files from Files on cluster layouts of per
+// rounds each, as an A/B run records them: with reshuffled, a run that
+// re-created its clusters every per rounds; without, one that recorded
+// its layouts but kept its clusters (give per = rounds).
+func Layouts(inputs []compare.Input, rounds, per int, reshuffled bool) {
+	ab := inputs[0].File.AB // shared by the files
+	ab.Layouts = nil
+	for r := 1; r <= rounds; r++ {
+		n := (r-1)/per + 1
+		if len(ab.Layouts) < n {
+			ab.Layouts = append(ab.Layouts, result.Layout{Layout: n, Servers: map[string]string{}})
+		}
+		ab.Layouts[n-1].Rounds = append(ab.Layouts[n-1].Rounds, r)
+	}
+	if reshuffled {
+		ab.Reshuffle = per
+	}
+}
+
 // Scaled returns xs, each multiplied by the next of factors (cycling).
 func Scaled(xs []float64, factors ...float64) []float64 {
 	out := make([]float64, len(xs))

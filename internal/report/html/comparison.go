@@ -68,7 +68,11 @@ type ComparisonCell struct {
 // Noise is an A/A calibration's noise table, as internal/report words it.
 type Noise struct {
 	Headline string
-	Rows     []NoiseRow
+	// Layouts says the calibration's clusters were re-created every few
+	// rounds: the rows then say the spread between layouts and what an
+	// A/B run on separate clusters needs.
+	Layouts bool
+	Rows    []NoiseRow
 	// Footnote says what the columns mean; Notes are the warnings.
 	Footnote string
 	Notes    []string
@@ -83,6 +87,10 @@ type NoiseRow struct {
 	// Rounds2 and Rounds5 are the rounds an A/B run needs to detect a 2 %
 	// and a 5 % change; 0 when unknown.
 	Rounds2, Rounds5 int
+	// LayoutSDText, Separate2 and Separate5 are, with Noise.Layouts, the
+	// spread between layouts and the rounds (layouts) an A/B run on
+	// separate clusters needs, as the text words them.
+	LayoutSDText, Separate2, Separate5 string
 }
 
 // Matrix is a grid of changes against a baseline on a colour scale: green
@@ -153,6 +161,7 @@ type compCell struct {
 
 type noiseTable struct {
 	Headline string     `json:"headline"`
+	Layouts  bool       `json:"layouts,omitempty"`
 	Rows     []noiseRow `json:"rows"`
 	Footnote string     `json:"footnote,omitempty"`
 	Notes    []string   `json:"notes,omitempty"`
@@ -167,6 +176,9 @@ type noiseRow struct {
 	SDText     string `json:"sd_text"`
 	Rounds2    int    `json:"rounds_for_2pct,omitempty"`
 	Rounds5    int    `json:"rounds_for_5pct,omitempty"`
+	LayoutSD   string `json:"layout_sd_text,omitempty"`
+	Separate2  string `json:"separate_for_2pct,omitempty"`
+	Separate5  string `json:"separate_for_5pct,omitempty"`
 	Title      string `json:"-"`
 }
 
@@ -290,10 +302,11 @@ func matrixOf(c MatrixCell) matrixCell {
 }
 
 func pageNoise(n *Noise) *noiseTable {
-	t := &noiseTable{Headline: n.Headline, Footnote: n.Footnote, Notes: n.Notes}
+	t := &noiseTable{Headline: n.Headline, Layouts: n.Layouts, Footnote: n.Footnote, Notes: n.Notes}
 	for _, r := range n.Rows {
 		row := noiseRow{Step: r.Step, Measure: r.Measure, change: changeOf(r.Change, r.Lo, r.Hi, r.Confidence),
-			ChangeText: r.ChangeText, SDLog: numPtr(r.SDLog), SDText: r.SDText, Rounds2: r.Rounds2, Rounds5: r.Rounds5}
+			ChangeText: r.ChangeText, SDLog: numPtr(r.SDLog), SDText: r.SDText, Rounds2: r.Rounds2, Rounds5: r.Rounds5,
+			LayoutSD: r.LayoutSDText, Separate2: r.Separate2, Separate5: r.Separate5}
 		row.Title = intervalTitle(row.change)
 		t.Rows = append(t.Rows, row)
 	}

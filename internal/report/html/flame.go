@@ -65,7 +65,7 @@ func fileProfiles(fi int, nf NamedFile, label string) []profile {
 		pr := st.Probes.Profile
 		if nf.File.AB == nil {
 			out = append(out, profile{ID: fmt.Sprintf("flame-%d-%d", fi, si), Label: fmt.Sprintf("%s, step %d: %s", label, si+1, clientsWord(st.Clients)),
-				Clients: st.Clients, File: pr.File, Files: []string{pr.File}, Samples: pr.Samples})
+				Clients: st.Clients, File: pr.File, Files: []string{pr.File}, Samples: pr.Samples, Unit: pr.Unit})
 			continue
 		}
 		if !st.Complete {
@@ -75,7 +75,7 @@ func fileProfiles(fi int, nf NamedFile, label string) []profile {
 		if !ok {
 			i = len(out)
 			at[st.Clients] = i
-			out = append(out, profile{ID: fmt.Sprintf("flame-%d-c%d", fi, st.Clients), Clients: st.Clients, File: pr.File})
+			out = append(out, profile{ID: fmt.Sprintf("flame-%d-c%d", fi, st.Clients), Clients: st.Clients, File: pr.File, Unit: pr.Unit})
 		}
 		p := &out[i]
 		p.Files = append(p.Files, pr.File)

@@ -365,6 +365,9 @@ type profile struct {
 	Files   []string `json:"files,omitempty"`
 	Rounds  int      `json:"rounds,omitempty"`
 	Samples int64    `json:"samples"`
+	// Unit is what Samples count when not perf's samples: "instructions"
+	// (counted under Valgrind, --count instructions).
+	Unit string `json:"unit,omitempty"`
 	// Missing says why there is no flame graph (file not found, unreadable).
 	Missing string `json:"missing,omitempty"`
 	// SharedWith names the other steps that name the same pprof file.

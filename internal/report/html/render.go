@@ -227,9 +227,16 @@ func flameOf(p profile) flameView {
 	for _, f := range p.Frames {
 		b := flameBox{X: round2(float64(f.Start) / total * flameW), Y: float64(f.Depth) * flameRow,
 			W: round2(float64(f.Value) / total * flameW), Fill: frameColor(f)}
-		b.Title = fmt.Sprintf("%s — %s (%.1f%%)", f.Name, prose.Count(int(f.Value), "sample"), float64(f.Value)/total*100)
-		if f.Self > 0 {
-			b.Title += fmt.Sprintf(", %d on CPU in the function itself", f.Self)
+		if p.Unit != "" {
+			b.Title = fmt.Sprintf("%s — %d %s (%.2f%%)", f.Name, f.Value, p.Unit, float64(f.Value)/total*100)
+			if f.Self > 0 {
+				b.Title += fmt.Sprintf(", %d in the function itself", f.Self)
+			}
+		} else {
+			b.Title = fmt.Sprintf("%s — %s (%.1f%%)", f.Name, prose.Count(int(f.Value), "sample"), float64(f.Value)/total*100)
+			if f.Self > 0 {
+				b.Title += fmt.Sprintf(", %d on CPU in the function itself", f.Self)
+			}
 		}
 		if f.Lib != "" {
 			b.Title += " [" + f.Lib + "]"

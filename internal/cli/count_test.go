@@ -1,0 +1,129 @@
+package cli_test
+
+import (
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/pprof/profile"
+
+	"github.com/pgscale/pgscale/internal/cli"
+	"github.com/pgscale/pgscale/internal/result"
+)
+
+// Counting instructions under Valgrind, an A/A run of two identical
+// clusters: every round counts the same instructions per transaction on
+// both to within maxAASpread, and the count is the window's alone. The
+// bound is what catches a broken count: counting the client (or anything
+// timed) moves by percents from round to round here, counting the whole
+// life of a backend puts its connection set-up (InitPostgres) and exit
+// (proc_exit) into the profile, and counting the backend's wait for the
+// client moved a step's count by up to 0.4 %. The result files and the
+// comparison carry the measure, the files the tool's version and options.
+func TestCountInstructionsAA(t *testing.T) {
+	if _, err := os.Stat("/usr/bin/valgrind"); err != nil && os.Getenv("CI") == "" {
+		t.Skip("valgrind is not installed (Debian: apt-get install valgrind)")
+	}
+	const maxAASpread = 0.0005 // 0.05 %; measured here: at most 0.002 % at one client
+	dir := t.TempDir()
+	code, stdout, stderr := pgscale(t, "ab", "--target", "a=settings:", "--target", "b=settings:", "-S", "-c", "1", "-t", "200",
+		"--rounds", "3", "--count", "instructions", "--out", dir, "--verdict", filepath.Join(dir, "verdict.json"))
+	if code != cli.ExitOK {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	if !strings.Contains(stderr+stdout, "counting instructions: the servers run under Valgrind") {
+		t.Errorf("no word of what counting will cost before it started:\n%s", stderr)
+	}
+	var per [2][]float64
+	for i, name := range []string{"a", "b"} {
+		f, err := result.Read(filepath.Join(dir, name+".json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v := f.Target.Valgrind; v == nil || !strings.HasPrefix(v.Version, "valgrind-") || len(v.Options) == 0 || v.ASLR == "" {
+			t.Errorf("%s: the result file does not record the counter: %+v", name, v)
+		}
+		for _, s := range f.Steps {
+			in := s.Probes.Instructions
+			if in == nil {
+				t.Fatalf("%s round %d: no instructions counted (unavailable: %v)", name, s.Round, s.Probes.Unavailable)
+			}
+			if in.Transactions != 200 || s.Summary.Transactions != 200 {
+				t.Errorf("%s round %d: %d transactions counted, %d measured, want 200", name, s.Round, in.Transactions, s.Summary.Transactions)
+			}
+			// Select-only costs some tens of thousands of instructions
+			// in PostgreSQL 15; a count of the client, or of nothing,
+			// would not be there.
+			if in.PerTxn < 5000 || in.PerTxn > 500000 {
+				t.Errorf("%s round %d: %.0f instructions per transaction", name, s.Round, in.PerTxn)
+			}
+			per[i] = append(per[i], in.PerTxn)
+			checkWindowOnly(t, filepath.Join(dir, s.Probes.Profile.File))
+		}
+	}
+	for r := range per[0] {
+		if d := math.Abs(per[1][r]/per[0][r] - 1); d > maxAASpread {
+			t.Errorf("round %d: a counted %.1f instructions per transaction, b %.1f: %.4f %% apart, want under %.2f %%",
+				r+1, per[0][r], per[1][r], 100*d, 100*maxAASpread)
+		}
+	}
+	if !strings.Contains(stdout, "instr/txn (instructions)") {
+		t.Errorf("the comparison has no instr/txn row:\n%s", stdout)
+	}
+	m := measure(t, readVerdict(t, filepath.Join(dir, "verdict.json")), "instr/txn@c=1")
+	if m.Significant {
+		t.Errorf("an A/A run found its instructions significantly changed: %+v", m)
+	}
+}
+
+// checkWindowOnly fails when a step's instruction profile holds a
+// backend's connection set-up or exit: what a count of the window alone
+// cannot hold.
+func checkWindowOnly(t *testing.T, path string) {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatalf("the step's instruction profile: %v", err)
+	}
+	defer f.Close()
+	p, err := profile.Parse(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for _, fn := range p.Function {
+		seen[fn.Name] = true
+	}
+	for _, fn := range []string{"InitPostgres", "proc_exit", "secure_read"} {
+		if seen[fn] {
+			t.Errorf("%s: %s is in the counted instructions", path, fn)
+		}
+	}
+	for _, fn := range []string{"PostgresMain", "_bt_compare"} {
+		if !seen[fn] {
+			t.Errorf("%s: no %s in the counted instructions", path, fn)
+		}
+	}
+}
+
+// Without Valgrind, --count instructions is one line of usage error,
+// before any cluster starts.
+func TestCountInstructionsWithoutValgrind(t *testing.T) {
+	t.Setenv("PGSCALE_VALGRIND", t.TempDir())
+	code, _, stderr := pgscale(t, "ab", "--target", "a=settings:", "--target", "b=settings:", "-S", "-c", "1", "-t", "10",
+		"--count", "instructions")
+	if code != cli.ExitUsage || strings.Count(strings.TrimSpace(stderr), "\n") > 0 || !strings.Contains(stderr, "apt-get install valgrind") {
+		t.Errorf("exit %d, want %d with one line naming Valgrind:\n%s", code, cli.ExitUsage, stderr)
+	}
+	for _, args := range [][]string{
+		{"ab", "--target", "a=settings:", "--target", "b=settings:", "-S", "-c", "1", "-T", "1", "--count", "instructions"},
+		{"ab", "--target", "a=settings:", "--target", "b=settings:", "-S", "-c", "1", "-t", "10", "--count", "cycles"},
+		{"run", "--dsn", dsn("postgres"), "-S", "-c", "1", "-t", "10", "--count", "instructions"},
+	} {
+		if code, _, stderr := pgscale(t, args...); code != cli.ExitUsage {
+			t.Errorf("%v: exit %d, want %d: %s", args, code, cli.ExitUsage, stderr)
+		}
+	}
+}

@@ -1,0 +1,84 @@
+package plan
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/pgscale/pgscale/internal/disturb"
+	"github.com/pgscale/pgscale/internal/probe"
+	"github.com/pgscale/pgscale/internal/target"
+	"github.com/pgscale/pgscale/internal/usage"
+)
+
+// counting reports whether the run counts the server's instructions
+// (--count instructions).
+func (c *Common) counting() bool { return c.Probes.On(probe.NameInstructions) }
+
+// checkCount finds what cannot go with --count instructions before
+// anything starts, and finds Valgrind: every ephemeral server then runs
+// under it. The transactions counted must be exactly those run between
+// the window's edges: -t, no connection per transaction, no disturbance.
+func (c *Common) checkCount(ds []disturb.Disturbance) error {
+	if !c.counting() {
+		return nil
+	}
+	switch {
+	case c.Load.Transactions <= 0:
+		return usage.Errorf("--count instructions needs -t (transactions per client), not -T: under Valgrind the server runs about 50 times slower, and the count is exact only over whole transactions")
+	case c.Load.Connect:
+		return usage.Errorf("--count instructions counts the backends connected when the window starts: -C opens a new one for every transaction")
+	case len(ds) > 0:
+		return usage.Errorf("--count instructions counts the clients' transactions alone: drop --disturb")
+	}
+	v, err := target.FindValgrind()
+	if err != nil {
+		return err
+	}
+	c.Cluster.Valgrind = v
+	// Every target counts on a server of its own, started the same way:
+	// on a shared server the first target to run pays, in its count, for
+	// what a fresh server does once (0.5 % in the first round here), and
+	// a counted server's layout is already fixed (no address-space
+	// randomisation, a fixed environment), so it is not re-created.
+	c.Cluster.Separate = true
+	return nil
+}
+
+// callgrind is how the probes reach a server run under Valgrind, nil for
+// any other.
+func callgrind(c *target.Cluster) *probe.Callgrind {
+	if c == nil || !c.UnderValgrind() {
+		return nil
+	}
+	return &probe.Callgrind{Control: c.Callgrind, Out: c.CallgrindOut}
+}
+
+// What a counted run costs, measured here (README, "Counting
+// instructions"): select-only at one and two clients ran about 1 000
+// counted transactions a second under callgrind, the warm-up (as many
+// transactions, uninstrumented) about twice as fast, and each step spent
+// about 2 s connecting under Valgrind, vacuuming and switching counting
+// on and off; starting a cluster and creating scale 1 took about 15 s.
+const (
+	countedTPS     = 1000
+	countedStep    = 2 * time.Second
+	countedStartup = 15 * time.Second
+)
+
+// countNotice says, before a counted run starts, what it will cost: the
+// steps of every target and round, run one after the other.
+func (c *Common) countNotice(targets, rounds int) {
+	if !c.counting() {
+		return
+	}
+	steps := targets * rounds * len(c.Load.Clients)
+	var txn int
+	for _, n := range c.Load.Clients {
+		txn += n * c.Load.Transactions
+	}
+	txn *= targets * rounds
+	total := countedStartup + time.Duration(steps)*countedStep + time.Duration(float64(txn)*1.5/countedTPS*float64(time.Second))
+	c.notice(fmt.Sprintf("counting instructions: the servers run under Valgrind's callgrind, 30 to 50 times slower; "+
+		"%d steps of %d counted transactions in all (and as many to warm up): expect about %v for select-only, longer for heavier transactions",
+		steps, txn, total.Round(time.Second)))
+}

@@ -1,0 +1,68 @@
+package probe_test
+
+import (
+	"os"
+	"testing"
+
+	"github.com/pgscale/pgscale/internal/probe"
+)
+
+// A real dump of a backend (two catalog queries, counted between a zero
+// and a dump): the functions' own instructions add up to the totals, and
+// the rebuilt stacks of the pprof profile add up to them too.
+func TestParseCallgrind(t *testing.T) {
+	f, err := os.Open("testdata/callgrind.out")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	d, err := probe.ParseCallgrind(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.PID != 22431 || d.Trigger != "dump pgscale-1" {
+		t.Errorf("pid %d, trigger %q", d.PID, d.Trigger)
+	}
+	ir := d.Totals["Ir"]
+	if ir != 1372279 || d.Totals["sysCount"] != 81 {
+		t.Fatalf("totals %v, want Ir 1372279 and 81 system calls", d.Totals)
+	}
+	if self := d.Total(); self.Ir != ir || self.Syscalls != 81 {
+		t.Errorf("functions' own costs add up to %+v, totals say %d instructions and 81 system calls", self, ir)
+	}
+	pm := probe.CallgrindFunc{Name: "PostgresMain", Object: "/usr/lib/postgresql/15/bin/postgres"}
+	if incl := d.Inclusive()[pm].Ir; incl < ir/2 || incl > ir {
+		t.Errorf("PostgresMain with its callees: %d of %d instructions", incl, ir)
+	}
+	read := d.Inside("secure_read")
+	if read.Ir == 0 || read.Ir > ir/5 || read.Syscalls == 0 {
+		t.Errorf("inside secure_read: %+v", read)
+	}
+	prof, err := probe.CallgrindProfile([]*probe.CallgrindDump{d}, map[int]string{22431: "client backend"}, "1 client", "secure_read")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum int64
+	deepest := 0
+	for _, s := range prof.Sample {
+		sum += s.Value[0]
+		deepest = max(deepest, len(s.Location))
+		if got := s.Label["backend_type"]; len(got) != 1 || got[0] != "client backend" {
+			t.Fatalf("sample labelled %v", s.Label)
+		}
+	}
+	want := int64(ir - read.Ir)
+	if d := sum - want; d < -int64(len(prof.Sample)) || d > int64(len(prof.Sample)) {
+		t.Errorf("the profile's stacks hold %d instructions, the dump %d without secure_read", sum, want)
+	}
+	for _, s := range prof.Sample {
+		for _, l := range s.Location {
+			if n := l.Line[0].Function.Name; n == "secure_read" {
+				t.Fatalf("%s in the profile: it was to be left out with what it called", n)
+			}
+		}
+	}
+	if deepest < 5 {
+		t.Errorf("deepest stack %d frames: the call graph was not followed", deepest)
+	}
+}

@@ -1,0 +1,427 @@
+package probe
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/pgscale/pgscale/internal/observe"
+	"github.com/pgscale/pgscale/internal/result"
+	"github.com/pgscale/pgscale/internal/usage"
+)
+
+// Callgrind reaches a server that runs under Valgrind's callgrind
+// (target.Cluster.Callgrind and CallgrindOut): the instruction probe's
+// way to the server's processes.
+type Callgrind struct {
+	// Control sends callgrind monitor commands to process pid.
+	Control func(ctx context.Context, pid int, commands ...string) (string, error)
+	// Out is the base name of process pid's dump files (BASE.N).
+	Out func(pid int) string
+}
+
+// notCounted are the functions of a client backend whose instructions
+// (with all they call) are left out of its count, because what they do
+// depends on the clock, not on the transactions (README, "Counting
+// instructions"): secure_read, the read from the client socket, where
+// the backend also waits for the client's next message — whether it is
+// already there when the backend looks is a matter of timing (up to 0.4 %
+// of a select-only transaction's instructions here); and
+// pgstat_report_stat, which flushes the statistics to shared memory at
+// most once a second as the backend goes idle (14 000 instructions a
+// flush, so a window counted more of them the longer it lasted).
+var notCounted = []string{"secure_read", "pgstat_report_stat"}
+
+// instrProbe counts the instructions the server's processes execute in
+// each step's measured window under callgrind: at the window's start, with
+// every client between transactions, it zeroes each process's counters
+// and switches its instrumentation on; at the end it switches it off and
+// has each process dump what it counted. The client backends'
+// instructions per transaction are the measure; the background processes'
+// are evidence (they work to the clock, not per transaction). Processes
+// that start during the window are not counted. Valgrind sees user space
+// only: the kernel's instructions are not counted, the system calls are.
+type instrProbe struct {
+	cg   Callgrind
+	conn *sqlConn
+	pid  func() int // the postmaster's pid
+	dir  string     // where the pprof files go
+
+	mu      sync.Mutex
+	counted map[int]string // pid -> kind, instrumented in this window
+	hint    string
+	errs    []string // processes that could not be counted, and why
+	ended   bool
+	newer   int // processes that started during the window
+}
+
+func (p *instrProbe) name() string                              { return NameInstructions }
+func (p *instrProbe) backends() []int                           { return []int{int(p.conn.pid.Load())} }
+func (p *instrProbe) close()                                    { p.conn.close() }
+func (p *instrProbe) capture(context.Context, *stepState) error { return nil }
+func (p *instrProbe) begin(context.Context, *stepState) (func(<-chan struct{}), error) {
+	return nil, nil
+}
+
+// processes lists the server's processes but the postmaster, by pid, with
+// their backend_type from pg_stat_activity (the probes' own backends as
+// KindProbe). Under Valgrind a process's title is not its command line,
+// so the title cannot tell.
+func (p *instrProbe) processes(ctx context.Context) (map[int]string, error) {
+	pm := p.pid()
+	kids, ok := children(pm)
+	if !ok {
+		return nil, fmt.Errorf("cannot list the children of the postmaster (pid %d)", pm)
+	}
+	rows, err := p.conn.query(ctx, "SELECT pid, backend_type, application_name = $1 FROM pg_stat_activity", probeApplicationName)
+	if err != nil {
+		return nil, fmt.Errorf("list the server's processes: %w", err)
+	}
+	kind := map[int]string{}
+	for _, r := range rows {
+		pid, _ := strconv.Atoi(string(r[0]))
+		k := string(r[1])
+		if string(r[2]) == "t" {
+			k = KindProbe
+		}
+		kind[pid] = k
+	}
+	out := map[int]string{}
+	for _, pid := range kids {
+		k := kind[pid]
+		if k == "" {
+			k = "other"
+		}
+		out[pid] = k
+	}
+	return out, nil
+}
+
+// edge switches counting on (start) or off and dumps, on every counted
+// process at once.
+func (p *instrProbe) edge(ctx context.Context, info observe.StepInfo, start bool) error {
+	if start {
+		procs, err := p.processes(ctx)
+		if err != nil {
+			return err
+		}
+		p.mu.Lock()
+		p.counted, p.errs, p.ended, p.newer = map[int]string{}, nil, false, 0
+		p.hint = fmt.Sprintf("pgscale-r%d-s%d-c%d", info.Round, info.Index+1, info.Clients)
+		for pid, k := range procs {
+			if k != KindProbe {
+				p.counted[pid] = k
+			}
+		}
+		p.mu.Unlock()
+		if err := p.waitIdle(ctx); err != nil {
+			return err
+		}
+		return p.control(ctx, "zero", "instrumentation on")
+	}
+	if err := p.waitIdle(ctx); err != nil {
+		return err
+	}
+	err := p.control(ctx, "instrumentation off", "dump "+p.hint)
+	if procs, perr := p.processes(ctx); perr == nil {
+		p.mu.Lock()
+		for pid, k := range procs {
+			if _, ok := p.counted[pid]; !ok && k != KindProbe {
+				p.newer++
+			}
+		}
+		p.mu.Unlock()
+	}
+	p.mu.Lock()
+	p.ended = true
+	p.mu.Unlock()
+	return err
+}
+
+// Idleness: a client backend is idle when it sleeps and has not run for
+// idlePoll; waitIdle gives up after idleTimeout.
+const (
+	idlePoll    = 5 * time.Millisecond
+	idleTimeout = 10 * time.Second
+)
+
+// waitIdle waits until every counted client backend has gone to sleep
+// waiting for its client. The clients are between transactions at an
+// edge, but a backend that has sent its last result still has its way
+// back to that wait to go (statistics, timers), and the edge must fall
+// at the same place of it every time.
+func (p *instrProbe) waitIdle(ctx context.Context) error {
+	p.mu.Lock()
+	var pids []int
+	for pid, k := range p.counted {
+		if k == "client backend" {
+			pids = append(pids, pid)
+		}
+	}
+	p.mu.Unlock()
+	last := map[int]uint64{}
+	deadline := time.Now().Add(idleTimeout)
+	for len(pids) > 0 {
+		var busy []int
+		for _, pid := range pids {
+			run, sleeping, ok := runTime(pid)
+			if !ok {
+				continue // gone: control says so
+			}
+			if prev, seen := last[pid]; !seen || !sleeping || run != prev {
+				busy = append(busy, pid)
+			}
+			last[pid] = run
+		}
+		if pids = busy; len(pids) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("client backends %v still running %v after the clients stopped", pids, idleTimeout)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(idlePoll):
+		}
+	}
+	return nil
+}
+
+// runTime reads a process's time on CPU so far (schedstat, ns) and
+// whether it sleeps now (stat's state S).
+func runTime(pid int) (run uint64, sleeping, ok bool) {
+	dir := "/proc/" + strconv.Itoa(pid) + "/"
+	st, err := os.ReadFile(dir + "stat")
+	if err != nil {
+		return 0, false, false
+	}
+	s := string(st)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 || i+3 > len(s) {
+		return 0, false, false
+	}
+	sc, err := os.ReadFile(dir + "schedstat")
+	if err != nil {
+		return 0, false, false
+	}
+	f := strings.Fields(string(sc))
+	if len(f) == 0 {
+		return 0, false, false
+	}
+	run, err = strconv.ParseUint(f[0], 10, 64)
+	return run, s[i+2] == 'S', err == nil
+}
+
+// control sends commands to every counted process in parallel. A process
+// gone meanwhile is left out; a client backend that cannot be reached is
+// an error (the count would miss it).
+func (p *instrProbe) control(ctx context.Context, commands ...string) error {
+	p.mu.Lock()
+	pids := make([]int, 0, len(p.counted))
+	for pid := range p.counted {
+		pids = append(pids, pid)
+	}
+	p.mu.Unlock()
+	errs := make([]error, len(pids))
+	var wg sync.WaitGroup
+	for i, pid := range pids {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, errs[i] = p.cg.Control(ctx, pid, commands...)
+		}()
+	}
+	wg.Wait()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var fatal []error
+	for i, err := range errs {
+		if err == nil {
+			continue
+		}
+		k := p.counted[pids[i]]
+		delete(p.counted, pids[i])
+		p.errs = append(p.errs, fmt.Sprintf("%s %d: %v", k, pids[i], err))
+		if k == "client backend" {
+			fatal = append(fatal, err)
+		}
+	}
+	return errors.Join(fatal...)
+}
+
+func (p *instrProbe) report(_ context.Context, st *stepState, out *result.Probes) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.ended {
+		return errors.New("the measured window did not end with every client idle")
+	}
+	tx := st.step.Summary.Transactions
+	ev := &result.Instructions{Tool: "callgrind", Transactions: tx, NotCounted: p.errs, StartedInWindow: p.newer,
+		Kernel:  "not counted: Valgrind runs user space only (the system calls are counted)",
+		Without: strings.Join(notCounted, ", ")}
+	kinds := map[string]*result.InstructionGroup{}
+	var clients []*CallgrindDump
+	pids := make([]int, 0, len(p.counted))
+	for pid := range p.counted {
+		pids = append(pids, pid)
+	}
+	sort.Ints(pids)
+	for _, pid := range pids {
+		d, err := p.readDump(pid)
+		if err != nil {
+			return err
+		}
+		k := p.counted[pid]
+		g := kinds[k]
+		if g == nil {
+			g = &result.InstructionGroup{Kind: k}
+			kinds[k] = g
+		}
+		c := d.Total()
+		if k == "client backend" {
+			for _, fn := range notCounted {
+				c = c.sub(d.Inside(fn))
+			}
+		}
+		g.Processes++
+		g.Instructions += c.Ir
+		g.Syscalls += c.Syscalls
+		if k == "client backend" {
+			clients = append(clients, d)
+		}
+	}
+	for _, g := range kinds {
+		ev.ByKind = append(ev.ByKind, *g)
+	}
+	sort.Slice(ev.ByKind, func(i, j int) bool { return ev.ByKind[i].Kind < ev.ByKind[j].Kind })
+	if g := kinds["client backend"]; g != nil {
+		ev.ClientBackends, ev.ClientSyscalls = g.Instructions, g.Syscalls
+		if tx > 0 {
+			ev.PerTxn = float64(g.Instructions) / float64(tx)
+		}
+	}
+	out.Instructions = ev
+	if len(clients) == 0 {
+		return nil
+	}
+	prof, err := CallgrindProfile(clients, p.counted, fmt.Sprintf("%d clients", st.info.Clients), notCounted...)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(p.dir, 0o755); err != nil {
+		return fmt.Errorf("profile directory: %w", err)
+	}
+	name := filepath.Join(p.dir, strings.TrimSuffix(profileName(st.info), ".pb.gz")+".instructions.pb.gz")
+	f, err := os.Create(name)
+	if err != nil {
+		return err
+	}
+	if err := prof.Write(f); err != nil {
+		f.Close()
+		return fmt.Errorf("write %s: %w", name, err)
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	out.Profile = summarize(prof, name)
+	out.Profile.Unit = "instructions"
+	return nil
+}
+
+// readDump reads the dump of process pid with this window's hint, and
+// removes it.
+func (p *instrProbe) readDump(pid int) (*CallgrindDump, error) {
+	files, _ := filepath.Glob(p.cg.Out(pid) + ".*")
+	for _, name := range files {
+		f, err := os.Open(name)
+		if err != nil {
+			continue
+		}
+		d, err := ParseCallgrind(f)
+		f.Close()
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		if d.Trigger == "dump "+p.hint {
+			os.Remove(name)
+			return d, nil
+		}
+	}
+	return nil, fmt.Errorf("no callgrind dump %q of process %d", p.hint, pid)
+}
+
+// Edges reports whether the set acts at the windows' edges: when it
+// counts instructions.
+func (s *Set) Edges() bool {
+	for _, p := range s.probes {
+		if _, ok := p.(edger); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// Edge passes a window's edge to the probes that act there.
+func (s *Set) Edge(ctx context.Context, info observe.StepInfo, start bool) error {
+	for _, p := range s.probes {
+		if e, ok := p.(edger); ok {
+			if err := timed(s.costs[p.name()], func() error { return e.edge(ctx, info, start) }); err != nil {
+				return fmt.Errorf("counting instructions: %w", err)
+			}
+		}
+	}
+	return nil
+}
+
+// edger is a probe that acts at the edges of the measured window.
+type edger interface {
+	edge(ctx context.Context, info observe.StepInfo, start bool) error
+}
+
+var _ observe.EdgeWatcher = (*Set)(nil)
+
+// countFlag is --count: what to count, "instructions".
+type countFlag struct{ o *Options }
+
+func (f countFlag) Set(v string) error {
+	if v != "instructions" {
+		return errors.New("want instructions")
+	}
+	f.o.Set(NameInstructions, true)
+	return nil
+}
+
+func (f countFlag) String() string { return "" }
+func (f countFlag) Type() string   { return "what" }
+
+var instructionsDef = def{
+	name: NameInstructions, flag: "",
+	evidence: "count the server's instructions per transaction under Valgrind (--count instructions)",
+	flags: func(fs *pflag.FlagSet, o *Options) {
+		fs.Var(countFlag{o}, "count", "instructions: run ephemeral servers under Valgrind's callgrind and count the instructions of every transaction (needs -t; about 50 times slower)")
+	},
+	open: func(ctx context.Context, cfg Config, s *Set) (probe, error) {
+		if cfg.Callgrind == nil || cfg.ServerPIDFunc == nil {
+			return nil, usage.Errorf("--count instructions needs a server started under Valgrind (an ephemeral target)")
+		}
+		conn, err := newSQLConn(ctx, cfg.Conn)
+		if err != nil {
+			return nil, err
+		}
+		dir := cfg.ProfileDir
+		if dir == "" {
+			dir = "profiles"
+		}
+		return &instrProbe{cg: *cfg.Callgrind, conn: conn, pid: cfg.ServerPIDFunc, dir: dir}, nil
+	},
+}
