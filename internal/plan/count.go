@@ -79,6 +79,6 @@ func (c *Common) countNotice(targets, rounds int) {
 	txn *= targets * rounds
 	total := countedStartup + time.Duration(steps)*countedStep + time.Duration(float64(txn)*1.5/countedTPS*float64(time.Second))
 	c.notice(fmt.Sprintf("counting instructions: the servers run under Valgrind's callgrind, 30 to 50 times slower; "+
-		"%d steps of %d counted transactions in all (and as many to warm up): expect about %v for select-only, longer for heavier transactions",
+		"%d steps of %d transactions in all, a first round of them not counted (and as many again to warm up each step): expect about %v for select-only, longer for heavier transactions",
 		steps, txn, total.Round(time.Second)))
 }

@@ -36,6 +36,11 @@ type Sweep struct {
 	Connecting func(observe.Connecting)
 	// Transactions, when set, receives every transaction as it ends.
 	Transactions observe.TxnSink
+	// HoldEdges holds the clients at the window's edges even when no
+	// watcher acts there, so that the warm-up and the window run the
+	// same transactions as a step whose edges are watched (AB's
+	// WarmupRound).
+	HoldEdges bool
 }
 
 // connectingAfter is how long a step's connection phase lasts before it is
@@ -109,6 +114,9 @@ func (sw *Sweep) Run(ctx context.Context) ([]result.Step, error) {
 		var startErr error
 		connected := false
 		cfg.Quiesce = sw.edges(ctx, observe.StepInfo{Index: i, Round: sw.Round, Clients: n})
+		if cfg.Quiesce == nil && sw.HoldEdges {
+			cfg.Quiesce = func(engine.Edge) error { return nil }
+		}
 		if sink := sw.Transactions; sink != nil {
 			cfg.OnTxn = txnHook(sink)
 		}
