@@ -322,15 +322,7 @@ func (p *instrProbe) report(_ context.Context, st *stepState, out *result.Probes
 		return fmt.Errorf("profile directory: %w", err)
 	}
 	name := filepath.Join(p.dir, strings.TrimSuffix(profileName(st.info), ".pb.gz")+".instructions.pb.gz")
-	f, err := os.Create(name)
-	if err != nil {
-		return err
-	}
-	if err := prof.Write(f); err != nil {
-		f.Close()
-		return fmt.Errorf("write %s: %w", name, err)
-	}
-	if err := f.Close(); err != nil {
+	if err := writeProfile(name, prof); err != nil {
 		return err
 	}
 	out.Profile = summarize(prof, name)

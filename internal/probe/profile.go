@@ -273,6 +273,15 @@ func (p *profileProbe) report(ctx context.Context, st *stepState, out *result.Pr
 		return perr
 	}
 	name := filepath.Join(p.dir, profileName(st.info))
+	if err := writeProfile(name, prof); err != nil {
+		return err
+	}
+	out.Profile = summarize(prof, name)
+	return nil
+}
+
+// writeProfile writes prof to the file name (gzipped pprof).
+func writeProfile(name string, prof *profile.Profile) error {
 	f, err := os.Create(name)
 	if err != nil {
 		return err
@@ -281,11 +290,7 @@ func (p *profileProbe) report(ctx context.Context, st *stepState, out *result.Pr
 		f.Close()
 		return fmt.Errorf("write %s: %w", name, err)
 	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	out.Profile = summarize(prof, name)
-	return nil
+	return f.Close()
 }
 
 // profileName names a step's pprof file: by its place in the sweep and its
