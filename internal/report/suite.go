@@ -299,29 +299,11 @@ func suiteMarkdown(b *strings.Builder, s *compare.Suite) {
 	fmt.Fprintf(b, "%s **%s**\n\n", mark, mdText(s.Headline()))
 	fmt.Fprintf(b, "%s.\n\n", mdText(suiteMethod(s)))
 	suiteTable(s, false).markdown(b)
-	if g := suiteGroups(s); len(g) > 0 {
-		b.WriteString("\n")
-		for _, l := range g {
-			b.WriteString("- " + mdText(l) + "\n")
-		}
-	}
-	if w := suiteWhy(s); len(w) > 0 {
-		b.WriteString("\n**Why**\n\n")
-		for _, l := range w {
-			b.WriteString("- " + mdText(l) + "\n")
-		}
-	}
-	if r := suiteRule(s); len(r) > 0 {
-		b.WriteString("\n**Rules**\n\n")
-		for _, l := range r {
-			b.WriteString("- " + mdText(l) + "\n")
-		}
-	}
+	mdList(b, "\n", suiteGroups(s))
+	mdList(b, "\n**Why**\n\n", suiteWhy(s))
+	mdList(b, "\n**Rules**\n\n", suiteRule(s))
 	if notes := suiteNotes(s); len(notes) > 0 {
-		b.WriteString("\n<details>\n<summary>notes</summary>\n\n")
-		for _, n := range notes {
-			b.WriteString("- " + mdText(n) + "\n")
-		}
+		mdList(b, "\n<details>\n<summary>notes</summary>\n\n", notes)
 		b.WriteString("\n</details>\n")
 	}
 }
@@ -346,4 +328,16 @@ func suiteNotes(s *compare.Suite) []string {
 		errs = append(errs, v.Warnings...)
 	}
 	return append(out, mergeWarnings(errs)...)
+}
+
+// mdList writes a markdown list of lines after head, nothing when there
+// are no lines.
+func mdList(b *strings.Builder, head string, lines []string) {
+	if len(lines) == 0 {
+		return
+	}
+	b.WriteString(head)
+	for _, l := range lines {
+		b.WriteString("- " + mdText(l) + "\n")
+	}
 }
