@@ -5,6 +5,13 @@
 // over the rounds.
 //
 //	go run ./bench/vs-pgbench -rounds 3 -T 10 -c 1,2,4,8
+//
+// -variants runs several pgscale command lines in the same rounds (each a
+// table against pgbench), to compare engine options side by side:
+//
+//	go run ./bench/vs-pgbench -c 4,8 -variants 'default=;engine=--no-probes'
+//
+// A variant's words of the form env:KEY=VALUE set its environment.
 package main
 
 import (
@@ -17,6 +24,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -39,17 +47,53 @@ func main() {
 	scale := flag.Int("s", 1, "scale")
 	pgscaleBin := flag.String("pgscale", "", "pgscale binary (default: build it)")
 	extra := flag.String("pgscale-args", "", "extra pgscale run arguments, e.g. --io netpoll")
+	variants := flag.String("variants", "", "pgscale variants run in the same rounds, 'NAME=ARGS;NAME=ARGS' (ARGS after -pgscale-args; env:KEY=VALUE sets the environment)")
 	script := flag.String("f", "", "custom script for both tools instead of -S")
 	proto := flag.String("M", "prepared", "protocol for both tools")
 	tcp := flag.Bool("tcp", false, "connect over TCP instead of the unix socket")
 	flag.Parse()
-	if err := run(*rounds, *dur, *clients, *scale, *pgscaleBin, *extra, *script, *proto, *tcp); err != nil {
+	vs, err := parseVariants(*variants, *extra)
+	if err == nil {
+		err = run(*rounds, *dur, *clients, *scale, *pgscaleBin, vs, *script, *proto, *tcp)
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "vs-pgbench:", err)
 		os.Exit(1)
 	}
 }
 
-func run(rounds, dur int, clientList string, scale int, bin, extra, scriptFile, proto string, tcp bool) error {
+// variant is one pgscale command line measured against pgbench.
+type variant struct {
+	name string
+	args []string // after run's own
+	env  []string
+}
+
+func parseVariants(spec, extra string) ([]variant, error) {
+	if spec == "" {
+		return []variant{{name: "pgscale", args: strings.Fields(extra)}}, nil
+	}
+	var vs []variant
+	for _, part := range strings.Split(spec, ";") {
+		name, rest, ok := strings.Cut(part, "=")
+		name = strings.TrimSpace(name)
+		if !ok || name == "" || name == "pgbench" {
+			return nil, fmt.Errorf("-variants: %q is not NAME=ARGS", part)
+		}
+		v := variant{name: name, args: strings.Fields(extra)}
+		for _, w := range strings.Fields(rest) {
+			if kv, isEnv := strings.CutPrefix(w, "env:"); isEnv {
+				v.env = append(v.env, kv)
+			} else {
+				v.args = append(v.args, w)
+			}
+		}
+		vs = append(vs, v)
+	}
+	return vs, nil
+}
+
+func run(rounds, dur int, clientList string, scale int, bin string, variants []variant, scriptFile, proto string, tcp bool) error {
 	tmp, err := os.MkdirTemp("", "vs-pgbench-")
 	if err != nil {
 		return err
@@ -91,14 +135,21 @@ func run(rounds, dur int, clientList string, scale int, bin, extra, scriptFile, 
 		abs, _ := filepath.Abs(scriptFile)
 		workloadArgs = []string{"-f", abs}
 	}
-	res := map[string]map[int][]sample{"pgbench": {}, "pgscale": {}}
+	res := map[string]map[int][]sample{"pgbench": {}}
+	tools := []string{"pgbench"}
+	byName := map[string]variant{}
+	for _, v := range variants {
+		res[v.name] = map[int][]sample{}
+		tools = append(tools, v.name)
+		byName[v.name] = v
+	}
 	tpsRE := regexp.MustCompile(`tps = ([0-9.]+)`)
 	txRE := regexp.MustCompile(`number of transactions actually processed: ([0-9]+)`)
 	for r := 1; r <= rounds; r++ {
 		for _, n := range ns {
-			order := []string{"pgbench", "pgscale"}
+			order := append([]string(nil), tools...)
 			if r%2 == 0 {
-				order = []string{"pgscale", "pgbench"}
+				slices.Reverse(order)
 			}
 			for _, tool := range order {
 				var cmd *exec.Cmd
@@ -108,10 +159,10 @@ func run(rounds, dur int, clientList string, scale int, bin, extra, scriptFile, 
 					cmd = exec.Command(pgbench, args...)
 				} else {
 					args := append([]string{"run", "--dsn", dsn, "-n", "-M", proto, "-c", strconv.Itoa(n), "-T", strconv.Itoa(dur), "-P", "0", "--out", out}, workloadArgs...)
-					args = append(args, strings.Fields(extra)...)
+					args = append(args, byName[tool].args...)
 					cmd = exec.Command(bin, args...)
 				}
-				cmd.Env = env
+				cmd.Env = append(env, byName[tool].env...)
 				t0 := time.Now()
 				o, err := cmd.CombinedOutput()
 				if err != nil {
@@ -141,11 +192,20 @@ func run(rounds, dur int, clientList string, scale int, bin, extra, scriptFile, 
 			}
 		}
 	}
-	fmt.Printf("%s -M %s, %d s per run, %d interleaved rounds, scale %d, %s\n\n", strings.Join(workloadArgs, " "), proto, dur, rounds, scale, map[bool]string{true: "TCP", false: "unix socket"}[tcp])
+	fmt.Printf("%s -M %s, %d s per run, %d interleaved rounds, scale %d, %s\n", strings.Join(workloadArgs, " "), proto, dur, rounds, scale, map[bool]string{true: "TCP", false: "unix socket"}[tcp])
+	for _, v := range variants {
+		fmt.Printf("\n%s: pgscale run ... %s\n\n", v.name, strings.Join(append(v.env, v.args...), " "))
+		table(ns, res["pgbench"], res[v.name])
+	}
+	return nil
+}
+
+// table prints one variant against pgbench, a row per client count.
+func table(ns []int, base, cand map[int][]sample) {
 	fmt.Println("| clients | pgbench tps | pgscale tps | TPS ratio (median [min–max]) | TPS ratio (geometric mean, 95 % interval) | pgbench cpu/txn | pgscale cpu/txn | CPU/txn ratio (median [min–max]) | CPU/txn ratio (geometric mean, 95 % interval) |")
 	fmt.Println("| ---: | ---: | ---: | --- | --- | ---: | ---: | --- | --- |")
 	for _, n := range ns {
-		a, b := res["pgbench"][n], res["pgscale"][n]
+		a, b := base[n], cand[n]
 		var tr, cr []float64
 		for i := range a {
 			tr = append(tr, b[i].tps/a[i].tps)
@@ -156,7 +216,6 @@ func run(rounds, dur int, clientList string, scale int, bin, extra, scriptFile, 
 			summary(field(a, 0)).Median, summary(field(b, 0)).Median, t.Median, t.Min, t.Max, pairedRatio(field(a, 0), field(b, 0)),
 			summary(field(a, 1)).Median, summary(field(b, 1)).Median, c.Median, c.Min, c.Max, pairedRatio(field(a, 1), field(b, 1)))
 	}
-	return nil
 }
 
 // pairedRatio is the geometric mean of the per-round ratios cand/base with
