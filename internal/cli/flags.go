@@ -30,6 +30,8 @@ type loadFlags struct {
 }
 
 // register registers the flags; outHelp says what --out names.
+const colocateHelp = "keep each client's thread on its backend's CPU (a server on this machine, raw I/O): auto (with more than one client), on or off"
+
 func (f *loadFlags) register(fs *pflag.FlagSet, outHelp string) {
 	l, w, d := &f.c.Load, &f.c.Workload, &f.c.Data
 	l.Clients, l.Duration, l.MaxTries = []int{1, 2, 4, 8}, 10*time.Second, 1
@@ -56,6 +58,7 @@ func (f *loadFlags) register(fs *pflag.FlagSet, outHelp string) {
 	fs.BoolVarP(&l.NoVacuum, "no-vacuum", "n", false, "do not vacuum pgbench's tables and truncate its history before each step")
 	fs.StringVar(&f.out, "out", "", outHelp)
 	fs.StringVar(&l.IO, "io", "auto", "client socket I/O: auto, raw or netpoll")
+	fs.StringVar(&l.Colocate, "colocate", "auto", colocateHelp)
 	l.ConnectConcurrency = plan.DefaultConnectConcurrency
 	fs.Var(positive{&l.ConnectConcurrency}, "connect-concurrency", "clients that open their connections at once before each step (refusals of a busy server or pooler are retried)")
 	fs.BoolVar(&f.describe, "describe", false, "print the scripts as understood and run nothing")

@@ -128,6 +128,7 @@ usage or a bad suite file (file:line), 3 a cell could not complete.`,
 	fs.StringVar(&spec.Out, "out", "", "bundle directory (default results/suite-<name>-<UTC time>)")
 	fs.StringVar(&resume, "resume", "", "complete the bundle in DIR: run only its missing or incomplete cells")
 	fs.StringVar(&spec.IO, "io", "auto", "client socket I/O: auto, raw or netpoll")
+	fs.StringVar(&spec.Colocate, "colocate", "auto", colocateHelp)
 	outputs.register(fs, func(rf report.Format) bool { return rf.Comparisons })
 	rec.register(fs, true)
 	registerCluster(fs, &c)

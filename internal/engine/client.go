@@ -51,7 +51,8 @@ type client struct {
 	sched        time.Time // next scheduled start with --rate
 	connUS       int64     // connection time to charge to this transaction (-C)
 	firstConnect time.Duration
-	done         int // transactions finished (for -t)
+	fol          follower // with Config.Colocate: this client's thread follows its backend's CPU
+	done         int      // transactions finished (for -t)
 	aborted      bool
 
 	// Where the last error happened: the command's index in its script and
@@ -67,6 +68,7 @@ func newClient(e *engine, id, ncmds int, offsets []int, rec *metrics.Recorder) *
 		rec:   rec,
 		rng:   rand.New(rand.NewPCG(e.cfg.Seed, uint64(id)+1)),
 		timer: time.NewTimer(time.Hour),
+		fol:   follower{fd: -1},
 	}
 	c.timer.Stop()
 	nt := len(e.connCfgs)
@@ -273,6 +275,11 @@ func (c *client) run(start time.Time) {
 	cfg := c.e.cfg
 	c.sched = start
 	yielded, yields := start, 0
+	colocate := c.e.pins != nil
+	if colocate {
+		c.follow()
+		defer c.fol.close()
+	}
 	for !c.e.stop.Load() {
 		if cfg.Transactions > 0 && c.done >= cfg.Transactions {
 			return
@@ -337,6 +344,9 @@ func (c *client) run(start time.Time) {
 			yielded = end
 			yields++
 			yieldRaw(yields)
+			if colocate {
+				c.follow() // the yield may have moved the client to another thread
+			}
 		}
 	}
 }

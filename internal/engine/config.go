@@ -66,6 +66,43 @@ func ParseIOMode(s string) (IOMode, error) {
 	return 0, fmt.Errorf("unknown I/O mode %q (want auto, raw or netpoll)", s)
 }
 
+// Colocate says whether each client's OS thread follows the CPU its
+// server backend last ran on (raw I/O, a server on this machine).
+//
+// Why: a client and its backend hand every round trip to each other, and
+// the kernel sometimes runs the pair on different CPUs, where every hand-off
+// is a cross-CPU wake-up. Runs then come in a fast and a slow mode (at 8
+// clients on 2 cores here 90 k against 110-120 k tps, the load
+// generator's CPU per transaction 8.4 against 6.0-6.4 µs), pgbench's too.
+// A client that moves its thread to its backend's CPU every rawYield never
+// fell into the slow mode in 6 rounds, where the same build without it did
+// in 2 (README, "Benchmarks"). The backends are not touched: the kernel
+// places them as it likes, and the clients follow. With one client the
+// other CPUs are idle and the kernel's own placement did better (1.35
+// against 1.10 × pgbench's throughput), so auto follows with two or more.
+type Colocate uint8
+
+// Colocation modes.
+const (
+	ColocateAuto Colocate = iota // follow with more than one client
+	ColocateOn                   // follow with any number of clients
+	ColocateOff                  // leave placement to the kernel
+)
+
+var colocateNames = []string{"auto", "on", "off"}
+
+func (m Colocate) String() string { return colocateNames[m] }
+
+// ParseColocate parses --colocate's argument.
+func ParseColocate(s string) (Colocate, error) {
+	for i, n := range colocateNames {
+		if s == n {
+			return Colocate(i), nil
+		}
+	}
+	return 0, fmt.Errorf("unknown colocation %q (want auto, on or off)", s)
+}
+
 // RawMaxClients is the most clients for which IOAuto picks raw I/O: beyond
 // it, one OS thread per client costs more than the netpoller.
 const RawMaxClients = 256
@@ -101,6 +138,7 @@ type Config struct {
 	Interval        time.Duration // collector interval (progress and series); default 1 s
 	PerCommand      bool          // -r: time every command
 	IO              IOMode
+	Colocate        Colocate // client threads follow their backends' CPUs (raw I/O only)
 	// Companions counts the goroutines that run beside the clients during
 	// the step and wait on the network (disturbance sessions): with raw
 	// I/O each gets a P of its own, as each client does.

@@ -55,6 +55,7 @@ type ErrorCount struct {
 type Result struct {
 	Clients     int
 	IO          IOMode        // the I/O mode used (auto resolved)
+	Colocated   int           // clients whose thread followed its backend's CPU (Config.Colocate)
 	Began       time.Time     // the measured window's start
 	Elapsed     time.Duration // the measured window's length
 	Total       *metrics.Interval
@@ -151,6 +152,7 @@ type engine struct {
 	names    [][]string       // prepared statement names per script and command
 	reached  []atomic.Bool    // per target: a connection to it succeeded in this step
 	recs     []*metrics.Recorder
+	pins     *pins // threads pinned by clients following their backends; nil when they do not
 	windowAt atomic.Int64
 	endAt    atomic.Int64 // unix nanos after which completions are not counted; 0 = none
 
@@ -193,6 +195,9 @@ func newEngine(parent context.Context, cfg *Config) *engine {
 			}
 		}
 		e.connCfgs = append(e.connCfgs, c)
+	}
+	if e.io == IORaw && (cfg.Colocate == ColocateOn || cfg.Colocate == ColocateAuto && cfg.Clients > 1) {
+		e.pins = newPins()
 	}
 	e.reached = make([]atomic.Bool, len(e.connCfgs))
 	for si, s := range cfg.Program.Scripts() {
@@ -244,6 +249,17 @@ func (e *engine) run() (*Result, error) {
 	}
 	res := &Result{Clients: cfg.Clients, IO: e.io, Total: metrics.NewInterval(ncmds, len(scripts)), commandOffsets: offsets,
 		Series: []Point{}, Slices: []Slice{}, Errors: []ErrorCount{}}
+
+	if e.pins != nil {
+		defer func() {
+			e.pins.restore()
+			for _, c := range e.clients {
+				if c.fol.pinned {
+					res.Colocated++
+				}
+			}
+		}()
+	}
 
 	// Connect every client first; the clock starts when all are connected.
 	e.recs = make([]*metrics.Recorder, min(cfg.Clients, ownRecorders))

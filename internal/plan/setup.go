@@ -144,6 +144,7 @@ func (c *Common) watch(ctx context.Context, p *prepared, wl *workload.Loaded, ds
 func (c *Common) sweep(p *prepared, wl *workload.Loaded) *Sweep {
 	l := c.Load
 	ioMode, _ := engine.ParseIOMode(l.ioName())
+	colocate, _ := engine.ParseColocate(l.colocateName())
 	interval := l.Interval
 	if interval <= 0 {
 		interval = time.Second
@@ -164,7 +165,7 @@ func (c *Common) sweep(p *prepared, wl *workload.Loaded) *Sweep {
 			Conn: p.srv.Config, Duration: l.Duration, Transactions: l.Transactions, Warmup: l.Warmup,
 			Protocol: wl.Protocol, Reconnect: l.Connect, Rate: l.Rate, LatencyLimit: l.LatencyLimit,
 			MaxTries: tries, ContinueOnError: l.ContinueOnError, Interval: interval, PerCommand: l.PerCommand,
-			IO: ioMode, Companions: companions, Seed: wl.Seed, ConnectConcurrency: l.ConnectConcurrency,
+			IO: ioMode, Colocate: colocate, Companions: companions, Seed: wl.Seed, ConnectConcurrency: l.ConnectConcurrency,
 			Events: func(s string) { obs.Observe(observe.Notice{Text: s}) },
 			Progress: func(pr engine.Progress) {
 				obs.Observe(c.interval(pr, p))

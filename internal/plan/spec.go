@@ -93,6 +93,7 @@ type Load struct {
 	PerCommand bool   // -r
 	NoVacuum   bool   // -n
 	IO         string // auto, raw or netpoll
+	Colocate   string // auto, on or off (engine.Colocate)
 	// ConnectConcurrency is how many clients open their connections at
 	// once before each step; 0 is DefaultConnectConcurrency.
 	ConnectConcurrency int
@@ -209,7 +210,17 @@ func (l Load) check() error {
 	if _, err := engine.ParseIOMode(l.ioName()); err != nil {
 		return usage.Errorf("--io: %v", err)
 	}
+	if _, err := engine.ParseColocate(l.colocateName()); err != nil {
+		return usage.Errorf("--colocate: %v", err)
+	}
 	return nil
+}
+
+func (l Load) colocateName() string {
+	if l.Colocate == "" {
+		return "auto"
+	}
+	return l.Colocate
 }
 
 func (l Load) ioName() string {

@@ -33,12 +33,13 @@ func StepResult(r *engine.Result, scripts []*script.Script) result.Step {
 	t := r.Total
 	el := r.Elapsed.Seconds()
 	s := result.Step{
-		Clients:  r.Clients,
-		IO:       r.IO.String(),
-		Complete: r.Incomplete == "",
-		Reason:   r.Incomplete,
-		Started:  r.Began.UTC(),
-		ElapsedS: el,
+		Clients:   r.Clients,
+		IO:        r.IO.String(),
+		Colocated: r.Colocated,
+		Complete:  r.Incomplete == "",
+		Reason:    r.Incomplete,
+		Started:   r.Began.UTC(),
+		ElapsedS:  el,
 	}
 	sum := &s.Summary
 	sum.Transactions = t.Transactions

@@ -41,6 +41,7 @@ type SuiteSpec struct {
 	// false turns them all off).
 	Probes   *ProbeOptions
 	IO       string
+	Colocate string // engine.Colocate's name
 	Observer observe.Observer
 }
 
@@ -287,7 +288,7 @@ func (spec *SuiteSpec) cellSpec(c suite.Cell, seed uint64) (ABSpec, error) {
 	cs.Data = Data{Init: workload.InitOptions{Scale: scale, Fillfactor: 100, PartitionMethod: "range"}, NoInit: !s.WorkloadInit,
 		SetupSQL: s.Expand(s.Setup, c)}
 	cs.Load = Load{Clients: s.Clients, Duration: s.Duration, Transactions: s.Transactions, Warmup: s.Warmup,
-		MaxTries: 1, Interval: time.Second, IO: spec.IO}
+		MaxTries: 1, Interval: time.Second, IO: spec.IO, Colocate: spec.Colocate}
 	for _, d := range s.Disturb {
 		cs.Disturb.Builtins = append(cs.Disturb.Builtins, s.Expand(d, c))
 	}

@@ -144,8 +144,11 @@ type Step struct {
 	Clients int `json:"clients"`
 	// Round is the 1-based round of an A/B run the step belongs to; 0
 	// outside A/B runs.
-	Round     int          `json:"round,omitempty"`
-	IO        string       `json:"client_io"` // raw or netpoll client sockets
+	Round int    `json:"round,omitempty"`
+	IO    string `json:"client_io"` // raw or netpoll client sockets
+	// Colocated counts the clients whose thread followed its backend's CPU
+	// (--colocate).
+	Colocated int          `json:"colocated_clients,omitempty"`
 	Complete  bool         `json:"complete"`
 	Reason    string       `json:"incomplete_reason,omitempty"`
 	Started   time.Time    `json:"started"` // start of the measured window
