@@ -15,16 +15,22 @@ import (
 // the step ends, whichever goroutine it runs by then.
 type pins struct {
 	mu   sync.Mutex
-	all  unix.CPUSet // the CPUs the process may use, from before the step
+	all  unix.CPUSet // the CPUs the process may use
 	tids map[int]bool
 }
 
+// processCPUs is the CPU set the process started with (taskset, cgroups),
+// read before any client could have pinned the thread that reads it.
+var processCPUs, processCPUsErr = func() (s unix.CPUSet, err error) {
+	err = unix.SchedGetaffinity(0, &s)
+	return s, err
+}()
+
 func newPins() *pins {
-	p := &pins{tids: map[int]bool{}}
-	if unix.SchedGetaffinity(0, &p.all) != nil {
+	if processCPUsErr != nil {
 		return nil
 	}
-	return p
+	return &pins{tids: map[int]bool{}, all: processCPUs}
 }
 
 func (p *pins) add(tid int) {
