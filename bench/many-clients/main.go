@@ -2,7 +2,8 @@
 // pgbouncer at thousands of clients: it starts an ephemeral cluster and a
 // pgbouncer in front of it (transaction pooling), then runs both tools
 // interleaved at each client count and prints per count the TPS of each and
-// the ratio, each load generator's peak RSS (from the kernel, at exit) and
+// the ratio, each load generator's CPU per transaction (user + system of the
+// process, from the kernel), its peak RSS (from the kernel, at exit) and
 // most OS threads (sampled every 50 ms), the initial connection time and the
 // failures. Where pgbench cannot run a count it says so, and reports
 // pgscale alone.
@@ -65,6 +66,17 @@ type outcome struct {
 	conn       time.Duration // initial connection time: the connection phase's wall time (both tools)
 	peakRSSKiB int64
 	maxThreads int
+	cpu        time.Duration // the process's user + system time, from wait4
+	// cpuPerTxnUS is the load generator's CPU per transaction (the whole
+	// process, connection phase included, as bench/vs-pgbench counts it);
+	// 0 when unknown.
+	cpuPerTxnUS float64
+}
+
+func (o *outcome) setTransactions(n int64) {
+	if n > 0 {
+		o.cpuPerTxnUS = float64(o.cpu.Microseconds()) / float64(n)
+	}
 }
 
 func run(clientList string, dur, rounds, poolSize int, proto, bin, extra string) error {
@@ -140,7 +152,7 @@ func run(clientList string, dur, rounds, poolSize int, proto, bin, extra string)
 					o = runPgscale(bin, dsn, filepath.Join(tmp, "r.json"), extra, proto, n, dur)
 				}
 				res[tool][n] = append(res[tool][n], o)
-				status := fmt.Sprintf("%9.0f tps, %d failed", o.tps, o.failed)
+				status := fmt.Sprintf("%9.0f tps, %5.1f µs cpu/txn, %d failed", o.tps, o.cpuPerTxnUS, o.failed)
 				if !o.ran || o.why != "" {
 					status = "did not run: " + o.why
 				}
@@ -152,8 +164,8 @@ func run(clientList string, dur, rounds, poolSize int, proto, bin, extra string)
 
 	fmt.Printf("select-only -M %s through pgbouncer %s (transaction pooling, default_pool_size %d), %d s per run, %d round%s per count, pgbench -j %d, %d CPUs\n\n",
 		proto, pb.Version, poolSize, dur, rounds, plural(rounds), runtime.NumCPU(), runtime.NumCPU())
-	fmt.Println("| clients | pgbench tps | pgscale tps | TPS ratio | pgbench peak RSS | pgscale peak RSS | pgbench threads | pgscale threads | pgbench initial connection | pgscale initial connection | pgbench failed | pgscale failed |")
-	fmt.Println("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+	fmt.Println("| clients | pgbench tps | pgscale tps | TPS ratio | pgbench cpu/txn | pgscale cpu/txn | pgbench peak RSS | pgscale peak RSS | pgbench threads | pgscale threads | pgbench initial connection | pgscale initial connection | pgbench failed | pgscale failed |")
+	fmt.Println("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
 	var notes []string
 	for _, n := range ns {
 		a, b := summarize(res["pgbench"][n]), summarize(res["pgscale"][n])
@@ -161,8 +173,8 @@ func run(clientList string, dur, rounds, poolSize int, proto, bin, extra string)
 		if a.ran && b.ran && a.tps > 0 {
 			ratio = fmt.Sprintf("%.2f", b.tps/a.tps)
 		}
-		fmt.Printf("| %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", n,
-			tpsCell(a), tpsCell(b), ratio, rssCell(a, n), rssCell(b, n), threadsCell(a), threadsCell(b),
+		fmt.Printf("| %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", n,
+			tpsCell(a), tpsCell(b), ratio, cpuCell(a), cpuCell(b), rssCell(a, n), rssCell(b, n), threadsCell(a), threadsCell(b),
 			connCell(a), connCell(b), failCell(a), failCell(b))
 		for tool, o := range map[string]outcome{"pgbench": a, "pgscale": b} {
 			if o.why != "" {
@@ -185,7 +197,7 @@ func run(clientList string, dur, rounds, poolSize int, proto, bin, extra string)
 // makes the count's figures those of the rounds that did.
 func summarize(os []outcome) outcome {
 	var s outcome
-	var tps, conn []float64
+	var tps, conn, cpu []float64
 	for _, o := range os {
 		if o.why != "" && s.why == "" {
 			s.why = o.why
@@ -199,10 +211,12 @@ func summarize(os []outcome) outcome {
 		s.failed += o.failed
 		tps = append(tps, o.tps)
 		conn = append(conn, float64(o.conn))
+		cpu = append(cpu, o.cpuPerTxnUS)
 	}
 	if s.ran {
 		s.tps = median(tps)
 		s.conn = time.Duration(median(conn))
+		s.cpuPerTxnUS = median(cpu)
 	}
 	return s
 }
@@ -212,6 +226,13 @@ func tpsCell(o outcome) string {
 		return "could not run"
 	}
 	return fmt.Sprintf("%.0f", o.tps)
+}
+
+func cpuCell(o outcome) string {
+	if !o.ran || o.cpuPerTxnUS <= 0 {
+		return "—"
+	}
+	return fmt.Sprintf("%.1f µs", o.cpuPerTxnUS)
 }
 
 func rssCell(o outcome, n int) string {
@@ -246,6 +267,7 @@ var (
 	pgbenchTPS     = regexp.MustCompile(`tps = ([0-9.]+)`)
 	pgbenchConn    = regexp.MustCompile(`initial connection time = ([0-9.]+) ms`)
 	pgbenchFailed  = regexp.MustCompile(`number of failed transactions: ([0-9]+)`)
+	pgbenchTxns    = regexp.MustCompile(`number of transactions actually processed: ([0-9]+)`)
 	pgbenchAborted = regexp.MustCompile(`(?m)^.*(could not create connection|Run was aborted|too many|connection to server).*$`)
 )
 
@@ -269,6 +291,10 @@ func runPgbench(pgbench string, pb *target.PgBouncer, limit uint64, proto string
 		}
 		if m := pgbenchFailed.FindSubmatch(out); m != nil {
 			o.failed, _ = strconv.ParseInt(string(m[1]), 10, 64)
+		}
+		if m := pgbenchTxns.FindSubmatch(out); m != nil {
+			n, _ := strconv.ParseInt(string(m[1]), 10, 64)
+			o.setTransactions(n)
 		}
 	}
 	return o
@@ -296,6 +322,7 @@ func runPgscale(bin, dsn, out, extra, proto string, n, dur int) outcome {
 	}
 	o.tps = st.Summary.TPS
 	o.failed = st.Summary.Failed
+	o.setTransactions(st.Summary.Transactions)
 	o.conn = time.Duration(st.Summary.InitialConnectMs * float64(time.Millisecond))
 	return o
 }
@@ -331,6 +358,7 @@ func measure(cmd *exec.Cmd) ([]byte, outcome, error) {
 	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
 		o.peakRSSKiB = ru.Maxrss // KiB on Linux
 	}
+	o.cpu = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 	mu.Lock()
 	defer mu.Unlock()
 	return []byte(buf.String()), o, err
