@@ -188,11 +188,13 @@ func newEngine(parent context.Context, cfg *Config) *engine {
 		if on := cfg.OnNotice; on != nil {
 			c.OnNotice = func(_ *pgconn.PgConn, n *pgconn.Notice) { on(n) }
 		}
+		d := &net.Dialer{Timeout: tc.ConnectTimeout, KeepAlive: 5 * time.Minute}
+		dial := dialPoll
 		if e.io == IORaw {
-			d := &net.Dialer{Timeout: tc.ConnectTimeout, KeepAlive: 5 * time.Minute}
-			c.DialFunc = func(ctx context.Context, network, addr string) (net.Conn, error) {
-				return dialRaw(ctx, d, network, addr)
-			}
+			dial = dialRaw
+		}
+		c.DialFunc = func(ctx context.Context, network, addr string) (net.Conn, error) {
+			return dial(ctx, d, network, addr)
 		}
 		e.connCfgs = append(e.connCfgs, c)
 	}
