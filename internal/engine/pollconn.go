@@ -25,6 +25,15 @@ import (
 type pollConn struct {
 	net.Conn // the dialled connection
 	rc       syscall.RawConn
+
+	// The calls rc.Read and rc.Write make, bound once: a closure made per
+	// call would be garbage per transaction. A connection has one reader
+	// and one writer at a time, so each side's arguments and results live
+	// here.
+	readFn, writeFn func(fd uintptr) bool
+	rb, wb          []byte
+	rn, wn          int
+	rerr, werr      syscall.Errno
 }
 
 // dialPoll dials like net.Dialer and wraps the connection as a pollConn.
@@ -42,64 +51,79 @@ func dialPoll(ctx context.Context, d *net.Dialer, network, addr string) (net.Con
 		nc.Close()
 		return nil, err
 	}
-	return &pollConn{Conn: nc, rc: rc}, nil
+	c := &pollConn{Conn: nc, rc: rc}
+	c.readFn, c.writeFn = c.recv, c.send
+	return c, nil
 }
 
 func (c *pollConn) Read(b []byte) (int, error) {
 	if len(b) == 0 {
 		return 0, nil
 	}
-	n, errno := 0, syscall.Errno(0)
-	err := c.rc.Read(func(fd uintptr) bool {
-		for {
-			r, _, e := syscall.RawSyscall6(syscall.SYS_RECVFROM, fd, uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)), 0, 0, 0)
-			switch e {
-			case syscall.EINTR:
-				continue
-			case syscall.EAGAIN:
-				return false // wait in the netpoller, then again
-			}
-			n, errno = int(r), e
-			return true
-		}
-	})
+	c.rb, c.rn, c.rerr = b, 0, 0
+	err := c.rc.Read(c.readFn)
+	c.rb = nil
 	switch {
 	case err != nil:
 		return 0, c.opError("read", err)
-	case errno != 0:
-		return 0, c.opError("read", os.NewSyscallError("recvfrom", errno))
-	case n == 0:
+	case c.rerr != 0:
+		return 0, c.opError("read", os.NewSyscallError("recvfrom", c.rerr))
+	case c.rn == 0:
 		return 0, io.EOF
 	}
-	return n, nil
+	return c.rn, nil
+}
+
+// recv is one try at reading into c.rb; false: wait for the socket in the
+// netpoller and try again.
+func (c *pollConn) recv(fd uintptr) bool {
+	for {
+		r, _, e := syscall.RawSyscall6(syscall.SYS_RECVFROM, fd, uintptr(unsafe.Pointer(&c.rb[0])), uintptr(len(c.rb)), 0, 0, 0)
+		switch e {
+		case syscall.EINTR:
+			continue
+		case syscall.EAGAIN:
+			return false
+		}
+		c.rn, c.rerr = int(r), e
+		return true
+	}
 }
 
 func (c *pollConn) Write(b []byte) (int, error) {
-	written, errno := 0, syscall.Errno(0)
-	err := c.rc.Write(func(fd uintptr) bool {
-		for written < len(b) {
-			rest := b[written:]
-			r, _, e := syscall.RawSyscall6(syscall.SYS_SENDTO, fd, uintptr(unsafe.Pointer(&rest[0])), uintptr(len(rest)), unix.MSG_NOSIGNAL, 0, 0)
-			switch e {
-			case 0:
-				written += int(r)
-			case syscall.EINTR:
-			case syscall.EAGAIN:
-				return false
-			default:
-				errno = e
-				return true
-			}
-		}
-		return true
-	})
+	if len(b) == 0 {
+		return 0, nil
+	}
+	c.wb, c.wn, c.werr = b, 0, 0
+	err := c.rc.Write(c.writeFn)
+	c.wb = nil
 	switch {
 	case err != nil:
-		return written, c.opError("write", err)
-	case errno != 0:
-		return written, c.opError("write", os.NewSyscallError("sendto", errno))
+		return c.wn, c.opError("write", err)
+	case c.werr != 0:
+		return c.wn, c.opError("write", os.NewSyscallError("sendto", c.werr))
 	}
-	return written, nil
+	return c.wn, nil
+}
+
+// send writes what is left of c.wb; false: wait until the socket takes
+// more.
+func (c *pollConn) send(fd uintptr) bool {
+	for c.wn < len(c.wb) {
+		rest := c.wb[c.wn:]
+		r, _, e := syscall.RawSyscall6(syscall.SYS_SENDTO, fd, uintptr(unsafe.Pointer(&rest[0])), uintptr(len(rest)), unix.MSG_NOSIGNAL, 0, 0)
+		switch e {
+		case 0:
+			c.wn += int(r)
+		case syscall.EINTR:
+		case syscall.EAGAIN:
+			return false
+		default:
+			c.werr = e
+			return true
+		}
+	}
+	return true
 }
 
 // opError wraps err as net.Conn's own errors are, so that a passed
