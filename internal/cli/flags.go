@@ -29,9 +29,9 @@ type loadFlags struct {
 	outputs  outputFlags
 }
 
-// register registers the flags; outHelp says what --out names.
 const colocateHelp = "keep each client's thread on its backend's CPU (a server on this machine, raw I/O): auto (with more than one client), on or off"
 
+// register registers the flags; outHelp says what --out names.
 func (f *loadFlags) register(fs *pflag.FlagSet, outHelp string) {
 	l, w, d := &f.c.Load, &f.c.Workload, &f.c.Data
 	l.Clients, l.Duration, l.MaxTries = []int{1, 2, 4, 8}, 10*time.Second, 1

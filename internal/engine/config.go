@@ -6,6 +6,7 @@ package engine
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -30,12 +31,19 @@ func (p Protocol) String() string { return protocolNames[p] }
 
 // ParseProtocol parses -M's argument.
 func ParseProtocol(s string) (Protocol, error) {
-	for i, n := range protocolNames {
+	return parseName[Protocol]("protocol", protocolNames, s)
+}
+
+// parseName finds s among a mode's names (the mode is its index), or says
+// which names there are.
+func parseName[T ~uint8](what string, names []string, s string) (T, error) {
+	for i, n := range names {
 		if s == n {
-			return Protocol(i), nil
+			return T(i), nil
 		}
 	}
-	return 0, fmt.Errorf("unknown protocol %q (want simple, extended or prepared)", s)
+	want := strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
+	return 0, fmt.Errorf("unknown %s %q (want %s)", what, s, want)
 }
 
 // IOMode chooses how client connections wait for the server.
@@ -57,14 +65,7 @@ var ioNames = []string{"auto", "raw", "netpoll"}
 func (m IOMode) String() string { return ioNames[m] }
 
 // ParseIOMode parses --io's argument.
-func ParseIOMode(s string) (IOMode, error) {
-	for i, n := range ioNames {
-		if s == n {
-			return IOMode(i), nil
-		}
-	}
-	return 0, fmt.Errorf("unknown I/O mode %q (want auto, raw or netpoll)", s)
-}
+func ParseIOMode(s string) (IOMode, error) { return parseName[IOMode]("I/O mode", ioNames, s) }
 
 // Colocate says whether each client's OS thread follows the CPU its
 // server backend last ran on (raw I/O, a server on this machine).
@@ -77,8 +78,9 @@ func ParseIOMode(s string) (IOMode, error) {
 // A client that moves its thread to its backend's CPU every rawYield made
 // the slow mode rare: in 8 interleaved rounds at 8 clients 101-125 k tps
 // with it, 88-128 k without (four rounds under 100 k); 9.7 % more
-// throughput and 11 % less CPU per transaction, paired (README). The backends are not touched: the kernel
-// places them as it likes, and the clients follow. With one client the
+// throughput and 11 % less CPU per transaction, paired (README). The
+// backends are not touched: the kernel places them as it likes, and the
+// clients follow. With one client the
 // other CPUs are idle and the kernel's own placement did better (1.35
 // against 1.10 × pgbench's throughput), so auto follows with two or more.
 type Colocate uint8
@@ -96,12 +98,7 @@ func (m Colocate) String() string { return colocateNames[m] }
 
 // ParseColocate parses --colocate's argument.
 func ParseColocate(s string) (Colocate, error) {
-	for i, n := range colocateNames {
-		if s == n {
-			return Colocate(i), nil
-		}
-	}
-	return 0, fmt.Errorf("unknown colocation %q (want auto, on or off)", s)
+	return parseName[Colocate]("colocation", colocateNames, s)
 }
 
 // RawMaxClients is the most clients for which IOAuto picks raw I/O: beyond

@@ -216,18 +216,16 @@ func (l Load) check() error {
 	return nil
 }
 
-func (l Load) colocateName() string {
-	if l.Colocate == "" {
-		return "auto"
-	}
-	return l.Colocate
-}
+func (l Load) colocateName() string { return orAuto(l.Colocate) }
 
-func (l Load) ioName() string {
-	if l.IO == "" {
+func (l Load) ioName() string { return orAuto(l.IO) }
+
+// orAuto is a mode's name, "auto" when unset.
+func orAuto(name string) string {
+	if name == "" {
 		return "auto"
 	}
-	return l.IO
+	return name
 }
 
 // maxClients is the largest client count of the sweep.
