@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"github.com/pgscale/pgscale/bench/internal/benchkit"
-	"github.com/pgscale/pgscale/internal/stats"
 	"github.com/pgscale/pgscale/internal/target"
 )
 
@@ -33,22 +32,18 @@ func main() {
 }
 
 func run(scale, rounds int, extra string) error {
-	tmp, err := os.MkdirTemp("", "init-vs-pgbench-")
+	ws, err := benchkit.Open("init-vs-pgbench", "")
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(tmp)
-	bin, err := benchkit.Pgscale(tmp, "")
-	if err != nil {
-		return err
-	}
-	c, err := target.Start(context.Background(), target.Options{DataSizeHint: int64(scale) * 15 << 20})
+	defer ws.Close()
+	bin := ws.Pgscale
+	c, err := benchkit.StartCluster(context.Background(), target.Options{}, scale)
 	if err != nil {
 		return err
 	}
 	defer c.Stop()
-	c.StopOnSignal()
-	env := append(os.Environ(), "PGHOST="+c.SocketDir, "PGPORT="+strconv.Itoa(c.Port), "PGUSER="+c.User, "PGDATABASE=postgres")
+	env := benchkit.PgEnv(c.SocketDir, c.Port, c.User)
 	s := strconv.Itoa(scale)
 	var ratios []float64
 	fmt.Printf("scale %s %s, %d interleaved rounds (wall-clock seconds)\n\n| round | pgbench -i | pgscale init | ratio |\n| ---: | ---: | ---: | ---: |\n", s, extra, rounds)
@@ -76,7 +71,7 @@ func run(scale, rounds int, extra string) error {
 		ratios = append(ratios, ratio)
 		fmt.Printf("| %d | %.2f | %.2f | %.2f |\n", r, times["pgbench"], times["pgscale"], ratio)
 	}
-	fmt.Printf("\nmedian pgscale/pgbench time ratio: %.2f (below 1: pgscale is faster)\n", stats.Summarize(ratios, stats.Options{}).Median)
+	fmt.Printf("\nmedian pgscale/pgbench time ratio: %.2f (below 1: pgscale is faster)\n", benchkit.Summary(ratios).Median)
 	return nil
 }
 

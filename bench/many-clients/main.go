@@ -21,7 +21,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -34,12 +33,9 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgconn"
-
 	"github.com/pgscale/pgscale/bench/internal/benchkit"
 	"github.com/pgscale/pgscale/internal/result"
 	"github.com/pgscale/pgscale/internal/target"
-	"github.com/pgscale/pgscale/internal/workload"
 )
 
 func main() {
@@ -80,37 +76,27 @@ func (o *outcome) setTransactions(n int64) {
 }
 
 func run(clientList string, dur, rounds, poolSize int, proto, bin, extra string) error {
-	var ns []int
-	for _, f := range strings.Split(clientList, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || n < 1 {
-			return fmt.Errorf("bad client count %q", f)
-		}
-		ns = append(ns, n)
+	ns, err := benchkit.Clients(clientList)
+	if err != nil {
+		return err
 	}
 	maxN := 0
 	for _, n := range ns {
 		maxN = max(maxN, n)
 	}
-	tmp, err := os.MkdirTemp("", "many-clients-")
+	ws, err := benchkit.Open("many-clients", bin)
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(tmp)
-	if bin, err = benchkit.Pgscale(tmp, bin); err != nil {
-		return err
-	}
+	defer ws.Close()
+	tmp, bin := ws.Dir, ws.Pgscale
 	ctx := context.Background()
-	c, err := target.Start(ctx, target.Options{MaxConnections: poolSize + 16, DataSizeHint: workload.DataBytes(1)})
+	c, err := benchkit.StartCluster(ctx, target.Options{MaxConnections: poolSize + 16}, 1)
 	if err != nil {
 		return err
 	}
 	defer c.Stop()
-	c.StopOnSignal()
-	connect := func(ctx context.Context) (*pgconn.PgConn, error) {
-		return pgconn.Connect(ctx, c.ConnString("postgres"))
-	}
-	if _, err := workload.Init(ctx, connect, workload.InitOptions{Scale: 1}, io.Discard); err != nil {
+	if err := benchkit.InitData(ctx, c.ConnString("postgres"), 1); err != nil {
 		return err
 	}
 	server, err := target.ParseDSN(c.ConnString("postgres"))
@@ -277,7 +263,7 @@ func runPgbench(pgbench string, pb *target.PgBouncer, limit uint64, proto string
 	j := min(runtime.NumCPU(), n)
 	cmd := exec.Command("/bin/sh", "-c", `ulimit -Sn "$1" || exit 1; shift; exec "$@"`, "sh", strconv.FormatUint(limit, 10),
 		pgbench, "-n", "-S", "-M", proto, "-c", strconv.Itoa(n), "-j", strconv.Itoa(j), "-T", strconv.Itoa(dur))
-	cmd.Env = append(os.Environ(), "PGHOST="+pb.SocketDir, "PGPORT="+strconv.Itoa(pb.Port), "PGUSER="+pb.User, "PGDATABASE=postgres")
+	cmd.Env = benchkit.PgEnv(pb.SocketDir, pb.Port, pb.User)
 	out, o, err := measure(cmd)
 	if err != nil {
 		o.why = "pgbench: " + lastMatch(out, pgbenchAborted, err)

@@ -14,7 +14,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -27,9 +26,7 @@ import (
 	"github.com/pgscale/pgscale/bench/internal/benchkit"
 	"github.com/pgscale/pgscale/internal/diagnose"
 	"github.com/pgscale/pgscale/internal/result"
-	"github.com/pgscale/pgscale/internal/stats"
 	"github.com/pgscale/pgscale/internal/target"
-	"github.com/pgscale/pgscale/internal/workload"
 )
 
 func main() {
@@ -52,21 +49,15 @@ type sample struct {
 }
 
 func run(rounds, dur int, clientList, bin, only string) error {
-	tmp, err := os.MkdirTemp("", "probe-overhead-")
+	ws, err := benchkit.Open("probe-overhead", bin)
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(tmp)
-	if bin, err = benchkit.Pgscale(tmp, bin); err != nil {
+	defer ws.Close()
+	tmp, bin := ws.Dir, ws.Pgscale
+	ns, err := benchkit.Clients(clientList)
+	if err != nil {
 		return err
-	}
-	var ns []int
-	for _, f := range strings.Split(clientList, ",") {
-		n, err := strconv.Atoi(f)
-		if err != nil {
-			return err
-		}
-		ns = append(ns, n)
 	}
 	type config struct {
 		name string
@@ -114,18 +105,16 @@ func run(rounds, dur int, clientList, bin, only string) error {
 
 func measure(name string, opts target.Options, exts []string, bin, tmp string, rounds, dur int, ns []int) (map[int][]sample, error) {
 	ctx := context.Background()
-	opts.DataSizeHint = workload.DataBytes(1)
-	c, err := target.Start(ctx, opts)
+	c, err := benchkit.StartCluster(ctx, opts, 1)
 	if err != nil {
 		return nil, err
 	}
 	defer c.Stop()
-	c.StopOnSignal()
 	dsn := c.ConnString("postgres")
-	connect := func(ctx context.Context) (*pgconn.PgConn, error) { return pgconn.Connect(ctx, dsn) }
-	if _, err := workload.Init(ctx, connect, workload.InitOptions{Scale: 1}, io.Discard); err != nil {
+	if err := benchkit.InitData(ctx, dsn, 1); err != nil {
 		return nil, err
 	}
+	connect := func(ctx context.Context) (*pgconn.PgConn, error) { return pgconn.Connect(ctx, dsn) }
 	conn, err := connect(ctx)
 	if err != nil {
 		return nil, err
@@ -190,5 +179,4 @@ func measure(name string, opts target.Options, exts []string, bin, tmp string, r
 	return res, nil
 }
 
-// summary is the median, minimum and maximum of xs (internal/stats).
-func summary(xs []float64) stats.Summary { return stats.Summarize(xs, stats.Options{}) }
+var summary = benchkit.Summary

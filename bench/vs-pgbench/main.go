@@ -18,7 +18,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"io"
 	"math"
 	"os"
 	"os/exec"
@@ -29,13 +28,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgconn"
-
 	"github.com/pgscale/pgscale/bench/internal/benchkit"
 	"github.com/pgscale/pgscale/internal/result"
 	"github.com/pgscale/pgscale/internal/stats"
 	"github.com/pgscale/pgscale/internal/target"
-	"github.com/pgscale/pgscale/internal/workload"
 )
 
 type sample struct{ tps, cpuPerTxnUS float64 }
@@ -94,41 +90,33 @@ func parseVariants(spec, extra string) ([]variant, error) {
 }
 
 func run(rounds, dur int, clientList string, scale int, bin string, variants []variant, scriptFile, proto string, tcp bool) error {
-	tmp, err := os.MkdirTemp("", "vs-pgbench-")
+	ws, err := benchkit.Open("vs-pgbench", bin)
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(tmp)
-	if bin, err = benchkit.Pgscale(tmp, bin); err != nil {
-		return err
-	}
+	defer ws.Close()
+	tmp, bin := ws.Dir, ws.Pgscale
 	ctx := context.Background()
-	c, err := target.Start(ctx, target.Options{TCP: tcp, MaxConnections: 64, DataSizeHint: workload.DataBytes(scale)})
+	c, err := benchkit.StartCluster(ctx, target.Options{TCP: tcp, MaxConnections: 64}, scale)
 	if err != nil {
 		return err
 	}
 	defer c.Stop()
-	c.StopOnSignal()
 	dsn := c.ConnString("postgres")
 	if tcp {
 		dsn = c.TCPConnString("postgres")
 	}
-	connect := func(ctx context.Context) (*pgconn.PgConn, error) { return pgconn.Connect(ctx, dsn) }
-	if _, err := workload.Init(ctx, connect, workload.InitOptions{Scale: scale}, io.Discard); err != nil {
+	if err := benchkit.InitData(ctx, dsn, scale); err != nil {
 		return err
 	}
 	pgbench := filepath.Join(c.BinDir, "pgbench")
-	env := append(os.Environ(), "PGHOST="+c.SocketDir, "PGPORT="+strconv.Itoa(c.Port), "PGUSER="+c.User, "PGDATABASE=postgres")
+	env := benchkit.PgEnv(c.SocketDir, c.Port, c.User)
 	if tcp {
 		env = append(env, "PGHOST=127.0.0.1")
 	}
-	var ns []int
-	for _, f := range strings.Split(clientList, ",") {
-		n, err := strconv.Atoi(f)
-		if err != nil {
-			return err
-		}
-		ns = append(ns, n)
+	ns, err := benchkit.Clients(clientList)
+	if err != nil {
+		return err
 	}
 	workloadArgs := []string{"-S"}
 	if scriptFile != "" {
@@ -240,5 +228,4 @@ func field(s []sample, i int) []float64 {
 	return out
 }
 
-// summary is the median, minimum and maximum of xs (internal/stats).
-func summary(xs []float64) stats.Summary { return stats.Summarize(xs, stats.Options{}) }
+var summary = benchkit.Summary
