@@ -6,7 +6,8 @@ package result
 // could not run is listed in Unavailable with the reason.
 //
 // Each probe's evidence is a pointer field named in JSON by the probe's
-// name, its type in evidence_NAME.go.
+// name, its type in evidence_NAME.go and its schema in
+// evidence_NAME.schema.json.
 type Probes struct {
 	// ElapsedS is the probes' own window: from the start of the step's
 	// measured window to the moment the probes stopped.
