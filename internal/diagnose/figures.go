@@ -96,9 +96,6 @@ type Figures struct {
 	ServerMsPerTxn float64
 	NetworkMs      float64 // client-observed latency - server time per transaction
 	LatencyMs      float64
-
-	// Counters.
-	Counters *result.Counters
 }
 
 // EventShare is one wait event and its share of the samples.
@@ -237,7 +234,6 @@ func Compute(s result.Step) Figures {
 		f.ServerMsPerTxn = st.ServerMs / txns
 		f.NetworkMs = f.LatencyMs - f.ServerMsPerTxn
 	}
-	f.Counters = p.Counters
 	return f
 }
 

@@ -179,6 +179,10 @@ func delta(a, b reading) (uint64, bool) {
 	return uint64(float64(v) * float64(en) / float64(run)), true
 }
 
+// NameCounters names the hardware-counter probe in options and result
+// files.
+const NameCounters = "counters"
+
 var countersDef = def{
 	name: NameCounters, on: true, flag: "no-counters", evidence: "hardware counters (cycles, instructions)",
 	open: func(context.Context, Config, *Set) (probe, error) {

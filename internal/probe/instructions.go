@@ -396,6 +396,10 @@ func (f countFlag) Set(v string) error {
 func (f countFlag) String() string { return "" }
 func (f countFlag) Type() string   { return "what" }
 
+// NameInstructions names the probe that counts the server's instructions
+// under Valgrind (--count instructions) in options and result files.
+const NameInstructions = "instructions"
+
 var instructionsDef = def{
 	name: NameInstructions, flag: "",
 	evidence: "count the server's instructions per transaction under Valgrind (--count instructions)",

@@ -150,6 +150,9 @@ func (p *lockProbe) report(_ context.Context, _ *stepState, out *result.Probes) 
 	return nil
 }
 
+// NameLocks names the pg_locks probe in options and result files.
+const NameLocks = "locks"
+
 var locksDef = def{
 	name: NameLocks, on: true, flag: "no-locks", evidence: "pg_locks snapshots",
 	flags: func(fs *pflag.FlagSet, o *Options) {

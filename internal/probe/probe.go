@@ -21,19 +21,6 @@ import (
 	"github.com/pgscale/pgscale/internal/result"
 )
 
-// Probe names, as they appear in result files and flags.
-const (
-	NameProcess    = "process"
-	NameCounters   = "counters"
-	NameWaits      = "waits"
-	NameLocks      = "locks"
-	NameStatements = "statements"
-	NameProfile    = "profile"
-	// NameInstructions counts the server's instructions under Valgrind
-	// (--count instructions).
-	NameInstructions = "instructions"
-)
-
 // Wait-event sources.
 const (
 	WaitSourceAuto         = "auto"             // pg_wait_sampling when usable, else pg_stat_activity

@@ -444,6 +444,10 @@ func backendKind(title string) string {
 	return KindBackground
 }
 
+// NameProcess names the process-accounting probe (/proc) in options and
+// result files.
+const NameProcess = "process"
+
 var processDef = def{
 	name: NameProcess, on: true, flag: "no-process-probe",
 	evidence: "process accounting (CPU, run-queue wait, context switches from /proc)",

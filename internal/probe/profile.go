@@ -475,6 +475,10 @@ func summarize(prof *profile.Profile, file string) *result.Profile {
 	return out
 }
 
+// NameProfile names the CPU-profile probe (--profile, perf) in options and
+// result files.
+const NameProfile = "profile"
+
 var profileDef = def{
 	name: NameProfile, flag: "profile", evidence: "record a CPU profile of the server with perf for each step (pprof files)",
 	flags: func(fs *pflag.FlagSet, o *Options) {

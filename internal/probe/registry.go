@@ -17,6 +17,9 @@ import (
 // and how it opens. Adding a probe is a file with its implementation and
 // its def, and one line in defs.
 type def struct {
+	// name is also its evidence's name in result.Probes, and the name its
+	// text writer (internal/report) and HTML view (internal/report/html)
+	// are registered by.
 	name string
 	// on is the default; flag turns the probe off when on, on when off
 	// (none when empty: the probe's own flags turn it on).
@@ -31,6 +34,15 @@ type def struct {
 
 // defs is the registry, in the order the probes run and report.
 var defs = []def{processDef, countersDef, waitsDef, locksDef, statementsDef, profileDef, instructionsDef}
+
+// Names lists the probes' names, in the order they run.
+func Names() []string {
+	names := make([]string, len(defs))
+	for i, d := range defs {
+		names[i] = d.name
+	}
+	return names
+}
 
 // Options are the user's choice of probes and their settings.
 type Options struct {

@@ -133,6 +133,10 @@ func (p *statementProbe) report(_ context.Context, _ *stepState, out *result.Pro
 // oneLine folds a statement's white space so it fits on a report line.
 func oneLine(q string) string { return strings.Join(strings.Fields(q), " ") }
 
+// NameStatements names the pg_stat_statements probe in options and result
+// files.
+const NameStatements = "statements"
+
 var statementsDef = def{
 	name: NameStatements, on: true, flag: "no-statements", evidence: "pg_stat_statements differences",
 	open: func(ctx context.Context, cfg Config, _ *Set) (probe, error) {

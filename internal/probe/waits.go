@@ -372,6 +372,9 @@ func every(ctx context.Context, times []time.Time, stop <-chan struct{}, f func(
 	}
 }
 
+// NameWaits names the wait-event probe in options and result files.
+const NameWaits = "waits"
+
 var waitsDef = def{
 	name: NameWaits, on: true, flag: "no-waits", evidence: "wait-event sampling",
 	flags: func(fs *pflag.FlagSet, o *Options) {

@@ -2,10 +2,11 @@ package result
 
 import (
 	"bytes"
-	_ "embed"
+	"embed"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sync"
@@ -108,25 +109,55 @@ func WriteFileAtomic(path string, data []byte) error {
 	return nil
 }
 
-//go:embed schema.json
-var schemaJSON []byte
+// schemaFiles are the result file's JSON Schema: schema.json and each
+// probe's evidence_NAME.schema.json, which schema.json refers to.
+//
+//go:embed schema.json evidence_*.schema.json
+var schemaFiles embed.FS
 
-// compiledSchema compiles schema.json once.
+// schemaURL is schema.json's $id, the URL its references resolve against.
+const schemaURL = "pgscale-result.schema.json"
+
+// compiledSchema compiles the schema files once.
 var compiledSchema = sync.OnceValues(func() (*jsonschema.Schema, error) {
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(schemaJSON))
+	c := jsonschema.NewCompiler()
+	c.AssertFormat()
+	c.UseLoader(embeddedOnly{})
+	names, err := fs.Glob(schemaFiles, "*.json")
 	if err != nil {
 		return nil, err
 	}
-	c := jsonschema.NewCompiler()
-	c.AssertFormat()
-	if err := c.AddResource("pgscale-result.schema.json", doc); err != nil {
-		return nil, err
+	for _, name := range names {
+		data, err := schemaFiles.ReadFile(name)
+		if err != nil {
+			return nil, err
+		}
+		doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(data))
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		url := name
+		if name == "schema.json" {
+			url = schemaURL
+		}
+		if err := c.AddResource(url, doc); err != nil {
+			return nil, err
+		}
 	}
-	return c.Compile("pgscale-result.schema.json")
+	return c.Compile(schemaURL)
 })
 
+// embeddedOnly is the schema's loader: a reference to a file that is not
+// embedded fails, rather than being read from the working directory.
+type embeddedOnly struct{}
+
+func (embeddedOnly) Load(url string) (any, error) {
+	return nil, fmt.Errorf("%s is not one of the embedded schema files", url)
+}
+
 // ValidateJSON checks a result file's bytes against the JSON Schema
-// (schema.json, documented in docs/result-schema.md).
+// (schema.json and the evidence_NAME.schema.json files it refers to,
+// documented in docs/result-schema.md).
 func ValidateJSON(data []byte) error {
 	sch, err := compiledSchema()
 	if err != nil {

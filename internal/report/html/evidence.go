@@ -2,6 +2,7 @@ package html
 
 import (
 	"fmt"
+	"html/template"
 	"sort"
 	"strings"
 
@@ -34,8 +35,8 @@ func fileEvidence(fi int, label, name string, f *result.File, d *result.Diagnosi
 		} else {
 			v = diagnose.Step(figs[i], figs[firstOfRound[s.Round]])
 		}
-		se := stepEvidence{ID: fmt.Sprintf("step-%d-%d", fi, i), Clients: s.Clients, Round: s.Round,
-			Complete: s.Complete, Reason: s.Reason, Verdict: v.Verdict, Detail: v.Detail, Evidence: v.Evidence}
+		se := stepEvidence{stepFacts: stepFacts{ID: fmt.Sprintf("step-%d-%d", fi, i), Clients: s.Clients, Round: s.Round,
+			Complete: s.Complete, Reason: s.Reason, Verdict: v.Verdict, Detail: v.Detail, Evidence: v.Evidence}}
 		if d != nil {
 			se.Knee, se.Peak = i == d.Knee, i == d.Peak && len(f.Steps) > 1
 		}
@@ -44,6 +45,7 @@ func fileEvidence(fi int, label, name string, f *result.File, d *result.Diagnosi
 			MeanMs: num(sum.Latency.MeanMs), P50Ms: num(sum.Latency.P50Ms), P99Ms: num(sum.Latency.P99Ms),
 			MaxMs: num(sum.Latency.MaxMs), Failed: sum.Failed, Retried: sum.Retried}
 		stepFigures(&se, figs[i], s)
+		se.Parts = evidenceParts(s, figs[i])
 		if s.Probes != nil {
 			e.HasProbes = true
 		}
@@ -62,6 +64,9 @@ func fileEvidence(fi int, label, name string, f *result.File, d *result.Diagnosi
 // on CPU first, then the classes a bottleneck verdict names, then the rest.
 var waitClasses = []string{"CPU", "LWLock", "Lock", "IO", "BufferPin", "IPC", "Extension", "Timeout", "Activity", "Client"}
 
+// stepFigures sets what the page draws of a step from diagnose's figures
+// (the CPU and wait-class bars, the top wait events, the costs per
+// transaction) and the step's notes.
 func stepFigures(se *stepEvidence, fg diagnose.Figures, s result.Step) {
 	if fg.HasHost {
 		c := &cpuShares{Generator: num(fg.GeneratorShare), Probes: num(fg.ProbeShare),
@@ -128,45 +133,8 @@ func stepFigures(se *stepEvidence, fg diagnose.Figures, s result.Step) {
 	} else if s.Summary.ClientCPU.PerTxnUS > 0 {
 		se.PerTxn = &perTxn{LatencyMs: num(fg.LatencyMs), GeneratorCPUUS: numPtr(s.Summary.ClientCPU.PerTxnUS)}
 	}
-	if fg.HasLocks {
-		l := fg.Locks
-		lk := &locks{Snapshots: l.Snapshots, Backends: l.Backends, MaxSlowWeak: l.MaxSlowWeak, MeanSlowWeak: num(l.MeanSlowWeak),
-			MaxFastPath: l.MaxFastPath, FastPathSlots: l.FastPathSlots, Exhausted: l.Exhausted}
-		for _, w := range l.Waiting {
-			lk.Waiting = append(lk.Waiting, wait{LockType: w.LockType, Mode: w.Mode, Count: w.Count})
-		}
-		se.Locks = lk
-	}
-	if c := fg.Counters; c != nil {
-		if c.Supported {
-			se.Counters = fmt.Sprintf("%d cycles, %d instructions over the machine", c.Cycles, c.Instructions)
-			if c.Cycles > 0 {
-				se.Counters += fmt.Sprintf(" (%.2f instructions per cycle)", float64(c.Instructions)/float64(c.Cycles))
-			}
-			if c.Scaled {
-				se.Counters += ", estimated (multiplexed)"
-			}
-		} else {
-			se.Counters = c.Reason
-			if !strings.HasPrefix(c.Reason, "not supported") {
-				se.Counters = "not supported: " + c.Reason
-			}
-		}
-	}
 	p := s.Probes
 	if p != nil {
-		if st := p.Statements; st != nil {
-			for i, q := range st.Top {
-				if i == 5 {
-					break
-				}
-				sh := 0.0
-				if st.ServerMs > 0 {
-					sh = q.TotalMs / st.ServerMs
-				}
-				se.Statements = append(se.Statements, statement{Query: q.Query, Calls: q.Calls, TotalMs: num(q.TotalMs), Share: num(sh)})
-			}
-		}
 		for _, u := range p.Unavailable {
 			se.Unavailable = append(se.Unavailable, keyVal{u.Probe, u.Reason})
 		}
@@ -212,4 +180,91 @@ func disturbanceOf(d result.Disturbance) disturbance {
 	o.TPSChange, o.LatChange = ch(e.TPS), ch(e.Latency)
 	o.Warnings = e.Warnings
 	return o
+}
+
+// evidenceView is how the page shows one probe's evidence under each
+// step: the probe's data, in the page's JSON under the probe's name, and
+// the template that draws its part. A view with no template says where
+// else the page shows the probe's evidence.
+type evidenceView struct {
+	// probe is the probe's name: its evidence's name in result.Probes.
+	probe string
+	// data returns the probe's data of a step, nil when there is none;
+	// nil when the part draws only from the step's figures.
+	data func(s result.Step, fg diagnose.Figures) any
+	// tmpl draws the part from a partData.
+	tmpl *template.Template
+	// elsewhere, for a view with no template, is where the page shows
+	// the probe's evidence instead.
+	elsewhere string
+}
+
+// evidenceViews is the registry of the probes' views (evidence_NAME.go),
+// one line per probe, in the order their parts follow each other under a
+// step.
+var evidenceViews = []evidenceView{
+	processView,
+	waitsView,
+	locksView,
+	countersView,
+	statementsView,
+	profileView,
+	instructionsView,
+}
+
+// EvidenceProbes names the probes whose evidence the page shows, in the
+// order of their parts under a step.
+func EvidenceProbes() []string {
+	names := make([]string, len(evidenceViews))
+	for i, v := range evidenceViews {
+		names[i] = v.probe
+	}
+	return names
+}
+
+// evidencePart is one probe's part of a step.
+type evidencePart struct {
+	view *evidenceView
+	data any
+}
+
+// partData is what a view's template draws from: the step, for its
+// figures, and the probe's data.
+type partData struct {
+	Step stepEvidence
+	Data any
+}
+
+// HTML draws the part under st.
+func (p evidencePart) HTML(st stepEvidence) (template.HTML, error) {
+	var b strings.Builder
+	if err := p.view.tmpl.Execute(&b, partData{Step: st, Data: p.data}); err != nil {
+		return "", fmt.Errorf("%s evidence: %w", p.view.probe, err)
+	}
+	return template.HTML(b.String()), nil
+}
+
+// evidenceParts are the parts of a step that the probes' views draw.
+func evidenceParts(s result.Step, fg diagnose.Figures) []evidencePart {
+	if s.Probes == nil {
+		return nil
+	}
+	var parts []evidencePart
+	for i := range evidenceViews {
+		v := &evidenceViews[i]
+		if v.tmpl == nil {
+			continue
+		}
+		part := evidencePart{view: v}
+		if v.data != nil {
+			part.data = v.data(s, fg)
+		}
+		parts = append(parts, part)
+	}
+	return parts
+}
+
+// viewTemplate parses a view's template, with the page's functions.
+func viewTemplate(probe, text string) *template.Template {
+	return template.Must(template.New(probe).Funcs(templateFuncs).Parse(text))
 }

@@ -1,6 +1,7 @@
 package html
 
 import (
+	"bytes"
 	"encoding/json"
 	"math"
 	"strconv"
@@ -219,30 +220,79 @@ type evidence struct {
 	Steps     []stepEvidence `json:"steps"`
 }
 
+// stepEvidence is one step under its file's evidence: its facts and the
+// figures diagnose computed, each probe's part (evidence.go), and notes.
+// In the page's JSON the probes' data comes between the two (MarshalJSON).
 type stepEvidence struct {
-	ID           string        `json:"id"`
-	Clients      int           `json:"clients"`
-	Round        int           `json:"round,omitempty"`
-	Complete     bool          `json:"complete"`
-	Reason       string        `json:"incomplete_reason,omitempty"`
-	Knee         bool          `json:"knee,omitempty"`
-	Peak         bool          `json:"peak,omitempty"`
-	Summary      stepSummary   `json:"summary"`
-	Verdict      string        `json:"verdict"`
-	Detail       string        `json:"detail,omitempty"`
-	Evidence     []string      `json:"evidence,omitempty"`
-	CPU          *cpuShares    `json:"cpu,omitempty"`
-	Waits        []share       `json:"wait_classes,omitempty"`
-	WaitSource   string        `json:"wait_source,omitempty"`
-	TopEvents    []share       `json:"top_events,omitempty"`
-	PerTxn       *perTxn       `json:"per_txn,omitempty"`
-	Locks        *locks        `json:"locks,omitempty"`
-	Counters     string        `json:"counters,omitempty"`
-	Statements   []statement   `json:"statements,omitempty"`
+	stepFacts
+	// Parts are the probes' parts, in the order of evidenceViews.
+	Parts []evidencePart
+	stepNotes
+}
+
+// stepFacts are what the step did, its verdict and the figures drawn
+// across steps (CPU and wait-class bars) or from several probes.
+type stepFacts struct {
+	ID         string      `json:"id"`
+	Clients    int         `json:"clients"`
+	Round      int         `json:"round,omitempty"`
+	Complete   bool        `json:"complete"`
+	Reason     string      `json:"incomplete_reason,omitempty"`
+	Knee       bool        `json:"knee,omitempty"`
+	Peak       bool        `json:"peak,omitempty"`
+	Summary    stepSummary `json:"summary"`
+	Verdict    string      `json:"verdict"`
+	Detail     string      `json:"detail,omitempty"`
+	Evidence   []string    `json:"evidence,omitempty"`
+	CPU        *cpuShares  `json:"cpu,omitempty"`
+	Waits      []share     `json:"wait_classes,omitempty"`
+	WaitSource string      `json:"wait_source,omitempty"`
+	TopEvents  []share     `json:"top_events,omitempty"`
+	PerTxn     *perTxn     `json:"per_txn,omitempty"`
+}
+
+// stepNotes are the step's errors and disturbances, the probes that could
+// not run and where the server's processes were found.
+type stepNotes struct {
 	Errors       []errorLine   `json:"errors,omitempty"`
 	Disturbances []disturbance `json:"disturbances,omitempty"`
 	Unavailable  []keyVal      `json:"unavailable,omitempty"`
 	ServerNote   string        `json:"server_note,omitempty"`
+}
+
+// MarshalJSON writes the step's facts, then each probe's data under the
+// probe's name, then its notes, as one object.
+func (se stepEvidence) MarshalJSON() ([]byte, error) {
+	facts, err := json.Marshal(se.stepFacts)
+	if err != nil {
+		return nil, err
+	}
+	b := bytes.NewBuffer(facts[:len(facts)-1]) // open: without its "}"
+	for _, p := range se.Parts {
+		if p.data == nil {
+			continue
+		}
+		v, err := json.Marshal(p.data)
+		if err != nil {
+			return nil, err
+		}
+		k, _ := json.Marshal(p.view.probe)
+		b.WriteByte(',')
+		b.Write(k)
+		b.WriteByte(':')
+		b.Write(v)
+	}
+	notes, err := json.Marshal(se.stepNotes)
+	if err != nil {
+		return nil, err
+	}
+	if len(notes) > 2 { // not {}
+		b.WriteByte(',')
+		b.Write(notes[1:])
+	} else {
+		b.WriteByte('}')
+	}
+	return b.Bytes(), nil
 }
 
 type stepSummary struct {
@@ -285,30 +335,6 @@ type perTxn struct {
 	ServerMs       *num `json:"server_ms,omitempty"`
 	NetworkMs      *num `json:"network_client_ms,omitempty"`
 	LatencyMs      num  `json:"latency_ms"`
-}
-
-type locks struct {
-	Snapshots     int    `json:"snapshots"`
-	Backends      int    `json:"backends"`
-	MaxSlowWeak   int    `json:"max_slow_weak"`
-	MeanSlowWeak  num    `json:"mean_slow_weak"`
-	MaxFastPath   int    `json:"max_fast_path"`
-	FastPathSlots int    `json:"fast_path_slots"`
-	Exhausted     int    `json:"fast_path_exhausted"`
-	Waiting       []wait `json:"waiting,omitempty"`
-}
-
-type wait struct {
-	LockType string `json:"locktype"`
-	Mode     string `json:"mode"`
-	Count    int    `json:"count"`
-}
-
-type statement struct {
-	Query   string `json:"query"`
-	Calls   int64  `json:"calls"`
-	TotalMs num    `json:"total_ms"`
-	Share   num    `json:"share"`
 }
 
 type errorLine struct {

@@ -19,8 +19,9 @@ var pageTemplate string
 //go:embed style.css
 var styleCSS string
 
-// tmpl is parsed once; it holds no state of a page.
-var tmpl = template.Must(template.New("page").Funcs(template.FuncMap{
+// templateFuncs are the functions the page's templates (and the probes'
+// views) call.
+var templateFuncs = template.FuncMap{
 	"pct":     pct,
 	"fmtnum":  fmtNum,
 	"ptr":     func(n *num) float64 { return ptrVal(n) },
@@ -46,7 +47,10 @@ var tmpl = template.Must(template.New("page").Funcs(template.FuncMap{
 		}
 		return fmt.Sprint(n)
 	},
-}).Parse(pageTemplate))
+}
+
+// tmpl is parsed once; it holds no state of a page.
+var tmpl = template.Must(template.New("page").Funcs(templateFuncs).Parse(pageTemplate))
 
 // view is what the template reads: the page, and the charts drawn from it.
 type view struct {

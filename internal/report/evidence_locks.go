@@ -1,0 +1,31 @@
+package report
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/pgscale/pgscale/internal/diagnose"
+	"github.com/pgscale/pgscale/internal/result"
+)
+
+// writeLocks writes what the pg_locks snapshots saw: relation locks
+// outside the fast path, and the locks waited for.
+func writeLocks(pg page, s result.Step, _ diagnose.Figures) {
+	l := s.Probes.Locks
+	if l == nil {
+		return
+	}
+	line := fmt.Sprintf("%d snapshots, up to %d backends holding locks; weak relation locks outside the fast path: up to %d per backend (mean %.1f); fast-path slots %d (up to %d used)",
+		l.Snapshots, l.Backends, l.MaxSlowWeak, l.MeanSlowWeak, l.FastPathSlots, l.MaxFastPath)
+	if l.Exhausted > 0 {
+		line += fmt.Sprintf("; fast-path slots exhausted in %d backend snapshots", l.Exhausted)
+	}
+	if len(l.Waiting) > 0 {
+		var ws []string
+		for _, x := range l.Waiting {
+			ws = append(ws, fmt.Sprintf("%s %s ×%d", x.LockType, x.Mode, x.Count))
+		}
+		line += "; waiting: " + strings.Join(ws, ", ")
+	}
+	pg.item("locks", line)
+}

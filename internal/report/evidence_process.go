@@ -1,0 +1,48 @@
+package report
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/pgscale/pgscale/internal/diagnose"
+	"github.com/pgscale/pgscale/internal/prose"
+	"github.com/pgscale/pgscale/internal/result"
+)
+
+// writeProcess writes where the machine's CPU went, the server's
+// processes by kind and the pooler's.
+func writeProcess(pg page, s result.Step, f diagnose.Figures) {
+	ps := s.Probes.Process
+	if ps == nil || !f.HasHost {
+		return
+	}
+	line := fmt.Sprintf("%s busy of %d cores", prose.Share(f.MachineBusy), ps.CPUs)
+	if f.HasServer {
+		line += "; of the machine: server " + prose.Share(f.ServerShare)
+		if f.HasPooler {
+			line += ", pooler " + prose.Share(f.PoolerShare)
+		}
+		line += fmt.Sprintf(", load generator %s, probes %s, other %s", prose.Share(f.GeneratorShare), prose.Share(f.ProbeShare), prose.Share(f.Elsewhere()))
+	} else {
+		line += fmt.Sprintf("; of the machine: load generator %s, probes %s; %s", prose.Share(f.GeneratorShare), prose.Share(f.ProbeShare), ps.ServerNote)
+	}
+	line += fmt.Sprintf("; run queue %.2f tasks waiting per core", f.RunQueuePerCore)
+	if ps.Host.PSI != nil {
+		line += fmt.Sprintf("; pressure: cpu %s, io %s", prose.Share(ps.Host.PSI.CPUSome), prose.Share(ps.Host.PSI.IOSome))
+	}
+	if ps.Host.StealShare >= loudSteal {
+		line += fmt.Sprintf("; steal %.1f%%", 100*ps.Host.StealShare)
+	}
+	pg.item("cpu", line)
+	if ps.Server != nil {
+		var kinds []string
+		for _, k := range ps.Server.ByKind {
+			kinds = append(kinds, fmt.Sprintf("%s ×%d %.2f s (run-queue wait %.2f s)", k.Kind, k.Processes, k.CPUS, k.RunQueueWaitS))
+		}
+		pg.item("server", strings.Join(kinds, "; "))
+	}
+	if ps.Pooler != nil && f.ElapsedS > 0 {
+		pg.item("pooler", fmt.Sprintf("%.2f s cpu (%s of the machine), run-queue wait %.2f s", ps.Pooler.CPUS,
+			prose.Share(ps.Pooler.CPUS/(f.ElapsedS*float64(ps.CPUs))), ps.Pooler.RunQueueWaitS))
+	}
+}

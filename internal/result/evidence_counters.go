@@ -1,0 +1,14 @@
+package result
+
+// Counters are hardware counters over the whole machine, from
+// perf_event_open. When Supported is false the figures are absent, never 0.
+type Counters struct {
+	Supported    bool   `json:"supported"`
+	Reason       string `json:"reason,omitempty"` // why not supported
+	Scope        string `json:"scope,omitempty"`  // "machine"
+	Cycles       uint64 `json:"cycles,omitempty"`
+	Instructions uint64 `json:"instructions,omitempty"`
+	// Scaled is true when the kernel multiplexed the counters and the
+	// figures are estimates.
+	Scaled bool `json:"scaled,omitempty"`
+}

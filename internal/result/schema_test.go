@@ -1,0 +1,148 @@
+package result_test
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/pgscale/pgscale/internal/result"
+)
+
+// evidenceNames are the JSON names of result.Probes' pointer fields: each
+// probe's evidence, named by the probe.
+func evidenceNames(t *testing.T) []string {
+	t.Helper()
+	var names []string
+	ty := reflect.TypeOf(result.Probes{})
+	for i := range ty.NumField() {
+		f := ty.Field(i)
+		if f.Type.Kind() != reflect.Pointer {
+			continue
+		}
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		names = append(names, name)
+	}
+	if len(names) == 0 {
+		t.Fatal("result.Probes has no evidence fields")
+	}
+	return names
+}
+
+// TestEvidenceSchemas: every probe's evidence in result.Probes has its
+// own schema file, evidence_NAME.schema.json, which schema.json refers
+// to, and its name among the probes a cost may name; and nothing else
+// does.
+func TestEvidenceSchemas(t *testing.T) {
+	raw, err := os.ReadFile("schema.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var schema struct {
+		Defs struct {
+			Probes struct {
+				Properties map[string]json.RawMessage `json:"properties"`
+			} `json:"probes"`
+		} `json:"$defs"`
+	}
+	if err := json.Unmarshal(raw, &schema); err != nil {
+		t.Fatal(err)
+	}
+	props := schema.Defs.Probes.Properties
+	var costs struct {
+		Items struct {
+			Properties struct {
+				Probe struct {
+					Enum []string `json:"enum"`
+				} `json:"probe"`
+			} `json:"properties"`
+		} `json:"items"`
+	}
+	if err := json.Unmarshal(props["costs"], &costs); err != nil {
+		t.Fatal(err)
+	}
+	names := evidenceNames(t)
+	for _, name := range names {
+		file := "evidence_" + name + ".schema.json"
+		if _, err := os.Stat(file); err != nil {
+			t.Errorf("%s: no schema file of its own: %v", name, err)
+		}
+		var ref struct {
+			Ref string `json:"$ref"`
+		}
+		if err := json.Unmarshal(props[name], &ref); err != nil || ref.Ref != file {
+			t.Errorf("%s: schema.json's probes.%s is %s, want {\"$ref\": %q}", name, name, props[name], file)
+		}
+		if !slices.Contains(costs.Items.Properties.Probe.Enum, name) {
+			t.Errorf("%s: not among the probes a cost may name in schema.json", name)
+		}
+	}
+	files, err := filepath.Glob("evidence_*.schema.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, file := range files {
+		name := strings.TrimSuffix(strings.TrimPrefix(file, "evidence_"), ".schema.json")
+		if !slices.Contains(names, name) {
+			t.Errorf("%s: no evidence field %q in result.Probes", file, name)
+		}
+	}
+	for name := range props {
+		if name != "elapsed_s" && name != "costs" && name != "unavailable" && !slices.Contains(names, name) {
+			t.Errorf("schema.json's probes.%s is no evidence field of result.Probes", name)
+		}
+	}
+}
+
+// TestEvidenceSchemaApplies: each probe's schema file is applied to its
+// evidence: a file that breaks it is invalid.
+func TestEvidenceSchemaApplies(t *testing.T) {
+	f := sample()
+	f.Schema, f.Version = result.Schema, result.Version
+	f.Steps[0].Probes = &result.Probes{ElapsedS: 1,
+		Process:    &result.ProcessStats{CPUs: 2},
+		Counters:   &result.Counters{Supported: true, Cycles: 10, Instructions: 20},
+		Waits:      &result.Waits{Source: "pg_stat_activity", PeriodMs: 50, Samples: 1},
+		Locks:      &result.Locks{Snapshots: 1, FastPathSlots: 16},
+		Statements: &result.Statements{ServerMs: 1, Calls: 1},
+		Profile:    &result.Profile{File: "p.pprof", Samples: 1},
+		Instructions: &result.Instructions{Tool: "callgrind", Transactions: 1, PerTxn: 1, Kernel: "not counted",
+			ByKind: []result.InstructionGroup{{Kind: "client backend", Processes: 1}}},
+	}
+	data, err := json.Marshal(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := result.ValidateJSON(data); err != nil {
+		t.Fatalf("a file with every probe's evidence: %v", err)
+	}
+	breaks := map[string]func(e map[string]any){
+		"process":      func(e map[string]any) { e["cpus"] = 0 },
+		"counters":     func(e map[string]any) { e["supported"] = false },
+		"waits":        func(e map[string]any) { e["source"] = "guessed" },
+		"locks":        func(e map[string]any) { e["fast_path_slots"] = 0 },
+		"statements":   func(e map[string]any) { e["calls"] = -1 },
+		"profile":      func(e map[string]any) { e["unit"] = "furlongs" },
+		"instructions": func(e map[string]any) { e["tool"] = "guessed" },
+	}
+	for _, name := range evidenceNames(t) {
+		brk, ok := breaks[name]
+		if !ok {
+			t.Errorf("%s: no way to break its evidence in this test", name)
+			continue
+		}
+		var m map[string]any
+		if err := json.Unmarshal(data, &m); err != nil {
+			t.Fatal(err)
+		}
+		probes := m["steps"].([]any)[0].(map[string]any)["probes"].(map[string]any)
+		brk(probes[name].(map[string]any))
+		bad, _ := json.Marshal(m)
+		if err := result.ValidateJSON(bad); err == nil {
+			t.Errorf("%s: evidence that breaks evidence_%s.schema.json was accepted", name, name)
+		}
+	}
+}
