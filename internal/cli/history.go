@@ -16,6 +16,7 @@ import (
 	"github.com/pgscale/pgscale/internal/result"
 	"github.com/pgscale/pgscale/internal/stats"
 	"github.com/pgscale/pgscale/internal/store"
+	"github.com/pgscale/pgscale/internal/trend"
 	"github.com/pgscale/pgscale/internal/usage"
 )
 
@@ -133,11 +134,7 @@ points marked, the commit on hover.
 			if len(hs) == 0 {
 				return noSeries(st, args)
 			}
-			h := &report.History{Store: st.Location(), Series: hs}
-			for _, s := range hs {
-				cs, _ := s.ChangePoints(stats.ChangePointOptions{})
-				h.Changes = append(h.Changes, cs)
-			}
+			h := &report.History{Store: st.Location(), Series: hs, Changes: trend.ChangePointsOf(hs, stats.ChangePointOptions{})}
 			var buf bytes.Buffer
 			if format == "html" {
 				err = report.WriteHistoryHTML(&buf, h)
@@ -202,10 +199,7 @@ whatever was found), 1 when one is, 2 for bad usage.
 			if err != nil {
 				return err
 			}
-			c := &report.Check{Store: st.Location(), Series: len(series), Changes: changes, Warnings: warns}
-			for _, ch := range changes {
-				c.Assessments = append(c.Assessments, stats.JudgeChange(ch.Comparison(), b))
-			}
+			c := &trend.Check{Store: st.Location(), Series: len(series), Changes: changes, Assessments: trend.Judge(changes, b), Warnings: warns}
 			if err := report.WriteCheck(stdout, c); err != nil {
 				return err
 			}
@@ -432,7 +426,7 @@ after it. A commit that moved every series is acknowledged everywhere with
 // ackPoint returns the result to acknowledge in h and what the change
 // there is: the one given, when h has a point from it, else the newest
 // change point after the acknowledged one; 0 when there is none.
-func ackPoint(h store.History, resultID int64) (int64, string) {
+func ackPoint(h trend.History, resultID int64) (int64, string) {
 	cs, _ := h.ChangePoints(stats.ChangePointOptions{})
 	if resultID != 0 {
 		for _, p := range h.Points {
@@ -509,7 +503,7 @@ func noSeries(st *store.Store, args []string) error {
 }
 
 // seriesClients returns the client counts of the series, once each.
-func seriesClients(series []store.Series) []int {
+func seriesClients(series []trend.Series) []int {
 	var out []int
 	seen := map[int]bool{}
 	for _, s := range series {
