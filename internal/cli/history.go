@@ -255,23 +255,21 @@ files of another time.`,
 					todo = append(todo, written{path: p})
 				}
 			}
-			var files []written
+			var pending []store.Pending
 			var names []string
-			raws := map[string][]byte{}
 			for _, w := range todo {
-				p := w.path
-				raw, err := os.ReadFile(p)
+				raw, err := os.ReadFile(w.path)
 				if err != nil {
 					return usage.Wrap(err)
 				}
 				if err := store.Check(raw); err != nil {
-					return usage.Errorf("%s: %v", p, err)
+					return usage.Errorf("%s: %v", w.path, err)
 				}
 				var f result.File
 				if err := json.Unmarshal(raw, &f); err != nil {
-					return usage.Errorf("%s: %v", p, err) // Check decoded it already
+					return usage.Errorf("%s: %v", w.path, err) // Check decoded it already
 				}
-				files, raws[p] = append(files, written{p, &f, w.series}), raw
+				pending = append(pending, store.Pending{Path: w.path, Raw: raw, File: &f, Workload: w.series})
 				names = append(names, f.Target.Name)
 			}
 			lab, err := perTarget("--label", labels, names)
@@ -287,19 +285,11 @@ files of another time.`,
 				return err
 			}
 			defer st.Close()
-			for _, wf := range files {
-				meta := store.Meta{Label: pick(lab, wf.file.Target.Name), Commit: pick(com, wf.file.Target.Name), Workload: wf.series}
-				source := "--commit"
-				if meta.Commit == "" {
-					meta.Commit, source = commitFromEnv()
-				}
-				rec, err := st.Add(cmd.Context(), nil, raws[wf.path], meta)
-				if err != nil {
-					return err
-				}
-				fmt.Fprintln(stdout, storedLine(st.Location(), wf.path, rec, meta, source))
+			added, err := st.AddFiles(cmd.Context(), pending, store.AddOptions{Labels: lab, Commits: com})
+			for _, a := range added {
+				fmt.Fprintln(stdout, storedLine(st.Location(), a))
 			}
-			return nil
+			return err
 		},
 	}
 	cmd.Flags().StringArrayVar(&labels, "label", nil, "label [NAME=]LABEL of the files of target NAME, or of every file without one (repeatable)")
