@@ -5,8 +5,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pgscale/pgscale/internal/compare"
 	"github.com/pgscale/pgscale/internal/golden"
 	"github.com/pgscale/pgscale/internal/report"
+	"github.com/pgscale/pgscale/internal/result"
 	"github.com/pgscale/pgscale/internal/stats"
 	"github.com/pgscale/pgscale/internal/suite"
 )
@@ -43,4 +45,37 @@ func TestGoldenSuite(t *testing.T) {
 	if err != nil || !s2.Passed() {
 		t.Errorf("with tps=-90%%: %v, %s", err, s2.Headline())
 	}
+}
+
+// A suite of one target shows each cell's own scaling instead of changes
+// (speedup, efficiency, server CPU per transaction, the share in SQL) and
+// the diagnosis of each step that has the probes' evidence: three cells of
+// recorded runs, one without probes, and a cell that was not run.
+func TestGoldenSuiteAlone(t *testing.T) {
+	x := &result.SuiteIndex{Name: "alone", Baseline: "installed", Targets: []result.ABTarget{{Name: "installed"}},
+		Axes: []result.SuiteAxis{{Name: "file", Values: []string{"pooled", "partitions", "version1", "sleep"}}}}
+	var cells [][]compare.Input
+	for _, name := range x.Axes[0].Values {
+		c := result.SuiteCell{Key: "file=" + name, Params: map[string]string{"file": name}, Dir: name, Status: result.CellComplete}
+		var in []compare.Input
+		if name == "sleep" {
+			c.Status = result.CellMissing
+		} else {
+			path := filepath.Join("testdata", name+".json")
+			f, err := result.Read(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			in = append(in, compare.Input{Name: "installed", File: f, Cell: []compare.Param{{Name: "file", Value: name}}, Path: path})
+		}
+		x.Cells = append(x.Cells, c)
+		cells = append(cells, in)
+	}
+	s, err := compare.CompareSuite(x, cells, compare.SuiteOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := &report.Doc{Suite: s}
+	golden.Check(t, "suite-alone.txt", write(t, "text", d))
+	golden.Check(t, "suite-alone.md", write(t, "markdown", d))
 }
