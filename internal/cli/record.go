@@ -150,65 +150,30 @@ func (r *recordFlags) record(ctx context.Context, w io.Writer, files []written) 
 		return err
 	}
 	defer st.Close()
-	for _, wf := range files {
-		raw, err := os.ReadFile(wf.path)
-		if err != nil {
-			return fmt.Errorf("store %s: %w", st.Location(), err)
-		}
-		name := wf.file.Target.Name
-		meta := store.Meta{Label: pick(labels, name), Workload: wf.series}
-		source := "--commit"
-		if meta.Commit = pick(commits, name); meta.Commit == "" {
-			meta.Commit, source = commitOf(ctx, wf.file)
-		}
-		rec, err := st.Add(ctx, nil, raw, meta)
-		if err != nil {
-			return err
-		}
-		fmt.Fprintln(w, storedLine(st.Location(), wf.path, rec, meta, source))
+	pending := make([]store.Pending, len(files))
+	for i, wf := range files {
+		pending[i] = store.Pending{Path: wf.path, File: wf.file, Workload: wf.series}
 	}
-	return nil
-}
-
-// pick returns name's value, else the one for every target.
-func pick(vals map[string]string, name string) string {
-	if v, ok := vals[name]; ok && name != "" {
-		return v
+	added, err := st.AddFiles(ctx, pending, store.AddOptions{Labels: labels, Commits: commits, Git: true})
+	for _, a := range added {
+		fmt.Fprintln(w, storedLine(st.Location(), a))
 	}
-	return vals[""]
-}
-
-// commitOf finds the commit a run measured when none was given: git in
-// the directory of the ephemeral cluster's server binaries when that is a
-// git work tree (a build of one's own), else the CI environment's commit
-// variables. It returns the commit and where it came from.
-func commitOf(ctx context.Context, f *result.File) (string, string) {
-	if dir := f.Target.BinDir; dir != "" {
-		if c, err := store.GitCommit(ctx, dir); err == nil {
-			return c, "git in " + dir
-		}
-	}
-	return commitFromEnv()
-}
-
-// commitFromEnv is the CI environment's commit and its variable.
-func commitFromEnv() (string, string) {
-	c, v := store.CommitFromEnv(os.Getenv)
-	if c == "" {
-		return "", ""
-	}
-	return c, "$" + v
+	return err
 }
 
 // storedLine says what was stored: "stored: results/x.json as result 12
 // in STORE (label main, commit 8c1e2f0 from $GITHUB_SHA, 16 points)".
-func storedLine(location, path string, rec store.Recorded, meta store.Meta, source string) string {
+func storedLine(location string, a store.Added) string {
 	commit := "no commit"
-	if meta.Commit != "" {
-		commit = "commit " + report.ShortCommit(meta.Commit) + " from " + source
+	if a.Meta.Commit != "" {
+		source := a.CommitFrom
+		if source == "" {
+			source = "--commit"
+		}
+		commit = "commit " + report.ShortCommit(a.Meta.Commit) + " from " + source
 	}
-	if rec.Duplicate {
-		return fmt.Sprintf("stored: %s was stored before, as result %d in %s; nothing added", path, rec.ResultID, location)
+	if a.Duplicate {
+		return fmt.Sprintf("stored: %s was stored before, as result %d in %s; nothing added", a.Path, a.ResultID, location)
 	}
-	return fmt.Sprintf("stored: %s as result %d in %s (label %s, %s, %d points)", path, rec.ResultID, location, rec.Label, commit, rec.Points)
+	return fmt.Sprintf("stored: %s as result %d in %s (label %s, %s, %d points)", a.Path, a.ResultID, location, a.Label, commit, a.Points)
 }

@@ -190,18 +190,22 @@ func dryRunSuite(spec *plan.SuiteSpec, stdout io.Writer) error {
 	return nil
 }
 
-// loadBundle reads a suite bundle into a document: its cells' files and
-// the suite's comparison (suite.ReadBundle).
+// loadBundle reads a suite bundle into a document: its cells' files
+// (suite.ReadBundle) and the suite's comparison (compare.CompareSuite).
 func loadBundle(dir string) (*report.Doc, error) { return loadBundleWith(dir, nil, stats.Options{}) }
 
 // loadBundleWith is loadBundle judging every cell against bounds instead
 // of the bounds the cells recorded, when bounds is not nil.
 func loadBundleWith(dir string, bounds *stats.Bounds, opt stats.Options) (*report.Doc, error) {
-	s, files, err := suite.ReadBundle(dir, bounds, opt)
+	b, err := suite.ReadBundle(dir)
 	if err != nil {
 		return nil, err
 	}
-	return &report.Doc{Files: files, Suite: s}, nil
+	s, err := compare.CompareSuite(b.Index, b.Cells, compare.SuiteOptions{Expect: b.Expect, Bounds: bounds, Stats: opt})
+	if err != nil {
+		return nil, usage.Wrap(err)
+	}
+	return &report.Doc{Files: b.Files, Suite: s}, nil
 }
 
 // suiteVerdictError is the exit code's error: a RegressionError when a

@@ -47,6 +47,9 @@ type SuiteCell struct {
 	// Comparison compares them, its assessments judged suite-wide; nil
 	// with a single target or when no round completed.
 	Comparison *Comparison
+	// Steps are the cell's client counts with each file's tps and the
+	// baseline's diagnosis; none when the cell is missing.
+	Steps []SuiteStep
 }
 
 // Param is one parameter of a cell.
@@ -84,7 +87,7 @@ func CompareSuite(x *result.SuiteIndex, cells [][]Input, o SuiteOptions) (*Suite
 	}
 	var missing []string
 	for i, c := range x.Cells {
-		sc := SuiteCell{Key: c.Key, Status: c.Status, Reason: c.Reason, Inputs: cells[i]}
+		sc := SuiteCell{Key: c.Key, Status: c.Status, Reason: c.Reason, Inputs: cells[i], Steps: suiteSteps(cells[i])}
 		for _, a := range x.Axes {
 			sc.Params = append(sc.Params, Param{Name: a.Name, Value: c.Params[a.Name]})
 		}

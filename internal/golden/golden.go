@@ -12,14 +12,21 @@ import (
 	"testing"
 )
 
-var update = flag.Bool("update", false, "rewrite testdata/*.golden from the output")
+// updateFlag is the test binary's flag that rewrites the golden files.
+const updateFlag = "update"
+
+// RegisterFlag defines -update on the test binary's command line. Call it
+// from the TestMain of each package whose tests use Check, before m.Run.
+func RegisterFlag() {
+	flag.Bool(updateFlag, false, "rewrite testdata/*.golden from the output")
+}
 
 // Check compares got with testdata/name.golden.
 func Check(t testing.TB, name string, got []byte) {
 	t.Helper()
 	path := filepath.Join("testdata", name+".golden")
 	gotPath := filepath.Join("testdata", name+".got")
-	if *update {
+	if updating(t) {
 		if err := os.WriteFile(path, got, 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -39,4 +46,15 @@ func Check(t testing.TB, name string, got []byte) {
 		return
 	}
 	t.Errorf("%s differs from %s (diff them; go test -update accepts)", gotPath, path)
+}
+
+// updating reports whether the test binary was run with -update; it fails
+// the test when the binary does not define the flag.
+func updating(t testing.TB) bool {
+	t.Helper()
+	f := flag.Lookup(updateFlag)
+	if f == nil {
+		t.Fatal("golden: this test binary has no -update flag; call golden.RegisterFlag() from the package's TestMain")
+	}
+	return f.Value.String() == "true"
 }

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/pgscale/pgscale/internal/stats"
-	"github.com/pgscale/pgscale/internal/store"
+	"github.com/pgscale/pgscale/internal/trend"
 )
 
 // History is what `pgscale history show` renders: series of a store with
@@ -18,42 +18,16 @@ type History struct {
 	// Store is where the series are, passwords redacted.
 	Store string
 	// Series are the series with their points, in key order.
-	Series []store.History
+	Series []trend.History
 	// Changes holds, per series, every change point found in it,
 	// acknowledged ones marked.
-	Changes [][]store.Change
-}
-
-// Check is what `pgscale history check` found: the change points after
-// each series' acknowledged one, each judged against the bounds.
-type Check struct {
-	// Store is where the series are, passwords redacted.
-	Store string
-	// Series counts the series searched.
-	Series int
-	// Changes are the change points found; Assessments judge each
-	// (stats.JudgeChange), in the same order.
-	Changes     []store.Change
-	Assessments []stats.Assessment
-	// Warnings are the detector's caveats.
-	Warnings []error
-}
-
-// Outside returns the assessments outside their bounds.
-func (c *Check) Outside() []stats.Assessment {
-	var out []stats.Assessment
-	for _, a := range c.Assessments {
-		if a.Status == stats.OutsideBounds {
-			out = append(out, a)
-		}
-	}
-	return out
+	Changes [][]trend.Change
 }
 
 // WriteSeries writes the series of a store as a table: number, workload,
 // label, clients, measure, machine, points, the newest value with its
 // commit (or label) and time, and the acknowledged change.
-func WriteSeries(w io.Writer, location string, series []store.Series) error {
+func WriteSeries(w io.Writer, location string, series []trend.Series) error {
 	var b strings.Builder
 	if len(series) == 0 {
 		fmt.Fprintf(&b, "no series in %s\n", location)
@@ -85,7 +59,7 @@ func WriteHistoryText(w io.Writer, h *History) error {
 			b.WriteString("\n")
 		}
 		fmt.Fprintf(&b, "series %d: %s (%s, %s)\n", s.ID, s.Key, s.Unit, direction(s.HigherIsBetter))
-		at := map[int]store.Change{}
+		at := map[int]trend.Change{}
 		for _, c := range h.Changes[i] {
 			at[c.Index] = c
 		}
@@ -110,7 +84,7 @@ func WriteHistoryText(w io.Writer, h *History) error {
 // WriteCheck writes every change point found, with its size ± uncertainty,
 // the segments either side, the commits it lies between, its status
 // against the bounds and how to acknowledge it, then a summary line.
-func WriteCheck(w io.Writer, c *Check) error {
+func WriteCheck(w io.Writer, c *trend.Check) error {
 	var b strings.Builder
 	for i, ch := range c.Changes {
 		a := c.Assessments[i]
@@ -126,15 +100,15 @@ func WriteCheck(w io.Writer, c *Check) error {
 	for _, w := range c.Warnings {
 		fmt.Fprintf(&b, "note: %v\n", w)
 	}
-	b.WriteString(c.Summary() + "\n")
+	b.WriteString(checkSummary(c) + "\n")
 	_, err := io.WriteString(w, b.String())
 	return err
 }
 
-// Summary sums the check up in one line: "2 change points in 8 series of
-// STORE since their acknowledged ones; 1 outside bounds: tps@c=2 main
-// -5.2% ± 1.1%, bound -2%".
-func (c *Check) Summary() string {
+// checkSummary sums the check up in one line: "2 change points in 8
+// series of STORE since their acknowledged ones; 1 outside bounds: tps@c=2
+// main -5.2% ± 1.1%, bound -2%".
+func checkSummary(c *trend.Check) string {
 	series := plural(c.Series, "series", "series")
 	if len(c.Changes) == 0 {
 		return fmt.Sprintf("no change point in %s of %s since their acknowledged ones", series, c.Store)
@@ -166,7 +140,7 @@ func checkStatus(a stats.Assessment) string {
 }
 
 // pointWhere names a point: "8c1e2f0 (result 10, 2026-12-01 09:40 UTC)".
-func pointWhere(p store.Point) string {
+func pointWhere(p trend.Point) string {
 	return fmt.Sprintf("%s (result %d, %s UTC)", ShortCommit(p.Name()), p.ResultID, formatWhen(p.Time))
 }
 

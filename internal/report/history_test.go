@@ -11,7 +11,7 @@ import (
 	"github.com/pgscale/pgscale/internal/golden"
 	"github.com/pgscale/pgscale/internal/report"
 	"github.com/pgscale/pgscale/internal/stats"
-	"github.com/pgscale/pgscale/internal/store"
+	"github.com/pgscale/pgscale/internal/trend"
 )
 
 // historyFixture is a series of 16 runs whose tps fell 6 % at the 9th,
@@ -21,15 +21,15 @@ func historyFixture(t *testing.T) *report.History {
 	t.Helper()
 	t0 := time.Date(2026, 12, 1, 8, 0, 0, 0, time.UTC)
 	noise := []float64{0.004, -0.006, 0.002, 0.009, -0.003, -0.008, 0.005, 0.001}
-	mk := func(id int64, measure, unit string, higher bool, base, step float64, acked int64) store.History {
-		h := store.History{Series: store.Series{ID: id, Key: store.Key{Workload: "select-only -s 1 -M prepared", Label: "main", Clients: 8, Measure: measure, Machine: "90fe34eac892"},
+	mk := func(id int64, measure, unit string, higher bool, base, step float64, acked int64) trend.History {
+		h := trend.History{Series: trend.Series{ID: id, Key: trend.Key{Workload: "select-only -s 1 -M prepared", Label: "main", Clients: 8, Measure: measure, Machine: "90fe34eac892"},
 			Unit: unit, HigherIsBetter: higher, AckedResult: acked}}
 		for i := range 16 {
 			v := base * (1 + noise[i%8])
 			if i >= 8 {
 				v *= 1 + step
 			}
-			p := store.Point{ResultID: int64(i + 1), Value: v, Lo: math.NaN(), Hi: math.NaN(), N: 1, Label: "main",
+			p := trend.Point{ResultID: int64(i + 1), Value: v, Lo: math.NaN(), Hi: math.NaN(), N: 1, Label: "main",
 				Commit: fmt.Sprintf("%02x", 16*i+i) + "c1d2e3f4a5b6c7d8e9f0a1b2c3d4e5f6a7b8c9", Time: t0.Add(time.Duration(i) * time.Hour)}
 			if i == 0 {
 				p.Commit = "" // goes by its label
@@ -42,7 +42,7 @@ func historyFixture(t *testing.T) *report.History {
 		h.Count, h.Last = len(h.Points), h.Points[15]
 		return h
 	}
-	h := &report.History{Store: "/home/ci/.local/share/pgscale/history.db", Series: []store.History{
+	h := &report.History{Store: "/home/ci/.local/share/pgscale/history.db", Series: []trend.History{
 		mk(1, "tps", "txn/s", true, 120000, -0.06, 9),
 		mk(3, "p99", "ms", false, 0.21, 0.08, 0),
 	}}
@@ -59,7 +59,7 @@ func historyFixture(t *testing.T) *report.History {
 func TestHistoryText(t *testing.T) {
 	h := historyFixture(t)
 	var b bytes.Buffer
-	var series []store.Series
+	var series []trend.Series
 	for _, s := range h.Series {
 		series = append(series, s.Series)
 	}
@@ -80,11 +80,9 @@ func TestHistoryText(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &report.Check{Store: h.Store, Series: 2, Changes: []store.Change{h.Changes[0][0], h.Changes[1][0]},
+	c := &trend.Check{Store: h.Store, Series: 2, Changes: []trend.Change{h.Changes[0][0], h.Changes[1][0]},
 		Warnings: []error{errors.New("select-only | main | c=8 | p50 | 90fe34eac892: 1 value missing")}}
-	for _, ch := range c.Changes {
-		c.Assessments = append(c.Assessments, stats.JudgeChange(ch.Comparison(), bounds))
-	}
+	c.Assessments = trend.Judge(c.Changes, bounds)
 	b.Reset()
 	if err := report.WriteCheck(&b, c); err != nil {
 		t.Fatal(err)

@@ -52,7 +52,8 @@ func htmlSuite(s *compare.Suite) []html.Matrix {
 			m.Rows = append(m.Rows, row)
 			continue
 		}
-		for _, c := range compare.Clients(sc.Inputs[0].File) {
+		for _, st := range sc.Steps {
+			c := st.Clients
 			row := html.MatrixRow{Label: fmt.Sprintf("%s, %d", sc.Key, c)}
 			for ci := range s.Candidates {
 				a, ok := tpsAssessment(sc, ci, c)

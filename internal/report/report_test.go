@@ -2,6 +2,7 @@ package report_test
 
 import (
 	"bytes"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -12,6 +13,12 @@ import (
 	"github.com/pgscale/pgscale/internal/report"
 	"github.com/pgscale/pgscale/internal/result"
 )
+
+// TestMain gives the tests -update, which rewrites the golden files.
+func TestMain(m *testing.M) {
+	golden.RegisterFlag()
+	os.Exit(m.Run())
+}
 
 // write renders d in the named format.
 func write(t *testing.T, format string, d *report.Doc) []byte {

@@ -2,13 +2,10 @@ package report
 
 import (
 	"fmt"
-	"math"
 	"strings"
 
 	"github.com/pgscale/pgscale/internal/compare"
-	"github.com/pgscale/pgscale/internal/diagnose"
 	"github.com/pgscale/pgscale/internal/prose"
-	"github.com/pgscale/pgscale/internal/result"
 	"github.com/pgscale/pgscale/internal/stats"
 )
 
@@ -61,14 +58,15 @@ func suiteTable(s *compare.Suite, color bool) *table {
 			t.rows = append(t.rows, cells)
 			continue
 		}
-		for _, c := range compare.Clients(sc.Inputs[0].File) {
+		for _, st := range sc.Steps {
+			c := st.Clients
 			cells := make([]cell, 0, len(head))
 			for _, p := range sc.Params {
 				cells = append(cells, cell_(p.Value))
 			}
 			cells = append(cells, cell_(fmt.Sprint(c)))
-			for ii, in := range sc.Inputs {
-				cells = append(cells, cell_(FormatValue(medianTPS(in.File, c))))
+			for ii, tps := range st.TPS {
+				cells = append(cells, cell_(FormatValue(tps)))
 				if ii == 0 {
 					continue
 				}
@@ -85,13 +83,13 @@ func suiteTable(s *compare.Suite, color bool) *table {
 					md: mdChange(a)})
 			}
 			if alone {
-				cells = append(cells, aloneCells(sc.Inputs[0].File, c)...)
+				cells = append(cells, aloneCells(st)...)
 			}
 			for len(cells) < last {
 				cells = append(cells, cell_("-"))
 			}
 			if verdicts {
-				cells = append(cells, cell_(stepVerdict(sc.Inputs[0].File, c)))
+				cells = append(cells, cell_(stepVerdict(st)))
 			}
 			t.rows = append(t.rows, cells)
 		}
@@ -99,21 +97,15 @@ func suiteTable(s *compare.Suite, color bool) *table {
 	return t
 }
 
-// aloneCells are a single target's scaling at c clients: speedup and
+// aloneCells are a single target's scaling at a step: speedup and
 // efficiency against the sweep's first step, server CPU per transaction,
 // and the share of a transaction's latency spent running its SQL in the
 // server (pg_stat_statements), from the last complete step.
-func aloneCells(f *result.File, c int) []cell {
-	var last *result.Step
-	for i := range f.Steps {
-		if st := &f.Steps[i]; st.Complete && st.Clients == c {
-			last = st
-		}
-	}
-	if last == nil {
+func aloneCells(st compare.SuiteStep) []cell {
+	if st.Last == nil {
 		return []cell{cell_("-"), cell_("-"), cell_("-"), cell_("-")}
 	}
-	fg := diagnose.Compute(*last)
+	fg := st.Figures
 	srv, sql := "-", "-"
 	if fg.HasServer {
 		srv = fmt.Sprintf("%.1f µs", fg.ServerCPUPerTxnUS)
@@ -121,7 +113,7 @@ func aloneCells(f *result.File, c int) []cell {
 	if fg.HasStatements && fg.LatencyMs > 0 {
 		sql = prose.Share(fg.ServerMsPerTxn / fg.LatencyMs)
 	}
-	sum := last.Summary
+	sum := st.Last.Summary
 	return []cell{cell_(fmt.Sprintf("%.2f×", sum.Speedup)), cell_(fmt.Sprintf("%.0f%%", sum.Efficiency*100)), cell_(srv), cell_(sql)}
 }
 
@@ -156,30 +148,14 @@ func tpsAssessment(cell compare.SuiteCell, ci, c int) (stats.Assessment, bool) {
 	return stats.Assessment{}, false
 }
 
-// medianTPS is the median tps of f's complete steps with c clients.
-func medianTPS(f *result.File, c int) float64 {
-	for _, md := range compare.Measures() {
-		if md.Name == "tps" {
-			return stats.Summarize(compare.Values(f, c, md), stats.Options{}).Median
-		}
-	}
-	return math.NaN()
-}
-
-// stepVerdict is the diagnosis of f's last complete step with c clients,
-// with fast-path exhaustion named: the lock study's question.
-func stepVerdict(f *result.File, c int) string {
-	var last *result.Step
-	for i := range f.Steps {
-		if s := &f.Steps[i]; s.Complete && s.Clients == c {
-			last = s
-		}
-	}
-	if last == nil || last.Probes == nil {
+// stepVerdict is the baseline's diagnosis at a step, with fast-path
+// exhaustion named: the lock study's question.
+func stepVerdict(st compare.SuiteStep) string {
+	if st.Verdict == nil {
 		return "-" // no evidence (slices): no verdict
 	}
-	v := diagnose.Step(diagnose.Compute(*last), diagnose.Compute(f.Steps[0])).Verdict
-	if p := last.Probes; p != nil && p.Locks != nil && p.Locks.Exhausted > 0 {
+	v := st.Verdict.Verdict
+	if p := st.Last.Probes; p != nil && p.Locks != nil && p.Locks.Exhausted > 0 {
 		v += ", fast-path slots exhausted"
 	}
 	return v

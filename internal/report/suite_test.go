@@ -5,8 +5,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pgscale/pgscale/internal/compare"
 	"github.com/pgscale/pgscale/internal/golden"
 	"github.com/pgscale/pgscale/internal/report"
+	"github.com/pgscale/pgscale/internal/result"
 	"github.com/pgscale/pgscale/internal/stats"
 	"github.com/pgscale/pgscale/internal/suite"
 )
@@ -15,7 +17,7 @@ import (
 // every plan, 6 rounds each; testdata/suite-regress) in every format that
 // shows a suite: the matrix, the verdict judged suite-wide, the groups.
 func TestGoldenSuite(t *testing.T) {
-	s, files, err := suite.ReadBundle(filepath.Join("testdata", "suite-regress"), nil, stats.Options{})
+	s, files, err := readBundle(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,8 +41,53 @@ func TestGoldenSuite(t *testing.T) {
 	}
 	// Judged with a loose bound instead of the recorded ones, it passes.
 	loose, _ := stats.ParseBounds([]string{"tps=-90%"})
-	s2, _, err := suite.ReadBundle(filepath.Join("testdata", "suite-regress"), &loose, stats.Options{})
+	s2, _, err := readBundle(&loose)
 	if err != nil || !s2.Passed() {
 		t.Errorf("with tps=-90%%: %v, %s", err, s2.Headline())
 	}
+}
+
+// readBundle reads testdata/suite-regress and compares its cells, against
+// bounds instead of the recorded ones when bounds is not nil, as pgscale
+// report and compare do.
+func readBundle(bounds *stats.Bounds) (*compare.Suite, []compare.Input, error) {
+	b, err := suite.ReadBundle(filepath.Join("testdata", "suite-regress"))
+	if err != nil {
+		return nil, nil, err
+	}
+	s, err := compare.CompareSuite(b.Index, b.Cells, compare.SuiteOptions{Expect: b.Expect, Bounds: bounds})
+	return s, b.Files, err
+}
+
+// A suite of one target shows each cell's own scaling instead of changes
+// (speedup, efficiency, server CPU per transaction, the share in SQL) and
+// the diagnosis of each step that has the probes' evidence: three cells of
+// recorded runs, one without probes, and a cell that was not run.
+func TestGoldenSuiteAlone(t *testing.T) {
+	x := &result.SuiteIndex{Name: "alone", Baseline: "installed", Targets: []result.ABTarget{{Name: "installed"}},
+		Axes: []result.SuiteAxis{{Name: "file", Values: []string{"pooled", "partitions", "version1", "sleep"}}}}
+	var cells [][]compare.Input
+	for _, name := range x.Axes[0].Values {
+		c := result.SuiteCell{Key: "file=" + name, Params: map[string]string{"file": name}, Dir: name, Status: result.CellComplete}
+		var in []compare.Input
+		if name == "sleep" {
+			c.Status = result.CellMissing
+		} else {
+			path := filepath.Join("testdata", name+".json")
+			f, err := result.Read(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			in = append(in, compare.Input{Name: "installed", File: f, Cell: []compare.Param{{Name: "file", Value: name}}, Path: path})
+		}
+		x.Cells = append(x.Cells, c)
+		cells = append(cells, in)
+	}
+	s, err := compare.CompareSuite(x, cells, compare.SuiteOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := &report.Doc{Suite: s}
+	golden.Check(t, "suite-alone.txt", write(t, "text", d))
+	golden.Check(t, "suite-alone.md", write(t, "markdown", d))
 }

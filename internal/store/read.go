@@ -10,62 +10,9 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/pgscale/pgscale/internal/trend"
 )
-
-// Key identifies a series: one measure at one client count of one
-// workload on one target label and one machine.
-type Key struct {
-	Workload string
-	Label    string
-	Clients  int
-	Measure  string
-	Machine  string // fingerprint
-}
-
-// String formats the key as "select-only -s 1 -M prepared | main | c=8 |
-// tps | 3f2a1b9c04d5".
-func (k Key) String() string {
-	return strings.Join([]string{k.Workload, k.Label, "c=" + strconv.Itoa(k.Clients), k.Measure, k.Machine}, " | ")
-}
-
-// Series is one series of the store, with a summary of its points.
-type Series struct {
-	// ID identifies the series in this store.
-	ID int64
-	Key
-	// Unit is the unit of the values; HigherIsBetter says which way is
-	// better.
-	Unit           string
-	HigherIsBetter bool
-	// Count counts the points; Last is the newest of them.
-	Count int
-	Last  Point
-	// AckedResult is the result of the acknowledged change point that ran
-	// last, 0 when none was acknowledged.
-	AckedResult int64
-}
-
-// Point is one value of a series.
-type Point struct {
-	// ResultID identifies the result file the value comes from.
-	ResultID int64
-	// Value is the median over the file's rounds at this step; Lo and Hi
-	// bound its confidence interval, NaN where there is none (fewer
-	// rounds than an interval needs). N counts the rounds.
-	Value, Lo, Hi float64
-	N             int
-	// Label and Commit are as recorded; Time is when the run started.
-	Label, Commit string
-	Time          time.Time
-}
-
-// Name returns the commit, or the label when no commit was recorded.
-func (p Point) Name() string {
-	if p.Commit != "" {
-		return p.Commit
-	}
-	return p.Label
-}
 
 // Filter selects series; empty fields and zero numbers match all.
 type Filter struct {
@@ -132,7 +79,7 @@ const (
 
 // Series lists the series matching f, with their point counts, newest
 // points and acknowledgements, ordered by key.
-func (s *Store) Series(ctx context.Context, f Filter) ([]Series, error) {
+func (s *Store) Series(ctx context.Context, f Filter) ([]trend.Series, error) {
 	cond, args := f.where()
 	rows, err := s.db.QueryContext(ctx, `SELECT `+seriesColumns+`,
 			(SELECT count(*) FROM pgscale_points c WHERE c.series_id = s.id),
@@ -149,11 +96,11 @@ func (s *Store) Series(ctx context.Context, f Filter) ([]Series, error) {
 		return nil, fmt.Errorf("store %s: listing series: %w", s.location, err)
 	}
 	defer rows.Close()
-	var out []Series
+	var out []trend.Series
 	for rows.Next() {
-		var sr Series
+		var sr trend.Series
 		var lp rawPoint
-		if err := rows.Scan(sr.dest(&sr.Count, &sr.AckedResult, lp.dest())...); err != nil {
+		if err := rows.Scan(seriesDest(&sr, &sr.Count, &sr.AckedResult, lp.dest())...); err != nil {
 			return nil, fmt.Errorf("store %s: listing series: %w", s.location, err)
 		}
 		if sr.Last, err = lp.point(); err != nil {
@@ -167,8 +114,9 @@ func (s *Store) Series(ctx context.Context, f Filter) ([]Series, error) {
 	return out, nil
 }
 
-// dest returns the scan destinations of seriesColumns, then extra.
-func (sr *Series) dest(points *int, acked *int64, extra []any) []any {
+// seriesDest returns the scan destinations of seriesColumns into sr, then
+// extra.
+func seriesDest(sr *trend.Series, points *int, acked *int64, extra []any) []any {
 	return append([]any{&sr.ID, &sr.Workload, &sr.Label, &sr.Clients, &sr.Measure, &sr.Machine, &sr.Unit, &sr.HigherIsBetter,
 		points, acked}, extra...)
 }
@@ -176,7 +124,7 @@ func (sr *Series) dest(points *int, acked *int64, extra []any) []any {
 // rawPoint is a point as scanned, before its nullable and text columns are
 // turned into values.
 type rawPoint struct {
-	p       Point
+	p       trend.Point
 	lo, hi  sql.NullFloat64
 	started string
 }
@@ -185,7 +133,7 @@ func (r *rawPoint) dest() []any {
 	return []any{&r.p.ResultID, &r.p.Value, &r.lo, &r.hi, &r.p.N, &r.p.Label, &r.p.Commit, &r.started}
 }
 
-func (r *rawPoint) point() (Point, error) {
+func (r *rawPoint) point() (trend.Point, error) {
 	p := r.p
 	p.Lo, p.Hi = math.NaN(), math.NaN()
 	if r.lo.Valid {
@@ -196,13 +144,13 @@ func (r *rawPoint) point() (Point, error) {
 	}
 	var err error
 	if p.Time, err = parseTime(r.started); err != nil {
-		return Point{}, fmt.Errorf("result %d: start time %q: %w", p.ResultID, r.started, err)
+		return trend.Point{}, fmt.Errorf("result %d: start time %q: %w", p.ResultID, r.started, err)
 	}
 	return p, nil
 }
 
 // Points returns the points of one series in time order.
-func (s *Store) Points(ctx context.Context, seriesID int64) ([]Point, error) {
+func (s *Store) Points(ctx context.Context, seriesID int64) ([]trend.Point, error) {
 	h, err := s.history(ctx, `s.id = $1`, []any{seriesID})
 	if err != nil {
 		return nil, err
@@ -213,20 +161,14 @@ func (s *Store) Points(ctx context.Context, seriesID int64) ([]Point, error) {
 	return h[0].Points, nil
 }
 
-// History is a series with all its points.
-type History struct {
-	Series
-	Points []Point
-}
-
 // Export returns every series matching f with all its points in time
 // order, ordered by key, for rendering in another format.
-func (s *Store) Export(ctx context.Context, f Filter) ([]History, error) {
+func (s *Store) Export(ctx context.Context, f Filter) ([]trend.History, error) {
 	cond, args := f.where()
 	return s.history(ctx, cond, args)
 }
 
-func (s *Store) history(ctx context.Context, cond string, args []any) ([]History, error) {
+func (s *Store) history(ctx context.Context, cond string, args []any) ([]trend.History, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT `+seriesColumns+`, 0,
 			`+ackedColumn+`,
 			`+pointColumns+`
@@ -239,12 +181,12 @@ func (s *Store) history(ctx context.Context, cond string, args []any) ([]History
 		return nil, fmt.Errorf("store %s: reading points: %w", s.location, err)
 	}
 	defer rows.Close()
-	var out []History
+	var out []trend.History
 	for rows.Next() {
-		var sr Series
+		var sr trend.Series
 		var n int
 		var rp rawPoint
-		if err := rows.Scan(sr.dest(&n, &sr.AckedResult, rp.dest())...); err != nil {
+		if err := rows.Scan(seriesDest(&sr, &n, &sr.AckedResult, rp.dest())...); err != nil {
 			return nil, fmt.Errorf("store %s: reading points: %w", s.location, err)
 		}
 		p, err := rp.point()
@@ -252,7 +194,7 @@ func (s *Store) history(ctx context.Context, cond string, args []any) ([]History
 			return nil, fmt.Errorf("store %s: series %d: %w", s.location, sr.ID, err)
 		}
 		if len(out) == 0 || out[len(out)-1].ID != sr.ID {
-			out = append(out, History{Series: sr})
+			out = append(out, trend.History{Series: sr})
 		}
 		h := &out[len(out)-1]
 		h.Points = append(h.Points, p)

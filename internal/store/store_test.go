@@ -20,6 +20,7 @@ import (
 	"github.com/pgscale/pgscale/internal/store"
 	"github.com/pgscale/pgscale/internal/target"
 	"github.com/pgscale/pgscale/internal/target/targettest"
+	"github.com/pgscale/pgscale/internal/trend"
 )
 
 // cluster is the package's ephemeral PostgreSQL; every test runs once on
@@ -180,7 +181,7 @@ func TestAddAndRead(t *testing.T) {
 			t.Fatalf("series %v, want one", series)
 		}
 		sr := series[0]
-		wantKey := store.Key{Workload: "select-only -s 1 -M prepared", Label: "main", Clients: 2, Measure: "tps", Machine: sr.Machine}
+		wantKey := trend.Key{Workload: "select-only -s 1 -M prepared", Label: "main", Clients: 2, Measure: "tps", Machine: sr.Machine}
 		if sr.Key != wantKey || sr.Unit != "txn/s" || !sr.HigherIsBetter || sr.Count != 4 {
 			t.Errorf("series %+v, want key %v, 4 points", sr, wantKey)
 		}

@@ -5,25 +5,34 @@ import (
 
 	"github.com/pgscale/pgscale/internal/compare"
 	"github.com/pgscale/pgscale/internal/result"
-	"github.com/pgscale/pgscale/internal/stats"
 	"github.com/pgscale/pgscale/internal/usage"
 )
 
-// ReadBundle reads a suite's bundle — its index and every cell's result
-// files — and compares its cells, with the decision rules the suite states.
-// With bounds set they judge every cell instead of the bounds the cells
-// recorded. It returns the comparison and every file read.
-func ReadBundle(dir string, bounds *stats.Bounds, opt stats.Options) (*compare.Suite, []compare.Input, error) {
+// Bundle is a suite's bundle as read: its index, every cell's result files
+// and the decision rules the suite states, ready for compare.CompareSuite.
+type Bundle struct {
+	Index *result.SuiteIndex
+	// Cells holds the files of each of Index.Cells, baseline first; none
+	// for a cell that was not run.
+	Cells [][]compare.Input
+	// Files are every cell's files, in cell order.
+	Files []compare.Input
+	// Expect are the suite's decision rules; none when its source, kept
+	// in the index, no longer parses.
+	Expect []compare.Expectation
+}
+
+// ReadBundle reads a suite's bundle: its index and every cell's result
+// files, and the decision rules from the suite's source.
+func ReadBundle(dir string) (*Bundle, error) {
 	x, err := result.ReadSuiteIndex(dir)
 	if err != nil {
-		return nil, nil, usage.Wrap(err)
+		return nil, usage.Wrap(err)
 	}
-	var expect []compare.Expectation
+	b := &Bundle{Index: x, Cells: make([][]compare.Input, len(x.Cells))}
 	if s, err := Parse(x.File, "", x.Name, []byte(x.Source), x.Quick); err == nil {
-		expect = s.Expect
+		b.Expect = s.Expect
 	}
-	var all []compare.Input
-	cells := make([][]compare.Input, len(x.Cells))
 	for i, c := range x.Cells {
 		var ps []compare.Param
 		for _, a := range x.Axes {
@@ -33,16 +42,12 @@ func ReadBundle(dir string, bounds *stats.Bounds, opt stats.Options) (*compare.S
 			path := filepath.Join(dir, c.Dir, name)
 			f, err := result.Read(path)
 			if err != nil {
-				return nil, nil, usage.Wrap(err)
+				return nil, usage.Wrap(err)
 			}
 			in := compare.Input{Name: f.Target.Name, File: f, Cell: ps, Path: path}
-			cells[i] = append(cells[i], in)
-			all = append(all, in)
+			b.Cells[i] = append(b.Cells[i], in)
+			b.Files = append(b.Files, in)
 		}
 	}
-	s, err := compare.CompareSuite(x, cells, compare.SuiteOptions{Expect: expect, Bounds: bounds, Stats: opt})
-	if err != nil {
-		return nil, nil, usage.Wrap(err)
-	}
-	return s, all, nil
+	return b, nil
 }

@@ -29,6 +29,7 @@ var record = flag.Bool("record", false, "keep each case's result files in testda
 var cluster *target.Cluster
 
 func TestMain(m *testing.M) {
+	golden.RegisterFlag()
 	os.Exit(targettest.Run(m, target.Options{MaxConnections: 60, DataSizeHint: workload.DataBytes(1)}, func(c *target.Cluster) {
 		cluster = c
 		connect := func(ctx context.Context) (*pgconn.PgConn, error) {

@@ -19,6 +19,8 @@ import (
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
+
+	"github.com/pgscale/pgscale/internal/golden"
 )
 
 var shots = flag.String("shots", "", "also write each page's screenshots and PDF into this directory")
@@ -27,6 +29,7 @@ var shots = flag.String("shots", "", "also write each page's screenshots and PDF
 var browser context.Context
 
 func TestMain(m *testing.M) {
+	golden.RegisterFlag()
 	flag.Parse()
 	os.Exit(runWithBrowser(m))
 }

@@ -3,19 +3,16 @@ package html_test
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/pgscale/pgscale/internal/compare"
+	"github.com/pgscale/pgscale/internal/golden"
 	"github.com/pgscale/pgscale/internal/report"
 	"github.com/pgscale/pgscale/internal/report/html"
 	"github.com/pgscale/pgscale/internal/result"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
 // pages are the reports the tests make, each from fixture result files:
 // real runs of pgscale on this machine (the commands are in each file),
@@ -136,30 +133,11 @@ func embeddedData(t *testing.T, pg []byte) []byte {
 }
 
 // TestGolden compares each page's data (the JSON every chart and table
-// is drawn from) with testdata/NAME.golden; -update rewrites them, and a
-// mismatch writes testdata/NAME.got for a diff.
+// is drawn from) with testdata/NAME.golden (internal/golden).
 func TestGolden(t *testing.T) {
 	for _, pg := range pages {
 		t.Run(pg.name, func(t *testing.T) {
-			got := embeddedData(t, fixturePage(t, pg.files...))
-			golden := filepath.Join("testdata", pg.name+".golden")
-			if *update {
-				if err := os.WriteFile(golden, got, 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run go test -update to make it)", err)
-			}
-			gotPath := filepath.Join("testdata", pg.name+".got")
-			if !bytes.Equal(got, want) {
-				os.WriteFile(gotPath, got, 0o644)
-				t.Errorf("page data differs from %s: see %s (diff them; go test -update accepts it)", golden, gotPath)
-				return
-			}
-			os.Remove(gotPath)
+			golden.Check(t, pg.name, embeddedData(t, fixturePage(t, pg.files...)))
 		})
 	}
 }

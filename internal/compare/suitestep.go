@@ -1,0 +1,64 @@
+package compare
+
+import (
+	"math"
+
+	"github.com/pgscale/pgscale/internal/diagnose"
+	"github.com/pgscale/pgscale/internal/result"
+	"github.com/pgscale/pgscale/internal/stats"
+)
+
+// SuiteStep is one client count of a cell, as the suite's matrix shows it.
+type SuiteStep struct {
+	Clients int
+	// TPS is each file's median tps over its complete steps at Clients,
+	// in the order of the cell's Inputs (NaN where it has none).
+	TPS []float64
+	// Last is the baseline's last complete step at Clients, nil when none
+	// completed; Figures are its figures (diagnose.Compute).
+	Last    *result.Step
+	Figures diagnose.Figures
+	// Verdict diagnoses Last against the baseline's first step
+	// (diagnose.Step); nil without the probes' evidence.
+	Verdict *result.StepVerdict
+}
+
+// suiteSteps returns a cell's steps, one per client count of its baseline
+// (Clients), none when the cell has no files.
+func suiteSteps(inputs []Input) []SuiteStep {
+	if len(inputs) == 0 {
+		return nil
+	}
+	base := inputs[0].File
+	var out []SuiteStep
+	for _, c := range Clients(base) {
+		st := SuiteStep{Clients: c}
+		for _, in := range inputs {
+			st.TPS = append(st.TPS, medianTPS(in.File, c))
+		}
+		for i := range base.Steps {
+			if s := &base.Steps[i]; s.Complete && s.Clients == c {
+				st.Last = s
+			}
+		}
+		if st.Last != nil {
+			st.Figures = diagnose.Compute(*st.Last)
+			if st.Last.Probes != nil {
+				v := diagnose.Step(st.Figures, diagnose.Compute(base.Steps[0]))
+				st.Verdict = &v
+			}
+		}
+		out = append(out, st)
+	}
+	return out
+}
+
+// medianTPS is the median tps of f's complete steps with c clients.
+func medianTPS(f *result.File, c int) float64 {
+	for _, md := range Measures() {
+		if md.Name == "tps" {
+			return stats.Summarize(Values(f, c, md), stats.Options{}).Median
+		}
+	}
+	return math.NaN()
+}

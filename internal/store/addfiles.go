@@ -1,0 +1,112 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	"github.com/pgscale/pgscale/internal/result"
+)
+
+// Pending is a result file for AddFiles to record.
+type Pending struct {
+	// Path is where the file is; Raw holds its bytes, or is nil for
+	// AddFiles to read them from Path.
+	Path string
+	Raw  []byte
+	// File is the file decoded (nil: AddFiles decodes Raw): its target's
+	// name picks the label and commit, its server binaries' directory
+	// the commit found by git.
+	File *result.File
+	// Workload is Meta.Workload: a suite cell's CellKey, or empty.
+	Workload string
+}
+
+// AddOptions say under which label and commit AddFiles records each file.
+type AddOptions struct {
+	// Labels and Commits hold a value per target name, and under "" the
+	// one for every other target; a file whose target has neither goes
+	// by Add's default label and by the commit found.
+	Labels, Commits map[string]string
+	// Git finds a commit not given with git in the directory of the
+	// target's server binaries (a build of one's own) before trying the
+	// CI environment's variables.
+	Git bool
+	// Getenv reads the CI environment's variables; nil means os.Getenv.
+	Getenv func(string) string
+}
+
+// Added is what AddFiles stored of one file.
+type Added struct {
+	// Path is the file's path and Meta what it was recorded under.
+	Path string
+	Meta Meta
+	// CommitFrom says where Meta.Commit was found ("git in DIR",
+	// "$GITHUB_SHA"); empty when it was given, or none was found.
+	CommitFrom string
+	Recorded
+}
+
+// AddFiles records the files in order with Add, each under the label and
+// commit o gives its target, the commit found (git, the CI environment)
+// when o gives none. It returns what it stored, also when a file fails:
+// those before it stay stored.
+func (s *Store) AddFiles(ctx context.Context, files []Pending, o AddOptions) ([]Added, error) {
+	var out []Added
+	for _, p := range files {
+		raw := p.Raw
+		if raw == nil {
+			var err error
+			if raw, err = os.ReadFile(p.Path); err != nil {
+				return out, fmt.Errorf("store %s: %w", s.location, err)
+			}
+		}
+		f := p.File
+		if f == nil {
+			var err error
+			if f, _, err = checkFile(nil, raw); err != nil {
+				return out, err
+			}
+		}
+		name := f.Target.Name
+		a := Added{Path: p.Path, Meta: Meta{Label: pick(o.Labels, name), Commit: pick(o.Commits, name), Workload: p.Workload}}
+		if a.Meta.Commit == "" {
+			a.Meta.Commit, a.CommitFrom = o.findCommit(ctx, f.Target)
+		}
+		rec, err := s.Add(ctx, nil, raw, a.Meta)
+		if err != nil {
+			return out, err
+		}
+		a.Recorded = rec
+		out = append(out, a)
+	}
+	return out, nil
+}
+
+// pick returns name's value, else the one for every target.
+func pick(vals map[string]string, name string) string {
+	if v, ok := vals[name]; ok && name != "" {
+		return v
+	}
+	return vals[""]
+}
+
+// findCommit finds the commit a target measured when none was given: git
+// in the directory of its server binaries when o.Git and that is a git
+// work tree, else the CI environment's commit variables. It returns the
+// commit and where it came from; "" and "" when there is none.
+func (o AddOptions) findCommit(ctx context.Context, t result.Target) (string, string) {
+	if dir := t.BinDir; o.Git && dir != "" {
+		if c, err := GitCommit(ctx, dir); err == nil {
+			return c, "git in " + dir
+		}
+	}
+	getenv := o.Getenv
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	if c, v := CommitFromEnv(getenv); c != "" {
+		return c, "$" + v
+	}
+	return "", ""
+}

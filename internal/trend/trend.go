@@ -1,0 +1,72 @@
+// Package trend holds the values of the run history: series of one measure
+// across runs, their points, and the change points found in them, judged
+// against bounds. It knows no database: the store fills these values and
+// the reports render them.
+package trend
+
+import (
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Key identifies a series: one measure at one client count of one
+// workload on one target label and one machine.
+type Key struct {
+	Workload string
+	Label    string
+	Clients  int
+	Measure  string
+	Machine  string // fingerprint
+}
+
+// String formats the key as "select-only -s 1 -M prepared | main | c=8 |
+// tps | 3f2a1b9c04d5".
+func (k Key) String() string {
+	return strings.Join([]string{k.Workload, k.Label, "c=" + strconv.Itoa(k.Clients), k.Measure, k.Machine}, " | ")
+}
+
+// Series is one series of a store, with a summary of its points.
+type Series struct {
+	// ID identifies the series in its store.
+	ID int64
+	Key
+	// Unit is the unit of the values; HigherIsBetter says which way is
+	// better.
+	Unit           string
+	HigherIsBetter bool
+	// Count counts the points; Last is the newest of them.
+	Count int
+	Last  Point
+	// AckedResult is the result of the acknowledged change point that ran
+	// last, 0 when none was acknowledged.
+	AckedResult int64
+}
+
+// Point is one value of a series.
+type Point struct {
+	// ResultID identifies the result file the value comes from.
+	ResultID int64
+	// Value is the median over the file's rounds at this step; Lo and Hi
+	// bound its confidence interval, NaN where there is none (fewer
+	// rounds than an interval needs). N counts the rounds.
+	Value, Lo, Hi float64
+	N             int
+	// Label and Commit are as recorded; Time is when the run started.
+	Label, Commit string
+	Time          time.Time
+}
+
+// Name returns the commit, or the label when no commit was recorded.
+func (p Point) Name() string {
+	if p.Commit != "" {
+		return p.Commit
+	}
+	return p.Label
+}
+
+// History is a series with all its points, in time order.
+type History struct {
+	Series
+	Points []Point
+}
