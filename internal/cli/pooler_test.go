@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/procfs"
 
 	"github.com/pgscale/pgscale/internal/cli"
+	"github.com/pgscale/pgscale/internal/syncio"
 	"github.com/pgscale/pgscale/internal/target"
 )
 
@@ -77,7 +78,7 @@ func TestPooledRunOfThousandsOfClients(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "r.json")
 	cmd := exec.Command(bin, "run", "--pooler", "pgbouncer:default_pool_size=8", "-M", "simple", "-c", strconv.Itoa(clients),
 		"-T", "2", "-P", "0", "--out", out)
-	var stdout, stderr lockedBuffer
+	var stdout, stderr syncio.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
 		t.Fatalf("run: %v\n%s", err, stderr.String())
@@ -121,7 +122,7 @@ func TestPoolerKilledMidRun(t *testing.T) {
 	bin := buildPgscale(t)
 	out := filepath.Join(t.TempDir(), "r.json")
 	cmd := exec.Command(bin, "run", "--pooler", "pgbouncer", "-M", "simple", "-c", "20", "-T", "30", "-P", "1", "--out", out)
-	var stdout, stderr lockedBuffer
+	var stdout, stderr syncio.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
