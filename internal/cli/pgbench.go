@@ -19,6 +19,7 @@ import (
 	"github.com/pgscale/pgscale/internal/report"
 	"github.com/pgscale/pgscale/internal/result"
 	"github.com/pgscale/pgscale/internal/target"
+	"github.com/pgscale/pgscale/internal/txnlog"
 	"github.com/pgscale/pgscale/internal/workload"
 )
 
@@ -439,10 +440,10 @@ func (p *pgbenchCmd) run(ctx context.Context, tgt target.Spec) int {
 		},
 		Target: tgt, Out: p.out, NoResultFile: p.noResult, Pgbench: pg,
 	}
-	var lg *report.PgbenchLog
+	var lg *txnlog.Log
 	if p.log {
 		var err error
-		lg, err = report.CreatePgbenchLog(report.PgbenchLogOptions{Prefix: p.logPrefix, Threads: p.threads,
+		lg, err = txnlog.Create(txnlog.Options{Prefix: p.logPrefix, Threads: p.threads,
 			SamplingRate: p.samplingRate, AggregateInterval: p.aggregate, Rate: p.rate > 0, LatencyLimit: p.latencyLimitMs > 0,
 			MaxTries: p.maxTries, FailuresDetailed: p.failuresDetailed})
 		if err != nil {
