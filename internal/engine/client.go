@@ -24,7 +24,7 @@ import (
 type client struct {
 	e       *engine
 	id      int
-	sc      *script.Client
+	sc      *script.Interp
 	scripts []*script.Script
 	offsets []int             // index of each script's first command in the command stats
 	rec     *metrics.Recorder // shared with other clients beyond ownRecorders
@@ -64,7 +64,7 @@ func newClient(e *engine, id, ncmds int, offsets []int, rec *metrics.Recorder) *
 	scripts := e.cfg.Program.Scripts()
 	c := &client{
 		e: e, id: id, scripts: scripts, offsets: offsets,
-		sc:    e.cfg.Program.NewClient(id),
+		sc:    e.cfg.Program.NewInterp(id),
 		rec:   rec,
 		rng:   rand.New(rand.NewPCG(e.cfg.Seed, uint64(id)+1)),
 		timer: time.NewTimer(time.Hour),

@@ -7,7 +7,7 @@
 // error messages and the pseudo-random sequences follow pgbench's source.
 //
 // Parse turns a script's text into a Script. NewProgram joins the weighted
-// scripts of one run; each Client is one benchmark client's interpreter
+// scripts of one run; each Interp is one benchmark client's interpreter
 // state (variables and random state), driven by the engine one command at a
 // time through Meta, Params, AppendSimple and Store.
 package script

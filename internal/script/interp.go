@@ -19,9 +19,9 @@ type variable struct {
 	hasStr  bool
 }
 
-// Client is one client's interpreter state: its variables and random state.
-// A Client must not be used by several goroutines at once.
-type Client struct {
+// Interp is one client's interpreter state: its variables and random state.
+// An Interp must not be used by several goroutines at once.
+type Interp struct {
 	p           *Program
 	id          int
 	vars        []variable
@@ -39,11 +39,11 @@ type Client struct {
 }
 
 // ID returns the client's number (pgbench's :client_id unless -D overrides it).
-func (c *Client) ID() int { return c.id }
+func (c *Interp) ID() int { return c.id }
 
 // Choose picks a script index by weight from the client's own random state
 // (pgbench's chooseScript).
-func (c *Client) Choose() int {
+func (c *Interp) Choose() int {
 	p := c.p
 	if len(p.scripts) == 1 {
 		return 0
@@ -69,13 +69,13 @@ func (c *Client) Choose() int {
 
 // Begin marks the start of a transaction (pgbench's CSTATE_START_TX): the
 // random state is saved so that Retry can replay the same values.
-func (c *Client) Begin() { c.txRS = c.rs }
+func (c *Interp) Begin() { c.txRS = c.rs }
 
 // Retry restores the random state saved by Begin, as pgbench does before
 // re-running a transaction after a serialization or deadlock failure.
-func (c *Client) Retry() { c.rs = c.txRS }
+func (c *Interp) Retry() { c.rs = c.txRS }
 
-func (c *Client) scriptMap(s *Script) ([]int32, int) {
+func (c *Interp) scriptMap(s *Script) ([]int32, int) {
 	if s == c.lastS {
 		return c.lastMap, c.lastIdx
 	}
@@ -89,7 +89,7 @@ func (c *Client) scriptMap(s *Script) ([]int32, int) {
 }
 
 // lookup finds a variable by name.
-func (c *Client) lookup(name string) (int, bool) {
+func (c *Interp) lookup(name string) (int, bool) {
 	if i, ok := c.p.index[name]; ok {
 		return i, true
 	}
@@ -97,14 +97,14 @@ func (c *Client) lookup(name string) (int, bool) {
 	return i, ok
 }
 
-func (c *Client) setValue(idx int, v value) {
+func (c *Interp) setValue(idx int, v value) {
 	x := &c.vars[idx]
 	x.defined = true
 	x.val = v
 	x.hasStr = false
 }
 
-func (c *Client) setString(idx int, s string) {
+func (c *Interp) setString(idx int, s string) {
 	x := &c.vars[idx]
 	x.defined = true
 	x.val = value{}
@@ -112,7 +112,7 @@ func (c *Client) setString(idx int, s string) {
 	x.hasStr = true
 }
 
-func (c *Client) setBytes(idx int, s []byte) {
+func (c *Interp) setBytes(idx int, s []byte) {
 	x := &c.vars[idx]
 	x.defined = true
 	x.val = value{}
@@ -121,7 +121,7 @@ func (c *Client) setBytes(idx int, s []byte) {
 }
 
 // text returns the variable's string form (pgbench's getVariable).
-func (c *Client) text(idx int) ([]byte, bool) {
+func (c *Interp) text(idx int) ([]byte, bool) {
 	x := &c.vars[idx]
 	if !x.defined {
 		return nil, false
@@ -134,7 +134,7 @@ func (c *Client) text(idx int) ([]byte, bool) {
 }
 
 // makeValue is pgbench's makeVariableValue.
-func (c *Client) makeValue(x *variable, idx int32) error {
+func (c *Interp) makeValue(x *variable, idx int32) error {
 	if x.val.t != tNone {
 		return nil
 	}
@@ -166,7 +166,7 @@ func (c *Client) makeValue(x *variable, idx int32) error {
 	return nil
 }
 
-func (c *Client) name(idx int) string {
+func (c *Interp) name(idx int) string {
 	if idx < len(c.p.names) {
 		return c.p.names[idx]
 	}
@@ -180,7 +180,7 @@ func (c *Client) name(idx int) string {
 
 // assign stores v into the variable, checking the name on first definition
 // as pgbench's lookupCreateVariable does.
-func (c *Client) assign(context string, idx int, v value) error {
+func (c *Interp) assign(context string, idx int, v value) error {
 	if !c.vars[idx].defined && idx < len(c.p.valid) && !c.p.valid[idx] {
 		return errorf("%s: invalid variable name: \"%s\"", context, c.name(idx))
 	}
@@ -188,7 +188,7 @@ func (c *Client) assign(context string, idx int, v value) error {
 	return nil
 }
 
-func (c *Client) rtErr(s *Script, cmd *Command, err error) error {
+func (c *Interp) rtErr(s *Script, cmd *Command, err error) error {
 	e := &RuntimeError{Script: s.Name, Line: cmd.Line, Msg: err.Error(), Verb: cmd.verb, Failed: "execution of meta-command failed"}
 	switch cmd.Kind {
 	case KindSet, KindIf, KindElif:
@@ -200,7 +200,7 @@ func (c *Client) rtErr(s *Script, cmd *Command, err error) error {
 }
 
 // assignErr is rtErr for a \set whose value could not be stored.
-func (c *Client) assignErr(s *Script, cmd *Command, err error) error {
+func (c *Interp) assignErr(s *Script, cmd *Command, err error) error {
 	return &RuntimeError{Script: s.Name, Line: cmd.Line, Msg: err.Error(), Verb: "set", Failed: "assignment of meta-command failed"}
 }
 
@@ -208,7 +208,7 @@ func (c *Client) assignErr(s *Script, cmd *Command, err error) error {
 // index of the next command to run (\if, \elif, \else jump; others pc+1).
 // For \sleep it returns the duration and the engine sleeps. The pipeline
 // commands are the engine's: Meta just returns pc+1 for them.
-func (c *Client) Meta(s *Script, pc int) (next int, sleep time.Duration, err error) {
+func (c *Interp) Meta(s *Script, pc int) (next int, sleep time.Duration, err error) {
 	cmd := s.Commands[pc]
 	vmap, sidx := c.scriptMap(s)
 	if vmap == nil {
@@ -305,7 +305,7 @@ func atoi(s string) int32 {
 }
 
 // sleepDuration is pgbench's evaluateSleep; arithmetic is on a C int.
-func (c *Client) sleepDuration(cmd *Command, vmap []int32) (time.Duration, error) {
+func (c *Interp) sleepDuration(cmd *Command, vmap []int32) (time.Duration, error) {
 	sl := &cmd.sleep
 	var usec int32
 	if sl.vidx >= 0 {
@@ -337,7 +337,7 @@ func (c *Client) sleepDuration(cmd *Command, vmap []int32) (time.Duration, error
 const shellCommandSize = 256
 
 // runShell is pgbench's runShellCommand.
-func (c *Client) runShell(cmd *Command, vmap []int32) error {
+func (c *Interp) runShell(cmd *Command, vmap []int32) error {
 	args := cmd.shell
 	argv0 := args[0].name
 	var b strings.Builder
@@ -438,7 +438,7 @@ func (discard) Write(p []byte) (int, error) { return len(p), nil }
 // variable, which pgbench sends as NULL), reusing dst's backing storage.
 // The returned slices alias the client's variables: they stay valid until
 // the next call that changes a variable (Meta, Store).
-func (c *Client) Params(q *SQL, dst [][]byte) ([][]byte, error) {
+func (c *Interp) Params(q *SQL, dst [][]byte) ([][]byte, error) {
 	dst = dst[:0]
 	if len(q.params) == 0 {
 		return dst, nil
@@ -461,7 +461,7 @@ func (c *Client) Params(q *SQL, dst [][]byte) ([][]byte, error) {
 // AppendSimple appends q's text with variables substituted as pgbench's
 // simple protocol mode does: defined variables are replaced by their text,
 // undefined ones are left as written.
-func (c *Client) AppendSimple(dst []byte, q *SQL) ([]byte, error) {
+func (c *Interp) AppendSimple(dst []byte, q *SQL) ([]byte, error) {
 	if len(q.params) == 0 {
 		return append(dst, q.text...), nil
 	}
@@ -489,7 +489,7 @@ func (c *Client) AppendSimple(dst []byte, q *SQL) ([]byte, error) {
 // enforces the row-count rules: under \gset the last statement's result must
 // have exactly one row (else RowCountError); under \aset each statement's
 // last row is stored and empty results are skipped.
-func (c *Client) Store(q *SQL, names []string, values [][]byte) error {
+func (c *Interp) Store(q *SQL, names []string, values [][]byte) error {
 	context := "gset"
 	if q.Store == StoreAset {
 		context = "aset"
@@ -540,7 +540,7 @@ func RowCountError(s *Script, cmd *Command, rows int) error {
 }
 
 // Var returns a variable's value as pgbench would substitute it.
-func (c *Client) Var(name string) (string, bool) {
+func (c *Interp) Var(name string) (string, bool) {
 	i, ok := c.lookup(name)
 	if !ok {
 		return "", false
