@@ -2,9 +2,9 @@
 // from each step, rounds paired across the files of one A/B run (or the
 // files taken as independent values), the paired or unpaired test, the
 // bounds each change is judged against, the verdict per candidate, and the
-// noise an A/A run shows. It computes; report renders what it returns and
-// the command line turns a verdict into an exit code. It never touches a
-// server.
+// noise an A/A run shows. It computes and never touches a server: report
+// renders what it returns, and the command line turns a verdict into an
+// exit code.
 package compare
 
 import (
