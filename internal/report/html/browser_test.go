@@ -3,6 +3,7 @@ package html_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -19,12 +20,18 @@ import (
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
+
+	"github.com/pgscale/pgscale/internal/testenv"
 )
 
 var shots = flag.String("shots", "", "also write each page's screenshots and PDF into this directory")
 
-// browser is the package's one headless Chromium, started in TestMain.
-var browser context.Context
+// browser is the package's one headless Chromium, started in TestMain;
+// noBrowser says why there is none.
+var (
+	browser   context.Context
+	noBrowser error
+)
 
 func TestMain(m *testing.M) {
 	flag.Parse()
@@ -34,11 +41,8 @@ func TestMain(m *testing.M) {
 func runWithBrowser(m *testing.M) int {
 	exe, err := exec.LookPath("chromium")
 	if err != nil {
-		if os.Getenv("CI") != "" {
-			fmt.Fprintln(os.Stderr, "html tests: chromium is not installed (Debian: apt-get install chromium); CI needs it")
-			return 1
-		}
-		return m.Run() // the browser tests skip
+		noBrowser = errors.New("chromium is not installed (Debian: apt-get install chromium)")
+		return m.Run() // the browser tests skip, or fail with CI=true (needBrowser)
 	}
 	dir, err := os.MkdirTemp("", "pgscale-chromium-")
 	if err != nil {
@@ -74,9 +78,7 @@ func runWithBrowser(m *testing.M) int {
 
 func needBrowser(t *testing.T) {
 	t.Helper()
-	if browser == nil {
-		t.Skip("chromium is not installed (apt-get install chromium)")
-	}
+	testenv.Need(t, noBrowser)
 }
 
 // visit is what a page did while it was open.
