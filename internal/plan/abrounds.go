@@ -30,7 +30,7 @@ type ABTarget struct {
 // for that round (RoundOrder), so drift and warm-up hit every target alike;
 // the engine's Warmup, run at the start of every step, is the per-target,
 // per-round warm-up that is not counted. With slices every step of a round
-// runs all targets at once, switching target every Slice (runSlices).
+// runs all targets at once, switching target every Slice (rounds.slices).
 type AB struct {
 	Targets []ABTarget
 	Rounds  int
@@ -38,7 +38,7 @@ type AB struct {
 	// repeat the order.
 	Seed uint64
 	// Slice, when positive, interleaves the targets in slices of this
-	// length inside every step instead of whole-step turns (runSlices);
+	// length inside every step instead of whole-step turns (rounds.slices);
 	// the first Settle of every slice is not counted.
 	Slice, Settle time.Duration
 	// BeforeTurn, when set, is called as a target starts its turn in a
