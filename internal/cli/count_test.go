@@ -11,6 +11,7 @@ import (
 
 	"github.com/pgscale/pgscale/internal/cli"
 	"github.com/pgscale/pgscale/internal/result"
+	"github.com/pgscale/pgscale/internal/testenv"
 )
 
 // Counting instructions under Valgrind, an A/A run of two identical
@@ -23,9 +24,7 @@ import (
 // client moved a step's count by up to 0.4 %. The result files and the
 // comparison carry the measure, the files the tool's version and options.
 func TestCountInstructionsAA(t *testing.T) {
-	if _, err := os.Stat("/usr/bin/valgrind"); err != nil && os.Getenv("CI") == "" {
-		t.Skip("valgrind is not installed (Debian: apt-get install valgrind)")
-	}
+	testenv.NeedProgram(t, "valgrind", "Debian: apt-get install valgrind")
 	const maxAASpread = 0.0005 // 0.05 %; measured here: at most 0.002 % at one client
 	dir := t.TempDir()
 	code, stdout, stderr := pgscale(t, "ab", "--target", "a=settings:", "--target", "b=settings:", "-S", "-c", "1", "-t", "200",

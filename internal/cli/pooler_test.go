@@ -14,20 +14,9 @@ import (
 	"github.com/prometheus/procfs"
 
 	"github.com/pgscale/pgscale/internal/cli"
-	"github.com/pgscale/pgscale/internal/target"
+	"github.com/pgscale/pgscale/internal/syncio"
+	"github.com/pgscale/pgscale/internal/target/targettest"
 )
-
-// needPgBouncer skips the test when pgbouncer is not installed, unless
-// CI=true, where that is a failure.
-func needPgBouncer(t *testing.T) {
-	t.Helper()
-	if _, err := target.FindPgBouncer(""); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal(err)
-		}
-		t.Skip(err)
-	}
-}
 
 // children returns the live processes whose parent is pid, by command name.
 func children(pid int) map[string][]int {
@@ -71,13 +60,13 @@ func noneLeft(t *testing.T, dirs ...string) {
 // load generator's peak RSS, as the kernel counted it, stays within 64 MiB
 // plus 64 KiB per client (one histogram per client took 370 KiB).
 func TestPooledRunOfThousandsOfClients(t *testing.T) {
-	needPgBouncer(t)
+	targettest.NeedPgBouncer(t)
 	const clients = 2000
 	bin := buildPgscale(t)
 	out := filepath.Join(t.TempDir(), "r.json")
 	cmd := exec.Command(bin, "run", "--pooler", "pgbouncer:default_pool_size=8", "-M", "simple", "-c", strconv.Itoa(clients),
 		"-T", "2", "-P", "0", "--out", out)
-	var stdout, stderr lockedBuffer
+	var stdout, stderr syncio.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
 		t.Fatalf("run: %v\n%s", err, stderr.String())
@@ -117,11 +106,11 @@ func TestPooledRunOfThousandsOfClients(t *testing.T) {
 // incomplete result is written and names the cause and the pooler's log,
 // kept beside it; neither the pooler nor the server is left.
 func TestPoolerKilledMidRun(t *testing.T) {
-	needPgBouncer(t)
+	targettest.NeedPgBouncer(t)
 	bin := buildPgscale(t)
 	out := filepath.Join(t.TempDir(), "r.json")
 	cmd := exec.Command(bin, "run", "--pooler", "pgbouncer", "-M", "simple", "-c", "20", "-T", "30", "-P", "1", "--out", out)
-	var stdout, stderr lockedBuffer
+	var stdout, stderr syncio.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -200,7 +189,7 @@ func TestPoolerLimitsAreUsageErrors(t *testing.T) {
 // A pooled run prints what report prints of its result file, the pooler
 // in the header and its CPU per transaction in the sweep table included.
 func TestPooledRunPrintsWhatReportShows(t *testing.T) {
-	needPgBouncer(t)
+	targettest.NeedPgBouncer(t)
 	out := filepath.Join(t.TempDir(), "r.json")
 	code, stdout, stderr := pgscale(t, "run", "--dsn", dsn("postgres"), "--pooler", "pgbouncer:default_pool_size=2", "-n", "-M", "extended",
 		"-c", "1,4", "-T", "1", "-S", "--out", out)
@@ -228,7 +217,7 @@ func TestPooledRunPrintsWhatReportShows(t *testing.T) {
 // with whole-step turns each target's probes account the pooler only in
 // the pooled target's steps.
 func TestABDirectAgainstPooled(t *testing.T) {
-	needPgBouncer(t)
+	targettest.NeedPgBouncer(t)
 	out := t.TempDir()
 	code, stdout, stderr := pgscale(t, "ab", "--target", "direct=dsn:"+dsn("postgres"), "--target", "pooled=pgbouncer:default_pool_size=2",
 		"-n", "-S", "-M", "simple", "-c", "2", "-T", "0.5", "--warmup", "0.2", "--rounds", "2", "--slice", "0", "--out", out)

@@ -1,13 +1,11 @@
 package cli_test
 
 import (
-	"bytes"
 	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -15,6 +13,7 @@ import (
 	"github.com/prometheus/procfs"
 
 	"github.com/pgscale/pgscale/internal/cli"
+	"github.com/pgscale/pgscale/internal/syncio"
 )
 
 // buildPgscale builds the real binary once per test that needs signals.
@@ -51,7 +50,7 @@ func TestInterruptLeavesAValidIncompleteResultAndNoServer(t *testing.T) {
 			bin := buildPgscale(t)
 			out := filepath.Join(t.TempDir(), "r.json")
 			cmd := exec.Command(bin, "run", "-S", "-c", "1,2", "-T", "30", "-P", "1", "--out", out)
-			var stdout, stderr lockedBuffer
+			var stdout, stderr syncio.Buffer
 			cmd.Stdout, cmd.Stderr = &stdout, &stderr
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)
@@ -82,23 +81,4 @@ func TestInterruptLeavesAValidIncompleteResultAndNoServer(t *testing.T) {
 			}
 		})
 	}
-}
-
-// lockedBuffer is a bytes.Buffer the test can read while the child process's
-// output is copied into it.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }

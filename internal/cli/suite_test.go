@@ -13,6 +13,7 @@ import (
 	"github.com/pgscale/pgscale/internal/cli"
 	"github.com/pgscale/pgscale/internal/result"
 	"github.com/pgscale/pgscale/internal/suite"
+	"github.com/pgscale/pgscale/internal/syncio"
 )
 
 // twoCells writes a two-cell, two-target suite file against the package's
@@ -131,7 +132,7 @@ func TestSuiteResumeAfterAKill(t *testing.T) {
 	file := twoCells(t, "suitekill", "2s")
 	out := filepath.Join(t.TempDir(), "bundle")
 	cmd := exec.Command(bin, "suite", file, "--out", out)
-	var stdout, stderr lockedBuffer
+	var stdout, stderr syncio.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

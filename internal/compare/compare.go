@@ -2,9 +2,9 @@
 // from each step, rounds paired across the files of one A/B run (or the
 // files taken as independent values), the paired or unpaired test, the
 // bounds each change is judged against, the verdict per candidate, and the
-// noise an A/A run shows. It computes; report renders what it returns and
-// the command line turns a verdict into an exit code. It never touches a
-// server.
+// noise an A/A run shows. It computes and never touches a server: report
+// renders what it returns, and the command line turns a verdict into an
+// exit code.
 package compare
 
 import (
@@ -238,27 +238,6 @@ func Compare(inputs []Input, opt Options) (*Comparison, error) {
 	return rep, nil
 }
 
-// roundLayouts returns the cluster layout of each of rounds in a
-// reshuffled run, nil when the run was not reshuffled.
-func roundLayouts(run *result.AB, rounds []int) []int {
-	if run.Reshuffle <= 0 {
-		return nil
-	}
-	out := make([]int, len(rounds))
-	for i, r := range rounds {
-		out[i] = run.LayoutOf(r)
-	}
-	return out
-}
-
-func distinct(xs []int) int {
-	seen := map[int]bool{}
-	for _, x := range xs {
-		seen[x] = true
-	}
-	return len(seen)
-}
-
 // serverNotes say where the targets of one A/B run ran, when that matters
 // to what the interval covers: a candidate on the baseline's cluster with
 // its settings set per session has no layout difference; ephemeral
@@ -320,36 +299,6 @@ func (r *Comparison) explain(opt stats.Options) {
 	}
 }
 
-// pairedSteps returns both files' steps with the given client count that
-// belong together: the same round (Paired), or the complete steps in file
-// order, as many as both have.
-func pairedSteps(base, cand *result.File, clients int, rounds []int, method stats.Method) ([]result.Step, []result.Step) {
-	bs, cs := stepsOf(base, clients), stepsOf(cand, clients)
-	var b, c []result.Step
-	if method != stats.Paired {
-		for i := 0; i < min(len(bs), len(cs)); i++ {
-			b, c = append(b, *bs[i]), append(c, *cs[i])
-		}
-		return b, c
-	}
-	byRound := func(steps []*result.Step) map[int]*result.Step {
-		m := map[int]*result.Step{}
-		for _, s := range steps {
-			if _, dup := m[s.Round]; !dup {
-				m[s.Round] = s
-			}
-		}
-		return m
-	}
-	bm, cm := byRound(bs), byRound(cs)
-	for _, r := range rounds {
-		if bm[r] != nil && cm[r] != nil {
-			b, c = append(b, *bm[r]), append(c, *cm[r])
-		}
-	}
-	return b, c
-}
-
 // onlyCandidates says what candidates measured that the baseline did not
 // (a pooler's CPU, when the baseline connects directly): their medians,
 // with nothing to compare them with; "" when no candidate has it either.
@@ -367,44 +316,6 @@ func onlyCandidates(inputs []Input, clients int, md MeasureDef, rounds []int, me
 	return strings.Join(parts, ", ") + "; the baseline has none to compare with"
 }
 
-// measuredBounds returns the bounds that apply to a row of the comparison,
-// noting each bound on a known measure that these files did not measure
-// (probes off, no hardware counters): it judges nothing, and says so
-// instead of failing the comparison. A bound on an unknown measure is
-// kept, for stats.Evaluate to refuse.
-func measuredBounds(rep *Comparison, bounds stats.Bounds) stats.Bounds {
-	known := map[string]bool{}
-	for _, md := range Measures() {
-		known[md.Name] = true
-	}
-	var out stats.Bounds
-	for _, b := range bounds {
-		matched := false
-		for _, row := range rep.Rows {
-			if row.Measure.Name == b.Measure && (b.Step == "" || b.Step == row.Measure.Step) {
-				matched = true
-				break
-			}
-		}
-		if !matched && known[b.Measure] && (b.Step == "" || stepKnown(rep, b.Step)) {
-			rep.Notes = append(rep.Notes, fmt.Sprintf("bound %s judges nothing: %s was not measured in these files", b, b.Measure))
-			continue
-		}
-		out = append(out, b)
-	}
-	return out
-}
-
-// stepKnown reports whether some row is at the step ("c=4").
-func stepKnown(rep *Comparison, step string) bool {
-	for _, row := range rep.Rows {
-		if row.Measure.Step == step {
-			return true
-		}
-	}
-	return false
-}
-
 // unsupportedWhy is why f's steps with the given client count lack the
 // measure because the machine cannot measure it; "" when that is not why.
 func unsupportedWhy(f *result.File, clients int, md MeasureDef) string {
@@ -417,129 +328,6 @@ func unsupportedWhy(f *result.File, clients int, md MeasureDef) string {
 		}
 	}
 	return ""
-}
-
-// CheckBounds finds the bounds that would be a *stats.BoundError for a
-// sweep over clients, before anything runs.
-func CheckBounds(clients []int, bounds stats.Bounds, opt stats.Options) error {
-	var cs []stats.Comparison
-	for _, c := range clients {
-		for _, md := range Measures() {
-			m := stats.Measure{Name: md.Name, Step: StepLabel(c), Unit: md.Unit, Direction: md.Direction}
-			cs = append(cs, stats.Comparison{Measure: m, Change: math.NaN(), P: math.NaN()})
-		}
-	}
-	_, err := stats.Evaluate(cs, bounds, opt)
-	return err
-}
-
-// stepClients returns the client counts of f's complete steps, in the order
-// they first ran.
-func stepClients(f *result.File) []int {
-	var out []int
-	seen := map[int]bool{}
-	for _, s := range f.Steps {
-		if s.Complete && !seen[s.Clients] {
-			seen[s.Clients] = true
-			out = append(out, s.Clients)
-		}
-	}
-	return out
-}
-
-// sameRun returns the A/B block the inputs share, or nil when they do not
-// all come from one A/B run.
-func sameRun(inputs []Input) *result.AB {
-	first := inputs[0].File.AB
-	if first == nil {
-		return nil
-	}
-	for _, in := range inputs[1:] {
-		if in.File.AB == nil || in.File.AB.Run != first.Run {
-			return nil
-		}
-	}
-	return first
-}
-
-// completeRounds returns the rounds in which every input has a complete
-// step for every client count.
-func completeRounds(inputs []Input, clients []int) []int {
-	have := map[int]int{} // round -> complete (input, clients) pairs
-	for _, in := range inputs {
-		seen := map[[2]int]bool{}
-		for _, s := range in.File.Steps {
-			if s.Complete && s.Round > 0 && !seen[[2]int{s.Round, s.Clients}] {
-				seen[[2]int{s.Round, s.Clients}] = true
-				have[s.Round]++
-			}
-		}
-	}
-	var out []int
-	for r, n := range have {
-		if n == len(inputs)*len(clients) {
-			out = append(out, r)
-		}
-	}
-	sort.Ints(out)
-	return out
-}
-
-// stepsOf returns f's complete steps with the given client count.
-func stepsOf(f *result.File, clients int) []*result.Step {
-	var out []*result.Step
-	for i := range f.Steps {
-		if s := &f.Steps[i]; s.Complete && s.Clients == clients {
-			out = append(out, s)
-		}
-	}
-	return out
-}
-
-// values returns a measure's values at one client count: one per round, in
-// rounds order (Paired), or one per complete step (Independent).
-func values(f *result.File, clients int, md MeasureDef, rounds []int, method stats.Method) []float64 {
-	steps := stepsOf(f, clients)
-	if method != stats.Paired {
-		out := make([]float64, len(steps))
-		for i, s := range steps {
-			out[i] = md.Value(s)
-		}
-		return out
-	}
-	byRound := map[int]*result.Step{}
-	for _, s := range steps {
-		if _, dup := byRound[s.Round]; !dup {
-			byRound[s.Round] = s
-		}
-	}
-	out := make([]float64, len(rounds))
-	for i, r := range rounds {
-		out[i] = math.NaN()
-		if s := byRound[r]; s != nil {
-			out[i] = md.Value(s)
-		}
-	}
-	return out
-}
-
-func allNaN(xs []float64) bool {
-	for _, x := range xs {
-		if !math.IsNaN(x) {
-			return false
-		}
-	}
-	return true
-}
-
-func finite(xs []float64) []float64 {
-	out := make([]float64, 0, len(xs))
-	for _, x := range xs {
-		if !math.IsNaN(x) && !math.IsInf(x, 0) {
-			out = append(out, x)
-		}
-	}
-	return out
 }
 
 // workloadNotes warns when the inputs did not run the same workload.
@@ -566,14 +354,4 @@ func workloadNotes(inputs []Input) []string {
 		}
 	}
 	return notes
-}
-
-// Clients returns the client counts of f's complete steps, in the order
-// they first ran.
-func Clients(f *result.File) []int { return stepClients(f) }
-
-// Values returns a measure's value in each of f's complete steps with the
-// given client count, in file order (NaN where a step lacks it).
-func Values(f *result.File, clients int, md MeasureDef) []float64 {
-	return values(f, clients, md, nil, stats.Independent)
 }

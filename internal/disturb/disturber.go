@@ -69,7 +69,7 @@ func (dt *Disturber) Start(ctx context.Context, info observe.StepInfo) error {
 		w := &windowRun{d: d}
 		cfg := sessionConfig(dt.Conn, d.Name)
 		for j := 0; j < d.Sessions; j++ {
-			w.sessions = append(w.sessions, newSession(cfg, d.Script, prog.NewClient(j), d.Hold))
+			w.sessions = append(w.sessions, newSession(cfg, d.Script, prog.NewInterp(j), d.Hold))
 		}
 		st.windows = append(st.windows, w)
 		st.wg.Add(1)

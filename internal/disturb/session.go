@@ -21,7 +21,7 @@ import (
 type session struct {
 	cfg  *pgconn.Config
 	s    *script.Script
-	sc   *script.Client
+	sc   *script.Interp
 	hold bool
 	conn *pgconn.PgConn
 
@@ -39,7 +39,7 @@ var errCutOff = errors.New("cut off by the end of the window")
 // maxErrorMessages bounds the distinct error messages kept per session.
 const maxErrorMessages = 20
 
-func newSession(cfg *pgconn.Config, s *script.Script, sc *script.Client, hold bool) *session {
+func newSession(cfg *pgconn.Config, s *script.Script, sc *script.Interp, hold bool) *session {
 	t := time.NewTimer(time.Hour)
 	t.Stop()
 	return &session{cfg: cfg, s: s, sc: sc, hold: hold, timer: t, errs: map[string]*result.Error{}}

@@ -8,14 +8,12 @@ import (
 	"math/rand/v2"
 	"sync/atomic"
 	"time"
-	"unsafe"
 
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/pgscale/pgscale/internal/metrics"
 	"github.com/pgscale/pgscale/internal/script"
 	"github.com/pgscale/pgscale/internal/secret"
-	"github.com/pgscale/pgscale/internal/target"
 )
 
 // client is one simulated user: one goroutine, one connection, its own
@@ -24,7 +22,7 @@ import (
 type client struct {
 	e       *engine
 	id      int
-	sc      *script.Client
+	sc      *script.Interp
 	scripts []*script.Script
 	offsets []int             // index of each script's first command in the command stats
 	rec     *metrics.Recorder // shared with other clients beyond ownRecorders
@@ -64,7 +62,7 @@ func newClient(e *engine, id, ncmds int, offsets []int, rec *metrics.Recorder) *
 	scripts := e.cfg.Program.Scripts()
 	c := &client{
 		e: e, id: id, scripts: scripts, offsets: offsets,
-		sc:    e.cfg.Program.NewClient(id),
+		sc:    e.cfg.Program.NewInterp(id),
 		rec:   rec,
 		rng:   rand.New(rand.NewPCG(e.cfg.Seed, uint64(id)+1)),
 		timer: time.NewTimer(time.Hour),
@@ -86,128 +84,6 @@ func newClient(e *engine, id, ncmds int, offsets []int, rec *metrics.Recorder) *
 		c.cmd = make([]metrics.CommandStat, ncmds)
 	}
 	return c
-}
-
-// connectFirst opens the client's connections (one per target) before the
-// clock starts, retrying refusals that may pass.
-func (c *client) connectFirst(ctx context.Context) error {
-	t0 := time.Now()
-	for t := range c.conns {
-		c.use(t)
-		if err := c.connect(ctx, true); err != nil {
-			return err
-		}
-		if c.e.cfg.Reconnect {
-			c.closeConn() // with -C every transaction opens its own
-		}
-	}
-	c.firstConnect = time.Since(t0) / time.Duration(len(c.conns))
-	c.use(0)
-	return nil
-}
-
-// use makes target t's connection the current one.
-func (c *client) use(t int) {
-	c.cur = t
-	c.conn = c.conns[t]
-	c.prepared = c.preps[t]
-}
-
-// connect opens the current target's connection. With retry, refusals
-// that may pass are retried within the connect timeout (the first
-// connection); otherwise the caller's own loop retries (ensureConn).
-func (c *client) connect(ctx context.Context, retry bool) error {
-	cfg := c.e.connCfgs[c.cur]
-	var conn *pgconn.PgConn
-	var err error
-	if retry {
-		conn, err = connectRetrying(ctx, cfg, &c.e.reached[c.cur])
-	} else {
-		timeout := defaultConnectTimeout
-		if cfg.ConnectTimeout > 0 {
-			timeout = cfg.ConnectTimeout
-		}
-		cctx, cancel := context.WithTimeout(ctx, timeout)
-		conn, err = pgconn.ConnectConfig(cctx, cfg)
-		cancel()
-		err = classifyConnect(cfg, err)
-	}
-	if err != nil {
-		return err
-	}
-	c.conn = conn
-	c.conns[c.cur] = conn
-	c.lives[c.cur].Store(conn)
-	for _, p := range c.prepared {
-		clear(p)
-	}
-	return nil
-}
-
-// closeConn closes the current target's connection.
-func (c *client) closeConn() {
-	c.pipe = nil
-	if c.conn == nil {
-		return
-	}
-	c.lives[c.cur].Store(nil)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-	c.conn.Close(ctx)
-	cancel()
-	c.conn = nil
-	c.conns[c.cur] = nil
-}
-
-// closeAll closes every target's connection.
-func (c *client) closeAll() {
-	for t := range c.conns {
-		c.use(t)
-		c.closeConn()
-	}
-}
-
-// interrupt breaks the client's connections from another goroutine, waking
-// a client blocked in a read.
-func (c *client) interrupt() {
-	for t := range c.lives {
-		if conn := c.lives[t].Load(); conn != nil {
-			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-			_ = conn.CancelRequest(ctx)
-			cancel()
-			_ = conn.Conn().Close()
-		}
-	}
-}
-
-// ensureConn reconnects with back-off until it succeeds, the step stops, or
-// reconnecting has failed for longer than ReconnectTimeout.
-func (c *client) ensureConn() bool {
-	backoff := 10 * time.Millisecond
-	var firstFail time.Time
-	for {
-		t0 := time.Now()
-		err := c.connect(c.e.ctx, false)
-		if err == nil {
-			c.connUS += time.Since(t0).Microseconds()
-			return true
-		}
-		c.e.noteError(metrics.FailConnection, err)
-		var ce *target.ConnectError
-		if errors.As(err, &ce) && ce.Usage {
-			c.abort(err)
-			return false
-		}
-		if firstFail.IsZero() {
-			firstFail = t0
-		} else if time.Since(firstFail) > c.e.cfg.ReconnectTimeout {
-			c.abort(fmt.Errorf("gave up reconnecting after %v: %w", c.e.cfg.ReconnectTimeout, err))
-			return false
-		}
-		if !c.sleepSchedule(backoff) {
-			return false
-		}
-		backoff = min(backoff*2, time.Second)
-	}
 }
 
 // abort stops the client outside a transaction (it could not connect).
@@ -520,156 +396,4 @@ func classify(err error, conn *pgconn.PgConn) metrics.FailKind {
 		return metrics.FailConnection
 	}
 	return metrics.FailOther
-}
-
-var errInterrupted = errors.New("interrupted")
-
-// runScript runs script si once.
-func (c *client) runScript(si int) error {
-	s := c.scripts[si]
-	cmds := s.Commands
-	off := c.offsets[si]
-	var t0 time.Time
-	c.failQuery = 0
-	for pc := 0; pc < len(cmds); {
-		if c.cmd != nil {
-			t0 = time.Now()
-		}
-		cur := pc
-		cmd := cmds[pc]
-		var err error
-		switch cmd.Kind {
-		case script.KindSQL:
-			err = c.execSQL(si, pc, cmd)
-			pc++
-		case script.KindStartPipeline:
-			err = c.startPipeline(si, pc)
-			pc++
-		case script.KindSyncPipeline:
-			err = c.syncPipeline()
-			pc++
-		case script.KindEndPipeline:
-			err = c.endPipeline()
-			pc++
-		default:
-			var sleep time.Duration
-			pc, sleep, err = c.sc.Meta(s, pc)
-			if err == nil && sleep > 0 && !c.sleepInTxn(sleep) {
-				err = errInterrupted
-			}
-		}
-		if c.cmd != nil && err == nil {
-			st := &c.cmd[off+cur]
-			st.Count++
-			st.SumUS += float64(time.Since(t0).Nanoseconds()) / 1000
-		}
-		if err != nil {
-			c.failCmd = cur
-			return placed(s, cmd, err)
-		}
-	}
-	c.failCmd, c.failQuery = len(cmds)-1, 0
-	if c.pipe != nil {
-		return placed(s, cmds[len(cmds)-1], errPipelineOpen)
-	}
-	if st := c.conn.TxStatus(); st == 'T' || st == 'E' {
-		return placed(s, cmds[len(cmds)-1], errOpenTransaction)
-	}
-	return nil
-}
-
-var errOpenTransaction = errors.New("end of script reached without completing the last transaction")
-
-// ScriptError is an error the engine found in a script as it ran, with its
-// place: a pipeline command misused, or the end of the script reached
-// inside a transaction or a pipeline.
-type ScriptError struct {
-	Script string
-	Line   int
-	// Verb names the misused command as pgbench does ("startpipeline",
-	// "gset"...); empty when the end of the script was reached.
-	Verb string
-	Err  error
-}
-
-func (e *ScriptError) Error() string { return fmt.Sprintf("%s:%d: %v", e.Script, e.Line, e.Err) }
-
-// Unwrap returns the error without its place.
-func (e *ScriptError) Unwrap() error { return e.Err }
-
-// placed gives an engine-side error the script line it happened at; server
-// and interpreter errors already say what they are.
-func placed(s *script.Script, cmd *script.Command, err error) error {
-	verb := cmd.Kind.String()
-	switch err {
-	case errGsetInPipeline:
-		verb = "gset"
-	case errAsetInPipeline:
-		verb = "aset"
-	case errPipelineOpen, errOpenTransaction:
-		verb = ""
-	case errNotInPipeline, errAlreadyInPipeline:
-	default:
-		return err
-	}
-	return &ScriptError{Script: s.Name, Line: cmd.Line, Verb: verb, Err: err}
-}
-
-// unsafeString views b as a string without copying; pgconn copies the query
-// into its send buffer before returning, and b is not changed until then.
-func unsafeString(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
-
-func (c *client) execSQL(si, pc int, cmd *script.Command) error {
-	if c.pipe != nil {
-		return c.pipeSQL(si, pc, cmd)
-	}
-	if err := c.sendSQL(si, pc, cmd.SQL); err != nil {
-		return err
-	}
-	return c.receiveSQL(si, cmd)
-}
-
-// statement returns the prepared statement for command pc of script si,
-// preparing it on first use on this connection (as pgbench 15 does).
-func (c *client) statement(si, pc int, q *script.SQL) (*pgconn.StatementDescription, error) {
-	if sd := c.prepared[si][pc]; sd != nil {
-		return sd, nil
-	}
-	sd, err := c.conn.Prepare(context.Background(), c.e.stmtName(si, pc), q.Prepared, nil)
-	if err != nil {
-		return nil, err
-	}
-	c.prepared[si][pc] = sd
-	return sd, nil
-}
-
-// readResult reads one statement's result, storing rows for \gset/\aset.
-func (c *client) readResult(rr *pgconn.ResultReader, si int, cmd *script.Command, last bool) error {
-	q := cmd.SQL
-	rows := 0
-	for rr.NextRow() {
-		if q.Store == script.StoreAset || (q.Store == script.StoreGset && last && rows == 0) {
-			if err := c.store(q, rr); err != nil {
-				rr.Close()
-				return err
-			}
-		}
-		rows++
-	}
-	if _, err := rr.Close(); err != nil {
-		return err
-	}
-	if q.Store == script.StoreGset && last && rows != 1 {
-		return script.RowCountError(c.scripts[si], cmd, rows)
-	}
-	return nil
-}
-
-func (c *client) store(q *script.SQL, rr *pgconn.ResultReader) error {
-	fds := rr.FieldDescriptions()
-	c.names = c.names[:0]
-	for i := range fds {
-		c.names = append(c.names, fds[i].Name)
-	}
-	return c.sc.Store(q, c.names, rr.Values())
 }

@@ -33,9 +33,7 @@ const childDSN = "PGSCALE_ENGINE_CHILD_DSN"
 // stops it when the test ends, failed or not.
 func startPgBouncer(t *testing.T, clients int, settings ...target.Setting) *target.PgBouncer {
 	t.Helper()
-	if _, err := target.FindPgBouncer(""); err != nil && os.Getenv("CI") != "true" {
-		t.Skip(err)
-	}
+	targettest.NeedPgBouncer(t)
 	server, err := target.ParseDSN(cluster.ConnString("postgres"))
 	if err != nil {
 		t.Fatal(err)

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"runtime"
-	"strings"
 	"time"
 
 	"github.com/pgscale/pgscale/internal/engine"
@@ -22,105 +21,81 @@ func SliceOrder(seed uint64, round, step, cycle, n int) []int {
 	return rand.New(rand.NewPCG(seed, uint64(round)<<48|uint64(step)<<32|uint64(cycle))).Perm(n)
 }
 
-// runSlices runs the rounds with the targets interleaved in slices inside
-// every step: one engine run per step and round, in which every client
-// holds a connection to each target and all clients switch target together
-// every Slice, in cycles of one slice per target in a random order
-// (SliceOrder). Each target gets the step's Duration of measured time,
-// rounded up to whole slices (less the settle time of its slices); the
-// engine's Warmup, rounded up to whole cycles, runs first, in slices too,
-// not counted. The step's result is split per target
-// (SplitSlices), so a round yields one step per target as in whole-step
-// turns.
-func (ab *AB) runSlices(ctx context.Context) (*ABRun, error) {
+// slices runs round r with the targets interleaved in slices inside every
+// step: one engine run per step, in which every client holds a connection
+// to each target and all clients switch target together every Slice, in
+// cycles of one slice per target in a random order (SliceOrder). Each
+// target gets the step's Duration of measured time, rounded up to whole
+// slices (less the settle time of its slices); the engine's Warmup, rounded
+// up to whole cycles, runs first, in slices too, not counted. The step's
+// result is split per target (SplitSlices), so a round yields one step per
+// target as in whole-step turns.
+func (rs *rounds) slices(ctx context.Context, r int) error {
+	ab := rs.ab
 	k := len(ab.Targets)
 	tmpl := ab.Targets[0].Sweep
-	if tmpl.Engine.Duration <= 0 {
-		return nil, fmt.Errorf("plan: slices need a duration, not a transaction count")
-	}
-	run := &ABRun{Steps: make([][]result.Step, k)}
-	var empty []string
-	for r := 1; r <= ab.Rounds; r++ {
+	rs.run.Order = append(rs.run.Order, SliceOrder(ab.Seed, r, 0, 0, k)) // the round's first cycle
+	for si, n := range tmpl.Clients {
 		if err := ctx.Err(); err != nil {
-			return run, err
+			return err
 		}
-		if err := ab.layout(ctx, r, run); err != nil {
-			return run, err
+		if ab.BeforeTurn != nil {
+			ab.BeforeTurn(r, -1) // every target, in slices
 		}
-		tmpl = ab.Targets[0].Sweep
-		run.Order = append(run.Order, SliceOrder(ab.Seed, r, 0, 0, k)) // the round's first cycle
-		complete := true
-		for si, n := range tmpl.Clients {
-			if err := ctx.Err(); err != nil {
-				return run, err
-			}
-			if ab.BeforeTurn != nil {
-				ab.BeforeTurn(r, -1) // every target, in slices
-			}
-			cfg := tmpl.Engine
-			cfg.Clients = n
-			// Whole cycles, so every target gets the same number of
-			// slices: the warm-up and each target's time are rounded up to
-			// them.
-			cycle := time.Duration(k) * ab.Slice
-			cfg.Warmup = roundUp(tmpl.Engine.Warmup, cycle)
-			cfg.Duration = time.Duration(k) * roundUp(tmpl.Engine.Duration, ab.Slice)
-			cfg.Targets = nil
-			for _, t := range ab.Targets {
-				if t.Sweep.BeforeStep != nil {
-					if err := t.Sweep.BeforeStep(ctx, si, n); err != nil {
-						return run, fmt.Errorf("round %d, target %s: %w", r, t.Name, err)
-					}
-				}
-				cfg.Targets = append(cfg.Targets, t.Sweep.Engine.Conn)
-			}
-			cfg.Conn = cfg.Targets[0]
-			cfg.SliceMeter = ab.sliceMeter()
-			cfg.Slice, cfg.Settle = ab.Slice, ab.Settle
-			cfg.SliceTarget = func(i int) int { return SliceOrder(ab.Seed, r, si, i/k, k)[i%k] }
-			prog, err := tmpl.Program(n)
-			if err != nil {
-				return run, err
-			}
-			cfg.Program = prog
-			cfg.ConnectProgress = nil
-			if ab.Connecting != nil {
-				cfg.ConnectProgress = connectReporter(ab.Connecting)
-			}
-			res, err := engine.Run(ctx, cfg)
-			if res != nil && (res.Elapsed > 0 || err != nil) {
-				for ti, s := range SplitSlices(res, k) {
-					if markEmpty(&s, r) {
-						empty = append(empty, fmt.Sprintf("round %d, %s, %d clients", r, ab.Targets[ti].Name, s.Clients))
-					}
-					if err != nil && s.Complete {
-						s.Complete, s.Reason = false, err.Error()
-					}
-					if cause := stopCause(ctx); err != nil && cause != nil {
-						s.Complete, s.Reason = false, cause.Error()
-					}
-					complete = complete && s.Complete
-					run.Steps[ti] = append(run.Steps[ti], s)
-					if ab.AfterStep != nil {
-						ab.AfterStep(r, ti, s)
-					}
+		cfg := tmpl.Engine
+		cfg.Clients = n
+		// Whole cycles, so every target gets the same number of
+		// slices: the warm-up and each target's time are rounded up to
+		// them.
+		cycle := time.Duration(k) * ab.Slice
+		cfg.Warmup = roundUp(tmpl.Engine.Warmup, cycle)
+		cfg.Duration = time.Duration(k) * roundUp(tmpl.Engine.Duration, ab.Slice)
+		cfg.Targets = nil
+		for _, t := range ab.Targets {
+			if t.Sweep.BeforeStep != nil {
+				if err := t.Sweep.BeforeStep(ctx, si, n); err != nil {
+					return fmt.Errorf("round %d, target %s: %w", r, t.Name, err)
 				}
 			}
-			if cause := stopCause(ctx); err != nil && cause != nil {
-				err = cause
-			}
-			if err != nil {
-				return run, fmt.Errorf("round %d, %d clients: %w", r, n, err)
+			cfg.Targets = append(cfg.Targets, t.Sweep.Engine.Conn)
+		}
+		cfg.Conn = cfg.Targets[0]
+		cfg.SliceMeter = ab.sliceMeter()
+		cfg.Slice, cfg.Settle = ab.Slice, ab.Settle
+		cfg.SliceTarget = func(i int) int { return SliceOrder(ab.Seed, r, si, i/k, k)[i%k] }
+		prog, err := tmpl.Program(n)
+		if err != nil {
+			return err
+		}
+		cfg.Program = prog
+		cfg.ConnectProgress = nil
+		if ab.Connecting != nil {
+			cfg.ConnectProgress = connectReporter(ab.Connecting)
+		}
+		res, err := engine.Run(ctx, cfg)
+		if res != nil && (res.Elapsed > 0 || err != nil) {
+			for ti, s := range SplitSlices(res, k) {
+				rs.noteEmpty(r, ti, &s)
+				if err != nil && s.Complete {
+					s.Complete, s.Reason = false, err.Error()
+				}
+				if cause := stopCause(ctx); err != nil && cause != nil {
+					s.Complete, s.Reason = false, cause.Error()
+				}
+				rs.keep(ti, s)
+				if ab.AfterStep != nil {
+					ab.AfterStep(r, ti, s)
+				}
 			}
 		}
-		if complete {
-			run.RoundsDone++
+		if cause := stopCause(ctx); err != nil && cause != nil {
+			err = cause
+		}
+		if err != nil {
+			return fmt.Errorf("round %d, %d clients: %w", r, n, err)
 		}
 	}
-	if len(empty) > 0 {
-		return run, fmt.Errorf("%s: %s", noTransactions, strings.Join(empty, "; "))
-	}
-	return run, nil
+	return nil
 }
 
 // sliceMeter is the engine's slice meter over the targets' meters; nil

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"sync"
 
 	"github.com/jackc/pgx/v5/pgconn"
 
@@ -14,6 +13,7 @@ import (
 	"github.com/pgscale/pgscale/internal/observe"
 	"github.com/pgscale/pgscale/internal/script"
 	"github.com/pgscale/pgscale/internal/secret"
+	"github.com/pgscale/pgscale/internal/syncio"
 	"github.com/pgscale/pgscale/internal/workload"
 )
 
@@ -53,23 +53,12 @@ func (c *Common) extend(sw *Sweep, p *prepared) {
 // lock each, as many clients write at once.
 func (c *Common) shellWriters() (out, errw io.Writer) {
 	if c.ShellOut != nil {
-		out = &lockedWriter{w: c.ShellOut}
+		out = syncio.NewWriter(c.ShellOut)
 	}
 	if c.ShellErr != nil {
-		errw = &lockedWriter{w: c.ShellErr}
+		errw = syncio.NewWriter(c.ShellErr)
 	}
 	return out, errw
-}
-
-type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (l *lockedWriter) Write(b []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(b)
 }
 
 // failureLine is a client error in one line, as run prints it.

@@ -17,6 +17,7 @@ import (
 	"github.com/pgscale/pgscale/internal/probe"
 	"github.com/pgscale/pgscale/internal/result"
 	"github.com/pgscale/pgscale/internal/target"
+	"github.com/pgscale/pgscale/internal/testenv"
 	"github.com/pgscale/pgscale/internal/usage"
 	"github.com/pgscale/pgscale/internal/workload"
 )
@@ -29,12 +30,7 @@ func needServerAndPgBouncer(t *testing.T) {
 	if err == nil {
 		_, err = target.FindPgBouncer("")
 	}
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal(err)
-		}
-		t.Skip(err)
-	}
+	testenv.Need(t, err)
 }
 
 // childPgBouncers returns the pgbouncer processes this test process started.

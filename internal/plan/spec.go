@@ -1,9 +1,8 @@
 // Package plan runs experiments: Run, a sweep of client counts over one
 // target, and RunAB, interleaved rounds over several targets. Each runner
-// owns the whole pipeline — open the targets, prepare their data, start the
-// probes and disturbances, measure, diagnose, write the result files — and
-// always returns what it measured, complete or not. It reports progress as
-// events to an observe.Observer and prints nothing itself.
+// owns the whole pipeline from opening the targets to writing the result
+// files, returns what it measured complete or not, and reports progress as
+// events to an observe.Observer, printing nothing itself.
 package plan
 
 import (

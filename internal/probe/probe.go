@@ -3,9 +3,6 @@
 // counters, wait events, lock-table snapshots, statement statistics and an
 // optional CPU profile. Each probe is cheap by default, can be turned off,
 // and reports what it cost.
-//
-// A Set is an observe.Watcher: Start at each step's start, Stop after it, the
-// evidence written into the step's result.Probes.
 package probe
 
 import (
@@ -103,7 +100,9 @@ type stepState struct {
 	failed      map[string]error // probes that failed in begin or capture
 }
 
-// Set runs the chosen probes beside every step. It implements observe.Watcher.
+// Set runs the chosen probes beside every step. It is an observe.Watcher:
+// Start at each step's start, Stop after it, the evidence written into the
+// step's result.Probes.
 type Set struct {
 	cfg         Config
 	probes      []probe

@@ -12,7 +12,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
@@ -21,6 +20,7 @@ import (
 
 	"github.com/pgscale/pgscale/internal/observe"
 	"github.com/pgscale/pgscale/internal/result"
+	"github.com/pgscale/pgscale/internal/syncio"
 )
 
 // profileProbe records the server's processes with
@@ -37,7 +37,7 @@ type profileProbe struct {
 	tmp         string
 	cmd         *exec.Cmd
 	done        chan error // cmd.Wait's result
-	stderr      syncBuffer
+	stderr      syncio.Buffer
 	lastExit    string // how perf record ended
 	data        string
 	kinds       map[int]string
@@ -316,30 +316,6 @@ const (
 	perfStartTimeout = 20 * time.Second
 	perfSettle       = 100 * time.Millisecond
 )
-
-// syncBuffer is a strings.Builder safe for perf's stderr copier and readers.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-func (s *syncBuffer) Reset() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.b.Reset()
-}
 
 // ParsePerfScript reads `perf script -F comm,pid,tid,period,ip,sym,dso`
 // output (with call chains) into a pprof CPU profile. kinds names each

@@ -24,6 +24,7 @@ import (
 	"github.com/pgscale/pgscale/internal/script"
 	"github.com/pgscale/pgscale/internal/target"
 	"github.com/pgscale/pgscale/internal/target/targettest"
+	"github.com/pgscale/pgscale/internal/testenv"
 	"github.com/pgscale/pgscale/internal/workload"
 )
 
@@ -161,6 +162,7 @@ func TestHotRowIsLockBound(t *testing.T) {
 // most wait samples say Client:ClientRead. The profile is on here too, to
 // prove it on a real server.
 func TestSelectOnlyIsCPUBound(t *testing.T) {
+	testenv.NeedProgram(t, "perf", "Debian: apt-get install linux-perf") // the profile probe's
 	ctx := context.Background()
 	connect := func(ctx context.Context) (*pgconn.PgConn, error) { return pgconn.ConnectConfig(ctx, connConfig(t)) }
 	if _, err := workload.Init(ctx, connect, workload.InitOptions{Scale: 1}, io.Discard); err != nil {

@@ -2,9 +2,9 @@
 // files, the comparisons internal/compare makes of them and the diagnoses
 // internal/diagnose makes, in every format behind one registry (format.go):
 // terminal text, markdown, verdict JSON, Go benchmark format, Bencher
-// Metric Format and a self-contained HTML page (internal/report/html). Live output while a run goes (Live) is written by the same
-// functions as the text format, so what a run prints is what `pgscale
-// report` prints of its result file. It never touches a server.
+// Metric Format and a self-contained HTML page (internal/report/html).
+// Live output (Live) is written by the text format's own functions, so a
+// run prints what `pgscale report` prints of its result file.
 package report
 
 import (

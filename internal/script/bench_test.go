@@ -24,7 +24,7 @@ END;
 
 // transaction runs one transaction of s the way the engine will, without a
 // server: parameters (extended mode) or text (simple mode) for each SQL command.
-func transaction(tb testing.TB, c *script.Client, s *script.Script, simple bool, params [][]byte, buf []byte) ([][]byte, []byte) {
+func transaction(tb testing.TB, c *script.Interp, s *script.Script, simple bool, params [][]byte, buf []byte) ([][]byte, []byte) {
 	c.Begin()
 	var err error
 	for pc := 0; pc < len(s.Commands); {
@@ -49,7 +49,7 @@ func transaction(tb testing.TB, c *script.Client, s *script.Script, simple bool,
 	return params, buf
 }
 
-func newBenchClient(tb testing.TB, src string) (*script.Client, *script.Script) {
+func newBenchClient(tb testing.TB, src string) (*script.Interp, *script.Script) {
 	s, err := script.Parse("builtin", src)
 	if err != nil {
 		tb.Fatal(err)
@@ -58,7 +58,7 @@ func newBenchClient(tb testing.TB, src string) (*script.Client, *script.Script) 
 	if err != nil {
 		tb.Fatal(err)
 	}
-	return p.NewClient(0), s
+	return p.NewInterp(0), s
 }
 
 func TestBuiltinScriptsDoNotAllocate(t *testing.T) {

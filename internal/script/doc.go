@@ -1,13 +1,6 @@
-// Package script parses and interprets pgbench-compatible benchmark scripts.
-//
-// The language is PostgreSQL 17's pgbench script language: SQL commands with
-// :name variable substitution, and backslash meta-commands (\set with the
-// full expression grammar, \sleep, \setshell, \shell, \if/\elif/\else/\endif,
-// \gset, \aset, \startpipeline, \syncpipeline, \endpipeline). Semantics,
-// error messages and the pseudo-random sequences follow pgbench's source.
-//
-// Parse turns a script's text into a Script. NewProgram joins the weighted
-// scripts of one run; each Client is one benchmark client's interpreter
-// state (variables and random state), driven by the engine one command at a
-// time through Meta, Params, AppendSimple and Store.
+// Package script parses and interprets PostgreSQL 17's pgbench script
+// language, with pgbench's semantics, error messages and pseudo-random
+// sequences. Parse makes a Script, NewProgram joins a run's weighted
+// scripts, and each Interp is one client's interpreter state, which the
+// engine drives one command at a time.
 package script

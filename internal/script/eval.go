@@ -51,7 +51,7 @@ type evalCtx struct {
 }
 
 // eval is pgbench's evaluateExpr.
-func (c *Client) eval(n *node, x *evalCtx) (value, error) {
+func (c *Interp) eval(n *node, x *evalCtx) (value, error) {
 	switch n.op {
 	case opConst:
 		return n.val, nil
@@ -70,7 +70,7 @@ func (c *Client) eval(n *node, x *evalCtx) (value, error) {
 	return c.evalStandard(n, x)
 }
 
-func (c *Client) evalLazy(op opcode, args []*node, x *evalCtx) (value, error) {
+func (c *Interp) evalLazy(op opcode, args []*node, x *evalCtx) (value, error) {
 	a1, err := c.eval(args[0], x)
 	if err != nil {
 		return value{}, err
@@ -119,7 +119,7 @@ func (c *Client) evalLazy(op opcode, args []*node, x *evalCtx) (value, error) {
 	}
 }
 
-func (c *Client) evalStandard(n *node, x *evalCtx) (value, error) {
+func (c *Interp) evalStandard(n *node, x *evalCtx) (value, error) {
 	var vargs [maxFuncArgs]value
 	if len(n.args) > maxFuncArgs {
 		// pgbench evaluates the first 16 arguments, then gives up.
@@ -476,7 +476,7 @@ func cLog(d float64) float64 {
 	return math.Log(d)
 }
 
-func (c *Client) debug(v value, x *evalCtx) {
+func (c *Interp) debug(v value, x *evalCtx) {
 	w := c.p.opts.DebugOutput
 	if w == nil {
 		return

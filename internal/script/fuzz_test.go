@@ -43,7 +43,7 @@ func FuzzParse(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		c := p.NewClient(0)
+		c := p.NewInterp(0)
 		c.Begin()
 		var params [][]byte
 		var buf []byte
@@ -112,7 +112,7 @@ func FuzzExpression(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		c := p.NewClient(0)
+		c := p.NewInterp(0)
 		if _, _, err := c.Meta(s, 0); err != nil {
 			t.Fatal(err)
 		}

@@ -99,7 +99,7 @@ func readOracleArgs(t *testing.T, src string) oracleArgs {
 type row struct{ k, v string }
 
 // renderSQL returns the SQL text pgbench would send for cmd.
-func renderSQL(c *script.Client, q *script.SQL, mode string) (string, error) {
+func renderSQL(c *script.Interp, q *script.SQL, mode string) (string, error) {
 	if mode == "simple" {
 		b, err := c.AppendSimple(nil, q)
 		return string(b), err
@@ -288,7 +288,7 @@ func runOracle(t *testing.T, name, src string, a oracleArgs) ([]row, error) {
 	}
 	var rows []row
 	for id := 0; id < a.clients; id++ {
-		c := p.NewClient(id)
+		c := p.NewInterp(id)
 		for tx := 0; tx < a.tx; tx++ {
 			s := scripts[c.Choose()]
 			c.Begin()

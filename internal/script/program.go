@@ -223,14 +223,14 @@ func (p *Program) clients() int {
 	return p.opts.Clients
 }
 
-// NewClient returns client id's interpreter state, seeded as pgbench seeds
+// NewInterp returns client id's interpreter state, seeded as pgbench seeds
 // it: from the base sequence seeded with Options.RandomSeed, client id's
 // function random state is draw id+1; :default_seed is draw Clients+1
 // (unless -D defines it); the script-choice state is the first of the
 // three states of the thread pgbench deals the client to, shared with the
 // other clients of that thread.
-func (p *Program) NewClient(id int) *Client {
-	c := &Client{p: p, id: id, vars: make([]variable, len(p.names))}
+func (p *Program) NewInterp(id int) *Interp {
+	c := &Interp{p: p, id: id, vars: make([]variable, len(p.names))}
 	if id < len(p.clientSeeds) {
 		c.rs.seed(p.clientSeeds[id])
 		c.defaultSeed = p.defaultSeed

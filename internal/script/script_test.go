@@ -19,13 +19,13 @@ func mustParse(t *testing.T, src string) *script.Script {
 	return s
 }
 
-func newClient(t *testing.T, opts script.Options, scripts ...*script.Script) *script.Client {
+func newClient(t *testing.T, opts script.Options, scripts ...*script.Script) *script.Interp {
 	t.Helper()
 	p, err := script.NewProgram(scripts, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return p.NewClient(0)
+	return p.NewInterp(0)
 }
 
 // TestPrecedence checks the parse tree of expressions against exprparse.y's
@@ -402,7 +402,7 @@ func TestClientsInParallel(t *testing.T) {
 	done := make(chan string)
 	for id := 0; id < 4; id++ {
 		go func() {
-			c := p.NewClient(id)
+			c := p.NewInterp(id)
 			var params [][]byte
 			var buf []byte
 			for i := 0; i < 200; i++ {

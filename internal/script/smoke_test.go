@@ -15,7 +15,7 @@ func TestSelectOnlySmoke(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := p.NewClient(0)
+	c := p.NewInterp(0)
 	next, _, err := c.Meta(s, 0)
 	if err != nil || next != 1 {
 		t.Fatalf("Meta: %d %v", next, err)

@@ -18,12 +18,10 @@ import (
 )
 
 // needPgBouncer skips the test when pgbouncer is not installed, unless
-// CI=true, where the test fails on it instead.
+// CI=true, where that is a failure.
 func needPgBouncer(t *testing.T) {
 	t.Helper()
-	if _, err := target.FindPgBouncer(""); err != nil && os.Getenv("CI") != "true" {
-		t.Skip(err)
-	}
+	targettest.NeedPgBouncer(t)
 }
 
 // startPgBouncer starts a pgbouncer in front of the package's cluster (over

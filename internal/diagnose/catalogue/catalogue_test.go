@@ -64,6 +64,9 @@ type kase struct {
 	file  string // a script written to a file and given with -f
 	args  []string
 	want  []want
+	// pooler says the case runs through a pgbouncer, which must be
+	// installed (targettest.NeedPgBouncer).
+	pooler bool
 }
 
 // cases are the known bottlenecks. Short steps: the whole set runs in
@@ -94,7 +97,7 @@ var cases = []kase{
 	// server, pooler and load generator this is how pgbouncer becomes
 	// the limit; on a big machine select-only does it, at one core.
 	{name: "pgbouncer", file: ";\n", args: []string{"--pooler", "pgbouncer", "-M", "simple", "-c", "100", "-T", "3"},
-		want: []want{{100, diagnose.PoolerBound, []string{"the pooler's process never waits for work"}}}},
+		want: []want{{100, diagnose.PoolerBound, []string{"the pooler's process never waits for work"}}}, pooler: true},
 }
 
 func pgscale(t *testing.T, args ...string) (int, string, string) {
@@ -130,6 +133,9 @@ func out(t *testing.T, name string) string {
 func TestCatalogue(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			if c.pooler {
+				targettest.NeedPgBouncer(t)
+			}
 			if c.setup != "" {
 				exec(t, c.setup)
 			}

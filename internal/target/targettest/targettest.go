@@ -12,20 +12,16 @@ import (
 	"github.com/prometheus/procfs"
 
 	"github.com/pgscale/pgscale/internal/target"
+	"github.com/pgscale/pgscale/internal/testenv"
 )
 
 // Run is the body of a TestMain whose tests need PostgreSQL. It starts a
 // cluster with opts, hands it to use (which stores it for the tests), runs the
 // tests, stops the cluster and returns the exit code. Without server binaries
-// it skips the package, unless CI=true, where that is a failure.
+// it skips the package, unless CI=true, where that is a failure (testenv).
 func Run(m *testing.M, opts target.Options, use func(*target.Cluster)) int {
 	if _, err := target.FindBinDir(opts.BinDir); err != nil {
-		if os.Getenv("CI") == "true" {
-			fmt.Fprintf(os.Stderr, "FAIL: %v\n", err)
-			return 1
-		}
-		fmt.Fprintf(os.Stderr, "SKIP: %v\n", err)
-		return 0
+		return testenv.Missing(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	c, err := target.Start(ctx, opts)
@@ -53,6 +49,14 @@ func Run(m *testing.M, opts target.Options, use func(*target.Cluster)) int {
 		code = 1
 	}
 	return code
+}
+
+// NeedPgBouncer skips t when pgbouncer is not installed, unless CI=true,
+// where that is a failure (testenv).
+func NeedPgBouncer(t testing.TB) {
+	t.Helper()
+	_, err := target.FindPgBouncer("")
+	testenv.Need(t, err)
 }
 
 // ProcessesInGroup lists the live processes in process group pgid. An

@@ -1,4 +1,6 @@
-package report
+// Package txnlog writes pgbench's per-transaction log (-l) while a run goes:
+// a sink of the engine's transactions, one file per pgbench thread.
+package txnlog
 
 import (
 	"bufio"
@@ -13,8 +15,8 @@ import (
 	"github.com/pgscale/pgscale/internal/observe"
 )
 
-// PgbenchLogOptions say which transaction log pgbench -l would write.
-type PgbenchLogOptions struct {
+// Options say which transaction log pgbench -l would write.
+type Options struct {
 	// Prefix is --log-prefix (default "pgbench_log"), PID the number in
 	// the file names (default this process's).
 	Prefix string
@@ -34,15 +36,15 @@ type PgbenchLogOptions struct {
 	FailuresDetailed   bool
 }
 
-// PgbenchLog writes pgbench's per-transaction log (-l): one file per
+// Log writes pgbench's per-transaction log (-l): one file per
 // thread, PREFIX.PID for thread 0 and PREFIX.PID.N for thread N, with a
 // line per transaction in pgbench's columns (client, transaction number,
 // latency in µs or why not, script, Unix seconds and microseconds of its
 // end, the schedule lag under -R, the retries under --max-tries), or with
 // an aggregate interval a line per interval in pgbench's 15 columns. It is
 // an observe.TxnSink; Txn is safe for concurrent use.
-type PgbenchLog struct {
-	opts    PgbenchLogOptions
+type Log struct {
+	opts    Options
 	files   []string
 	threads []*logThread
 	step    observe.TxnStep
@@ -84,17 +86,17 @@ func (s *simpleStats) add(v float64) {
 	s.sum2 += v * v
 }
 
-// CreatePgbenchLog creates the log files, as pgbench does before it
+// Create creates the log files, as pgbench does before it
 // connects; an error names the file as pgbench's "could not open logfile"
 // does.
-func CreatePgbenchLog(o PgbenchLogOptions) (*PgbenchLog, error) {
+func Create(o Options) (*Log, error) {
 	if o.Prefix == "" {
 		o.Prefix = "pgbench_log"
 	}
 	if o.PID == 0 {
 		o.PID = os.Getpid()
 	}
-	l := &PgbenchLog{opts: o}
+	l := &Log{opts: o}
 	for t := 0; t < max(o.Threads, 1); t++ {
 		name := fmt.Sprintf("%s.%d", o.Prefix, o.PID)
 		if t > 0 {
@@ -118,12 +120,12 @@ func CreatePgbenchLog(o PgbenchLogOptions) (*PgbenchLog, error) {
 }
 
 // Files returns the log files' names, in thread order.
-func (l *PgbenchLog) Files() []string { return append([]string(nil), l.files...) }
+func (l *Log) Files() []string { return append([]string(nil), l.files...) }
 
 // StartStep takes the step's thread layout and sampling sequences; the
 // first aggregate interval starts at the clients' start rounded down to a
 // second, as pgbench's does.
-func (l *PgbenchLog) StartStep(st observe.TxnStep) {
+func (l *Log) StartStep(st observe.TxnStep) {
 	l.step = st
 	for t, th := range l.threads {
 		th.mu.Lock()
@@ -136,7 +138,7 @@ func (l *PgbenchLog) StartStep(st observe.TxnStep) {
 }
 
 // Txn logs one transaction in its thread's file.
-func (l *PgbenchLog) Txn(t observe.Txn) {
+func (l *Log) Txn(t observe.Txn) {
 	i := 0
 	if l.step.Thread != nil {
 		i = min(l.step.Thread(t.Client), len(l.threads)-1)
@@ -189,7 +191,7 @@ func (l *PgbenchLog) Txn(t observe.Txn) {
 }
 
 // add is pgbench's accumStats.
-func (a *aggregate) add(o *PgbenchLogOptions, t *observe.Txn) {
+func (a *aggregate) add(o *Options, t *observe.Txn) {
 	if t.Skipped {
 		a.skipped++
 		return
@@ -214,7 +216,7 @@ func (a *aggregate) add(o *PgbenchLogOptions, t *observe.Txn) {
 
 // flush writes every interval that ended by now (µs since the epoch),
 // empty ones included, as pgbench's doLog does.
-func (th *logThread) flush(o *PgbenchLogOptions, now int64) {
+func (th *logThread) flush(o *Options, now int64) {
 	step := int64(o.AggregateInterval) * 1e6
 	for th.agg.start+step <= now {
 		a := &th.agg
@@ -241,7 +243,7 @@ func (th *logThread) flush(o *PgbenchLogOptions, now int64) {
 
 // Close writes the aggregate intervals that ended by now (not the last,
 // unfinished one, as pgbench), and closes the files.
-func (l *PgbenchLog) Close() error {
+func (l *Log) Close() error {
 	now := time.Now().UnixMicro()
 	var errs []error
 	for _, th := range l.threads {

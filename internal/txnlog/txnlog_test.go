@@ -1,4 +1,4 @@
-package report_test
+package txnlog_test
 
 import (
 	"fmt"
@@ -9,17 +9,17 @@ import (
 	"time"
 
 	"github.com/pgscale/pgscale/internal/observe"
-	"github.com/pgscale/pgscale/internal/report"
+	"github.com/pgscale/pgscale/internal/txnlog"
 )
 
 type fixedRand float64
 
 func (r fixedRand) Float64() float64 { return float64(r) }
 
-func openLog(t testing.TB, o report.PgbenchLogOptions, start time.Time) *report.PgbenchLog {
+func openLog(t testing.TB, o txnlog.Options, start time.Time) *txnlog.Log {
 	t.Helper()
 	o.Prefix, o.PID = filepath.Join(t.TempDir(), "log"), 42
-	l, err := report.CreatePgbenchLog(o)
+	l, err := txnlog.Create(o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +44,7 @@ func readFile(t *testing.T, p string) string {
 // the words for transactions that did not complete.
 func TestPgbenchLogLines(t *testing.T) {
 	end := time.Unix(1796118290, 635379000)
-	l := openLog(t, report.PgbenchLogOptions{Threads: 2, Rate: true, MaxTries: 3, FailuresDetailed: true}, end)
+	l := openLog(t, txnlog.Options{Threads: 2, Rate: true, MaxTries: 3, FailuresDetailed: true}, end)
 	l.Txn(observe.Txn{Client: 0, Number: 1, Script: 0, End: end, LatencyUS: 1345, LagUS: 73, Tries: 1})
 	l.Txn(observe.Txn{Client: 1, Number: 1, Script: 2, End: end, Tries: 3, Failed: true, Kind: "serialization"})
 	l.Txn(observe.Txn{Client: 0, Number: 2, Script: 1, End: end.Add(time.Millisecond), Skipped: true})
@@ -70,7 +70,7 @@ func TestPgbenchLogAggregate(t *testing.T) {
 	// is set in the last few seconds.
 	base := time.Now().Add(-5 * time.Second).Truncate(time.Second)
 	at := func(ms int) time.Time { return base.Add(time.Duration(ms) * time.Millisecond) }
-	l := openLog(t, report.PgbenchLogOptions{Threads: 1, AggregateInterval: 1, Rate: true, LatencyLimit: true, MaxTries: 2}, at(400))
+	l := openLog(t, txnlog.Options{Threads: 1, AggregateInterval: 1, Rate: true, LatencyLimit: true, MaxTries: 2}, at(400))
 	l.Txn(observe.Txn{Client: 0, Number: 1, End: at(900), LatencyUS: 100, LagUS: 5, Tries: 1})
 	l.Txn(observe.Txn{Client: 1, Number: 1, End: at(950), LatencyUS: 300, LagUS: 7, Tries: 2})
 	l.Txn(observe.Txn{Client: 0, Number: 2, End: at(2100), Skipped: true})
@@ -87,7 +87,7 @@ func TestPgbenchLogAggregate(t *testing.T) {
 }
 
 func TestPgbenchLogCannotOpen(t *testing.T) {
-	_, err := report.CreatePgbenchLog(report.PgbenchLogOptions{Prefix: "/nonexistent/dir/log", PID: 7})
+	_, err := txnlog.Create(txnlog.Options{Prefix: "/nonexistent/dir/log", PID: 7})
 	if err == nil || err.Error() != `could not open logfile "/nonexistent/dir/log.7": No such file or directory` {
 		t.Errorf("err = %v", err)
 	}
@@ -102,13 +102,13 @@ func TestPgbenchLogCannotOpen(t *testing.T) {
 func BenchmarkPgbenchLogTxn(b *testing.B) {
 	for _, bc := range []struct {
 		name     string
-		o        report.PgbenchLogOptions
+		o        txnlog.Options
 		parallel bool
 	}{
-		{"raw", report.PgbenchLogOptions{Threads: 1}, false},
-		{"raw-rate-tries", report.PgbenchLogOptions{Threads: 1, Rate: true, MaxTries: 3}, false},
-		{"aggregate", report.PgbenchLogOptions{Threads: 1, AggregateInterval: 1}, false},
-		{"raw-parallel", report.PgbenchLogOptions{Threads: 1}, true},
+		{"raw", txnlog.Options{Threads: 1}, false},
+		{"raw-rate-tries", txnlog.Options{Threads: 1, Rate: true, MaxTries: 3}, false},
+		{"aggregate", txnlog.Options{Threads: 1, AggregateInterval: 1}, false},
+		{"raw-parallel", txnlog.Options{Threads: 1}, true},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			now := time.Now()

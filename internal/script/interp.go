@@ -1,13 +1,8 @@
 package script
 
 import (
-	"bufio"
 	"bytes"
 	"fmt"
-	"math"
-	"os/exec"
-	"strings"
-	"time"
 )
 
 // variable is one client variable, as pgbench's Variable: known as a string,
@@ -19,9 +14,9 @@ type variable struct {
 	hasStr  bool
 }
 
-// Client is one client's interpreter state: its variables and random state.
-// A Client must not be used by several goroutines at once.
-type Client struct {
+// Interp is one client's interpreter state: its variables and random state.
+// An Interp must not be used by several goroutines at once.
+type Interp struct {
 	p           *Program
 	id          int
 	vars        []variable
@@ -39,11 +34,11 @@ type Client struct {
 }
 
 // ID returns the client's number (pgbench's :client_id unless -D overrides it).
-func (c *Client) ID() int { return c.id }
+func (c *Interp) ID() int { return c.id }
 
 // Choose picks a script index by weight from the client's own random state
 // (pgbench's chooseScript).
-func (c *Client) Choose() int {
+func (c *Interp) Choose() int {
 	p := c.p
 	if len(p.scripts) == 1 {
 		return 0
@@ -69,13 +64,13 @@ func (c *Client) Choose() int {
 
 // Begin marks the start of a transaction (pgbench's CSTATE_START_TX): the
 // random state is saved so that Retry can replay the same values.
-func (c *Client) Begin() { c.txRS = c.rs }
+func (c *Interp) Begin() { c.txRS = c.rs }
 
 // Retry restores the random state saved by Begin, as pgbench does before
 // re-running a transaction after a serialization or deadlock failure.
-func (c *Client) Retry() { c.rs = c.txRS }
+func (c *Interp) Retry() { c.rs = c.txRS }
 
-func (c *Client) scriptMap(s *Script) ([]int32, int) {
+func (c *Interp) scriptMap(s *Script) ([]int32, int) {
 	if s == c.lastS {
 		return c.lastMap, c.lastIdx
 	}
@@ -89,7 +84,7 @@ func (c *Client) scriptMap(s *Script) ([]int32, int) {
 }
 
 // lookup finds a variable by name.
-func (c *Client) lookup(name string) (int, bool) {
+func (c *Interp) lookup(name string) (int, bool) {
 	if i, ok := c.p.index[name]; ok {
 		return i, true
 	}
@@ -97,14 +92,14 @@ func (c *Client) lookup(name string) (int, bool) {
 	return i, ok
 }
 
-func (c *Client) setValue(idx int, v value) {
+func (c *Interp) setValue(idx int, v value) {
 	x := &c.vars[idx]
 	x.defined = true
 	x.val = v
 	x.hasStr = false
 }
 
-func (c *Client) setString(idx int, s string) {
+func (c *Interp) setString(idx int, s string) {
 	x := &c.vars[idx]
 	x.defined = true
 	x.val = value{}
@@ -112,7 +107,7 @@ func (c *Client) setString(idx int, s string) {
 	x.hasStr = true
 }
 
-func (c *Client) setBytes(idx int, s []byte) {
+func (c *Interp) setBytes(idx int, s []byte) {
 	x := &c.vars[idx]
 	x.defined = true
 	x.val = value{}
@@ -121,7 +116,7 @@ func (c *Client) setBytes(idx int, s []byte) {
 }
 
 // text returns the variable's string form (pgbench's getVariable).
-func (c *Client) text(idx int) ([]byte, bool) {
+func (c *Interp) text(idx int) ([]byte, bool) {
 	x := &c.vars[idx]
 	if !x.defined {
 		return nil, false
@@ -134,7 +129,7 @@ func (c *Client) text(idx int) ([]byte, bool) {
 }
 
 // makeValue is pgbench's makeVariableValue.
-func (c *Client) makeValue(x *variable, idx int32) error {
+func (c *Interp) makeValue(x *variable, idx int32) error {
 	if x.val.t != tNone {
 		return nil
 	}
@@ -166,7 +161,7 @@ func (c *Client) makeValue(x *variable, idx int32) error {
 	return nil
 }
 
-func (c *Client) name(idx int) string {
+func (c *Interp) name(idx int) string {
 	if idx < len(c.p.names) {
 		return c.p.names[idx]
 	}
@@ -180,7 +175,7 @@ func (c *Client) name(idx int) string {
 
 // assign stores v into the variable, checking the name on first definition
 // as pgbench's lookupCreateVariable does.
-func (c *Client) assign(context string, idx int, v value) error {
+func (c *Interp) assign(context string, idx int, v value) error {
 	if !c.vars[idx].defined && idx < len(c.p.valid) && !c.p.valid[idx] {
 		return errorf("%s: invalid variable name: \"%s\"", context, c.name(idx))
 	}
@@ -188,7 +183,7 @@ func (c *Client) assign(context string, idx int, v value) error {
 	return nil
 }
 
-func (c *Client) rtErr(s *Script, cmd *Command, err error) error {
+func (c *Interp) rtErr(s *Script, cmd *Command, err error) error {
 	e := &RuntimeError{Script: s.Name, Line: cmd.Line, Msg: err.Error(), Verb: cmd.verb, Failed: "execution of meta-command failed"}
 	switch cmd.Kind {
 	case KindSet, KindIf, KindElif:
@@ -200,245 +195,15 @@ func (c *Client) rtErr(s *Script, cmd *Command, err error) error {
 }
 
 // assignErr is rtErr for a \set whose value could not be stored.
-func (c *Client) assignErr(s *Script, cmd *Command, err error) error {
+func (c *Interp) assignErr(s *Script, cmd *Command, err error) error {
 	return &RuntimeError{Script: s.Name, Line: cmd.Line, Msg: err.Error(), Verb: "set", Failed: "assignment of meta-command failed"}
 }
-
-// Meta executes the meta-command at index pc of script s and returns the
-// index of the next command to run (\if, \elif, \else jump; others pc+1).
-// For \sleep it returns the duration and the engine sleeps. The pipeline
-// commands are the engine's: Meta just returns pc+1 for them.
-func (c *Client) Meta(s *Script, pc int) (next int, sleep time.Duration, err error) {
-	cmd := s.Commands[pc]
-	vmap, sidx := c.scriptMap(s)
-	if vmap == nil {
-		return pc + 1, 0, &RuntimeError{Script: s.Name, Line: cmd.Line, Msg: "script is not part of the program"}
-	}
-	x := evalCtx{vmap: vmap, script: sidx, command: pc}
-	switch cmd.Kind {
-	case KindSet:
-		v, err := c.eval(cmd.expr, &x)
-		if err != nil {
-			return pc + 1, 0, c.rtErr(s, cmd, err)
-		}
-		if err := c.assign(cmd.verb, int(vmap[cmd.setVar]), v); err != nil {
-			return pc + 1, 0, c.assignErr(s, cmd, err)
-		}
-		return pc + 1, 0, nil
-	case KindIf:
-		v, err := c.eval(cmd.expr, &x)
-		if err != nil {
-			return pc + 1, 0, c.rtErr(s, cmd, err)
-		}
-		if v.truth() {
-			return pc + 1, 0, nil
-		}
-		j := cmd.next
-		for {
-			b := s.Commands[j]
-			switch b.Kind {
-			case KindElif:
-				x.command = j
-				v, err := c.eval(b.expr, &x)
-				if err != nil {
-					return j + 1, 0, c.rtErr(s, b, err)
-				}
-				if v.truth() {
-					return j + 1, 0, nil
-				}
-				j = b.next
-			default: // \else or \endif
-				return j + 1, 0, nil
-			}
-		}
-	case KindElif, KindElse:
-		// reached by falling out of a branch that ran: skip to \endif
-		return cmd.endif + 1, 0, nil
-	case KindEndIf:
-		return pc + 1, 0, nil
-	case KindSleep:
-		d, err := c.sleepDuration(cmd, vmap)
-		if err != nil {
-			return pc + 1, 0, c.rtErr(s, cmd, err)
-		}
-		return pc + 1, d, nil
-	case KindShell, KindSetShell:
-		if err := c.runShell(cmd, vmap); err != nil {
-			return pc + 1, 0, c.rtErr(s, cmd, err)
-		}
-		return pc + 1, 0, nil
-	}
-	return pc + 1, 0, nil
-}
-
-// atoi is C's atoi as glibc implements it: strtol, truncated to int.
-func atoi(s string) int32 {
-	i := 0
-	for i < len(s) && isCSpace(s[i]) {
-		i++
-	}
-	neg := false
-	if i < len(s) && (s[i] == '+' || s[i] == '-') {
-		neg = s[i] == '-'
-		i++
-	}
-	var v uint64
-	over := false
-	for ; i < len(s) && isDigit(s[i]); i++ {
-		if v > (math.MaxUint64-9)/10 {
-			over = true
-		}
-		v = v*10 + uint64(s[i]-'0')
-	}
-	var r int64
-	switch {
-	case neg && (over || v > 1<<63):
-		r = math.MinInt64
-	case !neg && (over || v > math.MaxInt64):
-		r = math.MaxInt64
-	case neg:
-		r = -int64(v)
-	default:
-		r = int64(v)
-	}
-	return int32(r)
-}
-
-// sleepDuration is pgbench's evaluateSleep; arithmetic is on a C int.
-func (c *Client) sleepDuration(cmd *Command, vmap []int32) (time.Duration, error) {
-	sl := &cmd.sleep
-	var usec int32
-	if sl.vidx >= 0 {
-		b, ok := c.text(int(vmap[sl.vidx]))
-		if !ok {
-			return 0, errorf("%s: undefined variable \"%s\"", cmd.verb, sl.name)
-		}
-		usec = atoi(string(b))
-		if usec == 0 && (len(b) == 0 || !isDigit(b[0])) {
-			return 0, errorf("%s: invalid sleep time \"%s\" for variable \"%s\"", cmd.verb, b, sl.name)
-		}
-	} else {
-		usec = atoi(sl.literal)
-	}
-	switch {
-	case sl.unit == "" && len(cmd.words) < 2:
-		usec *= 1000000
-	case equalFoldASCII(sl.unit, "ms"):
-		usec *= 1000
-	case equalFoldASCII(sl.unit, "s"):
-		usec *= 1000000
-	}
-	if usec <= 0 {
-		return 0, nil
-	}
-	return time.Duration(usec) * time.Microsecond, nil
-}
-
-const shellCommandSize = 256
-
-// runShell is pgbench's runShellCommand.
-func (c *Client) runShell(cmd *Command, vmap []int32) error {
-	args := cmd.shell
-	argv0 := args[0].name
-	var b strings.Builder
-	for i, a := range args {
-		var arg string
-		if a.vidx >= 0 {
-			v, ok := c.text(int(vmap[a.vidx]))
-			if !ok {
-				return errorf("%s: undefined variable \"%s\"", argv0, a.name)
-			}
-			arg = string(v)
-		} else {
-			arg = a.lit
-		}
-		sep := 0
-		if i > 0 {
-			sep = 1
-		}
-		if b.Len()+len(arg)+sep >= shellCommandSize-1 {
-			return errorf("%s: shell command is too long", argv0)
-		}
-		if i > 0 {
-			b.WriteByte(' ')
-		}
-		b.WriteString(arg)
-	}
-	command := b.String()
-	if cmd.Kind == KindShell {
-		// pgbench's system(): the command's output is pgbench's own.
-		sh := exec.Command("/bin/sh", "-c", command)
-		sh.Stdout, sh.Stderr = c.p.opts.ShellStdout, c.p.opts.ShellStderr
-		if err := sh.Run(); err != nil {
-			return errorf("%s: could not launch shell command", argv0)
-		}
-		return nil
-	}
-	sh := exec.Command("/bin/sh", "-c", command)
-	sh.Stderr = c.p.opts.ShellStderr
-	out, err := sh.StdoutPipe()
-	if err != nil {
-		return errorf("%s: could not launch shell command", argv0)
-	}
-	if err := sh.Start(); err != nil {
-		return errorf("%s: could not launch shell command", argv0)
-	}
-	// fgets(res, 64, fp): at most 63 bytes, up to and including a newline
-	r := bufio.NewReader(out)
-	var res []byte
-	for len(res) < 63 {
-		ch, err := r.ReadByte()
-		if err != nil {
-			break
-		}
-		res = append(res, ch)
-		if ch == '\n' {
-			break
-		}
-	}
-	_, _ = r.WriteTo(discard{})
-	_ = sh.Wait()
-	if len(res) == 0 {
-		return errorf("%s: could not read result of shell command", argv0)
-	}
-	// strtol, then only trailing whitespace allowed
-	s := string(res)
-	i := 0
-	for i < len(s) && isCSpace(s[i]) {
-		i++
-	}
-	j := i
-	if j < len(s) && (s[j] == '+' || s[j] == '-') {
-		j++
-	}
-	k := j
-	for k < len(s) && isDigit(s[k]) {
-		k++
-	}
-	end := k
-	if k == j {
-		end = 0 // no conversion: endptr is the start
-	}
-	rest := strings.TrimLeft(s[end:], " \t\n\v\f\r")
-	if rest != "" {
-		return errorf("%s: shell command must return an integer (not \"%s\")", argv0, s)
-	}
-	v := int64(atoi(s))
-	if err := c.assign("setshell", int(vmap[cmd.setVar]), intValue(v)); err != nil {
-		return err
-	}
-	return nil
-}
-
-type discard struct{}
-
-func (discard) Write(p []byte) (int, error) { return len(p), nil }
 
 // Params returns the text form of each parameter of q (nil for an undefined
 // variable, which pgbench sends as NULL), reusing dst's backing storage.
 // The returned slices alias the client's variables: they stay valid until
 // the next call that changes a variable (Meta, Store).
-func (c *Client) Params(q *SQL, dst [][]byte) ([][]byte, error) {
+func (c *Interp) Params(q *SQL, dst [][]byte) ([][]byte, error) {
 	dst = dst[:0]
 	if len(q.params) == 0 {
 		return dst, nil
@@ -461,7 +226,7 @@ func (c *Client) Params(q *SQL, dst [][]byte) ([][]byte, error) {
 // AppendSimple appends q's text with variables substituted as pgbench's
 // simple protocol mode does: defined variables are replaced by their text,
 // undefined ones are left as written.
-func (c *Client) AppendSimple(dst []byte, q *SQL) ([]byte, error) {
+func (c *Interp) AppendSimple(dst []byte, q *SQL) ([]byte, error) {
 	if len(q.params) == 0 {
 		return append(dst, q.text...), nil
 	}
@@ -489,7 +254,7 @@ func (c *Client) AppendSimple(dst []byte, q *SQL) ([]byte, error) {
 // enforces the row-count rules: under \gset the last statement's result must
 // have exactly one row (else RowCountError); under \aset each statement's
 // last row is stored and empty results are skipped.
-func (c *Client) Store(q *SQL, names []string, values [][]byte) error {
+func (c *Interp) Store(q *SQL, names []string, values [][]byte) error {
 	context := "gset"
 	if q.Store == StoreAset {
 		context = "aset"
@@ -540,7 +305,7 @@ func RowCountError(s *Script, cmd *Command, rows int) error {
 }
 
 // Var returns a variable's value as pgbench would substitute it.
-func (c *Client) Var(name string) (string, bool) {
+func (c *Interp) Var(name string) (string, bool) {
 	i, ok := c.lookup(name)
 	if !ok {
 		return "", false

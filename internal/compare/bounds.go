@@ -1,0 +1,60 @@
+package compare
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/pgscale/pgscale/internal/stats"
+)
+
+// measuredBounds returns the bounds that apply to a row of the comparison,
+// noting each bound on a known measure that these files did not measure
+// (probes off, no hardware counters): it judges nothing, and says so
+// instead of failing the comparison. A bound on an unknown measure is
+// kept, for stats.Evaluate to refuse.
+func measuredBounds(rep *Comparison, bounds stats.Bounds) stats.Bounds {
+	known := map[string]bool{}
+	for _, md := range Measures() {
+		known[md.Name] = true
+	}
+	var out stats.Bounds
+	for _, b := range bounds {
+		matched := false
+		for _, row := range rep.Rows {
+			if row.Measure.Name == b.Measure && (b.Step == "" || b.Step == row.Measure.Step) {
+				matched = true
+				break
+			}
+		}
+		if !matched && known[b.Measure] && (b.Step == "" || stepKnown(rep, b.Step)) {
+			rep.Notes = append(rep.Notes, fmt.Sprintf("bound %s judges nothing: %s was not measured in these files", b, b.Measure))
+			continue
+		}
+		out = append(out, b)
+	}
+	return out
+}
+
+// stepKnown reports whether some row is at the step ("c=4").
+func stepKnown(rep *Comparison, step string) bool {
+	for _, row := range rep.Rows {
+		if row.Measure.Step == step {
+			return true
+		}
+	}
+	return false
+}
+
+// CheckBounds finds the bounds that would be a *stats.BoundError for a
+// sweep over clients, before anything runs.
+func CheckBounds(clients []int, bounds stats.Bounds, opt stats.Options) error {
+	var cs []stats.Comparison
+	for _, c := range clients {
+		for _, md := range Measures() {
+			m := stats.Measure{Name: md.Name, Step: StepLabel(c), Unit: md.Unit, Direction: md.Direction}
+			cs = append(cs, stats.Comparison{Measure: m, Change: math.NaN(), P: math.NaN()})
+		}
+	}
+	_, err := stats.Evaluate(cs, bounds, opt)
+	return err
+}

@@ -1,0 +1,112 @@
+package plan
+
+import (
+	"github.com/pgscale/pgscale/internal/compare"
+	"github.com/pgscale/pgscale/internal/disturb"
+	"github.com/pgscale/pgscale/internal/probe"
+	"github.com/pgscale/pgscale/internal/stats"
+	"github.com/pgscale/pgscale/internal/target"
+	"github.com/pgscale/pgscale/internal/usage"
+	"github.com/pgscale/pgscale/internal/workload"
+)
+
+// check finds the mistakes in the spec before anything starts, sets the
+// defaults that depend on the rest (slices give way to -t, -C and
+// disturbances), and returns the targets (baseline first; with Calibrate
+// the baseline twice), the disturbances and the order seed.
+func (spec *ABSpec) check() ([]target.Spec, []disturb.Disturbance, uint64, error) {
+	ds, err := spec.Common.check()
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	l := spec.Load
+	if spec.Reshuffle < 0 {
+		return nil, nil, 0, usage.Errorf("--reshuffle must be 0 (keep the clusters) or a number of rounds per cluster layout")
+	}
+	seen := map[int]bool{}
+	for _, c := range l.Clients {
+		if seen[c] {
+			return nil, nil, 0, usage.Errorf("-c lists %d twice: each client count is one step of the comparison", c)
+		}
+		seen[c] = true
+	}
+	if spec.Slice > 0 && !spec.SliceGiven && (l.Duration <= 0 || len(ds) > 0 || l.Connect) {
+		spec.Slice = 0 // -t, -C and disturbances need whole-step turns
+	}
+	if spec.Slice > 0 {
+		if spec.Settle == 0 {
+			spec.Settle = spec.Slice / 10
+		}
+		switch {
+		case l.Duration <= 0:
+			return nil, nil, 0, usage.Errorf("--slice needs -T: each target gets -T of measured time per step, in slices")
+		case spec.Settle >= spec.Slice:
+			return nil, nil, 0, usage.Errorf("--slice-settle %v must be shorter than --slice %v", spec.Settle, spec.Slice)
+		case len(ds) > 0:
+			return nil, nil, 0, usage.Errorf("disturbances run with whole-step turns only: drop --slice")
+		case l.Connect:
+			return nil, nil, 0, usage.Errorf("-C opens a connection per transaction; --slice keeps one per target: use one or the other")
+		case spec.Probes.On(probe.NameProfile):
+			// Probes watch one server for a whole step, which slices share
+			// between the targets: --profile would record nothing.
+			return nil, nil, 0, usage.Errorf("--profile records each target's steps with whole-step turns only: add --slice 0")
+		}
+	} else if spec.Settle > 0 {
+		return nil, nil, 0, usage.Errorf("--slice-settle needs --slice")
+	}
+	need := 2
+	if spec.Calibrate {
+		need = 1
+	}
+	specs, err := target.ParseSpecs(spec.Targets, spec.Baseline, need)
+	if err != nil {
+		return nil, nil, 0, usage.Wrap(err)
+	}
+	if spec.Calibrate && spec.Rounds == 0 {
+		// An ephemeral baseline calibrates against a cluster of its own,
+		// re-created for every layout: enough layouts to see their spread.
+		spec.Rounds = ABCalibrateRounds
+		if specs[0].Ephemeral() && spec.Reshuffle > 0 {
+			spec.Rounds = max(ABCalibrateLayoutRounds, 6*spec.Reshuffle)
+		}
+	}
+	if spec.Rounds < 2 {
+		return nil, nil, 0, usage.Errorf("--rounds must be at least 2 for a paired comparison (6 or more also give a distribution-free interval)")
+	}
+	if spec.Calibrate {
+		// The baseline against itself: a second instance of the same spec.
+		// An ephemeral baseline gets a cluster of its own, as a candidate
+		// would, so cluster-to-cluster differences count as noise too.
+		twin := specs[0]
+		twin.Name = specs[0].Name + "-aa"
+		specs = []target.Spec{specs[0], twin}
+		spec.Cluster.Separate = true
+	}
+	if err := spec.Cluster.Check(specs); err != nil {
+		return nil, nil, 0, err
+	}
+	dsn := false
+	for _, s := range specs {
+		dsn = dsn || !s.Ephemeral()
+	}
+	if spec.Data.Create && !dsn {
+		return nil, nil, 0, usage.Errorf("--init applies to dsn: targets; ephemeral targets are always initialised")
+	}
+	if !(spec.Confidence == 0 || spec.Confidence > 0 && spec.Confidence < 1) {
+		return nil, nil, 0, usage.Errorf("--confidence must be between 0 and 1, e.g. 0.95")
+	}
+	bounds, err := stats.ParseBounds(spec.Bounds)
+	if err != nil {
+		return nil, nil, 0, usage.Wrap(err)
+	}
+	if !spec.Calibrate {
+		if err := compare.CheckBounds(l.Clients, bounds, stats.Options{Confidence: spec.Confidence}); err != nil {
+			return nil, nil, 0, usage.Wrap(err)
+		}
+	}
+	seed, err := workload.ResolveSeed(spec.OrderSeed)
+	if err != nil {
+		return nil, nil, 0, usage.Errorf("--order-seed: %v", err)
+	}
+	return specs, ds, seed, nil
+}
