@@ -125,7 +125,8 @@ func (b *Builder) Key(ctx context.Context, spec Spec) (string, error) {
 	return p.key, nil
 }
 
-// Lookup returns spec's build when the cache holds it, else nil.
+// Lookup returns spec's build when the cache holds it, else nil. It does
+// not count as a use of the build.
 func (b *Builder) Lookup(ctx context.Context, spec Spec) (*Build, error) {
 	p, _, err := b.resolve(ctx, spec)
 	if err != nil {
@@ -162,6 +163,7 @@ func (b *Builder) emit(e Event) {
 
 func (b *Builder) obtain(ctx context.Context, cache, name string, p *plan, t toolchain) (*Build, error) {
 	if bld := lookup(cache, p.key); bld != nil {
+		touch(bld.Root)
 		b.emit(Event{Name: name, Key: p.key, Phase: PhaseCached, Done: true})
 		return bld, nil
 	}
@@ -178,6 +180,7 @@ func (b *Builder) obtain(ctx context.Context, cache, name string, p *plan, t too
 	}
 	defer unlock()
 	if bld := lookup(cache, p.key); bld != nil {
+		touch(bld.Root)
 		b.emit(Event{Name: name, Key: p.key, Phase: PhaseCached, Done: true})
 		return bld, nil
 	}
@@ -207,7 +210,10 @@ func (b *Builder) obtain(ctx context.Context, cache, name string, p *plan, t too
 	start := time.Now()
 	if err := p.make(ctx, s, scratch, entry, root, &m); err != nil {
 		var be *Error
-		if errors.As(err, &be) && be.Log == "" {
+		if !errors.As(err, &be) {
+			return nil, fmt.Errorf("build %s: %w", name, err)
+		}
+		if be.Log == "" {
 			be.Log = keepFailedLog(cache, p.key, logf)
 		}
 		return nil, err
@@ -245,11 +251,16 @@ func lookup(cache, key string) *Build {
 	if err != nil || m.Key != key {
 		return nil
 	}
+	return &Build{Key: key, Root: root, Dir: filepath.Join(root, dirOf(m)), Manifest: m, Cached: true}
+}
+
+// touch records that the build in root was used now. A build in a cache
+// the user cannot write to is still used, only its time is not kept.
+func touch(root string) {
 	now := time.Now()
 	if os.Chtimes(filepath.Join(root, usedFile), now, now) != nil {
 		os.WriteFile(filepath.Join(root, usedFile), nil, 0o644)
 	}
-	return &Build{Key: key, Root: root, Dir: filepath.Join(root, dirOf(m)), Manifest: m, Cached: true}
 }
 
 // keepFailedLog copies a failed build's log to <cache>/failed/<key>.log,

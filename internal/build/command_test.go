@@ -427,3 +427,20 @@ func TestParseSource(t *testing.T) {
 		}
 	}
 }
+
+// ccache is used when it is there but is no part of the key.
+func TestKeyIgnoresCCache(t *testing.T) {
+	repo := gitRepo(t, hello)
+	spec := build.Command{Source: build.Source{Path: repo, Rev: "HEAD"}, Run: "make"}
+	with, err := (&build.Builder{Cache: t.TempDir()}).Key(context.Background(), spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	without, err := (&build.Builder{Cache: t.TempDir(), NoCCache: true}).Key(context.Background(), spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if with != without {
+		t.Errorf("key with ccache %s, without %s", with, without)
+	}
+}

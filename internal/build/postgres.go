@@ -68,6 +68,11 @@ func (p Postgres) plan(ctx context.Context, b *Builder, t toolchain) (*plan, err
 	if err != nil {
 		return nil, err
 	}
+	for _, a := range p.Configure {
+		if a == "--prefix" || strings.HasPrefix(a, "--prefix=") || strings.HasPrefix(a, "-Dprefix=") {
+			return nil, fmt.Errorf("configure %s: the cache chooses the prefix", a)
+		}
+	}
 	args, notes := defaultArgs(ctx, system, t)
 	if system == Meson {
 		args = mergeMesonArgs(args, p.Configure)
