@@ -69,9 +69,9 @@ func (p Postgres) planWithExtensions(ctx context.Context, b *Builder, t toolchai
 		controlDir := filepath.Join(strings.TrimSpace(string(share)), "extension")
 		used := map[string]bool{}
 		for i, r := range exts {
-			name := filepath.Base(r.rec.Path)
-			for n := 2; used[name]; n++ {
-				name = filepath.Base(r.rec.Path) + "-" + strconv.Itoa(n)
+			name := extName(ctx, r)
+			for n, first := 2, name; used[name]; n++ {
+				name = first + "-" + strconv.Itoa(n)
 			}
 			used[name] = true
 			dir := filepath.Join(scratch, "ext-"+strconv.Itoa(i+1))
@@ -99,6 +99,29 @@ func (p Postgres) planWithExtensions(ctx context.Context, b *Builder, t toolchai
 		}
 		return nil
 	}}, nil
+}
+
+// extName names an extension by its tree's one control file at the top,
+// else by its directory.
+func extName(ctx context.Context, r *resolved) string {
+	top := r.files
+	if r.rec.Mode == ModeCommit {
+		out, err := git(ctx, r.repo, "ls-tree", "--name-only", r.treeish)
+		if err != nil {
+			return filepath.Base(r.rec.Path)
+		}
+		top = strings.Split(out, "\n")
+	}
+	var names []string
+	for _, f := range top {
+		if n, ok := strings.CutSuffix(f, ".control"); ok && !strings.Contains(f, "/") {
+			names = append(names, n)
+		}
+	}
+	if len(names) == 1 {
+		return names[0]
+	}
+	return filepath.Base(r.rec.Path)
 }
 
 // controls lists the extension names whose control files are in dir.

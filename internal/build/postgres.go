@@ -245,7 +245,7 @@ func defaultArgs(ctx context.Context, system string, t toolchain) (args, notes [
 		notes = append(notes, a+": "+l.why)
 	}
 	if len(missing) == 0 {
-		notes = append(notes, "readline, icu, zlib: development files found, built with them")
+		notes = append(notes, "readline, icu, zlib: development files found, no --without option added")
 	}
 	return args, notes
 }
