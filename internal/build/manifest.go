@@ -102,3 +102,11 @@ func ReadManifest(dir string) (*Manifest, error) {
 	}
 	return &m, nil
 }
+
+// FastPathSlots returns the build's FP_LOCK_SLOTS_PER_BACKEND, read from its
+// patched source, and whether the source defined it (releases from 18 on
+// size the fast path at run time: the lock probe must observe it instead).
+func (m *Manifest) FastPathSlots() (int, bool) {
+	v, ok := m.Constants["FP_LOCK_SLOTS_PER_BACKEND"]
+	return int(v), ok
+}

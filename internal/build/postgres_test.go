@@ -152,8 +152,8 @@ func TestPostgresFP21(t *testing.T) {
 	if bld.Key == first.Key {
 		t.Fatal("fp21 has base's key")
 	}
-	if got := bld.Manifest.Constants["FP_LOCK_SLOTS_PER_BACKEND"]; got != 21 {
-		t.Errorf("FP_LOCK_SLOTS_PER_BACKEND %d, want 21", got)
+	if got, ok := bld.Manifest.FastPathSlots(); got != 21 || !ok {
+		t.Errorf("fast-path slots %d (%v), want 21", got, ok)
 	}
 }
 
