@@ -19,42 +19,6 @@ import (
 	"github.com/pgscale/pgscale/internal/secret"
 )
 
-// ErrNoPgBouncer says no pgbouncer executable was found.
-var ErrNoPgBouncer = errors.New("pgbouncer not found")
-
-// FindPgBouncer finds the pgbouncer executable: path when given, otherwise
-// $PGSCALE_PGBOUNCER, PATH and /usr/sbin (where Debian's package puts it,
-// often not on a user's PATH).
-func FindPgBouncer(path string) (string, error) {
-	if path != "" {
-		if isExecutable(path) {
-			return path, nil
-		}
-		return "", fmt.Errorf("%w at %s", ErrNoPgBouncer, path)
-	}
-	if env := os.Getenv("PGSCALE_PGBOUNCER"); env != "" {
-		if isExecutable(env) {
-			return env, nil
-		}
-		return "", fmt.Errorf("%w at $PGSCALE_PGBOUNCER=%s", ErrNoPgBouncer, env)
-	}
-	if p, err := exec.LookPath("pgbouncer"); err == nil {
-		return p, nil
-	}
-	for _, p := range []string{"/usr/sbin/pgbouncer", "/usr/local/sbin/pgbouncer", "/usr/local/bin/pgbouncer"} {
-		if isExecutable(p) {
-			return p, nil
-		}
-	}
-	return "", fmt.Errorf("%w (searched PATH, /usr/sbin, /usr/local/sbin, /usr/local/bin); install it (Debian: apt-get install pgbouncer) or name it with $PGSCALE_PGBOUNCER",
-		ErrNoPgBouncer)
-}
-
-func isExecutable(p string) bool {
-	fi, err := os.Stat(p)
-	return err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0
-}
-
 // PgBouncerOptions say how to start a pgbouncer in front of a server.
 type PgBouncerOptions struct {
 	Binary string         // the executable; FindPgBouncer("") when empty
