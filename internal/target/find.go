@@ -1,6 +1,3 @@
-// Package target says where the server is: an existing server named by a
-// connection string, or an ephemeral cluster started from locally installed
-// server binaries. It starts, health-checks, stops and cleans up.
 package target
 
 import (

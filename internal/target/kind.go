@@ -1,3 +1,6 @@
+// Package target says where the server is: a target of one of the kinds
+// registered in kind.go (an ephemeral cluster, an existing server, a pooler
+// in front of one), which it starts, health-checks, stops and cleans up.
 package target
 
 import (
