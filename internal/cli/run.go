@@ -31,10 +31,11 @@ what pgscale report prints of that file.
 With no --dsn (and no PGHOST-style environment), pgscale starts a throw-away
 PostgreSQL cluster, creates the data the workload needs, runs, and removes it.
 
-With --pooler pgbouncer[:k=v,...] the clients connect through a pgbouncer
-that pgscale starts in front of that server (transaction pooling unless
-pool_mode says otherwise) and stops at the end; the data, the probes and the
-disturbances go to the server, and the pooler's CPU is accounted apart.`,
+With --pooler (` + target.PoolerForms() + `) the clients connect through
+a pooler that pgscale starts in front of that server, as an ab target of
+that kind would be (pgscale ab --help), and stops at the end; the data, the
+probes and the disturbances go to the server, and the pooler's CPU is
+accounted apart.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			spec := plan.RunSpec{Common: f.common(cmd, argv, stdout, stderr), Target: target.ForRun(dsn), Pooler: pooler, Out: f.out}
@@ -72,7 +73,7 @@ disturbances go to the server, and the pooler's CPU is accounted apart.`,
 	f.outputs.register(fs, func(rf report.Format) bool { return rf.Files })
 	fs.StringVar(&dsn, "dsn", "", "connection string of an existing server (URI or keyword form); libpq environment variables are honoured; without it, an ephemeral cluster")
 	fs.StringArrayVar(&f.c.Expect, "expect", nil, expectHelp)
-	fs.StringVar(&pooler, "pooler", "", "connect the clients through a pgbouncer started in front of the server: pgbouncer or pgbouncer:k=v,... (pool_mode, default_pool_size, max_client_conn...)")
+	fs.StringVar(&pooler, "pooler", "", "connect the clients through a pooler started in front of the server: "+target.PoolerForms())
 	registerCluster(fs, &f.c)
 	rec.register(fs, false)
 	return cmd

@@ -133,7 +133,7 @@ func (c *Common) sweepOn(ctx context.Context, p *prepared, wl *workload.Loaded, 
 		if ctx.Err() != nil {
 			file.Reason = "interrupted"
 			runErr = errors.New("interrupted; the steps done so far are in the result file")
-		} else if note := keepPoolerLogs([]*prepared{p}, func(string) string { return poolerLogPath(path) }); note != "" {
+		} else if note := keepPoolerLogs([]*prepared{p}, func(_, program string) string { return poolerLogPath(path, program) }); note != "" {
 			file.Reason += "; " + note
 			runErr = fmt.Errorf("%w; %s", runErr, note)
 		}
