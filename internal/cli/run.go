@@ -20,6 +20,7 @@ func newRunCmd(argv []string, stdout, stderr io.Writer) *cobra.Command {
 	var f loadFlags
 	var dsn, pooler string
 	var rec recordFlags
+	var ag agentFlags
 	cmd := &cobra.Command{
 		Use:   "run",
 		Short: "Run a workload over a client sweep and write a result file",
@@ -38,6 +39,7 @@ disturbances go to the server, and the pooler's CPU is accounted apart.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			spec := plan.RunSpec{Common: f.common(cmd, argv, stdout, stderr), Target: target.ForRun(dsn), Pooler: pooler, Out: f.out}
+			ag.apply(cmd.Flags(), &spec)
 			if f.describe {
 				return describe(spec.Workload, stdout)
 			}
@@ -75,6 +77,7 @@ disturbances go to the server, and the pooler's CPU is accounted apart.`,
 	fs.StringVar(&pooler, "pooler", "", "connect the clients through a pgbouncer started in front of the server: pgbouncer or pgbouncer:k=v,... (pool_mode, default_pool_size, max_client_conn...)")
 	registerCluster(fs, &f.c)
 	rec.register(fs, false)
+	ag.register(fs)
 	return cmd
 }
 

@@ -29,6 +29,9 @@ type ClusterOptions struct {
 	// own (--separate-clusters), even when all its settings could be set
 	// per session on the baseline's.
 	Separate bool
+	// HBA are pg_hba.conf lines placed before the defaults (agents on this
+	// machine connect from loopback addresses of their own).
+	HBA []string
 }
 
 // Check finds, before anything starts, what cannot work: an ephemeral
@@ -384,7 +387,7 @@ func startCluster(ctx context.Context, spec Spec, bin string, opt ClusterOptions
 	}
 	settings = append(settings, spec.Settings...)
 	log(fmt.Sprintf("starting an ephemeral PostgreSQL cluster from %s...", bin))
-	c, err := Start(ctx, Options{BinDir: bin, Tmpfs: opt.Tmpfs, TCP: opt.TCP, Settings: settings, OSUser: opt.OSUser,
+	c, err := Start(ctx, Options{BinDir: bin, Tmpfs: opt.Tmpfs, TCP: opt.TCP, Settings: settings, OSUser: opt.OSUser, HBA: opt.HBA,
 		DataSizeHint: needs.DataBytes, MaxConnections: needs.Connections + 10, Detach: opt.Keep, Valgrind: opt.Valgrind})
 	if err != nil {
 		if c != nil {
