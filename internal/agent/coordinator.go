@@ -494,7 +494,7 @@ func (c *Coordinator) poll(ctx context.Context, st []*agentState, collecting boo
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("coordination database: %w", err)
 	}
-	var have []int32
+	have := []int32{} // not nil: NOT idx = ANY(NULL) is never true
 	for i, a := range st {
 		if a.final != nil {
 			have = append(have, int32(i))

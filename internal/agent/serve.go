@@ -191,6 +191,10 @@ type stepRun struct {
 	txns      int64 // counted so far
 }
 
+// spinFor is how long before the start an agent stops sleeping and
+// watches the clock.
+const spinFor = 2 * time.Millisecond
+
 type stepDone struct {
 	res *engine.Result
 	err error
@@ -382,8 +386,12 @@ func (a *agent) begin(ctx context.Context, n int, body []byte) error {
 		}
 		select {
 		case st := <-sr.start:
-			if err := sleep(ctx, time.Until(st)); err != nil {
+			if err := sleep(ctx, time.Until(st)-spinFor); err != nil {
 				return time.Time{}, err
+			}
+			for time.Now().Before(st) {
+				// The last moment spins: a timer wakes up to a millisecond
+				// late here, and the agents' starts would differ by that.
 			}
 			sr.started = time.Now()
 			return st, nil

@@ -1,0 +1,285 @@
+package agent_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/pgscale/pgscale/internal/cli"
+	"github.com/pgscale/pgscale/internal/metrics"
+	"github.com/pgscale/pgscale/internal/result"
+	"github.com/pgscale/pgscale/internal/target"
+	"github.com/pgscale/pgscale/internal/target/targettest"
+	"github.com/pgscale/pgscale/internal/workload"
+)
+
+// cluster is the package's one server: the target (pgbench's data at scale
+// 1 in database postgres, over TCP on 127.0.0.1, open to every loopback
+// address) and, in a database of each test's own, the coordination
+// database. Every connection goes to a loopback address.
+var cluster *target.Cluster
+
+// execAgent, set in the environment of a child process, makes the test
+// binary pgscale itself: the agents are processes of their own.
+const execAgent = "PGSCALE_AGENT_TEST_EXEC"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(execAgent) == "1" {
+		os.Exit(cli.Main(os.Args[1:], os.Stdout, os.Stderr))
+	}
+	os.Exit(targettest.Run(m, target.Options{TCP: true, HBA: []string{"host all all 127.0.0.0/8 trust"}},
+		func(c *target.Cluster) {
+			cluster = c
+			connect := func(ctx context.Context) (*pgconn.PgConn, error) {
+				return pgconn.Connect(ctx, c.ConnString("postgres"))
+			}
+			if _, err := workload.Init(context.Background(), connect, workload.InitOptions{Scale: 1}, io.Discard); err != nil {
+				panic(err)
+			}
+		}))
+}
+
+func exec1(t *testing.T, q string) string {
+	t.Helper()
+	ctx := context.Background()
+	c, err := pgconn.Connect(ctx, cluster.ConnString("postgres"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close(ctx)
+	res, err := c.Exec(ctx, q).ReadAll()
+	if err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+	var b strings.Builder
+	for _, r := range res {
+		for _, row := range r.Rows {
+			for i, v := range row {
+				if i > 0 {
+					b.WriteByte('\t')
+				}
+				b.Write(v)
+			}
+			b.WriteByte('\n')
+		}
+	}
+	return b.String()
+}
+
+// coordination creates a coordination database of the test's own and
+// returns its connection string (over the unix socket).
+func coordination(t *testing.T, name string) string {
+	t.Helper()
+	exec1(t, "DROP DATABASE IF EXISTS "+name)
+	exec1(t, "CREATE DATABASE "+name+" TEMPLATE template0")
+	return cluster.ConnString(name)
+}
+
+// proc is an agent running as a process of its own.
+type proc struct {
+	cmd  *exec.Cmd
+	out  *bytes.Buffer
+	done chan struct{}
+	code int
+}
+
+func startAgent(t *testing.T, coord string, index int, job string, extra ...string) *proc {
+	t.Helper()
+	args := append([]string{"agent", "--coordinator", coord, "--index", fmt.Sprint(index), "--job", job, "--wait", "60s",
+		"--source-address", fmt.Sprintf("127.0.0.%d", 11+index)}, extra...)
+	cmd := exec.Command(os.Args[0], args...)
+	p := &proc{cmd: cmd, out: &bytes.Buffer{}, done: make(chan struct{})}
+	w := &lockedWriter{b: p.out}
+	cmd.Stdout, cmd.Stderr = w, w
+	cmd.Env = append(os.Environ(), execAgent+"=1")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		cmd.Wait()
+		p.code = cmd.ProcessState.ExitCode()
+		close(p.done)
+	}()
+	t.Cleanup(func() {
+		select {
+		case <-p.done:
+		default:
+			cmd.Process.Kill()
+			<-p.done
+		}
+	})
+	return p
+}
+
+// wait waits for the agent to exit and returns its exit code.
+func (p *proc) wait(t *testing.T, within time.Duration) int {
+	t.Helper()
+	select {
+	case <-p.done:
+		return p.code
+	case <-time.After(within):
+		t.Fatalf("agent still running after %v; its output:\n%s", within, p.output())
+		return -1
+	}
+}
+
+func (p *proc) output() string {
+	w := p.cmd.Stdout.(*lockedWriter)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return p.out.String()
+}
+
+type lockedWriter struct {
+	mu sync.Mutex
+	b  *bytes.Buffer
+}
+
+func (w *lockedWriter) Write(b []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.Write(b)
+}
+
+func pgscale(args ...string) (int, string, string) {
+	var out, errb bytes.Buffer
+	code := cli.Main(args, &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func targetDSN() string {
+	return fmt.Sprintf("host=127.0.0.1 port=%d user=postgres dbname=postgres sslmode=disable", cluster.Port)
+}
+
+// Three agent processes, each connecting from a loopback address of its
+// own, run a 6-client step: the merged histogram counts every transaction,
+// the transactions are the agents' added, the server saw the three
+// addresses, and each agent's own file is kept.
+func TestThreeAgents(t *testing.T) {
+	coord := coordination(t, "coord_three")
+	var agents []*proc
+	for i := range 3 {
+		agents = append(agents, startAgent(t, coord, i, "three"))
+	}
+	// What the server sees of the clients, while the run goes.
+	addrs := map[string]bool{}
+	stop := make(chan struct{})
+	watched := make(chan struct{})
+	go func() {
+		defer close(watched)
+		ctx := context.Background()
+		c, err := pgconn.Connect(ctx, cluster.ConnString("postgres"))
+		if err != nil {
+			return
+		}
+		defer c.Close(ctx)
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(100 * time.Millisecond):
+			}
+			res, err := c.Exec(ctx, `SELECT host(client_addr) FROM pg_stat_activity WHERE application_name = 'pgscale' AND client_addr IS NOT NULL`).ReadAll()
+			if err != nil {
+				return
+			}
+			for _, r := range res {
+				for _, row := range r.Rows {
+					addrs[string(row[0])] = true
+				}
+			}
+		}
+	}()
+	dump := time.AfterFunc(40*time.Second, func() {
+		for i, a := range agents {
+			fmt.Fprintf(os.Stderr, "agent %d so far:\n%s\n", i, a.output())
+		}
+	})
+	defer dump.Stop()
+	out := filepath.Join(t.TempDir(), "three.json")
+	code, stdout, stderr := pgscale("run", "--dsn", targetDSN(), "-c", "6", "-T", "3", "--agents", "3", "--coordinator", coord,
+		"--agents-job", "three", "--agents-timeout", "30s", "--out", out, "--random-seed", "7", "-P", "1")
+	close(stop)
+	<-watched
+	if code != 0 {
+		t.Fatalf("run exited %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	for i, a := range agents {
+		if c := a.wait(t, 20*time.Second); c != 0 {
+			t.Errorf("agent %d exited %d:\n%s", i, c, a.output())
+		}
+	}
+	f, err := result.Read(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(f.Steps) != 1 || !f.Complete {
+		t.Fatalf("%d steps, complete %v (%s)", len(f.Steps), f.Complete, f.Reason)
+	}
+	s := f.Steps[0]
+	h, err := metrics.DecodeHistogram(s.Histogram)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum, ivSum int64
+	for _, a := range s.Agents {
+		sum += a.Transactions
+	}
+	for _, iv := range s.Intervals {
+		ivSum += iv.Transactions
+	}
+	t.Logf("6 clients on 3 agents: %d transactions, %.0f tps; agents %+v", s.Summary.Transactions, s.Summary.TPS, s.Agents)
+	if s.Summary.Transactions == 0 || h.TotalCount() != s.Summary.Transactions || sum != s.Summary.Transactions || ivSum != s.Summary.Transactions {
+		t.Errorf("transactions %d, merged histogram counts %d, agents' sum %d, intervals' sum %d: want all equal and not 0",
+			s.Summary.Transactions, h.TotalCount(), sum, ivSum)
+	}
+	if len(s.Agents) != 3 {
+		t.Fatalf("%d agents in the step, want 3", len(s.Agents))
+	}
+	var want, got []string
+	for i, a := range s.Agents {
+		if a.Index != i || a.FirstClient != 2*i || a.Clients != 2 || !a.Complete {
+			t.Errorf("agent %d: %+v, want clients %d-%d, complete", i, a, 2*i, 2*i+1)
+		}
+		if a.SourceAddress != fmt.Sprintf("127.0.0.%d", 11+i) {
+			t.Errorf("agent %d: source address %q", i, a.SourceAddress)
+		}
+		if a.OffsetUncertaintyMs <= 0 || a.OffsetUncertaintyMs > 100 || a.StartSkewMs < 0 || a.StartSkewMs > 200 {
+			t.Errorf("agent %d: offset %.3f ± %.3f ms, start skew %.3f ms: not what one machine gives", i, a.OffsetMs, a.OffsetUncertaintyMs, a.StartSkewMs)
+		}
+		want = append(want, a.SourceAddress)
+	}
+	for a := range addrs {
+		got = append(got, a)
+	}
+	sort.Strings(got)
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("pg_stat_activity.client_addr of the clients: %v, want %v", got, want)
+	}
+	if len(f.Agents) != 3 || f.Coordination == nil || f.Coordination.Job != "three" {
+		t.Fatalf("agents %+v, coordination %+v", f.Agents, f.Coordination)
+	}
+	for i, a := range f.Agents {
+		af, err := result.Read(filepath.Join(filepath.Dir(out), a.File))
+		if err != nil {
+			t.Errorf("agent %d's file: %v", i, err)
+			continue
+		}
+		if len(af.Steps) != 1 || af.Steps[0].Summary.Transactions != s.Agents[i].Transactions || a.Transactions != s.Agents[i].Transactions {
+			t.Errorf("agent %d's file does not hold its %d transactions", i, s.Agents[i].Transactions)
+		}
+	}
+}
