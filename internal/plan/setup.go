@@ -168,7 +168,7 @@ func (c *Common) sweep(p *prepared, wl *workload.Loaded) *Sweep {
 			MaxTries: tries, ContinueOnError: l.ContinueOnError, Interval: interval, PerCommand: l.PerCommand,
 			IO: ioMode, Colocate: colocate, Companions: companions, Seed: wl.Seed, ConnectConcurrency: l.ConnectConcurrency,
 			SourceAddr: net.ParseIP(l.SourceAddress),
-			Events: func(s string) { obs.Observe(observe.Notice{Text: s}) },
+			Events:     func(s string) { obs.Observe(observe.Notice{Text: s}) },
 			Progress: func(pr engine.Progress) {
 				obs.Observe(c.interval(pr, p))
 			},
