@@ -283,3 +283,124 @@ func TestThreeAgents(t *testing.T) {
 		}
 	}
 }
+
+// An agent killed with SIGKILL in the middle of a step: the run ends with
+// exit 3 within seconds, the step incomplete and the agent named with what
+// it last reported; the other agent stops; a restarted agent with the same
+// index cannot join the measurement in progress.
+func TestAgentKilledMidStep(t *testing.T) {
+	coord := coordination(t, "coord_kill")
+	a0 := startAgent(t, coord, 0, "kill")
+	a1 := startAgent(t, coord, 1, "kill")
+	out := filepath.Join(t.TempDir(), "kill.json")
+	type ran struct {
+		code           int
+		stdout, stderr string
+	}
+	done := make(chan ran, 1)
+	began := time.Now()
+	go func() {
+		code, stdout, stderr := pgscale("run", "--dsn", targetDSN(), "-c", "4", "-T", "30", "--agents", "2", "--coordinator", coord,
+			"--agents-job", "kill", "--agents-lost-after", "2s", "--out", out)
+		done <- ran{code, stdout, stderr}
+	}()
+	// Kill agent 1 once it has reported two intervals.
+	deadline := time.Now().Add(30 * time.Second)
+	for intervals(t, coord, 1) < 2 {
+		if time.Now().After(deadline) {
+			t.Fatalf("agent 1 reported no interval in 30 s:\n%s", a1.output())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if err := a1.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	killed := time.Now()
+	a1.wait(t, 5*time.Second)
+	// A pod restarted with the same index cannot join.
+	again := startAgent(t, coord, 1, "kill")
+	if c := again.wait(t, 10*time.Second); c != 3 || !strings.Contains(again.output(), "cannot join a measurement in progress") {
+		t.Errorf("restarted agent 1 exited %d:\n%s", c, again.output())
+	}
+	var r ran
+	select {
+	case r = <-done:
+	case <-time.After(20 * time.Second):
+		t.Fatalf("the run did not end within 20 s of the kill")
+	}
+	t.Logf("run ended %.1f s after the kill (%.1f s in all)\nstderr:\n%s", time.Since(killed).Seconds(), time.Since(began).Seconds(), r.stderr)
+	if r.code != 3 {
+		t.Errorf("run exited %d, want 3\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	if !strings.Contains(r.stderr, "agent 1 (") || !strings.Contains(r.stderr, "stopped heartbeating") || !strings.Contains(r.stderr, "last reported: interval") {
+		t.Errorf("the error does not name agent 1 and what it last reported:\n%s", r.stderr)
+	}
+	if c := a0.wait(t, 10*time.Second); c != 3 {
+		t.Errorf("agent 0 exited %d, want 3:\n%s", c, a0.output())
+	}
+	f, err := result.Read(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Complete || len(f.Steps) != 1 || f.Steps[0].Complete || !strings.Contains(f.Steps[0].Reason, "agent 1") {
+		t.Fatalf("complete %v, steps %d, step reason %q: want the step incomplete, naming agent 1", f.Complete, len(f.Steps), f.Steps[0].Reason)
+	}
+	s := f.Steps[0]
+	if len(s.Agents) != 2 || s.Agents[1].Complete || s.Agents[1].Transactions == 0 || s.Agents[0].Transactions == 0 {
+		t.Errorf("agents %+v: want both with their transactions, agent 1 incomplete", s.Agents)
+	}
+	if n := exec1(t, "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'pgscale' AND client_addr IS NOT NULL"); strings.TrimSpace(n) != "0" {
+		t.Errorf("%s client connections left on the server", strings.TrimSpace(n))
+	}
+}
+
+// intervals counts the intervals agent idx has sent in coordination
+// database coord.
+func intervals(t *testing.T, coord string, idx int) int {
+	t.Helper()
+	ctx := context.Background()
+	c, err := pgconn.Connect(ctx, coord)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close(ctx)
+	res, err := c.Exec(ctx, fmt.Sprintf("SELECT count(*) FROM pgscale_agent_intervals WHERE idx = %d", idx)).ReadAll()
+	if err != nil || len(res) == 0 || len(res[0].Rows) == 0 {
+		return 0 // the schema may not be there yet
+	}
+	var n int
+	fmt.Sscan(string(res[0].Rows[0][0]), &n)
+	return n
+}
+
+// An agent that never comes: the run fails before measuring, in one line
+// naming its index, and writes no result file; the agent that came stops.
+func TestMissingAgent(t *testing.T) {
+	coord := coordination(t, "coord_missing")
+	a0 := startAgent(t, coord, 0, "missing")
+	out := filepath.Join(t.TempDir(), "missing.json")
+	code, stdout, stderr := pgscale("run", "--dsn", targetDSN(), "-c", "2", "-T", "2", "--agents", "2", "--coordinator", coord,
+		"--agents-job", "missing", "--agents-timeout", "2s", "--out", out)
+	t.Logf("stderr:\n%s", stderr)
+	if code != 3 {
+		t.Errorf("run exited %d, want 3", code)
+	}
+	var errLines []string
+	for _, l := range strings.Split(strings.TrimSpace(stderr), "\n") {
+		if strings.HasPrefix(l, "pgscale:") {
+			errLines = append(errLines, l)
+		}
+	}
+	if len(errLines) != 1 || !strings.Contains(errLines[0], "agent 1 did not join") {
+		t.Errorf("error lines %q: want one, naming agent 1", errLines)
+	}
+	if strings.Contains(stdout, "step 1") || strings.Contains(stderr, "step 1/") {
+		t.Errorf("something was measured:\n%s", stdout)
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Error("a result file was written for a run that measured nothing")
+	}
+	if c := a0.wait(t, 10*time.Second); c != 3 {
+		t.Errorf("agent 0 exited %d, want 3:\n%s", c, a0.output())
+	}
+}
