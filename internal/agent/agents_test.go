@@ -404,3 +404,53 @@ func TestMissingAgent(t *testing.T) {
 		t.Errorf("agent 0 exited %d, want 3:\n%s", c, a0.output())
 	}
 }
+
+// Ctrl-C on the coordinator (a process of its own here) stops every agent:
+// the run writes what it measured, marked interrupted, and every process
+// exits 3.
+func TestInterruptStopsEveryAgent(t *testing.T) {
+	coord := coordination(t, "coord_int")
+	a0 := startAgent(t, coord, 0, "int")
+	a1 := startAgent(t, coord, 1, "int")
+	out := filepath.Join(t.TempDir(), "int.json")
+	run := exec.Command(os.Args[0], "run", "--dsn", targetDSN(), "-c", "2", "-T", "30", "--agents", "2", "--coordinator", coord,
+		"--agents-job", "int", "--out", out)
+	var b bytes.Buffer
+	run.Stdout, run.Stderr = &b, &b
+	run.Env = append(os.Environ(), execAgent+"=1")
+	run.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := run.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer run.Process.Kill()
+	deadline := time.Now().Add(30 * time.Second)
+	for intervals(t, coord, 0) < 1 || intervals(t, coord, 1) < 1 {
+		if time.Now().After(deadline) {
+			t.Fatal("no interval in 30 s")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	run.Process.Signal(os.Interrupt)
+	exited := make(chan struct{})
+	go func() { run.Wait(); close(exited) }()
+	select {
+	case <-exited:
+	case <-time.After(15 * time.Second):
+		t.Fatalf("the coordinator did not stop within 15 s of Ctrl-C:\n%s", b.String())
+	}
+	if c := run.ProcessState.ExitCode(); c != 3 {
+		t.Errorf("coordinator exited %d, want 3:\n%s", c, b.String())
+	}
+	for i, a := range []*proc{a0, a1} {
+		if c := a.wait(t, 10*time.Second); c != 3 || !strings.Contains(a.output(), "interrupted") {
+			t.Errorf("agent %d exited %d, want 3 saying the run was interrupted:\n%s", i, c, a.output())
+		}
+	}
+	f, err := result.Read(out)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, b.String())
+	}
+	if f.Complete || f.Reason != "interrupted" || len(f.Steps) != 1 || f.Steps[0].Summary.Transactions == 0 {
+		t.Errorf("complete %v, reason %q, %d steps: want one step, with transactions, interrupted", f.Complete, f.Reason, len(f.Steps))
+	}
+}
