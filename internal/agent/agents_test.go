@@ -454,3 +454,53 @@ func TestInterruptStopsEveryAgent(t *testing.T) {
 		t.Errorf("complete %v, reason %q, %d steps: want one step, with transactions, interrupted", f.Complete, f.Reason, len(f.Steps))
 	}
 }
+
+// With no --dsn the run's own ephemeral cluster listens on 127.0.0.1 and
+// lets every loopback address in, and the agents get its address.
+func TestAgentsOnEphemeralTarget(t *testing.T) {
+	coord := coordination(t, "coord_eph")
+	a0 := startAgent(t, coord, 0, "eph")
+	out := filepath.Join(t.TempDir(), "eph.json")
+	code, stdout, stderr := pgscale("run", "-c", "2", "-T", "1", "--agents", "1", "--coordinator", coord, "--agents-job", "eph",
+		"--out", out, "--no-probes")
+	if code != 0 {
+		t.Fatalf("run exited %d\nstdout:\n%s\nstderr:\n%s\nagent:\n%s", code, stdout, stderr, a0.output())
+	}
+	if c := a0.wait(t, 10*time.Second); c != 0 {
+		t.Errorf("agent exited %d:\n%s", c, a0.output())
+	}
+	f, err := result.Read(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Target.Kind != "ephemeral" || f.Steps[0].Summary.Transactions == 0 || f.Steps[0].Agents[0].SourceAddress != "127.0.0.11" {
+		t.Errorf("target %s, %d transactions, agents %+v", f.Target.Kind, f.Steps[0].Summary.Transactions, f.Steps[0].Agents)
+	}
+}
+
+// Mistakes are usage errors (exit 2) in one line, before anything starts;
+// ab and suite refuse --agents, saying why.
+func TestAgentsUsage(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"run", "--agents", "2"}, "--agents needs --coordinator"},
+		{[]string{"run", "--agents", "2", "--coordinator", "host=/nowhere", "--pooler", "pgbouncer"}, "--agents and --pooler"},
+		{[]string{"run", "--agents", "2", "--coordinator", "host=/nowhere", "--source-address", "127.0.0.11"}, "give each agent its own --source-address"},
+		{[]string{"run", "--source-address", "nowhere"}, "is not an IP address"},
+		{[]string{"ab", "--target", "a=settings:", "--target", "b=settings:", "--agents", "2"}, "ab does not take --agents"},
+		{[]string{"suite", "--preset", "fastpath", "--agents", "2"}, "suite does not take --agents"},
+		{[]string{"agent", "--coordinator", "host=/nowhere"}, "give the agent's index"},
+		{[]string{"agent", "--index", "0"}, "an agent needs --coordinator"},
+		{[]string{"agent", "--index", "0", "--coordinator", "host=/nowhere", "--source-address", "x"}, "is not an IP address"},
+		{[]string{"agent", "--manifest", "--agents", "2", "--image", "i"}, "--secret"},
+	} {
+		os.Unsetenv("JOB_COMPLETION_INDEX")
+		os.Unsetenv("PGSCALE_COORDINATOR")
+		code, _, stderr := pgscale(c.args...)
+		if code != cli.ExitUsage || !strings.Contains(stderr, c.want) || strings.Count(strings.TrimSpace(stderr), "\n") > 0 {
+			t.Errorf("%v: exit %d, stderr %q; want 2 and one line saying %q", c.args, code, stderr, c.want)
+		}
+	}
+}
