@@ -193,7 +193,7 @@ func read(path string) (sample, error) {
 	s := sample{tps: st.Summary.TPS, cpuPerTxn: st.Summary.ClientCPU.PerTxnUS}
 	for _, a := range st.Agents {
 		s.skewMs = max(s.skewMs, a.StartSkewMs)
-		s.uncMs = max(s.uncMs, a.OffsetUncertaintyMs)
+		s.uncMs = max(s.uncMs, a.Offset.UncertaintyMs)
 	}
 	return s, nil
 }

@@ -257,8 +257,8 @@ func TestThreeAgents(t *testing.T) {
 		if a.SourceAddress != fmt.Sprintf("127.0.0.%d", 11+i) {
 			t.Errorf("agent %d: source address %q", i, a.SourceAddress)
 		}
-		if a.OffsetUncertaintyMs <= 0 || a.OffsetUncertaintyMs > 100 || a.StartSkewMs < 0 || a.StartSkewMs > 200 {
-			t.Errorf("agent %d: offset %.3f ± %.3f ms, start skew %.3f ms: not what one machine gives", i, a.OffsetMs, a.OffsetUncertaintyMs, a.StartSkewMs)
+		if a.Offset.UncertaintyMs <= 0 || a.Offset.UncertaintyMs > 100 || a.StartSkewMs < 0 || a.StartSkewMs > 200 {
+			t.Errorf("agent %d: offset %.3f ± %.3f ms, start skew %.3f ms: not what one machine gives", i, a.Offset.Ms, a.Offset.UncertaintyMs, a.StartSkewMs)
 		}
 		want = append(want, a.SourceAddress)
 	}

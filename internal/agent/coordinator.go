@@ -267,7 +267,7 @@ func (c *Coordinator) AgentTotals() []result.Agent {
 	for i, m := range c.members {
 		a := result.Agent{Index: m.Index, Host: m.Host, SourceAddress: m.SourceAddress, PID: m.PID, Transactions: c.txns[i]}
 		if b := c.best[i]; b.Uncertainty >= 0 {
-			a.OffsetMs, a.OffsetUncertaintyMs = ms(b.Offset), ms(b.Uncertainty)
+			a.Offset = result.Offset{Ms: ms(b.Offset), UncertaintyMs: ms(b.Uncertainty)}
 		}
 		out = append(out, a)
 	}
@@ -641,7 +641,7 @@ func (c *Coordinator) outcome(cfg engine.Config, st []*agentState, startAt time.
 			sa.ClientCPU.Share = cpu.Seconds() / (el * float64(m.Environment.CPUs))
 		}
 		if f := a.final; f != nil && !f.Started.IsZero() {
-			sa.OffsetMs, sa.OffsetUncertaintyMs = ms(f.Offset), ms(f.Uncertainty)
+			sa.Offset = result.Offset{Ms: ms(f.Offset), UncertaintyMs: ms(f.Uncertainty)}
 			sa.StartLateMs = ms(f.Started.Sub(f.Planned))
 			sa.StartSkewMs = ms(f.Started.Sub(earliest))
 			if b := c.best[i]; b.Uncertainty < 0 || f.Uncertainty < b.Uncertainty {

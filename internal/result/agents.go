@@ -23,12 +23,17 @@ type Agent struct {
 	// relative to the directory of this file.
 	File         string `json:"file,omitempty"`
 	Transactions int64  `json:"transactions"` // over all steps
-	// OffsetMs is the agent's clock against the coordination database
-	// server's (the server's reads that much more), from its most certain
-	// estimate of the run, ± OffsetUncertaintyMs (half that estimate's
-	// round trip).
-	OffsetMs            float64 `json:"offset_ms"`
-	OffsetUncertaintyMs float64 `json:"offset_uncertainty_ms"`
+	// Offset is the agent's clock against the coordination database
+	// server's, from its most certain estimate of the run.
+	Offset Offset `json:"offset"`
+}
+
+// Offset is a clock's offset to the coordination database server's: the
+// server's clock reads Ms more, within UncertaintyMs (half the round trip
+// of the query the estimate came from).
+type Offset struct {
+	Ms            float64 `json:"ms"`
+	UncertaintyMs float64 `json:"uncertainty_ms"`
 }
 
 // StepAgent is one agent's part of a step: which clients it ran, what it
@@ -44,10 +49,9 @@ type StepAgent struct {
 	Clients      int     `json:"clients"`
 	Transactions int64   `json:"transactions"`
 	TPS          float64 `json:"tps"`
-	// OffsetMs ± OffsetUncertaintyMs is its clock against the coordination
-	// database server's, estimated at this step's barrier.
-	OffsetMs            float64 `json:"offset_ms"`
-	OffsetUncertaintyMs float64 `json:"offset_uncertainty_ms"`
+	// Offset is its clock against the coordination database server's,
+	// estimated at this step's barrier.
+	Offset Offset `json:"offset"`
 	// StartLateMs is how long after the agreed instant its clients
 	// started; StartSkewMs how long after the earliest agent's clients
 	// (both on the server's clock, within the offsets' uncertainties).
