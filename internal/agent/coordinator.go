@@ -652,11 +652,28 @@ func (c *Coordinator) outcome(cfg engine.Config, st []*agentState, startAt time.
 		out.Agents = append(out.Agents, sa)
 	}
 	c.last = out
+	c.cfg.Log(summaryLine(c.step, out.Agents))
 	m := merge(cfg.Clients, cfg.Program, out.Results)
 	if m.Began.IsZero() {
 		m.Began = startAt.Add(cfg.Warmup)
 	}
 	return m, nil
+}
+
+// summaryLine says in one line how the agents shared a step: their
+// transactions, how far apart they started and how well their clocks are
+// known.
+func summaryLine(step int, as []result.StepAgent) string {
+	var parts []string
+	var total int64
+	skew, unc := 0.0, 0.0
+	for _, a := range as {
+		parts = append(parts, fmt.Sprint(a.Transactions))
+		total += a.Transactions
+		skew, unc = max(skew, a.StartSkewMs), max(unc, a.Offset.UncertaintyMs)
+	}
+	return fmt.Sprintf("step %d on %d agents: %d transactions (%s), started within %.3f ms, clock offsets known within ± %.3f ms",
+		step, len(as), total, strings.Join(parts, " + "), skew, unc)
 }
 
 // Close ends the run in the coordination database: done when runErr is
