@@ -133,6 +133,7 @@ complete (the rounds done are saved and compared, marked incomplete).`,
 		fl.DefValue = plan.ABWarmup.String()
 		fl.Usage = "run this long before measuring each step of each turn (not counted)"
 	}
+	refuseAgents(cmd, "its rounds interleave targets pgscale may start on its own sockets, and in slices every client switches target together, which agents on other machines cannot follow yet")
 	return cmd
 }
 

@@ -20,6 +20,7 @@ func newRunCmd(argv []string, stdout, stderr io.Writer) *cobra.Command {
 	var f loadFlags
 	var dsn, pooler string
 	var rec recordFlags
+	var ag agentFlags
 	cmd := &cobra.Command{
 		Use:   "run",
 		Short: "Run a workload over a client sweep and write a result file",
@@ -39,6 +40,7 @@ accounted apart.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			spec := plan.RunSpec{Common: f.common(cmd, argv, stdout, stderr), Target: target.ForRun(dsn), Pooler: pooler, Out: f.out}
+			ag.apply(cmd.Flags(), &spec)
 			if f.describe {
 				return describe(spec.Workload, stdout)
 			}
@@ -76,6 +78,7 @@ accounted apart.`,
 	fs.StringVar(&pooler, "pooler", "", "connect the clients through a pooler started in front of the server: "+target.PoolerForms())
 	registerCluster(fs, &f.c)
 	rec.register(fs, false)
+	ag.register(fs)
 	return cmd
 }
 

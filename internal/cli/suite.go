@@ -133,6 +133,7 @@ usage or a bad suite file (file:line), 3 a cell could not complete.`,
 	outputs.register(fs, func(rf report.Format) bool { return rf.Comparisons })
 	rec.register(fs, true)
 	registerCluster(fs, &c)
+	refuseAgents(cmd, "each cell is an interleaved A/B, which does not spread over agents yet")
 	return cmd
 }
 

@@ -64,6 +64,7 @@ var notRun = []struct{ match, why string }{
 	{"ab --target master=bin:/usr/local/pg-master/bin", "builds of two PostgreSQL versions the machine does not have"},
 	{"--count instructions", "Valgrind: minutes on a shared machine; internal/cli's TestCountInstructionsAA runs an A/A under it"},
 	{"knn_query.sql", "a vector extension and scripts the docs do not give"},
+	{"--coordinator", "agents: processes that meet in a coordination database; internal/agent's tests run them"},
 }
 
 // expect names commands whose documented exit code is not 0 (or 0 or 1),

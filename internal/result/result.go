@@ -38,6 +38,10 @@ type File struct {
 	// Pgbench is how pgscale pgbench was asked to report (pgbench.go);
 	// nil for the other commands.
 	Pgbench *Pgbench `json:"pgbench,omitempty"`
+	// Coordination and Agents describe a run whose clients agents ran
+	// (pgscale run --agents, agents.go); absent otherwise.
+	Coordination *Coordination `json:"coordination,omitempty"`
+	Agents       []Agent       `json:"agents,omitempty"`
 }
 
 // Environment is the machine the load generator ran on.
@@ -163,6 +167,9 @@ type Step struct {
 	Probes *Probes `json:"probes,omitempty"`
 	// Disturbances are the disturbance windows run during the step (disturb.go).
 	Disturbances []Disturbance `json:"disturbances,omitempty"`
+	// Agents are the agents that ran the step's clients, each with its
+	// share (agents.go); absent when this process ran them all.
+	Agents []StepAgent `json:"agents,omitempty"`
 	// Costs are what the step cost outside the load generator, accounted
 	// slice by slice in an A/B run in slices (where the probes do not
 	// run); absent otherwise.
