@@ -17,6 +17,9 @@ var examples = map[target.Kind][]string{
 	target.Settings: {"base=settings:", "big=settings:shared_buffers=2GB,wal_buffers=64MB", "pre=settings:shared_preload_libraries='pg_stat_statements,auto_explain', work_mem = 8MB"},
 	target.DSN:      {"kw=dsn:host=db1 port=5432 dbname=app", "uri=dsn:postgres://app@db1:6432/app?sslmode=disable"},
 	target.Pooled:   {"p=pgbouncer:", "p=pgbouncer:of=direct", "p=pgbouncer:pool_mode=session,of=direct, ignore_startup_parameters='extra_float_digits,search_path'"},
+	target.Src: {"master=src:/src/postgres@master", "wt=src:/src/postgres", "v2=src:/src/postgres@HEAD~3+/tmp/v2-0001.patch+/tmp/v2-0002.patch",
+		"dbg=src:/src/postgres@REL_15_STABLE, configure=--enable-cassert CFLAGS=\"-O0 -g\"",
+		"ld=src:/src/postgres@master,configure='LDFLAGS=-Wl,--as-needed',ext=/src/myext@main,ext=/src/other+/tmp/x.patch"},
 }
 
 // Every registered kind reads back what its String writes: the spec a
@@ -79,7 +82,7 @@ func TestClusterOptionsAskTheKinds(t *testing.T) {
 		t.Fatal(err)
 	}
 	err = target.ClusterOptions{Tmpfs: true}.Check(specs)
-	if !usage.Is(err) || !strings.Contains(err.Error(), "(bin: or settings:)") {
+	if !usage.Is(err) || !strings.Contains(err.Error(), "(bin:, settings: or src:)") {
 		t.Errorf("--tmpfs with dsn targets: %v", err)
 	}
 	specs, err = target.ParseSpecs([]string{"a=settings:", "b=pgbouncer:"}, "", 2)
@@ -90,7 +93,7 @@ func TestClusterOptionsAskTheKinds(t *testing.T) {
 		t.Errorf("--tmpfs with a settings target and a pooler in front of it: %v", err)
 	}
 	err = target.ClusterOptions{Valgrind: &target.Valgrind{}}.Check(specs)
-	if !usage.Is(err) || !strings.Contains(err.Error(), "(bin: or settings:), not b=pgbouncer:of=a") {
+	if !usage.Is(err) || !strings.Contains(err.Error(), "(bin:, settings: or src:), not b=pgbouncer:of=a") {
 		t.Errorf("--count instructions with a pooler: %v", err)
 	}
 }

@@ -29,6 +29,9 @@ type ClusterOptions struct {
 	// own (--separate-clusters), even when all its settings could be set
 	// per session on the baseline's.
 	Separate bool
+	// BuildCache is where src: targets' builds are kept (--build-cache);
+	// empty means build.DefaultCacheDir.
+	BuildCache string
 }
 
 // Check finds, before anything starts, what cannot work: an ephemeral
