@@ -60,6 +60,7 @@ func newRoot(argv []string, stdout, stderr io.Writer) *cobra.Command {
 		newReportCmd(stdout),
 		newPgbenchCmd(argv, stdout, stderr),
 		newHistoryCmd(stdout),
+		newBuildCmd(stdout, stderr),
 	)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
