@@ -89,7 +89,7 @@ func (p *buildProgress) event(e build.Event) {
 	}
 	if !p.built {
 		p.built = true
-		p.log(fmt.Sprintf("building %s from %s (build %s, not in the cache: minutes; the log: pgscale build --list)", p.name, p.source, short(e.Key)))
+		p.log(fmt.Sprintf("building %s: %s is not in the build cache (key %s); building it takes minutes", p.name, p.source, short(e.Key)))
 	}
 	msg := fmt.Sprintf("building %s: %s…", p.name, e.Phase)
 	if e.Phase == build.PhaseWait {
