@@ -3,6 +3,7 @@ package target
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -134,7 +135,19 @@ func (p *buildProgress) finished(b *build.Build) {
 		p.log(fmt.Sprintf("target %s: %s is built (from the build cache: %s%s)", p.name, p.source, b.Root, made))
 		return
 	}
-	p.log(fmt.Sprintf("building %s: done in %s (%s): %s", p.name, roundDuration(time.Since(p.started)), p.last, b.Root))
+	var phases []string
+	if m := b.Manifest; m != nil {
+		for _, ph := range m.Phases {
+			if d := time.Duration(ph.Seconds * float64(time.Second)); d >= time.Second {
+				phases = append(phases, ph.Name+" "+roundDuration(d).String())
+			}
+		}
+	}
+	took := ""
+	if len(phases) > 0 {
+		took = " (" + strings.Join(phases, ", ") + ")"
+	}
+	p.log(fmt.Sprintf("building %s: done in %s%s: %s", p.name, roundDuration(time.Since(p.started)), took, b.Root))
 }
 
 func short(key string) string {
