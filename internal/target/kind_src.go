@@ -185,11 +185,15 @@ func (a SrcArg) key(ctx context.Context, spec Spec, o *opening) (string, error) 
 // naming the target, the phase and the log, then the log's last lines,
 // indented. An interrupted build stays what it is (exit 3, not 2).
 func buildError(spec Spec, source string, err error) error {
+	var be *build.Error
+	isBuild := errors.As(err, &be)
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		if isBuild {
+			return named(spec, &interrupted{msg: fmt.Sprintf("building %s: interrupted in phase %s; nothing cached", source, be.Phase), err: err})
+		}
 		return named(spec, fmt.Errorf("building %s: interrupted: %w", source, err))
 	}
-	var be *build.Error
-	if !errors.As(err, &be) {
+	if !isBuild {
 		return usage.Wrap(named(spec, err))
 	}
 	var b strings.Builder
@@ -239,3 +243,13 @@ func patchRecords(ps []build.PatchRecord) []result.BuildPatch {
 	}
 	return out
 }
+
+// interrupted is a build the context stopped: its message says where, and
+// it still is the context's error (errors.Is context.Canceled).
+type interrupted struct {
+	msg string
+	err error
+}
+
+func (e *interrupted) Error() string { return e.msg }
+func (e *interrupted) Unwrap() error { return e.err }
