@@ -181,6 +181,9 @@ func (a SrcArg) key(ctx context.Context, spec Spec, o *opening) (string, error) 
 	return (&build.Builder{Cache: o.opt.BuildCache}).Key(ctx, a.postgres(spec))
 }
 
+// maxTailLine is the longest line of a failed build's log shown.
+const maxTailLine = 160
+
 // buildError turns a failed build into what the user reads: one line
 // naming the target, the phase and the log, then the log's last lines,
 // indented. An interrupted build stays what it is (exit 3, not 2).
@@ -202,6 +205,9 @@ func buildError(spec Spec, source string, err error) error {
 		fmt.Fprintf(&b, " (log: %s)", be.Log)
 	}
 	for _, l := range be.Tail {
+		if r := []rune(l); len(r) > maxTailLine {
+			l = string(r[:maxTailLine-1]) + "…" // a compiler's command line; the log has it whole
+		}
 		b.WriteString("\n    | " + l)
 	}
 	return usage.Wrap(named(spec, errors.New(b.String())))
