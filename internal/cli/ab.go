@@ -127,6 +127,7 @@ complete (the rounds done are saved and compared, marked incomplete).`,
 	f.outputs.register(fs, func(rf report.Format) bool { return rf.Comparisons })
 	f.register(fs, "directory for the result files, one per target (default results/ab-<workload>-<UTC time>)")
 	registerCluster(fs, &f.c)
+	registerBuildCache(fs, &f.c.Cluster.BuildCache)
 	rec.register(fs, true)
 	if fl := fs.Lookup("warmup"); fl != nil {
 		f.c.Load.Warmup = plan.ABWarmup

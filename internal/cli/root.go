@@ -61,6 +61,7 @@ func newRoot(argv []string, stdout, stderr io.Writer) *cobra.Command {
 		newPgbenchCmd(argv, stdout, stderr),
 		newHistoryCmd(stdout),
 		newAgentCmd(stdout, stderr),
+		newBuildCmd(stdout, stderr),
 	)
 	root.SetOut(stdout)
 	root.SetErr(stderr)

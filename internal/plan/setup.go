@@ -114,6 +114,8 @@ func (c *Common) watch(ctx context.Context, p *prepared, wl *workload.Loaded, ds
 			cfg.ServerPIDFunc, cfg.Ephemeral = origin.Cluster.PID, true
 			cfg.Callgrind = callgrind(origin.Cluster)
 		}
+		// What the build says of the server, not what its version implies.
+		cfg.FastPathSlots, _ = origin.Info.Build.FastPathSlots()
 		if p.srv.Pooler != nil && cfg.PoolerPID == 0 {
 			cfg.PoolerPID = p.srv.Pooler.PID()
 		}

@@ -32,6 +32,9 @@ type ClusterOptions struct {
 	// HBA are pg_hba.conf lines placed before the defaults (agents on this
 	// machine connect from loopback addresses of their own).
 	HBA []string
+	// BuildCache is where src: targets' builds are kept (--build-cache);
+	// empty means build.DefaultCacheDir.
+	BuildCache string
 }
 
 // Check finds, before anything starts, what cannot work: an ephemeral
