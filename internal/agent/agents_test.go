@@ -354,8 +354,8 @@ func TestAgentKilledMidStep(t *testing.T) {
 	}
 }
 
-// intervals counts the intervals agent idx has sent in coordination
-// database coord.
+// intervals counts the measured intervals (warm-up left out) agent idx
+// has sent in coordination database coord.
 func intervals(t *testing.T, coord string, idx int) int {
 	t.Helper()
 	ctx := context.Background()
@@ -364,7 +364,7 @@ func intervals(t *testing.T, coord string, idx int) int {
 		t.Fatal(err)
 	}
 	defer c.Close(ctx)
-	res, err := c.Exec(ctx, fmt.Sprintf("SELECT count(*) FROM pgscale_agent_intervals WHERE idx = %d", idx)).ReadAll()
+	res, err := c.Exec(ctx, fmt.Sprintf("SELECT count(*) FROM pgscale_agent_intervals WHERE idx = %d AND NOT coalesce((body->>'warmup')::bool, false)", idx)).ReadAll()
 	if err != nil || len(res) == 0 || len(res[0].Rows) == 0 {
 		return 0 // the schema may not be there yet
 	}
