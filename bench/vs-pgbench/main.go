@@ -11,10 +11,15 @@
 //
 //	go run ./bench/vs-pgbench -c 4,8 -variants 'default=;engine=--no-probes'
 //
-// A variant's words of the form env:KEY=VALUE set its environment.
+// A variant's words of the form env:KEY=VALUE set its environment, and a
+// word bin:PATH runs another pgscale binary (an older build, to compare
+// two builds in the same rounds):
+//
+//	go run ./bench/vs-pgbench -c 1,2,4,8 -variants 'old=bin:/tmp/pgscale-old;new='
 package main
 
 import (
+	"cmp"
 	"context"
 	"flag"
 	"fmt"
@@ -43,7 +48,7 @@ func main() {
 	scale := flag.Int("s", 1, "scale")
 	pgscaleBin := flag.String("pgscale", "", "pgscale binary (default: build it)")
 	extra := flag.String("pgscale-args", "", "extra pgscale run arguments, e.g. --io netpoll")
-	variants := flag.String("variants", "", "pgscale variants run in the same rounds, 'NAME=ARGS;NAME=ARGS' (ARGS after -pgscale-args; env:KEY=VALUE sets the environment)")
+	variants := flag.String("variants", "", "pgscale variants run in the same rounds, 'NAME=ARGS;NAME=ARGS' (ARGS after -pgscale-args; env:KEY=VALUE sets the environment, bin:PATH another pgscale binary)")
 	script := flag.String("f", "", "custom script for both tools instead of -S")
 	proto := flag.String("M", "prepared", "protocol for both tools")
 	tcp := flag.Bool("tcp", false, "connect over TCP instead of the unix socket")
@@ -63,6 +68,7 @@ type variant struct {
 	name string
 	args []string // after run's own
 	env  []string
+	bin  string // another pgscale binary; "" for the workspace's
 }
 
 func parseVariants(spec, extra string) ([]variant, error) {
@@ -80,6 +86,8 @@ func parseVariants(spec, extra string) ([]variant, error) {
 		for _, w := range strings.Fields(rest) {
 			if kv, isEnv := strings.CutPrefix(w, "env:"); isEnv {
 				v.env = append(v.env, kv)
+			} else if path, isBin := strings.CutPrefix(w, "bin:"); isBin {
+				v.bin = path
 			} else {
 				v.args = append(v.args, w)
 			}
@@ -148,7 +156,7 @@ func run(rounds, dur int, clientList string, scale int, bin string, variants []v
 				} else {
 					args := append([]string{"run", "--dsn", dsn, "-n", "-M", proto, "-c", strconv.Itoa(n), "-T", strconv.Itoa(dur), "-P", "0", "--out", out}, workloadArgs...)
 					args = append(args, byName[tool].args...)
-					cmd = exec.Command(bin, args...)
+					cmd = exec.Command(cmp.Or(byName[tool].bin, bin), args...)
 				}
 				cmd.Env = append(env, byName[tool].env...)
 				t0 := time.Now()
@@ -182,7 +190,7 @@ func run(rounds, dur int, clientList string, scale int, bin string, variants []v
 	}
 	fmt.Printf("%s -M %s, %d s per run, %d interleaved rounds, scale %d, %s\n", strings.Join(workloadArgs, " "), proto, dur, rounds, scale, map[bool]string{true: "TCP", false: "unix socket"}[tcp])
 	for _, v := range variants {
-		fmt.Printf("\n%s: pgscale run ... %s\n\n", v.name, strings.Join(append(v.env, v.args...), " "))
+		fmt.Printf("\n%s: %s run ... %s\n\n", v.name, cmp.Or(v.bin, "pgscale"), strings.Join(append(v.env, v.args...), " "))
 		table(ns, res["pgbench"], res[v.name])
 	}
 	return nil
