@@ -154,7 +154,7 @@ func mkdirTemp(parent string) (string, error) {
 func (c *Cluster) command(name string, args ...string) *exec.Cmd {
 	cmd := exec.Command(filepath.Join(c.BinDir, name), args...)
 	cmd.Dir = c.Dir
-	cmd.Env = append(os.Environ(), "LC_ALL=C")
+	cmd.Env = append(childEnv(), "LC_ALL=C")
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: c.cred, Setpgid: true}
 	return cmd
 }
@@ -247,7 +247,7 @@ func (c *Cluster) start(ctx context.Context) error {
 		}
 	}
 	ps := processSpec{name: "postgres", path: filepath.Join(c.BinDir, "postgres"), args: []string{"-D", c.DataDir}, dir: c.Dir,
-		env: append(os.Environ(), "LC_ALL=C"), log: c.LogFile, cred: c.cred,
+		env: append(childEnv(), "LC_ALL=C"), log: c.LogFile, cred: c.cred,
 		// Fast shutdown, then immediate.
 		stop: []StopStep{{syscall.SIGINT, 30 * time.Second}, {syscall.SIGQUIT, 5 * time.Second}}}
 	if v := c.opts.Valgrind; v != nil {
