@@ -156,9 +156,26 @@ func (r *recordFlags) record(ctx context.Context, w io.Writer, files []written) 
 	}
 	added, err := st.AddFiles(ctx, pending, store.AddOptions{Labels: labels, Commits: commits, Git: true})
 	for _, a := range added {
-		fmt.Fprintln(w, storedLine(st.Location(), a))
+		line := storedLine(st.Location(), a)
+		for _, wf := range files {
+			if wf.path == a.Path && !a.Duplicate {
+				line += twinNote(wf.file, a.Label)
+			}
+		}
+		fmt.Fprintln(w, line)
 	}
 	return err
+}
+
+// twinNote says, for the twin of an A/A calibration (ab --calibrate), what
+// its label is: the baseline measured a second time, stored under a label
+// of its own so that the baseline's history keeps one point per run.
+func twinNote(f *result.File, label string) string {
+	if f == nil || f.AB == nil || !f.AB.Calibration || len(f.AB.Targets) < 2 || f.Target.Name == "" || f.Target.Name == f.AB.Baseline {
+		return ""
+	}
+	return fmt.Sprintf("; %s is the A/A twin of %s (the same target run a second time), kept under a label of its own so that %s's history holds one point per run; --label %s=LABEL names it otherwise",
+		label, f.AB.Baseline, f.AB.Baseline, f.Target.Name)
 }
 
 // storedLine says what was stored: "stored: results/x.json as result 12
