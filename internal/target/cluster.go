@@ -34,8 +34,12 @@ type Options struct {
 	// instrumentation off until turned on (Cluster.Callgrind).
 	Valgrind *Valgrind
 	// Detach lets the server outlive pgscale (--keep). Otherwise the kernel
-	// stops it if pgscale dies without cleaning up.
+	// stops it if pgscale dies without cleaning up, and the cluster's
+	// directory is marked as this process's, so that the next pgscale to
+	// start removes it (RemoveStale).
 	Detach bool
+	// Log receives one-line notices: stale cluster directories removed.
+	Log func(string)
 }
 
 // Setting is one server configuration parameter.
@@ -67,6 +71,7 @@ type Cluster struct {
 	Preloaded []string  // shared_preload_libraries
 
 	opts    Options
+	owner   *os.File // the directory's owner file, locked while this process lives (nil with Detach)
 	cred    *syscall.Credential
 	mu      sync.Mutex
 	proc    *Process // the postmaster, replaced by every start
@@ -97,6 +102,16 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 	if opts.Tmpfs {
 		parent = "/dev/shm"
 	}
+	// What pgscale processes killed before they could clean up left here.
+	removed, rerr := RemoveStale(parent)
+	if opts.Log != nil {
+		for _, d := range removed {
+			opts.Log("removed the cluster directory a killed pgscale left: " + d)
+		}
+		if rerr != nil {
+			opts.Log("stale cluster directory: " + rerr.Error())
+		}
+	}
 	dir, err := mkdirTemp(parent)
 	if err != nil {
 		return nil, fmt.Errorf("create cluster directory: %w", err)
@@ -110,6 +125,11 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 			c.Stop()
 		}
 	}()
+	if !opts.Detach {
+		if c.owner, err = own(dir); err != nil {
+			return c, fmt.Errorf("mark cluster directory: %w", err)
+		}
+	}
 	if c.cred, err = runAs(opts.OSUser); err != nil {
 		return c, err
 	}
@@ -336,7 +356,11 @@ func (c *Cluster) Stop() error {
 	if c.Dir == "" {
 		return nil
 	}
-	return os.RemoveAll(c.Dir)
+	err := os.RemoveAll(c.Dir)
+	if c.owner != nil {
+		c.owner.Close()
+	}
+	return err
 }
 
 // reclaimShm starts once more a server that died without shutting down
