@@ -16,6 +16,7 @@ import (
 	"github.com/pgscale/pgscale/internal/plan"
 	"github.com/pgscale/pgscale/internal/report"
 	"github.com/pgscale/pgscale/internal/result"
+	"github.com/pgscale/pgscale/internal/usage"
 	"github.com/pgscale/pgscale/internal/workload"
 )
 
@@ -150,6 +151,20 @@ func (o *outputFlags) register(fs *pflag.FlagSet, keep func(report.Format) bool)
 	for i, f := range o.formats {
 		fs.StringVar(&o.paths[i], f.Name, "", "also write the report to FILE: "+f.Usage)
 	}
+}
+
+// check refuses, before anything runs, a report destination that cannot
+// be written: found at the end, the run's time would be lost with it.
+func (o *outputFlags) check() error {
+	for i, f := range o.formats {
+		if o.paths[i] == "" {
+			continue
+		}
+		if err := result.CheckWritable(o.paths[i]); err != nil {
+			return usage.Errorf("--%s %s: %v; nothing was run (choose another file)", f.Name, o.paths[i], err)
+		}
+	}
+	return nil
 }
 
 // write writes every report asked for; a failure leaves the others written.

@@ -55,10 +55,16 @@ func (r *recordFlags) where() string {
 }
 
 // check finds mistakes before anything runs: a label or commit with no
-// store to record them in, and NAME= forms naming no target.
+// store to record them in, a store that cannot be written, and NAME=
+// forms naming no target.
 func (r *recordFlags) check(targets []string) error {
 	if r.where() == "" && (len(r.labels) > 0 || len(r.commits) > 0 || r.label != "" || r.commit != "") {
 		return usage.Errorf("--label and --commit say what --store records: give --store LOCATION or set %s", store.EnvLocation)
+	}
+	if loc := r.where(); loc != "" {
+		if err := store.CheckWritable(loc); err != nil {
+			return usage.Errorf("--store: %v; nothing was run", err)
+		}
 	}
 	if !r.perTarget {
 		return nil

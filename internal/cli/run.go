@@ -45,6 +45,9 @@ accounted apart.`,
 			if err := rec.check(nil); err != nil {
 				return err
 			}
+			if err := f.outputs.check(); err != nil {
+				return err
+			}
 			ctx, stop := interruptible(cmd.Context())
 			defer stop()
 			file, path, err := plan.Run(ctx, spec)
