@@ -339,6 +339,9 @@ func disturbanceLines(s result.Step) []string {
 		if e.TPS != nil {
 			out = append(out, fmt.Sprintf("  during/before: tps %s, latency %s (%s)", windowChange(e.TPS), windowChange(e.Latency), intervalNote(e.TPS)))
 		}
+		if e.AfterTPS != nil {
+			out = append(out, fmt.Sprintf("  after/before:  tps %s (%s)", windowChange(e.AfterTPS), afterNote(e.AfterTPS)))
+		}
 		for _, warn := range e.Warnings {
 			out = append(out, "  note: "+warn)
 		}
@@ -367,6 +370,14 @@ func intervalNote(c *result.WindowChange) string {
 		return "no interval: too few seconds before or during"
 	}
 	return fmt.Sprintf("%g%% interval from batch means of %.2g s: %d before, %d during", 100*c.Confidence, c.BatchS, c.BatchesBefore, c.BatchesDuring)
+}
+
+// afterNote is intervalNote for the change after a window.
+func afterNote(c *result.WindowChange) string {
+	if c.Lo == nil || c.Hi == nil {
+		return "no interval: too few seconds before or after"
+	}
+	return fmt.Sprintf("%g%% interval from batch means of %.2g s: %d before, %d after", 100*c.Confidence, c.BatchS, c.BatchesBefore, c.BatchesDuring)
 }
 
 // duringBefore is the sweep table's "during/before" cell: each window's tps

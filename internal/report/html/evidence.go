@@ -177,7 +177,7 @@ func disturbanceOf(d result.Disturbance) disturbance {
 		return out
 	}
 	o.Before, o.During, o.After = ph(e.Before), ph(e.During), ph(e.After)
-	o.TPSChange, o.LatChange = ch(e.TPS), ch(e.Latency)
+	o.TPSChange, o.LatChange, o.AfterTPS = ch(e.TPS), ch(e.Latency), ch(e.AfterTPS)
 	o.Warnings = e.Warnings
 	return o
 }

@@ -360,6 +360,7 @@ type disturbance struct {
 	After      *phase   `json:"after,omitempty"`
 	TPSChange  *change  `json:"tps_change,omitempty"`
 	LatChange  *change  `json:"latency_change,omitempty"`
+	AfterTPS   *change  `json:"after_tps_change,omitempty"`
 	Warnings   []string `json:"warnings,omitempty"`
 	ErrorLines []string `json:"error_messages,omitempty"`
 }
