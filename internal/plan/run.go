@@ -110,6 +110,7 @@ func (c *Common) sweepOn(ctx context.Context, p *prepared, wl *workload.Loaded, 
 		return nil, "", err
 	}
 	file := c.newFile(wl, started)
+	workload.RecordFallbacks(file.Workload.Scripts, p.fallbacks)
 	file.Target = p.srv.Info
 	file.Workload.Scale = p.data.Scale
 	file.Workload.Partitions, file.Workload.PartitionMethod = p.data.Partitions, p.data.PartitionMethod

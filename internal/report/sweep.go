@@ -28,6 +28,11 @@ func writeSweep(p page, name string, f *result.File) {
 func writeHead(p page, name string, f *result.File) {
 	wl := f.Workload
 	what := fmt.Sprintf("%s, protocol %s, scale %d", wl.Name, wl.Protocol, wl.Scale)
+	for _, sc := range wl.Scripts {
+		for _, fb := range sc.PrepareFallbacks {
+			what += fmt.Sprintf(" (%s:%d simple: the server would not prepare it, SQLSTATE %s)", sc.Name, fb.Line, fb.SQLState)
+		}
+	}
 	if wl.DurationS > 0 {
 		what += fmt.Sprintf(", %g s per step", wl.DurationS)
 	} else if wl.Transactions > 0 {
