@@ -118,7 +118,7 @@ func suiteTable(s *compare.Suite, color bool) *table {
 }
 
 // aloneCells are a single target's scaling at a step: speedup and
-// efficiency against the sweep's first step, server CPU per transaction,
+// efficiency against the sweep's baseline step (diagnose.Baseline), server CPU per transaction,
 // and the share of a transaction's latency spent running its SQL in the
 // server (pg_stat_statements), from the last complete step.
 func aloneCells(st compare.SuiteStep) []cell {

@@ -76,6 +76,7 @@ func poolerSettings(pl *result.Pooler) string {
 // sweep table with per-transaction costs and verdicts, the diagnosis
 // (computed again from the steps), and why the file is incomplete.
 func writeEnd(p page, f *result.File) {
+	f = diagnose.Rescaled(f)
 	d := diagnose.Sweep(f)
 	p.section("Sweep", "")
 	p.table(sweepTable(f, d))
@@ -113,7 +114,9 @@ func scalingTable(sc []diagnose.ScalingStep) *table {
 		gain, lost := "-", "-"
 		if !math.IsNaN(s.GainPerDoubling) {
 			gain = fmt.Sprintf("%.2f×", s.GainPerDoubling)
-			lost = fmt.Sprintf("%.0f%%", s.LossPerDoubling*100)
+		}
+		if !math.IsNaN(s.LossPerDoubling) {
+			lost = fmt.Sprintf("%.0f%%", s.LossPerDoubling*100) // none from a step before the baseline
 		}
 		t.row(fmt.Sprint(s.Clients), fmt.Sprintf("%.1f", s.TPS), share(s.Efficiency), gain, lost, share(s.Waits), share(s.CPUWait), share(s.ClientWait))
 	}
@@ -211,6 +214,9 @@ func verdictLines(d *result.Diagnosis) []string {
 		}
 		if i == d.Peak && len(d.Steps) > 1 {
 			marks = append(marks, "peak")
+		}
+		if i == d.Baseline && i > 0 {
+			marks = append(marks, "baseline of speedup and efficiency")
 		}
 		mark := ""
 		if len(marks) > 0 {
