@@ -280,6 +280,9 @@ func writeStep(p page, s result.Step) {
 	if len(s.Disturbances) > 0 {
 		p.lines(disturbanceLines(s))
 	}
+	for _, o := range s.Outages {
+		p.lines([]string{diagnose.OutageLine(o) + "; the step's figures mix before, without and after it"})
+	}
 	p.blank()
 }
 

@@ -176,6 +176,9 @@ type Step struct {
 	Probes *Probes `json:"probes,omitempty"`
 	// Disturbances are the disturbance windows run during the step (disturb.go).
 	Disturbances []Disturbance `json:"disturbances,omitempty"`
+	// Outages are the stretches in which the clients lost the server and
+	// connected again: a restart (outage.go); none in most steps.
+	Outages []Outage `json:"outages,omitempty"`
 	// Costs are what the step cost outside the load generator, accounted
 	// slice by slice in an A/B run in slices (where the probes do not
 	// run); absent otherwise.

@@ -148,6 +148,9 @@ func stepFigures(se *stepEvidence, fg diagnose.Figures, s result.Step) {
 	for _, d := range s.Disturbances {
 		se.Disturbances = append(se.Disturbances, disturbanceOf(d))
 	}
+	for _, o := range s.Outages {
+		se.Outages = append(se.Outages, diagnose.OutageLine(o))
+	}
 }
 
 func disturbanceOf(d result.Disturbance) disturbance {

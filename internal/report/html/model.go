@@ -256,6 +256,7 @@ type stepFacts struct {
 type stepNotes struct {
 	Errors       []errorLine   `json:"errors,omitempty"`
 	Disturbances []disturbance `json:"disturbances,omitempty"`
+	Outages      []string      `json:"outages,omitempty"` // the server lost or restarted during the step (diagnose.OutageLine)
 	Unavailable  []keyVal      `json:"unavailable,omitempty"`
 	ServerNote   string        `json:"server_note,omitempty"`
 }
