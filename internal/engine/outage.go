@@ -19,8 +19,9 @@ type Outage struct {
 	// did (AllBack false).
 	Server, Back time.Duration
 	AllBack      bool
-	// Clients counts the clients that lost their connection; each lost it
-	// in a transaction, which failed.
+	// Clients counts the connections lost (a client that lost its
+	// connection twice in one outage counts twice); each was lost in a
+	// transaction, which failed.
 	Clients int
 }
 

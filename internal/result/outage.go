@@ -17,8 +17,9 @@ type Outage struct {
 	// says every client did before the step ended.
 	BackS   float64 `json:"back_s"`
 	AllBack bool    `json:"all_back"`
-	// Clients counts the clients that lost their connection, Failed the
-	// transactions that failed as they did (one each).
+	// Clients counts the clients that lost their connection (one that
+	// lost it twice counts twice), Failed the transactions that failed as
+	// they did (one each).
 	Clients int   `json:"clients"`
 	Failed  int64 `json:"failed"`
 	// PostmasterBefore and PostmasterAfter are the server's postmaster
