@@ -25,6 +25,11 @@ type SuiteStep struct {
 	// first disturbance window on each file's last complete step at
 	// Clients (nil where it has none): a disturbance study's figure.
 	Effects []*result.Effect
+	// Exhausted is, per file in the order of the cell's Inputs, the
+	// backend snapshots that found the fast-path slots exhausted over
+	// all its complete steps at Clients: evidence from any round counts,
+	// as each step takes only a few lock snapshots.
+	Exhausted []int
 }
 
 // Disturbed says whether some step of the suite ran a disturbance window.
@@ -66,6 +71,13 @@ func suiteSteps(inputs []Input) []SuiteStep {
 		for _, in := range inputs {
 			st.TPS = append(st.TPS, medianTPS(in.File, c))
 			st.Effects = append(st.Effects, lastEffect(in.File, c))
+			n := 0
+			for _, s := range in.File.Steps {
+				if s.Complete && s.Clients == c && s.Probes != nil && s.Probes.Locks != nil {
+					n += s.Probes.Locks.Exhausted
+				}
+			}
+			st.Exhausted = append(st.Exhausted, n)
 		}
 		for i := range base.Steps {
 			if s := &base.Steps[i]; s.Complete && s.Clients == c {
