@@ -88,6 +88,9 @@ complete (the rounds done are saved and compared, marked incomplete).`,
 			if err := rec.check(targetNames(spec.Targets)); err != nil {
 				return err
 			}
+			if err := f.outputs.check(); err != nil {
+				return err
+			}
 			ctx, stop := interruptible(cmd.Context())
 			defer stop()
 			files, dir, runErr := plan.RunAB(ctx, spec)

@@ -416,12 +416,16 @@ func checkBenchstat(t *testing.T, path string) {
 // the noise of each measure and the rounds needed for 2 % and 5 %.
 func TestABCalibrate(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "results")
+	loc := filepath.Join(t.TempDir(), "h.db")
 	code, stdout := abCLI(t, nil, "ab", "--calibrate", "--target", "here=dsn:"+dsn("postgres"), "--target", "other=settings:",
-		"-S", "-c", "1", "-T", "1", "--warmup", "0", "--rounds", "3", "--out", out)
+		"-S", "-c", "1", "-T", "1", "--warmup", "0", "--rounds", "3", "--out", out, "--store", loc)
 	if code != cli.ExitOK {
 		t.Fatalf("exit %d", code)
 	}
-	for _, want := range []string{"A/A noise of here (select-only) over 3 rounds", "rounds for 2%", "rounds for 5%", "c=1   tps (txn/s)"} {
+	// The twin's points go under a label of its own, and the line that
+	// stores them says so.
+	for _, want := range []string{"A/A noise of here (select-only) over 3 rounds", "rounds for 2%", "rounds for 5%", "c=1   tps (txn/s)",
+		"(label here-aa, ", "; here-aa is the A/A twin of here (the same target run a second time)"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("output lacks %q:\n%s", want, stdout)
 		}

@@ -16,6 +16,7 @@ import (
 	"github.com/pgscale/pgscale/internal/plan"
 	"github.com/pgscale/pgscale/internal/report"
 	"github.com/pgscale/pgscale/internal/result"
+	"github.com/pgscale/pgscale/internal/usage"
 	"github.com/pgscale/pgscale/internal/workload"
 )
 
@@ -46,7 +47,7 @@ func (f *loadFlags) register(fs *pflag.FlagSet, outHelp string) {
 	fs.VarPF(scriptFlag{&w.Scripts, "b", "select-only"}, "select-only", "S", "same as -b select-only").NoOptDefVal = "true"
 	fs.VarPF(scriptFlag{&w.Scripts, "b", "simple-update"}, "skip-some-updates", "N", "same as -b simple-update").NoOptDefVal = "true"
 	fs.VarP(defines{w.Defines}, "define", "D", "script variable NAME=VALUE (repeatable)")
-	fs.StringVarP(&w.Protocol, "protocol", "M", "prepared", "how SQL is sent: simple, extended or prepared")
+	fs.StringVarP(&w.Protocol, "protocol", "M", "", "how SQL is sent: simple, extended or prepared (default prepared, except a statement the server cannot prepare for its parameters' types, which runs simple, as pgbench's default; -M prepared keeps pgbench's -M prepared)")
 	fs.StringVar(&w.Seed, "random-seed", "time", "seed of the scripts' random functions: time, rand, or an integer")
 	fs.BoolVarP(&l.Connect, "connect", "C", false, "open a new connection for every transaction")
 	fs.Float64VarP(&l.Rate, "rate", "R", 0, "target rate in transactions per second over all clients (Poisson schedule)")
@@ -156,6 +157,20 @@ func (o *outputFlags) register(fs *pflag.FlagSet, keep func(report.Format) bool)
 	for i, f := range o.formats {
 		fs.StringVar(&o.paths[i], f.Name, "", "also write the report to FILE: "+f.Usage)
 	}
+}
+
+// check refuses, before anything runs, a report destination that cannot
+// be written: found at the end, the run's time would be lost with it.
+func (o *outputFlags) check() error {
+	for i, f := range o.formats {
+		if o.paths[i] == "" {
+			continue
+		}
+		if err := result.CheckWritable(o.paths[i]); err != nil {
+			return usage.Errorf("--%s %s: %v; nothing was run (choose another file)", f.Name, o.paths[i], err)
+		}
+	}
+	return nil
 }
 
 // write writes every report asked for; a failure leaves the others written.

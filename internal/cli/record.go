@@ -55,10 +55,16 @@ func (r *recordFlags) where() string {
 }
 
 // check finds mistakes before anything runs: a label or commit with no
-// store to record them in, and NAME= forms naming no target.
+// store to record them in, a store that cannot be written, and NAME=
+// forms naming no target.
 func (r *recordFlags) check(targets []string) error {
 	if r.where() == "" && (len(r.labels) > 0 || len(r.commits) > 0 || r.label != "" || r.commit != "") {
 		return usage.Errorf("--label and --commit say what --store records: give --store LOCATION or set %s", store.EnvLocation)
+	}
+	if loc := r.where(); loc != "" {
+		if err := store.CheckWritable(loc); err != nil {
+			return usage.Errorf("--store: %v; nothing was run", err)
+		}
 	}
 	if !r.perTarget {
 		return nil
@@ -156,9 +162,26 @@ func (r *recordFlags) record(ctx context.Context, w io.Writer, files []written) 
 	}
 	added, err := st.AddFiles(ctx, pending, store.AddOptions{Labels: labels, Commits: commits, Git: true})
 	for _, a := range added {
-		fmt.Fprintln(w, storedLine(st.Location(), a))
+		line := storedLine(st.Location(), a)
+		for _, wf := range files {
+			if wf.path == a.Path && !a.Duplicate {
+				line += twinNote(wf.file, a.Label)
+			}
+		}
+		fmt.Fprintln(w, line)
 	}
 	return err
+}
+
+// twinNote says, for the twin of an A/A calibration (ab --calibrate), what
+// its label is: the baseline measured a second time, stored under a label
+// of its own so that the baseline's history keeps one point per run.
+func twinNote(f *result.File, label string) string {
+	if f == nil || f.AB == nil || !f.AB.Calibration || len(f.AB.Targets) < 2 || f.Target.Name == "" || f.Target.Name == f.AB.Baseline {
+		return ""
+	}
+	return fmt.Sprintf("; %s is the A/A twin of %s (the same target run a second time), kept under a label of its own so that %s's history holds one point per run; --label %s=LABEL names it otherwise",
+		label, f.AB.Baseline, f.AB.Baseline, f.Target.Name)
 }
 
 // storedLine says what was stored: "stored: results/x.json as result 12

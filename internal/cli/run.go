@@ -60,6 +60,9 @@ target src: is), made once and kept in the build cache (--build-cache).`,
 			if err := rec.check(nil); err != nil {
 				return err
 			}
+			if err := f.outputs.check(); err != nil {
+				return err
+			}
 			ctx, stop := interruptible(cmd.Context())
 			defer stop()
 			file, path, err := plan.Run(ctx, spec)

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -80,5 +81,66 @@ func TestInterruptLeavesAValidIncompleteResultAndNoServer(t *testing.T) {
 				t.Errorf("cluster directory %s was not removed", dir)
 			}
 		})
+	}
+}
+
+// kill -9 of pgscale during a run on an ephemeral cluster leaves no server
+// (the kernel stops it) but its cluster directory; the next pgscale to
+// start a cluster removes that directory, which the dead process's owner
+// file marks as stale, and says so, while a directory named alike but
+// without an owner file is left alone.
+func TestKilledRunsDirectoryRemovedAtNextStart(t *testing.T) {
+	bin := buildPgscale(t)
+	tmp, err := os.MkdirTemp("", "stale")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(tmp)
+	os.Chmod(tmp, 0o755) // the server runs as postgres when the tests run as root
+	t.Setenv("TMPDIR", tmp)
+	foreign := filepath.Join(tmp, "pgscale-0000000001")
+	if err := os.Mkdir(foreign, 0o700); err != nil {
+		t.Fatal(err)
+	}
+
+	cmd := exec.Command(bin, "run", "-S", "-c", "1", "-T", "60", "-P", "1", "--out", filepath.Join(tmp, "r.json"))
+	var stdout, stderr syncio.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for !strings.Contains(stderr.String(), "progress: 1.0 s") && time.Now().Before(deadline) {
+		time.Sleep(100 * time.Millisecond)
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	m := regexp.MustCompile(`host=(` + regexp.QuoteMeta(tmp) + `/pgscale-[0-9]+) `).FindStringSubmatch(stdout.String())
+	if m == nil {
+		t.Fatalf("no cluster directory in the output:\n%s\n%s", stdout.String(), lastLines(stderr.String(), 5))
+	}
+	dir := m[1]
+	for deadline := time.Now().Add(30 * time.Second); len(processesMentioning(dir)) > 0 && time.Now().Before(deadline); {
+		time.Sleep(100 * time.Millisecond)
+	}
+	if left := processesMentioning(dir); len(left) > 0 {
+		t.Errorf("server processes outlived the killed pgscale: %v", left)
+	}
+	if _, err := os.Stat(dir); err != nil {
+		t.Fatalf("the killed run's directory is not there to remove: %v", err)
+	}
+
+	code, _, errs := pgscale(t, "run", "-S", "-c", "1", "-T", "0.2", "--warmup", "0", "--out", filepath.Join(tmp, "r2.json"))
+	if code != cli.ExitOK {
+		t.Fatalf("next run: exit %d\n%s", code, lastLines(errs, 5))
+	}
+	if _, err := os.Stat(dir); err == nil {
+		t.Errorf("the killed run's directory %s is still there", dir)
+	}
+	if !strings.Contains(errs, "removed the cluster directory a killed pgscale left: "+dir+" (pgscale pid ") {
+		t.Errorf("the removal was not said:\n%s", errs)
+	}
+	if _, err := os.Stat(foreign); err != nil {
+		t.Errorf("a directory without an owner file was removed by its name")
 	}
 }

@@ -96,6 +96,9 @@ usage or a bad suite file (file:line), 3 a cell could not complete.`,
 			if err := rec.check(targetNames(names)); err != nil {
 				return err
 			}
+			if err := outputs.check(); err != nil {
+				return err
+			}
 			spec.Observer = &report.Live{Out: stdout, Err: stderr}
 			ctx, stop := interruptible(cmd.Context())
 			defer stop()

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -14,6 +15,7 @@ import (
 	"github.com/pgscale/pgscale/internal/result"
 	"github.com/pgscale/pgscale/internal/suite"
 	"github.com/pgscale/pgscale/internal/syncio"
+	"github.com/pgscale/pgscale/internal/target/targettest"
 )
 
 // twoCells writes a two-cell, two-target suite file against the package's
@@ -169,16 +171,16 @@ func TestSuiteResumeAfterAKill(t *testing.T) {
 	}
 }
 
-// Every preset's quick variant is parsed and dry-run; fastpath --quick
-// runs, on an ephemeral cluster, and names the fast-path slots it
-// exhausts.
+// Every preset's quick variant is parsed and dry-run, then run on an
+// ephemeral cluster, and computes its study's headline figure: fastpath
+// names the fast-path slots 32 partitions exhaust; sinval's table shows
+// the throughput during the DDL window and after it against before, each
+// with an interval; extension-sweep checks and states its rule; pooler
+// compares each pooling mode's throughput with the direct connection,
+// with an interval, and states the pooler's CPU per transaction.
 func TestSuitePresets(t *testing.T) {
 	for _, p := range suite.Presets() {
 		code, stdout, stderr := pgscale(t, "suite", "--preset", p, "--quick", "--dry-run")
-		if p == "pooler" && code == cli.ExitUsage && strings.Contains(stderr, "pgbouncer") {
-			t.Logf("pooler: %s", strings.TrimSpace(stderr)) // until the pgbouncer: target exists
-			continue
-		}
 		if code != 0 || !strings.Contains(stdout, "estimated time:") {
 			t.Errorf("preset %s: exit %d\n%s%s", p, code, stdout, stderr)
 		}
@@ -186,20 +188,69 @@ func TestSuitePresets(t *testing.T) {
 			t.Errorf("--show %s: exit %d", p, code)
 		}
 	}
-	out := filepath.Join(t.TempDir(), "fp")
-	code, stdout, stderr := pgscale(t, "suite", "--preset", "fastpath", "--quick", "--out", out)
-	if code != cli.ExitOK {
-		t.Fatalf("fastpath --quick: exit %d\n%s\n%s", code, stdout, lastLines(stderr, 10))
+	headline := map[string]func(t *testing.T, stdout, bundle string){
+		"fastpath": func(t *testing.T, stdout, _ string) {
+			for _, l := range strings.Split(stdout, "\n") {
+				if f := strings.Fields(l); len(f) > 0 && f[0] == "32" && strings.Contains(l, "fast-path slots exhausted") {
+					return
+				}
+			}
+			t.Errorf("32 partitions did not exhaust the fast-path slots")
+		},
+		"sinval": func(t *testing.T, stdout, bundle string) {
+			if !strings.Contains(stdout, "during/before") || !strings.Contains(stdout, "after/before") {
+				t.Errorf("the table has no during/before and after/before")
+			}
+			x, err := result.ReadSuiteIndex(bundle)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, c := range x.Cells {
+				f, err := result.Read(filepath.Join(bundle, c.Dir, c.Files[0]))
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, s := range f.Steps {
+					e := s.Disturbances[0].Effect
+					if e == nil || e.TPS == nil || e.TPS.Lo == nil || e.AfterTPS == nil || e.AfterTPS.Lo == nil {
+						t.Errorf("cell %s, %d clients: no interval on during/before or after/before: %+v", c.Key, s.Clients, e)
+					}
+				}
+			}
+		},
+		"extension-sweep": func(t *testing.T, stdout, _ string) {
+			if !regexp.MustCompile(`server-cpu/txn@c=8<c=1\+20%: [0-9.]+ µs at 8 clients, [0-9.]+ µs at 1 \([-+][0-9.]+%\), (holds|fails)`).MatchString(stdout) {
+				t.Errorf("the rule is not checked")
+			}
+		},
+		"pooler": func(t *testing.T, stdout, _ string) {
+			row := regexp.MustCompile(`(?m)^select-only\s+16\s+\d+\s+\d+\s+[-+][0-9.]+% ± [0-9.]+%\s+\d+\s+[-+][0-9.]+% ± [0-9.]+%$`)
+			if !row.MatchString(stdout) || !strings.Contains(stdout, "pooler-cpu/txn@c=16: session ") {
+				t.Errorf("no change with an interval for each pooling mode, or no pooler CPU")
+			}
+		},
 	}
-	exhausted := false
-	for _, l := range strings.Split(stdout, "\n") {
-		f := strings.Fields(l)
-		if len(f) > 0 && f[0] == "32" && strings.Contains(l, "fast-path slots exhausted") {
-			exhausted = true
-		}
-	}
-	if !exhausted {
-		t.Errorf("fastpath: 32 partitions did not exhaust the fast-path slots:\n%s", stdout)
+	for _, p := range suite.Presets() {
+		t.Run(p, func(t *testing.T) {
+			if p == "pooler" {
+				targettest.NeedPgBouncer(t)
+			}
+			check := headline[p]
+			if check == nil {
+				t.Fatalf("no headline check for preset %s", p)
+			}
+			out := filepath.Join(t.TempDir(), p)
+			t0 := time.Now()
+			code, stdout, stderr := pgscale(t, "suite", "--preset", p, "--quick", "--out", out)
+			t.Logf("%s --quick: %v", p, time.Since(t0).Round(time.Second))
+			if code != cli.ExitOK {
+				t.Fatalf("exit %d\n%s\n%s", code, stdout, lastLines(stderr, 10))
+			}
+			check(t, stdout, out)
+			if t.Failed() {
+				t.Logf("%s", stdout)
+			}
+		})
 	}
 }
 

@@ -57,8 +57,8 @@ type ExpectQuantity struct {
 // ExpectQuantities lists the scaling analysis's quantities.
 func ExpectQuantities() []ExpectQuantity {
 	return []ExpectQuantity{
-		{"efficiency", true, "", "speedup over the ratio of client counts, against the sweep's first step", func(s diagnose.ScalingStep) float64 { return s.Efficiency }},
-		{"speedup", false, "×", "tps over the first step's", func(s diagnose.ScalingStep) float64 { return s.Speedup }},
+		{"efficiency", true, "", "speedup over the ratio of client counts, against the sweep's baseline step (the first, unless a later one does more per client)", func(s diagnose.ScalingStep) float64 { return s.Efficiency }},
+		{"speedup", false, "×", "tps over the baseline step's", func(s diagnose.ScalingStep) float64 { return s.Speedup }},
 		{"loss", true, "", "efficiency lost per doubling of clients from the previous step", func(s diagnose.ScalingStep) float64 { return s.LossPerDoubling }},
 		{"waits", true, "", "share of the backends' time in lock, LWLock, buffer-pin, I/O and IPC waits", func(s diagnose.ScalingStep) float64 { return s.Waits }},
 		{"cpu-wait", true, "", "share of the backends' time runnable, waiting for a CPU", func(s diagnose.ScalingStep) float64 { return s.CPUWait }},

@@ -21,11 +21,41 @@ type SuiteStep struct {
 	// Verdict diagnoses Last against the baseline's first step
 	// (diagnose.Step); nil without the probes' evidence.
 	Verdict *result.StepVerdict
+	// Effects are, in the order of the cell's Inputs, the effect of the
+	// first disturbance window on each file's last complete step at
+	// Clients (nil where it has none): a disturbance study's figure.
+	Effects []*result.Effect
 	// Exhausted is, per file in the order of the cell's Inputs, the
 	// backend snapshots that found the fast-path slots exhausted over
 	// all its complete steps at Clients: evidence from any round counts,
 	// as each step takes only a few lock snapshots.
 	Exhausted []int
+}
+
+// Disturbed says whether some step of the suite ran a disturbance window.
+func (s *Suite) Disturbed() bool {
+	for _, c := range s.Cells {
+		for _, st := range c.Steps {
+			for _, e := range st.Effects {
+				if e != nil {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// lastEffect is the first window's effect on f's last complete step with
+// c clients; nil when it has none.
+func lastEffect(f *result.File, c int) *result.Effect {
+	var e *result.Effect
+	for i := range f.Steps {
+		if s := &f.Steps[i]; s.Complete && s.Clients == c && len(s.Disturbances) > 0 {
+			e = s.Disturbances[0].Effect
+		}
+	}
+	return e
 }
 
 // suiteSteps returns a cell's steps, one per client count of its baseline
@@ -40,6 +70,7 @@ func suiteSteps(inputs []Input) []SuiteStep {
 		st := SuiteStep{Clients: c}
 		for _, in := range inputs {
 			st.TPS = append(st.TPS, medianTPS(in.File, c))
+			st.Effects = append(st.Effects, lastEffect(in.File, c))
 			n := 0
 			for _, s := range in.File.Steps {
 				if s.Complete && s.Clients == c && s.Probes != nil && s.Probes.Locks != nil {

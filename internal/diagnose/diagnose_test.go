@@ -276,3 +276,47 @@ func TestKneeNamesTheVerdictChange(t *testing.T) {
 		t.Errorf("scaling %+v", sc)
 	}
 }
+
+// A first step held back by its own latency — one client, its backend
+// waiting for it most of the time, the CPUs mostly idle — is no baseline:
+// 2 clients at 14× its throughput would be 707 % efficient. Speedup and
+// efficiency are against the step doing the most per client, and the
+// paragraph says why; from 1 to 2 no efficiency is lost or gained.
+func TestSuperlinearFirstStepIsNoBaseline(t *testing.T) {
+	f := &result.File{Steps: []result.Step{
+		step(1, 9300, 0.30, 1, 1, 0, map[string]int64{"CPU": 200, "Client:ClientRead": 800}),
+		step(2, 131500, 0.98, 6, 4, 1, map[string]int64{"CPU": 1400, "Client:ClientRead": 600}),
+		step(4, 150000, 0.99, 9, 6, 20, map[string]int64{"CPU": 1600, "Client:ClientRead": 2400}),
+	}}
+	diagnose.Scaling(f.Steps)
+	if b := diagnose.Baseline(f.Steps); b != 1 {
+		t.Fatalf("baseline %d, want 1 (2 clients)", b)
+	}
+	for i, want := range []struct{ speedup, eff float64 }{{9300.0 / 131500, 9300.0 / 131500 * 2}, {1, 1}, {150000.0 / 131500, 150000.0 / 131500 / 2}} {
+		s := f.Steps[i].Summary
+		if math.Abs(s.Speedup-want.speedup) > 1e-9 || math.Abs(s.Efficiency-want.eff) > 1e-9 || s.Efficiency > 1 {
+			t.Errorf("step %d: speedup %v efficiency %v, want %v and %v", i, s.Speedup, s.Efficiency, want.speedup, want.eff)
+		}
+	}
+	d := diagnose.Sweep(f)
+	if d.Baseline != 1 || math.Abs(d.PeakSpeedup-150000.0/131500) > 1e-9 {
+		t.Errorf("diagnosis baseline %d, peak speedup %v", d.Baseline, d.PeakSpeedup)
+	}
+	for _, want := range []string{"1.1× 2 clients", "Speedup and efficiency are against 2 clients, not 1 client: 2 clients did 7.1× as much per client (707% efficiency against 1 client)",
+		"because 1 client was latency-bound: its backends waited for the client 80% of their time and the CPUs were 70% idle"} {
+		if !strings.Contains(d.Paragraph, want) {
+			t.Errorf("paragraph lacks %q:\n%s", want, d.Paragraph)
+		}
+	}
+	sc := diagnose.ScalingOf(f.Steps)
+	if sc[1].Efficiency != 1 || !math.IsNaN(sc[1].LossPerDoubling) || math.Abs(sc[1].GainPerDoubling-131500.0/9300) > 1e-9 || math.IsNaN(sc[2].LossPerDoubling) {
+		t.Errorf("scaling: %+v", sc)
+	}
+	// A first step within SuperlinearGain of the best per client stays
+	// the baseline: noise is not superlinear scaling.
+	f.Steps[1].Summary.TPS = 2 * 9300 * 1.09
+	f.Steps[2].Summary.TPS = 4 * 9300 * 1.05
+	if b := diagnose.Baseline(f.Steps); b != 0 {
+		t.Errorf("baseline %d at 109%% efficiency, want the first step", b)
+	}
+}

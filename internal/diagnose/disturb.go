@@ -1,6 +1,7 @@
 package diagnose
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"time"
@@ -33,7 +34,7 @@ const DefaultSettle = 2 * time.Second
 const EffectMethod = "Phases are whole intervals of the step's series: before is the stretch just before the window in which " +
 	"no other window runs, its first %s left out (warm-up, or recovery from an earlier window); during is the window; after is " +
 	"the stretch after it until another window or the step's end. tps and latency are exact over each phase. The change is " +
-	"during/before - 1 of the means of the per-interval tps and mean latency, with a %g%% confidence interval from " +
+	"during/before - 1 of the means of the per-interval tps and mean latency (and after/before - 1 of the tps: the recovery), with a %g%% confidence interval from " +
 	"non-overlapping batch means (batches of ceil(sqrt(n)) intervals, n the shorter side) and a Welch t interval on the log " +
 	"of the ratio (stats.CompareWindows)."
 
@@ -91,18 +92,32 @@ func effect(step *result.Step, i int, settle time.Duration, conf float64) *resul
 	if e.Before == nil {
 		e.Warnings = append(e.Warnings, fmt.Sprintf("no quiet whole interval before the window (after leaving out %s of warm-up); no change computed", settle))
 	}
-	if e.Before == nil || e.During == nil {
+	if e.Before == nil {
 		return e
 	}
 	opt := stats.WindowOptions{Options: stats.Options{Confidence: conf}}
 	tpsB, latB := samples(before)
-	tpsD, latD := samples(during)
 	key := fmt.Sprintf("c=%d %s", step.Clients, d.Spec)
 	var warn []error
-	e.TPS, warn = change(stats.CompareWindows(stats.Measure{Name: "tps", Step: key, Unit: "tx/s", Direction: stats.HigherIsBetter}, tpsB, tpsD, opt), before)
-	e.Warnings = append(e.Warnings, errStrings(warn)...)
-	e.Latency, warn = change(stats.CompareWindows(stats.Measure{Name: "latency", Step: key, Unit: "ms", Direction: stats.LowerIsBetter}, latB, latD, opt), before)
-	e.Warnings = append(e.Warnings, errStrings(warn)...)
+	if e.During != nil {
+		tpsD, latD := samples(during)
+		e.TPS, warn = change(stats.CompareWindows(stats.Measure{Name: "tps", Step: key, Unit: "tx/s", Direction: stats.HigherIsBetter}, tpsB, tpsD, opt), before)
+		e.Warnings = append(e.Warnings, errStrings(warn)...)
+		e.Latency, warn = change(stats.CompareWindows(stats.Measure{Name: "latency", Step: key, Unit: "ms", Direction: stats.LowerIsBetter}, latB, latD, opt), before)
+		e.Warnings = append(e.Warnings, errStrings(warn)...)
+	}
+	if e.After != nil {
+		tpsA, _ := samples(after)
+		e.AfterTPS, warn = change(stats.CompareWindows(stats.Measure{Name: "tps", Step: key + " after", Unit: "tx/s", Direction: stats.HigherIsBetter}, tpsB, tpsA, opt), before)
+		for _, w := range warn {
+			// Too few intervals after the window shows as no interval;
+			// its wording ("during") is the main comparison's.
+			var sw *stats.Warning
+			if !errors.As(w, &sw) || sw.Kind != stats.TooFew {
+				e.Warnings = append(e.Warnings, w.Error())
+			}
+		}
+	}
 	return e
 }
 

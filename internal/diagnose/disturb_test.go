@@ -100,6 +100,17 @@ func TestFillEffectsHand(t *testing.T) {
 	if !(*e.Latency.Lo > 0 && *e.Latency.Hi > 0.33) {
 		t.Errorf("latency interval %v, %v: want above 0, around +33 %%", *e.Latency.Lo, *e.Latency.Hi)
 	}
+	// After/before: 4 s after (90, 95, 100, 100) against the 8 s before:
+	// batches of ⌈√4⌉ = 2, 4 before (means 100, 99, 100, 101: 100) and 2
+	// after (92.5, 100: 96.25); change -3.75 %.
+	a := e.AfterTPS
+	if a == nil || a.Lo == nil || a.Hi == nil {
+		t.Fatalf("after/before %+v: want a change with an interval", a)
+	}
+	near(t, "after change", a.Change, -0.0375, 1e-12)
+	if a.BatchS != 2 || a.BatchesBefore != 4 || a.BatchesDuring != 2 || !(*a.Lo < a.Change && a.Change < *a.Hi) {
+		t.Errorf("after/before %+v", a)
+	}
 	if !strings.Contains(e.Method, "2s left out") || !strings.Contains(e.Method, "95% confidence") {
 		t.Errorf("method %q does not say what it left out and at what confidence", e.Method)
 	}

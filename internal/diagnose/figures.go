@@ -96,6 +96,10 @@ type Figures struct {
 	ServerMsPerTxn float64
 	NetworkMs      float64 // client-observed latency - server time per transaction
 	LatencyMs      float64
+
+	// Outages are the stretches in which the clients lost the server (a
+	// restart): the step's figures then describe part of it only.
+	Outages []result.Outage
 }
 
 // EventShare is one wait event and its share of the samples.
@@ -121,7 +125,7 @@ func ComputeIn(file *result.File, s result.Step) Figures {
 func Compute(s result.Step) Figures {
 	f := Figures{Clients: s.Clients, TPS: s.Summary.TPS, Transactions: s.Summary.Transactions,
 		ElapsedS: s.ElapsedS, LatencyMs: s.Summary.Latency.MeanMs, ClassShare: map[string]float64{},
-		Skipped: s.Summary.Skipped, LagMeanMs: s.Summary.LagMeanMs}
+		Skipped: s.Summary.Skipped, LagMeanMs: s.Summary.LagMeanMs, Outages: s.Outages}
 	p := s.Probes
 	if p == nil {
 		if c := s.Costs; c != nil && s.Summary.Transactions > 0 {

@@ -2,24 +2,84 @@ package diagnose
 
 import (
 	"math"
+	"slices"
 	"sort"
 
 	"github.com/pgscale/pgscale/internal/result"
 )
 
-// Scaling fills in each step's speedup and efficiency against the first:
-// speedup is tps over the first step's, efficiency the speedup over the
-// ratio of client counts.
+// SuperlinearGain is how much more throughput per client than the first
+// step a later step must reach for the first step to be no baseline: an
+// efficiency above 1 + SuperlinearGain against it. A system does not do
+// more per client with more clients; a first step that does less per
+// client was held back by something of its own — one client waits for
+// each round trip, leaving the server and the CPUs idle — and speedup
+// against it measures that, not the system's scaling (2 clients at 707 %
+// efficiency on 2 cores). Below it, run-to-run noise.
+const SuperlinearGain = 0.10
+
+// Baseline returns the index of the step that speedup and efficiency are
+// measured against: the first counted step (complete, unless none is),
+// unless a later counted step does more than SuperlinearGain more
+// throughput per client, in which case the counted step that does the
+// most per client. It is -1 when no counted step has throughput.
+func Baseline(steps []result.Step) int {
+	ok := counted(steps)
+	clients := make([]int, len(steps))
+	tps := make([]float64, len(steps))
+	for i, s := range steps {
+		clients[i], tps[i] = s.Clients, s.Summary.TPS
+	}
+	return baseline(clients, tps, ok)
+}
+
+// baseline is Baseline over client counts and their throughputs, ok
+// marking those counted.
+func baseline(clients []int, tps []float64, ok []bool) int {
+	first, best := -1, -1
+	perClient := func(i int) float64 { return tps[i] / float64(clients[i]) }
+	for i := range tps {
+		if !ok[i] || !(tps[i] > 0) || clients[i] <= 0 {
+			continue
+		}
+		if first < 0 {
+			first = i
+		}
+		if best < 0 || perClient(i) > perClient(best) {
+			best = i
+		}
+	}
+	if first < 0 || perClient(best) <= perClient(first)*(1+SuperlinearGain) {
+		return first
+	}
+	return best
+}
+
+// Scaling fills in each step's speedup and efficiency against the
+// sweep's baseline (Baseline): speedup is tps over the baseline's,
+// efficiency the speedup over the ratio of client counts.
 func Scaling(steps []result.Step) {
-	if len(steps) == 0 || steps[0].Summary.TPS <= 0 {
+	b := Baseline(steps)
+	if b < 0 {
 		return
 	}
-	base := steps[0]
+	base := steps[b]
 	for i := range steps {
 		s := &steps[i].Summary
 		s.Speedup = s.TPS / base.Summary.TPS
 		s.Efficiency = s.Speedup / (float64(steps[i].Clients) / float64(base.Clients))
 	}
+}
+
+// Rescaled returns f with every step's speedup and efficiency computed
+// again against its baseline (Scaling), on a copy of its steps: a file
+// written before the baseline could be other than the first step reads
+// as a new one does, its table agreeing with its diagnosis.
+func Rescaled(f *result.File) *result.File {
+	g := *f
+	g.Steps = slices.Clone(f.Steps)
+	Scaling(g.Steps)
+	return &g
 }
 
 // ScalingStep is the scaling analysis of one client count of a sweep: the
@@ -29,13 +89,17 @@ func Scaling(steps []result.Step) {
 type ScalingStep struct {
 	Clients int
 	TPS     float64
-	// Speedup and Efficiency are against the sweep's first client count.
+	// Speedup and Efficiency are against the sweep's baseline client
+	// count: the first, unless a later one does more per client
+	// (Baseline).
 	Speedup, Efficiency float64
 	// GainPerDoubling is the throughput factor per doubling of clients
 	// from the previous count, (tps / previous tps)^(1 / doublings): 2 is
 	// linear. LossPerDoubling is the efficiency lost per doubling,
 	// 1 − GainPerDoubling/2 (negative when scaling is better than linear).
-	// Both are NaN at the first count.
+	// Both are NaN at the first count, and LossPerDoubling from a count
+	// before the baseline: efficiency is not lost, nor gained, against a
+	// step that was no baseline.
 	GainPerDoubling, LossPerDoubling float64
 	// Waits is the share of the backends' time lost to contention waits
 	// (ContentionClasses), CPUWait the share they spent runnable but
@@ -76,11 +140,13 @@ func ScalingOf(steps []result.Step) []ScalingStep {
 		out = append(out, ScalingStep{Clients: c, TPS: median(tps), Waits: median(waits), CPUWait: median(cpuw), ClientWait: median(clw),
 			GainPerDoubling: math.NaN(), LossPerDoubling: math.NaN()})
 	}
+	b := scalingBaseline(out)
 	for i := range out {
-		s, first := &out[i], out[0]
-		if first.TPS > 0 {
-			s.Speedup = s.TPS / first.TPS
-			s.Efficiency = s.Speedup / (float64(s.Clients) / float64(first.Clients))
+		s := &out[i]
+		if b >= 0 {
+			base := out[b]
+			s.Speedup = s.TPS / base.TPS
+			s.Efficiency = s.Speedup / (float64(s.Clients) / float64(base.Clients))
 		} else {
 			s.Speedup, s.Efficiency = math.NaN(), math.NaN()
 		}
@@ -90,10 +156,23 @@ func ScalingOf(steps []result.Step) []ScalingStep {
 		prev := out[i-1]
 		if d := math.Log2(float64(s.Clients) / float64(prev.Clients)); d > 0 && prev.TPS > 0 && s.TPS > 0 {
 			s.GainPerDoubling = math.Pow(s.TPS/prev.TPS, 1/d)
-			s.LossPerDoubling = 1 - s.GainPerDoubling/2
+			if i-1 >= b {
+				s.LossPerDoubling = 1 - s.GainPerDoubling/2
+			}
 		}
 	}
 	return out
+}
+
+// scalingBaseline is Baseline over the client counts' medians.
+func scalingBaseline(sc []ScalingStep) int {
+	clients := make([]int, len(sc))
+	tps := make([]float64, len(sc))
+	ok := make([]bool, len(sc))
+	for i, s := range sc {
+		clients[i], tps[i], ok[i] = s.Clients, s.TPS, true
+	}
+	return baseline(clients, tps, ok)
 }
 
 // median is the median of xs; NaN when empty.

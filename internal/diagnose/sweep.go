@@ -41,8 +41,9 @@ func Sweep(file *result.File) *result.Diagnosis {
 		}
 	}
 	d.PeakTPS = steps[d.Peak].Summary.TPS
-	if steps[0].Summary.TPS > 0 {
-		d.PeakSpeedup = d.PeakTPS / steps[0].Summary.TPS
+	d.Baseline = max(Baseline(steps), 0)
+	if base := steps[d.Baseline].Summary.TPS; base > 0 {
+		d.PeakSpeedup = d.PeakTPS / base
 	}
 	d.Paragraph = paragraph(steps, figs, d)
 	return d
@@ -121,7 +122,11 @@ func paragraph(steps []result.Step, figs []Figures, d *result.Diagnosis) string 
 			kneeSaid = named
 		}
 	default:
-		fmt.Fprintf(&b, "Throughput peaks at %s (%.0f tps, %.1f× %s).", prose.Count(peak.Clients, "client"), d.PeakTPS, d.PeakSpeedup, prose.Count(first.Clients, "client"))
+		if d.Peak == d.Baseline {
+			fmt.Fprintf(&b, "Throughput peaks at %s (%.0f tps).", prose.Count(peak.Clients, "client"), d.PeakTPS)
+		} else {
+			fmt.Fprintf(&b, "Throughput peaks at %s (%.0f tps, %.1f× %s).", prose.Count(peak.Clients, "client"), d.PeakTPS, d.PeakSpeedup, prose.Count(steps[d.Baseline].Clients, "client"))
+		}
 		if d.Knee >= 0 {
 			k := steps[d.Knee]
 			fmt.Fprintf(&b, " It stops growing at %s (%s: %+.0f%%)", prose.Count(k.Clients, "client"), prose.Count(last.Clients, "client"),
@@ -141,6 +146,9 @@ func paragraph(steps []result.Step, figs []Figures, d *result.Diagnosis) string 
 			fmt.Fprintf(&b, " It is still growing at the %s (%s, %+.0f%% over %d).", which, prose.Count(last.Clients, "client"),
 				(last.Summary.TPS/prev.Summary.TPS-1)*100, prev.Clients)
 		}
+	}
+	if s := baselineSentence(steps, figs, d.Baseline); s != "" {
+		b.WriteString(" " + s)
 	}
 	ok := counted(steps)
 	for i, s := range steps {
@@ -346,4 +354,35 @@ func explain(at string, v result.StepVerdict, f Figures) string {
 		return s + ": under-loaded, more clients would go faster."
 	}
 	return fmt.Sprintf("%s the bottleneck is unclear: %s.", at, v.Detail)
+}
+
+// baselineSentence says why speedup and efficiency are against step b
+// rather than the first: the first did much less per client, and what
+// held it back, from its evidence — its backends waiting for the client
+// while the CPUs sat idle is latency, not the system's capacity. Empty
+// when b is the first counted step.
+func baselineSentence(steps []result.Step, figs []Figures, b int) string {
+	idx := countedIndexes(steps)
+	if len(idx) == 0 || b == idx[0] {
+		return ""
+	}
+	first, base := steps[idx[0]], steps[b]
+	f := figs[idx[0]]
+	eff := (base.Summary.TPS / first.Summary.TPS) / (float64(base.Clients) / float64(first.Clients))
+	s := fmt.Sprintf("Speedup and efficiency are against %s, not %s: %s did %.1f× as much per client (%.0f%% efficiency against %s)",
+		prose.Count(base.Clients, "client"), prose.Count(first.Clients, "client"), prose.Count(base.Clients, "client"), eff, eff*100,
+		prose.Count(first.Clients, "client"))
+	cw := f.Time.In("Client")
+	switch {
+	case f.Time.Known && f.HasHost && cw >= 0.3 && f.MachineBusy < 0.9:
+		s += fmt.Sprintf(", because %s was latency-bound: its backends waited for the client %s of their time and the CPUs were %s idle, so it measured each round trip's wake-up latency, not what the system can do.",
+			prose.Count(first.Clients, "client"), prose.Share(cw), prose.Share(1-f.MachineBusy))
+	case f.Time.Known && f.HasHost:
+		s += fmt.Sprintf(": %s held itself back (its backends waited for the client %s of their time; the CPUs were %s busy), not the system.",
+			prose.Count(first.Clients, "client"), prose.Share(cw), prose.Share(f.MachineBusy))
+	default:
+		s += fmt.Sprintf(": %s held itself back — most often its own latency, one client waiting for each round trip while the server idles; no probe evidence says more.",
+			prose.Count(first.Clients, "client"))
+	}
+	return s
 }

@@ -128,10 +128,19 @@ func Step(f, first Figures) result.StepVerdict {
 		ev = append(ev, fmt.Sprintf("server time %.3f ms per transaction of %.3f ms latency: network + client %.3f ms",
 			f.ServerMsPerTxn, f.LatencyMs, f.NetworkMs))
 	}
+	for _, o := range f.Outages {
+		ev = append(ev, OutageLine(o))
+	}
 	v.Evidence = ev
 	t := f.Time
 	lw, lk, io := t.In("LWLock"), t.In("Lock"), t.In("IO")
 	switch {
+	case len(f.Outages) > 0:
+		// No bottleneck is judged on a step the server left: its
+		// figures mix before, without and after it, and a missing
+		// server is nobody's load.
+		v.Verdict = Unclear
+		v.Detail = outageDetail(f.Outages)
 	case rateKept(f):
 		v.Verdict = RateLimited
 		v.Detail = fmt.Sprintf("%.0f tps, the -R schedule's %g (%s of it), with the machine %s busy", f.TPS, f.RateTPS, prose.Share(f.TPS/f.RateTPS), prose.Share(f.MachineBusy))
@@ -390,4 +399,39 @@ func lockEvidence(l *result.Locks) string {
 		s += ", fast-path slots exhausted"
 	}
 	return s
+}
+
+// OutageLine says what an outage was: "server restart at 5.1 s (postmaster
+// 18781, then 18950): 2.2 s without a server, 2 clients connected again
+// by 7.3 s, 2 transactions failed".
+func OutageLine(o result.Outage) string {
+	what := "server lost"
+	if o.Restarted() {
+		what = fmt.Sprintf("server restart (postmaster %d, then %d)", o.PostmasterBefore, o.PostmasterAfter)
+	}
+	s := fmt.Sprintf("%s at %.1f s: %.1f s without a server", what, o.AtS, o.ServerS)
+	if o.AllBack {
+		s += fmt.Sprintf(", %s connected again by %.1f s", prose.Count(o.Clients, "client"), o.AtS+o.BackS)
+	} else {
+		s += fmt.Sprintf(", %s not connected again when the step ended", prose.Count(o.Clients, "client"))
+	}
+	return s + fmt.Sprintf(", %d %s failed", o.Failed, plural(o.Failed, "transaction"))
+}
+
+// outageDetail is the verdict's detail for a step the server left.
+func outageDetail(os []result.Outage) string {
+	o := os[0]
+	what := "the clients lost the server"
+	if o.Restarted() {
+		what = "the server restarted"
+	}
+	return fmt.Sprintf("%s during the step (at %.1f s, %.1f s without it): its throughput and evidence mix before, without and after, so no bottleneck is judged; measure again",
+		what, o.AtS, o.ServerS)
+}
+
+func plural(n int64, word string) string {
+	if n == 1 {
+		return word
+	}
+	return word + "s"
 }

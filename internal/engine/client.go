@@ -56,6 +56,9 @@ type client struct {
 	// Where the last error happened: the command's index in its script and
 	// the statement within a compound SQL command.
 	failCmd, failQuery int
+	// lost is when the connection broke in a transaction, zero once it is
+	// connected again (outages).
+	lost time.Time
 }
 
 func newClient(e *engine, id, ncmds int, offsets []int, rec *metrics.Recorder) *client {
@@ -299,12 +302,14 @@ func (c *client) transaction(si int, sched time.Time) outcome {
 		f := Failure{Client: c.id, Script: si, Command: c.failCmd, Query: c.failQuery, Err: err, Kind: kind, Tries: try}
 		switch kind {
 		case metrics.FailConnection:
+			c.lostAt(time.Now())
 			c.closeConn()
 			c.report(f)
 			c.countFailure(si)
 			return outcome{script: si, failed: true, kind: kind, tries: try}
 		case metrics.FailSerialization, metrics.FailDeadlock:
 			if !c.rollback() {
+				c.lostAt(time.Now())
 				f.Kind = metrics.FailConnection
 				c.report(f)
 				return outcome{script: si, failed: true, kind: metrics.FailConnection, tries: try}
@@ -326,6 +331,7 @@ func (c *client) transaction(si int, sched time.Time) outcome {
 			return outcome{script: si, failed: true, kind: kind, tries: try}
 		default:
 			if !c.rollback() {
+				c.lostAt(time.Now())
 				f.Kind = metrics.FailConnection
 				c.report(f)
 				return outcome{script: si, failed: true, kind: metrics.FailConnection, tries: try}

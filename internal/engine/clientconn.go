@@ -113,6 +113,7 @@ func (c *client) ensureConn() bool {
 		err := c.connect(c.e.ctx, false)
 		if err == nil {
 			c.connUS += time.Since(t0).Microseconds()
+			c.reconnected(time.Now())
 			return true
 		}
 		c.e.noteError(metrics.FailConnection, err)

@@ -196,6 +196,11 @@ type Config struct {
 	// then starts from the same state (the scripts' random draws, the
 	// pages the warm-up read) in every step that repeats it.
 	WarmupTransactions int
+	// SimpleCommands, when set, marks the SQL commands sent with the
+	// simple protocol whatever Protocol says: SimpleCommands[si][pc] for
+	// command pc of script si (statements the server would not prepare
+	// for their parameters' types: workload.CheckPrepare).
+	SimpleCommands [][]bool
 	// OnTxn, when set, is called with every transaction counted (and every
 	// one skipped under -R -L) as it ends, from the client's own goroutine:
 	// it must be safe for concurrent use, and it delays the client while it
@@ -322,8 +327,28 @@ func (c *Config) validate() error {
 		return fmt.Errorf("engine: connect concurrency must be positive, got %d", c.ConnectConcurrency)
 	case c.Protocol == Simple && c.usesPipeline():
 		return fmt.Errorf("engine: pipelines need the extended or prepared protocol (-M extended|prepared)")
+	case !c.simpleShaped():
+		return fmt.Errorf("engine: SimpleCommands does not have the program's scripts and commands")
 	}
 	return nil
+}
+
+// simpleShaped says whether SimpleCommands, when set, has an entry for
+// every command of every script.
+func (c *Config) simpleShaped() bool {
+	if c.SimpleCommands == nil {
+		return true
+	}
+	scripts := c.Program.Scripts()
+	if len(c.SimpleCommands) != len(scripts) {
+		return false
+	}
+	for i, s := range scripts {
+		if len(c.SimpleCommands[i]) != len(s.Commands) {
+			return false
+		}
+	}
+	return true
 }
 
 func (c *Config) usesPipeline() bool {

@@ -70,6 +70,9 @@ type Result struct {
 	// "initial connection time". Neither it nor the clients' waits count in
 	// the measured window.
 	ConnectElapsed time.Duration
+	// Outages are the stretches in which clients lost their connections to
+	// the server and connected again (a restart); none in most steps.
+	Outages        []Outage
 	Errors         []ErrorCount // distinct errors, in no particular order (never nil)
 	Aborted        int          // clients that stopped on an error
 	Incomplete     string       // why the step ended early; empty when it completed
@@ -180,6 +183,8 @@ type engine struct {
 	abortCh   chan struct{}
 	abortOnce sync.Once
 	abortedBy atomic.Int32 // 1 + the id of that client
+
+	outages outages // clients' lost connections
 }
 
 func newEngine(parent context.Context, cfg *Config) *engine {
@@ -352,6 +357,7 @@ func (e *engine) run() (*Result, error) {
 	if cfg.Quiesce != nil && e.parent.Err() == nil {
 		endErr = cfg.Quiesce(WindowEnd)
 	}
+	res.Outages = e.outageList(window, window.Add(res.Elapsed))
 	close(release)
 	closed.Wait()
 	for _, c := range e.clients {

@@ -208,6 +208,16 @@ func TestServerRestartIsSurvived(t *testing.T) {
 	if r.Series[len(r.Series)-1].Counts.Transactions == 0 {
 		t.Errorf("no transactions after the restart")
 	}
+	// One outage: both clients lost the server at about the same time
+	// and connected again (one of them, at least, before the end).
+	if len(r.Outages) != 1 {
+		t.Fatalf("outages %+v, want one", r.Outages)
+	}
+	o := r.Outages[0]
+	if o.Clients != 2 || !(o.Start > 0 && o.Start < o.Server && o.Server <= o.Back && o.Back <= 3*time.Second) ||
+		int64(o.Clients) != r.Total.Failed[metrics.FailConnection] {
+		t.Errorf("outage %+v, %d connection failures", o, r.Total.Failed[metrics.FailConnection])
+	}
 }
 
 // When the server is gone for good, the step ends with an error, not a hang.
@@ -234,6 +244,9 @@ func TestServerGoneEndsTheRun(t *testing.T) {
 	}
 	if r == nil || r.Incomplete == "" || r.Total.Transactions == 0 {
 		t.Errorf("result %+v: want the transactions before the crash, marked incomplete", r)
+	}
+	if r != nil && (len(r.Outages) != 1 || r.Outages[0].AllBack) {
+		t.Errorf("outages %+v, want one that never ended", r.Outages)
 	}
 }
 

@@ -40,10 +40,11 @@ func (c *client) sendSQL(si, pc int, q *script.SQL) error {
 	x := &c.x
 	fe := c.conn.Frontend()
 	proto := c.e.cfg.Protocol
-	if q.Statements > 1 {
+	if q.Statements > 1 || c.e.cfg.SimpleCommands != nil && c.e.cfg.SimpleCommands[si][pc] {
 		// The extended protocol takes one statement: a compound command
 		// (\;) goes as one simple query, variables substituted into its
-		// text, as pgbench's default -M simple sends it.
+		// text, as pgbench's default -M simple sends it; so does a
+		// statement the server would not prepare (Config.SimpleCommands).
 		proto = Simple
 	}
 	switch proto {

@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -66,6 +67,9 @@ func RunAB(ctx context.Context, spec ABSpec) ([]*result.File, string, error) {
 	if err := checkOpenFiles(spec.Load.maxClients(), perClient, disturb.Sessions(ds)); err != nil {
 		return nil, "", err
 	}
+	if err := checkOut(cmp.Or(spec.Out, "results"), true); err != nil {
+		return nil, "", err
+	}
 	started := time.Now().UTC()
 	targets, err := spec.openAll(ctx, specs, spec.needs(ds, wl))
 	defer closeAll(targets)
@@ -76,17 +80,21 @@ func RunAB(ctx context.Context, spec ABSpec) ([]*result.File, string, error) {
 	if dir == "" {
 		dir = filepath.Join("results", fmt.Sprintf("ab-%s-%s", fileName(wl.Name), started.Format("20060102T150405Z")))
 	}
-	files, err := spec.runOn(ctx, targets, specs, wl, setup, ds, seed, started, dir)
+	files, err := spec.runOn(ctx, targets, specs, wl, setup, ds, seed, started, &dir)
 	return files, dir, err
 }
 
 // runOn runs the A/B rounds on open targets: it gives each the workload's
 // data, sets up their probes, meters and disturbances (and ends them
-// after), runs the rounds and writes one result file per target into dir.
-// It returns the files written (nil when no round started) and why the
-// run could not complete.
+// after), runs the rounds and writes one result file per target into
+// *outDir — or, when the first cannot be written there, all of them into
+// a directory of the same name where they can be (writeResult), *outDir
+// then naming it. It
+// returns the files written (nil when no round started) and why the run
+// could not complete.
 func (spec *ABSpec) runOn(ctx context.Context, targets []*prepared, specs []target.Spec, wl *workload.Loaded, setup string,
-	ds []disturb.Disturbance, seed uint64, started time.Time, dir string) ([]*result.File, error) {
+	ds []disturb.Disturbance, seed uint64, started time.Time, outDir *string) ([]*result.File, error) {
+	dir := *outDir
 	defer func() {
 		for _, t := range targets {
 			t.unwatch()
@@ -158,11 +166,17 @@ func (spec *ABSpec) runOn(ctx context.Context, targets []*prepared, specs []targ
 	files := spec.resultFiles(wl, targets, specs, run, layouts, ab.Reshuffle, runErr, ctx.Err() != nil, seed, started)
 	var errs []error
 	for i, f := range files {
-		path := filepath.Join(dir, f.AB.Targets[i].File)
+		name := f.AB.Targets[i].File
+		path := filepath.Join(dir, name)
 		relativeProfiles(f.Steps, path)
-		if err := result.Write(path, f); err != nil {
-			errs = append(errs, fmt.Errorf("write result file: %w", err))
+		if *outDir != dir {
+			path = filepath.Join(*outDir, name) // the first could not be written in dir: the others join it
 		}
+		written, err := writeResult(path, rescueName(dir, name), f)
+		if err != nil && i == 0 && written != "" {
+			*outDir = filepath.Dir(written)
+		}
+		errs = append(errs, err)
 	}
 	if runErr != nil {
 		msg := fmt.Errorf("a round could not complete; the %d rounds done are saved: %w", run.RoundsDone, runErr)

@@ -41,6 +41,7 @@ func (spec *ABSpec) resultFiles(wl *workload.Loaded, targets []*prepared, specs 
 	files := make([]*result.File, len(targets))
 	for i, t := range targets {
 		f := spec.newFile(wl, started)
+		workload.RecordFallbacks(f.Workload.Scripts, t.fallbacks)
 		f.Finished = finished
 		f.Target = t.srv.Info
 		f.Workload.Scale = t.data.Scale

@@ -62,6 +62,17 @@ func Run(ctx context.Context, spec RunSpec) (*result.File, string, error) {
 	if spec.Data.Create && spec.Target.Ephemeral() {
 		return nil, "", usage.Errorf("--init applies to --dsn targets; an ephemeral cluster is always initialised")
 	}
+	if !spec.NoResultFile {
+		var err error
+		if spec.Out != "" {
+			err = checkOut(spec.Out, false)
+		} else {
+			err = checkOut("results", true)
+		}
+		if err != nil {
+			return nil, "", err
+		}
+	}
 	wl, setup, err := spec.loadWorkload()
 	if err != nil {
 		return nil, "", err
@@ -125,6 +136,7 @@ func (c *Common) sweepOn(ctx context.Context, p *prepared, wl *workload.Loaded, 
 		}
 	}
 	file := c.newFile(wl, started)
+	workload.RecordFallbacks(file.Workload.Scripts, p.fallbacks)
 	file.Target = p.srv.Info
 	file.Workload.Scale = p.data.Scale
 	file.Workload.Partitions, file.Workload.PartitionMethod = p.data.Partitions, p.data.PartitionMethod
@@ -179,8 +191,6 @@ func (c *Common) sweepOn(ctx context.Context, p *prepared, wl *workload.Loaded, 
 			runErr = errors.Join(runErr, err)
 		}
 	}
-	if werr := result.Write(path, file); werr != nil {
-		return file, "", errors.Join(runErr, fmt.Errorf("write result file: %w", werr))
-	}
-	return file, path, runErr
+	written, werr := writeResult(path, filepath.Base(path), file)
+	return file, written, errors.Join(runErr, werr)
 }

@@ -29,6 +29,9 @@ type prepared struct {
 	probes    *probe.Set
 	disturber *disturb.Disturber
 	meter     *probe.Meter // in an A/B run in slices
+	// fallbacks are the statements that run with the simple protocol on
+	// this target: the server would not prepare them (CheckPrepare).
+	fallbacks []workload.Fallback
 	// profileDir, when set, is where this target's pprof files go (each
 	// target of an A/B run has its own).
 	profileDir string
@@ -92,7 +95,27 @@ func (c *Common) prepare(ctx context.Context, p *prepared, wl *workload.Loaded, 
 	}
 	p.data = d
 	p.srv.RecordInfo(ctx)
+	if wl.Protocol == engine.Prepared && wl.ProtocolDefault {
+		fbs, err := workload.CheckPrepare(ctx, p.srv.Connect, wl.Scripts)
+		if err != nil {
+			return named(p.name, err)
+		}
+		if len(p.fallbacks) == 0 { // said once, not again for a re-created cluster
+			for _, f := range fbs {
+				c.notice(prefixed(p.name, workload.FallbackNotice(wl.Scripts[f.Script], f)))
+			}
+		}
+		p.fallbacks = fbs
+	}
 	return nil
+}
+
+// prefixed puts a target's name in front of a notice, when it has one.
+func prefixed(name, s string) string {
+	if name == "" {
+		return s
+	}
+	return "target " + name + ": " + s
 }
 
 // setupName names the setup SQL in errors.
@@ -166,7 +189,7 @@ func (c *Common) sweep(p *prepared, wl *workload.Loaded) *Sweep {
 		Clients:  l.Clients,
 		Engine: engine.Config{
 			Conn: p.srv.Config, Duration: l.Duration, Transactions: l.Transactions, Warmup: l.Warmup,
-			Protocol: wl.Protocol, Reconnect: l.Connect, Rate: l.Rate, LatencyLimit: l.LatencyLimit,
+			Protocol: wl.Protocol, SimpleCommands: workload.SimpleCommands(wl.Scripts, p.fallbacks), Reconnect: l.Connect, Rate: l.Rate, LatencyLimit: l.LatencyLimit,
 			MaxTries: tries, ContinueOnError: l.ContinueOnError, Interval: interval, PerCommand: l.PerCommand,
 			IO: ioMode, Colocate: colocate, Companions: companions, Seed: wl.Seed, ConnectConcurrency: l.ConnectConcurrency,
 			SourceAddr: net.ParseIP(l.SourceAddress),

@@ -69,6 +69,10 @@ func StepResult(r *engine.Result, scripts []*script.Script) result.Step {
 		sum.ClientCPU.Share = cpu.Seconds() / (el * float64(runtime.NumCPU()))
 	}
 	sum.Aborted = r.Aborted
+	for _, o := range r.Outages {
+		s.Outages = append(s.Outages, result.Outage{AtS: o.Start.Seconds(), ServerS: (o.Server - o.Start).Seconds(),
+			BackS: (o.Back - o.Start).Seconds(), AllBack: o.AllBack, Clients: o.Clients, Failed: int64(o.Clients)})
+	}
 	s.Histogram, _ = metrics.EncodeHistogram(t.Latency)
 	for _, p := range r.Series {
 		iv := result.Interval{

@@ -89,6 +89,9 @@ func RunSuite(ctx context.Context, spec SuiteSpec) (*SuiteRun, error) {
 	if dir == "" {
 		dir = filepath.Join("results", fmt.Sprintf("suite-%s-%s", fileName(s.Name), started.Format("20060102T150405Z")))
 	}
+	if err := checkOut(dir, true); err != nil {
+		return nil, err
+	}
 	index, err := spec.index(dir, specs, cells, started)
 	if err != nil {
 		return nil, err
@@ -351,13 +354,18 @@ func (spec *SuiteSpec) runCell(ctx context.Context, cs ABSpec, targets []*prepar
 				obs.Observe(e)
 			}
 		})
-		f, path, err := cs.sweepOn(ctx, targets[0], wl, setup, ds, started, sweepFile{Path: filepath.Join(dir, name+".json")})
-		if f == nil || path == "" {
-			return nil, err
+		want := filepath.Join(dir, name+".json")
+		f, path, err := cs.sweepOn(ctx, targets[0], wl, setup, ds, started, sweepFile{Path: want})
+		if f == nil || path != want {
+			return nil, err // nothing measured, or kept outside the bundle, as err says
 		}
 		return []string{name + ".json"}, err
 	}
-	files, err := cs.runOn(ctx, targets, specs, wl, setup, ds, seed, started, dir)
+	out := dir
+	files, err := cs.runOn(ctx, targets, specs, wl, setup, ds, seed, started, &out)
+	if out != dir {
+		return nil, err // kept elsewhere, as err says: not in the bundle
+	}
 	var names []string
 	for i, f := range files {
 		names = append(names, f.AB.Targets[i].File)

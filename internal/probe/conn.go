@@ -52,21 +52,36 @@ func (c *sqlConn) ensure(ctx context.Context) error {
 	return nil
 }
 
-// query runs sql with text parameters and returns the rows as text.
+// query runs sql with text parameters and returns the rows as text. A
+// connection the server dropped (it restarted) is made again and the
+// query tried once more.
 func (c *sqlConn) query(ctx context.Context, sql string, args ...string) ([][][]byte, error) {
-	if err := c.ensure(ctx); err != nil {
-		return nil, err
-	}
 	params := make([][]byte, len(args))
 	for i, a := range args {
 		params[i] = []byte(a)
 	}
-	c.n.Add(1)
-	res := c.conn.ExecParams(ctx, probeMarker+sql, params, nil, nil, nil).Read()
-	if res.Err != nil {
-		return nil, res.Err
+	for try := 0; ; try++ {
+		if err := c.ensure(ctx); err != nil {
+			return nil, err
+		}
+		c.n.Add(1)
+		res := c.conn.ExecParams(ctx, probeMarker+sql, params, nil, nil, nil).Read()
+		if res.Err == nil {
+			return res.Rows, nil
+		}
+		if try > 0 || !c.lost() {
+			return nil, res.Err
+		}
 	}
-	return res.Rows, nil
+}
+
+// lost says the connection is gone after an error: the server closed it
+// (a restart, an administrator's command); ensure makes a new one.
+func (c *sqlConn) lost() bool {
+	if c.conn == nil || c.conn.IsClosed() {
+		return true
+	}
+	return false
 }
 
 // value runs a one-value query.

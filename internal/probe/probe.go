@@ -308,6 +308,11 @@ func (s *Set) Stop(ctx context.Context, step *result.Step) error {
 			out.Unavailable = append(out.Unavailable, result.ProbeUnavailable{Probe: p.name(), Reason: err.Error()})
 		}
 	}
+	if s.proc != nil && s.proc.restarted[0] != 0 && len(step.Outages) > 0 {
+		// The clients' last outage is when the server restarted.
+		o := &step.Outages[len(step.Outages)-1]
+		o.PostmasterBefore, o.PostmasterAfter = s.proc.restarted[0], s.proc.restarted[1]
+	}
 	var serverCPU map[string]float64
 	serverKnown := false
 	if s.proc != nil && out.Process != nil && out.Process.Server != nil {

@@ -39,6 +39,10 @@ type procProbe struct {
 	cpus      int
 	probePIDs func() map[int]string
 	pidFunc   func() int // the postmaster's pid now, when it may change
+	cfg       Config     // to find the server again after a restart
+	// restarted holds the postmaster's pid before and after, when the one
+	// a step began with was gone at its end: the server restarted.
+	restarted [2]int
 
 	first, last *procSnap
 	// lastProbeCPU is the server CPU of each probe's backends in the last
@@ -78,7 +82,7 @@ func newProcProbe(ctx context.Context, cfg Config) (*procProbe, error) {
 		return nil, fmt.Errorf("no /proc: %w", err)
 	}
 	p := &procProbe{fs: fs, serverPID: cfg.ServerPID, poolerPID: cfg.PoolerPID, cpus: runtime.NumCPU(),
-		probePIDs: func() map[int]string { return nil }, pidFunc: cfg.ServerPIDFunc}
+		probePIDs: func() map[int]string { return nil }, pidFunc: cfg.ServerPIDFunc, cfg: cfg}
 	if p.pidFunc != nil {
 		p.serverPID = p.pidFunc()
 	}
@@ -131,6 +135,10 @@ func (p *procProbe) begin(ctx context.Context, st *stepState) (func(<-chan struc
 			p.note = fmt.Sprintf("postmaster pid %d (ephemeral cluster, restarted)", pid)
 		}
 	}
+	if p.restarted[0] != 0 {
+		p.note = fmt.Sprintf("postmaster pid %d (found again after a restart)", p.serverPID)
+	}
+	p.restarted = [2]int{}
 	s, err := p.snapshot()
 	if err != nil {
 		return nil, err
@@ -139,10 +147,43 @@ func (p *procProbe) begin(ctx context.Context, st *stepState) (func(<-chan struc
 	return nil, nil
 }
 
-func (p *procProbe) capture(context.Context, *stepState) error {
+func (p *procProbe) capture(ctx context.Context, _ *stepState) error {
+	p.refind(ctx)
 	var err error
 	p.last, err = p.snapshot()
 	return err
+}
+
+// refind finds the postmaster again when the one the step began with is
+// gone: the server restarted during the step. Its new processes are
+// counted from their start; the old ones' CPU after the step began is
+// lost with them, as the note says.
+func (p *procProbe) refind(ctx context.Context) {
+	if p.serverPID == 0 || isPostgres(p.fs, p.serverPID) {
+		return
+	}
+	old, pid := p.serverPID, 0
+	if p.pidFunc != nil {
+		pid = p.pidFunc()
+	} else if p.cfg.Conn != nil {
+		pid, _ = findServer(ctx, p.fs, p.cfg)
+	}
+	if pid == 0 || pid == old {
+		p.note = fmt.Sprintf("postmaster pid %d is gone, and no server was found again on this host", old)
+		return
+	}
+	p.serverPID, p.restarted = pid, [2]int{old, pid}
+	p.note = fmt.Sprintf("postmaster pid %d is gone: the server restarted during the step, as pid %d; its new processes are counted from their start, the old ones' CPU since the step began is lost with them", old, pid)
+}
+
+// isPostgres says whether pid is a live postgres process.
+func isPostgres(fs procfs.FS, pid int) bool {
+	proc, err := fs.Proc(pid)
+	if err != nil {
+		return false
+	}
+	st, err := proc.Stat()
+	return err == nil && st.Comm == "postgres" && st.State != "Z"
 }
 
 func (p *procProbe) report(_ context.Context, _ *stepState, out *result.Probes) error {
@@ -182,7 +223,7 @@ func (p *procProbe) report(_ context.Context, _ *stepState, out *result.Probes) 
 		srv, probeCPU, coll := groupDelta(a.server, b.server, p.serverPID, probes)
 		ps.Server = &srv
 		p.lastProbeCPU, p.lastCollectorCPU = probeCPU, coll
-	} else if p.serverPID != 0 {
+	} else if p.serverPID != 0 && p.restarted[0] == 0 {
 		ps.ServerNote = fmt.Sprintf("postmaster pid %d is gone", p.serverPID)
 	}
 	if p.poolerPID != 0 && len(b.pooler) > 0 {

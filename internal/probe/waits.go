@@ -36,6 +36,7 @@ type waitProbe struct {
 	cpu     int64
 	idle    int64
 	loopErr error
+	paused  time.Duration // sampling stopped while the server was away
 	// pg_wait_sampling, per step: backends seen in pg_stat_activity
 	snaps   []map[int]backendInfo
 	profile map[int]map[[2]string]int64
@@ -112,7 +113,7 @@ func (p *waitProbe) close()           { p.conn.close() }
 func (p *waitProbe) usesServer() bool { return p.source == WaitSourceWaitSampling }
 
 func (p *waitProbe) begin(ctx context.Context, st *stepState) (func(<-chan struct{}), error) {
-	p.counts, p.cpu, p.idle, p.loopErr, p.snaps = map[[2]string]int64{}, 0, 0, nil, nil
+	p.counts, p.cpu, p.idle, p.loopErr, p.snaps, p.paused = map[[2]string]int64{}, 0, 0, nil, nil, 0
 	if p.source == WaitSourceWaitSampling {
 		if _, err := p.conn.query(ctx, "SELECT pg_wait_sampling_reset_profile()"); err != nil {
 			return nil, err
@@ -128,31 +129,59 @@ func (p *waitProbe) begin(ctx context.Context, st *stepState) (func(<-chan struc
 			}, &p.loopErr)
 		}, nil
 	}
-	if err := p.conn.ensure(ctx); err != nil {
+	if err := p.ready(ctx); err != nil {
 		return nil, err
-	}
-	if p.prepared != p.conn.conn {
-		if _, err := p.conn.conn.Prepare(ctx, activityStatement, probeMarker+sqlActivitySample, nil); err != nil {
-			return nil, fmt.Errorf("prepare the pg_stat_activity sample: %w", err)
-		}
-		p.prepared = p.conn.conn
 	}
 	period := time.Duration(float64(time.Second) / p.hz)
 	return func(stop <-chan struct{}) {
 		t := time.NewTicker(period)
 		defer t.Stop()
+		var lostAt time.Time // when the server dropped the connection, until it is made again
 		for {
 			select {
 			case <-stop:
+				if !lostAt.IsZero() {
+					p.paused += time.Since(lostAt)
+				}
 				return
 			case <-t.C:
 			}
+			if !lostAt.IsZero() {
+				// The server went away (a restart): sample again once it
+				// is back, on a new connection.
+				if p.ready(ctx) != nil {
+					continue
+				}
+				p.paused += time.Since(lostAt)
+				lostAt = time.Time{}
+			}
 			if err := p.sampleActivity(ctx); err != nil {
+				if p.conn.lost() {
+					lostAt = time.Now()
+					continue
+				}
 				p.loopErr = err
 				return
 			}
 		}
 	}, nil
+}
+
+// ready connects (again, after the server dropped the connection) and
+// prepares the pg_stat_activity sample on the connection.
+func (p *waitProbe) ready(ctx context.Context) error {
+	cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	if err := p.conn.ensure(cctx); err != nil {
+		return err
+	}
+	if p.prepared != p.conn.conn {
+		if _, err := p.conn.conn.Prepare(cctx, activityStatement, probeMarker+sqlActivitySample, nil); err != nil {
+			return fmt.Errorf("prepare the pg_stat_activity sample: %w", err)
+		}
+		p.prepared = p.conn.conn
+	}
+	return nil
 }
 
 // sampleActivity takes one pg_stat_activity sample.
@@ -216,6 +245,7 @@ func (p *waitProbe) report(_ context.Context, _ *stepState, out *result.Probes) 
 			return fmt.Errorf("pg_stat_activity sampling stopped: %w", p.loopErr)
 		}
 		w.CPUSamples, w.IdleSamples = p.cpu, p.idle
+		w.PausedS = p.paused.Seconds()
 		w.Events = sortedEvents(p.counts)
 		w.Samples = w.CPUSamples + sumEvents(w.Events)
 		out.Waits = w

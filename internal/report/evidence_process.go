@@ -39,7 +39,11 @@ func writeProcess(pg page, s result.Step, f diagnose.Figures) {
 		for _, k := range ps.Server.ByKind {
 			kinds = append(kinds, fmt.Sprintf("%s ×%d %.2f s (run-queue wait %.2f s)", k.Kind, k.Processes, k.CPUS, k.RunQueueWaitS))
 		}
-		pg.item("server", strings.Join(kinds, "; "))
+		line := strings.Join(kinds, "; ")
+		if len(s.Outages) > 0 && ps.ServerNote != "" {
+			line += "; " + ps.ServerNote // the server restarted: how its processes were counted
+		}
+		pg.item("server", line)
 	}
 	if ps.Pooler != nil && f.ElapsedS > 0 {
 		pg.item("pooler", fmt.Sprintf("%.2f s cpu (%s of the machine), run-queue wait %.2f s", ps.Pooler.CPUS,

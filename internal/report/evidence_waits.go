@@ -19,6 +19,9 @@ func writeWaits(pg page, s result.Step, f diagnose.Figures) {
 	line := fmt.Sprintf("%d samples (%s", f.Samples, w.Source)
 	if w.Source == "pg_stat_activity" {
 		line += fmt.Sprintf(" every %.0f ms; %d of them idle sessions, counted as Client:ClientRead", w.PeriodMs, w.IdleSamples)
+		if w.PausedS > 0 {
+			line += fmt.Sprintf("; none for %.1f s while the server was away", w.PausedS)
+		}
 	}
 	line += "), shares of all of them"
 	var top []string

@@ -100,3 +100,27 @@ func TestLiveConnecting(t *testing.T) {
 		t.Errorf("stderr %q, stdout %q; want stderr %q", errb.String(), out.String(), want)
 	}
 }
+
+// A sweep whose first step did far less per client than a later one —
+// pooled.json with its 1-client throughput cut to 1500 tps, as a client
+// bound by its own wake-up latency gets, its stored speedup and efficiency
+// left as the file had them — reads against the step that does the most
+// per client: no efficiency above 100 % in the table, that step marked
+// as the baseline, and the diagnosis saying why (superlinear.txt.golden).
+func TestSuperlinearReadsAgainstItsBaseline(t *testing.T) {
+	f, err := result.Read(filepath.Join("testdata", "pooled.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Steps[0].Summary.TPS = 1500
+	out := write(t, "text", &report.Doc{Files: []compare.Input{{Name: "pooled.json", File: f}}})
+	golden.Check(t, "superlinear.txt", out)
+	for _, want := range []string{"baseline of speedup and efficiency)", "Speedup and efficiency are against 8 clients, not 1 client"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("text lacks %q", want)
+		}
+	}
+	if f.Steps[1].Summary.Speedup != 2.333722614098192 {
+		t.Errorf("the file read was changed")
+	}
+}

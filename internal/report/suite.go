@@ -26,6 +26,17 @@ func suiteTable(s *compare.Suite, color bool) *table {
 	if alone {
 		head = append(head, "speedup", "efficiency", "server cpu/txn", "in sql")
 	}
+	disturbed := s.Disturbed() // a disturbance study: each target's tps during and after the window
+	if disturbed {
+		for _, name := range append([]string{s.Baseline}, s.Candidates...) {
+			if alone {
+				name = ""
+			} else {
+				name += " "
+			}
+			head = append(head, name+"during/before", name+"after/before")
+		}
+	}
 	verdicts := false
 	for _, sc := range s.Cells {
 		for _, in := range sc.Inputs {
@@ -85,6 +96,15 @@ func suiteTable(s *compare.Suite, color bool) *table {
 			if alone {
 				cells = append(cells, aloneCells(st)...)
 			}
+			if disturbed {
+				for _, e := range st.Effects {
+					during, after := "-", "-"
+					if e != nil {
+						during, after = windowChange(e.TPS), windowChange(e.AfterTPS)
+					}
+					cells = append(cells, cell_(during), cell_(after))
+				}
+			}
 			for len(cells) < last {
 				cells = append(cells, cell_("-"))
 			}
@@ -98,7 +118,7 @@ func suiteTable(s *compare.Suite, color bool) *table {
 }
 
 // aloneCells are a single target's scaling at a step: speedup and
-// efficiency against the sweep's first step, server CPU per transaction,
+// efficiency against the sweep's baseline step (diagnose.Baseline), server CPU per transaction,
 // and the share of a transaction's latency spent running its SQL in the
 // server (pg_stat_statements), from the last complete step.
 func aloneCells(st compare.SuiteStep) []cell {
@@ -296,9 +316,18 @@ func suiteMarkdown(b *strings.Builder, s *compare.Suite) {
 	}
 }
 
+// disturbedNote says what the table's during/before and after/before
+// columns are.
+const disturbedNote = "during/before and after/before: the throughput while the first disturbance window ran, and once it ended, " +
+	"against the quiet stretch before it, in the last complete step of each cell and client count, with its interval from batch " +
+	"means of the per-interval series (? where too few intervals; each step's whole figures: pgscale report on the cell's file)"
+
 // suiteNotes are the suite's notes, then every cell's, merged.
 func suiteNotes(s *compare.Suite) []string {
 	out := append([]string(nil), s.Notes...)
+	if s.Disturbed() {
+		out = append(out, disturbedNote)
+	}
 	var errs []error
 	seen := map[string]bool{}
 	for _, c := range s.Cells {

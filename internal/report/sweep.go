@@ -28,6 +28,11 @@ func writeSweep(p page, name string, f *result.File) {
 func writeHead(p page, name string, f *result.File) {
 	wl := f.Workload
 	what := fmt.Sprintf("%s, protocol %s, scale %d", wl.Name, wl.Protocol, wl.Scale)
+	for _, sc := range wl.Scripts {
+		for _, fb := range sc.PrepareFallbacks {
+			what += fmt.Sprintf(" (%s:%d simple: the server would not prepare it, SQLSTATE %s)", sc.Name, fb.Line, fb.SQLState)
+		}
+	}
 	if wl.DurationS > 0 {
 		what += fmt.Sprintf(", %g s per step", wl.DurationS)
 	} else if wl.Transactions > 0 {
@@ -113,6 +118,7 @@ func poolerSettings(pl *result.Pooler) string {
 // sweep table with per-transaction costs and verdicts, the diagnosis
 // (computed again from the steps), and why the file is incomplete.
 func writeEnd(p page, f *result.File) {
+	f = diagnose.Rescaled(f)
 	d := diagnose.Sweep(f)
 	p.section("Sweep", "")
 	p.table(sweepTable(f, d))
@@ -150,7 +156,9 @@ func scalingTable(sc []diagnose.ScalingStep) *table {
 		gain, lost := "-", "-"
 		if !math.IsNaN(s.GainPerDoubling) {
 			gain = fmt.Sprintf("%.2f×", s.GainPerDoubling)
-			lost = fmt.Sprintf("%.0f%%", s.LossPerDoubling*100)
+		}
+		if !math.IsNaN(s.LossPerDoubling) {
+			lost = fmt.Sprintf("%.0f%%", s.LossPerDoubling*100) // none from a step before the baseline
 		}
 		t.row(fmt.Sprint(s.Clients), fmt.Sprintf("%.1f", s.TPS), share(s.Efficiency), gain, lost, share(s.Waits), share(s.CPUWait), share(s.ClientWait))
 	}
@@ -249,6 +257,9 @@ func verdictLines(d *result.Diagnosis) []string {
 		if i == d.Peak && len(d.Steps) > 1 {
 			marks = append(marks, "peak")
 		}
+		if i == d.Baseline && i > 0 {
+			marks = append(marks, "baseline of speedup and efficiency")
+		}
 		mark := ""
 		if len(marks) > 0 {
 			mark = "  (" + strings.Join(marks, ", ") + ")"
@@ -310,6 +321,9 @@ func writeStep(p page, s result.Step) {
 	}
 	if len(s.Disturbances) > 0 {
 		p.lines(disturbanceLines(s))
+	}
+	for _, o := range s.Outages {
+		p.lines([]string{diagnose.OutageLine(o) + "; the step's figures mix before, without and after it"})
 	}
 	p.blank()
 }
@@ -381,6 +395,9 @@ func disturbanceLines(s result.Step) []string {
 		if e.TPS != nil {
 			out = append(out, fmt.Sprintf("  during/before: tps %s, latency %s (%s)", windowChange(e.TPS), windowChange(e.Latency), intervalNote(e.TPS)))
 		}
+		if e.AfterTPS != nil {
+			out = append(out, fmt.Sprintf("  after/before:  tps %s (%s)", windowChange(e.AfterTPS), afterNote(e.AfterTPS)))
+		}
 		for _, warn := range e.Warnings {
 			out = append(out, "  note: "+warn)
 		}
@@ -409,6 +426,14 @@ func intervalNote(c *result.WindowChange) string {
 		return "no interval: too few seconds before or during"
 	}
 	return fmt.Sprintf("%g%% interval from batch means of %.2g s: %d before, %d during", 100*c.Confidence, c.BatchS, c.BatchesBefore, c.BatchesDuring)
+}
+
+// afterNote is intervalNote for the change after a window.
+func afterNote(c *result.WindowChange) string {
+	if c.Lo == nil || c.Hi == nil {
+		return "no interval: too few seconds before or after"
+	}
+	return fmt.Sprintf("%g%% interval from batch means of %.2g s: %d before, %d after", 100*c.Confidence, c.BatchS, c.BatchesBefore, c.BatchesDuring)
 }
 
 // duringBefore is the sweep table's "during/before" cell: each window's tps

@@ -12,8 +12,12 @@ type Diagnosis struct {
 	// Peak is the index of the step with the highest throughput.
 	Peak        int     `json:"peak"`
 	PeakTPS     float64 `json:"peak_tps"`
-	PeakSpeedup float64 `json:"peak_speedup"` // peak TPS / first step's TPS
-	Paragraph   string  `json:"paragraph"`
+	PeakSpeedup float64 `json:"peak_speedup"` // peak TPS / the baseline step's TPS
+	// Baseline is the index of the step that speedup and efficiency are
+	// against: the first, unless a later step does more per client (a
+	// first step held back by its own latency), as the paragraph says.
+	Baseline  int    `json:"baseline,omitempty"`
+	Paragraph string `json:"paragraph"`
 }
 
 // StepVerdict is one step's bottleneck and the evidence for it.

@@ -63,6 +63,11 @@ type Effect struct {
 	// before and a during phase.
 	TPS     *WindowChange `json:"tps_change,omitempty"`
 	Latency *WindowChange `json:"latency_change,omitempty"`
+	// AfterTPS is the change after vs before of the per-interval
+	// throughput, whether the workload recovered once the window ended
+	// (its "during" holds the mean after); absent without both a before
+	// and an after phase.
+	AfterTPS *WindowChange `json:"after_tps_change,omitempty"`
 	// Warnings are caveats about these numbers (too few seconds for an
 	// interval, overlapping windows, autocorrelation left).
 	Warnings []string `json:"warnings,omitempty"`
@@ -114,7 +119,7 @@ func (d *Disturbance) validate() error {
 		return fmt.Errorf("disturbance %s: negative counts", d.Spec)
 	}
 	if e := d.Effect; e != nil {
-		for _, c := range []*WindowChange{e.TPS, e.Latency} {
+		for _, c := range []*WindowChange{e.TPS, e.Latency, e.AfterTPS} {
 			if c != nil && (math.IsNaN(c.Change) || c.Lo != nil && c.Hi != nil && !(*c.Lo <= c.Change && c.Change <= *c.Hi)) {
 				return fmt.Errorf("disturbance %s: change %v outside its interval", d.Spec, c.Change)
 			}

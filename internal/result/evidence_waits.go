@@ -17,6 +17,9 @@ type Waits struct {
 	// (pg_wait_sampling only), by samples, descending.
 	Background []WaitEvent `json:"background,omitempty"`
 	Note       string      `json:"note,omitempty"`
+	// PausedS (pg_stat_activity only) is how long sampling stopped while
+	// the server was away (a restart), until it was connected to again.
+	PausedS float64 `json:"paused_s,omitempty"`
 }
 
 // WaitEvent is one wait event's samples.

@@ -257,6 +257,11 @@ func (f *File) Validate() error {
 				bad("step %d: %v", i, err)
 			}
 		}
+		for j := range s.Outages {
+			if err := s.Outages[j].validate(); err != nil {
+				bad("step %d: %v", i, err)
+			}
+		}
 	}
 	if f.AB != nil {
 		errs = append(errs, f.AB.validate(f)...)

@@ -176,6 +176,19 @@ type Script struct {
 	// SimpleProtocolLines are the lines of compound SQL commands (\;) sent
 	// with the simple query protocol although -M is extended or prepared.
 	SimpleProtocolLines []int `json:"simple_protocol_lines,omitempty"`
+	// PrepareFallbacks are the SQL commands sent with the simple protocol
+	// because, with the default protocol (prepared, not asked for), the
+	// server refused to prepare them for their parameters' types, as
+	// pgbench's default (simple) would have run them.
+	PrepareFallbacks []PrepareFallback `json:"prepare_fallbacks,omitempty"`
+}
+
+// PrepareFallback is one command that could not be prepared for its
+// parameters' types, and why.
+type PrepareFallback struct {
+	Line     int    `json:"line"`
+	SQLState string `json:"sqlstate"`
+	Message  string `json:"message"`
 }
 
 // Workload is what every client ran.
@@ -228,6 +241,9 @@ type Step struct {
 	Probes *Probes `json:"probes,omitempty"`
 	// Disturbances are the disturbance windows run during the step (disturb.go).
 	Disturbances []Disturbance `json:"disturbances,omitempty"`
+	// Outages are the stretches in which the clients lost the server and
+	// connected again: a restart (outage.go); none in most steps.
+	Outages []Outage `json:"outages,omitempty"`
 	// Agents are the agents that ran the step's clients, each with its
 	// share (agents.go); absent when this process ran them all.
 	Agents []StepAgent `json:"agents,omitempty"`

@@ -95,7 +95,7 @@ func RoundsToDetect(sdLog, change, confidence, power float64) int {
 	if sdLog == 0 {
 		return 2
 	}
-	alpha := 1 - confidence
+	alpha := Alpha(confidence)
 	k := sdLog / delta
 	z := zQuantile(1-alpha/2) + zQuantile(power)
 	n0 := z * z * k * k

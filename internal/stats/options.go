@@ -31,6 +31,12 @@ func (o Options) confidence() (float64, []error) {
 	return c, nil
 }
 
+// Alpha is the significance level of a confidence level, 1 − conf, rounded
+// to twelve decimals: 1 − 0.95 is 0.050000000000000044 in floating point,
+// and the level is printed in notes and written in JSON, where it must
+// read 0.05.
+func Alpha(conf float64) float64 { return math.Round((1-conf)*1e12) / 1e12 }
+
 // tQuantile returns the p-quantile of Student's t distribution with df
 // degrees of freedom.
 func tQuantile(p, df float64) float64 {

@@ -62,7 +62,7 @@ func ComparePaired(m Measure, base, cand []float64, opt Options) Comparison {
 func comparePaired(m Measure, base, cand []float64, opt Options, unit string) Comparison {
 	conf, warns := opt.confidence()
 	c := newComparison(m, Paired, conf, PairedTest)
-	alpha := 1 - conf
+	alpha := Alpha(conf)
 
 	n := min(len(base), len(cand))
 	if len(base) != len(cand) {

@@ -42,7 +42,7 @@ func Summarize(values []float64, opt Options) Summary {
 		return s
 	}
 	// NewSample sorts in place; xs is already a copy.
-	sample := benchmath.NewSample(xs, &benchmath.Thresholds{CompareAlpha: 1 - conf})
+	sample := benchmath.NewSample(xs, &benchmath.Thresholds{CompareAlpha: Alpha(conf)})
 	sum := benchmath.AssumeNothing.Summary(sample, conf)
 	s.Median, s.Lo, s.Hi, s.Confidence = sum.Center, sum.Lo, sum.Hi, sum.Confidence
 	for _, w := range sum.Warnings {

@@ -50,7 +50,7 @@ type UnpairedDetail struct {
 func CompareUnpaired(m Measure, base, cand []float64, opt Options) Comparison {
 	conf, warns := opt.confidence()
 	c := newComparison(m, Independent, conf, UnpairedTest)
-	alpha := 1 - conf
+	alpha := Alpha(conf)
 	warns = append(warns, warnf(Unpaired, "%s: unpaired comparison (Mann-Whitney U): drift between runs is not cancelled as in an interleaved A/B run", m.Key()))
 
 	bs, bOut := positive(base)

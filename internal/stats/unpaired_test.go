@@ -3,6 +3,7 @@ package stats_test
 import (
 	"math"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/pgscale/pgscale/internal/stats"
@@ -148,4 +149,26 @@ func TestCompareUnpairedLarge(t *testing.T) {
 // rep3 returns xs three times over.
 func rep3(xs ...float64) []float64 {
 	return slices.Concat(xs, xs, xs)
+}
+
+// The significance level reads as given: 1 − 0.95 is printed 0.05, not
+// 0.050000000000000044, in the notes of a comparison and in a verdict.
+func TestAlphaReadsAsGiven(t *testing.T) {
+	if a := stats.Alpha(0.95); a != 0.05 {
+		t.Errorf("Alpha(0.95) = %v", a)
+	}
+	c := stats.CompareUnpaired(stats.Measure{Name: "tps", Step: "c=1", Direction: stats.HigherIsBetter}, []float64{1, 2, 3}, []float64{2}, stats.Options{})
+	said := false
+	for _, w := range c.Warnings {
+		said = said || strings.Contains(w.Error(), "alpha level 0.05")
+		if strings.Contains(w.Error(), "0.0500000") {
+			t.Errorf("warning: %v", w)
+		}
+	}
+	if !said {
+		t.Errorf("no note of the alpha level: %v", c.Warnings)
+	}
+	if v, err := stats.Evaluate([]stats.Comparison{c}, stats.Bounds{}, stats.Options{}); err != nil || v.Alpha != 0.05 {
+		t.Errorf("verdict alpha %v, %v", v.Alpha, err)
+	}
 }

@@ -150,7 +150,7 @@ func (v Verdict) Counts() string {
 // no Direction or two comparisons have the same key.
 func Evaluate(cs []Comparison, bounds Bounds, opt Options) (Verdict, error) {
 	conf, warns := opt.confidence()
-	v := Verdict{Alpha: 1 - conf, Warnings: warns, Total: len(cs)}
+	v := Verdict{Alpha: Alpha(conf), Warnings: warns, Total: len(cs)}
 
 	seen := make(map[string]bool)
 	used := make([]bool, len(bounds))

@@ -66,7 +66,7 @@ type WindowDetail struct {
 func CompareWindows(m Measure, before, during []float64, opt WindowOptions) Comparison {
 	conf, warns := opt.confidence()
 	c := newComparison(m, Window, conf, WindowTest)
-	alpha := 1 - conf
+	alpha := Alpha(conf)
 	d := &WindowDetail{SELog: math.NaN(), DF: math.NaN(), Lag1: math.NaN()}
 	c.WindowDetail = d
 

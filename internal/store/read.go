@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -78,7 +79,8 @@ const (
 )
 
 // Series lists the series matching f, with their point counts, newest
-// points and acknowledgements, ordered by key.
+// points and acknowledgements, ordered by key (trend.Key.Before: the
+// measures by importance).
 func (s *Store) Series(ctx context.Context, f Filter) ([]trend.Series, error) {
 	cond, args := f.where()
 	rows, err := s.db.QueryContext(ctx, `SELECT `+seriesColumns+`,
@@ -111,6 +113,7 @@ func (s *Store) Series(ctx context.Context, f Filter) ([]trend.Series, error) {
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("store %s: listing series: %w", s.location, err)
 	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Key.Before(out[j].Key) })
 	return out, nil
 }
 
@@ -203,6 +206,7 @@ func (s *Store) history(ctx context.Context, cond string, args []any) ([]trend.H
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("store %s: reading points: %w", s.location, err)
 	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Key.Before(out[j].Key) })
 	return out, nil
 }
 

@@ -10,6 +10,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -19,6 +20,7 @@ import (
 	_ "modernc.org/sqlite"             // database/sql driver "sqlite"
 
 	"github.com/pgscale/pgscale/internal/compare"
+	"github.com/pgscale/pgscale/internal/result"
 	"github.com/pgscale/pgscale/internal/secret"
 )
 
@@ -119,6 +121,25 @@ func DefaultLocation() (string, error) {
 		return "", fmt.Errorf("no default store location: %w; set %s", err, EnvLocation)
 	}
 	return filepath.Join(home, ".local", "share", "pgscale", "history.db"), nil
+}
+
+// CheckWritable says, before a run spends its time, whether results can
+// be recorded at location: for SQLite, that the file (or its directory,
+// when it does not exist yet) can be written; a PostgreSQL store is only
+// known when connected to, and what it cannot record is still on disk.
+func CheckWritable(location string) error {
+	if location == "" || kindOf(location) == Postgres {
+		return nil
+	}
+	if err := result.CheckWritable(location); err != nil {
+		return fmt.Errorf("store %s: %w", location, err)
+	}
+	if f, err := os.OpenFile(location, os.O_RDWR, 0); err == nil {
+		f.Close()
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("store %s: %w", location, err)
+	}
+	return nil
 }
 
 // Kind returns the store's backend.

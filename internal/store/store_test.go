@@ -173,6 +173,19 @@ func TestAddAndRead(t *testing.T) {
 		if len(all) != 8 {
 			t.Fatalf("%d series, want 8 (2 labels × 4 measures): %v", len(all), all)
 		}
+		// Measures by importance within a label and client count:
+		// throughput and latency first, not alphabetically.
+		var measures []string
+		for _, sr := range all[:4] {
+			measures = append(measures, sr.Measure)
+		}
+		if got := strings.Join(measures, " "); got != "tps p50 p99 client-cpu/txn" {
+			t.Errorf("measures listed as %s, want tps p50 p99 client-cpu/txn", got)
+		}
+		hs, err := s.Export(ctx, store.Filter{Label: "main"})
+		if err != nil || len(hs) != 4 || hs[0].Measure != "tps" || hs[3].Measure != "client-cpu/txn" {
+			t.Errorf("export of main: %d series (%v), tps first and client-cpu/txn last wanted", len(hs), err)
+		}
 		series, err := s.Series(ctx, store.Filter{Label: "main", Measure: "tps"})
 		if err != nil {
 			t.Fatal(err)
@@ -226,7 +239,7 @@ func TestAddAndRead(t *testing.T) {
 				t.Errorf("filter %+v: %d series, want %d", c.f, len(got), c.want)
 			}
 		}
-		hs, err := s.Export(ctx, store.Filter{Label: "real", Measure: "client-cpu/txn"})
+		hs, err = s.Export(ctx, store.Filter{Label: "real", Measure: "client-cpu/txn"})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -34,8 +34,12 @@ type Options struct {
 	// instrumentation off until turned on (Cluster.Callgrind).
 	Valgrind *Valgrind
 	// Detach lets the server outlive pgscale (--keep). Otherwise the kernel
-	// stops it if pgscale dies without cleaning up.
+	// stops it if pgscale dies without cleaning up, and the cluster's
+	// directory is marked as this process's, so that the next pgscale to
+	// start removes it (RemoveStale).
 	Detach bool
+	// Log receives one-line notices: stale cluster directories removed.
+	Log func(string)
 }
 
 // Setting is one server configuration parameter.
@@ -67,6 +71,7 @@ type Cluster struct {
 	Preloaded []string  // shared_preload_libraries
 
 	opts    Options
+	owner   *os.File // the directory's owner file, locked while this process lives (nil with Detach)
 	cred    *syscall.Credential
 	mu      sync.Mutex
 	proc    *Process // the postmaster, replaced by every start
@@ -97,6 +102,16 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 	if opts.Tmpfs {
 		parent = "/dev/shm"
 	}
+	// What pgscale processes killed before they could clean up left here.
+	removed, rerr := RemoveStale(parent)
+	if opts.Log != nil {
+		for _, d := range removed {
+			opts.Log("removed the cluster directory a killed pgscale left: " + d)
+		}
+		if rerr != nil {
+			opts.Log("stale cluster directory: " + rerr.Error())
+		}
+	}
 	dir, err := mkdirTemp(parent)
 	if err != nil {
 		return nil, fmt.Errorf("create cluster directory: %w", err)
@@ -110,6 +125,11 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 			c.Stop()
 		}
 	}()
+	if !opts.Detach {
+		if c.owner, err = own(dir); err != nil {
+			return c, fmt.Errorf("mark cluster directory: %w", err)
+		}
+	}
 	if c.cred, err = runAs(opts.OSUser); err != nil {
 		return c, err
 	}
@@ -154,7 +174,7 @@ func mkdirTemp(parent string) (string, error) {
 func (c *Cluster) command(name string, args ...string) *exec.Cmd {
 	cmd := exec.Command(filepath.Join(c.BinDir, name), args...)
 	cmd.Dir = c.Dir
-	cmd.Env = append(os.Environ(), "LC_ALL=C")
+	cmd.Env = append(childEnv(), "LC_ALL=C")
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: c.cred, Setpgid: true}
 	return cmd
 }
@@ -247,7 +267,7 @@ func (c *Cluster) start(ctx context.Context) error {
 		}
 	}
 	ps := processSpec{name: "postgres", path: filepath.Join(c.BinDir, "postgres"), args: []string{"-D", c.DataDir}, dir: c.Dir,
-		env: append(os.Environ(), "LC_ALL=C"), log: c.LogFile, cred: c.cred,
+		env: append(childEnv(), "LC_ALL=C"), log: c.LogFile, cred: c.cred,
 		// Fast shutdown, then immediate.
 		stop: []StopStep{{syscall.SIGINT, 30 * time.Second}, {syscall.SIGQUIT, 5 * time.Second}}}
 	if v := c.opts.Valgrind; v != nil {
@@ -336,7 +356,11 @@ func (c *Cluster) Stop() error {
 	if c.Dir == "" {
 		return nil
 	}
-	return os.RemoveAll(c.Dir)
+	err := os.RemoveAll(c.Dir)
+	if c.owner != nil {
+		c.owner.Close()
+	}
+	return err
 }
 
 // reclaimShm starts once more a server that died without shutting down

@@ -16,7 +16,8 @@ import (
 
 // EnvPointsAtServer reports whether libpq environment variables name a
 // server (PGHOST, PGHOSTADDR, PGPORT, PGDATABASE, PGSERVICE), in which case
-// pgscale uses it instead of starting an ephemeral cluster.
+// pgscale uses it instead of starting an ephemeral cluster. A variable set
+// but empty counts as unset, as pgx and libpq read it.
 func EnvPointsAtServer() bool {
 	for _, v := range []string{"PGHOST", "PGHOSTADDR", "PGPORT", "PGDATABASE", "PGSERVICE"} {
 		if os.Getenv(v) != "" {

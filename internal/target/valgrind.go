@@ -131,7 +131,7 @@ func (v *Valgrind) command(dir, postgres string, args ...string) (string, []stri
 // them unset both sides say "???" throughout.
 func valgrindEnv() []string {
 	var env []string
-	for _, kv := range os.Environ() {
+	for _, kv := range childEnv() {
 		switch k, _, _ := strings.Cut(kv, "="); k {
 		case "USER", "LOGNAME", "HOST", "HOSTNAME":
 		default:

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/pgscale/pgscale/internal/compare"
 )
 
 // Key identifies a series: one measure at one client count of one
@@ -24,6 +26,40 @@ type Key struct {
 // tps | 3f2a1b9c04d5".
 func (k Key) String() string {
 	return strings.Join([]string{k.Workload, k.Label, "c=" + strconv.Itoa(k.Clients), k.Measure, k.Machine}, " | ")
+}
+
+// Before orders keys for reading: by workload, label and client count,
+// then the measures by importance — throughput and latency first, then
+// the costs per transaction, in compare.Measures' order (measures it does
+// not know after them, by name) — then by machine.
+func (k Key) Before(o Key) bool {
+	switch {
+	case k.Workload != o.Workload:
+		return k.Workload < o.Workload
+	case k.Label != o.Label:
+		return k.Label < o.Label
+	case k.Clients != o.Clients:
+		return k.Clients < o.Clients
+	case k.Measure != o.Measure:
+		ri, rj := measureRank(k.Measure), measureRank(o.Measure)
+		if ri != rj {
+			return ri < rj
+		}
+		return k.Measure < o.Measure
+	}
+	return k.Machine < o.Machine
+}
+
+// measureRank is a measure's place in compare.Measures; past them for one
+// it does not know.
+func measureRank(name string) int {
+	ms := compare.Measures()
+	for i, m := range ms {
+		if m.Name == name {
+			return i
+		}
+	}
+	return len(ms)
 }
 
 // Series is one series of a store, with a summary of its points.

@@ -22,7 +22,7 @@ import (
 type Spec struct {
 	Scripts  []ScriptArg
 	Defines  map[string]string
-	Protocol string // simple, extended or prepared; default prepared
+	Protocol string // simple, extended or prepared; "" is the default, prepared (Loaded.ProtocolDefault)
 	Seed     string // time, rand or an integer; default time
 }
 
@@ -91,6 +91,10 @@ type Loaded struct {
 	// Builtin says a built-in script is among them: pgbench's tables are
 	// required and the scale is read from them, as pgbench does.
 	Builtin bool
+	// ProtocolDefault says the protocol was not asked for (no -M): a
+	// statement the server cannot prepare for its parameters' types then
+	// runs with the simple protocol (CheckPrepare), as pgbench's default.
+	ProtocolDefault bool
 
 	descs []string // pgbench's description of each script
 }
@@ -113,7 +117,7 @@ func splitWeight(arg string) (string, int, error) {
 func Load(w Spec) (*Loaded, error) {
 	l := &Loaded{Defines: w.Defines}
 	if w.Protocol == "" {
-		w.Protocol = "prepared"
+		w.Protocol, l.ProtocolDefault = "prepared", true
 	}
 	p, err := engine.ParseProtocol(w.Protocol)
 	if err != nil {

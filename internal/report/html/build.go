@@ -48,7 +48,7 @@ func build(doc Doc) *page {
 		p.Runs = append(p.Runs, r)
 		if g.ab == nil {
 			fi := g.files[0]
-			f := doc.Files[fi].File
+			f := diagnose.Rescaled(doc.Files[fi].File)
 			d := diagnose.Sweep(f)
 			sc.Series = append(sc.Series, sweepSeries(labels[fi], doc.Files[fi].Name, f, d))
 			for si := range f.Steps {

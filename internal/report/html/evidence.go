@@ -148,6 +148,9 @@ func stepFigures(se *stepEvidence, fg diagnose.Figures, s result.Step) {
 	for _, d := range s.Disturbances {
 		se.Disturbances = append(se.Disturbances, disturbanceOf(d))
 	}
+	for _, o := range s.Outages {
+		se.Outages = append(se.Outages, diagnose.OutageLine(o))
+	}
 }
 
 func disturbanceOf(d result.Disturbance) disturbance {
@@ -177,7 +180,7 @@ func disturbanceOf(d result.Disturbance) disturbance {
 		return out
 	}
 	o.Before, o.During, o.After = ph(e.Before), ph(e.During), ph(e.After)
-	o.TPSChange, o.LatChange = ch(e.TPS), ch(e.Latency)
+	o.TPSChange, o.LatChange, o.AfterTPS = ch(e.TPS), ch(e.Latency), ch(e.AfterTPS)
 	o.Warnings = e.Warnings
 	return o
 }

@@ -256,6 +256,7 @@ type stepFacts struct {
 type stepNotes struct {
 	Errors       []errorLine   `json:"errors,omitempty"`
 	Disturbances []disturbance `json:"disturbances,omitempty"`
+	Outages      []string      `json:"outages,omitempty"` // the server lost or restarted during the step (diagnose.OutageLine)
 	Unavailable  []keyVal      `json:"unavailable,omitempty"`
 	ServerNote   string        `json:"server_note,omitempty"`
 }
@@ -360,6 +361,7 @@ type disturbance struct {
 	After      *phase   `json:"after,omitempty"`
 	TPSChange  *change  `json:"tps_change,omitempty"`
 	LatChange  *change  `json:"latency_change,omitempty"`
+	AfterTPS   *change  `json:"after_tps_change,omitempty"`
 	Warnings   []string `json:"warnings,omitempty"`
 	ErrorLines []string `json:"error_messages,omitempty"`
 }

@@ -52,7 +52,7 @@ var scalingMetrics = []scalingMetric{
 	{"scaling-p99", "p99 latency", "ms",
 		func(p scalingPoint) (float64, *num, *num, bool) { return float64(p.P99Ms), p.P99Lo, p.P99Hi, true },
 		func(p scalingPoint) []num { return p.RoundP99 }},
-	{"scaling-speedup", "Speedup over the first step", "× first step's tps",
+	{"scaling-speedup", "Speedup over the baseline step", "× the baseline step's tps (the first, unless a later one does more per client)",
 		func(p scalingPoint) (float64, *num, *num, bool) {
 			if p.Speedup == nil {
 				return 0, nil, nil, false
