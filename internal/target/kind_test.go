@@ -17,6 +17,8 @@ var examples = map[target.Kind][]string{
 	target.Settings: {"base=settings:", "big=settings:shared_buffers=2GB,wal_buffers=64MB", "pre=settings:shared_preload_libraries='pg_stat_statements,auto_explain', work_mem = 8MB"},
 	target.DSN:      {"kw=dsn:host=db1 port=5432 dbname=app", "uri=dsn:postgres://app@db1:6432/app?sslmode=disable"},
 	target.Pooled:   {"p=pgbouncer:", "p=pgbouncer:of=direct", "p=pgbouncer:pool_mode=session,of=direct, ignore_startup_parameters='extra_float_digits,search_path'"},
+	target.ProxyKind: {`b=proxy:{"command":"pgbouncer {{dir}}/b.ini","files":{"b.ini":"[databases]\n* = host={{upstream.host}}, port={{upstream.port}}\n"},"of":"direct"}`,
+		`b=proxy:{"command":"pgcat {{dir}}/c.toml","ready":"5s"},of=s1,of=s2`},
 }
 
 // Every registered kind reads back what its String writes: the spec a
@@ -61,10 +63,10 @@ func TestHelpNamesEveryKind(t *testing.T) {
 			}
 		}
 	}
-	if got := target.PoolerForms(); got != "pgbouncer or pgbouncer:k=v,..." {
+	if got := target.PoolerForms(); got != "pgbouncer, pgbouncer:k=v,... or proxy:FILE.yaml" {
 		t.Errorf("PoolerForms() = %q", got)
 	}
-	if f := target.Forms(); !strings.HasPrefix(f, "NAME=bin:DIR, NAME=settings:k=v,..., ") || !strings.HasSuffix(f, " or NAME=pgbouncer:[of=NAME,]k=v,...") {
+	if f := target.Forms(); !strings.HasPrefix(f, "NAME=bin:DIR, NAME=settings:k=v,..., ") || !strings.HasSuffix(f, ", NAME=pgbouncer:[of=NAME,]k=v,... or NAME=proxy:[of=NAME,]FILE.yaml") {
 		t.Errorf("Forms() = %q", f)
 	}
 }

@@ -53,9 +53,16 @@ func WithPooler(front Spec, pooler string) (Spec, error) {
 	if k == nil || k.fronts == 0 {
 		return bad("want %s", PoolerForms())
 	}
+	obj, arg, err := cutObject(arg)
+	if err != nil {
+		return bad("%v", err)
+	}
 	of, arg, err := takeOf(arg)
 	if err != nil {
 		return bad("%v", err)
+	}
+	if obj != "" {
+		arg = obj
 	}
 	if len(of) > 0 {
 		return bad("of= names an ab target; run's pooler fronts the ephemeral cluster or --dsn")
@@ -102,7 +109,9 @@ func (t Spec) String() string {
 	if t.Arg != nil {
 		arg = t.Arg.String()
 	}
-	if arg != "" || len(parts) == 0 {
+	if strings.HasPrefix(arg, "{") {
+		parts = append([]string{arg}, parts...) // an inline definition, then of=
+	} else if arg != "" || len(parts) == 0 {
 		parts = append(parts, arg)
 	}
 	s := t.Kind.String() + ":" + strings.Join(parts, ",")
@@ -139,21 +148,68 @@ func ParseSpec(spec string) (Spec, error) {
 		return bad("unknown kind %q: want %s", kindName, kindsWhere(func(*kind) bool { return true }))
 	}
 	t := Spec{Name: name, Kind: k.name}
+	// An argument that is a JSON object (a proxy's inline definition) is
+	// taken whole; of= items may follow it.
+	obj, arg, err := cutObject(arg)
+	if err != nil {
+		return bad("%v", err)
+	}
 	if k.fronts > 0 {
-		var err error
 		if t.Of, arg, err = takeOf(arg); err != nil {
 			return bad("%v", err)
 		}
-		if len(t.Of) > k.fronts {
-			return bad("a %s target fronts at most %d target(s), and of= names %d", k.name, k.fronts, len(t.Of))
+	}
+	if obj != "" {
+		if strings.TrimSpace(arg) != "" {
+			return bad("after the definition {...} only of=NAME may follow, not %q", arg)
 		}
+		arg = obj
 	}
 	a, err := k.parse(arg)
 	if err != nil {
 		return bad("%v", err)
 	}
 	t.Arg = a
+	if d, ok := a.(interface{ defaultOf() []string }); ok && len(t.Of) == 0 {
+		t.Of = d.defaultOf()
+	}
+	if len(t.Of) > k.fronts {
+		return bad("a %s target fronts at most %d target(s), and of= names %d", k.name, k.fronts, len(t.Of))
+	}
 	return t, nil
+}
+
+// cutObject takes a JSON object off the front of a spec's argument: the
+// object (empty when the argument is not one) and what follows its comma.
+func cutObject(arg string) (obj, rest string, err error) {
+	s := strings.TrimSpace(arg)
+	if !strings.HasPrefix(s, "{") {
+		return "", arg, nil
+	}
+	depth, inString, escaped := 0, false, false
+	for i, r := range s {
+		switch {
+		case escaped:
+			escaped = false
+		case inString && r == '\\':
+			escaped = true
+		case r == '"':
+			inString = !inString
+		case inString:
+		case r == '{':
+			depth++
+		case r == '}':
+			depth--
+			if depth == 0 {
+				rest = strings.TrimSpace(s[i+1:])
+				if rest != "" && !strings.HasPrefix(rest, ",") {
+					return "", "", fmt.Errorf("after the definition {...} want ,of=NAME, not %q", rest)
+				}
+				return s[:i+1], strings.TrimPrefix(rest, ","), nil
+			}
+		}
+	}
+	return "", "", fmt.Errorf("the definition {... is not closed")
 }
 
 // takeOf takes the of=NAME items out of a comma list (commas in single
