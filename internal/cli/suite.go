@@ -181,8 +181,12 @@ func dryRunSuite(spec *plan.SuiteSpec, stdout io.Writer) error {
 	if len(targets) > 1 {
 		what = fmt.Sprintf("A/B runs of %d rounds", s.Rounds)
 	}
+	brief := make([]string, len(targets))
+	for i, t := range targets {
+		brief[i] = target.Brief(t)
+	}
 	fmt.Fprintf(stdout, "suite %s: %d of %d cells, %s on %s; clients %v, %v per step\n", s.Name, len(run), len(cells), what,
-		strings.Join(targets, ", "), s.Clients, s.Duration)
+		strings.Join(brief, ", "), s.Clients, s.Duration)
 	for _, c := range run {
 		fmt.Fprintf(stdout, "  %3d  %s\n", c.Index+1, c.Key())
 	}

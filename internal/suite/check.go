@@ -28,7 +28,14 @@ func (p *parsed) fill(s *Suite, fs *fileSpec) error {
 		s.Description = *fs.Description
 	}
 	if len(fs.Targets) > 0 {
-		s.Targets = fs.Targets
+		s.Targets = nil
+		for i, t := range fs.Targets {
+			spec, err := t.spec(s.Dir)
+			if err != nil {
+				return p.errAt(fmt.Sprintf("$.targets[%d]", i), "%v", err)
+			}
+			s.Targets = append(s.Targets, spec)
+		}
 	}
 	if fs.Baseline != nil {
 		s.Baseline = *fs.Baseline
