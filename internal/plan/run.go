@@ -64,16 +64,16 @@ func Run(ctx context.Context, spec RunSpec) (*result.File, string, error) {
 	}
 	spec.countNotice(1, 1)
 	started := time.Now().UTC()
-	srv, err := target.Open(ctx, spec.Target, spec.Cluster, spec.needs(ds, wl), spec.notice)
-	if err != nil {
-		return nil, "", err
-	}
-	p := &prepared{srv: srv}
-	defer p.close()
 	path := spec.Out
 	if path == "" {
 		path = filepath.Join("results", fmt.Sprintf("%s-%s.json", fileName(wl.Name), started.Format("20060102T150405Z")))
 	}
+	srv, err := target.Open(ctx, spec.Target, spec.Cluster, spec.needs(ds, wl), spec.notice)
+	if err != nil {
+		return nil, "", keepStartLog(err, func(_, program string) string { return poolerLogPath(path, program) })
+	}
+	p := &prepared{srv: srv}
+	defer p.close()
 	return spec.sweepOn(ctx, p, wl, setup, ds, started, sweepFile{Path: path, Skip: spec.NoResultFile, Pgbench: spec.Pgbench})
 }
 

@@ -287,6 +287,20 @@ func proxyProgram(cmd string) (string, error) {
 // ErrNoProxy says a proxy's program was not found.
 var ErrNoProxy = errors.New("proxy program not found")
 
+// StartError is a proxy that could not start, with its whole log (passwords
+// redacted), for the caller to keep where the result would have gone.
+type StartError struct {
+	Target  string // the target's name; empty for run's
+	Program string
+	Log     string
+	Err     error
+}
+
+func (e *StartError) Error() string { return e.Err.Error() }
+
+// Unwrap returns why it could not start.
+func (e *StartError) Unwrap() error { return e.Err }
+
 // proxyStart starts a proxy target that its plan checked.
 type proxyStart struct {
 	spec  Spec
@@ -297,7 +311,7 @@ type proxyStart struct {
 
 func (p *proxyStart) frontConnections() int { return p.conns }
 
-func (p *proxyStart) start(ctx context.Context, fronts []*Server, _ Needs, log func(string)) (*Server, error) {
+func (p *proxyStart) start(ctx context.Context, fronts []*Server, needs Needs, log func(string)) (*Server, error) {
 	ups := make([]Upstream, len(fronts))
 	var where []string
 	for i, f := range fronts {
@@ -313,12 +327,16 @@ func (p *proxyStart) start(ctx context.Context, fronts []*Server, _ Needs, log f
 		program = programName(p.def.Command)
 	}
 	log(fmt.Sprintf("starting %s in front of %s...", program, strings.Join(where, " and ")))
-	px, err := StartProxy(ctx, ProxyOptions{Def: p.def, Upstreams: ups, OSUser: p.opt.OSUser})
+	px, err := StartProxy(ctx, ProxyOptions{Def: p.def, Upstreams: ups, OSUser: p.opt.OSUser, Clients: needs.Clients + 10})
 	if err != nil {
+		se := &StartError{Target: p.spec.Name, Program: program, Err: err}
 		if px != nil {
+			if b, rerr := os.ReadFile(px.LogFile); rerr == nil {
+				se.Log = px.redact(string(b))
+			}
 			px.Stop()
 		}
-		return nil, named(p.spec, err)
+		return nil, named(p.spec, se)
 	}
 	cfg, err := ParseDSN(px.ConnString(ups[0].Database))
 	if err != nil {

@@ -97,6 +97,11 @@ type ProxyOptions struct {
 	OSUser string
 	// OpenFiles is the open-files limit it runs with; 0: the hard limit.
 	OpenFiles uint64
+	// Clients is how many client connections it must hold at once: a
+	// proxy target's are the run's largest client count and ten more (the
+	// start's check, a probe); {{clients}} (100 when 0), for a pooler's
+	// client or process limit.
+	Clients int
 	// Data are extra template values, as .Data.NAME.
 	Data map[string]any
 	// Funcs are extra template functions.
@@ -222,8 +227,10 @@ func programName(command string) string {
 }
 
 // templateData is what a proxy's templates see: .Dir, .Port, .Upstreams,
-// .Upstream (the first) and .Data; the functions dir, port, upstream
-// (the first upstream, lower-case keys) and upstreams (all, likewise).
+// .Upstream (the first) and .Data; the functions dir, port, clients (the
+// run's largest client count), upstream (the first upstream, lower-case
+// keys), upstreams (all, likewise), connquote (a pgbouncer connection
+// string value) and quote (a PostgreSQL-style 'string').
 type templateData struct {
 	Dir       string
 	Port      int
@@ -243,6 +250,12 @@ func (p *Proxy) funcs() template.FuncMap {
 				out[i] = u.lower()
 			}
 			return out
+		},
+		"clients": func() int {
+			if p.opts.Clients <= 0 {
+				return 100
+			}
+			return p.opts.Clients
 		},
 		"connquote": connQuote,
 		"quote":     quote,
@@ -397,6 +410,17 @@ func (p *Proxy) waitReady(ctx context.Context) error {
 		return errors.New(p.redact(err.Error()))
 	}
 	return err
+}
+
+// ExitError says in one line how the proxy ended, with the last lines of
+// its log ("pgpool (pid 4711) exited with status 3: FATAL: ..."), or
+// returns nil while it runs.
+func (p *Proxy) ExitError() error {
+	err := p.Process.ExitError()
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("%w; its log ends: %s", err, p.Log(3))
 }
 
 // Log returns the last n lines of the proxy's log, passwords redacted.
