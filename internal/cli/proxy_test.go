@@ -141,3 +141,42 @@ func TestProxyExitsAtStart(t *testing.T) {
 		t.Errorf("processes left: %v", left)
 	}
 }
+
+// pgpool-II in front of an ephemeral primary with a streaming replica,
+// balancing reads: both servers' backends get statements, the step
+// records the split and the replica's lag, and nothing of the three is
+// left.
+func TestProxyPgpoolLoadBalances(t *testing.T) {
+	targettest.NeedPgpool(t)
+	out := filepath.Join(t.TempDir(), "r.json")
+	code, stdout, stderr := pgscale(t, "run", "--replicas", "1", "--pooler", "proxy:"+targettest.Example(t, "pgpool"),
+		"-S", "-M", "simple", "-c", "4", "-T", "2", "--out", out)
+	if code != cli.ExitOK {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	f := readResult(t, out)
+	if !f.Complete || f.Target.Pooler == nil || !strings.Contains(f.Target.Pooler.Server, "(replica)") {
+		t.Fatalf("result: complete %v, target %+v", f.Complete, f.Target)
+	}
+	u := f.Steps[0].Probes.Upstreams
+	if u == nil || len(u.Servers) != 2 {
+		t.Fatalf("upstreams %+v", u)
+	}
+	primary, replica := u.Servers[0], u.Servers[1]
+	if primary.Role != "primary" || replica.Role != "replica" || replica.LagBytes == nil || primary.ReplayLagMs == nil {
+		t.Errorf("upstreams %+v, %+v", primary, replica)
+	}
+	for _, s := range u.Servers {
+		if s.Statements == nil || *s.Statements < 100 || s.Share < 0.1 {
+			t.Errorf("%s (%s) got %v statements, share %.2f: pgpool should balance the reads over both", s.Name, s.Role, s.Statements, s.Share)
+		}
+	}
+	if !strings.Contains(stdout, "upstreams:  primary ") {
+		t.Errorf("the output does not show the split:\n%s", stdout)
+	}
+	var dirs []string
+	for _, d := range strings.Split(f.Target.Pooler.Server, "; ") {
+		dirs = append(dirs, socketDir(t, d))
+	}
+	noneLeft(t, append(dirs, proxyDir.FindString(f.Target.Pooler.Command))...)
+}

@@ -19,6 +19,7 @@ import (
 func newRunCmd(argv []string, stdout, stderr io.Writer) *cobra.Command {
 	var f loadFlags
 	var dsn, pooler string
+	var replicas int
 	var rec recordFlags
 	cmd := &cobra.Command{
 		Use:   "run",
@@ -39,6 +40,7 @@ accounted apart.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			spec := plan.RunSpec{Common: f.common(cmd, argv, stdout, stderr), Target: target.ForRun(dsn), Pooler: pooler, Out: f.out}
+			spec.Target.Replicas = replicas
 			if f.describe {
 				return describe(spec.Workload, stdout)
 			}
@@ -74,6 +76,7 @@ accounted apart.`,
 	fs.StringVar(&dsn, "dsn", "", "connection string of an existing server (URI or keyword form); libpq environment variables are honoured; without it, an ephemeral cluster")
 	fs.StringArrayVar(&f.c.Expect, "expect", nil, expectHelp)
 	fs.StringVar(&pooler, "pooler", "", "connect the clients through a pooler started in front of the server: "+target.PoolerForms())
+	fs.IntVar(&replicas, "replicas", 0, "streaming replicas of the ephemeral cluster (pg_basebackup), replaying before the run starts; a --pooler proxy: sees them as upstreams")
 	registerCluster(fs, &f.c)
 	rec.register(fs, false)
 	return cmd

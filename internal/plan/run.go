@@ -44,6 +44,9 @@ func Run(ctx context.Context, spec RunSpec) (*result.File, string, error) {
 	for _, e := range exps {
 		spec.Expect = append(spec.Expect, e.Spec)
 	}
+	if spec.Target.Replicas > 0 && !spec.Target.Ephemeral() {
+		return nil, "", usage.Errorf("--replicas applies to an ephemeral cluster, not to --dsn or a PGHOST-style environment")
+	}
 	if spec.Pooler != "" {
 		if spec.Target, err = target.WithPooler(spec.Target, spec.Pooler); err != nil {
 			return nil, "", usage.Wrap(err)

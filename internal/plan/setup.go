@@ -83,15 +83,52 @@ func (c *Common) needs(ds []disturb.Disturbance, wl *workload.Loaded) target.Nee
 // server it fronts), and records what the server says of itself.
 func (c *Common) prepare(ctx context.Context, p *prepared, wl *workload.Loaded, setup string) error {
 	origin := p.srv.Origin()
-	d, err := workload.Prepare(ctx, origin.Connect, workload.PrepareOptions{
-		Create: origin.Ephemeral() && !c.Data.NoInit || c.Data.Create, Init: c.Data.Init, ScaleGiven: c.Data.ScaleGiven,
-		NeedTables: wl.Builtin, Setup: setup, SetupName: c.setupName(), Where: origin.Info.Description, Log: c.notice})
+	opts := func(s *target.Server) workload.PrepareOptions {
+		return workload.PrepareOptions{
+			Create: s.Ephemeral() && !c.Data.NoInit || c.Data.Create, Init: c.Data.Init, ScaleGiven: c.Data.ScaleGiven,
+			NeedTables: wl.Builtin, Setup: setup, SetupName: c.setupName(), Where: s.Info.Description, Log: c.notice}
+	}
+	d, err := workload.Prepare(ctx, origin.Connect, opts(origin))
 	if err != nil {
 		return named(p.name, err)
+	}
+	// The same data on every other server a proxy fronts of its own (run
+	// --pooler with of: [s1, s2]: shards); another target's is made as
+	// that target's.
+	for _, f := range p.srv.OwnFronts() {
+		if f == origin {
+			continue
+		}
+		if _, err := workload.Prepare(ctx, f.Connect, opts(f)); err != nil {
+			return named(p.name, err)
+		}
+	}
+	// Streaming replicas replay the data before the run starts.
+	for _, f := range append([]*target.Server{origin}, p.srv.OwnFronts()...) {
+		if err := f.CatchUp(ctx); err != nil {
+			return named(p.name, err)
+		}
 	}
 	p.data = d
 	p.srv.RecordInfo(ctx)
 	return nil
+}
+
+// upstreams are the servers behind a target when there are several, for
+// the upstreams probe: a replica knows its primary's place.
+func upstreams(srv *target.Server) []probe.Upstream {
+	var out []probe.Upstream
+	primary := -1
+	for _, u := range srv.Upstreams() {
+		pu := probe.Upstream{Name: u.Name, Role: u.Role, Primary: -1, Conn: u.Server.Config}
+		if u.Role == "primary" {
+			primary = len(out)
+		} else {
+			pu.Primary = primary
+		}
+		out = append(out, pu)
+	}
+	return out
 }
 
 // setupName names the setup SQL in errors.
@@ -116,6 +153,7 @@ func (c *Common) watch(ctx context.Context, p *prepared, wl *workload.Loaded, ds
 		if p.srv.Pooler != nil && cfg.PoolerPID == 0 {
 			cfg.PoolerPID = p.srv.Pooler.PID()
 		}
+		cfg.Upstreams = upstreams(p.srv)
 		if p.profileDir != "" {
 			cfg.ProfileDir = p.profileDir
 		}

@@ -68,6 +68,10 @@ type Config struct {
 	// Callgrind reaches a server run under Valgrind's callgrind, for
 	// counting its instructions; nil otherwise.
 	Callgrind *Callgrind
+	// Upstreams are the servers behind the target when there are several
+	// (a proxy's shards, a primary and its replicas), for the upstreams
+	// probe.
+	Upstreams []Upstream
 }
 
 // DefaultConfig is every default probe (all but the profile) with its
@@ -159,6 +163,9 @@ func New(ctx context.Context, cfg Config) (*Set, error) {
 				cfg.Log(fmt.Sprintf("probe %s unavailable: %v", d.name, err))
 			}
 			continue
+		}
+		if p == nil {
+			continue // nothing for it to watch on this target
 		}
 		s.probes = append(s.probes, p)
 		s.costs[d.name] = &cost{}

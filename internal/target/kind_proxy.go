@@ -312,15 +312,21 @@ type proxyStart struct {
 func (p *proxyStart) frontConnections() int { return p.conns }
 
 func (p *proxyStart) start(ctx context.Context, fronts []*Server, needs Needs, log func(string)) (*Server, error) {
-	ups := make([]Upstream, len(fronts))
+	var ups []Upstream
 	var where []string
 	for i, f := range fronts {
 		name := f.Info.Name
 		if i < len(p.spec.Of) {
 			name = p.spec.Of[i]
 		}
-		ups[i] = UpstreamOf(name, f.Config)
+		ups = append(ups, UpstreamOf(name, f.Config))
 		where = append(where, f.Info.Description)
+		for j, r := range f.Replicas {
+			u := UpstreamOf(replicaName(name, j+1), r.Config)
+			u.Role = "replica"
+			ups = append(ups, u)
+			where = append(where, r.Info.Description+" (replica)")
+		}
 	}
 	program := p.def.Program
 	if program == "" {

@@ -93,8 +93,11 @@ type Server struct {
 	// Info is what the result file says of the target; RecordInfo adds
 	// the server's version and settings.
 	Info result.Target
-	keep bool
-	log  func(string)
+	// Replicas are the streaming replicas of an ephemeral cluster
+	// (replicas=N), which Close stops with it.
+	Replicas []*Server
+	keep     bool
+	log      func(string)
 	// owned are the servers a pooler opened for itself to stand in front
 	// of (run --pooler), which Close stops with it.
 	owned []*Server
@@ -181,7 +184,7 @@ func OpenAll(ctx context.Context, specs []Spec, opt ClusterOptions, needs Needs,
 	mayShare := func(i int) bool {
 		_, base := settingsOf(specs[0])
 		_, self := settingsOf(specs[i])
-		return i > 0 && !opt.Separate && base && self && !fronted[i]
+		return i > 0 && !opt.Separate && base && self && !fronted[i] && specs[0].Replicas == 0 && specs[i].Replicas == 0
 	}
 	servers := make([]*Server, len(specs))
 	errs := make([]error, len(specs))
@@ -410,6 +413,9 @@ func (s *Server) Close() {
 	}
 	if s == nil || s.Cluster == nil {
 		return
+	}
+	for _, r := range s.Replicas {
+		r.Close()
 	}
 	if s.keep {
 		s.log(fmt.Sprintf("keeping the cluster: psql %q   (stop it: kill %d; then rm -rf %s)",

@@ -251,3 +251,63 @@ of: [s1, s2]
 		t.Errorf("up.txt rendered %q", got)
 	}
 }
+
+// An ephemeral target with a streaming replica: the replica replays what
+// the primary writes (CatchUp), is an upstream of the target, is made
+// again with it by Renew, and is gone, processes and directory, after
+// Close.
+func TestReplicas(t *testing.T) {
+	spec, err := target.ParseSpec("a=settings:work_mem=5MB,replicas=1")
+	if err != nil || spec.Replicas != 1 || spec.String() != "a=settings:replicas=1,work_mem=5MB" {
+		t.Fatalf("ParseSpec: %+v (%s), %v", spec, spec.String(), err)
+	}
+	if _, err := target.ParseSpec("a=settings:replicas=99"); err == nil || !strings.Contains(err.Error(), "from 0 to 8") {
+		t.Errorf("99 replicas: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	srv, err := target.Open(ctx, spec, target.ClusterOptions{}, target.Needs{Clients: 2, Connections: 4}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	if len(srv.Replicas) != 1 {
+		t.Fatalf("%d replicas", len(srv.Replicas))
+	}
+	check := func() *target.Server {
+		t.Helper()
+		r := srv.Replicas[0]
+		query(t, srv.Cluster.ConnString("postgres"), "CREATE TABLE IF NOT EXISTS replicated AS SELECT 42 AS answer")
+		if err := srv.CatchUp(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if got := query(t, r.Cluster.ConnString("postgres"), "SELECT answer FROM replicated"); got != "42" {
+			t.Errorf("the replica reads %q from the table made on the primary", got)
+		}
+		if got := query(t, r.Cluster.ConnString("postgres"), "SELECT pg_is_in_recovery()::text || current_setting('work_mem')"); got != "true5MB" {
+			t.Errorf("the replica: in recovery and work_mem %q, want true and the primary's 5MB", got)
+		}
+		ups := srv.Upstreams()
+		if len(ups) != 2 || ups[0].Role != "primary" || ups[1].Role != "replica" || ups[1].Name != "a-replica1" || ups[1].Server != r {
+			t.Errorf("upstreams %+v", ups)
+		}
+		return r
+	}
+	old := check()
+	if err := target.Renew(ctx, []*target.Server{srv}); err != nil {
+		t.Fatal(err)
+	}
+	if srv.Replicas[0] == old || old.Cluster.Running() {
+		t.Error("Renew kept the old replica")
+	}
+	check()
+	r := srv.Replicas[0]
+	pid, dir := r.Cluster.PID(), r.Cluster.Dir
+	srv.Close()
+	if left := targettest.ProcessesInGroup(pid); len(left) > 0 {
+		t.Errorf("replica processes left after Close: %v", left)
+	}
+	if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("replica directory %s left after Close", dir)
+	}
+}

@@ -2,6 +2,7 @@ package target
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/pgscale/pgscale/internal/secret"
@@ -25,6 +26,11 @@ type Spec struct {
 	// Front are the specs of the targets in Of, in its order: another
 	// target's, or for run --pooler the ephemeral cluster or --dsn.
 	Front []Spec
+	// Replicas is how many streaming replicas an ephemeral target's
+	// cluster gets (replicas=N in its spec): made with pg_basebackup from
+	// it, replaying before the run starts, each an upstream of a proxy in
+	// front of it.
+	Replicas int
 }
 
 // Existing is the target of an existing server that dsn names; an empty
@@ -71,7 +77,18 @@ func WithPooler(front Spec, pooler string) (Spec, error) {
 	if err != nil {
 		return bad("%v", err)
 	}
-	return Spec{Kind: k.name, Arg: a, Front: []Spec{front}}, nil
+	t := Spec{Kind: k.name, Arg: a, Front: []Spec{front}}
+	// A proxy whose definition fronts several servers (shards: of: [s1,
+	// s2]) gets as many servers of its own, alike, named after them.
+	if d, ok := a.(interface{ defaultOf() []string }); ok && len(d.defaultOf()) > 1 {
+		t.Front = nil
+		for _, name := range d.defaultOf() {
+			f := front
+			f.Name = name
+			t.Front = append(t.Front, f)
+		}
+	}
+	return t, nil
 }
 
 // kind is the spec's registered kind; a kind not registered (a zero Spec)
@@ -104,6 +121,9 @@ func (t Spec) String() string {
 	var parts []string
 	for _, of := range t.Of {
 		parts = append(parts, "of="+of)
+	}
+	if t.Replicas > 0 {
+		parts = append(parts, "replicas="+strconv.Itoa(t.Replicas))
 	}
 	arg := ""
 	if t.Arg != nil {
@@ -156,6 +176,11 @@ func ParseSpec(spec string) (Spec, error) {
 	}
 	if k.fronts > 0 {
 		if t.Of, arg, err = takeOf(arg); err != nil {
+			return bad("%v", err)
+		}
+	}
+	if k.ephemeral {
+		if t.Replicas, arg, err = takeReplicas(arg); err != nil {
 			return bad("%v", err)
 		}
 	}
@@ -233,6 +258,30 @@ func takeOf(arg string) (of []string, rest string, err error) {
 		of = append(of, v)
 	}
 	return of, strings.Join(kept, ","), nil
+}
+
+// maxReplicas is how many streaming replicas one target may have.
+const maxReplicas = 8
+
+// takeReplicas takes a replicas=N item out of a comma list.
+func takeReplicas(arg string) (n int, rest string, err error) {
+	items, err := splitItems(arg)
+	if err != nil {
+		return 0, "", err
+	}
+	var kept []string
+	for _, it := range items {
+		k, v, ok := strings.Cut(it, "=")
+		if !ok || strings.TrimSpace(k) != "replicas" {
+			kept = append(kept, it)
+			continue
+		}
+		n, err = strconv.Atoi(strings.TrimSpace(v))
+		if err != nil || n < 0 || n > maxReplicas {
+			return 0, "", fmt.Errorf("replicas=%s: want a number of streaming replicas from 0 to %d", v, maxReplicas)
+		}
+	}
+	return n, strings.Join(kept, ","), nil
 }
 
 // checkTargetName accepts names that are safe as file names, benchfmt
