@@ -103,6 +103,19 @@ type Pooler struct {
 	// read, by name, as written (kind "proxy"; passwords redacted).
 	Command string            `json:"command,omitempty"`
 	Files   map[string]string `json:"files,omitempty"`
+	// Build is the proxy's own build, when its definition has one.
+	Build *PoolerBuild `json:"build,omitempty"`
+}
+
+// PoolerBuild is the build of a proxy's program: the source as given,
+// the commit and tree it resolved to, the build cache's key and the
+// build command.
+type PoolerBuild struct {
+	Source  string `json:"source"`
+	Commit  string `json:"commit,omitempty"`
+	Tree    string `json:"tree"`
+	Key     string `json:"key"`
+	Command string `json:"command"`
 }
 
 // Script is one script of the workload, as run.

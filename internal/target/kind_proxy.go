@@ -13,6 +13,7 @@ import (
 
 	"github.com/goccy/go-yaml"
 
+	"github.com/pgscale/pgscale/internal/build"
 	"github.com/pgscale/pgscale/internal/result"
 	"github.com/pgscale/pgscale/internal/secret"
 	"github.com/pgscale/pgscale/internal/usage"
@@ -70,6 +71,7 @@ type proxyYAML struct {
 	Ready             string        `yaml:"ready" json:"ready,omitempty"`
 	Stop              string        `yaml:"stop" json:"stop,omitempty"`
 	Of                any           `yaml:"of" json:"of,omitempty"`
+	Build             *buildYAML    `yaml:"build" json:"build,omitempty"`
 	ServerConnections int           `yaml:"server_connections" json:"server_connections,omitempty"`
 }
 
@@ -94,6 +96,15 @@ func Brief(spec string) string {
 		out += "," + tail
 	}
 	return out
+}
+
+// buildYAML is a proxy's build: as written: the source, the command, what
+// to keep; or the command alone, written as a string, when the source is
+// the definition's directory as it is.
+type buildYAML struct {
+	Source string `yaml:"source" json:"source"`
+	Run    string `yaml:"run" json:"run"`
+	Keep   string `yaml:"keep" json:"keep,omitempty"`
 }
 
 // ProxyJSON turns a proxy definition read from YAML (a suite file's
@@ -198,6 +209,22 @@ func (y proxyYAML) def(name, dir string) (ProxyDef, error) {
 	if y.ServerConnections < 0 {
 		return bad("server_connections: %d: want a number of connections", y.ServerConnections)
 	}
+	if b := y.Build; b != nil {
+		if strings.TrimSpace(b.Source) == "" || strings.TrimSpace(b.Run) == "" {
+			return bad("build: needs source: (PATH[@REV][+PATCH]) and run: (the build command, as ./configure && make)")
+		}
+		if b.Keep != "" && b.Keep != build.KeepTree && b.Keep != build.KeepPrefix {
+			return bad("build: keep: %q: want %s or %s", b.Keep, build.KeepTree, build.KeepPrefix)
+		}
+		src := b.Source
+		if dir != "" && !filepath.IsAbs(src) && !strings.HasPrefix(src, "~/") {
+			src = filepath.Join(dir, src)
+		}
+		if _, err := build.ParseSource(src); err != nil {
+			return bad("build: %v", err)
+		}
+		d.Build = &ProxyBuild{Source: src, Run: b.Run, Keep: b.Keep}
+	}
 	return d, nil
 }
 
@@ -244,8 +271,15 @@ func ofList(v any) ([]string, error) {
 	return names, nil
 }
 
-func (a ProxyArg) plan(_ context.Context, spec Spec, o *opening) (starter, error) {
+func (a ProxyArg) plan(ctx context.Context, spec Spec, o *opening) (starter, error) {
 	def := a.Def
+	var built *build.Build
+	if def.Build != nil {
+		var err error
+		if built, err = buildProxy(ctx, spec, def.Build, o.log); err != nil {
+			return nil, err
+		}
+	}
 	bin, err := proxyProgram(def.Command)
 	if err != nil {
 		return nil, usage.Wrap(named(spec, err))
@@ -260,7 +294,41 @@ func (a ProxyArg) plan(_ context.Context, spec Spec, o *opening) (starter, error
 	if conns == 0 {
 		conns = o.needs.Clients + 10
 	}
-	return &proxyStart{spec: spec, def: def, opt: o.opt, conns: conns}, nil
+	return &proxyStart{spec: spec, def: def, opt: o.opt, conns: conns, built: built}, nil
+}
+
+// buildProxy builds a proxy's program from its source at its revision
+// (or finds the build in the cache), saying what it does through log. A
+// build that fails is an error naming its phase and log; a source that
+// cannot be read is a usage error.
+func buildProxy(ctx context.Context, spec Spec, b *ProxyBuild, log func(string)) (*build.Build, error) {
+	src, err := build.ParseSource(b.Source)
+	if err != nil {
+		return nil, usage.Wrap(named(spec, err))
+	}
+	label := spec.Name + "'s proxy"
+	if spec.Name == "" {
+		label = "the proxy"
+	}
+	builder := &build.Builder{Progress: func(e build.Event) {
+		switch {
+		case e.Phase == build.PhaseCached && e.Done:
+			log(fmt.Sprintf("%s: %s found in the build cache (%s)", label, src, e.Key))
+		case !e.Done && e.Phase == build.PhaseBuild:
+			log(fmt.Sprintf("%s: building %s (%s): %s...", label, src, e.Key, b.Run))
+		case e.Done && e.Phase == build.PhaseBuild:
+			log(fmt.Sprintf("%s: built in %s", label, e.Elapsed.Round(time.Second)))
+		}
+	}}
+	bld, err := builder.Build(ctx, build.Command{Name: label, Source: src, Run: b.Run, Keep: b.Keep})
+	if err != nil {
+		var be *build.Error
+		if errors.As(err, &be) {
+			return nil, named(spec, err)
+		}
+		return nil, usage.Wrap(named(spec, err))
+	}
+	return bld, nil
 }
 
 // proxyProgram finds the program a command line starts, when it is
@@ -307,6 +375,7 @@ type proxyStart struct {
 	def   ProxyDef
 	opt   ClusterOptions
 	conns int
+	built *build.Build // the program's build; nil without build:
 }
 
 func (p *proxyStart) frontConnections() int { return p.conns }
@@ -333,7 +402,11 @@ func (p *proxyStart) start(ctx context.Context, fronts []*Server, needs Needs, l
 		program = programName(p.def.Command)
 	}
 	log(fmt.Sprintf("starting %s in front of %s...", program, strings.Join(where, " and ")))
-	px, err := StartProxy(ctx, ProxyOptions{Def: p.def, Upstreams: ups, OSUser: p.opt.OSUser, Clients: needs.Clients + 10})
+	opts := ProxyOptions{Def: p.def, Upstreams: ups, OSUser: p.opt.OSUser, Clients: needs.Clients + 10}
+	if p.built != nil {
+		opts.Build = p.built.Dir
+	}
+	px, err := StartProxy(ctx, opts)
 	if err != nil {
 		se := &StartError{Target: p.spec.Name, Program: program, Err: err}
 		if px != nil {
@@ -351,9 +424,14 @@ func (p *proxyStart) start(ctx context.Context, fronts []*Server, needs Needs, l
 	}
 	front := fronts[0]
 	fi := front.Info
+	pl := &result.Pooler{Program: px.Name, Settings: map[string]string{}, Server: strings.Join(where, "; "),
+		ServerKind: fi.Kind, Of: strings.Join(p.spec.Of, ","), Command: px.Command, Files: px.Files}
+	if b := p.built; b != nil {
+		m := b.Manifest
+		pl.Build = &result.PoolerBuild{Source: p.def.Build.Source, Commit: m.Source.Commit, Tree: m.Source.Tree, Key: b.Key, Command: m.Command}
+	}
 	return &Server{Config: cfg, Pooler: px, Fronts: front, log: log, Info: result.Target{
 		Kind: string(ProxyKind), Name: p.spec.Name, Description: Describe(cfg), BinDir: fi.BinDir, Preloaded: fi.Preloaded, Tmpfs: fi.Tmpfs,
-		Pooler: &result.Pooler{Program: px.Name, Settings: map[string]string{}, Server: strings.Join(where, "; "),
-			ServerKind: fi.Kind, Of: strings.Join(p.spec.Of, ","), Command: px.Command, Files: px.Files},
+		Pooler: pl,
 	}}, nil
 }

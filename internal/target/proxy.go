@@ -44,6 +44,18 @@ type ProxyDef struct {
 	// Stop is the signal that asks it to stop; default SIGTERM, then,
 	// after 5 s, SIGKILL of its whole process tree.
 	Stop syscall.Signal
+	// Build, when set, is the program's own source tree at a revision and
+	// its build command: built (or found) in the build cache before the
+	// start, its directory {{build}}.
+	Build *ProxyBuild
+}
+
+// ProxyBuild is how a proxy's program is built: a source PATH[@REV][+PATCH]
+// (internal/build's form), a shell command run in the exported tree, and
+// what to keep, the tree after the command (default) or what it
+// installed into $PREFIX.
+type ProxyBuild struct {
+	Source, Run, Keep string
 }
 
 // ProxyFile is one file a proxy reads: its name in {{dir}} and its
@@ -97,6 +109,9 @@ type ProxyOptions struct {
 	OSUser string
 	// OpenFiles is the open-files limit it runs with; 0: the hard limit.
 	OpenFiles uint64
+	// Build is the directory of the program's build ({{build}}); empty
+	// without one.
+	Build string
 	// Clients is how many client connections it must hold at once: a
 	// proxy target's are the run's largest client count and ten more (the
 	// start's check, a probe); {{clients}} (100 when 0), for a pooler's
@@ -227,7 +242,8 @@ func programName(command string) string {
 }
 
 // templateData is what a proxy's templates see: .Dir, .Port, .Upstreams,
-// .Upstream (the first) and .Data; the functions dir, port, clients (the
+// .Upstream (the first) and .Data; the functions dir, port, build (the
+// program's build directory, with build:), clients (the
 // run's largest client count), upstream (the first upstream, lower-case
 // keys), upstreams (all, likewise), connquote (a pgbouncer connection
 // string value) and quote (a PostgreSQL-style 'string').
@@ -256,6 +272,12 @@ func (p *Proxy) funcs() template.FuncMap {
 				return 100
 			}
 			return p.opts.Clients
+		},
+		"build": func() (string, error) {
+			if p.opts.Build == "" {
+				return "", errors.New("{{build}}: the definition has no build:")
+			}
+			return p.opts.Build, nil
 		},
 		"connquote": connQuote,
 		"quote":     quote,

@@ -13,6 +13,7 @@ import (
 
 	"github.com/prometheus/procfs"
 
+	"github.com/pgscale/pgscale/internal/build/buildtest"
 	"github.com/pgscale/pgscale/internal/target"
 	"github.com/pgscale/pgscale/internal/target/targettest"
 	"github.com/pgscale/pgscale/internal/usage"
@@ -310,4 +311,45 @@ func TestReplicas(t *testing.T) {
 	if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("replica directory %s left after Close", dir)
 	}
+}
+
+// A proxy built from its own source at a revision (the pgbouncer fixture
+// at base and slow, built by ./configure && make into the shared build
+// cache, or found there): each runs its own build, and the result records
+// which.
+func TestProxyBuiltFromSource(t *testing.T) {
+	needPgBouncer(t)
+	buildtest.Slow(t)
+	repo := buildtest.PgBouncerSource(t)
+	keys := map[string]string{}
+	for _, rev := range []string{"base", "slow"} {
+		def := writeDef(t, strings.Replace(readExample(t, "pgbouncer"), "command: pgbouncer {{dir}}/pgbouncer.ini",
+			"build:\n  source: "+repo+"@"+rev+"\n  run: ./configure --without-openssl && make\ncommand: \"{{build}}/pgbouncer {{dir}}/pgbouncer.ini\"", 1))
+		servers, err := openProxy(t, def, 4)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b := servers[1].Info.Pooler.Build
+		if b == nil || b.Commit == "" || b.Key == "" || !strings.HasSuffix(b.Source, "@"+rev) {
+			t.Fatalf("%s: build record %+v", rev, b)
+		}
+		keys[rev] = b.Key
+		exe, _ := os.Readlink(fmt.Sprintf("/proc/%d/exe", servers[1].Pooler.PID()))
+		if !strings.Contains(exe, b.Key) {
+			t.Errorf("%s: the pooler runs %s, not its build %s", rev, exe, b.Key)
+		}
+		checkProxy(t, servers, "pgbouncer", 1)
+	}
+	if keys["base"] == keys["slow"] {
+		t.Errorf("base and slow ran the same build %s", keys["base"])
+	}
+}
+
+func readExample(t *testing.T, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(targettest.Example(t, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }
