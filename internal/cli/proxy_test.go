@@ -15,6 +15,7 @@ import (
 	"github.com/pgscale/pgscale/internal/cli"
 	"github.com/pgscale/pgscale/internal/syncio"
 	"github.com/pgscale/pgscale/internal/target/targettest"
+	"github.com/pgscale/pgscale/internal/testenv"
 )
 
 var proxyDir = regexp.MustCompile(`/[^ ]*/pgscale-proxy-[0-9]+`)
@@ -179,4 +180,35 @@ func TestProxyPgpoolLoadBalances(t *testing.T) {
 		dirs = append(dirs, socketDir(t, d))
 	}
 	noneLeft(t, append(dirs, proxyDir.FindString(f.Target.Pooler.Command))...)
+}
+
+// --count instructions counts the proxy's instructions per transaction
+// beside the server's: its processes run under callgrind too, and the
+// step records the count and a profile of it.
+func TestProxyCountedUnderValgrind(t *testing.T) {
+	targettest.NeedPgBouncer(t)
+	testenv.NeedProgram(t, "valgrind", "Debian: apt-get install valgrind")
+	dir := t.TempDir()
+	out := filepath.Join(dir, "r.json")
+	code, stdout, stderr := pgscale(t, "run", "--pooler", "proxy:"+targettest.Example(t, "pgbouncer"), "-S", "-M", "simple",
+		"-c", "1", "-t", "200", "--count", "instructions", "--out", out, "--profile-dir", filepath.Join(dir, "profiles"))
+	if code != cli.ExitOK {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	f := readResult(t, out)
+	in := f.Steps[0].Probes.Instructions
+	if in == nil || in.Pooler == nil || in.Pooler.Processes != 1 || in.PoolerProfile == nil {
+		t.Fatalf("instructions %+v", in)
+	}
+	// pgbouncer passes a select-only transaction on in some thousands of
+	// instructions; the server's backend takes some tens of thousands.
+	if in.PoolerPerTxn < 1000 || in.PoolerPerTxn > 50000 || in.PerTxn < 5*in.PoolerPerTxn {
+		t.Errorf("the pooler %.0f and the backends %.0f instructions per transaction", in.PoolerPerTxn, in.PerTxn)
+	}
+	if _, err := os.Stat(filepath.Join(filepath.Dir(out), in.PoolerProfile.File)); err != nil || !strings.HasSuffix(in.PoolerProfile.File, ".pooler.instructions.pb.gz") {
+		t.Errorf("the pooler's profile %s: %v", in.PoolerProfile.File, err)
+	}
+	if !strings.Contains(stdout, "the pooler ") {
+		t.Errorf("the output does not show the pooler's count:\n%s", stdout)
+	}
 }

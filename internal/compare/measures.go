@@ -94,6 +94,7 @@ func Measures() []MeasureDef {
 		{"syscalls/txn", "calls", stats.LowerIsBetter, counted(func(i *result.Instructions) float64 {
 			return float64(i.ClientSyscalls) / float64(i.Transactions)
 		}), nil},
+		{"pooler-instr/txn", "instructions", stats.LowerIsBetter, counted(func(i *result.Instructions) float64 { return i.PoolerPerTxn }), nil},
 	}
 }
 

@@ -153,6 +153,9 @@ func (c *Common) watch(ctx context.Context, p *prepared, wl *workload.Loaded, ds
 		if p.srv.Pooler != nil && cfg.PoolerPID == 0 {
 			cfg.PoolerPID = p.srv.Pooler.PID()
 		}
+		if cp, ok := p.srv.Pooler.(target.CountedPooler); ok && cp.UnderValgrind() {
+			cfg.PoolerCallgrind = &probe.Callgrind{Control: cp.Callgrind, Out: cp.CallgrindOut}
+		}
 		cfg.Upstreams = upstreams(p.srv)
 		if p.profileDir != "" {
 			cfg.ProfileDir = p.profileDir
@@ -315,16 +318,25 @@ func relativeProfiles(steps []result.Step, resultPath string) {
 	}
 	for i := range steps {
 		p := steps[i].Probes
-		if p == nil || p.Profile == nil || p.Profile.File == "" {
+		if p == nil {
 			continue
 		}
-		abs, err := filepath.Abs(p.Profile.File)
-		if err != nil {
-			continue
+		profiles := []*result.Profile{p.Profile}
+		if p.Instructions != nil {
+			profiles = append(profiles, p.Instructions.PoolerProfile) // a pooler counted under Valgrind
 		}
-		p.Profile.File = abs
-		if rel, err := filepath.Rel(dir, abs); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-			p.Profile.File = rel
+		for _, pr := range profiles {
+			if pr == nil || pr.File == "" {
+				continue
+			}
+			abs, err := filepath.Abs(pr.File)
+			if err != nil {
+				continue
+			}
+			pr.File = abs
+			if rel, err := filepath.Rel(dir, abs); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+				pr.File = rel
+			}
 		}
 	}
 }

@@ -68,6 +68,10 @@ type Config struct {
 	// Callgrind reaches a server run under Valgrind's callgrind, for
 	// counting its instructions; nil otherwise.
 	Callgrind *Callgrind
+	// PoolerCallgrind reaches a pooler or proxy run under callgrind
+	// (target.Proxy.Callgrind), whose instructions the instruction probe
+	// counts beside the server's; nil otherwise.
+	PoolerCallgrind *Callgrind
 	// Upstreams are the servers behind the target when there are several
 	// (a proxy's shards, a primary and its replicas), for the upstreams
 	// probe.

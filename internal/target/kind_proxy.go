@@ -29,7 +29,7 @@ const ProxyKind Kind = "proxy"
 const maxFronts = 64
 
 var proxyKind = kind{
-	name: ProxyKind, form: "proxy:FILE.yaml", fronts: maxFronts,
+	name: ProxyKind, form: "proxy:FILE.yaml", fronts: maxFronts, counts: true,
 	help: "any pooler or proxy, started by pgscale in front of target NAME's server (of=NAME, repeated for several; " +
 		"by default the first target that is not a pooler) from the definition in FILE.yaml: its command line and the files it reads, " +
 		"templates of {{dir}}, {{port}} and {{upstream.host}}, {{upstream.port}}... (docs/poolers.md); its processes are accounted as the pooler",
@@ -402,7 +402,7 @@ func (p *proxyStart) start(ctx context.Context, fronts []*Server, needs Needs, l
 		program = programName(p.def.Command)
 	}
 	log(fmt.Sprintf("starting %s in front of %s...", program, strings.Join(where, " and ")))
-	opts := ProxyOptions{Def: p.def, Upstreams: ups, OSUser: p.opt.OSUser, Clients: needs.Clients + 10}
+	opts := ProxyOptions{Def: p.def, Upstreams: ups, OSUser: p.opt.OSUser, Clients: needs.Clients + 10, Valgrind: p.opt.Valgrind}
 	if p.built != nil {
 		opts.Build = p.built.Dir
 	}

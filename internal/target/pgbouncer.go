@@ -31,6 +31,8 @@ type PgBouncerOptions struct {
 	TCP          bool          // also listen on 127.0.0.1 at a free port
 	OSUser       string        // OS user running it when pgscale runs as root; default "postgres"
 	StartTimeout time.Duration // default 30 s
+	// Valgrind, when set, runs it under callgrind (--count instructions).
+	Valgrind *Valgrind
 }
 
 // PgBouncer is a running pgbouncer owned by this process, in a temporary
@@ -117,7 +119,7 @@ func StartPgBouncer(ctx context.Context, opts PgBouncerOptions) (p *PgBouncer, e
 		p.Settings = pgbouncerSettings(strconv.Itoa(px.Port), px.Dir, opts)
 	}
 	px, err := StartProxy(ctx, ProxyOptions{Def: def, Upstreams: []Upstream{UpstreamOf("", opts.Server)}, Port: port,
-		DirPrefix: "pgscale-pgbouncer-", OSUser: opts.OSUser, OpenFiles: p.FileLimit,
+		DirPrefix: "pgscale-pgbouncer-", OSUser: opts.OSUser, OpenFiles: p.FileLimit, Valgrind: opts.Valgrind,
 		Check: func(ctx context.Context, px *Proxy) error {
 			have(px)
 			return p.waitReady(ctx, opts)

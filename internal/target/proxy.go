@@ -121,6 +121,11 @@ type ProxyOptions struct {
 	Data map[string]any
 	// Funcs are extra template functions.
 	Funcs template.FuncMap
+	// Valgrind, when set, runs the program under Valgrind's callgrind,
+	// instrumentation off until the instruction probe turns it on
+	// (--count instructions); the readiness check then waits ten times as
+	// long.
+	Valgrind *Valgrind
 	// Check, when set, replaces the readiness check (a startup and
 	// SELECT 1 through Connect until Def.Ready passes).
 	Check func(ctx context.Context, p *Proxy) error
@@ -171,6 +176,9 @@ func StartProxy(ctx context.Context, opts ProxyOptions) (p *Proxy, err error) {
 	}
 	if def.Ready <= 0 {
 		def.Ready = 30 * time.Second
+	}
+	if opts.Valgrind != nil {
+		def.Ready *= 10
 	}
 	if def.Connect == "" {
 		def.Connect = "host=127.0.0.1 port={{port}}"
@@ -372,7 +380,12 @@ func (p *Proxy) start(ctx context.Context) error {
 		stop = syscall.SIGTERM
 	}
 	env := append(os.Environ(), "PGSCALE_PROXY_DIR="+p.Dir, "PGSCALE_PROXY_PORT="+strconv.Itoa(p.Port))
-	proc, err := startProcess(processSpec{name: p.Name, path: "/bin/sh", args: p.argv(), dir: p.Dir, env: env,
+	path, args := "/bin/sh", p.argv()
+	if v := p.opts.Valgrind; v != nil {
+		path, args = p.valgrindCommand(v)
+		env = append(valgrindEnv(), "PGSCALE_PROXY_DIR="+p.Dir, "PGSCALE_PROXY_PORT="+strconv.Itoa(p.Port))
+	}
+	proc, err := startProcess(processSpec{name: p.Name, path: path, args: args, dir: p.Dir, env: env,
 		log: p.LogFile, cred: p.cred, openFiles: p.FileLimit, parentDeath: syscall.SIGTERM,
 		stop: []StopStep{{stop, 5 * time.Second}}})
 	if err != nil {

@@ -100,6 +100,22 @@ func (t Spec) kind() *kind {
 	return &kind{name: t.Kind}
 }
 
+// counts reports whether the target's server (for a pooler or proxy whose
+// kind can run under Valgrind: every server it fronts) can run under
+// Valgrind (--count instructions).
+func (t Spec) counts() bool {
+	k := t.kind()
+	if !k.counts {
+		return false
+	}
+	for _, f := range t.Front {
+		if !f.counts() {
+			return false
+		}
+	}
+	return true
+}
+
 // Ephemeral reports whether pgscale starts the target's server itself; a
 // pooler's server is the one it fronts.
 func (t Spec) Ephemeral() bool {
