@@ -264,6 +264,9 @@ func ofList(v any) ([]string, error) {
 		return nil, fmt.Errorf("%v: want a target name or a list of names", v)
 	}
 	for _, n := range names {
+		if strings.Contains(n, ":") {
+			continue // a server of its own: a spec
+		}
 		if err := checkTargetName(n); err != nil {
 			return nil, err
 		}

@@ -54,8 +54,8 @@ func (o ClusterOptions) Check(specs []Spec) error {
 	if o.Valgrind != nil {
 		for _, s := range specs {
 			if !s.counts() {
-				return usage.Errorf("--count instructions runs the server under Valgrind, so it needs targets whose server pgscale starts (%s), not %s",
-					kindsWhere(func(k *kind) bool { return k.counts }), s)
+				return usage.Errorf("--count instructions runs the server under Valgrind, so it needs targets whose server pgscale starts (%s, or a pooler in front of one), not %s",
+					kindsWhere(func(k *kind) bool { return k.counts && k.fronts == 0 }), s)
 			}
 		}
 	}

@@ -353,3 +353,39 @@ func readExample(t *testing.T, name string) string {
 	}
 	return string(b)
 }
+
+// A proxy in front of a server of its own (of='settings:...'): no target
+// of the run, started for it and stopped with it.
+func TestProxyOwnServer(t *testing.T) {
+	needPgBouncer(t)
+	specs, err := target.ParseSpecs([]string{"a=proxy:" + targettest.Example(t, "pgbouncer") + ",of='settings:work_mem=3MB'"}, "", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := specs[0]; len(s.Own) != 1 || len(s.Of) != 1 || s.Of[0] != "a.s1" || len(s.Front) != 1 || !s.Ephemeral() {
+		t.Fatalf("spec %+v", s)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	servers, err := target.OpenAll(ctx, specs, target.ClusterOptions{}, target.Needs{Clients: 2, Connections: 2}, nil)
+	for _, s := range servers {
+		defer s.Close()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := servers[0]
+	own := srv.OwnFronts()
+	if len(own) != 1 || srv.Origin() != own[0] || own[0].Cluster == nil {
+		t.Fatalf("own servers %v, origin %+v", own, srv.Origin())
+	}
+	px := srv.Pooler.(*target.Proxy)
+	if got := query(t, px.ConnString("postgres"), "SHOW work_mem"); got != "3MB" {
+		t.Errorf("through the proxy: work_mem %q, want its own server's 3MB", got)
+	}
+	dir := own[0].Cluster.Dir
+	srv.Close()
+	if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("its server's directory %s left after Close", dir)
+	}
+}

@@ -26,6 +26,11 @@ type Spec struct {
 	// Front are the specs of the targets in Of, in its order: another
 	// target's, or for run --pooler the ephemeral cluster or --dsn.
 	Front []Spec
+	// Own are the servers a pooler fronts that are no target of the run,
+	// given as of='SPEC' (of='settings:replicas=1'): each is started for
+	// the pooler alone, named NAME.sN in Of (s1, s2...), and not measured
+	// on its own.
+	Own []Spec
 	// Replicas is how many streaming replicas an ephemeral target's
 	// cluster gets (replicas=N in its spec): made with pg_basebackup from
 	// it, replaying before the run starts, each an upstream of a proxy in
@@ -116,6 +121,16 @@ func (t Spec) counts() bool {
 	return true
 }
 
+// own returns the server of its own that Of's entry name is.
+func (t Spec) own(name string) (Spec, bool) {
+	for _, o := range t.Own {
+		if o.Name == name {
+			return o, true
+		}
+	}
+	return Spec{}, false
+}
+
 // Ephemeral reports whether pgscale starts the target's server itself; a
 // pooler's server is the one it fronts.
 func (t Spec) Ephemeral() bool {
@@ -136,6 +151,10 @@ func (t Spec) Ephemeral() bool {
 func (t Spec) String() string {
 	var parts []string
 	for _, of := range t.Of {
+		if o, ok := t.own(of); ok {
+			parts = append(parts, "of='"+strings.TrimPrefix(o.String(), o.Name+"=")+"'")
+			continue
+		}
 		parts = append(parts, "of="+of)
 	}
 	if t.Replicas > 0 {
@@ -195,6 +214,9 @@ func ParseSpec(spec string) (Spec, error) {
 			return bad("%v", err)
 		}
 	}
+	if err := t.ownFronts(); err != nil {
+		return bad("%v", err)
+	}
 	if k.ephemeral {
 		if t.Replicas, arg, err = takeReplicas(arg); err != nil {
 			return bad("%v", err)
@@ -213,6 +235,9 @@ func ParseSpec(spec string) (Spec, error) {
 	t.Arg = a
 	if d, ok := a.(interface{ defaultOf() []string }); ok && len(t.Of) == 0 {
 		t.Of = d.defaultOf()
+		if err := t.ownFronts(); err != nil {
+			return bad("%v", err)
+		}
 	}
 	if len(t.Of) > k.fronts {
 		return bad("a %s target fronts at most %d target(s), and of= names %d", k.name, k.fronts, len(t.Of))
@@ -253,8 +278,33 @@ func cutObject(arg string) (obj, rest string, err error) {
 	return "", "", fmt.Errorf("the definition {... is not closed")
 }
 
+// ownFronts turns the entries of Of that are specs (of='settings:...')
+// into servers of the target's own, named NAME.sN.
+func (t *Spec) ownFronts() error {
+	for i, of := range t.Of {
+		if !strings.Contains(of, ":") {
+			continue
+		}
+		name := fmt.Sprintf("%s.s%d", t.Name, len(t.Own)+1)
+		if t.Name == "" {
+			name = fmt.Sprintf("s%d", len(t.Own)+1)
+		}
+		o, err := ParseSpec(name + "=" + of)
+		if err != nil {
+			return fmt.Errorf("of='%s': %v", of, err)
+		}
+		if o.kind().fronts > 0 {
+			return fmt.Errorf("of='%s': a server of its own is a %s target", of, kindsWhere(func(k *kind) bool { return k.fronts == 0 }))
+		}
+		t.Own = append(t.Own, o)
+		t.Of[i] = name
+	}
+	return nil
+}
+
 // takeOf takes the of=NAME items out of a comma list (commas in single
-// quotes do not count) and returns the names and the rest of the list.
+// quotes do not count) and returns the names and the rest of the list;
+// of='SPEC' (a server of the target's own) comes back as SPEC.
 func takeOf(arg string) (of []string, rest string, err error) {
 	items, err := splitItems(arg)
 	if err != nil {
@@ -268,6 +318,13 @@ func takeOf(arg string) (of []string, rest string, err error) {
 			continue
 		}
 		v = strings.TrimSpace(v)
+		if len(v) >= 2 && v[0] == '\'' && v[len(v)-1] == '\'' {
+			v = v[1 : len(v)-1]
+		}
+		if strings.Contains(v, ":") {
+			of = append(of, v) // a server of its own: ownFronts
+			continue
+		}
 		if err := checkTargetName(v); err != nil {
 			return nil, "", fmt.Errorf("of=: %v", err)
 		}
@@ -452,6 +509,10 @@ func resolveFronts(ts []Spec) error {
 		}
 		t.Front = nil
 		for _, of := range t.Of {
+			if o, ok := t.own(of); ok {
+				t.Front = append(t.Front, o)
+				continue
+			}
 			found := false
 			for _, o := range ts {
 				if o.Name != of {
