@@ -28,6 +28,7 @@ func TestGoldenSuite(t *testing.T) {
 	for _, f := range []struct{ name, format string }{
 		{"suite-regress.txt", "text"}, {"suite-regress.md", "markdown"},
 		{"suite-regress.verdict.json", "verdict"}, {"suite-regress.bmf.json", "bmf"}, {"suite-regress.benchfmt", "benchfmt"},
+		{"suite-regress.comment.md", "comment"},
 	} {
 		t.Run(f.name, func(t *testing.T) { golden.Check(t, f.name, write(t, f.format, d)) })
 	}

@@ -58,10 +58,14 @@ type Suite struct {
 	Scale        int
 	Probes       bool
 	Profile      bool
-	Disturb      []string
-	Defines      map[string]string
-	Bounds       []Bound
-	Confidence   float64
+	// Count is "instructions" to count the servers' (and a proxy's)
+	// instructions per transaction under Valgrind (--count instructions);
+	// empty otherwise.
+	Count      string
+	Disturb    []string
+	Defines    map[string]string
+	Bounds     []Bound
+	Confidence float64
 	// Expect are the suite's decision rules, checked on every cell and
 	// target, stated in the output, and failing the suite (exit code 1)
 	// when one does not hold: the expect: list, and a rule: written as
@@ -138,6 +142,7 @@ type fileSpec struct {
 	Scale        *int           `yaml:"scale"`
 	Probes       *bool          `yaml:"probes"`
 	Profile      *bool          `yaml:"profile"`
+	Count        *string        `yaml:"count"`
 	Disturb      []string       `yaml:"disturb"`
 	Defines      map[string]any `yaml:"defines"`
 	Bounds       []boundSpec    `yaml:"bounds"`
@@ -365,6 +370,9 @@ func overlay(s, q *fileSpec) {
 	}
 	if q.Profile != nil {
 		s.Profile = q.Profile
+	}
+	if q.Count != nil {
+		s.Count = q.Count
 	}
 	if q.Disturb != nil {
 		s.Disturb = q.Disturb

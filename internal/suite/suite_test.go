@@ -94,6 +94,33 @@ func TestTargetMaps(t *testing.T) {
 	}
 }
 
+// A parameter stands in a target's spec (the pooler-ci preset's builds),
+// and count: asks for instructions counted under Valgrind.
+func TestTargetParamsAndCount(t *testing.T) {
+	s, err := suite.Preset("pooler-ci", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(s.TargetSpecs(), " "); got != "base=pgbouncer:,of='settings:replicas=1' cand=pgbouncer:,of='settings:replicas=1'" {
+		t.Errorf("preset targets %s", got)
+	}
+	if err := s.SetParam("cand", "proxy:cand.yaml"); err != nil {
+		t.Fatal(err)
+	}
+	if got := s.TargetSpecs()[1]; got != "cand=proxy:cand.yaml,of='settings:replicas=1'" {
+		t.Errorf("with --param cand: %s", got)
+	}
+	src := strings.Replace(good, "rounds: 3\n", "rounds: 3\ncount: instructions\ntransactions: 100\n", 1)
+	src = strings.Replace(src, "duration: 2s\n", "", 1)
+	if s, err = suite.Parse("demo.yaml", "", "demo", []byte(src), false); err != nil || s.Count != "instructions" {
+		t.Errorf("count: instructions: %v, %+v", err, s)
+	}
+	src = strings.Replace(src, "count: instructions", "count: cycles", 1)
+	if _, err = suite.Parse("demo.yaml", "", "demo", []byte(src), false); err == nil || !strings.Contains(err.Error(), "want instructions") {
+		t.Errorf("count: cycles: %v", err)
+	}
+}
+
 // Every mistake is a usage error that names the file and the line of
 // the mistake, found before anything runs.
 func TestErrorsNameTheLine(t *testing.T) {
@@ -160,7 +187,7 @@ func TestErrorsNameTheLine(t *testing.T) {
 // shown.
 func TestPresets(t *testing.T) {
 	names := suite.Presets()
-	if strings.Join(names, " ") != "extension-sweep fastpath pooler sinval" {
+	if strings.Join(names, " ") != "extension-sweep fastpath pooler pooler-ci sinval" {
 		t.Fatalf("presets %v", names)
 	}
 	for _, n := range names {

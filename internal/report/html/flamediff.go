@@ -86,15 +86,8 @@ func sourceDiffs(gi int, g group, base int, files []NamedFile, labels []string, 
 			continue
 		}
 		candSteps := profiledSteps(files[fi], src)
-		var clients []int
-		for c := range candSteps {
-			if _, ok := baseSteps[c]; ok {
-				clients = append(clients, c)
-			}
-		}
-		sort.Ints(clients)
-		for _, c := range clients {
-			d := flameDiff{ID: fmt.Sprintf("flame-diff-%d-%d-c%d%s", gi, fi, c, src.id), Clients: c,
+		for _, c := range diffClients(baseSteps, candSteps) {
+			d := flameDiff{ID: flameDiffID(gi, fi, c, src), Clients: c,
 				Label:    fmt.Sprintf("%s against %s, %s%s", labels[fi], labels[base], clientsWord(c), src.label),
 				Baseline: labels[base], Candidate: labels[fi]}
 			bt, bf, err := sumTrees(files[base].Name, baseSteps[c])
@@ -112,6 +105,68 @@ func sourceDiffs(gi int, g group, base int, files []NamedFile, labels []string, 
 				d.layout(ct, bt)
 			}
 			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// diffClients are the client counts at which both sides recorded
+// profiles, in order.
+func diffClients(base, cand map[int][]string) []int {
+	var clients []int
+	for c := range cand {
+		if _, ok := base[c]; ok {
+			clients = append(clients, c)
+		}
+	}
+	sort.Ints(clients)
+	return clients
+}
+
+// flameDiffID is the page's anchor of a differential graph.
+func flameDiffID(gi, fi, clients int, src profileSource) string {
+	return fmt.Sprintf("flame-diff-%d-%d-c%d%s", gi, fi, clients, src.id)
+}
+
+// FlameDiffLink is a differential flame graph the page draws, for another
+// format to link to: its anchor on the page, the A/B run (result.AB.Run),
+// the candidate, the client count, and whether it is the pooler's graph.
+type FlameDiffLink struct {
+	ID, Run, Candidate string
+	Clients            int
+	Pooler             bool
+}
+
+// FlameDiffLinks lists the differential flame graphs the page of doc
+// draws (where both sides' profiles are named; whether they can be read
+// the page finds out), without reading a profile.
+func FlameDiffLinks(doc Doc) []FlameDiffLink {
+	var out []FlameDiffLink
+	files := doc.Files
+	for gi, g := range groupFiles(files) {
+		if g.ab == nil {
+			continue
+		}
+		base := -1
+		for _, fi := range g.files {
+			if files[fi].File.Target.Name == g.ab.Baseline {
+				base = fi
+			}
+		}
+		if base < 0 {
+			continue
+		}
+		for _, src := range profileSources {
+			baseSteps := profiledSteps(files[base], src)
+			for _, fi := range g.files {
+				if fi == base {
+					continue
+				}
+				for _, c := range diffClients(baseSteps, profiledSteps(files[fi], src)) {
+					out = append(out, FlameDiffLink{ID: flameDiffID(gi, fi, c, src), Run: g.ab.Run,
+						Candidate: files[fi].File.Target.Name, Clients: c, Pooler: src.id != ""})
+				}
+			}
 		}
 	}
 	return out
