@@ -127,12 +127,14 @@ complete (the rounds done are saved and compared, marked incomplete).`,
 	f.outputs.register(fs, func(rf report.Format) bool { return rf.Comparisons })
 	f.register(fs, "directory for the result files, one per target (default results/ab-<workload>-<UTC time>)")
 	registerCluster(fs, &f.c)
+	registerBuildCache(fs, &f.c.Cluster.BuildCache)
 	rec.register(fs, true)
 	if fl := fs.Lookup("warmup"); fl != nil {
 		f.c.Load.Warmup = plan.ABWarmup
 		fl.DefValue = plan.ABWarmup.String()
 		fl.Usage = "run this long before measuring each step of each turn (not counted)"
 	}
+	refuseAgents(cmd, "its rounds interleave targets pgscale may start on its own sockets, and in slices every client switches target together, which agents on other machines cannot follow yet")
 	return cmd
 }
 

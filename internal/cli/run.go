@@ -18,9 +18,10 @@ import (
 
 func newRunCmd(argv []string, stdout, stderr io.Writer) *cobra.Command {
 	var f loadFlags
-	var dsn, pooler string
+	var dsn, pooler, pgSrc string
 	var replicas int
 	var rec recordFlags
+	var ag agentFlags
 	cmd := &cobra.Command{
 		Use:   "run",
 		Short: "Run a workload over a client sweep and write a result file",
@@ -36,11 +37,25 @@ With --pooler (` + target.PoolerForms() + `) the clients connect through
 a pooler that pgscale starts in front of that server, as an ab target of
 that kind would be (pgscale ab --help), and stops at the end; the data, the
 probes and the disturbances go to the server, and the pooler's CPU is
-accounted apart.`,
+accounted apart.
+
+With --pg-src the ephemeral cluster runs PostgreSQL built from source
+(PATH[@REV][+PATCH...][,configure=ARGS][,ext=EXTPATH[@REV]], as an ab
+target src: is), made once and kept in the build cache (--build-cache).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			spec := plan.RunSpec{Common: f.common(cmd, argv, stdout, stderr), Target: target.ForRun(dsn), Pooler: pooler, Out: f.out}
 			spec.Target.Replicas = replicas
+			ag.apply(cmd.Flags(), &spec)
+			if pgSrc != "" {
+				if dsn != "" || spec.Cluster.PGBin != "" {
+					return usage.Errorf("--pg-src builds the ephemeral cluster's server: drop --dsn and --pg-bin")
+				}
+				var err error
+				if spec.Target, err = target.FromSource(pgSrc); err != nil {
+					return usage.Wrap(err)
+				}
+			}
 			if f.describe {
 				return describe(spec.Workload, stdout)
 			}
@@ -78,7 +93,10 @@ accounted apart.`,
 	fs.StringVar(&pooler, "pooler", "", "connect the clients through a pooler started in front of the server: "+target.PoolerForms())
 	fs.IntVar(&replicas, "replicas", 0, "streaming replicas of the ephemeral cluster (pg_basebackup), replaying before the run starts; a --pooler proxy: sees them as upstreams")
 	registerCluster(fs, &f.c)
+	fs.StringVar(&pgSrc, "pg-src", "", "the ephemeral cluster's server built from source: PATH[@REV][+PATCH...][,configure=ARGS][,ext=EXTPATH[@REV]] (as an ab target src:)")
+	registerBuildCache(fs, &f.c.Cluster.BuildCache)
 	rec.register(fs, false)
+	ag.register(fs)
 	return cmd
 }
 

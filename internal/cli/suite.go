@@ -24,7 +24,7 @@ func newSuiteCmd(argv []string, stdout, stderr io.Writer) *cobra.Command {
 		count                   string
 		transactions            int
 		quick, showOnly, dryRun bool
-		params                  []string
+		params, axes            []string
 		outputs                 outputFlags
 		c                       plan.Common
 		rec                     recordFlags
@@ -75,6 +75,15 @@ usage or a bad suite file (file:line), 3 a cell could not complete.`,
 			}
 			if transactions > 0 {
 				s.Transactions, s.Duration = transactions, 0
+			}
+			for _, m := range axes {
+				name, values, ok := strings.Cut(m, "=")
+				if !ok {
+					return usage.Errorf("--matrix %q is not NAME=V1,V2,...", m)
+				}
+				if err := s.SetAxis(strings.TrimSpace(name), splitList(values)); err != nil {
+					return err
+				}
 			}
 			if only != "" {
 				if spec.Only, err = suite.ParseOnly(only); err != nil {
@@ -139,6 +148,7 @@ usage or a bad suite file (file:line), 3 a cell could not complete.`,
 	fs.StringArrayVar(&params, "param", nil, "set a parameter of the suite: NAME=VALUE (repeatable)")
 	fs.StringVar(&count, "count", "", "instructions: count the servers' (and a proxy's) instructions per transaction under Valgrind, as the suite file's count: does (needs -t)")
 	fs.IntVarP(&transactions, "transactions", "t", 0, "transactions per client in each step, instead of the suite's duration")
+	fs.StringArrayVar(&axes, "matrix", nil, "replace the values of an axis of the matrix: NAME=V1,V2,... (repeatable; --matrix partitions=18)")
 	fs.StringVar(&spec.Out, "out", "", "bundle directory (default results/suite-<name>-<UTC time>)")
 	fs.StringVar(&resume, "resume", "", "complete the bundle in DIR: run only its missing or incomplete cells")
 	fs.StringVar(&spec.IO, "io", "auto", "client socket I/O: auto, raw or netpoll")
@@ -146,6 +156,8 @@ usage or a bad suite file (file:line), 3 a cell could not complete.`,
 	outputs.register(fs, func(rf report.Format) bool { return rf.Comparisons })
 	rec.register(fs, true)
 	registerCluster(fs, &c)
+	refuseAgents(cmd, "each cell is an interleaved A/B, which does not spread over agents yet")
+	registerBuildCache(fs, &c.Cluster.BuildCache)
 	return cmd
 }
 
@@ -242,4 +254,13 @@ func suiteVerdictError(s *compare.Suite) error {
 		failing = append(failing, "a decision rule failed")
 	}
 	return &RegressionError{Msg: strings.Join(failing, "; ")}
+}
+
+// splitList splits a comma list, trimming blanks.
+func splitList(s string) []string {
+	var out []string
+	for _, v := range strings.Split(s, ",") {
+		out = append(out, strings.TrimSpace(v))
+	}
+	return out
 }

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/pgscale/pgscale/internal/agent"
 	"github.com/pgscale/pgscale/internal/compare"
 	"github.com/pgscale/pgscale/internal/diagnose"
 	"github.com/pgscale/pgscale/internal/disturb"
@@ -55,6 +56,9 @@ func Run(ctx context.Context, spec RunSpec) (*result.File, string, error) {
 	if err := checkOpenFiles(spec.Load.maxClients(), 1, disturb.Sessions(ds)); err != nil {
 		return nil, "", err
 	}
+	if err := spec.checkAgents(); err != nil {
+		return nil, "", err
+	}
 	if err := spec.Cluster.Check([]target.Spec{spec.Target}); err != nil {
 		return nil, "", err
 	}
@@ -67,6 +71,13 @@ func Run(ctx context.Context, spec RunSpec) (*result.File, string, error) {
 	}
 	spec.countNotice(1, 1)
 	started := time.Now().UTC()
+	coord, err := spec.openAgents(ctx)
+	if err != nil {
+		return nil, "", err
+	}
+	if coord != nil {
+		defer func() { _ = coord.Close(ctx, err) }()
+	}
 	path := spec.Out
 	if path == "" {
 		path = filepath.Join("results", fmt.Sprintf("%s-%s.json", fileName(wl.Name), started.Format("20060102T150405Z")))
@@ -77,7 +88,13 @@ func Run(ctx context.Context, spec RunSpec) (*result.File, string, error) {
 	}
 	p := &prepared{srv: srv}
 	defer p.close()
-	return spec.sweepOn(ctx, p, wl, setup, ds, started, sweepFile{Path: path, Skip: spec.NoResultFile, Pgbench: spec.Pgbench})
+	out := sweepFile{Path: path, Skip: spec.NoResultFile, Pgbench: spec.Pgbench, Agents: coord}
+	if spec.Agents != nil {
+		out.AgentsDSN = spec.Agents.TargetDSN
+	}
+	var file *result.File
+	file, path, err = spec.sweepOn(ctx, p, wl, setup, ds, started, out)
+	return file, path, err
 }
 
 // sweepFile is where sweepOn writes its result file and what it adds to it.
@@ -85,6 +102,10 @@ type sweepFile struct {
 	Path    string
 	Skip    bool            // write nothing: the file is only returned
 	Pgbench *result.Pgbench // how pgscale pgbench was asked to report
+	// Agents, when set, runs the clients on agents; AgentsDSN is the
+	// target as they reach it (empty: the run's own, without password).
+	Agents    *agent.Coordinator
+	AgentsDSN string
 }
 
 // sweepOn runs the sweep on an open target: it prepares the data, sets up
@@ -101,6 +122,11 @@ func (c *Common) sweepOn(ctx context.Context, p *prepared, wl *workload.Loaded, 
 	if err := c.watch(ctx, p, wl, ds, true); err != nil {
 		return nil, "", err
 	}
+	if out.Agents != nil {
+		if err := c.gatherAgents(ctx, out.Agents, p, wl, out.AgentsDSN); err != nil {
+			return nil, "", err
+		}
+	}
 	file := c.newFile(wl, started)
 	file.Target = p.srv.Info
 	file.Workload.Scale = p.data.Scale
@@ -111,6 +137,7 @@ func (c *Common) sweepOn(ctx context.Context, p *prepared, wl *workload.Loaded, 
 	obs.Observe(observe.RunStart{File: file, Path: path})
 
 	sw := c.sweep(p, wl)
+	sw.Agents = out.Agents
 	vacuum := sw.BeforeStep
 	sw.BeforeStep = func(ctx context.Context, i, clients int) error {
 		obs.Observe(observe.StepStart{Index: i, Steps: len(sw.Clients), Clients: clients})
@@ -142,11 +169,19 @@ func (c *Common) sweepOn(ctx context.Context, p *prepared, wl *workload.Loaded, 
 		}
 	}
 	file.Diagnosis = diagnose.Sweep(file)
+	if out.Agents != nil {
+		file.Coordination, file.Agents = out.Agents.Coordination(), out.Agents.AgentTotals()
+	}
 	obs.Observe(observe.RunEnd{File: file})
 	if out.Skip {
 		return file, "", runErr
 	}
 	relativeProfiles(file.Steps, path)
+	if out.Agents != nil {
+		if err := agentFiles(file, out.Agents, sw.agentSteps, path); err != nil {
+			runErr = errors.Join(runErr, err)
+		}
+	}
 	if werr := result.Write(path, file); werr != nil {
 		return file, "", errors.Join(runErr, fmt.Errorf("write result file: %w", werr))
 	}

@@ -76,6 +76,11 @@ type Config struct {
 	// (a proxy's shards, a primary and its replicas), for the upstreams
 	// probe.
 	Upstreams []Upstream
+	// FastPathSlots is the server build's fast-path lock slots per
+	// backend when the build says (a src: target's
+	// FP_LOCK_SLOTS_PER_BACKEND); 0 leaves the lock probe to the
+	// version's figure, corrected by what it observes.
+	FastPathSlots int
 }
 
 // DefaultConfig is every default probe (all but the profile) with its

@@ -72,7 +72,7 @@ func startCluster(ctx context.Context, spec Spec, bin string, own []Setting, opt
 	}
 	settings = append(settings, own...)
 	log(fmt.Sprintf("starting an ephemeral PostgreSQL cluster from %s...", bin))
-	c, err := Start(ctx, Options{BinDir: bin, Tmpfs: opt.Tmpfs, TCP: opt.TCP, Settings: settings, OSUser: opt.OSUser,
+	c, err := Start(ctx, Options{BinDir: bin, Tmpfs: opt.Tmpfs, TCP: opt.TCP, Settings: settings, OSUser: opt.OSUser, HBA: opt.HBA,
 		DataSizeHint: needs.DataBytes, MaxConnections: needs.Connections + 10, Detach: opt.Keep, Valgrind: opt.Valgrind})
 	if err != nil {
 		if c != nil {

@@ -36,6 +36,9 @@ type kind struct {
 	// counts says its server can run under Valgrind (--count
 	// instructions).
 	counts bool
+	// builds says its Arg builds what the target starts (a builder):
+	// pgscale build makes it ahead of a run.
+	builds bool
 	// parse reads what follows the colon, of= taken out; its errors say
 	// what is wrong in one line, without the spec (ParseSpec adds it).
 	parse func(arg string) (Arg, error)
@@ -46,6 +49,7 @@ type kind struct {
 var kinds = []kind{
 	binKind,
 	settingsKind,
+	srcKind,
 	dsnKind,
 	pgbouncerKind,
 	proxyKind,
@@ -71,7 +75,7 @@ func lookup(name Kind) *kind {
 }
 
 // Arg is what follows KIND: in a target spec, as its kind read it. Each
-// kind has its own (BinArg, SettingsArg, DSNArg, PgBouncerArg).
+// kind has its own (BinArg, SettingsArg, DSNArg, PgBouncerArg, SrcArg).
 type Arg interface {
 	// String writes the argument back as it can be given again, with any
 	// password redacted.

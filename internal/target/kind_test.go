@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pgscale/pgscale/internal/build"
 	"github.com/pgscale/pgscale/internal/target"
 	"github.com/pgscale/pgscale/internal/usage"
 )
@@ -22,6 +23,9 @@ var examples = map[target.Kind][]string{
 	target.ProxyKind: {`b=proxy:{"command":"pgbouncer {{dir}}/b.ini","files":{"b.ini":"[databases]\n* = host={{upstream.host}}, port={{upstream.port}}\n"},"of":"direct"}`,
 		`b=proxy:{"command":"pgcat {{dir}}/c.toml","ready":"5s"},of=s1,of=s2`,
 		`c=proxy:{"command":"pgpool -n"},of='settings:replicas=1,work_mem=8MB'`},
+	target.Src: {"master=src:/src/postgres@master", "wt=src:/src/postgres", "v2=src:/src/postgres@HEAD~3+/tmp/v2-0001.patch+/tmp/v2-0002.patch",
+		"dbg=src:/src/postgres@REL_15_STABLE, configure=--enable-cassert CFLAGS=\"-O0 -g\"",
+		"ld=src:/src/postgres@master,configure='LDFLAGS=-Wl,--as-needed',ext=/src/myext@main,ext=/src/other+/tmp/x.patch"},
 }
 
 // Every registered kind reads back what its String writes: the spec a
@@ -84,7 +88,7 @@ func TestClusterOptionsAskTheKinds(t *testing.T) {
 		t.Fatal(err)
 	}
 	err = target.ClusterOptions{Tmpfs: true}.Check(specs)
-	if !usage.Is(err) || !strings.Contains(err.Error(), "(bin: or settings:)") {
+	if !usage.Is(err) || !strings.Contains(err.Error(), "(bin:, settings: or src:)") {
 		t.Errorf("--tmpfs with dsn targets: %v", err)
 	}
 	specs, err = target.ParseSpecs([]string{"a=settings:", "b=pgbouncer:"}, "", 2)
@@ -104,7 +108,7 @@ func TestClusterOptionsAskTheKinds(t *testing.T) {
 		t.Fatal(err)
 	}
 	err = target.ClusterOptions{Valgrind: &target.Valgrind{}}.Check(specs)
-	if !usage.Is(err) || !strings.Contains(err.Error(), "(bin: or settings:, or a pooler in front of one), not a=dsn:host=/tmp") {
+	if !usage.Is(err) || !strings.Contains(err.Error(), "(bin:, settings: or src:, or a pooler in front of one), not a=dsn:host=/tmp") {
 		t.Errorf("--count instructions with a pooler in front of a dsn target: %v", err)
 	}
 }
@@ -127,5 +131,37 @@ func TestOpenAllPlansEveryTargetFirst(t *testing.T) {
 	}
 	if servers != nil || len(notices) > 0 {
 		t.Errorf("something started before the mistake was found: %d servers, notices %q", len(servers), notices)
+	}
+}
+
+// A src: spec reads its source, configure's arguments (double quotes keep
+// blanks, single quotes commas) and extensions; mistakes are one line.
+func TestSrcSpec(t *testing.T) {
+	for in, want := range map[string]target.SrcArg{
+		`dbg=src:/src/postgres@REL_15_STABLE, configure=--enable-cassert CFLAGS="-O0 -g"`: {
+			Source: build.Source{Path: "/src/postgres", Rev: "REL_15_STABLE"}, Configure: []string{"--enable-cassert", "CFLAGS=-O0 -g"}},
+		"ld=src:/src/postgres@master+/tmp/a.patch,configure='LDFLAGS=-Wl,--as-needed',ext=/src/myext@main,ext=/src/other+/tmp/x.patch": {
+			Source: build.Source{Path: "/src/postgres", Rev: "master", Patches: []string{"/tmp/a.patch"}}, Configure: []string{"LDFLAGS=-Wl,--as-needed"},
+			Extensions: []build.Source{{Path: "/src/myext", Rev: "main"}, {Path: "/src/other", Patches: []string{"/tmp/x.patch"}}}},
+	} {
+		spec, err := target.ParseSpec(in)
+		if err != nil || !reflect.DeepEqual(spec.Arg, want) || !spec.Ephemeral() {
+			t.Errorf("ParseSpec(%q) = %+v, %v; want %+v", in, spec.Arg, err, want)
+		}
+	}
+	for in, want := range map[string]string{
+		"x=src:":                         "names no source tree",
+		"x=src:configure=--enable-debug": "names no source tree",
+		"x=src:/src/pg,bogus=1":          `"bogus=1": want src:PATH`,
+		`x=src:/src/pg,configure="-O2`:   "unbalanced double quote",
+		"x=src:/src/pg@master+":          "an empty patch name",
+	} {
+		if _, err := target.ParseSpec(in); err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("ParseSpec(%q): %v, want one line with %q", in, err, want)
+		}
+	}
+	spec, _ := target.ParseSpec("a=settings:")
+	if _, err := target.Build(context.Background(), spec, target.ClusterOptions{}, nil); !usage.Is(err) || !strings.Contains(err.Error(), "takes src: targets") {
+		t.Errorf("Build of a settings: target: %v", err)
 	}
 }

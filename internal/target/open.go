@@ -29,6 +29,12 @@ type ClusterOptions struct {
 	// own (--separate-clusters), even when all its settings could be set
 	// per session on the baseline's.
 	Separate bool
+	// HBA are pg_hba.conf lines placed before the defaults (agents on this
+	// machine connect from loopback addresses of their own).
+	HBA []string
+	// BuildCache is where src: targets' builds are kept (--build-cache);
+	// empty means build.DefaultCacheDir.
+	BuildCache string
 }
 
 // Check finds, before anything starts, what cannot work: an ephemeral

@@ -52,6 +52,16 @@ func ForRun(dsn string) Spec {
 	return Spec{Kind: Settings, Arg: SettingsArg{}}
 }
 
+// FromSource is run's target with --pg-src: an ephemeral cluster from
+// PostgreSQL built from source, arg as a src: target takes it.
+func FromSource(arg string) (Spec, error) {
+	a, err := srcKind.parse(arg)
+	if err != nil {
+		return Spec{}, fmt.Errorf("--pg-src %q: %v", arg, err)
+	}
+	return Spec{Kind: Src, Arg: a}, nil
+}
+
 // WithPooler is run's target behind a pooler: pooler is --pooler's value,
 // KIND[:ARG] of a kind that fronts a server (pgbouncer[:k=v,...]), and
 // front the server it fronts (ForRun's).
