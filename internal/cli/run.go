@@ -19,6 +19,7 @@ import (
 func newRunCmd(argv []string, stdout, stderr io.Writer) *cobra.Command {
 	var f loadFlags
 	var dsn, pooler, pgSrc string
+	var replicas int
 	var rec recordFlags
 	var ag agentFlags
 	cmd := &cobra.Command{
@@ -44,6 +45,7 @@ target src: is), made once and kept in the build cache (--build-cache).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			spec := plan.RunSpec{Common: f.common(cmd, argv, stdout, stderr), Target: target.ForRun(dsn), Pooler: pooler, Out: f.out}
+			spec.Target.Replicas = replicas
 			ag.apply(cmd.Flags(), &spec)
 			if pgSrc != "" {
 				if dsn != "" || spec.Cluster.PGBin != "" {
@@ -92,6 +94,7 @@ target src: is), made once and kept in the build cache (--build-cache).`,
 	fs.StringVar(&dsn, "dsn", "", "connection string of an existing server (URI or keyword form); libpq environment variables are honoured; without it, an ephemeral cluster")
 	fs.StringArrayVar(&f.c.Expect, "expect", nil, expectHelp)
 	fs.StringVar(&pooler, "pooler", "", "connect the clients through a pooler started in front of the server: "+target.PoolerForms())
+	fs.IntVar(&replicas, "replicas", 0, "streaming replicas of the ephemeral cluster (pg_basebackup), replaying before the run starts; a --pooler proxy: sees them as upstreams")
 	registerCluster(fs, &f.c)
 	fs.StringVar(&pgSrc, "pg-src", "", "the ephemeral cluster's server built from source: PATH[@REV][+PATCH...][,configure=ARGS][,ext=EXTPATH[@REV]] (as an ab target src:)")
 	registerBuildCache(fs, &f.c.Cluster.BuildCache)

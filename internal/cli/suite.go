@@ -21,6 +21,8 @@ import (
 func newSuiteCmd(argv []string, stdout, stderr io.Writer) *cobra.Command {
 	var (
 		preset, only, resume    string
+		count                   string
+		transactions            int
 		quick, showOnly, dryRun bool
 		params, axes            []string
 		outputs                 outputFlags
@@ -64,6 +66,15 @@ usage or a bad suite file (file:line), 3 a cell could not complete.`,
 				if err := s.SetParam(name, value); err != nil {
 					return err
 				}
+			}
+			if count != "" {
+				if count != "instructions" {
+					return usage.Errorf("--count %q: want instructions", count)
+				}
+				s.Count = count
+			}
+			if transactions > 0 {
+				s.Transactions, s.Duration = transactions, 0
 			}
 			for _, m := range axes {
 				name, values, ok := strings.Cut(m, "=")
@@ -138,6 +149,8 @@ usage or a bad suite file (file:line), 3 a cell could not complete.`,
 	fs.StringArrayVar(&spec.Targets, "target", nil, "replace the suite's targets: "+target.Forms()+" (repeatable)")
 	fs.StringVar(&spec.Baseline, "baseline", "", "with --target: the target the others are compared with (default: the first)")
 	fs.StringArrayVar(&params, "param", nil, "set a parameter of the suite: NAME=VALUE (repeatable)")
+	fs.StringVar(&count, "count", "", "instructions: count the servers' (and a proxy's) instructions per transaction under Valgrind, as the suite file's count: does (needs -t)")
+	fs.IntVarP(&transactions, "transactions", "t", 0, "transactions per client in each step, instead of the suite's duration")
 	fs.StringArrayVar(&axes, "matrix", nil, "replace the values of an axis of the matrix: NAME=V1,V2,... (repeatable; --matrix partitions=18)")
 	fs.StringVar(&spec.Out, "out", "", "bundle directory (default results/suite-<name>-<UTC time>)")
 	fs.StringVar(&resume, "resume", "", "complete the bundle in DIR: run only its missing or incomplete cells")
@@ -187,7 +200,7 @@ func dryRunSuite(spec *plan.SuiteSpec, stdout io.Writer) error {
 	}
 	targets := spec.Targets
 	if len(targets) == 0 {
-		targets = s.Targets
+		targets = s.TargetSpecs()
 	}
 	if len(targets) == 0 {
 		targets = []string{"installed=settings:"}
@@ -196,8 +209,12 @@ func dryRunSuite(spec *plan.SuiteSpec, stdout io.Writer) error {
 	if len(targets) > 1 {
 		what = fmt.Sprintf("A/B runs of %d rounds", s.Rounds)
 	}
+	brief := make([]string, len(targets))
+	for i, t := range targets {
+		brief[i] = target.Brief(t)
+	}
 	fmt.Fprintf(stdout, "suite %s: %d of %d cells, %s on %s; clients %v, %v per step\n", s.Name, len(run), len(cells), what,
-		strings.Join(targets, ", "), s.Clients, s.Duration)
+		strings.Join(brief, ", "), s.Clients, s.Duration)
 	for _, c := range run {
 		fmt.Fprintf(stdout, "  %3d  %s\n", c.Index+1, c.Key())
 	}

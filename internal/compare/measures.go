@@ -85,12 +85,16 @@ func Measures() []MeasureDef {
 		{"pooler-cpu/txn", "µs", stats.LowerIsBetter, fig(func(f diagnose.Figures) (float64, bool) {
 			return f.PoolerCPUPerTxnUS, f.HasPooler && f.PoolerCPUPerTxnUS > 0
 		}), nil},
+		{"pooler-ctx/txn", "switches", stats.LowerIsBetter, fig(func(f diagnose.Figures) (float64, bool) {
+			return f.PoolerCtxPerTxn, f.HasPooler && f.PoolerCtxPerTxn > 0
+		}), nil},
 		{"cycles/txn", "cycles", stats.LowerIsBetter, counter(func(c *result.Counters) uint64 { return c.Cycles }), noCounters},
 		{"instructions/txn", "instructions", stats.LowerIsBetter, counter(func(c *result.Counters) uint64 { return c.Instructions }), noCounters},
 		{"instr/txn", "instructions", stats.LowerIsBetter, counted(func(i *result.Instructions) float64 { return i.PerTxn }), nil},
 		{"syscalls/txn", "calls", stats.LowerIsBetter, counted(func(i *result.Instructions) float64 {
 			return float64(i.ClientSyscalls) / float64(i.Transactions)
 		}), nil},
+		{"pooler-instr/txn", "instructions", stats.LowerIsBetter, counted(func(i *result.Instructions) float64 { return i.PoolerPerTxn }), nil},
 	}
 }
 

@@ -35,10 +35,12 @@ type Figures struct {
 	// HasPooler is true when a pooler was accounted (a pgbouncer target,
 	// or --pooler-pid); PoolerShare is its part of the machine, counted
 	// inside OtherShare (Elsewhere leaves it out), and PoolerCPUPerTxnUS
-	// its CPU per transaction.
+	// its CPU per transaction, PoolerCtxPerTxn its processes' context
+	// switches per transaction (0 where they were not kept).
 	HasPooler         bool
 	PoolerShare       float64
 	PoolerCPUPerTxnUS float64
+	PoolerCtxPerTxn   float64
 	// PoolerBusy is the share of the step in which the pooler's process
 	// was on a CPU or runnable and waiting for one (schedstat, per
 	// process: pgbouncer runs one thread), when HasPoolerBusy. Near 1 its
@@ -139,6 +141,9 @@ func Compute(s result.Step) Figures {
 				f.HasPooler = true
 				f.PoolerCPUPerTxnUS = *c.PoolerCPUS * 1e6 / n
 			}
+			if c.PoolerCtx != nil {
+				f.PoolerCtxPerTxn = float64(*c.PoolerCtx) / n
+			}
 		}
 		return f
 	}
@@ -193,6 +198,7 @@ func Compute(s result.Step) Figures {
 			f.HasPooler = true
 			f.PoolerShare = ps.Pooler.CPUS / machine
 			f.PoolerCPUPerTxnUS = perTxn(ps.Pooler.CPUS * 1e6)
+			f.PoolerCtxPerTxn = perTxn(float64(ps.Pooler.VoluntaryCtx + ps.Pooler.InvoluntaryCtx))
 			if busy := ps.Pooler.OnCPUS + ps.Pooler.RunQueueWaitS; busy > 0 {
 				f.HasPoolerBusy = true
 				n := f.ElapsedS * float64(max(ps.Pooler.Processes, 1))

@@ -64,6 +64,7 @@ var notRun = []struct{ match, why string }{
 	{"ab --target master=bin:/usr/local/pg-master/bin", "builds of two PostgreSQL versions the machine does not have"},
 	{"--count instructions", "Valgrind: minutes on a shared machine; internal/cli's TestCountInstructionsAA runs an A/A under it"},
 	{"knn_query.sql", "a vector extension and scripts the docs do not give"},
+	{"--replicas", "an ephemeral cluster with a streaming replica (this test runs against its own server): internal/cli's TestProxyPgpoolLoadBalances runs it"},
 	{"src:", "source builds: minutes each; internal/build's and internal/cli's tests build and run them"},
 	{"--pg-src", "a source build: minutes; internal/cli's tests run one"},
 	{"--coordinator", "agents: processes that meet in a coordination database; internal/agent's tests run them"},
@@ -151,6 +152,21 @@ func TestDocCommands(t *testing.T) {
 	t.Chdir(work)
 	for name, body := range fixtures {
 		if err := os.WriteFile(name, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The repository's example proxy definitions, which the docs name
+	// as a checkout has them (examples/proxy/NAME.yaml).
+	examples, _ := filepath.Glob(filepath.Join(root, "examples", "proxy", "*.yaml"))
+	for _, ex := range examples {
+		b, err := os.ReadFile(ex)
+		if err == nil {
+			err = os.MkdirAll(filepath.Join("examples", "proxy"), 0o755)
+		}
+		if err == nil {
+			err = os.WriteFile(filepath.Join("examples", "proxy", filepath.Base(ex)), b, 0o644)
+		}
+		if err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -71,14 +71,14 @@ func RunAB(ctx context.Context, spec ABSpec) ([]*result.File, string, error) {
 		return nil, "", err
 	}
 	started := time.Now().UTC()
-	targets, err := spec.openAll(ctx, specs, spec.needs(ds, wl))
-	defer closeAll(targets)
-	if err != nil {
-		return nil, "", err
-	}
 	dir := spec.Out
 	if dir == "" {
 		dir = filepath.Join("results", fmt.Sprintf("ab-%s-%s", fileName(wl.Name), started.Format("20060102T150405Z")))
+	}
+	targets, err := spec.openAll(ctx, specs, spec.needs(ds, wl))
+	defer closeAll(targets)
+	if err != nil {
+		return nil, "", keepStartLog(err, func(name, program string) string { return filepath.Join(dir, name+"."+program+".log") })
 	}
 	files, err := spec.runOn(ctx, targets, specs, wl, setup, ds, seed, started, &dir)
 	return files, dir, err

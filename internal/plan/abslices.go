@@ -158,8 +158,8 @@ func SplitSlices(res *engine.Result, k int) []result.Step {
 // as the engine's slice meter read them; nil without a meter.
 func sliceCosts(slices []engine.Slice, ti int) *result.Costs {
 	var c *result.Costs
-	var pooler, steal, counted float64
-	hasPooler := false
+	var pooler, poolerCtx, steal, counted float64
+	hasPooler, hasPoolerCtx := false, false
 	for _, sl := range slices {
 		if sl.Target != ti || sl.Costs == nil {
 			continue
@@ -176,9 +176,16 @@ func sliceCosts(slices []engine.Slice, ti int) *result.Costs {
 		if v, ok := sl.Costs[probe.MeterPoolerCPU]; ok {
 			pooler, hasPooler = pooler+v, true
 		}
+		if v, ok := sl.Costs[probe.MeterPoolerCtx]; ok {
+			poolerCtx, hasPoolerCtx = poolerCtx+v, true
+		}
 	}
 	if c != nil && hasPooler {
 		c.PoolerCPUS = &pooler
+	}
+	if c != nil && hasPoolerCtx {
+		n := int64(max(poolerCtx, 0))
+		c.PoolerCtx = &n
 	}
 	if c != nil && counted > 0 {
 		c.HostStealShare = steal / (counted * float64(runtime.NumCPU()))

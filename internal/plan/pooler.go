@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/pgscale/pgscale/internal/result"
+	"github.com/pgscale/pgscale/internal/target"
 	"github.com/pgscale/pgscale/internal/usage"
 )
 
@@ -133,6 +135,22 @@ func keepPoolerLogs(targets []*prepared, path func(name, program string) string)
 		kept = append(kept, pl.Program()+"'s log: "+p)
 	}
 	return strings.Join(kept, "; ")
+}
+
+// keepStartLog keeps, when err is a proxy that could not start, its log
+// at path(target, program), and names it in the error it returns.
+func keepStartLog(err error, path func(name, program string) string) error {
+	var se *target.StartError
+	if !errors.As(err, &se) || se.Log == "" {
+		return err
+	}
+	p := path(se.Target, se.Program)
+	if werr := os.MkdirAll(filepath.Dir(p), 0o755); werr == nil {
+		if werr = os.WriteFile(p, []byte(se.Log), 0o644); werr == nil {
+			return fmt.Errorf("%w; %s's log: %s", err, se.Program, p)
+		}
+	}
+	return err
 }
 
 // poolerLogPath is where a run's pooler log goes: beside the result file,

@@ -45,6 +45,9 @@ func Run(ctx context.Context, spec RunSpec) (*result.File, string, error) {
 	for _, e := range exps {
 		spec.Expect = append(spec.Expect, e.Spec)
 	}
+	if spec.Target.Replicas > 0 && !spec.Target.Ephemeral() {
+		return nil, "", usage.Errorf("--replicas applies to an ephemeral cluster, not to --dsn or a PGHOST-style environment")
+	}
 	if spec.Pooler != "" {
 		if spec.Target, err = target.WithPooler(spec.Target, spec.Pooler); err != nil {
 			return nil, "", usage.Wrap(err)
@@ -86,16 +89,16 @@ func Run(ctx context.Context, spec RunSpec) (*result.File, string, error) {
 	if coord != nil {
 		defer func() { _ = coord.Close(ctx, err) }()
 	}
-	srv, err := target.Open(ctx, spec.Target, spec.Cluster, spec.needs(ds, wl), spec.notice)
-	if err != nil {
-		return nil, "", err
-	}
-	p := &prepared{srv: srv}
-	defer p.close()
 	path := spec.Out
 	if path == "" {
 		path = filepath.Join("results", fmt.Sprintf("%s-%s.json", fileName(wl.Name), started.Format("20060102T150405Z")))
 	}
+	srv, err := target.Open(ctx, spec.Target, spec.Cluster, spec.needs(ds, wl), spec.notice)
+	if err != nil {
+		return nil, "", keepStartLog(err, func(_, program string) string { return poolerLogPath(path, program) })
+	}
+	p := &prepared{srv: srv}
+	defer p.close()
 	out := sweepFile{Path: path, Skip: spec.NoResultFile, Pgbench: spec.Pgbench, Agents: coord}
 	if spec.Agents != nil {
 		out.AgentsDSN = spec.Agents.TargetDSN

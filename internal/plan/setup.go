@@ -87,11 +87,31 @@ func (c *Common) needs(ds []disturb.Disturbance, wl *workload.Loaded) target.Nee
 // server it fronts), and records what the server says of itself.
 func (c *Common) prepare(ctx context.Context, p *prepared, wl *workload.Loaded, setup string) error {
 	origin := p.srv.Origin()
-	d, err := workload.Prepare(ctx, origin.Connect, workload.PrepareOptions{
-		Create: origin.Ephemeral() && !c.Data.NoInit || c.Data.Create, Init: c.Data.Init, ScaleGiven: c.Data.ScaleGiven,
-		NeedTables: wl.Builtin, Setup: setup, SetupName: c.setupName(), Where: origin.Info.Description, Log: c.notice})
+	opts := func(s *target.Server) workload.PrepareOptions {
+		return workload.PrepareOptions{
+			Create: s.Ephemeral() && !c.Data.NoInit || c.Data.Create, Init: c.Data.Init, ScaleGiven: c.Data.ScaleGiven,
+			NeedTables: wl.Builtin, Setup: setup, SetupName: c.setupName(), Where: s.Info.Description, Log: c.notice}
+	}
+	d, err := workload.Prepare(ctx, origin.Connect, opts(origin))
 	if err != nil {
 		return named(p.name, err)
+	}
+	// The same data on every other server a proxy fronts of its own (run
+	// --pooler with of: [s1, s2]: shards); another target's is made as
+	// that target's.
+	for _, f := range p.srv.OwnFronts() {
+		if f == origin {
+			continue
+		}
+		if _, err := workload.Prepare(ctx, f.Connect, opts(f)); err != nil {
+			return named(p.name, err)
+		}
+	}
+	// Streaming replicas replay the data before the run starts.
+	for _, f := range append([]*target.Server{origin}, p.srv.OwnFronts()...) {
+		if err := f.CatchUp(ctx); err != nil {
+			return named(p.name, err)
+		}
 	}
 	p.data = d
 	p.srv.RecordInfo(ctx)
@@ -118,6 +138,23 @@ func prefixed(name, s string) string {
 	return "target " + name + ": " + s
 }
 
+// upstreams are the servers behind a target when there are several, for
+// the upstreams probe: a replica knows its primary's place.
+func upstreams(srv *target.Server) []probe.Upstream {
+	var out []probe.Upstream
+	primary := -1
+	for _, u := range srv.Upstreams() {
+		pu := probe.Upstream{Name: u.Name, Role: u.Role, Primary: -1, Conn: u.Server.Config}
+		if u.Role == "primary" {
+			primary = len(out)
+		} else {
+			pu.Primary = primary
+		}
+		out = append(out, pu)
+	}
+	return out
+}
+
 // setupName names the setup SQL in errors.
 func (c *Common) setupName() string {
 	if c.Data.Setup != "" {
@@ -142,6 +179,10 @@ func (c *Common) watch(ctx context.Context, p *prepared, wl *workload.Loaded, ds
 		if p.srv.Pooler != nil && cfg.PoolerPID == 0 {
 			cfg.PoolerPID = p.srv.Pooler.PID()
 		}
+		if cp, ok := p.srv.Pooler.(target.CountedPooler); ok && cp.UnderValgrind() {
+			cfg.PoolerCallgrind = &probe.Callgrind{Control: cp.Callgrind, Out: cp.CallgrindOut}
+		}
+		cfg.Upstreams = upstreams(p.srv)
 		if p.profileDir != "" {
 			cfg.ProfileDir = p.profileDir
 		}
@@ -304,16 +345,25 @@ func relativeProfiles(steps []result.Step, resultPath string) {
 	}
 	for i := range steps {
 		p := steps[i].Probes
-		if p == nil || p.Profile == nil || p.Profile.File == "" {
+		if p == nil {
 			continue
 		}
-		abs, err := filepath.Abs(p.Profile.File)
-		if err != nil {
-			continue
+		profiles := []*result.Profile{p.Profile}
+		if p.Instructions != nil {
+			profiles = append(profiles, p.Instructions.PoolerProfile) // a pooler counted under Valgrind
 		}
-		p.Profile.File = abs
-		if rel, err := filepath.Rel(dir, abs); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-			p.Profile.File = rel
+		for _, pr := range profiles {
+			if pr == nil || pr.File == "" {
+				continue
+			}
+			abs, err := filepath.Abs(pr.File)
+			if err != nil {
+				continue
+			}
+			pr.File = abs
+			if rel, err := filepath.Rel(dir, abs); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+				pr.File = rel
+			}
 		}
 	}
 }

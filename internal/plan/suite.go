@@ -11,6 +11,7 @@ import (
 
 	"github.com/pgscale/pgscale/internal/disturb"
 	"github.com/pgscale/pgscale/internal/observe"
+	"github.com/pgscale/pgscale/internal/probe"
 	"github.com/pgscale/pgscale/internal/result"
 	"github.com/pgscale/pgscale/internal/secret"
 	"github.com/pgscale/pgscale/internal/suite"
@@ -57,7 +58,7 @@ func (spec *SuiteSpec) targets() ([]string, string) {
 		return spec.Targets, spec.Baseline
 	}
 	if len(spec.Suite.Targets) > 0 {
-		return spec.Suite.Targets, spec.Suite.Baseline
+		return spec.Suite.TargetSpecs(), spec.Suite.Baseline
 	}
 	return []string{"installed=settings:"}, ""
 }
@@ -134,6 +135,12 @@ func RunSuite(ctx context.Context, spec SuiteSpec) (*SuiteRun, error) {
 		needs.DataBytes, needs.Connections = max(needs.DataBytes, n.DataBytes), max(needs.Connections, n.Connections)
 		needs.Clients, needs.Prepared = max(needs.Clients, n.Clients), needs.Prepared || n.Prepared
 		cellSpecs[i] = cs
+	}
+	if len(cellSpecs) > 0 && cellSpecs[0].Cluster.Valgrind != nil {
+		// Counting instructions (count: instructions): the servers, and a
+		// proxy, run under Valgrind, each target on a server of its own
+		// (checkCount).
+		spec.Cluster.Valgrind, spec.Cluster.Separate = cellSpecs[0].Cluster.Valgrind, true
 	}
 	obs := spec.observer()
 	targets, err := spec.common().openAll(ctx, specs, needs)
@@ -270,6 +277,9 @@ func (spec *SuiteSpec) cellSpec(c suite.Cell, seed uint64) (ABSpec, error) {
 	}
 	if s.Profile {
 		cs.Probes.Set(ProbeProfile, true)
+	}
+	if s.Count == "instructions" {
+		cs.Probes.Set(probe.NameInstructions, true)
 	}
 	defines := map[string]string{}
 	for k, v := range s.Defines {

@@ -56,6 +56,10 @@ type instrProbe struct {
 	pid  func() int // the postmaster's pid
 	dir  string     // where the pprof files go
 
+	// pooler counts a pooler or proxy run under callgrind beside the
+	// server; nil without one.
+	pooler *poolerCount
+
 	mu      sync.Mutex
 	counted map[int]string // pid -> kind, instrumented in this window
 	hint    string
@@ -126,12 +130,20 @@ func (p *instrProbe) edge(ctx context.Context, info observe.StepInfo, start bool
 		if err := p.waitIdle(ctx); err != nil {
 			return err
 		}
+		if p.pooler != nil {
+			if err := p.pooler.edge(ctx, true, p.hint); err != nil {
+				return err
+			}
+		}
 		return p.control(ctx, "zero", "instrumentation on")
 	}
 	if err := p.waitIdle(ctx); err != nil {
 		return err
 	}
 	err := p.control(ctx, "instrumentation off", "dump "+p.hint)
+	if p.pooler != nil {
+		err = errors.Join(err, p.pooler.edge(ctx, false, p.hint))
+	}
 	if procs, perr := p.processes(ctx); perr == nil {
 		p.mu.Lock()
 		for pid, k := range procs {
@@ -311,6 +323,12 @@ func (p *instrProbe) report(_ context.Context, st *stepState, out *result.Probes
 		}
 	}
 	out.Instructions = ev
+	name := filepath.Join(p.dir, strings.TrimSuffix(profileName(st.info), ".pb.gz")+".instructions.pb.gz")
+	if p.pooler != nil {
+		if err := p.pooler.report(ev, p.hint, poolerProfileName(name), fmt.Sprintf("%d clients", st.info.Clients)); err != nil {
+			return err
+		}
+	}
 	if len(clients) == 0 {
 		return nil
 	}
@@ -321,7 +339,6 @@ func (p *instrProbe) report(_ context.Context, st *stepState, out *result.Probes
 	if err := os.MkdirAll(p.dir, 0o755); err != nil {
 		return fmt.Errorf("profile directory: %w", err)
 	}
-	name := filepath.Join(p.dir, strings.TrimSuffix(profileName(st.info), ".pb.gz")+".instructions.pb.gz")
 	if err := writeProfile(name, prof); err != nil {
 		return err
 	}
@@ -332,25 +349,7 @@ func (p *instrProbe) report(_ context.Context, st *stepState, out *result.Probes
 
 // readDump reads the dump of process pid with this window's hint, and
 // removes it.
-func (p *instrProbe) readDump(pid int) (*CallgrindDump, error) {
-	files, _ := filepath.Glob(p.cg.Out(pid) + ".*")
-	for _, name := range files {
-		f, err := os.Open(name)
-		if err != nil {
-			continue
-		}
-		d, err := ParseCallgrind(f)
-		f.Close()
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", name, err)
-		}
-		if d.Trigger == "dump "+p.hint {
-			os.Remove(name)
-			return d, nil
-		}
-	}
-	return nil, fmt.Errorf("no callgrind dump %q of process %d", p.hint, pid)
-}
+func (p *instrProbe) readDump(pid int) (*CallgrindDump, error) { return readDump(p.cg, pid, p.hint) }
 
 // Edges reports whether the set acts at the windows' edges: when it
 // counts instructions.
@@ -418,6 +417,10 @@ var instructionsDef = def{
 		if dir == "" {
 			dir = "profiles"
 		}
-		return &instrProbe{cg: *cfg.Callgrind, conn: conn, pid: cfg.ServerPIDFunc, dir: dir}, nil
+		ip := &instrProbe{cg: *cfg.Callgrind, conn: conn, pid: cfg.ServerPIDFunc, dir: dir}
+		if cfg.PoolerCallgrind != nil && cfg.PoolerPID != 0 {
+			ip.pooler = &poolerCount{cg: *cfg.PoolerCallgrind, root: cfg.PoolerPID}
+		}
+		return ip, nil
 	},
 }

@@ -17,6 +17,7 @@ const (
 	MeterServerSys  = "server_sys_s"  // their kernel time (stat, clock ticks)
 	MeterServerCtx  = "server_ctx"    // times they were scheduled in: context switches
 	MeterPoolerCPU  = "pooler_cpu_s"  // on-CPU time of a pooler's processes
+	MeterPoolerCtx  = "pooler_ctx"    // times a pooler's processes were scheduled in
 	// MeterHostSteal is the machine's steal time, summed over its CPUs
 	// (/proc/stat): what the hypervisor ran elsewhere while this guest
 	// wanted to run.
@@ -91,7 +92,9 @@ func (m *Meter) Read() map[string]float64 {
 			continue
 		}
 		pids := []int{root.pid}
-		if kids, ok := children(root.pid); ok {
+		if root.pooler {
+			pids = append(pids, descendants(root.pid)...) // a proxy's whole tree
+		} else if kids, ok := children(root.pid); ok {
 			pids = append(pids, kids...)
 		}
 		for _, pid := range pids {
@@ -140,7 +143,7 @@ func (m *Meter) add(t meterTask, sign float64) {
 
 func meterKeys(pooler bool) [4]string {
 	if pooler {
-		return [4]string{MeterPoolerCPU, "", "", ""}
+		return [4]string{MeterPoolerCPU, "", "", MeterPoolerCtx}
 	}
 	return [4]string{MeterServerCPU, MeterServerUser, MeterServerSys, MeterServerCtx}
 }

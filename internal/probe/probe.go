@@ -68,6 +68,14 @@ type Config struct {
 	// Callgrind reaches a server run under Valgrind's callgrind, for
 	// counting its instructions; nil otherwise.
 	Callgrind *Callgrind
+	// PoolerCallgrind reaches a pooler or proxy run under callgrind
+	// (target.Proxy.Callgrind), whose instructions the instruction probe
+	// counts beside the server's; nil otherwise.
+	PoolerCallgrind *Callgrind
+	// Upstreams are the servers behind the target when there are several
+	// (a proxy's shards, a primary and its replicas), for the upstreams
+	// probe.
+	Upstreams []Upstream
 	// FastPathSlots is the server build's fast-path lock slots per
 	// backend when the build says (a src: target's
 	// FP_LOCK_SLOTS_PER_BACKEND); 0 leaves the lock probe to the
@@ -164,6 +172,9 @@ func New(ctx context.Context, cfg Config) (*Set, error) {
 				cfg.Log(fmt.Sprintf("probe %s unavailable: %v", d.name, err))
 			}
 			continue
+		}
+		if p == nil {
+			continue // nothing for it to watch on this target
 		}
 		s.probes = append(s.probes, p)
 		s.costs[d.name] = &cost{}

@@ -361,7 +361,7 @@ func (p *procProbe) snapshot() (*procSnap, error) {
 	if p.serverPID == 0 && p.poolerPID == 0 {
 		return s, nil
 	}
-	procs, err := p.candidates()
+	procs, poolerTree, err := p.candidates()
 	if err != nil {
 		return nil, err
 	}
@@ -374,7 +374,7 @@ func (p *procProbe) snapshot() (*procSnap, error) {
 		switch {
 		case p.serverPID != 0 && (st.PID == p.serverPID || st.PPID == p.serverPID):
 			into = s.server
-		case p.poolerPID != 0 && (st.PID == p.poolerPID || st.PPID == p.poolerPID):
+		case p.poolerPID != 0 && (st.PID == p.poolerPID || poolerTree[st.PID]):
 			into = s.pooler
 		default:
 			continue
@@ -414,10 +414,14 @@ func (p *procProbe) snapshot() (*procSnap, error) {
 }
 
 // candidates lists the processes that may belong to the server or the
-// pooler: the roots and their children, from /proc/PID/task/TID/children
-// when the kernel has it (cheap), else every process.
-func (p *procProbe) candidates() (procfs.Procs, error) {
+// pooler: the server's root and its children, the pooler's root and its
+// whole tree (a proxy's program may be a shell's child, and fork workers
+// of its own), from /proc/PID/task/TID/children when the kernel has it
+// (cheap), else every process. poolerTree holds the pooler's
+// descendants.
+func (p *procProbe) candidates() (_ procfs.Procs, poolerTree map[int]bool, _ error) {
 	var out procfs.Procs
+	poolerTree = map[int]bool{}
 	for _, root := range []int{p.serverPID, p.poolerPID} {
 		if root == 0 {
 			continue
@@ -426,9 +430,31 @@ func (p *procProbe) candidates() (procfs.Procs, error) {
 		if !ok {
 			all, err := p.fs.AllProcs()
 			if err != nil {
-				return nil, fmt.Errorf("list processes: %w", err)
+				return nil, nil, fmt.Errorf("list processes: %w", err)
 			}
-			return all, nil
+			if p.poolerPID != 0 {
+				parent := map[int]int{}
+				for _, pr := range all {
+					if st, err := pr.Stat(); err == nil {
+						parent[st.PID] = st.PPID
+					}
+				}
+				for pid := range parent {
+					for a, n := parent[pid], 0; a > 1 && n < 64; a, n = parent[a], n+1 {
+						if a == p.poolerPID {
+							poolerTree[pid] = true
+							break
+						}
+					}
+				}
+			}
+			return all, poolerTree, nil
+		}
+		if root == p.poolerPID {
+			kids = descendants(root)
+			for _, k := range kids {
+				poolerTree[k] = true
+			}
 		}
 		for _, pid := range append([]int{root}, kids...) {
 			if proc, err := p.fs.Proc(pid); err == nil {
@@ -436,7 +462,20 @@ func (p *procProbe) candidates() (procfs.Procs, error) {
 			}
 		}
 	}
-	return out, nil
+	return out, poolerTree, nil
+}
+
+// descendants lists every process below pid: its children, theirs, and
+// so on.
+func descendants(pid int) []int {
+	var out []int
+	queue := []int{pid}
+	for len(queue) > 0 && len(out) < 100000 {
+		kids, _ := children(queue[0])
+		queue = append(queue[1:], kids...)
+		out = append(out, kids...)
+	}
+	return out
 }
 
 // children reads a process's children from every one of its threads'

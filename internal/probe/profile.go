@@ -76,7 +76,7 @@ func (p *profileProbe) close() {
 // serverProcesses lists the postmaster and its children with their kinds.
 func (p *profileProbe) serverProcesses() map[int]string {
 	m := map[int]string{}
-	procs, err := p.proc.candidates()
+	procs, _, err := p.proc.candidates()
 	if err != nil {
 		return m
 	}

@@ -33,7 +33,7 @@ type def struct {
 }
 
 // defs is the registry, in the order the probes run and report.
-var defs = []def{processDef, countersDef, waitsDef, locksDef, statementsDef, profileDef, instructionsDef}
+var defs = []def{processDef, countersDef, waitsDef, locksDef, statementsDef, profileDef, instructionsDef, upstreamsDef}
 
 // Names lists the probes' names, in the order they run.
 func Names() []string {

@@ -20,6 +20,7 @@ func TestGoldenTwoTargets(t *testing.T) {
 	golden.Check(t, "two-targets.md", write(t, "markdown", d))
 	golden.Check(t, "two-targets.verdict.json", write(t, "verdict", d))
 	golden.Check(t, "two-targets.txt", write(t, "text", d))
+	golden.Check(t, "two-targets.comment.md", write(t, "comment", d))
 }
 
 func TestGoldenThreeTargets(t *testing.T) {

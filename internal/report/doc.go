@@ -28,4 +28,7 @@ type Doc struct {
 	// Color marks significant changes in text with ANSI colours; set it
 	// only when writing to a terminal that shows them.
 	Color bool
+	// HTMLFile is the HTML report the comment format links its flame
+	// graphs to (default report.html, beside the comment).
+	HTMLFile string
 }

@@ -27,6 +27,7 @@ var evidenceWriters = []evidenceWriter{
 	{"statements", writeStatements},
 	{"instructions", writeInstructions},
 	{"profile", writeProfile},
+	{"upstreams", writeUpstreams},
 }
 
 // EvidenceProbes names the probes whose evidence the text and markdown

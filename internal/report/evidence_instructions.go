@@ -26,6 +26,10 @@ func writeInstructions(pg page, s result.Step, _ diagnose.Figures) {
 	if len(bg) > 0 {
 		line += "; per transaction elsewhere (to the clock, not the work): " + strings.Join(bg, ", ")
 	}
+	if pl := in.Pooler; pl != nil {
+		line += fmt.Sprintf("; the pooler %.0f per transaction (%d processes, all counted), %.1f system calls",
+			in.PoolerPerTxn, pl.Processes, float64(pl.Syscalls)/float64(in.Transactions))
+	}
 	if in.StartedInWindow > 0 {
 		line += fmt.Sprintf("; %d processes started in the window, not counted", in.StartedInWindow)
 	}

@@ -24,6 +24,7 @@ type Format struct {
 var formats = []Format{
 	{"text", "for a terminal", true, true, writeText},
 	{"markdown", "GitHub-flavoured markdown, for a pull request or an issue", true, true, writeMarkdown},
+	{"comment", "markdown in the pooler CI bot's shape: one verdict, a row per suite with throughput and the pooler's costs per transaction, the measures outside bounds, links to the HTML report's flame graphs", false, true, writeComment},
 	{"verdict", "every measure's numbers, bound and status and the verdict, as JSON", false, true, writeVerdict},
 	{"benchfmt", "Go benchmark format (benchstat -col target -ignore round FILE)", true, true, writeBenchfmt},
 	{"bmf", "Bencher Metric Format JSON", true, true, writeBMF},

@@ -13,7 +13,10 @@ import (
 // writeHTML writes the document as one self-contained HTML page
 // (internal/report/html): its files, and the comparison or the noise in
 // the words of the text format.
-func writeHTML(w io.Writer, d *Doc) error {
+func writeHTML(w io.Writer, d *Doc) error { return html.Write(w, htmlDoc(d)) }
+
+// htmlDoc is the document as the HTML page takes it.
+func htmlDoc(d *Doc) html.Doc {
 	doc := html.Doc{}
 	for _, in := range d.Files {
 		name := in.Name
@@ -32,7 +35,7 @@ func writeHTML(w io.Writer, d *Doc) error {
 		doc.Matrices = htmlSuite(d.Suite)
 		doc.Title = "suite " + d.Suite.Name
 	}
-	return html.Write(w, doc)
+	return doc
 }
 
 // htmlSuite is a suite's matrix of tps changes for the page: a row per cell

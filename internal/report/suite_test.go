@@ -28,6 +28,7 @@ func TestGoldenSuite(t *testing.T) {
 	for _, f := range []struct{ name, format string }{
 		{"suite-regress.txt", "text"}, {"suite-regress.md", "markdown"},
 		{"suite-regress.verdict.json", "verdict"}, {"suite-regress.bmf.json", "bmf"}, {"suite-regress.benchfmt", "benchfmt"},
+		{"suite-regress.comment.md", "comment"},
 	} {
 		t.Run(f.name, func(t *testing.T) { golden.Check(t, f.name, write(t, f.format, d)) })
 	}
@@ -90,4 +91,28 @@ func TestGoldenSuiteAlone(t *testing.T) {
 	d := &report.Doc{Suite: s}
 	golden.Check(t, "suite-alone.txt", write(t, "text", d))
 	golden.Check(t, "suite-alone.md", write(t, "markdown", d))
+}
+
+// A real pooler-ci run (testdata/pooler-ci: pgbouncer built from source
+// at base and at slow, a hash loop per query, counted under Valgrind,
+// four rounds of the preset's quick variant) as the bot's comment: the
+// verdict catches the candidate in the pooler's instructions and CPU per
+// transaction, and links to the pooler's differential flame graphs.
+func TestGoldenPoolerCIComment(t *testing.T) {
+	b, err := suite.ReadBundle(filepath.Join("testdata", "pooler-ci"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := compare.CompareSuite(b.Index, b.Cells, compare.SuiteOptions{Expect: b.Expect})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := string(write(t, "comment", &report.Doc{Files: b.Files, Suite: s, HTMLFile: "report.html"}))
+	for _, want := range []string{"failed: 3 of 26 measures outside bounds", "`pooler-instr/txn@c=4 [workload=select-only]`",
+		"(report.html#flame-diff-1-3-c4-pooler)"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the comment lacks %q:\n%s", want, out)
+		}
+	}
+	golden.Check(t, "pooler-ci.comment.md", []byte(out))
 }

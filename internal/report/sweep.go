@@ -40,7 +40,16 @@ func writeHead(p page, name string, f *result.File) {
 	}
 	t := f.Target
 	where := fmt.Sprintf("%s PostgreSQL %s (%s)", t.Kind, t.ServerVersion, t.Description)
-	if pl := t.Pooler; pl != nil {
+	if pl := t.Pooler; pl != nil && t.Kind == "proxy" {
+		where = fmt.Sprintf("proxy %s (%s; %s) in front of %s PostgreSQL %s (%s)", pl.Program, t.Description,
+			pl.Command, pl.ServerKind, t.ServerVersion, pl.Server)
+		if pl.Of != "" {
+			where += ", target " + pl.Of + "'s server"
+			if strings.Contains(pl.Of, ",") {
+				where = strings.TrimSuffix(where, "'s server") + "'s servers"
+			}
+		}
+	} else if pl != nil {
 		where = fmt.Sprintf("%s %s (%s; %s) in front of %s PostgreSQL %s (%s)", pl.Program, pl.Version, t.Description,
 			poolerSettings(pl), pl.ServerKind, t.ServerVersion, pl.Server)
 		if pl.Of != "" {

@@ -27,6 +27,13 @@ type Instructions struct {
 	Kernel string `json:"kernel"`
 	// Without names what the client backends' counts leave out.
 	Without string `json:"without,omitempty"`
+	// Pooler is a pooler's or proxy's count over the window, all its
+	// processes (run under callgrind beside the server), PoolerPerTxn
+	// that per transaction (the pooler-instr/txn measure) and
+	// PoolerProfile its profile of instructions; absent without one.
+	Pooler        *InstructionGroup `json:"pooler,omitempty"`
+	PoolerPerTxn  float64           `json:"pooler_per_txn,omitempty"`
+	PoolerProfile *Profile          `json:"pooler_profile,omitempty"`
 }
 
 // InstructionGroup is one backend type's instructions.

@@ -20,9 +20,13 @@ type Probes struct {
 	Profile    *Profile      `json:"profile,omitempty"`
 	// Instructions are the server's instructions counted under Valgrind
 	// (--count instructions).
-	Instructions *Instructions      `json:"instructions,omitempty"`
-	Costs        []ProbeCost        `json:"costs,omitempty"`       // what each probe cost
-	Unavailable  []ProbeUnavailable `json:"unavailable,omitempty"` // probes asked for that could not run
+	Instructions *Instructions `json:"instructions,omitempty"`
+	// Upstreams are the servers behind the target, when there are several
+	// (shards, a primary and its replicas): their share of the work and
+	// the replicas' lag.
+	Upstreams   *Upstreams         `json:"upstreams,omitempty"`
+	Costs       []ProbeCost        `json:"costs,omitempty"`       // what each probe cost
+	Unavailable []ProbeUnavailable `json:"unavailable,omitempty"` // probes asked for that could not run
 }
 
 // ProbeUnavailable names a probe that was asked for but could not run.

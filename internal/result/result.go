@@ -58,7 +58,7 @@ type Environment struct {
 
 // Target is where the load went.
 type Target struct {
-	Kind          string            `json:"kind"`                // "ephemeral", "dsn" or "pgbouncer"
+	Kind          string            `json:"kind"`                // "ephemeral", "dsn", "pgbouncer" or "proxy"
 	Name          string            `json:"name,omitempty"`      // A/B target name
 	Description   string            `json:"description"`         // host, port, user, database; never a password
 	BinDir        string            `json:"bin_dir,omitempty"`   // ephemeral: server binaries
@@ -73,7 +73,7 @@ type Target struct {
 	SameServerAs    string            `json:"same_server_as,omitempty"`
 	SessionSettings map[string]string `json:"session_settings,omitempty"`
 	// Pooler is the pooler pgscale started in front of the server (kind
-	// "pgbouncer"): the clients connected to it (Description), while
+	// "pgbouncer" or "proxy"): the clients connected to it (Description), while
 	// ServerVersion, Settings, BinDir and the probes are the server's.
 	Pooler *Pooler `json:"pooler,omitempty"`
 	// Valgrind is the instruction counter the server ran under (--count
@@ -151,7 +151,7 @@ type Valgrind struct {
 
 // Pooler is a connection pooler pgscale started in front of a server.
 type Pooler struct {
-	Program string `json:"program"` // "pgbouncer"
+	Program string `json:"program"` // "pgbouncer", or a proxy's program
 	Version string `json:"version"`
 	// Settings are its configuration as written: pgscale's defaults, then
 	// the target's own.
@@ -160,9 +160,27 @@ type Pooler struct {
 	// ServerKind is "ephemeral" or "dsn".
 	Server     string `json:"server"`
 	ServerKind string `json:"server_kind"`
-	// Of is, in an A/B run, the target whose server it fronts; empty when
-	// the server is its own (pgscale run --pooler).
+	// Of is, in an A/B run, the target whose server it fronts (targets,
+	// comma-separated, for a proxy in front of several); empty when the
+	// server is its own (pgscale run --pooler).
 	Of string `json:"of,omitempty"`
+	// Command is a proxy's command line as run, and Files the files it
+	// read, by name, as written (kind "proxy"; passwords redacted).
+	Command string            `json:"command,omitempty"`
+	Files   map[string]string `json:"files,omitempty"`
+	// Build is the proxy's own build, when its definition has one.
+	Build *PoolerBuild `json:"build,omitempty"`
+}
+
+// PoolerBuild is the build of a proxy's program: the source as given,
+// the commit and tree it resolved to, the build cache's key and the
+// build command.
+type PoolerBuild struct {
+	Source  string `json:"source"`
+	Commit  string `json:"commit,omitempty"`
+	Tree    string `json:"tree"`
+	Key     string `json:"key"`
+	Command string `json:"command"`
 }
 
 // Script is one script of the workload, as run.
@@ -269,6 +287,9 @@ type Costs struct {
 	// PoolerCPUS is the on-CPU time of a pooler's processes; absent
 	// without one.
 	PoolerCPUS *float64 `json:"pooler_cpu_s,omitempty"`
+	// PoolerCtx counts the times the pooler's processes were scheduled
+	// in; absent without one (and in files written before it was kept).
+	PoolerCtx *int64 `json:"pooler_ctx,omitempty"`
 	// HostStealShare is the machine's steal time over the same slices
 	// (/proc/stat), as a share of their time on every CPU: time the
 	// hypervisor gave other guests while this one wanted to run. The

@@ -112,6 +112,8 @@ func TestEvidenceSchemaApplies(t *testing.T) {
 		Profile:    &result.Profile{File: "p.pprof", Samples: 1},
 		Instructions: &result.Instructions{Tool: "callgrind", Transactions: 1, PerTxn: 1, Kernel: "not counted",
 			ByKind: []result.InstructionGroup{{Kind: "client backend", Processes: 1}}},
+		Upstreams: &result.Upstreams{Servers: []result.UpstreamStat{{Name: "a", Role: "primary", Transactions: 5, Share: 0.5},
+			{Name: "a-replica1", Role: "replica", Transactions: 5, Share: 0.5}}},
 	}
 	data, err := json.Marshal(f)
 	if err != nil {
@@ -128,6 +130,7 @@ func TestEvidenceSchemaApplies(t *testing.T) {
 		"statements":   func(e map[string]any) { e["calls"] = -1 },
 		"profile":      func(e map[string]any) { e["unit"] = "furlongs" },
 		"instructions": func(e map[string]any) { e["tool"] = "guessed" },
+		"upstreams":    func(e map[string]any) { e["servers"].([]any)[1].(map[string]any)["role"] = "standby" },
 	}
 	for _, name := range evidenceNames(t) {
 		brk, ok := breaks[name]

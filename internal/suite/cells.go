@@ -183,6 +183,26 @@ func (s *Suite) expandOnce(text string, c Cell) string {
 	})
 }
 
+// TargetSpecs returns the suite's targets with the parameters' values in
+// their {{name}} templates (a target's spec may name a build or a proxy's
+// definition given with --param). Other {{...}} (a proxy's own
+// templates) are left as they are.
+func (s *Suite) TargetSpecs() []string {
+	out := make([]string, len(s.Targets))
+	for i, t := range s.Targets {
+		out[i] = template.ReplaceAllStringFunc(t, func(m string) string {
+			name := template.FindStringSubmatch(m)[1]
+			for _, p := range s.Params {
+				if p.Name == name {
+					return p.Value
+				}
+			}
+			return m
+		})
+	}
+	return out
+}
+
 // SetParam sets a parameter's value (--param NAME=VALUE); a name that is
 // neither a parameter nor an axis is a usage error.
 func (s *Suite) SetParam(name, value string) error {

@@ -28,7 +28,14 @@ func (p *parsed) fill(s *Suite, fs *fileSpec) error {
 		s.Description = *fs.Description
 	}
 	if len(fs.Targets) > 0 {
-		s.Targets = fs.Targets
+		s.Targets = nil
+		for i, t := range fs.Targets {
+			spec, err := t.spec(s.Dir)
+			if err != nil {
+				return p.errAt(fmt.Sprintf("$.targets[%d]", i), "%v", err)
+			}
+			s.Targets = append(s.Targets, spec)
+		}
 	}
 	if fs.Baseline != nil {
 		s.Baseline = *fs.Baseline
@@ -173,6 +180,12 @@ func (p *parsed) fill(s *Suite, fs *fileSpec) error {
 	if fs.Probes != nil {
 		s.Probes = *fs.Probes
 	}
+	if fs.Count != nil {
+		if *fs.Count != "instructions" && *fs.Count != "" {
+			return p.errAt("$.count", "count: %q: want instructions (or nothing)", *fs.Count)
+		}
+		s.Count = *fs.Count
+	}
 	if fs.Profile != nil {
 		s.Profile = *fs.Profile
 	}
@@ -239,7 +252,7 @@ func (p *parsed) fill(s *Suite, fs *fileSpec) error {
 // parse, an axis no template uses, a template naming no parameter, bounds
 // that match no measure, options out of range.
 func (p *parsed) check(s *Suite) error {
-	specs := s.Targets
+	specs := s.TargetSpecs()
 	if len(specs) == 0 {
 		specs = []string{"base=settings:"}
 	}
@@ -280,6 +293,11 @@ func (p *parsed) check(s *Suite) error {
 	texts := []struct{ text, path string }{{s.Setup, "$.setup"}}
 	for _, pr := range s.Params {
 		texts = append(texts, struct{ text, path string }{pr.Value, "$.params." + pr.Name})
+	}
+	for _, t := range s.Targets { // a parameter a target names is used; a proxy's own templates are not the suite's
+		for _, n := range templateNames(t) {
+			used[n] = true
+		}
 	}
 	for i, d := range s.Disturb {
 		texts = append(texts, struct{ text, path string }{d, fmt.Sprintf("$.disturb[%d]", i)})

@@ -21,6 +21,7 @@ import (
 	"github.com/goccy/go-yaml/parser"
 
 	"github.com/pgscale/pgscale/internal/compare"
+	"github.com/pgscale/pgscale/internal/target"
 	"github.com/pgscale/pgscale/internal/usage"
 )
 
@@ -57,10 +58,14 @@ type Suite struct {
 	Scale        int
 	Probes       bool
 	Profile      bool
-	Disturb      []string
-	Defines      map[string]string
-	Bounds       []Bound
-	Confidence   float64
+	// Count is "instructions" to count the servers' (and a proxy's)
+	// instructions per transaction under Valgrind (--count instructions);
+	// empty otherwise.
+	Count      string
+	Disturb    []string
+	Defines    map[string]string
+	Bounds     []Bound
+	Confidence float64
 	// Expect are the suite's decision rules, checked on every cell and
 	// target, stated in the output, and failing the suite (exit code 1)
 	// when one does not hold: the expect: list, and a rule: written as
@@ -120,7 +125,7 @@ const (
 type fileSpec struct {
 	Name         *string        `yaml:"name"`
 	Description  *string        `yaml:"description"`
-	Targets      []string       `yaml:"targets"`
+	Targets      []targetSpec   `yaml:"targets"`
 	Baseline     *string        `yaml:"baseline"`
 	Matrix       yaml.MapSlice  `yaml:"matrix"`
 	Params       yaml.MapSlice  `yaml:"params"`
@@ -137,6 +142,7 @@ type fileSpec struct {
 	Scale        *int           `yaml:"scale"`
 	Probes       *bool          `yaml:"probes"`
 	Profile      *bool          `yaml:"profile"`
+	Count        *string        `yaml:"count"`
 	Disturb      []string       `yaml:"disturb"`
 	Defines      map[string]any `yaml:"defines"`
 	Bounds       []boundSpec    `yaml:"bounds"`
@@ -152,6 +158,89 @@ type scriptSpec struct {
 	Name    string `yaml:"name"`
 	SQL     string `yaml:"sql"`
 	Weight  *int   `yaml:"weight"`
+}
+
+// targetSpec is a target as a suite file writes it: a spec string
+// ("base=settings:"), or a map with its name and either spec: (a spec
+// after NAME=) or proxy: (a proxy's definition, or the file holding it).
+type targetSpec struct {
+	Text string // a spec string, as given
+	// unquoted is a spec YAML read as a map: "a=settings: k=v".
+	unquoted string
+	Name     string `yaml:"name"`
+	Spec     string `yaml:"spec"`
+	Proxy    any    `yaml:"proxy"`
+}
+
+// UnmarshalYAML takes a target written as a string or as a map.
+func (t *targetSpec) UnmarshalYAML(unmarshal func(any) error) error {
+	var s string
+	if err := unmarshal(&s); err == nil {
+		t.Text = s
+		return nil
+	}
+	// base=settings: unquoted reads as a map of one key and no value.
+	var one map[string]any
+	if err := unmarshal(&one); err == nil && len(one) == 1 {
+		for k, v := range one {
+			if strings.Contains(k, "=") {
+				if v != nil {
+					t.unquoted = k
+				}
+				t.Text = k + ":"
+				return nil
+			}
+		}
+	}
+	var m struct {
+		Name  string `yaml:"name"`
+		Spec  string `yaml:"spec"`
+		Proxy any    `yaml:"proxy"`
+	}
+	if err := unmarshal(&m); err != nil {
+		return err
+	}
+	t.Name, t.Spec, t.Proxy = m.Name, m.Spec, m.Proxy
+	return nil
+}
+
+// spec writes the target as a --target spec: a proxy's definition given
+// in the map becomes the spec's inline JSON object, a file it names is
+// taken relative to the suite file's directory dir.
+func (t targetSpec) spec(dir string) (string, error) {
+	if t.unquoted != "" {
+		return "", fmt.Errorf(`a target spec is a string: quote it ("%s: ..."), as YAML reads a ': ' in a word as a key`, t.unquoted)
+	}
+	if t.Text != "" {
+		return t.Text, nil
+	}
+	if t.Name == "" {
+		return "", fmt.Errorf("a target map needs its name: (name: bouncer)")
+	}
+	switch p := t.Proxy.(type) {
+	case nil:
+		if t.Spec == "" {
+			return "", fmt.Errorf("target %s: give spec: (settings:, bin:DIR...) or proxy: (a definition, or its file)", t.Name)
+		}
+		return t.Name + "=" + t.Spec, nil
+	case string:
+		if t.Spec != "" {
+			return "", fmt.Errorf("target %s: spec: and proxy: both given; keep one", t.Name)
+		}
+		if !filepath.IsAbs(p) && dir != "" {
+			p = filepath.Join(dir, p)
+		}
+		return t.Name + "=proxy:" + p, nil
+	default:
+		if t.Spec != "" {
+			return "", fmt.Errorf("target %s: spec: and proxy: both given; keep one", t.Name)
+		}
+		obj, err := target.ProxyJSON(p)
+		if err != nil {
+			return "", fmt.Errorf("target %s: %v", t.Name, err)
+		}
+		return t.Name + "=proxy:" + obj, nil
+	}
 }
 
 // boundSpec is "tps=-5%" or {bound: "tps=-5%", cells: "partitions=32"}.
@@ -281,6 +370,9 @@ func overlay(s, q *fileSpec) {
 	}
 	if q.Profile != nil {
 		s.Profile = q.Profile
+	}
+	if q.Count != nil {
+		s.Count = q.Count
 	}
 	if q.Disturb != nil {
 		s.Disturb = q.Disturb

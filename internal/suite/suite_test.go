@@ -52,6 +52,75 @@ func TestParseAndCells(t *testing.T) {
 	}
 }
 
+// A target is a spec string, quoted or not, or a map: a name with a spec,
+// or with a proxy's definition (inline, or its file beside the suite),
+// each read as the --target spec it stands for.
+func TestTargetMaps(t *testing.T) {
+	src := strings.Replace(good, "targets: [a=settings:, b=settings:work_mem=8MB]", `targets:
+  - a=settings:
+  - {name: b, spec: "settings:work_mem=8MB"}
+  - name: bouncer
+    proxy:
+      command: pgbouncer {{dir}}/pgbouncer.ini
+      files:
+        pgbouncer.ini: |
+          [databases]
+          * = host={{upstream.host}} port={{upstream.port}}
+      of: a
+      ready: 20s
+  - {name: file, proxy: pool.yaml}`, 1)
+	s, err := suite.Parse("demo.yaml", "/suites", "demo", []byte(src), false)
+	if err == nil {
+		t.Fatalf("a proxy file that does not exist was read: %v", s.Targets)
+	}
+	if !strings.Contains(err.Error(), "/suites/pool.yaml") {
+		t.Errorf("error %v does not name the proxy file beside the suite", err)
+	}
+	src = strings.Replace(src, "  - {name: file, proxy: pool.yaml}", "", 1)
+	if s, err = suite.Parse("demo.yaml", "/suites", "demo", []byte(src), false); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"a=settings:", "b=settings:work_mem=8MB", `bouncer=proxy:{"command":`}
+	if len(s.Targets) != 3 {
+		t.Fatalf("targets %q", s.Targets)
+	}
+	for i, w := range want {
+		if !strings.HasPrefix(s.Targets[i], w) {
+			t.Errorf("target %d is %q, want %q...", i, s.Targets[i], w)
+		}
+	}
+	if !strings.Contains(s.Targets[2], `"of":"a"`) || !strings.Contains(s.Targets[2], `{{upstream.host}}`) {
+		t.Errorf("the proxy's definition is not all there: %s", s.Targets[2])
+	}
+}
+
+// A parameter stands in a target's spec (the pooler-ci preset's builds),
+// and count: asks for instructions counted under Valgrind.
+func TestTargetParamsAndCount(t *testing.T) {
+	s, err := suite.Preset("pooler-ci", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(s.TargetSpecs(), " "); got != "base=pgbouncer:,of='settings:replicas=1' cand=pgbouncer:,of='settings:replicas=1'" {
+		t.Errorf("preset targets %s", got)
+	}
+	if err := s.SetParam("cand", "proxy:cand.yaml"); err != nil {
+		t.Fatal(err)
+	}
+	if got := s.TargetSpecs()[1]; got != "cand=proxy:cand.yaml,of='settings:replicas=1'" {
+		t.Errorf("with --param cand: %s", got)
+	}
+	src := strings.Replace(good, "rounds: 3\n", "rounds: 3\ncount: instructions\ntransactions: 100\n", 1)
+	src = strings.Replace(src, "duration: 2s\n", "", 1)
+	if s, err = suite.Parse("demo.yaml", "", "demo", []byte(src), false); err != nil || s.Count != "instructions" {
+		t.Errorf("count: instructions: %v, %+v", err, s)
+	}
+	src = strings.Replace(src, "count: instructions", "count: cycles", 1)
+	if _, err = suite.Parse("demo.yaml", "", "demo", []byte(src), false); err == nil || !strings.Contains(err.Error(), "want instructions") {
+		t.Errorf("count: cycles: %v", err)
+	}
+}
+
 // Every mistake is a usage error that names the file and the line of
 // the mistake, found before anything runs.
 func TestErrorsNameTheLine(t *testing.T) {
@@ -68,6 +137,9 @@ func TestErrorsNameTheLine(t *testing.T) {
 		{"bad target", "targets: [a=settings:, b=docker:x]", "demo.yaml:2:"},
 		{"bad protocol", "protocol: [simple, prepared]", "protocol \"telepathy\""},
 		{"unquoted target", "targets: [a=settings:, b=settings:work_mem=8MB]", "quote it"},
+		{"target map without a name", "targets: [a=settings:, b=settings:work_mem=8MB]", "needs its name"},
+		{"target map of two kinds", "targets: [a=settings:, b=settings:work_mem=8MB]", "keep one"},
+		{"proxy with a bad template", "targets: [a=settings:, b=settings:work_mem=8MB]", "function \"nope\" not defined"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			src := good
@@ -89,7 +161,14 @@ func TestErrorsNameTheLine(t *testing.T) {
 			case "bad target":
 				src = strings.Replace(src, "targets: [a=settings:, b=settings:work_mem=8MB]", tc.edit, 1)
 			case "unquoted target":
-				src = strings.Replace(src, tc.edit, "targets:\n  - a=settings:\n  - b=settings:work_mem=8MB", 1)
+				// a=settings: alone reads as a map of one key and no value, and is taken as the spec.
+				src = strings.Replace(src, tc.edit, "targets:\n  - a=settings:\n  - b=settings: work_mem=8MB", 1)
+			case "target map without a name":
+				src = strings.Replace(src, tc.edit, "targets:\n  - a=settings:\n  - spec: settings:work_mem=8MB", 1)
+			case "target map of two kinds":
+				src = strings.Replace(src, tc.edit, "targets:\n  - a=settings:\n  - {name: b, spec: 'settings:', proxy: p.yaml}", 1)
+			case "proxy with a bad template":
+				src = strings.Replace(src, tc.edit, "targets:\n  - a=settings:\n  - name: b\n    proxy:\n      command: pgbouncer {{nope}}/x.ini", 1)
 			case "bad protocol":
 				src = strings.Replace(src, tc.edit, "protocol: [simple, telepathy]", 1)
 			}
@@ -108,7 +187,7 @@ func TestErrorsNameTheLine(t *testing.T) {
 // shown.
 func TestPresets(t *testing.T) {
 	names := suite.Presets()
-	if strings.Join(names, " ") != "extension-sweep fastpath pooler sinval" {
+	if strings.Join(names, " ") != "extension-sweep fastpath pooler pooler-ci sinval" {
 		t.Fatalf("presets %v", names)
 	}
 	for _, n := range names {

@@ -28,6 +28,12 @@ func (c *clusterStart) start(ctx context.Context, _ []*Server, needs Needs, log 
 	if err == nil && c.record != nil {
 		c.record(&srv.Info)
 	}
+	if err == nil && c.spec.Replicas > 0 {
+		if srv.Replicas, err = replicaServers(ctx, srv, c.spec.Replicas, log); err != nil {
+			srv.Close()
+			return nil, named(c.spec, err)
+		}
+	}
 	return srv, err
 }
 

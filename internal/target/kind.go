@@ -52,6 +52,7 @@ var kinds = []kind{
 	srcKind,
 	dsnKind,
 	pgbouncerKind,
+	proxyKind,
 }
 
 // Kinds returns the registered kinds, in the order help texts list them.
@@ -138,13 +139,16 @@ func Help() string {
 }
 
 // PoolerForms lists how run's --pooler names a pooler started in front of
-// its server: the kinds that front a target, each alone or with its
-// argument ("pgbouncer or pgbouncer:k=v,...").
+// its server: the kinds that front a target, each alone (when it needs
+// no argument) or with its argument ("pgbouncer or pgbouncer:k=v,...").
 func PoolerForms() string {
 	var forms []string
 	for _, k := range kinds {
 		if k.fronts > 0 {
-			forms = append(forms, string(k.name), k.form)
+			if _, err := k.parse(""); err == nil {
+				forms = append(forms, string(k.name))
+			}
+			forms = append(forms, k.form)
 		}
 	}
 	return orList(forms)

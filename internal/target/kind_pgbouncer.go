@@ -17,7 +17,7 @@ import (
 const Pooled Kind = "pgbouncer"
 
 var pgbouncerKind = kind{
-	name: Pooled, form: "pgbouncer:k=v,...", fronts: 1,
+	name: Pooled, form: "pgbouncer:k=v,...", fronts: 1, counts: true,
 	help: "a pgbouncer pgscale starts in front of target NAME's server (by default the first target that is not a pooler), " +
 		"with those pgbouncer settings (pool_mode, default_pool_size, max_client_conn...; transaction pooling unless pool_mode says otherwise): " +
 		"direct and pooled targets on one server compare what the pooler costs",
@@ -178,7 +178,7 @@ func versionAtLeast(version string, want [2]int) bool {
 func startPooled(ctx context.Context, spec Spec, pp *poolerPlan, front *Server, opt ClusterOptions, log func(string)) (*Server, error) {
 	log(fmt.Sprintf("starting pgbouncer %s in front of %s...", pp.version, front.Info.Description))
 	pb, err := StartPgBouncer(ctx, PgBouncerOptions{Binary: pp.binary, Server: front.Config, Settings: pp.settings,
-		TCP: opt.TCP, OSUser: opt.OSUser})
+		TCP: opt.TCP, OSUser: opt.OSUser, Valgrind: opt.Valgrind})
 	if err != nil {
 		if pb != nil {
 			pb.Stop()

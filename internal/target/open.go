@@ -59,9 +59,9 @@ func (o ClusterOptions) Check(specs []Spec) error {
 	}
 	if o.Valgrind != nil {
 		for _, s := range specs {
-			if !s.kind().counts {
-				return usage.Errorf("--count instructions runs the server under Valgrind, so it needs targets whose server pgscale starts (%s), not %s",
-					kindsWhere(func(k *kind) bool { return k.counts }), s)
+			if !s.counts() {
+				return usage.Errorf("--count instructions runs the server under Valgrind, so it needs targets whose server pgscale starts (%s, or a pooler in front of one), not %s",
+					kindsWhere(func(k *kind) bool { return k.counts && k.fronts == 0 }), s)
 			}
 		}
 	}
@@ -99,8 +99,11 @@ type Server struct {
 	// Info is what the result file says of the target; RecordInfo adds
 	// the server's version and settings.
 	Info result.Target
-	keep bool
-	log  func(string)
+	// Replicas are the streaming replicas of an ephemeral cluster
+	// (replicas=N), which Close stops with it.
+	Replicas []*Server
+	keep     bool
+	log      func(string)
 	// owned are the servers a pooler opened for itself to stand in front
 	// of (run --pooler), which Close stops with it.
 	owned []*Server
@@ -187,7 +190,7 @@ func OpenAll(ctx context.Context, specs []Spec, opt ClusterOptions, needs Needs,
 	mayShare := func(i int) bool {
 		_, base := settingsOf(specs[0])
 		_, self := settingsOf(specs[i])
-		return i > 0 && !opt.Separate && base && self && !fronted[i]
+		return i > 0 && !opt.Separate && base && self && !fronted[i] && specs[0].Replicas == 0 && specs[i].Replicas == 0
 	}
 	servers := make([]*Server, len(specs))
 	errs := make([]error, len(specs))
@@ -416,6 +419,9 @@ func (s *Server) Close() {
 	}
 	if s == nil || s.Cluster == nil {
 		return
+	}
+	for _, r := range s.Replicas {
+		r.Close()
 	}
 	if s.keep {
 		s.log(fmt.Sprintf("keeping the cluster: psql %q   (stop it: kill %d; then rm -rf %s)",

@@ -4,13 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
@@ -33,13 +31,16 @@ type PgBouncerOptions struct {
 	TCP          bool          // also listen on 127.0.0.1 at a free port
 	OSUser       string        // OS user running it when pgscale runs as root; default "postgres"
 	StartTimeout time.Duration // default 30 s
+	// Valgrind, when set, runs it under callgrind (--count instructions).
+	Valgrind *Valgrind
 }
 
 // PgBouncer is a running pgbouncer owned by this process, in a temporary
-// directory of its own (its configuration, its log and its unix socket).
-// Every client logs in without a password (auth_type any) and every
-// database name is passed through to the server, logged in as
-// Server.User: an ephemeral benchmark pooler, not one to expose.
+// directory of its own (its configuration, its log and its unix socket):
+// a proxy (StartProxy) whose definition pgscale writes. Every client logs
+// in without a password (auth_type any) and every database name is passed
+// through to the server, logged in as Server.User: an ephemeral benchmark
+// pooler, not one to expose.
 type PgBouncer struct {
 	Dir        string    // the temporary directory holding everything below
 	ConfigFile string    // pgbouncer.ini
@@ -56,9 +57,7 @@ type PgBouncer struct {
 	// ExitError, Kill); nil before.
 	*Process
 
-	cred    *syscall.Credential
-	mu      sync.Mutex
-	stopped bool
+	proxy *Proxy
 }
 
 // pgbouncerFDSlack is what pgbouncer needs beside one descriptor per client
@@ -69,8 +68,10 @@ var settingName = regexp.MustCompile(`^[a-z_][a-z0-9_]*$`)
 
 // StartPgBouncer writes a configuration, starts pgbouncer and waits until it
 // answers on its admin console and passes a query through to the server.
-// The caller must call Stop (also on error paths: a partly started pooler
-// is stopped and removed by it).
+// It is StartProxy with a definition of pgscale's: the command line, the
+// pgbouncer.ini template, where clients connect and the check above. The
+// caller must call Stop (also on error paths: a partly started pooler is
+// stopped and removed by it).
 func StartPgBouncer(ctx context.Context, opts PgBouncerOptions) (p *PgBouncer, err error) {
 	if opts.Server == nil {
 		return nil, errors.New("pgbouncer: no server to pool")
@@ -93,47 +94,73 @@ func StartPgBouncer(ctx context.Context, opts PgBouncerOptions) (p *PgBouncer, e
 	if err != nil {
 		return nil, err
 	}
-	dir, err := os.MkdirTemp("", "pgscale-pgbouncer-")
-	if err != nil {
-		return nil, fmt.Errorf("create pgbouncer directory: %w", err)
-	}
-	p = &PgBouncer{Dir: dir, ConfigFile: filepath.Join(dir, "pgbouncer.ini"), LogFile: filepath.Join(dir, "pgbouncer.log"),
-		SocketDir: dir, Port: 6432, TCP: opts.TCP, Version: version, User: opts.Server.User}
+	p = &PgBouncer{Port: 6432, TCP: opts.TCP, Version: version, User: opts.Server.User}
 	defer func() {
 		if err != nil {
 			p.Stop()
 		}
 	}()
-	if p.cred, err = runAs(opts.OSUser); err != nil {
-		return p, fmt.Errorf("pgbouncer refuses to run as root: %w", err)
-	}
-	if err = giveTo(dir, p.cred, opts.OSUser); err != nil {
+	// The settings as a template: the directory and the port are the
+	// proxy's to choose.
+	tmpl := pgbouncerSettings("{{port}}", "{{dir}}", opts)
+	if p.FileLimit, err = checkPgBouncerFiles(tmpl); err != nil {
 		return p, err
 	}
+	def := pgbouncerDef(opts.Binary, tmpl, opts.TCP)
+	def.Ready = opts.StartTimeout
+	port := 6432 // the socket's name, in a directory of its own
 	if opts.TCP {
-		if p.Port, err = freePort(); err != nil {
-			return p, err
-		}
+		port = 0
 	}
-	p.Settings = pgbouncerSettings(p, opts)
-	if p.FileLimit, err = p.fileLimit(); err != nil {
-		return p, err
+	have := func(px *Proxy) {
+		p.proxy, p.Process = px, px.Process
+		p.Dir, p.SocketDir, p.LogFile, p.Port = px.Dir, px.Dir, px.LogFile, px.Port
+		p.ConfigFile = filepath.Join(px.Dir, "pgbouncer.ini")
+		p.Settings = pgbouncerSettings(strconv.Itoa(px.Port), px.Dir, opts)
 	}
-	for attempt := 0; ; attempt++ {
-		if err = p.writeConfig(opts.Server); err != nil {
-			return p, err
-		}
-		err = p.start(ctx, opts)
-		if err == nil || !p.TCP || attempt == 3 || !strings.Contains(p.Log(20), "Address already in use") {
-			return p, err
-		}
-		// Another process took the free port between our probe and the bind: pick another.
-		p.shutdown()
-		if p.Port, err = freePort(); err != nil {
-			return p, err
-		}
-		p.Settings = pgbouncerSettings(p, opts)
+	px, err := StartProxy(ctx, ProxyOptions{Def: def, Upstreams: []Upstream{UpstreamOf("", opts.Server)}, Port: port,
+		DirPrefix: "pgscale-pgbouncer-", OSUser: opts.OSUser, OpenFiles: p.FileLimit, Valgrind: opts.Valgrind,
+		Check: func(ctx context.Context, px *Proxy) error {
+			have(px)
+			return p.waitReady(ctx, opts)
+		}})
+	if px != nil {
+		have(px)
 	}
+	return p, err
+}
+
+// pgbouncerDef is the proxy definition of a pgbouncer with these
+// [pgbouncer] settings (templates for listen_port and unix_socket_dir):
+// every database to the upstream as its user, clients over the unix
+// socket in its directory, or over TCP.
+func pgbouncerDef(bin string, settings []Setting, tcp bool) ProxyDef {
+	var b strings.Builder
+	b.WriteString("; written by pgscale\n[databases]\n")
+	b.WriteString("* ={{with upstream.host}} host={{connquote .}}{{end}} port={{upstream.port}}" +
+		"{{with upstream.user}} user={{connquote .}}{{end}}{{with upstream.password}} password={{connquote .}}{{end}}\n")
+	b.WriteString("\n[pgbouncer]\n")
+	for _, s := range settings {
+		v := s.Value
+		if v != "{{port}}" && v != "{{dir}}" {
+			v = "{{" + strconv.Quote(v) + "}}" // as it is, braces and all
+		}
+		fmt.Fprintf(&b, "%s = %s\n", s.Name, v)
+	}
+	connect := "host={{dir}} port={{port}}"
+	if tcp {
+		connect = "host=127.0.0.1 port={{port}}"
+	}
+	return ProxyDef{Program: "pgbouncer", Command: shellQuote(bin) + " {{dir}}/pgbouncer.ini",
+		Files: []ProxyFile{{Name: "pgbouncer.ini", Template: b.String()}}, Connect: connect}
+}
+
+// shellQuote quotes a word for /bin/sh when it needs it.
+func shellQuote(s string) string {
+	if s != "" && !strings.ContainsAny(s, " \t\n'\"\\$`;&|<>()*?[]#~!{}") {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 func pgbouncerVersion(bin string) (string, error) {
@@ -150,16 +177,16 @@ func pgbouncerVersion(bin string) (string, error) {
 
 // pgbouncerSettings is pgscale's [pgbouncer] section followed by the user's
 // settings; a setting given twice keeps its last value, in the first place.
-func pgbouncerSettings(p *PgBouncer, opts PgBouncerOptions) []Setting {
+func pgbouncerSettings(port, socketDir string, opts PgBouncerOptions) []Setting {
 	listen := ""
-	if p.TCP {
+	if opts.TCP {
 		listen = "127.0.0.1"
 	}
 	maxClients := defaultMaxClientConn(opts.Clients)
 	s := []Setting{
 		{"listen_addr", listen},
-		{"listen_port", strconv.Itoa(p.Port)},
-		{"unix_socket_dir", p.SocketDir},
+		{"listen_port", port},
+		{"unix_socket_dir", socketDir},
 		{"auth_type", "any"},
 		{"max_client_conn", strconv.Itoa(maxClients)},
 		// pgx and JDBC send it; pgbouncer refuses unknown startup parameters.
@@ -256,33 +283,6 @@ func checkPgBouncerFiles(settings []Setting) (uint64, error) {
 	return lim.Max, nil
 }
 
-// fileLimit returns the open-files limit pgbouncer is given: the hard limit,
-// once it is known to fit max_client_conn and the server connections.
-func (p *PgBouncer) fileLimit() (uint64, error) { return checkPgBouncerFiles(p.Settings) }
-
-func (p *PgBouncer) writeConfig(server *pgconn.Config) error {
-	// The server connection string pgbouncer uses for every database name.
-	var db strings.Builder
-	db.WriteString("* =")
-	for _, kv := range [][2]string{{"host", server.Host}, {"port", strconv.Itoa(int(server.Port))},
-		{"user", server.User}, {"password", server.Password}} {
-		if kv[1] != "" {
-			fmt.Fprintf(&db, " %s=%s", kv[0], connQuote(kv[1]))
-		}
-	}
-	var b strings.Builder
-	b.WriteString("; written by pgscale\n[databases]\n")
-	b.WriteString(db.String() + "\n\n[pgbouncer]\n")
-	for _, s := range p.Settings {
-		fmt.Fprintf(&b, "%s = %s\n", s.Name, s.Value)
-	}
-	// 0600 and owned by pgbouncer's user: it may hold the server's password.
-	if err := os.WriteFile(p.ConfigFile, []byte(b.String()), 0o600); err != nil {
-		return fmt.Errorf("write pgbouncer configuration: %w", err)
-	}
-	return giveTo(p.ConfigFile, p.cred, "pgbouncer's user")
-}
-
 // connQuote quotes a value of a [databases] connection string when it needs
 // it, as pgbouncer reads them: values end at a space, and a quoted value
 // doubles its quotes (no backslash escapes, unlike libpq).
@@ -291,22 +291,6 @@ func connQuote(v string) string {
 		return v
 	}
 	return "'" + strings.ReplaceAll(v, "'", "''") + "'"
-}
-
-func (p *PgBouncer) start(ctx context.Context, opts PgBouncerOptions) error {
-	// The open-files limit is raised for it (pgbouncer logs the limit it
-	// has); if pgscale dies without cleaning up, the kernel stops it; a stop
-	// is pgbouncer's immediate shutdown (SIGTERM).
-	proc, err := startProcess(processSpec{name: "pgbouncer", path: opts.Binary, args: []string{p.ConfigFile}, dir: p.Dir,
-		log: p.LogFile, cred: p.cred, openFiles: p.FileLimit, parentDeath: syscall.SIGTERM,
-		stop: []StopStep{{syscall.SIGTERM, 5 * time.Second}}})
-	if err != nil {
-		return err
-	}
-	p.mu.Lock()
-	p.Process, p.stopped = proc, false
-	p.mu.Unlock()
-	return p.waitReady(ctx, opts)
 }
 
 // waitReady waits until the admin console answers, then checks that a query
@@ -372,29 +356,12 @@ func (p *PgBouncer) SaveLog(path string) error { return saveLog("pgbouncer", p.L
 // whole log is LogFile, until Stop removes it.
 func (p *PgBouncer) Log(n int) string { return tailFile(p.LogFile, n, "(no pgbouncer log)") }
 
-// shutdown stops pgbouncer: immediate shutdown (SIGTERM), then SIGKILL of
-// everything it started.
-func (p *PgBouncer) shutdown() {
-	p.mu.Lock()
-	proc := p.Process
-	p.mu.Unlock()
-	proc.Stop()
-}
-
 // Stop shuts pgbouncer down and removes its directory, log included: copy
 // the log first (LogFile, Log) to keep it. It is safe to call more than
 // once and on a partly started pooler.
 func (p *PgBouncer) Stop() error {
-	p.mu.Lock()
-	if p.stopped {
-		p.mu.Unlock()
+	if p == nil || p.proxy == nil {
 		return nil
 	}
-	p.stopped = true
-	p.mu.Unlock()
-	p.shutdown()
-	if p.Dir == "" {
-		return nil
-	}
-	return os.RemoveAll(p.Dir)
+	return p.proxy.Stop()
 }

@@ -49,6 +49,10 @@ func Renew(ctx context.Context, servers []*Server) error {
 		p.stopPooler()
 	}
 	for _, c := range clusters {
+		for _, r := range c.Replicas {
+			r.Close()
+		}
+		c.Replicas = nil
 		if err := c.Cluster.Stop(); err != nil {
 			c.log(fmt.Sprintf("warning: removing the ephemeral cluster: %v", err))
 		}

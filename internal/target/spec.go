@@ -2,6 +2,7 @@ package target
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/pgscale/pgscale/internal/secret"
@@ -25,6 +26,16 @@ type Spec struct {
 	// Front are the specs of the targets in Of, in its order: another
 	// target's, or for run --pooler the ephemeral cluster or --dsn.
 	Front []Spec
+	// Own are the servers a pooler fronts that are no target of the run,
+	// given as of='SPEC' (of='settings:replicas=1'): each is started for
+	// the pooler alone, named NAME.sN in Of (s1, s2...), and not measured
+	// on its own.
+	Own []Spec
+	// Replicas is how many streaming replicas an ephemeral target's
+	// cluster gets (replicas=N in its spec): made with pg_basebackup from
+	// it, replaying before the run starts, each an upstream of a proxy in
+	// front of it.
+	Replicas int
 }
 
 // Existing is the target of an existing server that dsn names; an empty
@@ -63,9 +74,16 @@ func WithPooler(front Spec, pooler string) (Spec, error) {
 	if k == nil || k.fronts == 0 {
 		return bad("want %s", PoolerForms())
 	}
+	obj, arg, err := cutObject(arg)
+	if err != nil {
+		return bad("%v", err)
+	}
 	of, arg, err := takeOf(arg)
 	if err != nil {
 		return bad("%v", err)
+	}
+	if obj != "" {
+		arg = obj
 	}
 	if len(of) > 0 {
 		return bad("of= names an ab target; run's pooler fronts the ephemeral cluster or --dsn")
@@ -74,7 +92,18 @@ func WithPooler(front Spec, pooler string) (Spec, error) {
 	if err != nil {
 		return bad("%v", err)
 	}
-	return Spec{Kind: k.name, Arg: a, Front: []Spec{front}}, nil
+	t := Spec{Kind: k.name, Arg: a, Front: []Spec{front}}
+	// A proxy whose definition fronts several servers (shards: of: [s1,
+	// s2]) gets as many servers of its own, alike, named after them.
+	if d, ok := a.(interface{ defaultOf() []string }); ok && len(d.defaultOf()) > 1 {
+		t.Front = nil
+		for _, name := range d.defaultOf() {
+			f := front
+			f.Name = name
+			t.Front = append(t.Front, f)
+		}
+	}
+	return t, nil
 }
 
 // kind is the spec's registered kind; a kind not registered (a zero Spec)
@@ -84,6 +113,32 @@ func (t Spec) kind() *kind {
 		return k
 	}
 	return &kind{name: t.Kind}
+}
+
+// counts reports whether the target's server (for a pooler or proxy whose
+// kind can run under Valgrind: every server it fronts) can run under
+// Valgrind (--count instructions).
+func (t Spec) counts() bool {
+	k := t.kind()
+	if !k.counts {
+		return false
+	}
+	for _, f := range t.Front {
+		if !f.counts() {
+			return false
+		}
+	}
+	return true
+}
+
+// own returns the server of its own that Of's entry name is.
+func (t Spec) own(name string) (Spec, bool) {
+	for _, o := range t.Own {
+		if o.Name == name {
+			return o, true
+		}
+	}
+	return Spec{}, false
 }
 
 // Ephemeral reports whether pgscale starts the target's server itself; a
@@ -106,13 +161,22 @@ func (t Spec) Ephemeral() bool {
 func (t Spec) String() string {
 	var parts []string
 	for _, of := range t.Of {
+		if o, ok := t.own(of); ok {
+			parts = append(parts, "of='"+strings.TrimPrefix(o.String(), o.Name+"=")+"'")
+			continue
+		}
 		parts = append(parts, "of="+of)
+	}
+	if t.Replicas > 0 {
+		parts = append(parts, "replicas="+strconv.Itoa(t.Replicas))
 	}
 	arg := ""
 	if t.Arg != nil {
 		arg = t.Arg.String()
 	}
-	if arg != "" || len(parts) == 0 {
+	if strings.HasPrefix(arg, "{") {
+		parts = append([]string{arg}, parts...) // an inline definition, then of=
+	} else if arg != "" || len(parts) == 0 {
 		parts = append(parts, arg)
 	}
 	s := t.Kind.String() + ":" + strings.Join(parts, ",")
@@ -149,25 +213,108 @@ func ParseSpec(spec string) (Spec, error) {
 		return bad("unknown kind %q: want %s", kindName, kindsWhere(func(*kind) bool { return true }))
 	}
 	t := Spec{Name: name, Kind: k.name}
+	// An argument that is a JSON object (a proxy's inline definition) is
+	// taken whole; of= items may follow it.
+	obj, arg, err := cutObject(arg)
+	if err != nil {
+		return bad("%v", err)
+	}
 	if k.fronts > 0 {
-		var err error
 		if t.Of, arg, err = takeOf(arg); err != nil {
 			return bad("%v", err)
 		}
-		if len(t.Of) > k.fronts {
-			return bad("a %s target fronts at most %d target(s), and of= names %d", k.name, k.fronts, len(t.Of))
+	}
+	if err := t.ownFronts(); err != nil {
+		return bad("%v", err)
+	}
+	if k.ephemeral {
+		if t.Replicas, arg, err = takeReplicas(arg); err != nil {
+			return bad("%v", err)
 		}
+	}
+	if obj != "" {
+		if strings.TrimSpace(arg) != "" {
+			return bad("after the definition {...} only of=NAME may follow, not %q", arg)
+		}
+		arg = obj
 	}
 	a, err := k.parse(arg)
 	if err != nil {
 		return bad("%v", err)
 	}
 	t.Arg = a
+	if d, ok := a.(interface{ defaultOf() []string }); ok && len(t.Of) == 0 {
+		t.Of = d.defaultOf()
+		if err := t.ownFronts(); err != nil {
+			return bad("%v", err)
+		}
+	}
+	if len(t.Of) > k.fronts {
+		return bad("a %s target fronts at most %d target(s), and of= names %d", k.name, k.fronts, len(t.Of))
+	}
 	return t, nil
 }
 
+// cutObject takes a JSON object off the front of a spec's argument: the
+// object (empty when the argument is not one) and what follows its comma.
+func cutObject(arg string) (obj, rest string, err error) {
+	s := strings.TrimSpace(arg)
+	if !strings.HasPrefix(s, "{") {
+		return "", arg, nil
+	}
+	depth, inString, escaped := 0, false, false
+	for i, r := range s {
+		switch {
+		case escaped:
+			escaped = false
+		case inString && r == '\\':
+			escaped = true
+		case r == '"':
+			inString = !inString
+		case inString:
+		case r == '{':
+			depth++
+		case r == '}':
+			depth--
+			if depth == 0 {
+				rest = strings.TrimSpace(s[i+1:])
+				if rest != "" && !strings.HasPrefix(rest, ",") {
+					return "", "", fmt.Errorf("after the definition {...} want ,of=NAME, not %q", rest)
+				}
+				return s[:i+1], strings.TrimPrefix(rest, ","), nil
+			}
+		}
+	}
+	return "", "", fmt.Errorf("the definition {... is not closed")
+}
+
+// ownFronts turns the entries of Of that are specs (of='settings:...')
+// into servers of the target's own, named NAME.sN.
+func (t *Spec) ownFronts() error {
+	for i, of := range t.Of {
+		if !strings.Contains(of, ":") {
+			continue
+		}
+		name := fmt.Sprintf("%s.s%d", t.Name, len(t.Own)+1)
+		if t.Name == "" {
+			name = fmt.Sprintf("s%d", len(t.Own)+1)
+		}
+		o, err := ParseSpec(name + "=" + of)
+		if err != nil {
+			return fmt.Errorf("of='%s': %v", of, err)
+		}
+		if o.kind().fronts > 0 {
+			return fmt.Errorf("of='%s': a server of its own is a %s target", of, kindsWhere(func(k *kind) bool { return k.fronts == 0 }))
+		}
+		t.Own = append(t.Own, o)
+		t.Of[i] = name
+	}
+	return nil
+}
+
 // takeOf takes the of=NAME items out of a comma list (commas in single
-// quotes do not count) and returns the names and the rest of the list.
+// quotes do not count) and returns the names and the rest of the list;
+// of='SPEC' (a server of the target's own) comes back as SPEC.
 func takeOf(arg string) (of []string, rest string, err error) {
 	items, err := splitItems(arg)
 	if err != nil {
@@ -181,12 +328,43 @@ func takeOf(arg string) (of []string, rest string, err error) {
 			continue
 		}
 		v = strings.TrimSpace(v)
+		if len(v) >= 2 && v[0] == '\'' && v[len(v)-1] == '\'' {
+			v = v[1 : len(v)-1]
+		}
+		if strings.Contains(v, ":") {
+			of = append(of, v) // a server of its own: ownFronts
+			continue
+		}
 		if err := checkTargetName(v); err != nil {
 			return nil, "", fmt.Errorf("of=: %v", err)
 		}
 		of = append(of, v)
 	}
 	return of, strings.Join(kept, ","), nil
+}
+
+// maxReplicas is how many streaming replicas one target may have.
+const maxReplicas = 8
+
+// takeReplicas takes a replicas=N item out of a comma list.
+func takeReplicas(arg string) (n int, rest string, err error) {
+	items, err := splitItems(arg)
+	if err != nil {
+		return 0, "", err
+	}
+	var kept []string
+	for _, it := range items {
+		k, v, ok := strings.Cut(it, "=")
+		if !ok || strings.TrimSpace(k) != "replicas" {
+			kept = append(kept, it)
+			continue
+		}
+		n, err = strconv.Atoi(strings.TrimSpace(v))
+		if err != nil || n < 0 || n > maxReplicas {
+			return 0, "", fmt.Errorf("replicas=%s: want a number of streaming replicas from 0 to %d", v, maxReplicas)
+		}
+	}
+	return n, strings.Join(kept, ","), nil
 }
 
 // checkTargetName accepts names that are safe as file names, benchfmt
@@ -341,6 +519,10 @@ func resolveFronts(ts []Spec) error {
 		}
 		t.Front = nil
 		for _, of := range t.Of {
+			if o, ok := t.own(of); ok {
+				t.Front = append(t.Front, o)
+				continue
+			}
 			found := false
 			for _, o := range ts {
 				if o.Name != of {

@@ -213,6 +213,7 @@ var evidenceViews = []evidenceView{
 	statementsView,
 	profileView,
 	instructionsView,
+	upstreamsView,
 }
 
 // EvidenceProbes names the probes whose evidence the page shows, in the

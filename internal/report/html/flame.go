@@ -57,14 +57,23 @@ func profiles(files []NamedFile, labels []string) []profile {
 // as the rounds are short, and a page of ten rounds ten times as long.
 func fileProfiles(fi int, nf NamedFile, label string) []profile {
 	var out []profile
+	for _, src := range profileSources {
+		out = append(out, sourceProfiles(fi, nf, label+src.label, src)...)
+	}
+	return out
+}
+
+// sourceProfiles are a file's flame graphs of one source of profiles.
+func sourceProfiles(fi int, nf NamedFile, label string, src profileSource) []profile {
+	var out []profile
 	at := map[int]int{} // clients -> index in out (A/B)
 	for si, st := range nf.File.Steps {
-		if st.Probes == nil || st.Probes.Profile == nil {
+		pr := src.of(st.Probes)
+		if pr == nil {
 			continue
 		}
-		pr := st.Probes.Profile
 		if nf.File.AB == nil {
-			out = append(out, profile{ID: fmt.Sprintf("flame-%d-%d", fi, si), Label: fmt.Sprintf("%s, step %d: %s", label, si+1, clientsWord(st.Clients)),
+			out = append(out, profile{ID: fmt.Sprintf("flame-%d-%d%s", fi, si, src.id), Label: fmt.Sprintf("%s, step %d: %s", label, si+1, clientsWord(st.Clients)),
 				Clients: st.Clients, File: pr.File, Files: []string{pr.File}, Samples: pr.Samples, Unit: pr.Unit})
 			continue
 		}
@@ -75,7 +84,7 @@ func fileProfiles(fi int, nf NamedFile, label string) []profile {
 		if !ok {
 			i = len(out)
 			at[st.Clients] = i
-			out = append(out, profile{ID: fmt.Sprintf("flame-%d-c%d", fi, st.Clients), Clients: st.Clients, File: pr.File, Unit: pr.Unit})
+			out = append(out, profile{ID: fmt.Sprintf("flame-%d-c%d%s", fi, st.Clients, src.id), Clients: st.Clients, File: pr.File, Unit: pr.Unit})
 		}
 		p := &out[i]
 		p.Files = append(p.Files, pr.File)

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"sort"
+
+	"github.com/pgscale/pgscale/internal/result"
 )
 
 // flameDiff is a differential flame graph: a candidate's CPU profile at
@@ -67,54 +69,144 @@ func flameDiffs(groups []group, files []NamedFile, labels []string) []flameDiff 
 		if base < 0 {
 			continue
 		}
-		baseSteps := profiledSteps(files[base])
+		for _, src := range profileSources {
+			out = append(out, sourceDiffs(gi, g, base, files, labels, src)...)
+		}
+	}
+	return out
+}
+
+// sourceDiffs are the differential graphs of one A/B run's candidates
+// against its baseline, base, from one source of profiles.
+func sourceDiffs(gi int, g group, base int, files []NamedFile, labels []string, src profileSource) []flameDiff {
+	var out []flameDiff
+	baseSteps := profiledSteps(files[base], src)
+	for _, fi := range g.files {
+		if fi == base {
+			continue
+		}
+		candSteps := profiledSteps(files[fi], src)
+		for _, c := range diffClients(baseSteps, candSteps) {
+			d := flameDiff{ID: flameDiffID(gi, fi, c, src), Clients: c,
+				Label:    fmt.Sprintf("%s against %s, %s%s", labels[fi], labels[base], clientsWord(c), src.label),
+				Baseline: labels[base], Candidate: labels[fi]}
+			bt, bf, err := sumTrees(files[base].Name, baseSteps[c])
+			ct, cf, err2 := sumTrees(files[fi].Name, candSteps[c])
+			d.BaseFiles, d.CandFiles = bf, cf
+			if err == nil {
+				err = err2
+			}
+			switch {
+			case err != nil:
+				d.Missing = err.Error()
+			case shareFile(files[base].Name, bf, files[fi].Name, cf):
+				d.Missing = "The baseline and the candidate name the same pprof file (a run from before every target and round had its own): there is no difference to draw."
+			default:
+				d.layout(ct, bt)
+			}
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// diffClients are the client counts at which both sides recorded
+// profiles, in order.
+func diffClients(base, cand map[int][]string) []int {
+	var clients []int
+	for c := range cand {
+		if _, ok := base[c]; ok {
+			clients = append(clients, c)
+		}
+	}
+	sort.Ints(clients)
+	return clients
+}
+
+// flameDiffID is the page's anchor of a differential graph.
+func flameDiffID(gi, fi, clients int, src profileSource) string {
+	return fmt.Sprintf("flame-diff-%d-%d-c%d%s", gi, fi, clients, src.id)
+}
+
+// FlameDiffLink is a differential flame graph the page draws, for another
+// format to link to: its anchor on the page, the A/B run (result.AB.Run),
+// the candidate, the client count, and whether it is the pooler's graph.
+type FlameDiffLink struct {
+	ID, Run, Candidate string
+	Clients            int
+	Pooler             bool
+}
+
+// FlameDiffLinks lists the differential flame graphs the page of doc
+// draws (where both sides' profiles are named; whether they can be read
+// the page finds out), without reading a profile.
+func FlameDiffLinks(doc Doc) []FlameDiffLink {
+	var out []FlameDiffLink
+	files := doc.Files
+	for gi, g := range groupFiles(files) {
+		if g.ab == nil {
+			continue
+		}
+		base := -1
 		for _, fi := range g.files {
-			if fi == base {
-				continue
+			if files[fi].File.Target.Name == g.ab.Baseline {
+				base = fi
 			}
-			candSteps := profiledSteps(files[fi])
-			var clients []int
-			for c := range candSteps {
-				if _, ok := baseSteps[c]; ok {
-					clients = append(clients, c)
+		}
+		if base < 0 {
+			continue
+		}
+		for _, src := range profileSources {
+			baseSteps := profiledSteps(files[base], src)
+			for _, fi := range g.files {
+				if fi == base {
+					continue
 				}
-			}
-			sort.Ints(clients)
-			for _, c := range clients {
-				d := flameDiff{ID: fmt.Sprintf("flame-diff-%d-%d-c%d", gi, fi, c), Clients: c,
-					Label:    fmt.Sprintf("%s against %s, %s", labels[fi], labels[base], clientsWord(c)),
-					Baseline: labels[base], Candidate: labels[fi]}
-				bt, bf, err := sumTrees(files[base].Name, baseSteps[c])
-				ct, cf, err2 := sumTrees(files[fi].Name, candSteps[c])
-				d.BaseFiles, d.CandFiles = bf, cf
-				if err == nil {
-					err = err2
+				for _, c := range diffClients(baseSteps, profiledSteps(files[fi], src)) {
+					out = append(out, FlameDiffLink{ID: flameDiffID(gi, fi, c, src), Run: g.ab.Run,
+						Candidate: files[fi].File.Target.Name, Clients: c, Pooler: src.id != ""})
 				}
-				switch {
-				case err != nil:
-					d.Missing = err.Error()
-				case shareFile(files[base].Name, bf, files[fi].Name, cf):
-					d.Missing = "The baseline and the candidate name the same pprof file (a run from before every target and round had its own): there is no difference to draw."
-				default:
-					d.layout(ct, bt)
-				}
-				out = append(out, d)
 			}
 		}
 	}
 	return out
 }
 
-// profiledSteps returns the pprof files of a file's complete steps, by
-// client count.
-func profiledSteps(nf NamedFile) map[int][]string {
+// profiledSteps returns the pprof files of one source of a file's
+// complete steps, by client count.
+func profiledSteps(nf NamedFile, src profileSource) map[int][]string {
 	m := map[int][]string{}
 	for _, st := range nf.File.Steps {
-		if st.Complete && st.Probes != nil && st.Probes.Profile != nil && st.Probes.Profile.File != "" {
-			m[st.Clients] = append(m[st.Clients], st.Probes.Profile.File)
+		if pr := src.of(st.Probes); st.Complete && pr != nil && pr.File != "" {
+			m[st.Clients] = append(m[st.Clients], pr.File)
 		}
 	}
 	return m
+}
+
+// profileSource is one profile a step may have: the server's
+// (Probes.Profile: perf's samples, or its instructions under Valgrind),
+// or a pooler's instructions counted under Valgrind beside it. Each gets
+// flame graphs of its own, and differential ones, labelled and named
+// apart.
+type profileSource struct {
+	id, label string
+	of        func(*result.Probes) *result.Profile
+}
+
+var profileSources = []profileSource{
+	{"", "", func(p *result.Probes) *result.Profile {
+		if p == nil {
+			return nil
+		}
+		return p.Profile
+	}},
+	{"-pooler", ", the pooler", func(p *result.Probes) *result.Profile {
+		if p == nil || p.Instructions == nil {
+			return nil
+		}
+		return p.Instructions.PoolerProfile
+	}},
 }
 
 // sumTrees reads the pprof files a result file names and adds up their

@@ -79,6 +79,10 @@ func header(fi int, nf NamedFile, label string) fileHeader {
 	t := f.Target
 	h.Target = target{Kind: t.Kind, Name: t.Name, Description: t.Description, ServerVersion: t.ServerVersion,
 		BinDir: t.BinDir, Settings: sortedKV(t.Settings), Preloaded: t.Preloaded, Tmpfs: t.Tmpfs}
+	if pl := t.Pooler; pl != nil {
+		h.Target.Pooler = &pooler{Program: pl.Program, Version: pl.Version, Server: pl.Server, Of: pl.Of,
+			Settings: sortedKV(pl.Settings), Command: pl.Command, Files: sortedKV(pl.Files)}
+	}
 	e := f.Environment
 	h.Machine = fmt.Sprintf("%s: %d CPUs (%s), %d MiB, %s, kernel %s, %s, GOMAXPROCS %d",
 		e.Hostname, e.CPUs, e.CPUModel, e.MemoryMB, e.OS, e.Kernel, e.GoVersion, e.GOMAXPROCS)

@@ -99,6 +99,19 @@ type target struct {
 	Settings      []keyVal `json:"settings"`
 	Preloaded     []string `json:"preloaded,omitempty"`
 	Tmpfs         bool     `json:"tmpfs,omitempty"`
+	Pooler        *pooler  `json:"pooler,omitempty"`
+}
+
+// pooler is the pooler or proxy in front of the server: what it is, what
+// it fronts, and for a proxy its command line and files as run.
+type pooler struct {
+	Program  string   `json:"program"`
+	Version  string   `json:"version,omitempty"`
+	Server   string   `json:"server"`
+	Of       string   `json:"of,omitempty"`
+	Settings []keyVal `json:"settings,omitempty"`
+	Command  string   `json:"command,omitempty"`
+	Files    []keyVal `json:"files,omitempty"`
 }
 
 type keyVal struct {

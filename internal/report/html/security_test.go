@@ -30,9 +30,11 @@ const (
 	evilWindow  = `</title><script>alert("disturbance")</script>`
 	evilBase    = `"><script>alert("baseline")</script>`
 	evilCell    = `<svg onload=alert("matrix")>`
+	evilProxy   = `"><img src=x onerror=alert("proxy file")>`
+	evilStderr  = `</pre><script>alert("stderr")</script>`
 )
 
-var evil = []string{evilTarget, evilQuery, evilError, evilScript, evilSetting, evilFunc, evilWindow, evilCell}
+var evil = []string{evilTarget, evilQuery, evilError, evilScript, evilSetting, evilFunc, evilWindow, evilCell, evilProxy, evilStderr}
 
 // hostileDoc is a real result file (testdata/disturb.json) with hostile
 // text in every kind of field the page shows, written with result.Write
@@ -48,6 +50,13 @@ func hostileDoc(t *testing.T) html.Doc {
 	f.Target.Name = evilTarget
 	f.Target.Description = evilTarget
 	f.Target.Settings["work_mem"] = evilSetting
+	// A proxy's rendered files and command line, and its standard error
+	// in the reason it died.
+	f.Target.Kind = "proxy"
+	f.Target.Pooler = &result.Pooler{Program: "pgpool", Settings: map[string]string{}, Server: "host=/tmp port=5432", ServerKind: "ephemeral",
+		Command: "pgpool -f " + evilProxy, Files: map[string]string{"pgpool.conf": "port = " + evilProxy}}
+	f.Complete = false
+	f.Reason = "pgpool (pid 4711) exited with status 3; its log ends: " + evilStderr
 	f.Workload.Scripts[0].Name = evilScript
 	f.Workload.Scripts[0].Source = evilError
 	f.Command = append(f.Command, "--target", evilTarget)

@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -57,6 +58,36 @@ func NeedPgBouncer(t testing.TB) {
 	t.Helper()
 	_, err := target.FindPgBouncer("")
 	testenv.Need(t, err)
+}
+
+// NeedPgpool skips t when pgpool-II (Debian: pgpool2) is not installed,
+// unless CI=true, where that is a failure (testenv).
+func NeedPgpool(t testing.TB) {
+	t.Helper()
+	for _, p := range []string{"/usr/sbin/pgpool", "/usr/local/bin/pgpool"} {
+		if _, err := os.Stat(p); err == nil {
+			return
+		}
+	}
+	testenv.NeedProgram(t, "pgpool", "Debian: apt-get install pgpool2")
+}
+
+// Example is the path of one of the repository's example proxy
+// definitions (examples/proxy/NAME.yaml), from a test in any package.
+func Example(t testing.TB, name string) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for ; dir != "/"; dir = filepath.Dir(dir) {
+		p := filepath.Join(dir, "examples", "proxy", name+".yaml")
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+	}
+	t.Fatalf("no examples/proxy/%s.yaml above the test's directory", name)
+	return ""
 }
 
 // ProcessesInGroup lists the live processes in process group pgid. An
