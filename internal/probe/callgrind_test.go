@@ -30,6 +30,13 @@ func TestParseCallgrind(t *testing.T) {
 	if self := d.Total(); self.Ir != ir || self.Syscalls != 81 {
 		t.Errorf("functions' own costs add up to %+v, totals say %d instructions and 81 system calls", self, ir)
 	}
+	// Every call goes to a function the dump holds: a callee's object
+	// is named (cob=) for one call only, else it is the caller's.
+	for k, v := range d.Calls {
+		if _, ok := d.Self[k[1]]; !ok && v.Ir > 0 {
+			t.Errorf("%s calls %s in %s, which the dump does not hold (%d instructions)", k[0].Name, k[1].Name, k[1].Object, v.Ir)
+		}
+	}
 	pm := probe.CallgrindFunc{Name: "PostgresMain", Object: "/usr/lib/postgresql/15/bin/postgres"}
 	if incl := d.Inclusive()[pm].Ir; incl < ir/2 || incl > ir {
 		t.Errorf("PostgresMain with its callees: %d of %d instructions", incl, ir)

@@ -99,6 +99,9 @@ func ParseCallgrind(r io.Reader) (*CallgrindDump, error) {
 				k := [2]CallgrindFunc{self, {cfn, cob}}
 				d.Calls[k] = d.Calls[k].add(v)
 				callPending = false
+				// callgrind writes cob= only for a callee in another
+				// object than the caller's: it holds for one call.
+				cob = ob
 			} else {
 				d.Self[self] = d.Self[self].add(v)
 			}
