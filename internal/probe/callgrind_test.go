@@ -73,3 +73,43 @@ func TestParseCallgrind(t *testing.T) {
 		t.Errorf("deepest stack %d frames: the call graph was not followed", deepest)
 	}
 }
+
+// The functions of a dump without one and what it called: their own
+// instructions add up to the dump's less what ran inside it, none of
+// them is it, and a caller's inclusive count no longer holds it.
+func TestCallgrindFunctions(t *testing.T) {
+	f, err := os.Open("testdata/callgrind.out")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	d, err := probe.ParseCallgrind(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	read := d.Inside("secure_read")
+	want := d.Total().Ir - read.Ir
+	fs := d.Functions([]string{"secure_read"})
+	var self, sys uint64
+	for fn, c := range fs {
+		if fn.Name == "secure_read" {
+			t.Fatalf("secure_read among the functions: %+v", c)
+		}
+		if c.Self.Ir > c.Inclusive.Ir {
+			t.Errorf("%s: own %d instructions, with its callees %d", fn.Name, c.Self.Ir, c.Inclusive.Ir)
+		}
+		self += c.Self.Ir
+		sys += c.Self.Syscalls
+	}
+	if diff := int64(self) - int64(want); diff < -int64(len(fs)) || diff > int64(len(fs)) {
+		t.Errorf("the functions' own instructions add up to %d, the dump without secure_read holds %d", self, want)
+	}
+	if wantSys := d.Total().Syscalls - read.Syscalls; sys < wantSys-2 || sys > wantSys+2 {
+		t.Errorf("the functions' own system calls add up to %d, want %d", sys, wantSys)
+	}
+	pm := probe.CallgrindFunc{Name: "PostgresMain", Object: "/usr/lib/postgresql/15/bin/postgres"}
+	before := d.Inclusive()[pm].Ir
+	if got := fs[pm].Inclusive.Ir; got+read.Ir > before+2 || got+read.Ir+2 < before {
+		t.Errorf("PostgresMain with its callees: %d, before %d, secure_read %d", got, before, read.Ir)
+	}
+}
