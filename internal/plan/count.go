@@ -34,6 +34,9 @@ func (c *Common) checkCount(ds []disturb.Disturbance) error {
 	if err != nil {
 		return err
 	}
+	if c.Probes.CacheSim {
+		v.Extra = probe.CacheSimOptions()
+	}
 	c.Cluster.Valgrind = v
 	// Every target counts on a server of its own, started the same way:
 	// on a shared server the first target to run pays, in its count, for
