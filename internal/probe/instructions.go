@@ -394,23 +394,12 @@ func clientFunctions(dumps []*CallgrindDump) map[CallgrindFunc]FuncCost {
 	return out
 }
 
-// clockFunctions are the C library's functions that read the clock
-// through the vDSO natively, and make a system call under Valgrind,
-// which hides the vDSO (their names as callgrind gives them, before any
-// "@" version).
-var clockFunctions = map[string]bool{
-	"clock_gettime": true, "__clock_gettime": true, "__clock_gettime64": true,
-	"gettimeofday": true, "__gettimeofday": true, "__gettimeofday_syscall": true,
-	"time": true, "__time": true, "time_syscall": true, "__time_syscall": true,
-}
-
 // clockReads are the system calls made by the functions that read the
-// clock (clockFunctions).
+// clock (result.ClockFunction).
 func clockReads(fs map[CallgrindFunc]FuncCost) uint64 {
 	var n uint64
 	for f, c := range fs {
-		name, _, _ := strings.Cut(f.Name, "@")
-		if clockFunctions[name] {
+		if result.ClockFunction(f.Name) {
 			n += c.Self.Syscalls
 		}
 	}

@@ -1,5 +1,7 @@
 package result
 
+import "strings"
+
 // Instructions are the instructions the server's processes executed in
 // the step's measured window, counted under Valgrind's callgrind. The
 // window's edges fall between transactions, so every instruction counted
@@ -97,4 +99,21 @@ type FunctionCount struct {
 	SyscallsInclusive  uint64 `json:"syscalls_inclusive,omitempty"`
 	EstCycles          uint64 `json:"est_cycles,omitempty"`
 	EstCyclesInclusive uint64 `json:"est_cycles_inclusive,omitempty"`
+}
+
+// clockFunctions are the C library's functions that read the clock
+// through the vDSO natively and make a system call under Valgrind, which
+// hides the vDSO (their names as callgrind gives them, before any "@"
+// version).
+var clockFunctions = map[string]bool{
+	"clock_gettime": true, "__clock_gettime": true, "__clock_gettime64": true,
+	"gettimeofday": true, "__gettimeofday": true, "__gettimeofday_syscall": true,
+	"time": true, "__time": true, "time_syscall": true, "__time_syscall": true,
+}
+
+// ClockFunction reports whether a function, as callgrind names it, reads
+// the clock: its system calls are what ClientClockReads counts.
+func ClockFunction(name string) bool {
+	n, _, _ := strings.Cut(name, "@")
+	return clockFunctions[n]
 }
