@@ -235,6 +235,9 @@ func Compare(inputs []Input, opt Options) (*Comparison, error) {
 	for _, name := range unsupportedOrder {
 		rep.Notes = append(rep.Notes, fmt.Sprintf("%s: not supported here (%s)", name, unsupported[name]))
 	}
+	if rep.Counted {
+		rep.Notes = append(rep.Notes, countedNotes(inputs[0].File)...)
+	}
 	if len(rep.Slowed) > 0 {
 		rep.Notes = append(rep.Notes, fmt.Sprintf("not compared: %s, slowed by Valgrind (the servers ran under callgrind, 20 to 50 times slower than natively; the counts above are what Valgrind does not change); their figures are in the result files",
 			strings.Join(rep.Slowed, ", ")))
@@ -270,6 +273,27 @@ func underValgrind(inputs []Input) bool {
 		}
 	}
 	return false
+}
+
+// countedNotes say what the counted measures count, from the first step
+// of f that counted: that syscalls/txn leaves out the clock reads, and
+// which caches est-cycles/txn simulated and with which model.
+func countedNotes(f *result.File) []string {
+	for _, s := range f.Steps {
+		if s.Probes == nil || s.Probes.Instructions == nil {
+			continue
+		}
+		in := s.Probes.Instructions
+		var notes []string
+		if in.ClientClockReads != nil {
+			notes = append(notes, "syscalls/txn counts the client backends' system calls except the clock reads; clock-reads/txn counts those (clock_gettime, gettimeofday), which natively are vDSO calls that enter no kernel and under Valgrind, which hides the vDSO, are system calls")
+		}
+		if c := in.Cache; c != nil {
+			notes = append(notes, fmt.Sprintf("the misses are callgrind's simulation of one process's caches (I1 %s; D1 %s; LL %s) and branch predictor; est-cycles/txn estimates cycles from them with %s", c.I1, c.D1, c.LL, c.Model))
+		}
+		return notes
+	}
+	return nil
 }
 
 // serverNotes say where the targets of one A/B run ran, when that matters
