@@ -62,7 +62,7 @@ func Run(ctx context.Context, spec RunSpec) (*result.File, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	spec.countNotice(1, 1)
+	spec.countNotice(1, 2) // and the warm-up round
 	started := time.Now().UTC()
 	srv, err := target.Open(ctx, spec.Target, spec.Cluster, spec.needs(ds, wl), spec.notice)
 	if err != nil {
@@ -108,6 +108,9 @@ func (c *Common) sweepOn(ctx context.Context, p *prepared, wl *workload.Loaded, 
 	obs.Observe(observe.RunStart{File: file, Path: path})
 
 	sw := c.sweep(p, wl)
+	if err := c.warmUpRound(ctx, sw); err != nil {
+		return nil, "", err
+	}
 	vacuum := sw.BeforeStep
 	sw.BeforeStep = func(ctx context.Context, i, clients int) error {
 		obs.Observe(observe.StepStart{Index: i, Steps: len(sw.Clients), Clients: clients})
