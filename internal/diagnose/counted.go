@@ -122,36 +122,53 @@ var countedKinds = []countedKind{
 		}},
 }
 
+// countedProcess is a process of a target counted under Valgrind per
+// transaction: its name in the why, the prefix of its measures' names,
+// and its counts in a step.
+type countedProcess struct {
+	name, prefix string
+	counts       func(result.Step) *result.Instructions
+}
+
+// countedProcesses are the processes whose counted changes are explained:
+// the server's client backends. A pooler run under Valgrind would be a
+// second, its counts a second result.Instructions in the step and its
+// measures prefixed "pooler-" (compare.Measures).
+var countedProcesses = []countedProcess{{"server", "", counts}}
+
 // explainCounted explains each counted measure of the step that changed
 // significantly and by more than is negligible.
 func explainCounted(st DiffStep) []CountedChange {
 	var out []CountedChange
-	for _, k := range countedKinds {
-		c := st.Changes[k.measure]
-		if !c.Known || !c.Significant || c.Negligible || c.Change == 0 {
-			continue
+	for _, p := range countedProcesses {
+		for _, k := range countedKinds {
+			measure := p.prefix + k.measure
+			c := st.Changes[measure]
+			if !c.Known || !c.Significant || c.Negligible || c.Change == 0 {
+				continue
+			}
+			cc, ok := countedChange(st, p, k, c)
+			if !ok {
+				cc = CountedChange{Clients: st.Clients, Measure: measure, Process: p.name, Change: c, Delta: math.NaN()}
+				cc.Text = fmt.Sprintf("%s at %s %s: the result files hold no counts per function to say where.",
+					measure, prose.Count(st.Clients, "client"), stats.FormatChange(c.Change, c.Lo, c.Hi))
+			}
+			out = append(out, cc)
 		}
-		cc, ok := countedChange(st, k, c)
-		if !ok {
-			cc = CountedChange{Clients: st.Clients, Measure: k.measure, Process: "server", Change: c, Delta: math.NaN()}
-			cc.Text = fmt.Sprintf("%s at %s %s: the result files hold no counts per function to say where.",
-				k.measure, prose.Count(st.Clients, "client"), stats.FormatChange(c.Change, c.Lo, c.Hi))
-		}
-		out = append(out, cc)
 	}
 	return out
 }
 
-// countedChange compares the per-function counts of the step's pairs for
-// one measure; false when no pair has them on both sides.
-func countedChange(st DiffStep, k countedKind, c Change) (CountedChange, bool) {
+// countedChange compares one process's per-function counts in the step's
+// pairs for one measure; false when no pair has them on both sides.
+func countedChange(st DiffStep, p countedProcess, k countedKind, c Change) (CountedChange, bool) {
 	type sides struct{ base, cand, baseIncl, candIncl float64 }
 	type key struct{ fn, ob string }
 	fns := map[key]*sides{}
 	var delta float64
 	n := 0
 	for i := 0; i < min(len(st.Base), len(st.Cand)); i++ {
-		b, cd := counts(st.Base[i]), counts(st.Cand[i])
+		b, cd := p.counts(st.Base[i]), p.counts(st.Cand[i])
 		if b == nil || cd == nil || len(b.Functions) == 0 || len(cd.Functions) == 0 {
 			continue
 		}
@@ -186,7 +203,7 @@ func countedChange(st DiffStep, k countedKind, c Change) (CountedChange, bool) {
 		return CountedChange{}, false
 	}
 	delta /= float64(n)
-	cc := CountedChange{Clients: st.Clients, Measure: k.measure, Process: "server", Change: c, Delta: delta}
+	cc := CountedChange{Clients: st.Clients, Measure: p.prefix + k.measure, Process: p.name, Change: c, Delta: delta}
 	var self, inside []FunctionDelta
 	for kk, s := range fns {
 		fd := FunctionDelta{Function: kk.fn, Object: kk.ob, Base: s.base / float64(n), Cand: s.cand / float64(n)}
@@ -223,13 +240,16 @@ func countedChange(st DiffStep, k countedKind, c Change) (CountedChange, bool) {
 	if len(inside) > 0 {
 		cc.Inside = &inside[0]
 	}
-	cc.Text = countedText(cc, k.what)
+	what := k.what
+	if p.prefix != "" {
+		what = p.name + "'s " + what
+	}
+	cc.Text = countedText(cc, what)
 	return cc, true
 }
 
 // counts is what a step counted of the server's client backends under
-// Valgrind, nil when it counted nothing. (A pooler counted under Valgrind
-// would be a second process explained the same way.)
+// Valgrind, nil when it counted nothing.
 func counts(s result.Step) *result.Instructions {
 	if s.Probes == nil || s.Probes.Instructions == nil || s.Probes.Instructions.Transactions <= 0 {
 		return nil

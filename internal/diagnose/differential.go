@@ -119,7 +119,9 @@ func Explain(steps []DiffStep, opt stats.Options) Differential {
 	waitsJudged := true
 	for _, st := range steps {
 		for i := 0; i < min(len(st.Base), len(st.Cand)); i++ {
-			d.CountedRun = d.CountedRun || counts(st.Base[i]) != nil || counts(st.Cand[i]) != nil
+			for _, p := range countedProcesses {
+				d.CountedRun = d.CountedRun || p.counts(st.Base[i]) != nil || p.counts(st.Cand[i]) != nil
+			}
 		}
 		d.Counted = append(d.Counted, explainCounted(st)...)
 		tps := st.Changes["tps"]
