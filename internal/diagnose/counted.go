@@ -62,6 +62,9 @@ const (
 	maxSelfFunctions = 4
 	minSelfShare     = 0.05
 	insideShare      = 2.0 / 3
+	// rootShare is the share of the whole count from which a function
+	// is a root: that a change is inside it says nothing.
+	rootShare = 0.5
 )
 
 // countedKind is a counted measure the per-function counts explain: how
@@ -165,7 +168,7 @@ func countedChange(st DiffStep, p countedProcess, k countedKind, c Change) (Coun
 	type sides struct{ base, cand, baseIncl, candIncl float64 }
 	type key struct{ fn, ob string }
 	fns := map[key]*sides{}
-	var delta float64
+	var delta, baseTotal float64
 	n := 0
 	for i := 0; i < min(len(st.Base), len(st.Cand)); i++ {
 		b, cd := p.counts(st.Base[i]), p.counts(st.Cand[i])
@@ -179,6 +182,7 @@ func countedChange(st DiffStep, p countedProcess, k countedKind, c Change) (Coun
 		}
 		n++
 		delta += ct/float64(cd.Transactions) - bt/float64(b.Transactions)
+		baseTotal += bt / float64(b.Transactions)
 		for side, in := range []*result.Instructions{b, cd} {
 			tx := float64(in.Transactions)
 			for _, f := range in.Functions {
@@ -203,6 +207,7 @@ func countedChange(st DiffStep, p countedProcess, k countedKind, c Change) (Coun
 		return CountedChange{}, false
 	}
 	delta /= float64(n)
+	baseTotal /= float64(n)
 	cc := CountedChange{Clients: st.Clients, Measure: p.prefix + k.measure, Process: p.name, Change: c, Delta: delta}
 	var self, inside []FunctionDelta
 	for kk, s := range fns {
@@ -216,8 +221,9 @@ func countedChange(st DiffStep, p countedProcess, k countedKind, c Change) (Coun
 		in.Delta = in.Cand - in.Base
 		in.Share = in.Delta / delta
 		// A function the change is inside holds it with its callees,
-		// not in its own code alone.
-		if in.Share >= insideShare && math.Abs(in.Delta-fd.Delta) >= minSelfShare*math.Abs(delta) {
+		// not in its own code alone, and is not one of the roots that
+		// hold about everything (PostgresMain).
+		if in.Share >= insideShare && math.Abs(in.Delta-fd.Delta) >= minSelfShare*math.Abs(delta) && math.Max(in.Base, in.Cand) < rootShare*baseTotal {
 			inside = append(inside, in)
 		}
 	}
