@@ -113,3 +113,44 @@ func TestCallgrindFunctions(t *testing.T) {
 		t.Errorf("PostgresMain with its callees: %d, before %d, secure_read %d", got, before, read.Ir)
 	}
 }
+
+// A real dump with callgrind's cache and branch simulation (/bin/true
+// under pgscale's options): every event is read per function, the
+// functions' own counts add up to the dump's totals event by event, the
+// simulated caches are the ones asked for, and the estimated cycles are
+// iai-callgrind's model of the totals.
+func TestParseCallgrindCache(t *testing.T) {
+	f, err := os.Open("testdata/callgrind-cache.out")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	d, err := probe.ParseCallgrind(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := d.Caches["LL"]; got != "8388608 B, 64 B, 16-way associative" || d.Caches["I1"] != "32768 B, 64 B, 8-way associative" {
+		t.Errorf("caches %v", d.Caches)
+	}
+	tot := d.Total()
+	s := tot.Sim
+	for name, got := range map[string]uint64{"Ir": tot.Ir, "sysCount": tot.Syscalls, "Dr": s.Dr, "Dw": s.Dw, "I1mr": s.I1mr, "D1mr": s.D1mr,
+		"D1mw": s.D1mw, "ILmr": s.ILmr, "DLmr": s.DLmr, "DLmw": s.DLmw, "Bc": s.Bc, "Bcm": s.Bcm, "Bi": s.Bi, "Bim": s.Bim} {
+		if want := d.Totals[name]; got != want || want == 0 {
+			t.Errorf("%s: the functions' own counts add up to %d, the totals say %d", name, got, want)
+		}
+	}
+	acc := tot.Ir + s.Dr + s.Dw
+	want := (acc - s.L1Misses()) + 5*(s.L1Misses()-s.LLMisses()) + 35*s.LLMisses()
+	if got := tot.EstCycles(); got != want || got <= acc {
+		t.Errorf("estimated cycles %d, want %d (more than the %d accesses)", got, want, acc)
+	}
+	var sum probe.Cost
+	for _, c := range d.Functions(nil) {
+		sum.Ir += c.Self.Ir
+		sum.Sim.DLmr += c.Self.Sim.DLmr
+	}
+	if sum.Ir != tot.Ir || sum.Sim.DLmr != s.DLmr {
+		t.Errorf("Functions: own instructions %d and LL data read misses %d, the dump %d and %d", sum.Ir, sum.Sim.DLmr, tot.Ir, s.DLmr)
+	}
+}
