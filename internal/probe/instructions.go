@@ -382,16 +382,47 @@ func (p *instrProbe) report(_ context.Context, st *stepState, out *result.Probes
 const functionsFloor = 1e-5
 
 // clientFunctions sums the client backends' counts per function, without
-// notCounted and what ran inside them.
+// notCounted and what ran inside them. Callgrind names a recursive
+// function's deeper levels apart ("JumbleExpr'2"); they are one function
+// here: their own counts add up, and the outermost level's inclusive
+// count holds the deeper levels'.
 func clientFunctions(dumps []*CallgrindDump) map[CallgrindFunc]FuncCost {
 	out := map[CallgrindFunc]FuncCost{}
 	for _, d := range dumps {
 		for f, c := range d.Functions(notCounted) {
+			name, deeper := recursionLevel(f.Name)
+			f.Name = name
 			o := out[f]
-			out[f] = FuncCost{Self: o.Self.add(c.Self), Inclusive: o.Inclusive.add(c.Inclusive)}
+			o.Self = o.Self.add(c.Self)
+			if !deeper {
+				o.Inclusive = o.Inclusive.add(c.Inclusive)
+			}
+			out[f] = o
+		}
+	}
+	for f, o := range out {
+		if o.Inclusive.Ir < o.Self.Ir { // deeper levels only: the window began inside
+			o.Inclusive = o.Self
+			out[f] = o
 		}
 	}
 	return out
+}
+
+// recursionLevel cuts callgrind's recursion level off a function's name
+// ("f'2" is f called within f): the name, and whether it was a deeper
+// level.
+func recursionLevel(name string) (string, bool) {
+	i := strings.LastIndexByte(name, '\'')
+	if i <= 0 || i == len(name)-1 {
+		return name, false
+	}
+	for _, c := range name[i+1:] {
+		if c < '0' || c > '9' {
+			return name, false
+		}
+	}
+	return name[:i], true
 }
 
 // clockReads are the system calls made by the functions that read the
