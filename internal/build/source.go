@@ -83,6 +83,17 @@ type resolved struct {
 	patches [][]byte
 }
 
+// ResolveSource identifies src's content as a build of it would, without
+// building or copying anything: its mode, the commit REV resolves to (for a
+// working tree the commit checked out), its tree hash and its patches'.
+func ResolveSource(ctx context.Context, src Source) (SourceRecord, error) {
+	r, err := resolveSource(ctx, src)
+	if err != nil {
+		return SourceRecord{}, err
+	}
+	return r.rec, nil
+}
+
 // resolveSource identifies src's content without copying it.
 func resolveSource(ctx context.Context, src Source) (*resolved, error) {
 	if src.Path == "" {

@@ -15,6 +15,7 @@ import (
 	"github.com/pgscale/pgscale/internal/report"
 	"github.com/pgscale/pgscale/internal/result"
 	"github.com/pgscale/pgscale/internal/stats"
+	"github.com/pgscale/pgscale/internal/target"
 	"github.com/pgscale/pgscale/internal/usage"
 )
 
@@ -29,14 +30,10 @@ func newABCmd(argv []string, stdout, stderr io.Writer) *cobra.Command {
 		Long: `Run the same workload on two or more targets in interleaved rounds and compare
 every candidate with the baseline, step by step and measure by measure.
 
-A target is NAME=bin:DIR (an ephemeral cluster from that build's binaries),
-NAME=settings:k=v,... (an ephemeral cluster from the default binaries with
-those settings; quote a value holding commas: k='a,b'), NAME=dsn:CONNSTRING
-(an existing server, pooler or proxy) or NAME=pgbouncer:[of=NAME,]k=v,... (a
-pgbouncer pgscale starts in front of the server of target of=NAME, by
-default the first target that is not a pooler, with those pgbouncer
-settings: direct and pooled targets on one server compare what the pooler
-costs). The first target is the baseline unless --baseline names another.
+A target is one of
+` + target.Help() + `
+
+The first target is the baseline unless --baseline names another.
 Ephemeral targets get identical data (same init, same seed).
 
 A settings: target whose settings, and the baseline's, can all be set per
@@ -117,7 +114,7 @@ complete (the rounds done are saved and compared, marked incomplete).`,
 	}
 	fs := cmd.Flags()
 	fs.SortFlags = false
-	fs.StringArrayVar(&spec.Targets, "target", nil, "NAME=bin:DIR, NAME=settings:k=v,..., NAME=dsn:CONNSTRING or NAME=pgbouncer:[of=NAME,]k=v,... (repeat for each target)")
+	fs.StringArrayVar(&spec.Targets, "target", nil, target.Forms()+" (repeat for each target)")
 	fs.StringVar(&spec.Baseline, "baseline", "", "name of the target the others are compared with (default: the first)")
 	fs.IntVar(&spec.Rounds, "rounds", plan.ABRounds, "interleaved rounds; each runs every target through the whole sweep")
 	fs.StringVar(&spec.OrderSeed, "order-seed", "time", "seed of the target order in each round: time, rand, or an integer")
@@ -130,12 +127,14 @@ complete (the rounds done are saved and compared, marked incomplete).`,
 	f.outputs.register(fs, func(rf report.Format) bool { return rf.Comparisons })
 	f.register(fs, "directory for the result files, one per target (default results/ab-<workload>-<UTC time>)")
 	registerCluster(fs, &f.c)
+	registerBuildCache(fs, &f.c.Cluster.BuildCache)
 	rec.register(fs, true)
 	if fl := fs.Lookup("warmup"); fl != nil {
 		f.c.Load.Warmup = plan.ABWarmup
 		fl.DefValue = plan.ABWarmup.String()
 		fl.Usage = "run this long before measuring each step of each turn (not counted)"
 	}
+	refuseAgents(cmd, "its rounds interleave targets pgscale may start on its own sockets, and in slices every client switches target together, which agents on other machines cannot follow yet")
 	return cmd
 }
 

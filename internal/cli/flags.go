@@ -86,6 +86,12 @@ func registerCluster(fs *pflag.FlagSet, o *plan.Common) {
 	fs.StringArrayVar(&c.Settings, "set", nil, "ephemeral cluster: server setting name=value (repeatable)")
 }
 
+// registerBuildCache registers --build-cache, where src: targets' builds
+// are kept.
+func registerBuildCache(fs *pflag.FlagSet, dir *string) {
+	fs.StringVar(dir, "build-cache", "", "directory of the builds of src: targets (default: $PGSCALE_BUILD_CACHE, /var/cache/pgscale/builds for root, else ~/.cache/pgscale/builds)")
+}
+
 // registerInit registers pgbench -i's options; run takes them too, for the
 // data it creates.
 func registerInit(fs *pflag.FlagSet, o *workload.InitOptions, standalone bool) {

@@ -151,7 +151,7 @@ func (p *pgbenchCmd) main(ctx context.Context, args []string) int {
 		fmt.Fprintln(p.stderr, `pgbench: hint: Try "pgbench --help" for more information.`)
 		return 1
 	}
-	tgt := target.Spec{Kind: target.DSN, DSN: p.dsn(db)}
+	tgt := target.Existing(p.dsn(db))
 	if p.initMode {
 		return p.initialize(ctx, tgt)
 	}

@@ -38,11 +38,11 @@ func (r *recordFlags) register(fs *pflag.FlagSet, perTarget bool) {
 	fs.StringVar(&r.location, "store", "", "record the result files in this "+storeHelp+" (default $"+store.EnvLocation+"; with neither, nothing is recorded)")
 	if perTarget {
 		fs.StringArrayVar(&r.labels, "label", nil, "history label [NAME=]LABEL of target NAME, or of every target without one (default: the target's name; repeatable)")
-		fs.StringArrayVar(&r.commits, "commit", nil, "commit [NAME=]SHA target NAME measured, or every target without one (default: git, when the directory of the target's server binaries is in a work tree, else the CI environment's commit; repeatable)")
+		fs.StringArrayVar(&r.commits, "commit", nil, "commit [NAME=]SHA target NAME measured, or every target without one (default: the commit a src: target was built from; git, when the directory of the target's server binaries is in a work tree; else the CI environment's commit; repeatable)")
 		return
 	}
 	fs.StringVar(&r.label, "label", "", `history label: the line of history the run belongs to (default "default")`)
-	fs.StringVar(&r.commit, "commit", "", "commit the target was built from (default: git, when the directory of the ephemeral cluster's server binaries is in a work tree, else the CI environment's commit)")
+	fs.StringVar(&r.commit, "commit", "", "commit the target was built from (default: the commit --pg-src built; git, when the directory of the ephemeral cluster's server binaries is in a work tree; else the CI environment's commit)")
 }
 
 // where returns the store to record in: --store, else $PGSCALE_STORE, else

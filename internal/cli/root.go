@@ -60,6 +60,8 @@ func newRoot(argv []string, stdout, stderr io.Writer) *cobra.Command {
 		newReportCmd(stdout),
 		newPgbenchCmd(argv, stdout, stderr),
 		newHistoryCmd(stdout),
+		newAgentCmd(stdout, stderr),
+		newBuildCmd(stdout, stderr),
 	)
 	root.SetOut(stdout)
 	root.SetErr(stderr)

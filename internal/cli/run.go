@@ -18,8 +18,9 @@ import (
 
 func newRunCmd(argv []string, stdout, stderr io.Writer) *cobra.Command {
 	var f loadFlags
-	var dsn, pooler string
+	var dsn, pooler, pgSrc string
 	var rec recordFlags
+	var ag agentFlags
 	cmd := &cobra.Command{
 		Use:   "run",
 		Short: "Run a workload over a client sweep and write a result file",
@@ -31,13 +32,28 @@ what pgscale report prints of that file.
 With no --dsn (and no PGHOST-style environment), pgscale starts a throw-away
 PostgreSQL cluster, creates the data the workload needs, runs, and removes it.
 
-With --pooler pgbouncer[:k=v,...] the clients connect through a pgbouncer
-that pgscale starts in front of that server (transaction pooling unless
-pool_mode says otherwise) and stops at the end; the data, the probes and the
-disturbances go to the server, and the pooler's CPU is accounted apart.`,
+With --pooler (` + target.PoolerForms() + `) the clients connect through
+a pooler that pgscale starts in front of that server, as an ab target of
+that kind would be (pgscale ab --help), and stops at the end; the data, the
+probes and the disturbances go to the server, and the pooler's CPU is
+accounted apart.
+
+With --pg-src the ephemeral cluster runs PostgreSQL built from source
+(PATH[@REV][+PATCH...][,configure=ARGS][,ext=EXTPATH[@REV]], as an ab
+target src: is), made once and kept in the build cache (--build-cache).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			spec := plan.RunSpec{Common: f.common(cmd, argv, stdout, stderr), Target: target.ForRun(dsn), Pooler: pooler, Out: f.out}
+			ag.apply(cmd.Flags(), &spec)
+			if pgSrc != "" {
+				if dsn != "" || spec.Cluster.PGBin != "" {
+					return usage.Errorf("--pg-src builds the ephemeral cluster's server: drop --dsn and --pg-bin")
+				}
+				var err error
+				if spec.Target, err = target.FromSource(pgSrc); err != nil {
+					return usage.Wrap(err)
+				}
+			}
 			if f.describe {
 				return describe(spec.Workload, stdout)
 			}
@@ -72,9 +88,12 @@ disturbances go to the server, and the pooler's CPU is accounted apart.`,
 	f.outputs.register(fs, func(rf report.Format) bool { return rf.Files })
 	fs.StringVar(&dsn, "dsn", "", "connection string of an existing server (URI or keyword form); libpq environment variables are honoured; without it, an ephemeral cluster")
 	fs.StringArrayVar(&f.c.Expect, "expect", nil, expectHelp)
-	fs.StringVar(&pooler, "pooler", "", "connect the clients through a pgbouncer started in front of the server: pgbouncer or pgbouncer:k=v,... (pool_mode, default_pool_size, max_client_conn...)")
+	fs.StringVar(&pooler, "pooler", "", "connect the clients through a pooler started in front of the server: "+target.PoolerForms())
 	registerCluster(fs, &f.c)
+	fs.StringVar(&pgSrc, "pg-src", "", "the ephemeral cluster's server built from source: PATH[@REV][+PATCH...][,configure=ARGS][,ext=EXTPATH[@REV]] (as an ab target src:)")
+	registerBuildCache(fs, &f.c.Cluster.BuildCache)
 	rec.register(fs, false)
+	ag.register(fs)
 	return cmd
 }
 

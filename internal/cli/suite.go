@@ -14,6 +14,7 @@ import (
 	"github.com/pgscale/pgscale/internal/report"
 	"github.com/pgscale/pgscale/internal/stats"
 	"github.com/pgscale/pgscale/internal/suite"
+	"github.com/pgscale/pgscale/internal/target"
 	"github.com/pgscale/pgscale/internal/usage"
 )
 
@@ -21,7 +22,7 @@ func newSuiteCmd(argv []string, stdout, stderr io.Writer) *cobra.Command {
 	var (
 		preset, only, resume    string
 		quick, showOnly, dryRun bool
-		params                  []string
+		params, axes            []string
 		outputs                 outputFlags
 		c                       plan.Common
 		rec                     recordFlags
@@ -61,6 +62,15 @@ usage or a bad suite file (file:line), 3 a cell could not complete.`,
 					return usage.Errorf("--param %q is not NAME=VALUE", p)
 				}
 				if err := s.SetParam(name, value); err != nil {
+					return err
+				}
+			}
+			for _, m := range axes {
+				name, values, ok := strings.Cut(m, "=")
+				if !ok {
+					return usage.Errorf("--matrix %q is not NAME=V1,V2,...", m)
+				}
+				if err := s.SetAxis(strings.TrimSpace(name), splitList(values)); err != nil {
 					return err
 				}
 			}
@@ -122,9 +132,10 @@ usage or a bad suite file (file:line), 3 a cell could not complete.`,
 	fs.BoolVar(&showOnly, "show", false, "print the suite file (a preset's, or the file) and run nothing")
 	fs.BoolVar(&dryRun, "dry-run", false, "print the cells, their order and the estimated time, and run nothing")
 	fs.StringVar(&only, "only", "", "run only the cells with these parameters: NAME=VALUE[|VALUE...][,NAME=VALUE...]")
-	fs.StringArrayVar(&spec.Targets, "target", nil, "replace the suite's targets: NAME=bin:DIR, NAME=settings:k=v,... or NAME=dsn:CONNSTRING (repeatable)")
+	fs.StringArrayVar(&spec.Targets, "target", nil, "replace the suite's targets: "+target.Forms()+" (repeatable)")
 	fs.StringVar(&spec.Baseline, "baseline", "", "with --target: the target the others are compared with (default: the first)")
 	fs.StringArrayVar(&params, "param", nil, "set a parameter of the suite: NAME=VALUE (repeatable)")
+	fs.StringArrayVar(&axes, "matrix", nil, "replace the values of an axis of the matrix: NAME=V1,V2,... (repeatable; --matrix partitions=18)")
 	fs.StringVar(&spec.Out, "out", "", "bundle directory (default results/suite-<name>-<UTC time>)")
 	fs.StringVar(&resume, "resume", "", "complete the bundle in DIR: run only its missing or incomplete cells")
 	fs.StringVar(&spec.IO, "io", "auto", "client socket I/O: auto, raw or netpoll")
@@ -132,6 +143,8 @@ usage or a bad suite file (file:line), 3 a cell could not complete.`,
 	outputs.register(fs, func(rf report.Format) bool { return rf.Comparisons })
 	rec.register(fs, true)
 	registerCluster(fs, &c)
+	refuseAgents(cmd, "each cell is an interleaved A/B, which does not spread over agents yet")
+	registerBuildCache(fs, &c.Cluster.BuildCache)
 	return cmd
 }
 
@@ -224,4 +237,13 @@ func suiteVerdictError(s *compare.Suite) error {
 		failing = append(failing, "a decision rule failed")
 	}
 	return &RegressionError{Msg: strings.Join(failing, "; ")}
+}
+
+// splitList splits a comma list, trimming blanks.
+func splitList(s string) []string {
+	var out []string
+	for _, v := range strings.Split(s, ",") {
+		out = append(out, strings.TrimSpace(v))
+	}
+	return out
 }

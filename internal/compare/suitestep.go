@@ -21,6 +21,11 @@ type SuiteStep struct {
 	// Verdict diagnoses Last against the baseline's first step
 	// (diagnose.Step); nil without the probes' evidence.
 	Verdict *result.StepVerdict
+	// Exhausted is, per file in the order of the cell's Inputs, the
+	// backend snapshots that found the fast-path slots exhausted over
+	// all its complete steps at Clients: evidence from any round counts,
+	// as each step takes only a few lock snapshots.
+	Exhausted []int
 }
 
 // suiteSteps returns a cell's steps, one per client count of its baseline
@@ -35,6 +40,13 @@ func suiteSteps(inputs []Input) []SuiteStep {
 		st := SuiteStep{Clients: c}
 		for _, in := range inputs {
 			st.TPS = append(st.TPS, medianTPS(in.File, c))
+			n := 0
+			for _, s := range in.File.Steps {
+				if s.Complete && s.Clients == c && s.Probes != nil && s.Probes.Locks != nil {
+					n += s.Probes.Locks.Exhausted
+				}
+			}
+			st.Exhausted = append(st.Exhausted, n)
 		}
 		for i := range base.Steps {
 			if s := &base.Steps[i]; s.Complete && s.Clients == c {

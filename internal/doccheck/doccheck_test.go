@@ -64,6 +64,9 @@ var notRun = []struct{ match, why string }{
 	{"ab --target master=bin:/usr/local/pg-master/bin", "builds of two PostgreSQL versions the machine does not have"},
 	{"--count instructions", "Valgrind: minutes on a shared machine; internal/cli's TestCountInstructionsAA runs an A/A under it"},
 	{"knn_query.sql", "a vector extension and scripts the docs do not give"},
+	{"src:", "source builds: minutes each; internal/build's and internal/cli's tests build and run them"},
+	{"--pg-src", "a source build: minutes; internal/cli's tests run one"},
+	{"--coordinator", "agents: processes that meet in a coordination database; internal/agent's tests run them"},
 }
 
 // expect names commands whose documented exit code is not 0 (or 0 or 1),
@@ -157,6 +160,8 @@ func TestDocCommands(t *testing.T) {
 	}
 	os.WriteFile("study.yaml", []byte(study), 0o644)
 	prepareCluster(t)
+	// build --prune --all empties a cache: a cache of this test's own.
+	t.Setenv("PGSCALE_BUILD_CACHE", filepath.Join(work, "build-cache"))
 	pgbouncer := havePgBouncer()
 
 	used := map[string]bool{}

@@ -5,7 +5,9 @@
 package engine
 
 import (
+	"context"
 	"fmt"
+	"net"
 	"strings"
 	"time"
 
@@ -210,6 +212,24 @@ type Config struct {
 	// ExitOnAbort ends the step as soon as one client aborts (pgbench's
 	// --exit-on-abort); the step is then incomplete.
 	ExitOnAbort bool
+	// FirstClient is the id of this process's first client when a step's
+	// clients are shared among several processes (internal/agent): the
+	// clients are FirstClient to FirstClient+Clients-1, each with the
+	// client_id, random state and rate schedule it has in a single process
+	// running them all. Program must then be built for all of the step's
+	// clients, and Rate is this process's share of the step's rate.
+	FirstClient int
+	// SourceAddr, when set, is the local address client connections bind
+	// to when they connect over TCP (a machine with several addresses, or
+	// agents on one machine that stand for several).
+	SourceAddr net.IP
+	// Barrier, when set, is called once every client is connected, before
+	// OnStart, and returns the instant the clients start, once that instant
+	// has come: the processes that share a step's clients start together
+	// this way, each waiting in Barrier. The collector's intervals are
+	// aligned on the instant returned. An error ends the step before
+	// anything is measured. It is not used with Quiesce.
+	Barrier func(ctx context.Context) (time.Time, error)
 }
 
 // Txn is one transaction as it ended: what pgbench -l logs.
@@ -294,6 +314,10 @@ func (c *Config) validate() error {
 	case c.IO == IORaw && c.Clients+c.Companions > RawLimit:
 		return fmt.Errorf("engine: raw I/O holds one OS thread per client; %d clients is more than its limit of %d (use the netpoller: --io netpoll or auto)",
 			c.Clients+c.Companions, RawLimit)
+	case c.FirstClient < 0:
+		return fmt.Errorf("engine: first client must be at least 0, got %d", c.FirstClient)
+	case c.Barrier != nil && c.Quiesce != nil:
+		return fmt.Errorf("engine: a barrier and quiesced window edges are exclusive")
 	case c.ConnectConcurrency < 0:
 		return fmt.Errorf("engine: connect concurrency must be positive, got %d", c.ConnectConcurrency)
 	case c.Protocol == Simple && c.usesPipeline():

@@ -61,7 +61,7 @@ func (e *engine) connectAll() (time.Duration, error) {
 						if ctx.Err() == nil {
 							e.noteError(metrics.FailConnection, err)
 						}
-						firstErr = fmt.Errorf("client %d: %w", i, err)
+						firstErr = fmt.Errorf("client %d: %w", e.clients[i].id, err)
 						cancel()
 					})
 					return

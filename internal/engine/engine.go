@@ -8,6 +8,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/pgscale/pgscale/internal/metrics"
+	"github.com/pgscale/pgscale/internal/script"
 	"github.com/pgscale/pgscale/internal/secret"
 )
 
@@ -72,6 +74,21 @@ type Result struct {
 	Aborted        int          // clients that stopped on an error
 	Incomplete     string       // why the step ended early; empty when it completed
 	commandOffsets []int
+}
+
+// NewResult returns an empty result of a step of clients running prog's
+// scripts, for a caller that ran the step elsewhere and fills it (the
+// coordinator of agents, which merges what each measured).
+func NewResult(clients int, prog *script.Program, io IOMode) *Result {
+	scripts := prog.Scripts()
+	offsets := make([]int, len(scripts))
+	ncmds := 0
+	for i, s := range scripts {
+		offsets[i] = ncmds
+		ncmds += len(s.Commands)
+	}
+	return &Result{Clients: clients, IO: io, Total: metrics.NewInterval(ncmds, len(scripts)), commandOffsets: offsets,
+		Series: []Point{}, Slices: []Slice{}, Errors: []ErrorCount{}}
 }
 
 // CommandOffset returns the index in Total.Commands of script si's first command.
@@ -188,11 +205,20 @@ func newEngine(parent context.Context, cfg *Config) *engine {
 			c.OnNotice = func(_ *pgconn.PgConn, n *pgconn.Notice) { on(n) }
 		}
 		d := &net.Dialer{Timeout: tc.ConnectTimeout, KeepAlive: 5 * time.Minute}
+		bound := d // over TCP: bound to SourceAddr when set
+		if cfg.SourceAddr != nil {
+			b := *d
+			b.LocalAddr = &net.TCPAddr{IP: cfg.SourceAddr}
+			bound = &b
+		}
 		dial := dialPoll
 		if e.io == IORaw {
 			dial = dialRaw
 		}
 		c.DialFunc = func(ctx context.Context, network, addr string) (net.Conn, error) {
+			if strings.HasPrefix(network, "tcp") {
+				return dial(ctx, bound, network, addr)
+			}
 			return dial(ctx, d, network, addr)
 		}
 		e.connCfgs = append(e.connCfgs, c)
@@ -241,15 +267,8 @@ func (e *engine) noteError(kind metrics.FailKind, err error) {
 
 func (e *engine) run() (*Result, error) {
 	cfg := e.cfg
-	scripts := cfg.Program.Scripts()
-	offsets := make([]int, len(scripts))
-	ncmds := 0
-	for i, s := range scripts {
-		offsets[i] = ncmds
-		ncmds += len(s.Commands)
-	}
-	res := &Result{Clients: cfg.Clients, IO: e.io, Total: metrics.NewInterval(ncmds, len(scripts)), commandOffsets: offsets,
-		Series: []Point{}, Slices: []Slice{}, Errors: []ErrorCount{}}
+	res := NewResult(cfg.Clients, cfg.Program, e.io)
+	scripts, offsets, ncmds := cfg.Program.Scripts(), res.commandOffsets, len(res.Total.Commands)
 
 	if e.pins != nil {
 		defer func() {
@@ -269,7 +288,7 @@ func (e *engine) run() (*Result, error) {
 	}
 	e.clients = make([]*client, cfg.Clients)
 	for i := range e.clients {
-		e.clients[i] = newClient(e, i, ncmds, offsets, e.recs[i%len(e.recs)])
+		e.clients[i] = newClient(e, cfg.FirstClient+i, ncmds, offsets, e.recs[i%len(e.recs)])
 	}
 	var err error
 	res.ConnectElapsed, err = e.connectAll()
@@ -311,6 +330,11 @@ func (e *engine) run() (*Result, error) {
 		cfg = e.cfg // the window without its warm-up
 	}
 	start := time.Now()
+	if cfg.Barrier != nil {
+		if start, err = cfg.Barrier(e.ctx); err != nil {
+			return e.stopped(res, err)
+		}
+	}
 	window := start.Add(cfg.Warmup)
 	e.windowAt.Store(window.UnixNano())
 	if cfg.Duration > 0 {

@@ -151,7 +151,7 @@ func (spec *ABSpec) runOn(ctx context.Context, targets []*prepared, specs []targ
 		}
 	}
 	if runErr != nil && ctx.Err() == nil {
-		if note := keepPoolerLogs(targets, func(name string) string { return filepath.Join(dir, name+".pgbouncer.log") }); note != "" {
+		if note := keepPoolerLogs(targets, func(name, program string) string { return filepath.Join(dir, name+"."+program+".log") }); note != "" {
 			runErr = fmt.Errorf("%w; %s", runErr, note)
 		}
 	}

@@ -18,7 +18,7 @@ import (
 // needed it.
 type poolerExited struct {
 	target string // empty for run's single target
-	err    error  // how it ended (PgBouncer.ExitError)
+	err    error  // how it ended (Pooler.ExitError)
 }
 
 func (e *poolerExited) Error() string {
@@ -115,29 +115,30 @@ func hasPooler(targets []*prepared) bool {
 }
 
 // keepPoolerLogs copies the log of every target's pooler beside the result
-// files, as path(name), before the poolers are stopped and their
-// directories removed, and returns a note naming them for the incomplete
-// reason ("" when there is none).
-func keepPoolerLogs(targets []*prepared, path func(name string) string) string {
+// files, as path(name, program) (program: "pgbouncer"), before the poolers
+// are stopped and their directories removed, and returns a note naming
+// them for the incomplete reason ("" when there is none).
+func keepPoolerLogs(targets []*prepared, path func(name, program string) string) string {
 	var kept []string
 	for _, t := range targets {
-		if t.srv.Pooler == nil {
+		pl := t.srv.Pooler
+		if pl == nil {
 			continue
 		}
-		p := path(t.name)
-		if err := t.srv.Pooler.SaveLog(p); err != nil {
-			kept = append(kept, fmt.Sprintf("pgbouncer's log could not be kept (%v)", err))
+		p := path(t.name, pl.Program())
+		if err := pl.SaveLog(p); err != nil {
+			kept = append(kept, fmt.Sprintf("%s's log could not be kept (%v)", pl.Program(), err))
 			continue
 		}
-		kept = append(kept, "pgbouncer's log: "+p)
+		kept = append(kept, pl.Program()+"'s log: "+p)
 	}
 	return strings.Join(kept, "; ")
 }
 
 // poolerLogPath is where a run's pooler log goes: beside the result file,
-// named after it.
-func poolerLogPath(resultPath string) string {
-	return strings.TrimSuffix(resultPath, filepath.Ext(resultPath)) + ".pgbouncer.log"
+// named after it and the pooler's program.
+func poolerLogPath(resultPath, program string) string {
+	return strings.TrimSuffix(resultPath, filepath.Ext(resultPath)) + "." + program + ".log"
 }
 
 // openFilesSlack is what pgscale keeps open besides its clients'

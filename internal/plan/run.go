@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/pgscale/pgscale/internal/agent"
 	"github.com/pgscale/pgscale/internal/compare"
 	"github.com/pgscale/pgscale/internal/diagnose"
 	"github.com/pgscale/pgscale/internal/disturb"
@@ -52,6 +53,9 @@ func Run(ctx context.Context, spec RunSpec) (*result.File, string, error) {
 	if err := checkOpenFiles(spec.Load.maxClients(), 1, disturb.Sessions(ds)); err != nil {
 		return nil, "", err
 	}
+	if err := spec.checkAgents(); err != nil {
+		return nil, "", err
+	}
 	if err := spec.Cluster.Check([]target.Spec{spec.Target}); err != nil {
 		return nil, "", err
 	}
@@ -64,6 +68,13 @@ func Run(ctx context.Context, spec RunSpec) (*result.File, string, error) {
 	}
 	spec.countNotice(1, 2) // and the warm-up round
 	started := time.Now().UTC()
+	coord, err := spec.openAgents(ctx)
+	if err != nil {
+		return nil, "", err
+	}
+	if coord != nil {
+		defer func() { _ = coord.Close(ctx, err) }()
+	}
 	srv, err := target.Open(ctx, spec.Target, spec.Cluster, spec.needs(ds, wl), spec.notice)
 	if err != nil {
 		return nil, "", err
@@ -74,7 +85,13 @@ func Run(ctx context.Context, spec RunSpec) (*result.File, string, error) {
 	if path == "" {
 		path = filepath.Join("results", fmt.Sprintf("%s-%s.json", fileName(wl.Name), started.Format("20060102T150405Z")))
 	}
-	return spec.sweepOn(ctx, p, wl, setup, ds, started, sweepFile{Path: path, Skip: spec.NoResultFile, Pgbench: spec.Pgbench})
+	out := sweepFile{Path: path, Skip: spec.NoResultFile, Pgbench: spec.Pgbench, Agents: coord}
+	if spec.Agents != nil {
+		out.AgentsDSN = spec.Agents.TargetDSN
+	}
+	var file *result.File
+	file, path, err = spec.sweepOn(ctx, p, wl, setup, ds, started, out)
+	return file, path, err
 }
 
 // sweepFile is where sweepOn writes its result file and what it adds to it.
@@ -82,6 +99,10 @@ type sweepFile struct {
 	Path    string
 	Skip    bool            // write nothing: the file is only returned
 	Pgbench *result.Pgbench // how pgscale pgbench was asked to report
+	// Agents, when set, runs the clients on agents; AgentsDSN is the
+	// target as they reach it (empty: the run's own, without password).
+	Agents    *agent.Coordinator
+	AgentsDSN string
 }
 
 // sweepOn runs the sweep on an open target: it prepares the data, sets up
@@ -98,6 +119,11 @@ func (c *Common) sweepOn(ctx context.Context, p *prepared, wl *workload.Loaded, 
 	if err := c.watch(ctx, p, wl, ds, true); err != nil {
 		return nil, "", err
 	}
+	if out.Agents != nil {
+		if err := c.gatherAgents(ctx, out.Agents, p, wl, out.AgentsDSN); err != nil {
+			return nil, "", err
+		}
+	}
 	file := c.newFile(wl, started)
 	file.Target = p.srv.Info
 	file.Workload.Scale = p.data.Scale
@@ -108,6 +134,7 @@ func (c *Common) sweepOn(ctx context.Context, p *prepared, wl *workload.Loaded, 
 	obs.Observe(observe.RunStart{File: file, Path: path})
 
 	sw := c.sweep(p, wl)
+	sw.Agents = out.Agents
 	if err := c.warmUpRound(ctx, sw); err != nil {
 		return nil, "", err
 	}
@@ -136,17 +163,25 @@ func (c *Common) sweepOn(ctx context.Context, p *prepared, wl *workload.Loaded, 
 		if ctx.Err() != nil {
 			file.Reason = "interrupted"
 			runErr = errors.New("interrupted; the steps done so far are in the result file")
-		} else if note := keepPoolerLogs([]*prepared{p}, func(string) string { return poolerLogPath(path) }); note != "" {
+		} else if note := keepPoolerLogs([]*prepared{p}, func(_, program string) string { return poolerLogPath(path, program) }); note != "" {
 			file.Reason += "; " + note
 			runErr = fmt.Errorf("%w; %s", runErr, note)
 		}
 	}
 	file.Diagnosis = diagnose.Sweep(file)
+	if out.Agents != nil {
+		file.Coordination, file.Agents = out.Agents.Coordination(), out.Agents.AgentTotals()
+	}
 	obs.Observe(observe.RunEnd{File: file})
 	if out.Skip {
 		return file, "", runErr
 	}
 	relativeProfiles(file.Steps, path)
+	if out.Agents != nil {
+		if err := agentFiles(file, out.Agents, sw.agentSteps, path); err != nil {
+			runErr = errors.Join(runErr, err)
+		}
+	}
 	if werr := result.Write(path, file); werr != nil {
 		return file, "", errors.Join(runErr, fmt.Errorf("write result file: %w", werr))
 	}

@@ -3,6 +3,7 @@ package plan
 import (
 	"context"
 	"fmt"
+	"net"
 	"path/filepath"
 	"strings"
 	"time"
@@ -113,6 +114,8 @@ func (c *Common) watch(ctx context.Context, p *prepared, wl *workload.Loaded, ds
 			cfg.ServerPIDFunc, cfg.Ephemeral = origin.Cluster.PID, true
 			cfg.Callgrind = callgrind(origin.Cluster)
 		}
+		// What the build says of the server, not what its version implies.
+		cfg.FastPathSlots, _ = origin.Info.Build.FastPathSlots()
 		if p.srv.Pooler != nil && cfg.PoolerPID == 0 {
 			cfg.PoolerPID = p.srv.Pooler.PID()
 		}
@@ -166,7 +169,8 @@ func (c *Common) sweep(p *prepared, wl *workload.Loaded) *Sweep {
 			Protocol: wl.Protocol, Reconnect: l.Connect, Rate: l.Rate, LatencyLimit: l.LatencyLimit,
 			MaxTries: tries, ContinueOnError: l.ContinueOnError, Interval: interval, PerCommand: l.PerCommand,
 			IO: ioMode, Colocate: colocate, Companions: companions, Seed: wl.Seed, ConnectConcurrency: l.ConnectConcurrency,
-			Events: func(s string) { obs.Observe(observe.Notice{Text: s}) },
+			SourceAddr: net.ParseIP(l.SourceAddress),
+			Events:     func(s string) { obs.Observe(observe.Notice{Text: s}) },
 			Progress: func(pr engine.Progress) {
 				obs.Observe(c.interval(pr, p))
 			},

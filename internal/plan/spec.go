@@ -7,6 +7,7 @@ package plan
 
 import (
 	"io"
+	"net"
 	"os"
 	"time"
 
@@ -107,6 +108,9 @@ type Load struct {
 	// VerboseErrors reports every client error (retried and failed
 	// transactions too), not only aborts.
 	VerboseErrors bool
+	// SourceAddress, when set, is the local address the clients bind
+	// when they connect over TCP.
+	SourceAddress string
 }
 
 // DefaultConnectConcurrency is how many clients connect at once unless
@@ -140,6 +144,8 @@ type RunSpec struct {
 	NoResultFile bool
 	// Pgbench, when set, is recorded in the result file (pgscale pgbench).
 	Pgbench *result.Pgbench
+	// Agents, when set, has agents run the clients (agents.go).
+	Agents *AgentsSpec
 }
 
 // ABSpec is an A/B run: the same workload on several targets in
@@ -211,6 +217,9 @@ func (l Load) check() error {
 	}
 	if _, err := engine.ParseColocate(l.colocateName()); err != nil {
 		return usage.Errorf("--colocate: %v", err)
+	}
+	if l.SourceAddress != "" && net.ParseIP(l.SourceAddress) == nil {
+		return usage.Errorf("--source-address %q is not an IP address", l.SourceAddress)
 	}
 	return nil
 }

@@ -192,8 +192,8 @@ func (spec *SuiteSpec) index(dir string, specs []target.Spec, cells []suite.Cell
 		if err != nil {
 			return nil, usage.Errorf("--resume %s: %v", dir, err)
 		}
-		if x.Source != s.Source || x.Quick != s.Quick || !sameParams(x.Params, params) || len(x.Cells) != len(cells) {
-			return nil, usage.Errorf("--resume %s: the bundle was made by another suite (or its quick variant, or other --param values)", dir)
+		if x.Source != s.Source || x.Quick != s.Quick || !sameParams(x.Params, params) || !sameCells(x.Cells, cells) {
+			return nil, usage.Errorf("--resume %s: the bundle was made by another suite (or its quick variant, or other --param or --matrix values)", dir)
 		}
 		return x, nil
 	}
@@ -222,6 +222,19 @@ func (spec *SuiteSpec) index(dir string, specs []target.Spec, cells []suite.Cell
 		x.Cells = append(x.Cells, result.SuiteCell{Key: c.Key(), Params: ps, Dir: filepath.Join("cells", c.Dir()), Status: result.CellMissing})
 	}
 	return x, nil
+}
+
+// sameCells reports whether a bundle's cells are the suite's, in order.
+func sameCells(x []result.SuiteCell, cells []suite.Cell) bool {
+	if len(x) != len(cells) {
+		return false
+	}
+	for i, c := range cells {
+		if x[i].Key != c.Key() {
+			return false
+		}
+	}
+	return true
 }
 
 func sameParams(a, b map[string]string) bool {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/pgscale/pgscale/internal/agent"
 	"github.com/pgscale/pgscale/internal/diagnose"
 	"github.com/pgscale/pgscale/internal/engine"
 	"github.com/pgscale/pgscale/internal/observe"
@@ -41,6 +42,12 @@ type Sweep struct {
 	// same transactions as a step whose edges are watched (AB's
 	// WarmupRound).
 	HoldEdges bool
+	// Agents, when set, runs each step's clients on the coordinator's
+	// agents instead of in this process; each step then lists them.
+	Agents *agent.Coordinator
+	// agentSteps holds, with Agents, each agent's own steps, for its
+	// own result file.
+	agentSteps [][]result.Step
 }
 
 // connectingAfter is how long a step's connection phase lasts before it is
@@ -134,12 +141,20 @@ func (sw *Sweep) Run(ctx context.Context) ([]result.Step, error) {
 				started = append(started, o)
 			}
 		}
-		r, err := engine.Run(ctx, cfg)
+		var r *engine.Result
+		if sw.Agents != nil {
+			r, err = sw.Agents.Step(ctx, cfg)
+		} else {
+			r, err = engine.Run(ctx, cfg)
+		}
 		if err == nil && startErr != nil {
 			err = startErr
 		}
 		if r != nil && (r.Elapsed > 0 || err != nil) {
 			s := StepResult(r, cfg.Program.Scripts())
+			if sw.Agents != nil {
+				sw.keepAgents(&s, cfg)
+			}
 			if err == nil && s.Summary.Aborted > 0 {
 				err = fmt.Errorf("%w: %d of %d clients stopped on errors: %s", ErrAborted, s.Summary.Aborted, n, firstError(s.Errors))
 			}
@@ -224,4 +239,24 @@ func txnStep(prog *script.Program, clients int, start time.Time) observe.TxnStep
 		st.Sample = append(st.Sample, prog.SampleRand(t))
 	}
 	return st
+}
+
+// keepAgents lists the agents of step s, and keeps each one's own step (an
+// agent without clients in the step has none).
+func (sw *Sweep) keepAgents(s *result.Step, cfg engine.Config) {
+	o := sw.Agents.Last()
+	if o == nil {
+		return
+	}
+	s.Agents = o.Agents
+	if len(sw.agentSteps) < len(o.Results) {
+		sw.agentSteps = append(sw.agentSteps, make([][]result.Step, len(o.Results)-len(sw.agentSteps))...)
+	}
+	for i, r := range o.Results {
+		if r.Clients == 0 {
+			continue
+		}
+		as := StepResult(r, cfg.Program.Scripts())
+		sw.agentSteps[i] = append(sw.agentSteps[i], as)
+	}
 }

@@ -116,6 +116,11 @@ func (c *sqlConn) hasExtension(ctx context.Context, ext string, mayCreate, needs
 			return err
 		}
 		if !preloaded(pre, ext) {
+			// Not installed at all is the likelier cause on a server
+			// built from source, which has only what was built for it.
+			if n, err := c.value(ctx, "SELECT count(*) FROM pg_available_extensions WHERE name = $1", ext); err == nil && n == "0" {
+				return fmt.Errorf("%s is not installed for this server (a server built from source has it when built with it: src:...,ext=PATH)", ext)
+			}
 			return fmt.Errorf("%s is not in shared_preload_libraries", ext)
 		}
 	}

@@ -18,20 +18,27 @@ import (
 // how many weak relation locks each backend holds outside its fast-path
 // slots (fast-path exhaustion) and which locks are waited for.
 type lockProbe struct {
-	conn  *sqlConn
-	n     int
+	conn *sqlConn
+	n    int
+	// slots is the fast-path slot count per backend, and from where it
+	// came (result.Locks.FastPathSlotsFrom): the build, else the version,
+	// raised to what was observed when a backend held more.
 	slots int
+	from  string
 
 	// per step
-	snaps     int
-	holders   int
-	maxSlow   int
-	sumSlow   int
-	nSlow     int // backend snapshots holding any lock, for the mean
-	maxFast   int
-	exhausted int
-	waiting   map[[2]string]int
-	loopErr   error
+	snaps   int
+	holders int
+	maxSlow int
+	sumSlow int
+	nSlow   int // backend snapshots holding any lock, for the mean
+	maxFast int
+	// overflow counts, by the fast-path locks held, the backend snapshots
+	// that also held weak relation locks in the shared lock table:
+	// exhausted once the slot count is known.
+	overflow map[int]int
+	waiting  map[[2]string]int
+	loopErr  error
 }
 
 // sqlLocks reads, per client backend, its weak relation locks outside the
@@ -59,8 +66,20 @@ func newLockProbe(ctx context.Context, cfg Config) (*lockProbe, error) {
 	}
 	ver, _ := strconv.Atoi(string(rows[0][0]))
 	mlpt, _ := strconv.Atoi(string(rows[0][1]))
-	return &lockProbe{conn: c, n: cfg.LockSnapshots, slots: FastPathSlots(ver, mlpt)}, nil
+	p := &lockProbe{conn: c, n: cfg.LockSnapshots, slots: FastPathSlots(ver, mlpt), from: SlotsFromVersion}
+	if cfg.FastPathSlots > 0 {
+		p.slots, p.from = cfg.FastPathSlots, SlotsFromBuild
+	}
+	return p, nil
 }
+
+// Where the lock probe's fast-path slot count came from
+// (result.Locks.FastPathSlotsFrom).
+const (
+	SlotsFromBuild    = "build"    // the build's FP_LOCK_SLOTS_PER_BACKEND (Config.FastPathSlots)
+	SlotsFromVersion  = "version"  // PostgreSQL's own for the server's version
+	SlotsFromObserved = "observed" // a backend held more than the version allows: the most seen
+)
 
 // FastPathSlots is the number of fast-path relation lock slots a backend
 // has: 16 before PostgreSQL 18; from 18 on, groups of 16, as many groups as
@@ -82,8 +101,8 @@ func (p *lockProbe) queries() int64  { return p.conn.queries() }
 func (p *lockProbe) close()          { p.conn.close() }
 
 func (p *lockProbe) begin(ctx context.Context, st *stepState) (func(<-chan struct{}), error) {
-	p.snaps, p.holders, p.maxSlow, p.sumSlow, p.nSlow, p.maxFast, p.exhausted = 0, 0, 0, 0, 0, 0, 0
-	p.waiting, p.loopErr = map[[2]string]int{}, nil
+	p.snaps, p.holders, p.maxSlow, p.sumSlow, p.nSlow, p.maxFast = 0, 0, 0, 0, 0, 0
+	p.overflow, p.waiting, p.loopErr = map[int]int{}, map[[2]string]int{}, nil
 	if err := p.conn.ensure(ctx); err != nil {
 		return nil, err
 	}
@@ -114,8 +133,8 @@ func (p *lockProbe) snapshot(ctx context.Context) error {
 			p.maxFast = max(p.maxFast, fast)
 			p.sumSlow += slow
 			p.nSlow++
-			if fast >= p.slots && slow > 0 {
-				p.exhausted++
+			if slow > 0 {
+				p.overflow[fast]++
 			}
 			continue
 		}
@@ -131,8 +150,20 @@ func (p *lockProbe) report(_ context.Context, _ *stepState, out *result.Probes) 
 	if p.loopErr != nil && p.snaps == 0 {
 		return fmt.Errorf("pg_locks snapshot: %w", p.loopErr)
 	}
+	// A backend never holds more fast-path locks than it has slots: more
+	// than the version allows means a build with more, at least as many
+	// as seen (the build's own figure, when known, is not second-guessed).
+	if p.from != SlotsFromBuild && p.maxFast > p.slots {
+		p.slots, p.from = p.maxFast, SlotsFromObserved
+	}
+	exhausted := 0
+	for fast, n := range p.overflow {
+		if fast >= p.slots {
+			exhausted += n
+		}
+	}
 	l := &result.Locks{Snapshots: p.snaps, Backends: p.holders, MaxSlowWeak: p.maxSlow, MaxFastPath: p.maxFast,
-		FastPathSlots: p.slots, Exhausted: p.exhausted}
+		FastPathSlots: p.slots, FastPathSlotsFrom: p.from, Exhausted: exhausted}
 	if p.nSlow > 0 {
 		l.MeanSlowWeak = float64(p.sumSlow) / float64(p.nSlow)
 	}

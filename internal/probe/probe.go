@@ -68,6 +68,11 @@ type Config struct {
 	// Callgrind reaches a server run under Valgrind's callgrind, for
 	// counting its instructions; nil otherwise.
 	Callgrind *Callgrind
+	// FastPathSlots is the server build's fast-path lock slots per
+	// backend when the build says (a src: target's
+	// FP_LOCK_SLOTS_PER_BACKEND); 0 leaves the lock probe to the
+	// version's figure, corrected by what it observes.
+	FastPathSlots int
 }
 
 // DefaultConfig is every default probe (all but the profile) with its

@@ -37,7 +37,12 @@ func TestMain(m *testing.M) {
 
 func connConfig(t *testing.T) *pgconn.Config {
 	t.Helper()
-	cfg, err := target.ParseDSN(cluster.ConnString("postgres"))
+	return connConfigOf(t, cluster)
+}
+
+func connConfigOf(t *testing.T, c *target.Cluster) *pgconn.Config {
+	t.Helper()
+	cfg, err := target.ParseDSN(c.ConnString("postgres"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,8 +75,15 @@ func run(t *testing.T, clients int, d time.Duration, src string, tune func(*prob
 // every step as in pgscale run.
 func runSweep(t *testing.T, clients []int, d time.Duration, src string, tune func(*probe.Config)) (*result.File, string) {
 	t.Helper()
+	return runSweepOn(t, cluster, clients, d, src, tune)
+}
+
+// runSweepOn is runSweep on the cluster c.
+func runSweepOn(t *testing.T, cluster *target.Cluster, clients []int, d time.Duration, src string, tune func(*probe.Config)) (*result.File, string) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
+	connConfig := func(t *testing.T) *pgconn.Config { return connConfigOf(t, cluster) }
 	cfg := probe.DefaultConfig()
 	cfg.Conn, cfg.ServerPID, cfg.Ephemeral = connConfig(t), cluster.PID(), true
 	cfg.LockSnapshots = 6
@@ -240,8 +252,8 @@ func TestPartitionsExhaustFastPathSlots(t *testing.T) {
 		INSERT INTO parts SELECT g, g FROM generate_series(1, 32000) g; ANALYZE parts`)
 	f, out := run(t, 8, 3*time.Second, "SELECT count(*) FROM parts;\n", nil)
 	l := f.Steps[0].Probes.Locks
-	if l == nil || l.MaxSlowWeak <= 16 {
-		t.Fatalf("locks %+v: want more than 16 weak relation locks per backend outside the fast path", l)
+	if l == nil || l.MaxSlowWeak <= 16 || l.FastPathSlots != 16 || l.FastPathSlotsFrom != probe.SlotsFromVersion {
+		t.Fatalf("locks %+v: want more than 16 weak relation locks per backend outside the fast path, and the version's 16 slots", l)
 	}
 	if l.Exhausted == 0 || !strings.Contains(out, "fast-path slots exhausted") || !strings.Contains(f.Diagnosis.Paragraph, "fast-path slots exhausted") {
 		t.Errorf("the output does not say the fast-path slots are exhausted")

@@ -89,7 +89,7 @@ func suiteTable(s *compare.Suite, color bool) *table {
 				cells = append(cells, cell_("-"))
 			}
 			if verdicts {
-				cells = append(cells, cell_(stepVerdict(st)))
+				cells = append(cells, cell_(stepVerdict(st, sc.Inputs)))
 			}
 			t.rows = append(t.rows, cells)
 		}
@@ -149,14 +149,26 @@ func tpsAssessment(cell compare.SuiteCell, ci, c int) (stats.Assessment, bool) {
 }
 
 // stepVerdict is the baseline's diagnosis at a step, with fast-path
-// exhaustion named: the lock study's question.
-func stepVerdict(st compare.SuiteStep) string {
+// exhaustion named, in any round: the lock study's question. With several
+// targets it names those whose slots were exhausted ("on master"), so the
+// others' were not.
+func stepVerdict(st compare.SuiteStep, inputs []compare.Input) string {
 	if st.Verdict == nil {
 		return "-" // no evidence (slices): no verdict
 	}
 	v := st.Verdict.Verdict
-	if p := st.Last.Probes; p != nil && p.Locks != nil && p.Locks.Exhausted > 0 {
+	var on []string
+	for i, n := range st.Exhausted {
+		if n > 0 && i < len(inputs) {
+			on = append(on, inputs[i].Name)
+		}
+	}
+	switch {
+	case len(on) == 0:
+	case len(inputs) == 1:
 		v += ", fast-path slots exhausted"
+	default:
+		v += ", fast-path slots exhausted on " + strings.Join(on, ", ")
 	}
 	return v
 }

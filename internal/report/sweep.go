@@ -52,6 +52,9 @@ func writeHead(p page, name string, f *result.File) {
 	p.title(name)
 	p.field("workload", what)
 	p.field("target", where)
+	if t.Build != nil {
+		p.field("build", buildLine(t.Build))
+	}
 	p.field("machine", machine)
 	p.field("run", when)
 	if v := t.Valgrind; v != nil {
@@ -63,6 +66,45 @@ func writeHead(p page, name string, f *result.File) {
 			what, v.Version))
 	}
 	p.blank()
+}
+
+// buildLine says how a server built from source was made: "PATH@REV
+// (commit 19c5574, 1 patch), autoconf --enable-debug ..., gcc ..., build
+// 6957044d".
+func buildLine(b *result.Build) string {
+	var of []string
+	if b.Commit != "" {
+		c := "commit " + ShortCommit(b.Commit)
+		if b.Dirty {
+			c += " with uncommitted changes"
+		}
+		of = append(of, c)
+	}
+	switch n := len(b.Patches); {
+	case n == 1:
+		of = append(of, "1 patch")
+	case n > 1:
+		of = append(of, fmt.Sprintf("%d patches", n))
+	}
+	for _, e := range b.Extensions {
+		of = append(of, "extension "+e.Name)
+	}
+	s := b.Path
+	if b.Rev != "" {
+		s += "@" + b.Rev
+	}
+	if len(of) > 0 {
+		s += " (" + strings.Join(of, ", ") + ")"
+	}
+	s += ", " + strings.Join(append([]string{b.System}, b.Configure...), " ")
+	if b.Compiler != "" {
+		s += ", " + b.Compiler
+	}
+	key := b.Key
+	if len(key) > 8 {
+		key = key[:8]
+	}
+	return s + ", build " + key
 }
 
 // poolerSettings are the pooler settings a reader looks for first.

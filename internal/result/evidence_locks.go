@@ -12,9 +12,16 @@ type Locks struct {
 	MaxSlowWeak  int     `json:"max_slow_weak_relation_locks"`
 	MeanSlowWeak float64 `json:"mean_slow_weak_relation_locks"`
 	MaxFastPath  int     `json:"max_fast_path_locks"`
-	// FastPathSlots is the number of fast-path slots per backend for this
-	// server version (16 before PostgreSQL 18).
-	FastPathSlots int `json:"fast_path_slots"`
+	// FastPathSlots is the number of fast-path slots per backend, and
+	// FastPathSlotsFrom where that figure came from: "build" (the build's
+	// FP_LOCK_SLOTS_PER_BACKEND, a src: target), "version" (PostgreSQL's
+	// own for that version: 16 before 18, then from
+	// max_locks_per_transaction), or "observed" (more fast-path locks were
+	// seen held by one backend than the version allows: a patched build,
+	// and the figure is the most seen, a lower bound). Absent in files
+	// written before it was recorded, where the figure is the version's.
+	FastPathSlots     int    `json:"fast_path_slots"`
+	FastPathSlotsFrom string `json:"fast_path_slots_from,omitempty"`
 	// Exhausted counts backend snapshots whose fast-path slots were full
 	// and that held weak relation locks in the main lock table.
 	Exhausted int `json:"fast_path_exhausted"`

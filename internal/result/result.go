@@ -38,6 +38,10 @@ type File struct {
 	// Pgbench is how pgscale pgbench was asked to report (pgbench.go);
 	// nil for the other commands.
 	Pgbench *Pgbench `json:"pgbench,omitempty"`
+	// Coordination and Agents describe a run whose clients agents ran
+	// (pgscale run --agents, agents.go); absent otherwise.
+	Coordination *Coordination `json:"coordination,omitempty"`
+	Agents       []Agent       `json:"agents,omitempty"`
 }
 
 // Environment is the machine the load generator ran on.
@@ -75,6 +79,67 @@ type Target struct {
 	// Valgrind is the instruction counter the server ran under (--count
 	// instructions); absent otherwise.
 	Valgrind *Valgrind `json:"valgrind,omitempty"`
+	// Build is how the server was built from source (a src: target);
+	// absent for a server pgscale did not build.
+	Build *Build `json:"build,omitempty"`
+}
+
+// Build is a server pgscale built from source, as its build cache
+// recorded it: what it was made from and how.
+type Build struct {
+	// Source is the source as given: PATH[@REV][+PATCH...]. Path is the
+	// tree's absolute path, Rev the revision as given (empty: the tree
+	// as it was on disk), Mode "commit", "worktree" or "dir".
+	Source string `json:"source"`
+	Path   string `json:"path"`
+	Rev    string `json:"rev,omitempty"`
+	Mode   string `json:"mode"`
+	// Commit is the commit Rev resolved to (for a working tree the commit
+	// it was checked out at; empty for a plain directory); Tree git's
+	// hash of the tree built, before the patches.
+	Commit string `json:"commit,omitempty"`
+	Tree   string `json:"tree"`
+	// Dirty says a working tree differed from its commit (uncommitted
+	// changes were built).
+	Dirty     bool         `json:"dirty,omitempty"`
+	Patches   []BuildPatch `json:"patches,omitempty"`
+	System    string       `json:"system"`    // "autoconf" or "meson"
+	Configure []string     `json:"configure"` // every argument, defaults included, prefix left out
+	Compiler  string       `json:"compiler"`  // the C compiler's identity
+	Key       string       `json:"key"`       // the build cache's key
+	// Extensions are the extensions built against the server (ext=).
+	Extensions []BuildExtension `json:"extensions,omitempty"`
+	// Constants are compile-time constants read from the patched source
+	// that the version does not tell (FP_LOCK_SLOTS_PER_BACKEND); a
+	// constant the source does not define is absent.
+	Constants map[string]int64 `json:"constants,omitempty"`
+}
+
+// FastPathSlots returns the build's FP_LOCK_SLOTS_PER_BACKEND, and whether
+// its source defined it.
+func (b *Build) FastPathSlots() (int, bool) {
+	if b == nil {
+		return 0, false
+	}
+	v, ok := b.Constants["FP_LOCK_SLOTS_PER_BACKEND"]
+	return int(v), ok
+}
+
+// BuildPatch is one patch applied to a build's source, in order.
+type BuildPatch struct {
+	Path   string `json:"path"`
+	SHA256 string `json:"sha256"`
+}
+
+// BuildExtension is an extension built into a server build.
+type BuildExtension struct {
+	Name    string       `json:"name"`
+	Source  string       `json:"source"` // EXTPATH[@REV][+PATCH...]
+	Commit  string       `json:"commit,omitempty"`
+	Tree    string       `json:"tree"`
+	Patches []BuildPatch `json:"patches,omitempty"`
+	// Controls are the names CREATE EXTENSION takes.
+	Controls []string `json:"controls,omitempty"`
 }
 
 // Valgrind is the tool that counted the server's instructions.
@@ -163,6 +228,9 @@ type Step struct {
 	Probes *Probes `json:"probes,omitempty"`
 	// Disturbances are the disturbance windows run during the step (disturb.go).
 	Disturbances []Disturbance `json:"disturbances,omitempty"`
+	// Agents are the agents that ran the step's clients, each with its
+	// share (agents.go); absent when this process ran them all.
+	Agents []StepAgent `json:"agents,omitempty"`
 	// Costs are what the step cost outside the load generator, accounted
 	// slice by slice in an A/B run in slices (where the probes do not
 	// run); absent otherwise.

@@ -2,6 +2,8 @@ package store
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"os"
 
@@ -91,11 +93,15 @@ func pick(vals map[string]string, name string) string {
 	return vals[""]
 }
 
-// findCommit finds the commit a target measured when none was given: git
+// findCommit finds the commit a target measured when none was given: the
+// revision its server was built from (a src: target, BuildCommit), else git
 // in the directory of its server binaries when o.Git and that is a git
 // work tree, else the CI environment's commit variables. It returns the
 // commit and where it came from; "" and "" when there is none.
 func (o AddOptions) findCommit(ctx context.Context, t result.Target) (string, string) {
+	if c := BuildCommit(t.Build); c != "" {
+		return c, "the build of " + t.Build.Source
+	}
 	if dir := t.BinDir; o.Git && dir != "" {
 		if c, err := GitCommit(ctx, dir); err == nil {
 			return c, "git in " + dir
@@ -109,4 +115,27 @@ func (o AddOptions) findCommit(ctx context.Context, t result.Target) (string, st
 		return c, "$" + v
 	}
 	return "", ""
+}
+
+// BuildCommit is the commit a server built from source is recorded under:
+// the commit built, with "-dirty" when a working tree differed from it, and
+// "+" and 8 hex digits of a hash of its patches when it was patched (the
+// same commit with other patches is another point of the series); "" when
+// the build was of a plain directory or there is none.
+func BuildCommit(b *result.Build) string {
+	if b == nil || b.Commit == "" {
+		return ""
+	}
+	c := b.Commit
+	if b.Dirty {
+		c += "-dirty"
+	}
+	if len(b.Patches) > 0 {
+		h := sha256.New()
+		for _, p := range b.Patches {
+			h.Write([]byte(p.SHA256))
+		}
+		c += "+" + hex.EncodeToString(h.Sum(nil))[:8]
+	}
+	return c
 }

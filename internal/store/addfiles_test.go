@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pgscale/pgscale/internal/result"
 	"github.com/pgscale/pgscale/internal/store"
 )
 
@@ -59,5 +60,38 @@ func TestAddFiles(t *testing.T) {
 	added, err = s.AddFiles(ctx, pending, store.AddOptions{})
 	if err == nil || !strings.Contains(err.Error(), "missing.json") || len(added) != 2 || !added[0].Duplicate || !added[1].Duplicate {
 		t.Errorf("a missing file: %d added, %v", len(added), err)
+	}
+}
+
+// A server built from source is recorded under the commit it was built
+// from, before git or the CI environment: -dirty for a changed working
+// tree, + a hash of the patches for a patched build.
+func TestBuildCommit(t *testing.T) {
+	const c = "19c5574e961a89af64d861be900f1423b8847b7f"
+	p := []result.BuildPatch{{Path: "/tmp/a.patch", SHA256: strings.Repeat("ab", 32)}}
+	for _, tc := range []struct {
+		b    *result.Build
+		want string
+	}{
+		{nil, ""},
+		{&result.Build{Mode: "dir"}, ""},
+		{&result.Build{Commit: c}, c},
+		{&result.Build{Commit: c, Dirty: true}, c + "-dirty"},
+		{&result.Build{Commit: c, Patches: p}, c + "+"},
+	} {
+		got := store.BuildCommit(tc.b)
+		if got != tc.want && !(strings.HasSuffix(tc.want, "+") && strings.HasPrefix(got, tc.want) && len(got) == len(tc.want)+8) {
+			t.Errorf("BuildCommit(%+v) = %q, want %q", tc.b, got, tc.want)
+		}
+	}
+	ctx := context.Background()
+	s := open(t, filepath.Join(t.TempDir(), "history.db"))
+	f, _ := variant(t, 0, 1000)
+	f.Target.Build = &result.Build{Source: "/src/pg@fp21", Path: "/src/pg", Rev: "fp21", Mode: "commit", Commit: c, Tree: "ce80d5ce",
+		System: "autoconf", Configure: []string{"--enable-debug"}, Compiler: "gcc", Key: strings.Repeat("6957044d", 4)}
+	added, err := s.AddFiles(ctx, []store.Pending{{Path: "r.json", File: f, Raw: encode(t, f)}},
+		store.AddOptions{Git: true, Getenv: func(string) string { return "5eed5eed" }})
+	if err != nil || len(added) != 1 || added[0].Meta.Commit != c || added[0].CommitFrom != "the build of /src/pg@fp21" {
+		t.Errorf("added %+v: %v", added, err)
 	}
 }

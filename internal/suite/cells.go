@@ -202,6 +202,33 @@ func (s *Suite) SetParam(name, value string) error {
 	return usage.Errorf("--param %s: %s has no such parameter (parameters: %s)", name, s.Name, strings.Join(have, ", "))
 }
 
+// SetAxis replaces the values of an axis of the matrix (--matrix
+// NAME=V1,V2): a study's preset run at other points. A name that is no
+// axis, or no value, is a usage error.
+func (s *Suite) SetAxis(name string, values []string) error {
+	var have []string
+	for i := range s.Axes {
+		if s.Axes[i].Name != name {
+			have = append(have, s.Axes[i].Name)
+			continue
+		}
+		if len(values) == 0 {
+			return usage.Errorf("--matrix %s: no value", name)
+		}
+		for j, v := range values {
+			if v == "" || contains(values[:j], v) {
+				return usage.Errorf("--matrix %s: empty or repeated value %q", name, v)
+			}
+		}
+		s.Axes[i].Values = values
+		return nil
+	}
+	if len(have) == 0 {
+		have = []string{"none"}
+	}
+	return usage.Errorf("--matrix %s: %s has no such axis (axes: %s)", name, s.Name, strings.Join(have, ", "))
+}
+
 // ScriptSource is a script's text for a cell, templated.
 func (s *Suite) ScriptSource(sc Script, c Cell) (string, error) {
 	src := sc.SQL

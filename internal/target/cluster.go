@@ -1,7 +1,6 @@
 package target
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -9,7 +8,6 @@ import (
 	"net"
 	"os"
 	"os/exec"
-	"os/user"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -71,8 +69,7 @@ type Cluster struct {
 	opts    Options
 	cred    *syscall.Credential
 	mu      sync.Mutex
-	cmd     *exec.Cmd
-	exited  chan struct{}
+	proc    *Process // the postmaster, replaced by every start
 	stopped bool
 }
 
@@ -113,13 +110,11 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 			c.Stop()
 		}
 	}()
-	if os.Geteuid() == 0 {
-		if c.cred, err = credentialFor(opts.OSUser); err != nil {
-			return c, err
-		}
-		if err = os.Chown(dir, int(c.cred.Uid), int(c.cred.Gid)); err != nil {
-			return c, fmt.Errorf("give %s to %s: %w", dir, opts.OSUser, err)
-		}
+	if c.cred, err = runAs(opts.OSUser); err != nil {
+		return c, err
+	}
+	if err = giveTo(dir, c.cred, opts.OSUser); err != nil {
+		return c, err
 	}
 	if err = c.initdb(); err != nil {
 		return c, err
@@ -129,7 +124,7 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 	}
 	for attempt := 0; ; attempt++ {
 		err = c.start(ctx)
-		if err == nil || !c.TCP || attempt == 3 || !strings.Contains(c.tail(20), "Address already in use") {
+		if err == nil || !c.TCP || attempt == 3 || !strings.Contains(c.Log(20), "Address already in use") {
 			return c, err
 		}
 		// Another process took the free port between our probe and the server's bind: pick another.
@@ -154,16 +149,6 @@ func mkdirTemp(parent string) (string, error) {
 			return dir, err
 		}
 	}
-}
-
-func credentialFor(name string) (*syscall.Credential, error) {
-	u, err := user.Lookup(name)
-	if err != nil {
-		return nil, fmt.Errorf("PostgreSQL refuses to run as root and OS user %q does not exist: create it or pass --os-user", name)
-	}
-	uid, _ := strconv.Atoi(u.Uid)
-	gid, _ := strconv.Atoi(u.Gid)
-	return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}, nil
 }
 
 func (c *Cluster) command(name string, args ...string) *exec.Cmd {
@@ -261,16 +246,13 @@ func (c *Cluster) start(ctx context.Context) error {
 			return err
 		}
 	}
-	logf, err := os.OpenFile(c.LogFile, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		return err
-	}
-	defer logf.Close()
-	cmd := c.command("postgres", "-D", c.DataDir)
+	ps := processSpec{name: "postgres", path: filepath.Join(c.BinDir, "postgres"), args: []string{"-D", c.DataDir}, dir: c.Dir,
+		env: append(os.Environ(), "LC_ALL=C"), log: c.LogFile, cred: c.cred,
+		// Fast shutdown, then immediate.
+		stop: []StopStep{{syscall.SIGINT, 30 * time.Second}, {syscall.SIGQUIT, 5 * time.Second}}}
 	if v := c.opts.Valgrind; v != nil {
-		cmd.Path, cmd.Args = v.command(c.Dir, cmd.Path, "-D", c.DataDir)
-		cmd.Args = append([]string{cmd.Path}, cmd.Args...)
-		cmd.Env = valgrindEnv()
+		ps.path, ps.args = v.command(c.Dir, ps.path, ps.args...)
+		ps.env = valgrindEnv()
 	} else {
 		// An environment of random size moves the initial stack of the server
 		// and of every backend it forks, which changes how their frames fall
@@ -279,47 +261,33 @@ func (c *Cluster) start(ctx context.Context) error {
 		// that a cluster re-created for a new layout does not keep that part
 		// of its placement. (Under Valgrind the environment is fixed
 		// instead: an instruction count must not move with it.)
-		cmd.Env = append(cmd.Env, "PGSCALE_LAYOUT="+strings.Repeat("x", rand.IntN(4096)))
+		ps.env = append(ps.env, "PGSCALE_LAYOUT="+strings.Repeat("x", rand.IntN(4096)))
 	}
-	cmd.Stdout, cmd.Stderr = logf, logf
 	// If pgscale dies without cleaning up, the kernel tells the postmaster to
 	// shut down immediately.
 	if !c.opts.Detach {
-		cmd.SysProcAttr.Pdeathsig = syscall.SIGQUIT
+		ps.parentDeath = syscall.SIGQUIT
 	}
-	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("start postgres: %w", err)
+	proc, err := startProcess(ps)
+	if err != nil {
+		return err
 	}
-	exited := make(chan struct{})
-	go func() { cmd.Wait(); close(exited) }()
 	c.mu.Lock()
-	c.cmd, c.exited, c.stopped = cmd, exited, false
+	c.proc, c.stopped = proc, false
 	c.mu.Unlock()
 	return c.waitReady(ctx)
 }
 
 func (c *Cluster) waitReady(ctx context.Context) error {
-	deadline := time.Now().Add(c.opts.StartTimeout)
-	for {
-		select {
-		case <-c.exited:
-			return fmt.Errorf("postgres exited during start-up: %s", c.tail(8))
-		case <-ctx.Done():
-			return ctx.Err()
-		default:
-		}
+	return c.process().waitReady(ctx, c.opts.StartTimeout, 50*time.Millisecond, "accept connections", func(ctx context.Context) error {
 		cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		defer cancel()
 		conn, err := pgconn.Connect(cctx, c.ConnString("postgres"))
-		cancel()
 		if err == nil {
 			conn.Close(context.Background())
-			return nil
 		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("postgres did not accept connections within %v: %v; log: %s", c.opts.StartTimeout, err, c.tail(8))
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return err
+	})
 }
 
 // ConnString returns a keyword/value connection string for database dbname,
@@ -333,60 +301,22 @@ func (c *Cluster) TCPConnString(dbname string) string {
 	return fmt.Sprintf("host=127.0.0.1 port=%d user=%s dbname=%s sslmode=disable", c.Port, c.User, dbname)
 }
 
-// PID returns the postmaster's process id, or 0 when it is not running.
-func (c *Cluster) PID() int {
+// process is the postmaster's Process (nil before the first start).
+func (c *Cluster) process() *Process {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.cmd == nil || c.cmd.Process == nil || c.isExited() {
-		return 0
-	}
-	return c.cmd.Process.Pid
+	return c.proc
 }
 
-func (c *Cluster) isExited() bool {
-	select {
-	case <-c.exited:
-		return true
-	default:
-		return false
-	}
-}
+// PID returns the postmaster's process id, or 0 when it is not running.
+func (c *Cluster) PID() int { return c.process().PID() }
 
 // Running reports whether the postmaster is alive.
-func (c *Cluster) Running() bool { return c.PID() != 0 }
+func (c *Cluster) Running() bool { return c.process().Running() }
 
 // shutdown stops the server: fast shutdown, then immediate, then SIGKILL of
 // its whole process group.
-func (c *Cluster) shutdown() {
-	c.mu.Lock()
-	cmd, exited := c.cmd, c.exited
-	c.mu.Unlock()
-	if cmd == nil || cmd.Process == nil {
-		return
-	}
-	pid := cmd.Process.Pid
-	for _, step := range []struct {
-		sig  syscall.Signal
-		wait time.Duration
-	}{{syscall.SIGINT, 30 * time.Second}, {syscall.SIGQUIT, 5 * time.Second}} {
-		select {
-		case <-exited:
-		default:
-			_ = syscall.Kill(pid, step.sig)
-			select {
-			case <-exited:
-			case <-time.After(step.wait):
-				continue
-			}
-		}
-		break
-	}
-	_ = syscall.Kill(-pid, syscall.SIGKILL) // anything left in the server's process group
-	select {
-	case <-exited:
-	case <-time.After(5 * time.Second):
-	}
-}
+func (c *Cluster) shutdown() { c.process().Stop() }
 
 // Stop shuts the server down and removes the cluster's directory. It is safe
 // to call more than once and on a partly started cluster.
@@ -397,7 +327,7 @@ func (c *Cluster) Stop() error {
 		return nil
 	}
 	c.stopped = true
-	died := c.cmd != nil && c.cmd.Process != nil && c.isExited()
+	died := c.proc != nil && !c.proc.Running()
 	c.mu.Unlock()
 	if died {
 		c.reclaimShm()
@@ -450,35 +380,9 @@ func (c *Cluster) Restart(ctx context.Context) error {
 	return c.start(ctx)
 }
 
-// Kill sends SIGKILL to the postmaster alone, as a crash would; the server
-// does not come back until Restart.
-func (c *Cluster) Kill() {
-	if pid := c.PID(); pid != 0 {
-		_ = syscall.Kill(pid, syscall.SIGKILL)
-	}
-}
-
-func (c *Cluster) tail(n int) string {
-	b, err := os.ReadFile(c.LogFile)
-	if err != nil {
-		return "(no server log)"
-	}
-	return lastLines(string(b), n)
-}
-
-func lastLines(s string, n int) string {
-	var lines []string
-	sc := bufio.NewScanner(strings.NewReader(s))
-	for sc.Scan() {
-		if t := strings.TrimSpace(sc.Text()); t != "" {
-			lines = append(lines, t)
-		}
-	}
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, " | ")
-}
+// Kill sends SIGKILL to the postmaster alone, as a crash would, and waits
+// until it is gone; the server does not come back until Restart.
+func (c *Cluster) Kill() { c.process().Kill() }
 
 func freePort() (int, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -493,4 +397,4 @@ func freePort() (int, error) {
 var ErrServerGone = errors.New("server exited")
 
 // Log returns the last n lines of the server log, for error messages.
-func (c *Cluster) Log(n int) string { return c.tail(n) }
+func (c *Cluster) Log(n int) string { return tailFile(c.LogFile, n, "(no server log)") }

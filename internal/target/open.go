@@ -29,6 +29,12 @@ type ClusterOptions struct {
 	// own (--separate-clusters), even when all its settings could be set
 	// per session on the baseline's.
 	Separate bool
+	// HBA are pg_hba.conf lines placed before the defaults (agents on this
+	// machine connect from loopback addresses of their own).
+	HBA []string
+	// BuildCache is where src: targets' builds are kept (--build-cache);
+	// empty means build.DefaultCacheDir.
+	BuildCache string
 }
 
 // Check finds, before anything starts, what cannot work: an ephemeral
@@ -43,7 +49,8 @@ func (o ClusterOptions) Check(specs []Spec) error {
 		if len(specs) == 1 && specs[0].Name == "" {
 			return usage.Errorf("--pg-bin, --tmpfs, --tcp, --keep and --set apply to an ephemeral cluster, not to --dsn or a PGHOST-style environment")
 		}
-		return usage.Errorf("--pg-bin, --tmpfs, --tcp, --keep and --set apply to ephemeral targets (bin: and settings:), and every target is dsn:")
+		return usage.Errorf("--pg-bin, --tmpfs, --tcp, --keep and --set apply to ephemeral targets (%s), and no target is one",
+			kindsWhere(func(k *kind) bool { return k.ephemeral }))
 	}
 	for _, s := range o.Settings {
 		if _, err := ParseSetting(s); err != nil {
@@ -52,8 +59,9 @@ func (o ClusterOptions) Check(specs []Spec) error {
 	}
 	if o.Valgrind != nil {
 		for _, s := range specs {
-			if s.Kind == DSN || s.Kind == Pooled {
-				return usage.Errorf("--count instructions runs the server under Valgrind, so it needs ephemeral targets (settings: or bin:), not %s", s)
+			if !s.kind().counts {
+				return usage.Errorf("--count instructions runs the server under Valgrind, so it needs targets whose server pgscale starts (%s), not %s",
+					kindsWhere(func(k *kind) bool { return k.counts }), s)
 			}
 		}
 	}
@@ -72,15 +80,16 @@ type Needs struct {
 }
 
 // Server is a server ready for connections: an existing one named by a
-// connection string, or an ephemeral cluster this process started.
+// connection string, an ephemeral cluster this process started, or a
+// pooler in front of one.
 type Server struct {
 	// Config is where the clients connect: the server, or the pooler in
 	// front of it.
 	Config  *pgconn.Config
 	Cluster *Cluster // nil unless ephemeral
-	// Pooler is a pgbouncer target's pooler, in front of Fronts; nil for
+	// Pooler is a pooler target's pooler, in front of Fronts; nil for
 	// other targets.
-	Pooler *PgBouncer
+	Pooler Pooler
 	// Fronts is the server behind this target: for a pooler the server
 	// it fronts (another target's, or one of its own, run --pooler, that
 	// Close stops with the pooler); for a same-cluster settings target
@@ -89,132 +98,110 @@ type Server struct {
 	Fronts *Server
 	// Info is what the result file says of the target; RecordInfo adds
 	// the server's version and settings.
-	Info      result.Target
-	keep      bool
-	log       func(string)
-	ownsFront bool
+	Info result.Target
+	keep bool
+	log  func(string)
+	// owned are the servers a pooler opened for itself to stand in front
+	// of (run --pooler), which Close stops with it.
+	owned []*Server
 	// session are a same-cluster target's session settings.
 	session []Setting
-	// how is how the server was started, for Renew: nil for a dsn server
-	// and a same-cluster target.
+	// how is how the server was started, for Renew: nil for a
+	// same-cluster target.
 	how *startPlan
 }
 
-// startPlan is how an ephemeral cluster or a pooler was started.
-type startPlan struct {
-	spec  Spec
-	bin   string
-	opt   ClusterOptions
-	needs Needs
-	pp    *poolerPlan // a pooler's
+// Pooler is a pooler or proxy this process started in front of a server:
+// one child process, accounted apart from the server's.
+type Pooler interface {
+	// Program names it in messages and in the name of its log kept with
+	// a result: "pgbouncer".
+	Program() string
+	// PID is its process id (0 when it is not running), for the probe
+	// that accounts its CPU.
+	PID() int
+	// Running reports whether it is alive.
+	Running() bool
+	// Exited is closed when its process has exited, and ExitError says
+	// then how, in one line.
+	Exited() <-chan struct{}
+	ExitError() error
+	// SaveLog copies its log, passwords redacted, to path.
+	SaveLog(path string) error
+	// Stop stops it and removes what it wrote; safe to call twice.
+	Stop() error
 }
 
-// Open opens the target spec names: for a DSN target it only parses the
+// startPlan is how a server was started, to start it again (Renew).
+type startPlan struct {
+	st     starter
+	needs  Needs
+	fronts []*Server
+}
+
+// Open opens the target spec names: for a dsn target it only parses the
 // connection string (nothing is connected yet); for an ephemeral one it
-// starts a cluster sized for needs. log receives one-line notices. Errors
-// in what the user gave are usage errors; the caller must Close the
-// server, which stops an ephemeral cluster.
+// starts a cluster sized for needs; a pooler starts in front of a server
+// of its own. log receives one-line notices. Errors in what the user gave
+// are usage errors; the caller must Close the server, which stops what it
+// started.
 func Open(ctx context.Context, spec Spec, opt ClusterOptions, needs Needs, log func(string)) (*Server, error) {
-	if log == nil {
-		log = func(string) {}
-	}
-	if spec.Kind == Pooled {
-		pp, err := planPooler(spec, needs)
-		if err != nil {
-			return nil, err
-		}
-		if spec.Front.Ephemeral() {
-			if _, err := binDir(*spec.Front, opt); err != nil {
-				return nil, err
-			}
-		}
-		return openPooled(ctx, spec, pp, opt, needs, log)
-	}
-	if !spec.Ephemeral() {
-		return openDSN(spec, log)
-	}
-	bin, err := binDir(spec, opt)
+	o := newOpening(opt, needs, log)
+	p, err := o.plan(ctx, spec, nil)
 	if err != nil {
 		return nil, err
 	}
-	return startCluster(ctx, spec, bin, opt, needs, log)
+	return o.open(ctx, p, nil, needs)
 }
 
-// OpenAll opens every target: the binaries of every ephemeral one and of
-// every pooler are found first, and each pooler's settings checked (a
-// mistake is a usage error before any server starts), then the clusters
-// start in parallel, then the poolers in front of them. A pooler fronts the
-// server of the target its spec's Of names (that cluster is sized for the
-// pooler's server connections too), or, when that target is not among
-// specs, a server of its own. It returns every server opened, in spec
-// order (nil where one failed), also on error, so that the caller can
-// close them.
+// OpenAll opens every target: each is planned first by its kind (binaries
+// found, settings checked: a mistake is a usage error before any server
+// starts), then the servers start in parallel, then the poolers in front
+// of them. A pooler fronts the servers of the targets its spec's Of names
+// (each sized for the pooler's server connections too), or, where such a
+// target is not among specs, a server of its own. It returns every server
+// opened, in spec order (nil where one failed), also on error, so that the
+// caller can close them.
 func OpenAll(ctx context.Context, specs []Spec, opt ClusterOptions, needs Needs, log func(string)) ([]*Server, error) {
-	if log == nil {
-		log = func(string) {}
-	}
-	bins := make([]string, len(specs))
-	poolers := make([]*poolerPlan, len(specs))
-	fronts := make([]int, len(specs)) // a pooler's target index; -1: a server of its own
-	extra := make([]int, len(specs))  // server connections of the poolers in front of a target
+	o := newOpening(opt, needs, log)
+	plans := make([]*planned, len(specs))
 	for i, s := range specs {
-		if s.Kind == Pooled {
-			pp, err := planPooler(s, needs)
-			if err != nil {
-				return nil, err
-			}
-			poolers[i], fronts[i] = pp, -1
-			for j, o := range specs {
-				if o.Name == s.Of && o.Kind != Pooled {
-					fronts[i] = j
-					extra[j] += pp.servers
-				}
-			}
-			if fronts[i] < 0 && s.Front.Ephemeral() {
-				if _, err := binDir(*s.Front, opt); err != nil {
-					return nil, err
-				}
-			}
-			continue
+		p, err := o.plan(ctx, s, specs)
+		if err != nil {
+			return nil, err
 		}
-		if s.Ephemeral() {
-			bin, err := binDir(s, opt)
-			if err != nil {
-				return nil, err
+		plans[i] = p
+	}
+	extra := make([]int, len(specs)) // server connections of the poolers in front of a target
+	fronted := map[int]bool{}
+	for _, p := range plans {
+		for _, f := range p.fronts {
+			if f.own == nil {
+				extra[f.index] += p.st.frontConnections()
+				fronted[f.index] = true
 			}
-			bins[i] = bin
 		}
 	}
 	// A settings target may run on the baseline's cluster (DecideSharing,
 	// from its pg_settings): those wait until the baseline is up.
-	fronted := map[string]bool{}
-	for _, s := range specs {
-		if s.Kind == Pooled {
-			fronted[s.Of] = true
-		}
-	}
 	mayShare := func(i int) bool {
-		return i > 0 && !opt.Separate && specs[0].Kind == Settings && specs[i].Kind == Settings && !fronted[specs[i].Name]
+		_, base := settingsOf(specs[0])
+		_, self := settingsOf(specs[i])
+		return i > 0 && !opt.Separate && base && self && !fronted[i]
 	}
 	servers := make([]*Server, len(specs))
 	errs := make([]error, len(specs))
 	var wg sync.WaitGroup
 	start := func(which func(int) bool) {
-		for i, s := range specs {
-			if s.Kind == Pooled || !which(i) {
+		for i, p := range plans {
+			if p.fronting() || !which(i) {
 				continue
 			}
-			if !s.Ephemeral() {
-				servers[i], errs[i] = openDSN(s, log)
-				continue
-			}
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
+			wg.Go(func() {
 				n := needs
 				n.Connections += extra[i]
-				servers[i], errs[i] = startCluster(ctx, s, bins[i], opt, n, log)
-			}()
+				servers[i], errs[i] = o.open(ctx, p, nil, n)
+			})
 		}
 		wg.Wait()
 	}
@@ -226,7 +213,7 @@ func OpenAll(ctx context.Context, specs []Spec, opt ClusterOptions, needs Needs,
 		}
 	}
 	if len(separate) > 0 {
-		shared, err := shareBaseline(ctx, servers[0], specs, separate, opt, needs, extra[0], log)
+		shared, err := shareBaseline(ctx, servers[0], specs, separate, opt, needs, extra[0], o.log)
 		if err != nil {
 			return servers, err
 		}
@@ -236,23 +223,115 @@ func OpenAll(ctx context.Context, specs []Spec, opt ClusterOptions, needs Needs,
 		}
 	}
 	start(func(i int) bool { return separate[i] })
-	wg.Wait()
-	for i, s := range specs {
-		if s.Kind != Pooled || FirstError(errs) != nil {
+	for i, p := range plans {
+		if !p.fronting() || FirstError(errs) != nil {
 			continue
 		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if j := fronts[i]; j >= 0 {
-				servers[i], errs[i] = startPooled(ctx, s, poolers[i], servers[j], opt, log)
-			} else {
-				servers[i], errs[i] = openPooled(ctx, s, poolers[i], opt, needs, log)
-			}
-		}()
+		wg.Go(func() { servers[i], errs[i] = o.open(ctx, p, servers, needs) })
 	}
 	wg.Wait()
 	return servers, FirstError(errs)
+}
+
+func newOpening(opt ClusterOptions, needs Needs, log func(string)) *opening {
+	if log == nil {
+		log = func(string) {}
+	}
+	return &opening{opt: opt, needs: needs, log: log}
+}
+
+// planned is a target checked before anything starts.
+type planned struct {
+	spec Spec
+	st   starter
+	// fronts are the servers a pooler stands in front of, one per name in
+	// its spec's Of.
+	fronts []front
+}
+
+// front is one server a pooler stands in front of: one of the targets
+// opened with it (index), or, when own is not nil, a server of its own.
+type front struct {
+	index int
+	own   *planned
+}
+
+// fronting reports whether the target stands in front of others.
+func (p *planned) fronting() bool { return len(p.fronts) > 0 }
+
+// plan checks spec through its kind, and, for a pooler, finds the targets
+// among all whose servers it fronts, planning a server of its own for
+// each not there.
+func (o *opening) plan(ctx context.Context, spec Spec, all []Spec) (*planned, error) {
+	if lookup(spec.Kind) == nil || spec.Arg == nil {
+		return nil, fmt.Errorf("target %q: no kind of target is called %q (or it has no argument)", spec.Name, spec.Kind)
+	}
+	st, err := spec.Arg.plan(ctx, spec, o)
+	if err != nil {
+		return nil, err
+	}
+	p := &planned{spec: spec, st: st}
+	if spec.kind().fronts == 0 {
+		return p, nil
+	}
+	if len(spec.Front) == 0 {
+		return nil, named(spec, fmt.Errorf("%s: no server to stand in front of", spec.Kind))
+	}
+	for _, fs := range spec.Front {
+		f := front{index: -1}
+		for j, s := range all {
+			if s.Name == fs.Name && s.kind().fronts == 0 {
+				f.index = j
+			}
+		}
+		if f.index < 0 {
+			if f.own, err = o.plan(ctx, fs, nil); err != nil {
+				return nil, err
+			}
+		}
+		p.fronts = append(p.fronts, f)
+	}
+	return p, nil
+}
+
+// open starts a planned target: for a pooler, in front of its fronts,
+// servers (the targets opened with it) or servers of its own, started
+// here. A pooler's own server holds, besides the pooler's server
+// connections, the sessions that go to the server directly
+// (disturbances), not the clients.
+func (o *opening) open(ctx context.Context, p *planned, servers []*Server, needs Needs) (*Server, error) {
+	var fronts, owned []*Server
+	closeOwned := func() {
+		for _, s := range owned {
+			s.Close()
+		}
+	}
+	for _, f := range p.fronts {
+		if f.own == nil {
+			fronts = append(fronts, servers[f.index])
+			continue
+		}
+		direct := max(needs.Connections-needs.Clients, 0)
+		srv, err := o.open(ctx, f.own, nil, Needs{DataBytes: needs.DataBytes, Connections: p.st.frontConnections() + direct})
+		if err != nil {
+			closeOwned()
+			return nil, err
+		}
+		fronts, owned = append(fronts, srv), append(owned, srv)
+	}
+	srv, err := p.st.start(ctx, fronts, needs, o.log)
+	if err != nil {
+		closeOwned()
+		return nil, err
+	}
+	srv.how = &startPlan{st: p.st, needs: needs, fronts: fronts}
+	if len(owned) > 0 {
+		srv.owned = owned
+		if srv.Info.Pooler != nil {
+			srv.Info.Pooler.Of = "" // its server is its own
+		}
+	}
+	return srv, nil
 }
 
 // FirstError returns the first usage error of errs, else the first error:
@@ -270,145 +349,12 @@ func FirstError(errs []error) error {
 	return first
 }
 
-// binDir finds the server binaries of an ephemeral spec.
-func binDir(spec Spec, opt ClusterOptions) (string, error) {
-	dir := opt.PGBin
-	if spec.Kind == Bin {
-		dir = spec.BinDir
-	}
-	bin, err := FindBinDir(dir)
-	if err != nil {
-		return "", usage.Wrap(named(spec, err))
-	}
-	return bin, nil
-}
-
 // named puts the target's name in front of err, when it has one.
 func named(spec Spec, err error) error {
 	if spec.Name == "" {
 		return err
 	}
 	return usage.Prefix("target "+spec.Name+": ", err)
-}
-
-func openDSN(spec Spec, log func(string)) (*Server, error) {
-	cfg, err := ParseDSN(spec.DSN)
-	if err != nil {
-		return nil, usage.Wrap(named(spec, err))
-	}
-	return &Server{Config: cfg, log: log, Info: result.Target{Kind: "dsn", Name: spec.Name, Description: Describe(cfg)}}, nil
-}
-
-// clusterConnections is the client connections an ephemeral cluster is
-// sized for (max_connections, DefaultSettings) to meet needs.
-func clusterConnections(needs Needs) int { return needs.Connections + 10 }
-
-// shareBaseline decides, from the baseline's pg_settings, which of the
-// settings targets in maybe run on its cluster, says so, makes room in
-// the cluster for their connections (restarting it when max_connections
-// grows), and returns those targets' servers by index.
-func shareBaseline(ctx context.Context, base *Server, specs []Spec, maybe map[int]bool, opt ClusterOptions, needs Needs, extra int,
-	log func(string)) (map[int]*Server, error) {
-	var names []string
-	for _, s := range specs {
-		if s.Kind == Settings {
-			for _, st := range s.Settings {
-				names = append(names, st.Name)
-			}
-		}
-	}
-	conn, err := base.Connect(ctx)
-	if err != nil {
-		return nil, named(specs[0], err)
-	}
-	info, err := SettingContexts(ctx, conn, names)
-	conn.Close(context.Background())
-	if err != nil {
-		return nil, named(specs[0], err)
-	}
-	common, err := commonSettings(opt, base.Cluster)
-	if err != nil {
-		return nil, err
-	}
-	out := map[int]*Server{}
-	for i, s := range specs {
-		if !maybe[i] {
-			continue
-		}
-		sh := DecideSharing(specs[0], s, common, info)
-		log(sessionNotice(s, specs[0].Name, sh))
-		if sh.Share {
-			out[i] = openSession(s, base, sh.Session, log)
-		}
-	}
-	if len(out) == 0 {
-		return out, nil
-	}
-	n := needs
-	n.Connections += extra + len(out)*needs.Connections
-	base.how.needs = n
-	if err := base.Cluster.resize(ctx, clusterConnections(n)); err != nil {
-		return nil, named(specs[0], fmt.Errorf("ephemeral cluster: %w", err))
-	}
-	return out, nil
-}
-
-// commonSettings are the settings every ephemeral cluster of a run gets
-// before its own: pgscale's defaults as c (the baseline's) got them, then
-// --set.
-func commonSettings(opt ClusterOptions, c *Cluster) ([]Setting, error) {
-	out := DefaultSettings(c.opts.DataSizeHint, c.opts.MaxConnections, c.Preloaded)
-	for _, s := range opt.Settings {
-		st, err := ParseSetting(s)
-		if err != nil {
-			return nil, usage.Errorf("--set: %v", err)
-		}
-		out = append(out, st)
-	}
-	return out, nil
-}
-
-// startCluster starts an ephemeral cluster from the binaries in bin, with
-// the --set settings and then the spec's own, sized for needs.
-func startCluster(ctx context.Context, spec Spec, bin string, opt ClusterOptions, needs Needs, log func(string)) (*Server, error) {
-	var settings []Setting
-	if opt.Valgrind != nil {
-		settings = CountingSettings()
-	}
-	for _, s := range opt.Settings {
-		st, err := ParseSetting(s)
-		if err != nil {
-			return nil, usage.Errorf("--set: %v", err)
-		}
-		settings = append(settings, st)
-	}
-	settings = append(settings, spec.Settings...)
-	log(fmt.Sprintf("starting an ephemeral PostgreSQL cluster from %s...", bin))
-	c, err := Start(ctx, Options{BinDir: bin, Tmpfs: opt.Tmpfs, TCP: opt.TCP, Settings: settings, OSUser: opt.OSUser,
-		DataSizeHint: needs.DataBytes, MaxConnections: needs.Connections + 10, Detach: opt.Keep, Valgrind: opt.Valgrind})
-	if err != nil {
-		if c != nil {
-			c.Stop()
-		}
-		return nil, named(spec, fmt.Errorf("ephemeral cluster: %w", err))
-	}
-	dsn := c.ConnString("postgres")
-	if opt.TCP {
-		dsn = c.TCPConnString("postgres")
-	}
-	cfg, err := ParseDSN(dsn)
-	if err != nil {
-		c.Stop()
-		return nil, err
-	}
-	srv := &Server{Config: cfg, Cluster: c, keep: opt.Keep, log: log, how: &startPlan{spec: spec, bin: bin, opt: opt, needs: needs},
-		Info: result.Target{
-			Kind: "ephemeral", Name: spec.Name, Description: Describe(cfg), BinDir: bin, Preloaded: c.Preloaded, Tmpfs: opt.Tmpfs,
-		}}
-	if opt.Valgrind != nil {
-		srv.Info.Valgrind = opt.Valgrind.info()
-	}
-	return srv, nil
 }
 
 // Ephemeral reports whether this process started the server (for a pooler:
@@ -458,15 +404,13 @@ func (s *Server) RecordInfo(ctx context.Context) {
 }
 
 // Close stops an ephemeral cluster (or, with --keep, says how to reach
-// it), and a pooler with the server of its own it fronts. It does nothing
+// it), and a pooler with the servers of its own it fronts. It does nothing
 // for an existing server, and is safe to call twice.
 func (s *Server) Close() {
 	if s != nil && s.Pooler != nil {
-		if err := s.Pooler.Stop(); err != nil {
-			s.log(fmt.Sprintf("warning: removing pgbouncer's directory: %v", err))
-		}
-		if s.ownsFront {
-			s.Fronts.Close()
+		s.stopPooler()
+		for _, o := range s.owned {
+			o.Close()
 		}
 		return
 	}
@@ -480,5 +424,13 @@ func (s *Server) Close() {
 	}
 	if err := s.Cluster.Stop(); err != nil {
 		s.log(fmt.Sprintf("warning: removing the ephemeral cluster: %v", err))
+	}
+}
+
+// stopPooler stops the server's pooler, saying so when what it wrote
+// could not be removed.
+func (s *Server) stopPooler() {
+	if err := s.Pooler.Stop(); err != nil {
+		s.log(fmt.Sprintf("warning: removing %s's directory: %v", s.Pooler.Program(), err))
 	}
 }

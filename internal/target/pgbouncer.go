@@ -19,42 +19,6 @@ import (
 	"github.com/pgscale/pgscale/internal/secret"
 )
 
-// ErrNoPgBouncer says no pgbouncer executable was found.
-var ErrNoPgBouncer = errors.New("pgbouncer not found")
-
-// FindPgBouncer finds the pgbouncer executable: path when given, otherwise
-// $PGSCALE_PGBOUNCER, PATH and /usr/sbin (where Debian's package puts it,
-// often not on a user's PATH).
-func FindPgBouncer(path string) (string, error) {
-	if path != "" {
-		if isExecutable(path) {
-			return path, nil
-		}
-		return "", fmt.Errorf("%w at %s", ErrNoPgBouncer, path)
-	}
-	if env := os.Getenv("PGSCALE_PGBOUNCER"); env != "" {
-		if isExecutable(env) {
-			return env, nil
-		}
-		return "", fmt.Errorf("%w at $PGSCALE_PGBOUNCER=%s", ErrNoPgBouncer, env)
-	}
-	if p, err := exec.LookPath("pgbouncer"); err == nil {
-		return p, nil
-	}
-	for _, p := range []string{"/usr/sbin/pgbouncer", "/usr/local/sbin/pgbouncer", "/usr/local/bin/pgbouncer"} {
-		if isExecutable(p) {
-			return p, nil
-		}
-	}
-	return "", fmt.Errorf("%w (searched PATH, /usr/sbin, /usr/local/sbin, /usr/local/bin); install it (Debian: apt-get install pgbouncer) or name it with $PGSCALE_PGBOUNCER",
-		ErrNoPgBouncer)
-}
-
-func isExecutable(p string) bool {
-	fi, err := os.Stat(p)
-	return err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0
-}
-
 // PgBouncerOptions say how to start a pgbouncer in front of a server.
 type PgBouncerOptions struct {
 	Binary string         // the executable; FindPgBouncer("") when empty
@@ -88,10 +52,12 @@ type PgBouncer struct {
 	FileLimit  uint64    // the open-files limit it runs with
 	User       string    // the user clients log in as by default (Server.User)
 
+	// Process is pgbouncer's process once started (PID, Exited,
+	// ExitError, Kill); nil before.
+	*Process
+
 	cred    *syscall.Credential
 	mu      sync.Mutex
-	cmd     *exec.Cmd
-	exited  chan struct{}
 	stopped bool
 }
 
@@ -138,13 +104,11 @@ func StartPgBouncer(ctx context.Context, opts PgBouncerOptions) (p *PgBouncer, e
 			p.Stop()
 		}
 	}()
-	if os.Geteuid() == 0 {
-		if p.cred, err = credentialFor(opts.OSUser); err != nil {
-			return p, fmt.Errorf("pgbouncer refuses to run as root: %w", err)
-		}
-		if err = os.Chown(dir, int(p.cred.Uid), int(p.cred.Gid)); err != nil {
-			return p, fmt.Errorf("give %s to %s: %w", dir, opts.OSUser, err)
-		}
+	if p.cred, err = runAs(opts.OSUser); err != nil {
+		return p, fmt.Errorf("pgbouncer refuses to run as root: %w", err)
+	}
+	if err = giveTo(dir, p.cred, opts.OSUser); err != nil {
+		return p, err
 	}
 	if opts.TCP {
 		if p.Port, err = freePort(); err != nil {
@@ -316,12 +280,7 @@ func (p *PgBouncer) writeConfig(server *pgconn.Config) error {
 	if err := os.WriteFile(p.ConfigFile, []byte(b.String()), 0o600); err != nil {
 		return fmt.Errorf("write pgbouncer configuration: %w", err)
 	}
-	if p.cred != nil {
-		if err := os.Chown(p.ConfigFile, int(p.cred.Uid), int(p.cred.Gid)); err != nil {
-			return fmt.Errorf("give %s to pgbouncer's user: %w", p.ConfigFile, err)
-		}
-	}
-	return nil
+	return giveTo(p.ConfigFile, p.cred, "pgbouncer's user")
 }
 
 // connQuote quotes a value of a [databases] connection string when it needs
@@ -335,27 +294,17 @@ func connQuote(v string) string {
 }
 
 func (p *PgBouncer) start(ctx context.Context, opts PgBouncerOptions) error {
-	logf, err := os.OpenFile(p.LogFile, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	// The open-files limit is raised for it (pgbouncer logs the limit it
+	// has); if pgscale dies without cleaning up, the kernel stops it; a stop
+	// is pgbouncer's immediate shutdown (SIGTERM).
+	proc, err := startProcess(processSpec{name: "pgbouncer", path: opts.Binary, args: []string{p.ConfigFile}, dir: p.Dir,
+		log: p.LogFile, cred: p.cred, openFiles: p.FileLimit, parentDeath: syscall.SIGTERM,
+		stop: []StopStep{{syscall.SIGTERM, 5 * time.Second}}})
 	if err != nil {
-		return fmt.Errorf("open pgbouncer log: %w", err)
+		return err
 	}
-	defer logf.Close()
-	// The shell raises the soft open-files limit (a child gets the limit Go
-	// started with, not the one it raised for itself), then becomes
-	// pgbouncer, which keeps the shell's PID and logs the limit it has.
-	cmd := exec.Command("/bin/sh", "-c", `ulimit -Sn "$1" || exit 1; shift; exec "$@"`, "sh",
-		strconv.FormatUint(p.FileLimit, 10), opts.Binary, p.ConfigFile)
-	cmd.Dir = p.Dir
-	cmd.Stdout, cmd.Stderr = logf, logf
-	// If pgscale dies without cleaning up, the kernel stops pgbouncer.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: p.cred, Setpgid: true, Pdeathsig: syscall.SIGTERM}
-	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("start pgbouncer: %w", err)
-	}
-	exited := make(chan struct{})
-	go func() { cmd.Wait(); close(exited) }()
 	p.mu.Lock()
-	p.cmd, p.exited, p.stopped = cmd, exited, false
+	p.Process, p.stopped = proc, false
 	p.mu.Unlock()
 	return p.waitReady(ctx, opts)
 }
@@ -363,26 +312,17 @@ func (p *PgBouncer) start(ctx context.Context, opts PgBouncerOptions) error {
 // waitReady waits until the admin console answers, then checks that a query
 // passes through the pool to the server.
 func (p *PgBouncer) waitReady(ctx context.Context, opts PgBouncerOptions) error {
-	deadline := time.Now().Add(opts.StartTimeout)
-	for {
-		select {
-		case <-p.exited:
-			return fmt.Errorf("pgbouncer exited during start-up: %s", p.Log(8))
-		case <-ctx.Done():
-			return ctx.Err()
-		default:
-		}
+	err := p.Process.waitReady(ctx, opts.StartTimeout, 20*time.Millisecond, "accept connections", func(ctx context.Context) error {
 		cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		defer cancel()
 		conn, err := pgconn.Connect(cctx, p.ConnString("pgbouncer"))
-		cancel()
 		if err == nil {
 			conn.Close(context.Background())
-			break
 		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("pgbouncer did not accept connections within %v: %v; log: %s", opts.StartTimeout, err, p.Log(8))
-		}
-		time.Sleep(20 * time.Millisecond)
+		return err
+	})
+	if err != nil {
+		return err
 	}
 	dbname := opts.Server.Database
 	if dbname == "" {
@@ -420,120 +360,25 @@ func (p *PgBouncer) loginUser() string {
 	return p.User
 }
 
-// PID returns pgbouncer's process id (for the process probe, which accounts
-// it as the pooler), or 0 when it is not running.
-func (p *PgBouncer) PID() int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.cmd == nil || p.cmd.Process == nil || p.isExited() {
-		return 0
-	}
-	return p.cmd.Process.Pid
-}
-
-func (p *PgBouncer) isExited() bool {
-	select {
-	case <-p.exited:
-		return true
-	default:
-		return false
-	}
-}
-
-// Running reports whether pgbouncer is alive.
-func (p *PgBouncer) Running() bool { return p.PID() != 0 }
-
-// Exited is closed when pgbouncer's process has exited, by Stop or
-// otherwise (nil before it started).
-func (p *PgBouncer) Exited() <-chan struct{} {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.exited
-}
-
-// ExitError says how pgbouncer's process ended, in one line ("pgbouncer
-// (pid 4711) was killed by signal 9"), or returns nil while it runs.
-func (p *PgBouncer) ExitError() error {
-	p.mu.Lock()
-	cmd, exited := p.cmd, p.exited
-	p.mu.Unlock()
-	if cmd == nil || exited == nil {
-		return nil
-	}
-	select {
-	case <-exited:
-	default:
-		return nil
-	}
-	how := "exited"
-	if st := cmd.ProcessState; st != nil {
-		if ws, ok := st.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			how = fmt.Sprintf("was killed by signal %d (%v)", int(ws.Signal()), ws.Signal())
-		} else {
-			how = fmt.Sprintf("exited with status %d", st.ExitCode())
-		}
-	}
-	return fmt.Errorf("pgbouncer (pid %d) %s", cmd.Process.Pid, how)
-}
+// Program is "pgbouncer": what it is called in messages and in the name
+// of its log kept with a result.
+func (p *PgBouncer) Program() string { return "pgbouncer" }
 
 // SaveLog copies pgbouncer's whole log to path, before Stop removes it,
 // with anything that looks like a password redacted.
-func (p *PgBouncer) SaveLog(path string) error {
-	b, err := os.ReadFile(p.LogFile)
-	if err != nil {
-		return fmt.Errorf("read pgbouncer's log: %w", err)
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return fmt.Errorf("keep pgbouncer's log: %w", err)
-	}
-	if err := os.WriteFile(path, []byte(secret.Redact(string(b))), 0o644); err != nil {
-		return fmt.Errorf("keep pgbouncer's log: %w", err)
-	}
-	return nil
-}
+func (p *PgBouncer) SaveLog(path string) error { return saveLog("pgbouncer", p.LogFile, path) }
 
 // Log returns the last n lines of pgbouncer's log, for error messages. The
 // whole log is LogFile, until Stop removes it.
-func (p *PgBouncer) Log(n int) string {
-	b, err := os.ReadFile(p.LogFile)
-	if err != nil {
-		return "(no pgbouncer log)"
-	}
-	return lastLines(string(b), n)
-}
-
-// Kill sends SIGKILL to pgbouncer, as a crash would.
-func (p *PgBouncer) Kill() {
-	if pid := p.PID(); pid != 0 {
-		_ = syscall.Kill(pid, syscall.SIGKILL)
-		<-p.exited
-	}
-}
+func (p *PgBouncer) Log(n int) string { return tailFile(p.LogFile, n, "(no pgbouncer log)") }
 
 // shutdown stops pgbouncer: immediate shutdown (SIGTERM), then SIGKILL of
-// its process group.
+// everything it started.
 func (p *PgBouncer) shutdown() {
 	p.mu.Lock()
-	cmd, exited := p.cmd, p.exited
+	proc := p.Process
 	p.mu.Unlock()
-	if cmd == nil || cmd.Process == nil {
-		return
-	}
-	pid := cmd.Process.Pid
-	select {
-	case <-exited:
-	default:
-		_ = syscall.Kill(pid, syscall.SIGTERM)
-		select {
-		case <-exited:
-		case <-time.After(5 * time.Second):
-		}
-	}
-	_ = syscall.Kill(-pid, syscall.SIGKILL) // anything left in its process group
-	select {
-	case <-exited:
-	case <-time.After(5 * time.Second):
-	}
+	proc.Stop()
 }
 
 // Stop shuts pgbouncer down and removes its directory, log included: copy

@@ -17,8 +17,8 @@ import (
 
 func TestParsePgBouncerSpec(t *testing.T) {
 	got, err := target.ParseSpec("pooled=pgbouncer:of=direct,pool_mode=session, default_pool_size = 8")
-	want := target.Spec{Name: "pooled", Kind: target.Pooled, Of: "direct",
-		Pooler: []target.Setting{{Name: "pool_mode", Value: "session"}, {Name: "default_pool_size", Value: "8"}}}
+	want := target.Spec{Name: "pooled", Kind: target.Pooled, Of: []string{"direct"},
+		Arg: target.PgBouncerArg{Settings: []target.Setting{{Name: "pool_mode", Value: "session"}, {Name: "default_pool_size", Value: "8"}}}}
 	if err != nil || !reflect.DeepEqual(got, want) {
 		t.Errorf("ParseSpec = %+v, %v; want %+v", got, err, want)
 	}
@@ -45,14 +45,14 @@ func TestParseSpecsFronts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if specs[0].Name != "p1" || specs[0].Of != "direct" || specs[0].Front == nil || specs[0].Front.Kind != target.Settings {
+	if specs[0].Name != "p1" || strings.Join(specs[0].Of, ",") != "direct" || len(specs[0].Front) != 1 || specs[0].Front[0].Kind != target.Settings {
 		t.Errorf("p1 fronts %q (%+v), want direct", specs[0].Of, specs[0].Front)
 	}
 	if !specs[0].Ephemeral() {
 		t.Error("a pooler in front of an ephemeral cluster is not ephemeral")
 	}
 	p2 := specs[3]
-	if p2.Of != "other" || p2.Front.Kind != target.DSN || p2.Ephemeral() {
+	if strings.Join(p2.Of, ",") != "other" || len(p2.Front) != 1 || p2.Front[0].Kind != target.DSN || p2.Ephemeral() {
 		t.Errorf("p2: of %q, front %+v, ephemeral %v", p2.Of, p2.Front, p2.Ephemeral())
 	}
 	for _, tc := range []struct {
@@ -72,10 +72,11 @@ func TestParseSpecsFronts(t *testing.T) {
 func TestWithPooler(t *testing.T) {
 	front := target.ForRun("host=/tmp")
 	s, err := target.WithPooler(front, "pgbouncer:pool_mode=statement")
-	if err != nil || s.Kind != target.Pooled || s.Front.DSN != "host=/tmp" || s.Ephemeral() || s.Pooler[0].Value != "statement" {
+	if err != nil || s.Kind != target.Pooled || len(s.Front) != 1 || s.Front[0].Arg != (target.DSNArg{DSN: "host=/tmp"}) || s.Ephemeral() ||
+		poolerSettings(s)[0].Value != "statement" {
 		t.Errorf("WithPooler = %+v, %v", s, err)
 	}
-	if s, err := target.WithPooler(target.Spec{Kind: target.Settings}, "pgbouncer"); err != nil || len(s.Pooler) != 0 || !s.Ephemeral() {
+	if s, err := target.WithPooler(target.Spec{Kind: target.Settings}, "pgbouncer"); err != nil || len(poolerSettings(s)) != 0 || !s.Ephemeral() {
 		t.Errorf("bare pgbouncer: %+v, %v", s, err)
 	}
 	for _, bad := range []string{"odyssey", "pgbouncer:of=x", "pgbouncer:nonsense"} {
@@ -83,6 +84,12 @@ func TestWithPooler(t *testing.T) {
 			t.Errorf("WithPooler(%q): %v", bad, err)
 		}
 	}
+}
+
+// poolerSettings are a pgbouncer target's own settings.
+func poolerSettings(s target.Spec) []target.Setting {
+	a, _ := s.Arg.(target.PgBouncerArg)
+	return a.Settings
 }
 
 // A pgbouncer target opens as a Server whose Config is the pooler and whose
@@ -101,7 +108,7 @@ func TestOpenPooled(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer srv.Close()
-	pb := srv.Pooler
+	pb, _ := srv.Pooler.(*target.PgBouncer)
 	if pb == nil || !pb.Running() || srv.Origin() == srv || srv.Origin().Config.Port != uint16(cluster.Port) {
 		t.Fatalf("pooler %v, origin %+v", pb, srv.Origin())
 	}

@@ -34,8 +34,10 @@ func Renew(ctx context.Context, servers []*Server) error {
 		case s == nil || !s.Ephemeral():
 		case s.Pooler != nil:
 			poolers = append(poolers, s)
-			if s.ownsFront {
-				clusters = append(clusters, s.Fronts)
+			for _, o := range s.owned {
+				if o.Cluster != nil {
+					clusters = append(clusters, o)
+				}
 			}
 		case s.Cluster != nil:
 			clusters = append(clusters, s)
@@ -44,9 +46,7 @@ func Renew(ctx context.Context, servers []*Server) error {
 		}
 	}
 	for _, p := range poolers {
-		if err := p.Pooler.Stop(); err != nil {
-			p.log(fmt.Sprintf("warning: removing pgbouncer's directory: %v", err))
-		}
+		p.stopPooler()
 	}
 	for _, c := range clusters {
 		if err := c.Cluster.Stop(); err != nil {
@@ -56,19 +56,7 @@ func Renew(ctx context.Context, servers []*Server) error {
 	errs := make([]error, len(clusters))
 	var wg sync.WaitGroup
 	for i, c := range clusters {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			h := c.how
-			srv, err := startCluster(ctx, h.spec, h.bin, h.opt, h.needs, func(string) {})
-			if err != nil {
-				errs[i] = err
-				return
-			}
-			name, log := c.Info.Name, c.log
-			*c = *srv
-			c.Info.Name, c.log = name, log
-		}()
+		wg.Go(func() { errs[i] = c.restart(ctx) })
 	}
 	wg.Wait()
 	if err := FirstError(errs); err != nil {
@@ -79,17 +67,27 @@ func Renew(ctx context.Context, servers []*Server) error {
 		s.Info.Description = Describe(s.Config)
 	}
 	for _, p := range poolers {
-		h := p.how
-		srv, err := startPooled(ctx, h.spec, h.pp, p.Fronts, h.opt, func(string) {})
-		if err != nil {
+		if err := p.restart(ctx); err != nil {
 			return err
 		}
-		owns, name, log := p.ownsFront, p.Info.Name, p.log
-		*p = *srv
-		p.ownsFront, p.Info.Name, p.log = owns, name, log
-		if owns {
-			p.Info.Pooler.Of = ""
-		}
+	}
+	return nil
+}
+
+// restart starts the server again as it was started, silently, in place:
+// the same *Server, with the new server's Config, Cluster, Pooler and
+// Info, keeping its name, its notices and the servers of its own.
+func (s *Server) restart(ctx context.Context) error {
+	h := s.how
+	srv, err := h.st.start(ctx, h.fronts, h.needs, func(string) {})
+	if err != nil {
+		return err
+	}
+	owned, name, log := s.owned, s.Info.Name, s.log
+	*s = *srv
+	s.how, s.owned, s.Info.Name, s.log = h, owned, name, log
+	if len(owned) > 0 && s.Info.Pooler != nil {
+		s.Info.Pooler.Of = ""
 	}
 	return nil
 }

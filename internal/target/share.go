@@ -77,11 +77,13 @@ type Sharing struct {
 // are the settings both clusters would get before their own (pgscale's
 // defaults, then --set).
 func DecideSharing(base, cand Spec, common []Setting, info map[string]SettingInfo) Sharing {
+	baseSettings, _ := settingsOf(base)
+	candSettings, _ := settingsOf(cand)
 	for _, side := range []struct {
-		spec Spec
-		who  string
-	}{{cand, ""}, {base, "the baseline " + base.Name + "'s "}} {
-		for _, s := range side.spec.Settings {
+		settings []Setting
+		who      string
+	}{{candSettings, ""}, {baseSettings, "the baseline " + base.Name + "'s "}} {
+		for _, s := range side.settings {
 			in, ok := info[strings.ToLower(s.Name)]
 			switch {
 			case !ok:
@@ -93,7 +95,7 @@ func DecideSharing(base, cand Spec, common []Setting, info map[string]SettingInf
 	}
 	var names []string
 	seen := map[string]bool{}
-	for _, s := range append(append([]Setting{}, base.Settings...), cand.Settings...) {
+	for _, s := range append(append([]Setting{}, baseSettings...), candSettings...) {
 		if n := strings.ToLower(s.Name); !seen[n] {
 			seen[n] = true
 			names = append(names, n)
@@ -101,8 +103,8 @@ func DecideSharing(base, cand Spec, common []Setting, info map[string]SettingInf
 	}
 	var session []Setting
 	for _, n := range names {
-		want := effective(cand.Settings, common, info[n])
-		if want != effective(base.Settings, common, info[n]) {
+		want := effective(candSettings, common, info[n])
+		if want != effective(baseSettings, common, info[n]) {
 			session = append(session, Setting{Name: info[n].Name, Value: want})
 		}
 	}
@@ -149,6 +151,55 @@ func sessionConfig(server *pgconn.Config, session []Setting) *pgconn.Config {
 	return cfg
 }
 
+// shareBaseline decides, from the baseline's pg_settings, which of the
+// settings targets in maybe run on its cluster, says so, makes room in
+// the cluster for their connections (restarting it when max_connections
+// grows), and returns those targets' servers by index.
+func shareBaseline(ctx context.Context, base *Server, specs []Spec, maybe map[int]bool, opt ClusterOptions, needs Needs, extra int,
+	log func(string)) (map[int]*Server, error) {
+	var names []string
+	for _, s := range specs {
+		settings, _ := settingsOf(s)
+		for _, st := range settings {
+			names = append(names, st.Name)
+		}
+	}
+	conn, err := base.Connect(ctx)
+	if err != nil {
+		return nil, named(specs[0], err)
+	}
+	info, err := SettingContexts(ctx, conn, names)
+	conn.Close(context.Background())
+	if err != nil {
+		return nil, named(specs[0], err)
+	}
+	common, err := commonSettings(opt, base.Cluster)
+	if err != nil {
+		return nil, err
+	}
+	out := map[int]*Server{}
+	for i, s := range specs {
+		if !maybe[i] {
+			continue
+		}
+		sh := DecideSharing(specs[0], s, common, info)
+		log(sessionNotice(s, specs[0].Name, sh))
+		if sh.Share {
+			out[i] = openSession(s, base, sh.Session, log)
+		}
+	}
+	if len(out) == 0 {
+		return out, nil
+	}
+	n := needs
+	n.Connections += extra + len(out)*needs.Connections
+	base.how.needs = n
+	if err := base.Cluster.resize(ctx, clusterConnections(n)); err != nil {
+		return nil, named(specs[0], fmt.Errorf("ephemeral cluster: %w", err))
+	}
+	return out, nil
+}
+
 // openSession opens a same-cluster settings target: its clients connect
 // to base, the baseline's server, with the session settings.
 func openSession(spec Spec, base *Server, session []Setting, log func(string)) *Server {
@@ -167,7 +218,7 @@ func sessionNotice(spec Spec, base string, sh Sharing) string {
 	if !sh.Share {
 		return fmt.Sprintf("target %s: %s: a cluster of its own", spec.Name, sh.Why)
 	}
-	if len(spec.Settings) == 0 && len(sh.Session) == 0 {
+	if own, _ := settingsOf(spec); len(own) == 0 && len(sh.Session) == 0 {
 		return fmt.Sprintf("target %s: the same settings as %s: its clients connect to %s's cluster (--separate-clusters: a cluster of its own)", spec.Name, base, base)
 	}
 	var set []string

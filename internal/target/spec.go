@@ -2,150 +2,132 @@ package target
 
 import (
 	"fmt"
-	"regexp"
 	"strings"
 
 	"github.com/pgscale/pgscale/internal/secret"
 )
 
-// Kind says how a target is reached.
-type Kind int
-
-// Target kinds, as written before the colon of a target spec.
-const (
-	// Bin is an ephemeral cluster started from a build's server
-	// binaries: NAME=bin:DIR.
-	Bin Kind = iota + 1
-	// Settings is an ephemeral cluster from the default binaries with
-	// its own server settings: NAME=settings:k=v,...
-	Settings
-	// DSN is an existing server, pooler or proxy: NAME=dsn:CONNSTRING.
-	DSN
-	// Pooled is a pgbouncer this process starts in front of another
-	// target's server, with its own settings:
-	// NAME=pgbouncer:[of=NAME,]k=v,... (run: --pooler pgbouncer[:k=v,...]).
-	Pooled
-)
-
-// String returns "bin", "settings", "dsn" or "pgbouncer".
-func (k Kind) String() string {
-	switch k {
-	case Bin:
-		return "bin"
-	case Settings:
-		return "settings"
-	case DSN:
-		return "dsn"
-	case Pooled:
-		return "pgbouncer"
-	}
-	return fmt.Sprintf("Kind(%d)", int(k))
-}
-
 // Spec is one target as given to --target (or, for run, by --dsn or
-// its absence).
+// its absence, and --pooler).
 type Spec struct {
 	// Name names the target in reports, result files and bounds; empty
 	// for run's single target.
 	Name string
-	// Kind says how it is reached.
+	// Kind says how it is reached, and Arg is the rest of the spec as its
+	// kind read it.
 	Kind Kind
-	// BinDir holds the server binaries of a Bin target.
-	BinDir string
-	// Settings are a Settings target's server settings, applied after
-	// pgscale's defaults and the run's --set settings.
-	Settings []Setting
-	// DSN is a DSN target's connection string (empty: the libpq
-	// environment). It may hold a password: print String(), never DSN.
-	DSN string
-	// Pooler are a Pooled target's pgbouncer settings (pool_mode,
-	// default_pool_size, max_client_conn...), after pgscale's defaults.
-	Pooler []Setting
-	// Of names the target whose server a Pooled target fronts in an A/B
-	// run; ParseSpecs sets it (default: the first target that is not a
-	// pooler) and Front to a copy of that target's spec.
-	Of string
-	// Front is the server a Pooled target fronts: run's target (an
-	// ephemeral cluster or --dsn), or a copy of target Of's spec.
-	Front *Spec
+	Arg  Arg
+	// Of names the targets whose servers a target of a kind that fronts
+	// others (a pooler) stands in front of; ParseSpecs sets the default
+	// (the first target that is not in front of another) and Front to
+	// copies of those targets' specs.
+	Of []string
+	// Front are the specs of the targets in Of, in its order: another
+	// target's, or for run --pooler the ephemeral cluster or --dsn.
+	Front []Spec
 }
+
+// Existing is the target of an existing server that dsn names; an empty
+// dsn is the one the libpq environment (PGHOST...) names.
+func Existing(dsn string) Spec { return Spec{Kind: DSN, Arg: DSNArg{DSN: dsn}} }
 
 // ForRun is run's target: the server --dsn names, or the one the libpq
 // environment (PGHOST...) points at, or else an ephemeral cluster from
 // the default binaries.
 func ForRun(dsn string) Spec {
 	if dsn != "" || EnvPointsAtServer() {
-		return Spec{Kind: DSN, DSN: dsn}
+		return Existing(dsn)
 	}
-	return Spec{Kind: Settings}
+	return Spec{Kind: Settings, Arg: SettingsArg{}}
+}
+
+// FromSource is run's target with --pg-src: an ephemeral cluster from
+// PostgreSQL built from source, arg as a src: target takes it.
+func FromSource(arg string) (Spec, error) {
+	a, err := srcKind.parse(arg)
+	if err != nil {
+		return Spec{}, fmt.Errorf("--pg-src %q: %v", arg, err)
+	}
+	return Spec{Kind: Src, Arg: a}, nil
 }
 
 // WithPooler is run's target behind a pooler: pooler is --pooler's value,
-// pgbouncer[:k=v,...], and front the server it fronts (ForRun's).
+// KIND[:ARG] of a kind that fronts a server (pgbouncer[:k=v,...]), and
+// front the server it fronts (ForRun's).
 func WithPooler(front Spec, pooler string) (Spec, error) {
-	kind, arg, _ := strings.Cut(pooler, ":")
-	if strings.TrimSpace(kind) != "pgbouncer" {
-		return Spec{}, fmt.Errorf("--pooler %q: want pgbouncer or pgbouncer:k=v,... (pool_mode, default_pool_size, max_client_conn...)", pooler)
+	bad := func(format string, args ...any) (Spec, error) {
+		return Spec{}, fmt.Errorf("--pooler %q: %s", pooler, fmt.Sprintf(format, args...))
 	}
-	settings, err := parsePoolerSettings(arg)
+	name, arg, _ := strings.Cut(pooler, ":")
+	k := lookup(Kind(strings.TrimSpace(name)))
+	if k == nil || k.fronts == 0 {
+		return bad("want %s", PoolerForms())
+	}
+	of, arg, err := takeOf(arg)
 	if err != nil {
-		return Spec{}, fmt.Errorf("--pooler %q: %v", pooler, err)
+		return bad("%v", err)
 	}
-	for _, s := range settings {
-		if s.Name == "of" {
-			return Spec{}, fmt.Errorf("--pooler %q: of= names an ab target; run's pooler fronts the ephemeral cluster or --dsn", pooler)
-		}
+	if len(of) > 0 {
+		return bad("of= names an ab target; run's pooler fronts the ephemeral cluster or --dsn")
 	}
-	return Spec{Kind: Pooled, Pooler: settings, Front: &front}, nil
+	a, err := k.parse(arg)
+	if err != nil {
+		return bad("%v", err)
+	}
+	return Spec{Kind: k.name, Arg: a, Front: []Spec{front}}, nil
+}
+
+// kind is the spec's registered kind; a kind not registered (a zero Spec)
+// has no property, and Open refuses it.
+func (t Spec) kind() *kind {
+	if k := lookup(t.Kind); k != nil {
+		return k
+	}
+	return &kind{name: t.Kind}
 }
 
 // Ephemeral reports whether pgscale starts the target's server itself; a
 // pooler's server is the one it fronts.
 func (t Spec) Ephemeral() bool {
-	if t.Kind == Pooled {
-		return t.Front != nil && t.Front.Ephemeral()
+	k := t.kind()
+	if k.fronts == 0 {
+		return k.ephemeral
 	}
-	return t.Kind != DSN
+	for _, f := range t.Front {
+		if f.Ephemeral() {
+			return true
+		}
+	}
+	return false
 }
 
 // String returns the spec as written, with any password redacted:
 // NAME=KIND:ARG, or KIND:ARG for an unnamed target.
 func (t Spec) String() string {
-	var arg string
-	switch t.Kind {
-	case Bin:
-		arg = t.BinDir
-	case Settings:
-		parts := make([]string, len(t.Settings))
-		for i, s := range t.Settings {
-			parts[i] = s.Name + "=" + s.Value
-		}
-		arg = strings.Join(parts, ",")
-	case DSN:
-		arg = secret.Redact(t.DSN)
-	case Pooled:
-		var parts []string
-		if t.Of != "" {
-			parts = append(parts, "of="+t.Of)
-		}
-		for _, s := range t.Pooler {
-			parts = append(parts, s.Name+"="+s.Value)
-		}
-		arg = strings.Join(parts, ",")
+	var parts []string
+	for _, of := range t.Of {
+		parts = append(parts, "of="+of)
 	}
-	s := t.Kind.String() + ":" + arg
+	arg := ""
+	if t.Arg != nil {
+		arg = t.Arg.String()
+	}
+	if arg != "" || len(parts) == 0 {
+		parts = append(parts, arg)
+	}
+	s := t.Kind.String() + ":" + strings.Join(parts, ",")
 	if t.Name != "" {
 		s = t.Name + "=" + s
 	}
 	return s
 }
 
-// ParseSpec reads NAME=bin:DIR, NAME=settings:k=v,..., NAME=dsn:CONNSTRING
-// or NAME=pgbouncer:[of=NAME,]k=v,... A settings value holding a comma is
-// written in single quotes: settings:shared_preload_libraries='a,b'. It
-// checks the form only: that DIR holds a server, or that the connection
-// string parses, is for the caller to find out; which target a pgbouncer
-// fronts is ParseSpecs'.
+// ParseSpec reads NAME=KIND:ARG, a target of one of the registered kinds
+// (Forms: NAME=bin:DIR, NAME=settings:k=v,..., ...). A value holding a
+// comma is written in single quotes: settings:shared_preload_libraries='a,b'.
+// It checks the form only: that DIR holds a server, or that the
+// connection string parses, is for Open to find out; which targets a
+// pooler fronts is ParseSpecs'.
 func ParseSpec(spec string) (Spec, error) {
 	bad := func(format string, args ...any) (Spec, error) {
 		return Spec{}, fmt.Errorf("--target %q: %s", secret.Redact(spec), fmt.Sprintf(format, args...))
@@ -153,83 +135,58 @@ func ParseSpec(spec string) (Spec, error) {
 	name, rest, ok := strings.Cut(spec, "=")
 	name = strings.TrimSpace(name)
 	if !ok {
-		return bad("want NAME=bin:DIR, NAME=settings:k=v,..., NAME=dsn:CONNSTRING or NAME=pgbouncer:k=v,...")
+		return bad("want %s", Forms())
 	}
 	if err := checkTargetName(name); err != nil {
 		return bad("%v", err)
 	}
-	kind, arg, ok := strings.Cut(rest, ":")
+	kindName, arg, ok := strings.Cut(rest, ":")
 	if !ok {
-		return bad("no kind after %s=: write bin:DIR, settings:k=v,..., dsn:CONNSTRING or pgbouncer:k=v,...", name)
+		return bad("no kind after %s=: write %s", name, forms(""))
 	}
-	t := Spec{Name: name}
-	switch strings.TrimSpace(kind) {
-	case "bin":
-		t.Kind, t.BinDir = Bin, strings.TrimSpace(arg)
-		if t.BinDir == "" {
-			return bad("bin: needs the directory holding the build's initdb and postgres")
-		}
-	case "settings":
-		t.Kind = Settings
-		parts, err := splitSettings(arg)
-		if err != nil {
+	k := lookup(Kind(strings.TrimSpace(kindName)))
+	if k == nil {
+		return bad("unknown kind %q: want %s", kindName, kindsWhere(func(*kind) bool { return true }))
+	}
+	t := Spec{Name: name, Kind: k.name}
+	if k.fronts > 0 {
+		var err error
+		if t.Of, arg, err = takeOf(arg); err != nil {
 			return bad("%v", err)
 		}
-		for _, p := range parts {
-			s, err := ParseSetting(p)
-			if err != nil {
-				return bad("%v", err)
-			}
-			t.Settings = append(t.Settings, s)
+		if len(t.Of) > k.fronts {
+			return bad("a %s target fronts at most %d target(s), and of= names %d", k.name, k.fronts, len(t.Of))
 		}
-	case "dsn":
-		t.Kind, t.DSN = DSN, strings.TrimSpace(arg)
-		if t.DSN == "" {
-			return bad("dsn: needs a connection string (URI or keyword form)")
-		}
-	case "pgbouncer":
-		t.Kind = Pooled
-		settings, err := parsePoolerSettings(arg)
-		if err != nil {
-			return bad("%v", err)
-		}
-		for _, s := range settings {
-			if s.Name == "of" {
-				t.Of = s.Value
-				if err := checkTargetName(s.Value); err != nil {
-					return bad("of=: %v", err)
-				}
-				continue
-			}
-			t.Pooler = append(t.Pooler, s)
-		}
-	default:
-		return bad("unknown kind %q: want bin, settings, dsn or pgbouncer", kind)
 	}
+	a, err := k.parse(arg)
+	if err != nil {
+		return bad("%v", err)
+	}
+	t.Arg = a
 	return t, nil
 }
 
-// poolerSettingName is the form of a pgbouncer setting's name.
-var poolerSettingName = regexp.MustCompile(`^[a-z_][a-z0-9_]*$`)
-
-// parsePoolerSettings reads a pooler's k=v,... (quotes as for settings:).
-func parsePoolerSettings(arg string) ([]Setting, error) {
-	parts, err := splitSettings(arg)
+// takeOf takes the of=NAME items out of a comma list (commas in single
+// quotes do not count) and returns the names and the rest of the list.
+func takeOf(arg string) (of []string, rest string, err error) {
+	items, err := splitItems(arg)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	var out []Setting
-	for _, p := range parts {
-		s, err := ParseSetting(p)
-		if err != nil {
-			return nil, err
+	var kept []string
+	for _, it := range items {
+		k, v, ok := strings.Cut(it, "=")
+		if !ok || strings.TrimSpace(k) != "of" {
+			kept = append(kept, it)
+			continue
 		}
-		if !poolerSettingName.MatchString(s.Name) || strings.ContainsAny(s.Value, "\n\r") {
-			return nil, fmt.Errorf("pgbouncer setting %q: want name=value, the name in lower-case letters, digits and _", p)
+		v = strings.TrimSpace(v)
+		if err := checkTargetName(v); err != nil {
+			return nil, "", fmt.Errorf("of=: %v", err)
 		}
-		out = append(out, s)
+		of = append(of, v)
 	}
-	return out, nil
+	return of, strings.Join(kept, ","), nil
 }
 
 // checkTargetName accepts names that are safe as file names, benchfmt
@@ -251,26 +208,17 @@ func checkTargetName(name string) error {
 	return nil
 }
 
-// splitSettings splits k=v,k=v on commas outside single quotes, and drops
-// the quotes around a whole value.
-func splitSettings(s string) ([]string, error) {
+// splitItems splits a comma list on the commas outside single quotes,
+// keeping the quotes, and drops empty items.
+func splitItems(s string) ([]string, error) {
 	var out []string
 	var cur strings.Builder
 	quoted := false
 	flush := func() {
-		p := strings.TrimSpace(cur.String())
+		if p := strings.TrimSpace(cur.String()); p != "" {
+			out = append(out, p)
+		}
 		cur.Reset()
-		if p == "" {
-			return
-		}
-		if k, v, ok := strings.Cut(p, "="); ok {
-			v = strings.TrimSpace(v)
-			if len(v) >= 2 && v[0] == '\'' && v[len(v)-1] == '\'' {
-				v = v[1 : len(v)-1]
-			}
-			p = strings.TrimSpace(k) + "=" + v
-		}
-		out = append(out, p)
 	}
 	for _, r := range s {
 		switch {
@@ -290,13 +238,49 @@ func splitSettings(s string) ([]string, error) {
 	return out, nil
 }
 
+// splitSettings splits k=v,k=v on commas outside single quotes, and drops
+// the quotes around a whole value.
+func splitSettings(s string) ([]string, error) {
+	items, err := splitItems(s)
+	if err != nil {
+		return nil, err
+	}
+	for i, p := range items {
+		if k, v, ok := strings.Cut(p, "="); ok {
+			v = strings.TrimSpace(v)
+			if len(v) >= 2 && v[0] == '\'' && v[len(v)-1] == '\'' {
+				v = v[1 : len(v)-1]
+			}
+			items[i] = strings.TrimSpace(k) + "=" + v
+		}
+	}
+	return items, nil
+}
+
+// parseSettings reads k=v,... (quotes as for splitSettings) as settings.
+func parseSettings(arg string) ([]Setting, error) {
+	parts, err := splitSettings(arg)
+	if err != nil {
+		return nil, err
+	}
+	var out []Setting
+	for _, p := range parts {
+		s, err := ParseSetting(p)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
 // ParseSpecs reads every --target and puts the baseline first: the target
 // named baseline, or the first given when baseline is empty. It needs at
 // least atLeast targets and distinct names.
 func ParseSpecs(specs []string, baseline string, atLeast int) ([]Spec, error) {
 	if len(specs) < atLeast {
 		if atLeast == 1 {
-			return nil, fmt.Errorf("name a target with --target NAME=bin:DIR, NAME=settings:k=v,..., NAME=dsn:CONNSTRING or NAME=pgbouncer:k=v,...")
+			return nil, fmt.Errorf("name a target with --target %s", Forms())
 		}
 		return nil, fmt.Errorf("an A/B run needs at least %d targets (--target NAME=SPEC, repeated); got %d", atLeast, len(specs))
 	}
@@ -331,41 +315,45 @@ func ParseSpecs(specs []string, baseline string, atLeast int) ([]Spec, error) {
 	return out, nil
 }
 
-// resolveFronts sets, for every pgbouncer target, the target whose server it
-// fronts: the one of= names, else the first target given that is not a
-// pooler. A pooler fronts a server, not another pooler.
+// resolveFronts sets, for every target of a kind that fronts others, the
+// targets whose servers it stands in front of: those of= names, else the
+// first target given that is a server. A pooler fronts a server, not
+// another pooler.
 func resolveFronts(ts []Spec) error {
 	first := -1
 	for i, t := range ts {
-		if t.Kind != Pooled {
+		if t.kind().fronts == 0 {
 			first = i
 			break
 		}
 	}
+	servers := func() string { return kindsWhere(func(k *kind) bool { return k.fronts == 0 }) }
 	for i := range ts {
 		t := &ts[i]
-		if t.Kind != Pooled {
+		if t.kind().fronts == 0 {
 			continue
 		}
-		if t.Of == "" {
+		if len(t.Of) == 0 {
 			if first < 0 {
-				return fmt.Errorf("target %s=pgbouncer: fronts another target's server, and every target is a pooler: add a bin:, settings: or dsn: target", t.Name)
+				return fmt.Errorf("target %s=%s: fronts another target's server, and every target is a pooler: add a %s target", t.Name, t.Kind, servers())
 			}
-			t.Of = ts[first].Name
+			t.Of = []string{ts[first].Name}
 		}
-		found := false
-		for _, o := range ts {
-			if o.Name != t.Of {
-				continue
+		t.Front = nil
+		for _, of := range t.Of {
+			found := false
+			for _, o := range ts {
+				if o.Name != of {
+					continue
+				}
+				if o.kind().fronts > 0 {
+					return fmt.Errorf("target %s=%s:of=%s: %s is a pooler; of= names a %s target", t.Name, t.Kind, of, of, servers())
+				}
+				t.Front, found = append(t.Front, o), true
 			}
-			if o.Kind == Pooled {
-				return fmt.Errorf("target %s=pgbouncer:of=%s: %s is a pooler; of= names a bin:, settings: or dsn: target", t.Name, t.Of, t.Of)
+			if !found {
+				return fmt.Errorf("target %s=%s:of=%s names no target (targets: %s)", t.Name, t.Kind, of, names(ts))
 			}
-			front := o
-			t.Front, found = &front, true
-		}
-		if !found {
-			return fmt.Errorf("target %s=pgbouncer:of=%s names no target (targets: %s)", t.Name, t.Of, names(ts))
 		}
 	}
 	return nil

@@ -13,14 +13,14 @@ func TestParseSpec(t *testing.T) {
 		in   string
 		want target.Spec
 	}{
-		{"master=bin:/usr/local/pg-master/bin", target.Spec{Name: "master", Kind: target.Bin, BinDir: "/usr/local/pg-master/bin"}},
-		{"base=settings:", target.Spec{Name: "base", Kind: target.Settings}},
+		{"master=bin:/usr/local/pg-master/bin", target.Spec{Name: "master", Kind: target.Bin, Arg: target.BinArg{Dir: "/usr/local/pg-master/bin"}}},
+		{"base=settings:", target.Spec{Name: "base", Kind: target.Settings, Arg: target.SettingsArg{}}},
 		{"big=settings:shared_buffers=2GB,wal_buffers=64MB", target.Spec{Name: "big", Kind: target.Settings,
-			Settings: []target.Setting{{Name: "shared_buffers", Value: "2GB"}, {Name: "wal_buffers", Value: "64MB"}}}},
+			Arg: target.SettingsArg{Settings: []target.Setting{{Name: "shared_buffers", Value: "2GB"}, {Name: "wal_buffers", Value: "64MB"}}}}},
 		{"pre=settings:shared_preload_libraries='pg_stat_statements,auto_explain', work_mem = 8MB", target.Spec{Name: "pre", Kind: target.Settings,
-			Settings: []target.Setting{{Name: "shared_preload_libraries", Value: "pg_stat_statements,auto_explain"}, {Name: "work_mem", Value: "8MB"}}}},
-		{"pooled=dsn:postgres://app:s3cret@db1:6432/app", target.Spec{Name: "pooled", Kind: target.DSN, DSN: "postgres://app:s3cret@db1:6432/app"}},
-		{"kw=dsn:host=db1 port=5432 dbname=app", target.Spec{Name: "kw", Kind: target.DSN, DSN: "host=db1 port=5432 dbname=app"}},
+			Arg: target.SettingsArg{Settings: []target.Setting{{Name: "shared_preload_libraries", Value: "pg_stat_statements,auto_explain"}, {Name: "work_mem", Value: "8MB"}}}}},
+		{"pooled=dsn:postgres://app:s3cret@db1:6432/app", target.Spec{Name: "pooled", Kind: target.DSN, Arg: target.DSNArg{DSN: "postgres://app:s3cret@db1:6432/app"}}},
+		{"kw=dsn:host=db1 port=5432 dbname=app", target.Spec{Name: "kw", Kind: target.DSN, Arg: target.DSNArg{DSN: "host=db1 port=5432 dbname=app"}}},
 	} {
 		got, err := target.ParseSpec(tc.in)
 		if err != nil {

@@ -11,6 +11,68 @@ import (
 	"github.com/pgscale/pgscale/internal/usage"
 )
 
+// Pooled is a pgbouncer this process starts in front of another target's
+// server, with its own settings: NAME=pgbouncer:[of=NAME,]k=v,... (run:
+// --pooler pgbouncer[:k=v,...]).
+const Pooled Kind = "pgbouncer"
+
+var pgbouncerKind = kind{
+	name: Pooled, form: "pgbouncer:k=v,...", fronts: 1,
+	help: "a pgbouncer pgscale starts in front of target NAME's server (by default the first target that is not a pooler), " +
+		"with those pgbouncer settings (pool_mode, default_pool_size, max_client_conn...; transaction pooling unless pool_mode says otherwise): " +
+		"direct and pooled targets on one server compare what the pooler costs",
+	parse: func(arg string) (Arg, error) {
+		settings, err := parsePoolerSettings(arg)
+		if err != nil {
+			return nil, err
+		}
+		return PgBouncerArg{Settings: settings}, nil
+	},
+}
+
+// PgBouncerArg is a pgbouncer target's settings (pool_mode,
+// default_pool_size, max_client_conn...), applied after pgscale's
+// defaults.
+type PgBouncerArg struct{ Settings []Setting }
+
+// String returns the settings as k=v,...
+func (a PgBouncerArg) String() string { return SettingsArg(a).String() }
+
+func (a PgBouncerArg) plan(_ context.Context, spec Spec, o *opening) (starter, error) {
+	pp, err := planPooler(spec, a.Settings, o.needs)
+	if err != nil {
+		return nil, err
+	}
+	return &pgbouncerStart{spec: spec, pp: pp, opt: o.opt}, nil
+}
+
+// pgbouncerStart starts a pgbouncer target that planPooler checked.
+type pgbouncerStart struct {
+	spec Spec
+	pp   *poolerPlan
+	opt  ClusterOptions
+}
+
+func (p *pgbouncerStart) frontConnections() int { return p.pp.servers }
+
+func (p *pgbouncerStart) start(ctx context.Context, fronts []*Server, _ Needs, log func(string)) (*Server, error) {
+	return startPooled(ctx, p.spec, p.pp, fronts[0], p.opt, log)
+}
+
+// parsePoolerSettings reads a pooler's k=v,... (quotes as for settings:).
+func parsePoolerSettings(arg string) ([]Setting, error) {
+	settings, err := parseSettings(arg)
+	if err != nil {
+		return nil, err
+	}
+	for _, s := range settings {
+		if !settingName.MatchString(s.Name) || strings.ContainsAny(s.Value, "\n\r") {
+			return nil, fmt.Errorf("pgbouncer setting %q: want name=value, the name in lower-case letters, digits and _", s.Name+"="+s.Value)
+		}
+	}
+	return settings, nil
+}
+
 // poolerDefaults are what a pgbouncer target runs with unless its spec says
 // otherwise: transaction pooling (pgbouncer's own default, session pooling,
 // holds a server connection per client, so thousands of clients would queue
@@ -40,7 +102,7 @@ type poolerPlan struct {
 // planPooler finds pgbouncer and checks what the pooler is asked to do:
 // the prepared protocol through transaction pooling, and the open files
 // max_client_conn takes. Its errors are usage errors.
-func planPooler(spec Spec, needs Needs) (*poolerPlan, error) {
+func planPooler(spec Spec, own []Setting, needs Needs) (*poolerPlan, error) {
 	bin, err := FindPgBouncer("")
 	if err != nil {
 		return nil, usage.Wrap(named(spec, err))
@@ -50,7 +112,7 @@ func planPooler(spec Spec, needs Needs) (*poolerPlan, error) {
 		return nil, usage.Wrap(named(spec, err))
 	}
 	pp := &poolerPlan{binary: bin, version: version,
-		settings: poolerSettings(version, needs, spec.Pooler)}
+		settings: poolerSettings(version, needs, own)}
 	if mode := settingValue(pp.settings, "pool_mode"); mode != "session" && needs.Prepared && !versionAtLeast(version, preparedSince) {
 		return nil, usage.Wrap(named(spec, fmt.Errorf("pgbouncer %s with pool_mode=%s cannot keep prepared statements between transactions (-M prepared, the default; pgbouncer %d.%d and later can): use -M simple or -M extended, or pool_mode=session",
 			version, mode, preparedSince[0], preparedSince[1])))
@@ -111,31 +173,6 @@ func versionAtLeast(version string, want [2]int) bool {
 	return got[0] > want[0] || got[0] == want[0] && got[1] >= want[1]
 }
 
-// frontNeeds is what a pooler's own server (run --pooler) must hold: the
-// pooler's server connections and the sessions that go to the server
-// directly (disturbances), not the clients.
-func frontNeeds(needs Needs, pp *poolerPlan) Needs {
-	direct := max(needs.Connections-needs.Clients, 0)
-	return Needs{DataBytes: needs.DataBytes, Connections: pp.servers + direct}
-}
-
-// openPooled opens a pgbouncer target on its own server: run --pooler, or
-// an A/B pooler whose of= target is not run (--calibrate).
-func openPooled(ctx context.Context, spec Spec, pp *poolerPlan, opt ClusterOptions, needs Needs, log func(string)) (*Server, error) {
-	front, err := Open(ctx, *spec.Front, opt, frontNeeds(needs, pp), log)
-	if err != nil {
-		return nil, err
-	}
-	srv, err := startPooled(ctx, spec, pp, front, opt, log)
-	if err != nil {
-		front.Close()
-		return nil, err
-	}
-	srv.ownsFront = true
-	srv.Info.Pooler.Of = ""
-	return srv, nil
-}
-
 // startPooled starts pgbouncer in front of front and returns it as a Server
 // whose Config points at the pooler.
 func startPooled(ctx context.Context, spec Spec, pp *poolerPlan, front *Server, opt ClusterOptions, log func(string)) (*Server, error) {
@@ -165,10 +202,13 @@ func startPooled(ctx context.Context, spec Spec, pp *poolerPlan, front *Server, 
 	for _, s := range pb.Settings {
 		settings[s.Name] = s.Value
 	}
-	fi := front.Info
-	return &Server{Config: cfg, Pooler: pb, Fronts: front, log: log, how: &startPlan{spec: spec, opt: opt, pp: pp}, Info: result.Target{
+	fi, of := front.Info, ""
+	if len(spec.Of) > 0 {
+		of = spec.Of[0]
+	}
+	return &Server{Config: cfg, Pooler: pb, Fronts: front, log: log, Info: result.Target{
 		Kind: "pgbouncer", Name: spec.Name, Description: Describe(cfg), BinDir: fi.BinDir, Preloaded: fi.Preloaded, Tmpfs: fi.Tmpfs,
 		Pooler: &result.Pooler{Program: "pgbouncer", Version: pb.Version, Settings: settings, Server: fi.Description,
-			ServerKind: fi.Kind, Of: spec.Of},
+			ServerKind: fi.Kind, Of: of},
 	}}, nil
 }

@@ -1,0 +1,153 @@
+package target_test
+
+import (
+	"context"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/pgscale/pgscale/internal/build"
+	"github.com/pgscale/pgscale/internal/target"
+	"github.com/pgscale/pgscale/internal/usage"
+)
+
+// examples are specs of every registered kind; a kind registered without
+// examples here fails TestEveryKindReadsItsOwnString.
+var examples = map[target.Kind][]string{
+	target.Bin:      {"master=bin:/usr/local/pg-master/bin", "spaced=bin: /opt/pg 16/bin "},
+	target.Settings: {"base=settings:", "big=settings:shared_buffers=2GB,wal_buffers=64MB", "pre=settings:shared_preload_libraries='pg_stat_statements,auto_explain', work_mem = 8MB"},
+	target.DSN:      {"kw=dsn:host=db1 port=5432 dbname=app", "uri=dsn:postgres://app@db1:6432/app?sslmode=disable"},
+	target.Pooled:   {"p=pgbouncer:", "p=pgbouncer:of=direct", "p=pgbouncer:pool_mode=session,of=direct, ignore_startup_parameters='extra_float_digits,search_path'"},
+	target.Src: {"master=src:/src/postgres@master", "wt=src:/src/postgres", "v2=src:/src/postgres@HEAD~3+/tmp/v2-0001.patch+/tmp/v2-0002.patch",
+		"dbg=src:/src/postgres@REL_15_STABLE, configure=--enable-cassert CFLAGS=\"-O0 -g\"",
+		"ld=src:/src/postgres@master,configure='LDFLAGS=-Wl,--as-needed',ext=/src/myext@main,ext=/src/other+/tmp/x.patch"},
+}
+
+// Every registered kind reads back what its String writes: the spec a
+// result file records can be given again.
+func TestEveryKindReadsItsOwnString(t *testing.T) {
+	for _, k := range target.Kinds() {
+		if len(examples[k]) == 0 {
+			t.Errorf("kind %s has no examples in kind_test.go: add some", k)
+		}
+		for _, in := range examples[k] {
+			spec, err := target.ParseSpec(in)
+			if err != nil {
+				t.Errorf("ParseSpec(%q): %v", in, err)
+				continue
+			}
+			if spec.Kind != k {
+				t.Errorf("ParseSpec(%q) is of kind %s, want %s", in, spec.Kind, k)
+			}
+			again, err := target.ParseSpec(spec.String())
+			if err != nil || !reflect.DeepEqual(again, spec) {
+				t.Errorf("%q: String() = %q reads as %+v, %v; want %+v", in, spec.String(), again, err, spec)
+			}
+			if again.String() != spec.String() {
+				t.Errorf("%q: String() %q then %q", in, spec.String(), again.String())
+			}
+		}
+	}
+}
+
+// The help, the forms flags show and the errors that list kinds name every
+// registered kind.
+func TestHelpNamesEveryKind(t *testing.T) {
+	_, unknown := target.ParseSpec("x=docker:pg15")
+	_, noKind := target.ParseSpec("x=/usr/bin")
+	_, noName := target.ParseSpec("x")
+	_, none := target.ParseSpecs(nil, "", 1)
+	for _, k := range target.Kinds() {
+		for what, text := range map[string]string{"Help": target.Help(), "Forms": target.Forms(), "unknown kind": unknown.Error(),
+			"no kind": noKind.Error(), "no name": noName.Error(), "no target": none.Error()} {
+			if !strings.Contains(text, string(k)+":") {
+				t.Errorf("%s does not name kind %s: %s", what, k, text)
+			}
+		}
+	}
+	if got := target.PoolerForms(); got != "pgbouncer or pgbouncer:k=v,..." {
+		t.Errorf("PoolerForms() = %q", got)
+	}
+	if f := target.Forms(); !strings.HasPrefix(f, "NAME=bin:DIR, NAME=settings:k=v,..., ") || !strings.HasSuffix(f, " or NAME=pgbouncer:[of=NAME,]k=v,...") {
+		t.Errorf("Forms() = %q", f)
+	}
+}
+
+// A kind's properties decide what the cluster options allow: options of
+// ephemeral clusters need an ephemeral target, and counting instructions
+// needs every target's server started by pgscale; the errors name the
+// kinds that would do.
+func TestClusterOptionsAskTheKinds(t *testing.T) {
+	specs, err := target.ParseSpecs([]string{"a=dsn:host=/tmp", "b=dsn:host=/var/run/postgresql"}, "", 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = target.ClusterOptions{Tmpfs: true}.Check(specs)
+	if !usage.Is(err) || !strings.Contains(err.Error(), "(bin:, settings: or src:)") {
+		t.Errorf("--tmpfs with dsn targets: %v", err)
+	}
+	specs, err = target.ParseSpecs([]string{"a=settings:", "b=pgbouncer:"}, "", 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := (target.ClusterOptions{Tmpfs: true}).Check(specs); err != nil {
+		t.Errorf("--tmpfs with a settings target and a pooler in front of it: %v", err)
+	}
+	err = target.ClusterOptions{Valgrind: &target.Valgrind{}}.Check(specs)
+	if !usage.Is(err) || !strings.Contains(err.Error(), "(bin:, settings: or src:), not b=pgbouncer:of=a") {
+		t.Errorf("--count instructions with a pooler: %v", err)
+	}
+}
+
+// A mistake in any target is a usage error before anything starts: no
+// cluster starts for the first target when the second names no binaries.
+func TestOpenAllPlansEveryTargetFirst(t *testing.T) {
+	specs, err := target.ParseSpecs([]string{"a=settings:", "b=bin:/no/such/dir"}, "", 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var notices []string
+	servers, err := target.OpenAll(context.Background(), specs, target.ClusterOptions{}, target.Needs{Clients: 1, Connections: 1},
+		func(s string) { notices = append(notices, s) })
+	for _, s := range servers {
+		s.Close()
+	}
+	if !usage.Is(err) || !strings.Contains(err.Error(), "target b: ") || !strings.Contains(err.Error(), "/no/such/dir") {
+		t.Errorf("OpenAll: %v, want a usage error naming target b and its directory", err)
+	}
+	if servers != nil || len(notices) > 0 {
+		t.Errorf("something started before the mistake was found: %d servers, notices %q", len(servers), notices)
+	}
+}
+
+// A src: spec reads its source, configure's arguments (double quotes keep
+// blanks, single quotes commas) and extensions; mistakes are one line.
+func TestSrcSpec(t *testing.T) {
+	for in, want := range map[string]target.SrcArg{
+		`dbg=src:/src/postgres@REL_15_STABLE, configure=--enable-cassert CFLAGS="-O0 -g"`: {
+			Source: build.Source{Path: "/src/postgres", Rev: "REL_15_STABLE"}, Configure: []string{"--enable-cassert", "CFLAGS=-O0 -g"}},
+		"ld=src:/src/postgres@master+/tmp/a.patch,configure='LDFLAGS=-Wl,--as-needed',ext=/src/myext@main,ext=/src/other+/tmp/x.patch": {
+			Source: build.Source{Path: "/src/postgres", Rev: "master", Patches: []string{"/tmp/a.patch"}}, Configure: []string{"LDFLAGS=-Wl,--as-needed"},
+			Extensions: []build.Source{{Path: "/src/myext", Rev: "main"}, {Path: "/src/other", Patches: []string{"/tmp/x.patch"}}}},
+	} {
+		spec, err := target.ParseSpec(in)
+		if err != nil || !reflect.DeepEqual(spec.Arg, want) || !spec.Ephemeral() {
+			t.Errorf("ParseSpec(%q) = %+v, %v; want %+v", in, spec.Arg, err, want)
+		}
+	}
+	for in, want := range map[string]string{
+		"x=src:":                         "names no source tree",
+		"x=src:configure=--enable-debug": "names no source tree",
+		"x=src:/src/pg,bogus=1":          `"bogus=1": want src:PATH`,
+		`x=src:/src/pg,configure="-O2`:   "unbalanced double quote",
+		"x=src:/src/pg@master+":          "an empty patch name",
+	} {
+		if _, err := target.ParseSpec(in); err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("ParseSpec(%q): %v, want one line with %q", in, err, want)
+		}
+	}
+	spec, _ := target.ParseSpec("a=settings:")
+	if _, err := target.Build(context.Background(), spec, target.ClusterOptions{}, nil); !usage.Is(err) || !strings.Contains(err.Error(), "takes src: targets") {
+		t.Errorf("Build of a settings: target: %v", err)
+	}
+}
