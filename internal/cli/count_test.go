@@ -4,6 +4,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -84,6 +85,74 @@ func TestCountInstructionsAA(t *testing.T) {
 	m := measure(t, readVerdict(t, filepath.Join(dir, "verdict.json")), "instr/txn@c=1")
 	if m.Significant {
 		t.Errorf("an A/A run found its instructions significantly changed: %+v", m)
+	}
+}
+
+// Counting with the cache simulation, compute_query_id=off against the
+// default settings: only the counted measures are compared (a bound on
+// throughput judges nothing and says why), the simulation's caches are
+// the fixed ones and recorded, the candidate executes fewer instructions
+// and reads the clock less (pg_stat_statements no longer times each
+// execution), and the why names the functions of pg_stat_statements the
+// instructions went out of.
+func TestCountCache(t *testing.T) {
+	testenv.NeedProgram(t, "valgrind", "Debian: apt-get install valgrind")
+	dir := t.TempDir()
+	verdict := filepath.Join(dir, "verdict.json")
+	code, stdout, stderr := pgscale(t, "ab", "--target", "a=settings:", "--target", "b=settings:compute_query_id=off", "-S", "-c", "1", "-t", "200",
+		"--rounds", "3", "--count", "instructions,cache", "--out", dir, "--verdict", verdict, "--bound", "tps=-5%")
+	if code != cli.ExitOK {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	for _, name := range []string{"a", "b"} {
+		f, err := result.Read(filepath.Join(dir, name+".json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v := f.Target.Valgrind; v == nil || !slices.Contains(v.Options, "--cache-sim=yes") || !slices.Contains(v.Options, "--LL=8388608,16,64") {
+			t.Errorf("%s: the result file does not record the cache simulation: %+v", name, v)
+		}
+		for _, s := range f.Steps {
+			in := s.Probes.Instructions
+			if in == nil || in.Cache == nil {
+				t.Fatalf("%s round %d: no cache simulation counted (unavailable: %v)", name, s.Round, s.Probes.Unavailable)
+			}
+			c := in.Cache
+			if c.LL != "8388608 B, 64 B, 16-way associative" || c.Events["I1mr"] == 0 || c.Events["Bc"] == 0 || c.EstCycles <= in.ClientBackends {
+				t.Errorf("%s round %d: caches %q, events %v, %d estimated cycles for %d instructions", name, s.Round, c.LL, c.Events, c.EstCycles, in.ClientBackends)
+			}
+			if len(in.Functions) < 50 || in.ClientClockReads == nil || *in.ClientClockReads == 0 {
+				t.Errorf("%s round %d: %d functions, clock reads %v", name, s.Round, len(in.Functions), in.ClientClockReads)
+			}
+		}
+	}
+	v := readVerdict(t, verdict)
+	for _, key := range []string{"instr/txn@c=1", "clock-reads/txn@c=1"} {
+		if m := measure(t, v, key); m.Effect != "improved" || *m.Change > -0.01 {
+			t.Errorf("%s: %s, %s; want fewer without pg_stat_statements' work", key, m.Text, m.Effect)
+		}
+	}
+	measure(t, v, "est-cycles/txn@c=1")
+	for _, m := range v.Candidates[0].Measures {
+		if m.Measure == "tps" || m.Measure == "server-cpu/txn" {
+			t.Errorf("%s compared under Valgrind", m.Key)
+		}
+	}
+	if !strings.Contains(stdout, "not compared: tps") || !strings.Contains(stdout, "bound tps=-5% judges nothing") || strings.Contains(stdout, "not supported here") {
+		t.Errorf("the notes do not say what was not compared and why, or speak of hardware counters:\n%s", stdout)
+	}
+	why := v.Candidates[0].Why
+	var named []string
+	for _, c := range why.Counted {
+		if c.Measure != "instr/txn" {
+			continue
+		}
+		for _, f := range c.Functions {
+			named = append(named, f.Function+" in "+f.Object)
+		}
+	}
+	if !strings.Contains(strings.Join(named, ", "), "pg_stat_statements.so") {
+		t.Errorf("the why of instr/txn names %v, none of pg_stat_statements: %q", named, why.Text)
 	}
 }
 

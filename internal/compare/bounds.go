@@ -3,6 +3,7 @@ package compare
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/pgscale/pgscale/internal/stats"
 )
@@ -27,7 +28,11 @@ func measuredBounds(rep *Comparison, bounds stats.Bounds) stats.Bounds {
 			}
 		}
 		if !matched && known[b.Measure] && (b.Step == "" || stepKnown(rep, b.Step)) {
-			rep.Notes = append(rep.Notes, fmt.Sprintf("bound %s judges nothing: %s was not measured in these files", b, b.Measure))
+			why := "was not measured in these files"
+			if rep.Counted && slices.Contains(rep.Slowed, b.Measure) {
+				why = "is not compared under Valgrind, which slows the server 20 to 50 times"
+			}
+			rep.Notes = append(rep.Notes, fmt.Sprintf("bound %s judges nothing: %s %s", b, b.Measure, why))
 			continue
 		}
 		out = append(out, b)
@@ -51,7 +56,7 @@ func CheckBounds(clients []int, bounds stats.Bounds, opt stats.Options) error {
 	var cs []stats.Comparison
 	for _, c := range clients {
 		for _, md := range Measures() {
-			m := stats.Measure{Name: md.Name, Step: StepLabel(c), Unit: md.Unit, Direction: md.Direction}
+			m := md.Measure(StepLabel(c))
 			cs = append(cs, stats.Comparison{Measure: m, Change: math.NaN(), P: math.NaN()})
 		}
 	}

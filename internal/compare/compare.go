@@ -10,6 +10,7 @@ package compare
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -72,6 +73,11 @@ type Comparison struct {
 	Verdicts []stats.Verdict
 	// Notes are caveats about the comparison as a whole.
 	Notes []string
+	// Counted is set when the servers ran under Valgrind (--count): only
+	// the counted measures are compared, the time-based ones (Slowed)
+	// being slowed by Valgrind out of all meaning.
+	Counted bool
+	Slowed  []string
 	// Why holds one differential diagnosis per candidate, in Candidates
 	// order: why it is slower or faster, from the evidence both sides
 	// recorded (diagnose.Explain).
@@ -187,9 +193,16 @@ func Compare(inputs []Input, opt Options) (*Comparison, error) {
 	comps := make([][]stats.Comparison, len(rep.Candidates))
 	unsupported := map[string]string{} // measure -> why the machine cannot measure it
 	var unsupportedOrder []string
+	rep.Counted = underValgrind(inputs)
 	for _, c := range clients {
 		for _, md := range Measures() {
-			m := stats.Measure{Name: md.Name, Step: StepLabel(c), Unit: md.Unit, Direction: md.Direction}
+			if rep.Counted && !md.Counted {
+				if !slices.Contains(rep.Slowed, md.Name) && !allNaN(values(inputs[0].File, c, md, rounds, rep.Method)) {
+					rep.Slowed = append(rep.Slowed, md.Name)
+				}
+				continue
+			}
+			m := md.Measure(StepLabel(c))
 			base := values(inputs[0].File, c, md, rounds, rep.Method)
 			if allNaN(base) {
 				if why := unsupportedWhy(inputs[0].File, c, md); why != "" && unsupported[md.Name] == "" {
@@ -222,6 +235,13 @@ func Compare(inputs []Input, opt Options) (*Comparison, error) {
 	for _, name := range unsupportedOrder {
 		rep.Notes = append(rep.Notes, fmt.Sprintf("%s: not supported here (%s)", name, unsupported[name]))
 	}
+	if rep.Counted {
+		rep.Notes = append(rep.Notes, countedNotes(inputs[0].File)...)
+	}
+	if len(rep.Slowed) > 0 {
+		rep.Notes = append(rep.Notes, fmt.Sprintf("not compared: %s, slowed by Valgrind (the servers ran under callgrind, 20 to 50 times slower than natively; the counts above are what Valgrind does not change); their figures are in the result files",
+			strings.Join(rep.Slowed, ", ")))
+	}
 	bounds := measuredBounds(rep, opt.Bounds)
 	for ci := range rep.Candidates {
 		v, err := stats.Evaluate(comps[ci], bounds, opt.Stats)
@@ -236,6 +256,44 @@ func Compare(inputs []Input, opt Options) (*Comparison, error) {
 	rep.inputs, rep.rounds = inputs, rounds
 	rep.explain(opt.Stats)
 	return rep, nil
+}
+
+// underValgrind reports whether any input's server ran under Valgrind, or any
+// step counted instructions (files written before the target recorded
+// Valgrind).
+func underValgrind(inputs []Input) bool {
+	for _, in := range inputs {
+		if in.File.Target.Valgrind != nil {
+			return true
+		}
+		for _, s := range in.File.Steps {
+			if s.Probes != nil && s.Probes.Instructions != nil {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// countedNotes say what the counted measures count, from the first step
+// of f that counted: that syscalls/txn leaves out the clock reads, and
+// which caches est-cycles/txn simulated and with which model.
+func countedNotes(f *result.File) []string {
+	for _, s := range f.Steps {
+		if s.Probes == nil || s.Probes.Instructions == nil {
+			continue
+		}
+		in := s.Probes.Instructions
+		var notes []string
+		if in.ClientClockReads != nil {
+			notes = append(notes, "syscalls/txn counts the client backends' system calls except the clock reads; clock-reads/txn counts those (clock_gettime, gettimeofday), which natively are vDSO calls that enter no kernel and under Valgrind, which hides the vDSO, are system calls")
+		}
+		if c := in.Cache; c != nil {
+			notes = append(notes, fmt.Sprintf("the misses are callgrind's simulation of one process's caches (I1 %s; D1 %s; LL %s) and branch predictor; est-cycles/txn estimates cycles from them with %s", c.I1, c.D1, c.LL, c.Model))
+		}
+		return notes
+	}
+	return nil
 }
 
 // serverNotes say where the targets of one A/B run ran, when that matters
@@ -290,7 +348,7 @@ func (r *Comparison) explain(opt stats.Options) {
 				}
 				a := row.Cells[ci].Assessment
 				ds.Changes[row.Measure.Name] = diagnose.Change{Known: !math.IsNaN(a.Change), Base: a.Base, Cand: a.Cand,
-					Change: a.Change, Lo: a.Lo, Hi: a.Hi, Significant: a.Significant}
+					Change: a.Change, Lo: a.Lo, Hi: a.Hi, Significant: a.Significant, Negligible: a.Effect == stats.Negligible}
 			}
 			ds.Base, ds.Cand = pairedSteps(r.inputs[0].File, r.inputs[ci+1].File, c, r.rounds, r.Method)
 			steps = append(steps, ds)

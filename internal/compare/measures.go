@@ -23,16 +23,31 @@ type MeasureDef struct {
 	// Unsupported, when set, says why a step lacks the measure because the
 	// machine cannot measure it (no hardware counters); "" otherwise.
 	Unsupported func(*result.Step) string
+	// Counted marks a measure counted under Valgrind (--count): a count,
+	// not a time, which Valgrind's slowness leaves alone. A comparison of
+	// counted runs compares these alone.
+	Counted bool
+	// MinChange is the measure's smallest change of interest by default
+	// (stats.Measure.MinChange): a significant change below it is
+	// negligible. 0 for none.
+	MinChange float64
+}
+
+// Measure is the measure's stats.Measure at a step ("c=4").
+func (md MeasureDef) Measure(step string) stats.Measure {
+	return stats.Measure{Name: md.Name, Step: step, Unit: md.Unit, Direction: md.Direction, MinChange: md.MinChange}
 }
 
 // Measures returns the measures compared per step, in report order:
 // throughput, median and 99th percentile latency, the load generator's CPU
 // per transaction, and what each transaction cost the server — CPU (and
 // its user and kernel parts), context switches, a pooler's CPU, hardware
-// cycles and instructions, and with --count instructions the client
-// backends' instructions and system calls counted under Valgrind. The server's costs come from the process probe
-// with whole-step turns, and from the slice meter in slices
-// (diagnose.Compute); a step without them lacks those measures.
+// cycles and instructions — and with --count the client backends' counts
+// under Valgrind: instructions, system calls and clock reads, and with
+// the cache simulation L1 instruction and data misses, last-level misses,
+// mispredicted branches and estimated cycles. The server's costs come
+// from the process probe with whole-step turns, and from the slice meter
+// in slices (diagnose.Compute); a step without them lacks those measures.
 func Measures() []MeasureDef {
 	fig := func(read func(diagnose.Figures) (float64, bool)) func(*result.Step) float64 {
 		return func(s *result.Step) float64 {
@@ -61,41 +76,91 @@ func Measures() []MeasureDef {
 		return ""
 	}
 	return []MeasureDef{
-		{"tps", "txn/s", stats.HigherIsBetter, func(s *result.Step) float64 { return s.Summary.TPS }, nil},
-		{"p50", "ms", stats.LowerIsBetter, func(s *result.Step) float64 { return s.Summary.Latency.P50Ms }, nil},
-		{"p99", "ms", stats.LowerIsBetter, func(s *result.Step) float64 { return s.Summary.Latency.P99Ms }, nil},
-		{"client-cpu/txn", "µs", stats.LowerIsBetter, func(s *result.Step) float64 {
+		{Name: "tps", Unit: "txn/s", Direction: stats.HigherIsBetter, Value: func(s *result.Step) float64 { return s.Summary.TPS }},
+		{Name: "p50", Unit: "ms", Direction: stats.LowerIsBetter, Value: func(s *result.Step) float64 { return s.Summary.Latency.P50Ms }},
+		{Name: "p99", Unit: "ms", Direction: stats.LowerIsBetter, Value: func(s *result.Step) float64 { return s.Summary.Latency.P99Ms }},
+		{Name: "client-cpu/txn", Unit: "µs", Direction: stats.LowerIsBetter, Value: func(s *result.Step) float64 {
 			if s.Summary.ClientCPU.PerTxnUS <= 0 {
 				return math.NaN()
 			}
 			return s.Summary.ClientCPU.PerTxnUS
-		}, nil},
-		{"server-cpu/txn", "µs", stats.LowerIsBetter, fig(func(f diagnose.Figures) (float64, bool) {
+		}},
+		{Name: "server-cpu/txn", Unit: "µs", Direction: stats.LowerIsBetter, Value: fig(func(f diagnose.Figures) (float64, bool) {
 			return f.ServerCPUPerTxnUS, f.HasServer && f.ServerCPUPerTxnUS > 0
-		}), nil},
-		{"server-user/txn", "µs", stats.LowerIsBetter, fig(func(f diagnose.Figures) (float64, bool) {
+		})},
+		{Name: "server-user/txn", Unit: "µs", Direction: stats.LowerIsBetter, Value: fig(func(f diagnose.Figures) (float64, bool) {
 			return f.ServerUserPerTxnUS, f.HasServerSplit && f.ServerUserPerTxnUS > 0
-		}), nil},
-		{"server-sys/txn", "µs", stats.LowerIsBetter, fig(func(f diagnose.Figures) (float64, bool) {
+		})},
+		{Name: "server-sys/txn", Unit: "µs", Direction: stats.LowerIsBetter, Value: fig(func(f diagnose.Figures) (float64, bool) {
 			return f.ServerSysPerTxnUS, f.HasServerSplit && f.ServerSysPerTxnUS > 0
-		}), nil},
-		{"server-ctx/txn", "switches", stats.LowerIsBetter, fig(func(f diagnose.Figures) (float64, bool) {
+		})},
+		{Name: "server-ctx/txn", Unit: "switches", Direction: stats.LowerIsBetter, Value: fig(func(f diagnose.Figures) (float64, bool) {
 			return f.ServerCtxPerTxn, f.HasServer && f.ServerCtxPerTxn > 0
-		}), nil},
-		{"pooler-cpu/txn", "µs", stats.LowerIsBetter, fig(func(f diagnose.Figures) (float64, bool) {
+		})},
+		{Name: "pooler-cpu/txn", Unit: "µs", Direction: stats.LowerIsBetter, Value: fig(func(f diagnose.Figures) (float64, bool) {
 			return f.PoolerCPUPerTxnUS, f.HasPooler && f.PoolerCPUPerTxnUS > 0
-		}), nil},
-		{"pooler-ctx/txn", "switches", stats.LowerIsBetter, fig(func(f diagnose.Figures) (float64, bool) {
+		})},
+		{Name: "pooler-ctx/txn", Unit: "switches", Direction: stats.LowerIsBetter, Value: fig(func(f diagnose.Figures) (float64, bool) {
 			return f.PoolerCtxPerTxn, f.HasPooler && f.PoolerCtxPerTxn > 0
-		}), nil},
-		{"cycles/txn", "cycles", stats.LowerIsBetter, counter(func(c *result.Counters) uint64 { return c.Cycles }), noCounters},
-		{"instructions/txn", "instructions", stats.LowerIsBetter, counter(func(c *result.Counters) uint64 { return c.Instructions }), noCounters},
-		{"instr/txn", "instructions", stats.LowerIsBetter, counted(func(i *result.Instructions) float64 { return i.PerTxn }), nil},
-		{"syscalls/txn", "calls", stats.LowerIsBetter, counted(func(i *result.Instructions) float64 {
-			return float64(i.ClientSyscalls) / float64(i.Transactions)
-		}), nil},
-		{"pooler-instr/txn", "instructions", stats.LowerIsBetter, counted(func(i *result.Instructions) float64 { return i.PoolerPerTxn }), nil},
+		})},
+		{Name: "cycles/txn", Unit: "cycles", Direction: stats.LowerIsBetter, Value: counter(func(c *result.Counters) uint64 { return c.Cycles }), Unsupported: noCounters},
+		{Name: "instructions/txn", Unit: "instructions", Direction: stats.LowerIsBetter, Value: counter(func(c *result.Counters) uint64 { return c.Instructions }), Unsupported: noCounters},
+		{Name: "instr/txn", Unit: "instructions", Direction: stats.LowerIsBetter, Counted: true, MinChange: minInstructions,
+			Value: counted(func(i *result.Instructions) float64 { return i.PerTxn })},
+		{Name: "syscalls/txn", Unit: "calls", Direction: stats.LowerIsBetter, Counted: true, MinChange: minCalls,
+			Value: counted(func(i *result.Instructions) float64 {
+				n := i.ClientSyscalls
+				if i.ClientClockReads != nil {
+					n -= min(n, *i.ClientClockReads)
+				}
+				return float64(n) / float64(i.Transactions)
+			})},
+		{Name: "clock-reads/txn", Unit: "calls", Direction: stats.LowerIsBetter, Counted: true, MinChange: minCalls,
+			Value: counted(func(i *result.Instructions) float64 {
+				if i.ClientClockReads == nil {
+					return math.NaN()
+				}
+				return float64(*i.ClientClockReads) / float64(i.Transactions)
+			})},
+		{Name: "l1i-miss/txn", Unit: "misses", Direction: stats.LowerIsBetter, Counted: true, MinChange: minMisses,
+			Value: simulated(func(c *result.CacheSim) uint64 { return c.Events["I1mr"] })},
+		{Name: "l1d-miss/txn", Unit: "misses", Direction: stats.LowerIsBetter, Counted: true, MinChange: minMisses,
+			Value: simulated(func(c *result.CacheSim) uint64 { return c.Events["D1mr"] + c.Events["D1mw"] })},
+		{Name: "ll-miss/txn", Unit: "misses", Direction: stats.LowerIsBetter, Counted: true, MinChange: minMisses,
+			Value: simulated(func(c *result.CacheSim) uint64 { return c.Events["ILmr"] + c.Events["DLmr"] + c.Events["DLmw"] })},
+		{Name: "branch-miss/txn", Unit: "misses", Direction: stats.LowerIsBetter, Counted: true, MinChange: minMisses,
+			Value: simulated(func(c *result.CacheSim) uint64 { return c.Events["Bcm"] + c.Events["Bim"] })},
+		{Name: "est-cycles/txn", Unit: "cycles, model", Direction: stats.LowerIsBetter, Counted: true, MinChange: minInstructions,
+			Value: simulated(func(c *result.CacheSim) uint64 { return c.EstCycles })},
+		{Name: "pooler-instr/txn", Unit: "instructions", Direction: stats.LowerIsBetter, Counted: true, MinChange: minInstructions,
+			Value: counted(func(i *result.Instructions) float64 { return i.PoolerPerTxn })},
 	}
+}
+
+// The smallest changes of interest of the counted measures (MinChange),
+// from the changes that settings which change nothing a transaction
+// executes made here (docs/counting-instructions.md, "Negligible"):
+// minInstructions for instructions and estimated cycles, minCalls for
+// system calls and clock reads (whole calls per transaction, which such
+// settings never moved), minMisses for the simulated misses, which a
+// different layout of shared memory moves more than it moves
+// instructions.
+const (
+	minInstructions = 0.001
+	minCalls        = 0.01
+	minMisses       = 0.01
+)
+
+// simulated reads a measure from the cache and branch simulation
+// (--count instructions,cache): the client backends' events per
+// transaction, NaN without the simulation.
+func simulated(read func(*result.CacheSim) uint64) func(*result.Step) float64 {
+	return counted(func(i *result.Instructions) float64 {
+		if i.Cache == nil {
+			return math.NaN()
+		}
+		return float64(read(i.Cache)) / float64(i.Transactions)
+	})
 }
 
 // counted reads a measure from the instructions counted under Valgrind

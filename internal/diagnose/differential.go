@@ -13,13 +13,15 @@ import (
 
 // Change is one measure's change from a baseline to a candidate at one
 // step, as the comparison judged it (internal/compare): both sides'
-// centres, the relative change with its interval, and whether it is
-// significant after the comparison's Holm correction.
+// centres, the relative change with its interval, whether it is
+// significant after the comparison's Holm correction, and whether it is
+// then smaller than the measure's smallest change of interest.
 type Change struct {
 	Known          bool
 	Base, Cand     float64
 	Change, Lo, Hi float64
 	Significant    bool
+	Negligible     bool
 }
 
 // absolute is the change in the measure's own unit and the half-width of
@@ -47,6 +49,12 @@ type Differential struct {
 	// Unjudged says what could not be judged and why (no wait samples in
 	// slices); empty when everything was.
 	Unjudged string
+	// Counted explains, for servers run under Valgrind (--count), each
+	// counted measure that changed significantly and by more than is
+	// negligible, from the counts per function; CountedRun says the
+	// servers ran so, whose throughput means nothing and is not judged.
+	Counted    []CountedChange
+	CountedRun bool
 }
 
 // StepDifferential is one step's differential diagnosis.
@@ -79,15 +87,23 @@ type Cause struct {
 	Text string
 }
 
-// Sentences are the differential's sentences: one per step judged, then
-// what could not be judged; "No step is significantly slower or faster."
-// when none changed.
+// Sentences are the differential's sentences: one per step judged and
+// one per counted change, then what could not be judged; "No step is
+// significantly slower or faster." when none changed ("No counted
+// measure changed by more than is negligible." for counted runs).
 func (d Differential) Sentences() []string {
 	var out []string
 	for _, s := range d.Steps {
 		out = append(out, s.Text)
 	}
-	if len(out) == 0 {
+	for _, c := range d.Counted {
+		out = append(out, c.Text)
+	}
+	switch {
+	case len(out) > 0:
+	case d.CountedRun:
+		out = append(out, "No counted measure changed by more than is negligible.")
+	default:
 		out = append(out, "No step is significantly slower or faster.")
 	}
 	if d.Unjudged != "" {
@@ -102,6 +118,12 @@ func Explain(steps []DiffStep, opt stats.Options) Differential {
 	var d Differential
 	waitsJudged := true
 	for _, st := range steps {
+		for i := 0; i < min(len(st.Base), len(st.Cand)); i++ {
+			for _, p := range countedProcesses {
+				d.CountedRun = d.CountedRun || p.counts(st.Base[i]) != nil || p.counts(st.Cand[i]) != nil
+			}
+		}
+		d.Counted = append(d.Counted, explainCounted(st)...)
 		tps := st.Changes["tps"]
 		if !tps.Known || !tps.Significant || tps.Change == 0 {
 			continue

@@ -80,7 +80,7 @@ func Run(ctx context.Context, spec RunSpec) (*result.File, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	spec.countNotice(1, 1)
+	spec.countNotice(1, 2) // and the warm-up round
 	started := time.Now().UTC()
 	coord, err := spec.openAgents(ctx)
 	if err != nil {
@@ -150,6 +150,9 @@ func (c *Common) sweepOn(ctx context.Context, p *prepared, wl *workload.Loaded, 
 
 	sw := c.sweep(p, wl)
 	sw.Agents = out.Agents
+	if err := c.warmUpRound(ctx, sw); err != nil {
+		return nil, "", err
+	}
 	vacuum := sw.BeforeStep
 	sw.BeforeStep = func(ctx context.Context, i, clients int) error {
 		obs.Observe(observe.StepStart{Index: i, Steps: len(sw.Clients), Clients: clients})

@@ -30,6 +30,13 @@ func TestParseCallgrind(t *testing.T) {
 	if self := d.Total(); self.Ir != ir || self.Syscalls != 81 {
 		t.Errorf("functions' own costs add up to %+v, totals say %d instructions and 81 system calls", self, ir)
 	}
+	// Every call goes to a function the dump holds: a callee's object
+	// is named (cob=) for one call only, else it is the caller's.
+	for k, v := range d.Calls {
+		if _, ok := d.Self[k[1]]; !ok && v.Ir > 0 {
+			t.Errorf("%s calls %s in %s, which the dump does not hold (%d instructions)", k[0].Name, k[1].Name, k[1].Object, v.Ir)
+		}
+	}
 	pm := probe.CallgrindFunc{Name: "PostgresMain", Object: "/usr/lib/postgresql/15/bin/postgres"}
 	if incl := d.Inclusive()[pm].Ir; incl < ir/2 || incl > ir {
 		t.Errorf("PostgresMain with its callees: %d of %d instructions", incl, ir)
@@ -64,5 +71,86 @@ func TestParseCallgrind(t *testing.T) {
 	}
 	if deepest < 5 {
 		t.Errorf("deepest stack %d frames: the call graph was not followed", deepest)
+	}
+}
+
+// The functions of a dump without one and what it called: their own
+// instructions add up to the dump's less what ran inside it, none of
+// them is it, and a caller's inclusive count no longer holds it.
+func TestCallgrindFunctions(t *testing.T) {
+	f, err := os.Open("testdata/callgrind.out")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	d, err := probe.ParseCallgrind(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	read := d.Inside("secure_read")
+	want := d.Total().Ir - read.Ir
+	fs := d.Functions([]string{"secure_read"})
+	var self, sys uint64
+	for fn, c := range fs {
+		if fn.Name == "secure_read" {
+			t.Fatalf("secure_read among the functions: %+v", c)
+		}
+		if c.Self.Ir > c.Inclusive.Ir {
+			t.Errorf("%s: own %d instructions, with its callees %d", fn.Name, c.Self.Ir, c.Inclusive.Ir)
+		}
+		self += c.Self.Ir
+		sys += c.Self.Syscalls
+	}
+	if diff := int64(self) - int64(want); diff < -int64(len(fs)) || diff > int64(len(fs)) {
+		t.Errorf("the functions' own instructions add up to %d, the dump without secure_read holds %d", self, want)
+	}
+	if wantSys := d.Total().Syscalls - read.Syscalls; sys < wantSys-2 || sys > wantSys+2 {
+		t.Errorf("the functions' own system calls add up to %d, want %d", sys, wantSys)
+	}
+	pm := probe.CallgrindFunc{Name: "PostgresMain", Object: "/usr/lib/postgresql/15/bin/postgres"}
+	before := d.Inclusive()[pm].Ir
+	if got := fs[pm].Inclusive.Ir; got+read.Ir > before+2 || got+read.Ir+2 < before {
+		t.Errorf("PostgresMain with its callees: %d, before %d, secure_read %d", got, before, read.Ir)
+	}
+}
+
+// A real dump with callgrind's cache and branch simulation (/bin/true
+// under pgscale's options): every event is read per function, the
+// functions' own counts add up to the dump's totals event by event, the
+// simulated caches are the ones asked for, and the estimated cycles are
+// iai-callgrind's model of the totals.
+func TestParseCallgrindCache(t *testing.T) {
+	f, err := os.Open("testdata/callgrind-cache.out")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	d, err := probe.ParseCallgrind(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := d.Caches["LL"]; got != "8388608 B, 64 B, 16-way associative" || d.Caches["I1"] != "32768 B, 64 B, 8-way associative" {
+		t.Errorf("caches %v", d.Caches)
+	}
+	tot := d.Total()
+	s := tot.Sim
+	for name, got := range map[string]uint64{"Ir": tot.Ir, "sysCount": tot.Syscalls, "Dr": s.Dr, "Dw": s.Dw, "I1mr": s.I1mr, "D1mr": s.D1mr,
+		"D1mw": s.D1mw, "ILmr": s.ILmr, "DLmr": s.DLmr, "DLmw": s.DLmw, "Bc": s.Bc, "Bcm": s.Bcm, "Bi": s.Bi, "Bim": s.Bim} {
+		if want := d.Totals[name]; got != want || want == 0 {
+			t.Errorf("%s: the functions' own counts add up to %d, the totals say %d", name, got, want)
+		}
+	}
+	acc := tot.Ir + s.Dr + s.Dw
+	want := (acc - s.L1Misses()) + 5*(s.L1Misses()-s.LLMisses()) + 35*s.LLMisses()
+	if got := tot.EstCycles(); got != want || got <= acc {
+		t.Errorf("estimated cycles %d, want %d (more than the %d accesses)", got, want, acc)
+	}
+	var sum probe.Cost
+	for _, c := range d.Functions(nil) {
+		sum.Ir += c.Self.Ir
+		sum.Sim.DLmr += c.Self.Sim.DLmr
+	}
+	if sum.Ir != tot.Ir || sum.Sim.DLmr != s.DLmr {
+		t.Errorf("Functions: own instructions %d and LL data read misses %d, the dump %d and %d", sum.Ir, sum.Sim.DLmr, tot.Ir, s.DLmr)
 	}
 }

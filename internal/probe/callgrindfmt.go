@@ -2,7 +2,6 @@ package probe
 
 import (
 	"bufio"
-	"errors"
 	"fmt"
 	"io"
 	"sort"
@@ -24,16 +23,95 @@ type CallgrindDump struct {
 	// calls from one function to another, as callgrind measured them.
 	Self  map[CallgrindFunc]Cost
 	Calls map[[2]CallgrindFunc]Cost
+	// Caches are the simulated caches as callgrind describes them, by
+	// level ("I1", "D1", "LL"): "32768 B, 64 B, 8-way associative";
+	// empty without the cache simulation.
+	Caches map[string]string
 }
 
-// Cost is what callgrind counted of code: instructions (Ir) and system
-// calls (sysCount, with --collect-systime).
-type Cost struct{ Ir, Syscalls uint64 }
+// Cost is what callgrind counted of code: instructions (Ir), system
+// calls (sysCount, with --collect-systime), and with the cache and branch
+// simulation (--cache-sim=yes --branch-sim=yes) the accesses and misses
+// it simulated (Sim).
+type Cost struct {
+	Ir, Syscalls uint64
+	Sim          Sim
+}
 
-func (c Cost) add(o Cost) Cost { return Cost{c.Ir + o.Ir, c.Syscalls + o.Syscalls} }
+// Sim is what callgrind's cache and branch simulation counted, in its own
+// event names: data reads and writes (Dr, Dw); L1 misses of instruction
+// fetches, data reads and writes (I1mr, D1mr, D1mw) and last-level misses
+// of the same (ILmr, DLmr, DLmw); conditional and indirect branches
+// executed (Bc, Bi) and mispredicted (Bcm, Bim). All zero without the
+// simulation.
+type Sim struct {
+	Dr, Dw, I1mr, D1mr, D1mw, ILmr, DLmr, DLmw, Bc, Bcm, Bi, Bim uint64
+}
 
+// numEvents is how many events a Cost holds; simEvents names them in
+// vec's order after Ir and sysCount.
+const numEvents = 14
+
+var eventNames = [numEvents]string{"Ir", "sysCount", "Dr", "Dw", "I1mr", "D1mr", "D1mw", "ILmr", "DLmr", "DLmw", "Bc", "Bcm", "Bi", "Bim"}
+
+// vec is the cost as an array, in eventNames' order.
+func (c Cost) vec() [numEvents]uint64 {
+	s := c.Sim
+	return [numEvents]uint64{c.Ir, c.Syscalls, s.Dr, s.Dw, s.I1mr, s.D1mr, s.D1mw, s.ILmr, s.DLmr, s.DLmw, s.Bc, s.Bcm, s.Bi, s.Bim}
+}
+
+// costOf is the cost of an array in eventNames' order.
+func costOf(v [numEvents]uint64) Cost {
+	return Cost{Ir: v[0], Syscalls: v[1], Sim: Sim{v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9], v[10], v[11], v[12], v[13]}}
+}
+
+func (c Cost) add(o Cost) Cost {
+	a, b := c.vec(), o.vec()
+	for i := range a {
+		a[i] += b[i]
+	}
+	return costOf(a)
+}
+
+// sub takes o off c, never below zero.
 func (c Cost) sub(o Cost) Cost {
-	return Cost{c.Ir - min(o.Ir, c.Ir), c.Syscalls - min(o.Syscalls, c.Syscalls)}
+	a, b := c.vec(), o.vec()
+	for i := range a {
+		a[i] -= min(a[i], b[i])
+	}
+	return costOf(a)
+}
+
+// L1Misses are the simulated L1 misses: instruction fetches, data reads
+// and data writes.
+func (s Sim) L1Misses() uint64 { return s.I1mr + s.D1mr + s.D1mw }
+
+// LLMisses are the simulated last-level misses: what went to memory.
+func (s Sim) LLMisses() uint64 { return s.ILmr + s.DLmr + s.DLmw }
+
+// BranchMisses are the mispredicted branches, conditional and indirect.
+func (s Sim) BranchMisses() uint64 { return s.Bcm + s.Bim }
+
+// CycleModel names the cost model EstCycles applies, as the result file
+// and the reports state it.
+const CycleModel = "iai-callgrind's: L1 hits + 5 × LL hits + 35 × RAM hits (a model, not a measurement)"
+
+// EstCycles estimates the cycles the cost took from the simulation's
+// counts with iai-callgrind's model (CycleModel), which it took from
+// Itamar Turner-Trauring's cachegrind benchmarking: every instruction
+// fetch and data access that hit L1 costs 1, one that missed L1 and hit
+// the last level 5, one that went to memory 35. Without the simulation
+// it is 0.
+func (c Cost) EstCycles() uint64 {
+	s := c.Sim
+	if s == (Sim{}) {
+		return 0
+	}
+	l1m, llm := s.L1Misses(), s.LLMisses()
+	acc := c.Ir + s.Dr + s.Dw
+	l1Hits := acc - min(acc, l1m)
+	llHits := l1m - min(l1m, llm)
+	return l1Hits + 5*llHits + 35*llm
 }
 
 // CallgrindFunc is a function as callgrind names it, with the object file
@@ -41,8 +119,9 @@ func (c Cost) sub(o Cost) Cost {
 type CallgrindFunc struct{ Name, Object string }
 
 // ParseCallgrind reads a dump in callgrind's format (name compression
-// "(id) name" included; positions are skipped) and keeps the instruction
-// event, Ir, per function and call.
+// "(id) name" included; positions are skipped) and keeps the events a
+// Cost holds (instructions, system calls, and the cache and branch
+// simulation's), per function and call.
 func ParseCallgrind(r io.Reader) (*CallgrindDump, error) {
 	d := &CallgrindDump{Totals: map[string]uint64{}, Self: map[CallgrindFunc]Cost{}, Calls: map[[2]CallgrindFunc]Cost{}}
 	sc := bufio.NewScanner(r)
@@ -67,7 +146,10 @@ func ParseCallgrind(r io.Reader) (*CallgrindDump, error) {
 	var ob, cob, fn string
 	var cfn string
 	callPending := false
-	ir, sys := -1, -1 // indexes of Ir and sysCount among the events
+	// slot[i] is where event i of the dump's goes in a Cost's vec, -1
+	// for an event pgscale does not read.
+	var slot []int
+	ir := -1
 	line := 0
 	for sc.Scan() {
 		line++
@@ -81,24 +163,26 @@ func ParseCallgrind(r io.Reader) (*CallgrindDump, error) {
 			if len(f) < npos {
 				return nil, fmt.Errorf("callgrind line %d: cost line %q has no position", line, s)
 			}
-			event := func(i int) (uint64, error) {
-				if i < 0 || npos+i >= len(f) {
-					return 0, nil
+			var vec [numEvents]uint64
+			for i, x := range f[npos:] {
+				if i >= len(slot) || slot[i] < 0 {
+					continue
 				}
-				return strconv.ParseUint(f[npos+i], 10, 64)
+				n, err := strconv.ParseUint(x, 10, 64)
+				if err != nil {
+					return nil, fmt.Errorf("callgrind line %d: %q: %v", line, s, err)
+				}
+				vec[slot[i]] = n
 			}
-			var v Cost
-			var err1, err2 error
-			v.Ir, err1 = event(ir)
-			v.Syscalls, err2 = event(sys)
-			if err := errors.Join(err1, err2); err != nil {
-				return nil, fmt.Errorf("callgrind line %d: %q: %v", line, s, err)
-			}
+			v := costOf(vec)
 			self := CallgrindFunc{fn, ob}
 			if callPending {
 				k := [2]CallgrindFunc{self, {cfn, cob}}
 				d.Calls[k] = d.Calls[k].add(v)
 				callPending = false
+				// callgrind writes cob= only for a callee in another
+				// object than the caller's: it holds for one call.
+				cob = ob
 			} else {
 				d.Self[self] = d.Self[self].add(v)
 			}
@@ -114,12 +198,16 @@ func ParseCallgrind(r io.Reader) (*CallgrindDump, error) {
 			switch key {
 			case "events":
 				events = strings.Fields(val)
+				slot = make([]int, len(events))
 				for i, e := range events {
-					switch e {
-					case "Ir":
+					slot[i] = -1
+					for j, n := range eventNames {
+						if e == n {
+							slot[i] = j
+						}
+					}
+					if e == "Ir" {
 						ir = i
-					case "sysCount":
-						sys = i
 					}
 				}
 			case "positions":
@@ -129,6 +217,14 @@ func ParseCallgrind(r io.Reader) (*CallgrindDump, error) {
 			case "desc":
 				if t, ok := strings.CutPrefix(val, "Trigger:"); ok {
 					d.Trigger = strings.TrimSpace(t)
+				}
+				for _, c := range []string{"I1", "D1", "LL"} {
+					if g, ok := strings.CutPrefix(val, c+" cache:"); ok {
+						if d.Caches == nil {
+							d.Caches = map[string]string{}
+						}
+						d.Caches[c] = strings.TrimSpace(g)
+					}
 				}
 			case "totals":
 				for i, f := range strings.Fields(val) {
@@ -203,6 +299,126 @@ func (d *CallgrindDump) Inside(name string) Cost {
 		}
 	}
 	return c
+}
+
+// FuncCost is one function's cost in a dump: its own, and with what it
+// called (callgrind's inclusive cost).
+type FuncCost struct{ Self, Inclusive Cost }
+
+// Functions returns each function's own and inclusive cost without the
+// functions named in exclude and what ran inside them, as Inside takes
+// them off the count: their callees' share is taken off what those
+// callees cost, and what the calls to them cost is taken off the
+// inclusive cost of their callers and of the callers' callers. Where a
+// callee is also called from elsewhere, its cost is shared among its
+// callers in proportion to what each call cost (CallgrindProfile's
+// assumption). The functions excluded are assumed not to run inside one
+// another. Functions whose cost is then nothing are left out.
+func (d *CallgrindDump) Functions(exclude []string) map[CallgrindFunc]FuncCost {
+	skip := map[string]bool{}
+	for _, n := range exclude {
+		skip[n] = true
+	}
+	incl := d.Inclusive()
+	callees := map[CallgrindFunc][]CallgrindFunc{}
+	callers := map[CallgrindFunc][]CallgrindFunc{}
+	for k := range d.Calls {
+		if k[0] != k[1] {
+			callees[k[0]] = append(callees[k[0]], k[1])
+			callers[k[1]] = append(callers[k[1]], k[0])
+		}
+	}
+	exSelf, exIncl := map[CallgrindFunc]Cost{}, map[CallgrindFunc]Cost{}
+	onPath := map[CallgrindFunc]bool{}
+	// down takes the flow w into g (a part of its inclusive cost, reached
+	// from an excluded function) off g and, in proportion, off its callees.
+	var down func(g CallgrindFunc, w Cost)
+	down = func(g CallgrindFunc, w Cost) {
+		if w.Ir == 0 && w.Syscalls == 0 {
+			return
+		}
+		onPath[g] = true
+		exIncl[g] = exIncl[g].add(w)
+		r := ratio(w, incl[g])
+		exSelf[g] = exSelf[g].add(mul(d.Self[g], r))
+		for _, h := range callees[g] {
+			if !onPath[h] && !skip[h.Name] {
+				down(h, mul(d.Calls[[2]CallgrindFunc{g, h}], r))
+			}
+		}
+		onPath[g] = false
+	}
+	// up takes loss, a part of what c's calls to an excluded function
+	// cost, off c's inclusive cost and, in proportion, off its callers'.
+	var up func(c CallgrindFunc, loss Cost)
+	up = func(c CallgrindFunc, loss Cost) {
+		if loss.Ir == 0 && loss.Syscalls == 0 {
+			return
+		}
+		onPath[c] = true
+		exIncl[c] = exIncl[c].add(loss)
+		r := ratio(loss, incl[c])
+		for _, b := range callers[c] {
+			if !onPath[b] && !skip[b.Name] {
+				up(b, mul(d.Calls[[2]CallgrindFunc{b, c}], r))
+			}
+		}
+		onPath[c] = false
+	}
+	var roots []CallgrindFunc
+	for f := range incl {
+		if skip[f.Name] {
+			roots = append(roots, f)
+		}
+	}
+	sortFuncs(roots)
+	for _, e := range roots {
+		onPath[e] = true
+		for _, h := range callees[e] {
+			if !skip[h.Name] {
+				down(h, d.Calls[[2]CallgrindFunc{e, h}])
+			}
+		}
+		for _, c := range callers[e] {
+			if !skip[c.Name] {
+				up(c, d.Calls[[2]CallgrindFunc{c, e}])
+			}
+		}
+		onPath[e] = false
+	}
+	out := map[CallgrindFunc]FuncCost{}
+	for f, in := range incl {
+		if skip[f.Name] {
+			continue
+		}
+		fc := FuncCost{Self: d.Self[f].sub(exSelf[f]), Inclusive: in.sub(exIncl[f])}
+		if fc.Inclusive.Ir > 0 || fc.Inclusive.Syscalls > 0 {
+			out[f] = fc
+		}
+	}
+	return out
+}
+
+// ratio is, event by event, the share part is of whole (0 where whole is
+// 0, at most 1).
+func ratio(part, whole Cost) [numEvents]float64 {
+	p, w := part.vec(), whole.vec()
+	var r [numEvents]float64
+	for i := range r {
+		if w[i] > 0 {
+			r[i] = min(float64(p[i])/float64(w[i]), 1)
+		}
+	}
+	return r
+}
+
+// mul is c scaled event by event by r, rounded to whole events.
+func mul(c Cost, r [numEvents]float64) Cost {
+	v := c.vec()
+	for i := range v {
+		v[i] = uint64(float64(v[i])*r[i] + 0.5)
+	}
+	return costOf(v)
 }
 
 // minStackShare is the smallest share of a dump's instructions a

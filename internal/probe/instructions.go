@@ -55,6 +55,11 @@ type instrProbe struct {
 	conn *sqlConn
 	pid  func() int // the postmaster's pid
 	dir  string     // where the pprof files go
+	// warm simulates the caches (--count instructions,cache): the
+	// postmaster runs instrumented, so that every backend it forks is
+	// instrumented from birth and its simulated caches are warm when the
+	// window starts (warmBackends).
+	warm bool
 
 	// pooler counts a pooler or proxy run under callgrind beside the
 	// server; nil without one.
@@ -135,6 +140,15 @@ func (p *instrProbe) edge(ctx context.Context, info observe.StepInfo, start bool
 				return err
 			}
 		}
+		if p.warm {
+			// Instrumented since its fork, a backend is zeroed with a
+			// dump: callgrind's zero command leaves the system calls
+			// counted so far in place (and some instructions: +100 a
+			// select-only transaction here), a dump leaves nothing.
+			err := p.control(ctx, "dump "+p.hint+"-before", "instrumentation on")
+			p.removeDumps()
+			return err
+		}
 		return p.control(ctx, "zero", "instrumentation on")
 	}
 	if err := p.waitIdle(ctx); err != nil {
@@ -156,7 +170,28 @@ func (p *instrProbe) edge(ctx context.Context, info observe.StepInfo, start bool
 	p.mu.Lock()
 	p.ended = true
 	p.mu.Unlock()
+	if p.warm {
+		err = errors.Join(err, p.warmBackends(ctx))
+	}
 	return err
+}
+
+// warmBackends switches the postmaster's instrumentation on, so that the
+// backends it forks from then on run instrumented, their simulated
+// caches filled by their connection and the step's warm-up: a backend
+// whose instrumentation is switched on only at the window's start
+// begins it with empty caches, and the misses of filling them (11 000
+// last-level misses here, 0.7 MB) are then a share of each transaction
+// that depends on how many the window holds (select-only at one client:
+// 15.8 last-level misses per transaction with -t 1000, 6.7 with -t
+// 6000). It is done when the probe opens and again after every window,
+// for a postmaster that was restarted.
+func (p *instrProbe) warmBackends(ctx context.Context) error {
+	pm := p.pid()
+	if _, err := p.cg.Control(ctx, pm, "instrumentation on"); err != nil {
+		return fmt.Errorf("postmaster %d: %w", pm, err)
+	}
+	return nil
 }
 
 // Idleness: a client backend is idle when it sleeps and has not run for
@@ -283,6 +318,7 @@ func (p *instrProbe) report(_ context.Context, st *stepState, out *result.Probes
 		Without: strings.Join(notCounted, ", ")}
 	kinds := map[string]*result.InstructionGroup{}
 	var clients []*CallgrindDump
+	var client Cost // the client backends' counts, without notCounted
 	pids := make([]int, 0, len(p.counted))
 	for pid := range p.counted {
 		pids = append(pids, pid)
@@ -304,13 +340,12 @@ func (p *instrProbe) report(_ context.Context, st *stepState, out *result.Probes
 			for _, fn := range notCounted {
 				c = c.sub(d.Inside(fn))
 			}
+			clients = append(clients, d)
+			client = client.add(c)
 		}
 		g.Processes++
 		g.Instructions += c.Ir
 		g.Syscalls += c.Syscalls
-		if k == "client backend" {
-			clients = append(clients, d)
-		}
 	}
 	for _, g := range kinds {
 		ev.ByKind = append(ev.ByKind, *g)
@@ -320,6 +355,16 @@ func (p *instrProbe) report(_ context.Context, st *stepState, out *result.Probes
 		ev.ClientBackends, ev.ClientSyscalls = g.Instructions, g.Syscalls
 		if tx > 0 {
 			ev.PerTxn = float64(g.Instructions) / float64(tx)
+		}
+	}
+	if len(clients) > 0 {
+		fs := clientFunctions(clients)
+		clock := clockReads(fs)
+		ev.ClientClockReads = &clock
+		ev.FunctionsFloor = max(1, uint64(float64(client.Ir)*functionsFloor))
+		ev.Functions = functionCounts(fs, ev.FunctionsFloor)
+		if caches := clients[0].Caches; len(caches) > 0 {
+			ev.Cache = cacheSim(client, caches)
 		}
 	}
 	out.Instructions = ev
@@ -345,6 +390,122 @@ func (p *instrProbe) report(_ context.Context, st *stepState, out *result.Probes
 	out.Profile = summarize(prof, name)
 	out.Profile.Unit = "instructions"
 	return nil
+}
+
+// functionsFloor is the share of the client backends' instructions below
+// which a function's inclusive count is left out of the result file's
+// functions (unless it made system calls): at 40 000 instructions per
+// transaction, 0.4 a transaction.
+const functionsFloor = 1e-5
+
+// clientFunctions sums the client backends' counts per function, without
+// notCounted and what ran inside them. Callgrind names a recursive
+// function's deeper levels apart ("JumbleExpr'2"); they are one function
+// here: their own counts add up, and the outermost level's inclusive
+// count holds the deeper levels'.
+func clientFunctions(dumps []*CallgrindDump) map[CallgrindFunc]FuncCost {
+	out := map[CallgrindFunc]FuncCost{}
+	for _, d := range dumps {
+		for f, c := range d.Functions(notCounted) {
+			name, deeper := recursionLevel(f.Name)
+			f.Name = name
+			o := out[f]
+			o.Self = o.Self.add(c.Self)
+			if !deeper {
+				o.Inclusive = o.Inclusive.add(c.Inclusive)
+			}
+			out[f] = o
+		}
+	}
+	for f, o := range out {
+		if o.Inclusive.Ir < o.Self.Ir { // deeper levels only: the window began inside
+			o.Inclusive = o.Self
+			out[f] = o
+		}
+	}
+	return out
+}
+
+// recursionLevel cuts callgrind's recursion level off a function's name
+// ("f'2" is f called within f): the name, and whether it was a deeper
+// level.
+func recursionLevel(name string) (string, bool) {
+	i := strings.LastIndexByte(name, '\'')
+	if i <= 0 || i == len(name)-1 {
+		return name, false
+	}
+	for _, c := range name[i+1:] {
+		if c < '0' || c > '9' {
+			return name, false
+		}
+	}
+	return name[:i], true
+}
+
+// clockReads are the system calls made by the functions that read the
+// clock (result.ClockFunction).
+func clockReads(fs map[CallgrindFunc]FuncCost) uint64 {
+	var n uint64
+	for f, c := range fs {
+		if result.ClockFunction(f.Name) {
+			n += c.Self.Syscalls
+		}
+	}
+	return n
+}
+
+// functionCounts are the result file's functions: those whose inclusive
+// instructions reach floor or that made system calls, by own instructions,
+// most first.
+func functionCounts(fs map[CallgrindFunc]FuncCost, floor uint64) []result.FunctionCount {
+	var out []result.FunctionCount
+	for f, c := range fs {
+		if c.Inclusive.Ir < floor && c.Inclusive.Syscalls == 0 {
+			continue
+		}
+		out = append(out, result.FunctionCount{Function: f.Name, Object: filepath.Base(f.Object),
+			Self: c.Self.Ir, Inclusive: c.Inclusive.Ir, Syscalls: c.Self.Syscalls, SyscallsInclusive: c.Inclusive.Syscalls,
+			EstCycles: c.Self.EstCycles(), EstCyclesInclusive: c.Inclusive.EstCycles()})
+	}
+	sort.Slice(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if a.Self != b.Self {
+			return a.Self > b.Self
+		}
+		if a.Function != b.Function {
+			return a.Function < b.Function
+		}
+		return a.Object < b.Object
+	})
+	return out
+}
+
+// cacheSim is the result file's record of the cache and branch
+// simulation: the caches simulated, the client backends' events and
+// their estimated cycles.
+func cacheSim(c Cost, caches map[string]string) *result.CacheSim {
+	v := c.vec()
+	ev := map[string]uint64{}
+	for i, n := range eventNames {
+		if n != "sysCount" {
+			ev[n] = v[i]
+		}
+	}
+	return &result.CacheSim{I1: caches["I1"], D1: caches["D1"], LL: caches["LL"], Events: ev,
+		EstCycles: c.EstCycles(), Model: CycleModel}
+}
+
+// removeDumps removes the counted processes' dump files: at a window's
+// start, those are the dumps that zeroed them.
+func (p *instrProbe) removeDumps() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for pid := range p.counted {
+		files, _ := filepath.Glob(p.cg.Out(pid) + ".*")
+		for _, name := range files {
+			os.Remove(name)
+		}
+	}
 }
 
 // readDump reads the dump of process pid with this window's hint, and
@@ -381,12 +542,19 @@ type edger interface {
 
 var _ observe.EdgeWatcher = (*Set)(nil)
 
-// countFlag is --count: what to count, "instructions".
+// countFlag is --count: what to count, a comma list of "instructions"
+// and "cache" (which counts the instructions too).
 type countFlag struct{ o *Options }
 
 func (f countFlag) Set(v string) error {
-	if v != "instructions" {
-		return errors.New("want instructions")
+	for _, w := range strings.Split(v, ",") {
+		switch strings.TrimSpace(w) {
+		case "instructions":
+		case "cache":
+			f.o.CacheSim = true
+		default:
+			return errors.New("want instructions, or instructions,cache")
+		}
 	}
 	f.o.Set(NameInstructions, true)
 	return nil
@@ -394,6 +562,25 @@ func (f countFlag) Set(v string) error {
 
 func (f countFlag) String() string { return "" }
 func (f countFlag) Type() string   { return "what" }
+
+// The caches the simulation of --count instructions,cache models, the
+// same on every machine so that counts compare across machines (the
+// host's own, which callgrind would read from cpuid, are whatever a
+// hypervisor says: 512 MB, 2-way, on this VM): Intel Haswell's L1s of 32
+// KiB, 8-way, and a last level of 8 MiB, 16-way, with 64-byte lines, the
+// geometry the published cachegrind benchmarking scripts fix for the
+// same reason and tuned their cost model (CycleModel) with.
+const (
+	simI1 = "32768,8,64"
+	simD1 = "32768,8,64"
+	simLL = "8388608,16,64"
+)
+
+// CacheSimOptions are callgrind's options for the cache and branch
+// simulation of --count instructions,cache, with the caches it models.
+func CacheSimOptions() []string {
+	return []string{"--cache-sim=yes", "--branch-sim=yes", "--I1=" + simI1, "--D1=" + simD1, "--LL=" + simLL}
+}
 
 // NameInstructions names the probe that counts the server's instructions
 // under Valgrind (--count instructions) in options and result files.
@@ -403,7 +590,7 @@ var instructionsDef = def{
 	name: NameInstructions, flag: "",
 	evidence: "count the server's instructions per transaction under Valgrind (--count instructions)",
 	flags: func(fs *pflag.FlagSet, o *Options) {
-		fs.Var(countFlag{o}, "count", "instructions: run ephemeral servers under Valgrind's callgrind and count the instructions of every transaction (needs -t; about 50 times slower)")
+		fs.Var(countFlag{o}, "count", "instructions[,cache]: run ephemeral servers under Valgrind's callgrind and count the instructions of every transaction (needs -t; 20 to 50 times slower); with cache also simulate caches and branch prediction for misses and estimated cycles per transaction (slower again)")
 	},
 	open: func(ctx context.Context, cfg Config, s *Set) (probe, error) {
 		if cfg.Callgrind == nil || cfg.ServerPIDFunc == nil {
@@ -417,10 +604,16 @@ var instructionsDef = def{
 		if dir == "" {
 			dir = "profiles"
 		}
-		ip := &instrProbe{cg: *cfg.Callgrind, conn: conn, pid: cfg.ServerPIDFunc, dir: dir}
+		p := &instrProbe{cg: *cfg.Callgrind, conn: conn, pid: cfg.ServerPIDFunc, dir: dir, warm: cfg.CacheSim}
 		if cfg.PoolerCallgrind != nil && cfg.PoolerPID != 0 {
-			ip.pooler = &poolerCount{cg: *cfg.PoolerCallgrind, root: cfg.PoolerPID}
+			p.pooler = &poolerCount{cg: *cfg.PoolerCallgrind, root: cfg.PoolerPID}
 		}
-		return ip, nil
+		if p.warm {
+			if err := p.warmBackends(ctx); err != nil {
+				conn.close()
+				return nil, err
+			}
+		}
+		return p, nil
 	},
 }

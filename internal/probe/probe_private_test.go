@@ -1,6 +1,8 @@
 package probe
 
 import (
+	"os"
+	"strings"
 	"testing"
 
 	"github.com/pgscale/pgscale/internal/result"
@@ -88,5 +90,43 @@ func TestGroupDeltaReusedPid(t *testing.T) {
 	}
 	if backends.OnCPUS != 0.011 || backends.RunQueueWaitS != 0.001 || backends.VoluntaryCtx != 5 || backends.InvoluntaryCtx != 1 {
 		t.Errorf("client backends %+v: want the new process's own counters", backends)
+	}
+}
+
+// The client backends' functions hold each recursive function once:
+// callgrind's deeper levels ("relation_open'2") add their own counts to
+// it, and its inclusive count is the outermost level's.
+func TestClientFunctionsRecursion(t *testing.T) {
+	f, err := os.Open("testdata/callgrind.out")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	d, err := ParseCallgrind(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw := d.Functions(notCounted)
+	fs := clientFunctions([]*CallgrindDump{d})
+	var ownRaw, own uint64
+	for _, c := range raw {
+		ownRaw += c.Self.Ir
+	}
+	for fn, c := range fs {
+		own += c.Self.Ir
+		if strings.Contains(fn.Name, "'") {
+			t.Errorf("%s: a recursion level named apart", fn.Name)
+		}
+	}
+	if own != ownRaw {
+		t.Errorf("own instructions %d after merging the levels, %d before", own, ownRaw)
+	}
+	ro := CallgrindFunc{Name: "relation_open", Object: "/usr/lib/postgresql/15/bin/postgres"}
+	ro2 := CallgrindFunc{Name: "relation_open'2", Object: ro.Object}
+	if got, want := fs[ro].Self.Ir, raw[ro].Self.Ir+raw[ro2].Self.Ir; got != want || raw[ro2].Self.Ir == 0 {
+		t.Errorf("relation_open's own instructions %d, want %d (levels %d and %d)", got, want, raw[ro].Self.Ir, raw[ro2].Self.Ir)
+	}
+	if got := fs[ro].Inclusive.Ir; got != raw[ro].Inclusive.Ir {
+		t.Errorf("relation_open with its callees %d, the outermost level %d", got, raw[ro].Inclusive.Ir)
 	}
 }

@@ -61,6 +61,9 @@ type Options struct {
 	ProfileDir string
 	// PoolerPID, when set, is a pooler on this host accounted apart.
 	PoolerPID int
+	// CacheSim adds callgrind's cache and branch simulation to counting
+	// instructions (--count instructions,cache).
+	CacheSim bool
 }
 
 // DefaultOptions are the default probes with their default settings.

@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/pgscale/pgscale/internal/compare"
@@ -70,6 +71,14 @@ func writeHead(p page, name string, f *result.File) {
 	}
 	p.field("machine", machine)
 	p.field("run", when)
+	if v := t.Valgrind; v != nil {
+		what := "instructions"
+		if slices.Contains(v.Options, "--cache-sim=yes") {
+			what = "instructions and simulated cache misses"
+		}
+		p.field("counted", fmt.Sprintf("%s under Valgrind (%s), 20 to 50 times slower than natively: throughput, latency, CPU times and verdicts are Valgrind's, the counts the server's",
+			what, v.Version))
+	}
 	p.blank()
 }
 

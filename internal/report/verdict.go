@@ -75,6 +75,9 @@ type VerdictCandidate struct {
 	Uncertain int    `json:"uncertain"`
 	Improved  int    `json:"improved"`
 	Regressed int    `json:"regressed"`
+	// Negligible counts the significant changes smaller than their
+	// measure's smallest change of interest.
+	Negligible int `json:"negligible,omitempty"`
 	// Why is the differential diagnosis: why the candidate is slower or
 	// faster, from the evidence both targets recorded (absent in a suite's
 	// verdict, where each cell has its own: SuiteWhy).
@@ -83,14 +86,48 @@ type VerdictCandidate struct {
 }
 
 // VerdictWhy is a candidate's differential diagnosis: the steps whose
-// throughput changed significantly, each with its causes, and what could
-// not be judged.
+// throughput changed significantly, each with its causes, what could
+// not be judged, and for servers counted under Valgrind the counted
+// measures that changed, each with the functions it changed in.
 type VerdictWhy struct {
 	// Cell names a suite's cell ("" outside suites).
 	Cell     string           `json:"cell,omitempty"`
 	Text     []string         `json:"text"`
 	Steps    []VerdictWhyStep `json:"steps"`
 	Unjudged string           `json:"unjudged,omitempty"`
+	Counted  []VerdictCounted `json:"counted,omitempty"`
+}
+
+// VerdictCounted is one counted measure's change at one step explained
+// by the functions it is in: the change per transaction (delta), the
+// functions whose own count moved most, and the most specific function
+// holding most of it with its callees (inside). Counts are per
+// transaction, means over the pairs of steps.
+type VerdictCounted struct {
+	Clients   int               `json:"clients"`
+	Measure   string            `json:"measure"`
+	Process   string            `json:"process"` // "server": the client backends
+	Change    *float64          `json:"change"`
+	Delta     *float64          `json:"delta_per_txn"`
+	Functions []VerdictFunction `json:"functions"`
+	Inside    *VerdictFunction  `json:"inside,omitempty"`
+	Text      string            `json:"text"`
+}
+
+// VerdictFunction is one function's part in a counted change: its count
+// per transaction on each side, the difference, and its share of the
+// measure's change.
+type VerdictFunction struct {
+	Function  string   `json:"function"`
+	Object    string   `json:"object"`
+	Baseline  *float64 `json:"baseline"`
+	Candidate *float64 `json:"candidate"`
+	Delta     *float64 `json:"delta"`
+	Share     *float64 `json:"share"`
+}
+
+func verdictFunction(f diagnose.FunctionDelta) VerdictFunction {
+	return VerdictFunction{Function: f.Function, Object: f.Object, Baseline: num(f.Base), Candidate: num(f.Cand), Delta: num(f.Delta), Share: num(f.Share)}
 }
 
 // VerdictWhyStep is one step of a differential diagnosis.
@@ -123,6 +160,18 @@ func newVerdictWhy(d diagnose.Differential, cell string) *VerdictWhy {
 		}
 		w.Steps = append(w.Steps, st)
 	}
+	for _, c := range d.Counted {
+		vc := VerdictCounted{Clients: c.Clients, Measure: c.Measure, Process: c.Process, Change: num(c.Change.Change), Delta: num(c.Delta),
+			Functions: []VerdictFunction{}, Text: c.Text}
+		for _, f := range c.Self {
+			vc.Functions = append(vc.Functions, verdictFunction(f))
+		}
+		if c.Inside != nil {
+			in := verdictFunction(*c.Inside)
+			vc.Inside = &in
+		}
+		w.Counted = append(w.Counted, vc)
+	}
 	return w
 }
 
@@ -145,12 +194,16 @@ type VerdictMeasure struct {
 	P         *float64 `json:"p"`
 	PHolm     *float64 `json:"p_holm"`
 	// Significant is PHolm ≤ 1 − confidence; Effect is "no change",
-	// "improved" or "regressed".
+	// "improved", "regressed" or "negligible" (significant, but smaller
+	// than the measure's smallest change of interest, MinChange).
 	Significant bool   `json:"significant"`
 	Effect      string `json:"effect"`
 	// Bound is the bound that applied, as written ("tps=-5%"); empty
 	// when none did.
-	Bound     string   `json:"bound,omitempty"`
+	Bound string `json:"bound,omitempty"`
+	// MinChange is the measure's smallest change of interest (a
+	// fraction) when it has one.
+	MinChange *float64 `json:"min_change,omitempty"`
 	Status    string   `json:"status"`
 	Uncertain bool     `json:"uncertain"`
 	Warnings  []string `json:"warnings,omitempty"`
@@ -173,7 +226,7 @@ func NewVerdict(r *compare.Comparison) *Verdict {
 		v.Confidence = 1 - vd.Alpha
 		c := VerdictCandidate{Name: r.Candidates[ci], Passed: vd.Passed(), Headline: vd.Headline(), Total: vd.Total,
 			Within: vd.Within, Outside: vd.Outside, Uncertain: vd.Uncertain, Improved: vd.Improved, Regressed: vd.Regressed,
-			Measures: []VerdictMeasure{}}
+			Negligible: vd.Negligible, Measures: []VerdictMeasure{}}
 		c.Measures = append(c.Measures, verdictMeasures(r, ci)...)
 		if ci < len(r.Why) {
 			c.Why = newVerdictWhy(r.Why[ci], "")
@@ -195,6 +248,9 @@ func verdictMeasures(r *compare.Comparison, ci int) []VerdictMeasure {
 			Status: a.Status.String(), Uncertain: a.Uncertain}
 		if a.Bound != nil {
 			m.Bound = a.Bound.String()
+		}
+		if a.Measure.MinChange > 0 {
+			m.MinChange = num(a.Measure.MinChange)
 		}
 		for _, w := range a.Warnings {
 			var sw *stats.Warning

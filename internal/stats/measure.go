@@ -36,6 +36,12 @@ type Measure struct {
 	Unit string
 	// Direction says which way is better; Evaluate needs it.
 	Direction Direction
+	// MinChange is the smallest relative change of interest (0.001 for
+	// 0.1 %): Evaluate calls a significant change smaller than it
+	// Negligible rather than Improved or Regressed. A bound on the
+	// measure closer to zero takes its place. 0: every significant
+	// change is of interest.
+	MinChange float64
 }
 
 // Key returns the name bounds and reports use: "tps@c=16", or "tps" when

@@ -40,9 +40,13 @@ const (
 	Improved
 	// Regressed: significant, in the measure's bad direction.
 	Regressed
+	// Negligible: significant, but smaller than the measure's smallest
+	// change of interest (Measure.MinChange, or its bound when that is
+	// closer to zero).
+	Negligible
 )
 
-// String returns "no change", "improved" or "regressed".
+// String returns "no change", "improved", "regressed" or "negligible".
 func (e Effect) String() string {
 	switch e {
 	case NoChange:
@@ -51,6 +55,8 @@ func (e Effect) String() string {
 		return "improved"
 	case Regressed:
 		return "regressed"
+	case Negligible:
+		return "negligible"
 	}
 	return fmt.Sprintf("Effect(%d)", int(e))
 }
@@ -96,8 +102,9 @@ type Verdict struct {
 	Alpha float64
 	// Total counts the measures; Within and Outside split them by
 	// Status; Uncertain counts those flagged uncertain (of either
-	// status); Improved and Regressed count significant changes.
-	Total, Within, Outside, Uncertain, Improved, Regressed int
+	// status); Improved, Regressed and Negligible count significant
+	// changes by Effect.
+	Total, Within, Outside, Uncertain, Improved, Regressed, Negligible int
 	// Warnings are caveats about the verdict as a whole.
 	Warnings []error
 }
@@ -132,10 +139,15 @@ func (v Verdict) Headline() string {
 }
 
 // Counts returns the tallies in one line: "24 measures: 23 within bounds,
-// 1 outside, 2 uncertain; 3 improved, 1 regressed".
+// 1 outside, 2 uncertain; 3 improved, 1 regressed" (and ", 2
+// negligible" when some are).
 func (v Verdict) Counts() string {
-	return fmt.Sprintf("%d measures: %d within bounds, %d outside, %d uncertain; %d improved, %d regressed",
+	s := fmt.Sprintf("%d measures: %d within bounds, %d outside, %d uncertain; %d improved, %d regressed",
 		v.Total, v.Within, v.Outside, v.Uncertain, v.Improved, v.Regressed)
+	if v.Negligible > 0 {
+		s += fmt.Sprintf(", %d negligible", v.Negligible)
+	}
+	return s
 }
 
 // Evaluate judges the comparisons of one A/B comparison together. It
@@ -191,14 +203,22 @@ func Evaluate(cs []Comparison, bounds Bounds, opt Options) (Verdict, error) {
 	for i, c := range cs {
 		a := Assessment{Comparison: c, PHolm: holm[i], Status: WithinBounds, Effect: NoChange}
 		a.Significant = a.PHolm <= v.Alpha
+		b, bounded := bounds.For(c.Measure)
 		if a.Significant {
-			if c.Measure.better(c.Change) {
+			least := c.Measure.MinChange
+			if bounded {
+				least = math.Min(least, math.Abs(b.Limit()))
+			}
+			switch {
+			case math.Abs(c.Change) < least:
+				a.Effect = Negligible
+			case c.Measure.better(c.Change):
 				a.Effect = Improved
-			} else if c.Change != 0 {
+			case c.Change != 0:
 				a.Effect = Regressed
 			}
 		}
-		if b, ok := bounds.For(c.Measure); ok {
+		if bounded {
 			a.Bound = &b
 			a.Status, a.Uncertain = judge(c, b.Limit(), a.Significant)
 		}
@@ -217,6 +237,8 @@ func Evaluate(cs []Comparison, bounds Bounds, opt Options) (Verdict, error) {
 			v.Improved++
 		case Regressed:
 			v.Regressed++
+		case Negligible:
+			v.Negligible++
 		}
 	}
 	return v, nil

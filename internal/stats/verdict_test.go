@@ -276,3 +276,46 @@ func TestJudgeChange(t *testing.T) {
 		}
 	}
 }
+
+// A significant change smaller than the measure's smallest change of
+// interest is negligible, not a regression; a bound closer to zero takes
+// the place of that smallest change, so that a user's bound still judges;
+// and a change past it is a regression as before.
+func TestEvaluateNegligible(t *testing.T) {
+	counted := func(change float64) stats.Comparison {
+		c := cmp("instr/txn", "c=1", down, change, change-0.00002, change+0.00002, 1e-9)
+		c.Measure.MinChange = 0.001
+		return c
+	}
+	v, err := stats.Evaluate([]stats.Comparison{counted(0.00016)}, nil, stats.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := v.Assessments[0]; !a.Significant || a.Effect != stats.Negligible || a.Status != stats.WithinBounds || v.Regressed != 0 || v.Negligible != 1 || !v.Passed() {
+		t.Errorf("+0.016%% with a smallest change of 0.1%%: significant %v, %v, %v; %s", a.Significant, a.Effect, a.Status, v.Counts())
+	}
+	if got := v.Counts(); !strings.HasSuffix(got, ", 1 negligible") {
+		t.Errorf("Counts() = %q, want the negligible one counted", got)
+	}
+	v, err = stats.Evaluate([]stats.Comparison{counted(0.00016)}, mustBounds(t, "instr/txn=+0.01%"), stats.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := v.Assessments[0]; a.Effect != stats.Regressed || a.Status != stats.OutsideBounds || v.Passed() {
+		t.Errorf("+0.016%% against a bound of +0.01%%: %v, %v, want regressed and outside bounds", a.Effect, a.Status)
+	}
+	v, err = stats.Evaluate([]stats.Comparison{counted(0.0052)}, nil, stats.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := v.Assessments[0]; a.Effect != stats.Regressed || v.Negligible != 0 {
+		t.Errorf("+0.52%%: %v, want regressed", a.Effect)
+	}
+	v, err = stats.Evaluate([]stats.Comparison{counted(-0.0383)}, mustBounds(t, "instr/txn=+1%"), stats.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := v.Assessments[0]; a.Effect != stats.Improved || a.Status != stats.WithinBounds {
+		t.Errorf("-3.83%% with a bound of +1%%: %v, %v, want improved within bounds", a.Effect, a.Status)
+	}
+}

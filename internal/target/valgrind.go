@@ -31,6 +31,9 @@ type Valgrind struct {
 	// randomisation (setarch ARCH -R), so that every process's layout,
 	// and what depends on addresses, is the same from run to run.
 	Setarch string
+	// Extra are more of the tool's options, after ValgrindOptions': the
+	// cache and branch simulation's with --count instructions,cache.
+	Extra []string
 }
 
 // FindValgrind finds valgrind and vgdb as the server binaries are found:
@@ -105,7 +108,7 @@ func CountingSettings() []Setting {
 
 // info is what the result file records of the counter.
 func (v *Valgrind) info() *result.Valgrind {
-	rv := &result.Valgrind{Version: v.Version, Options: ValgrindOptions("DIR"), ASLR: "on: setarch not found"}
+	rv := &result.Valgrind{Version: v.Version, Options: append(ValgrindOptions("DIR"), v.Extra...), ASLR: "on: setarch not found"}
 	if v.Setarch != "" {
 		rv.ASLR = "off (setarch -R)"
 	}
@@ -115,7 +118,7 @@ func (v *Valgrind) info() *result.Valgrind {
 // command is the server started under Valgrind: setarch, valgrind and
 // its options, then the postgres command line.
 func (v *Valgrind) command(dir, postgres string, args ...string) (string, []string) {
-	argv := append(ValgrindOptions(dir), postgres)
+	argv := append(append(ValgrindOptions(dir), v.Extra...), postgres)
 	argv = append(argv, args...)
 	if v.Setarch == "" {
 		return v.Bin, argv

@@ -122,3 +122,16 @@ func Compare(t testing.TB, inputs []compare.Input, bounds ...string) *compare.Co
 	}
 	return c
 }
+
+// Counted makes files from Files those of servers counted under Valgrind
+// (--count): each target records Valgrind, and each step the counts
+// count(side, round) returns (side indexes inputs, rounds count from 1).
+func Counted(inputs []compare.Input, count func(side, round int) *result.Instructions) {
+	for i, in := range inputs {
+		in.File.Target.Valgrind = &result.Valgrind{Version: "valgrind-3.19.0", Options: []string{"--tool=callgrind"}, ASLR: "off (setarch -R)"}
+		for j := range in.File.Steps {
+			s := &in.File.Steps[j]
+			s.Probes = &result.Probes{Instructions: count(i, s.Round)}
+		}
+	}
+}

@@ -1,7 +1,8 @@
 package html
 
 // instructionsView has no part under a step: an A/B run's comparison
-// shows the instructions and system calls per transaction as measures,
-// and the Profiles section draws their profile as a flame graph.
+// shows the counts per transaction as measures and says in its why which
+// functions a change is in, and the Profiles section draws the
+// instructions' profile as a flame graph.
 var instructionsView = evidenceView{probe: "instructions",
-	elsewhere: "the comparison's instr/txn and syscalls/txn measures, and the flame graph of the instructions' profile"}
+	elsewhere: "the comparison's counted measures (instr/txn, syscalls/txn, clock-reads/txn and, with the cache simulation, the misses and est-cycles/txn), its why, and the flame graph of the instructions' profile"}

@@ -1,0 +1,113 @@
+package diagnose_test
+
+import (
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/pgscale/pgscale/internal/diagnose"
+	"github.com/pgscale/pgscale/internal/result"
+	"github.com/pgscale/pgscale/internal/stats"
+)
+
+// counted is a step that counted its client backends under Valgrind:
+// 1000 transactions, the functions' own and inclusive instructions per
+// transaction as given, system calls per function as given.
+func counted(fns []result.FunctionCount, clock uint64) result.Step {
+	var total, sys uint64
+	for i := range fns {
+		f := &fns[i]
+		f.Self, f.Inclusive, f.Syscalls, f.SyscallsInclusive = f.Self*1000, f.Inclusive*1000, f.Syscalls*1000, f.SyscallsInclusive*1000
+		total += f.Self
+		sys += f.Syscalls
+	}
+	return result.Step{Clients: 1, Complete: true, Probes: &result.Probes{Instructions: &result.Instructions{
+		Tool: "callgrind", Transactions: 1000, ClientBackends: total, PerTxn: float64(total) / 1000,
+		ClientSyscalls: sys, ClientClockReads: &clock, Functions: fns}}}
+}
+
+// The why of a counted change names the functions whose own count moved,
+// with their share of the change, and the most specific function that
+// holds most of it; an unchanged function is not named.
+func TestExplainCounted(t *testing.T) {
+	base := func() []result.FunctionCount {
+		return []result.FunctionCount{
+			{Function: "PostgresMain", Object: "postgres", Self: 2000, Inclusive: 43000},
+			{Function: "ReadBufferExtended", Object: "postgres", Self: 100, Inclusive: 900},
+			{Function: "ReadBuffer_common", Object: "postgres", Self: 300, Inclusive: 800},
+			{Function: "StrategyGetBuffer", Object: "postgres", Self: 200, Inclusive: 300},
+			{Function: "0x00000000005c7730", Object: "postgres", Self: 100, Inclusive: 100},
+			{Function: "_bt_compare", Object: "postgres", Self: 40300, Inclusive: 40300},
+			{Function: "send", Object: "libc.so.6", Self: 10, Inclusive: 10, Syscalls: 1, SyscallsInclusive: 1},
+		}
+	}
+	cand := func() []result.FunctionCount {
+		fs := base()
+		fs[0].Inclusive += 219
+		fs[1].Inclusive += 219
+		fs[2].Self, fs[2].Inclusive = fs[2].Self+61, fs[2].Inclusive+219
+		fs[3].Self, fs[3].Inclusive = fs[3].Self+118, fs[3].Inclusive+118
+		fs[4].Self, fs[4].Inclusive = fs[4].Self+40, fs[4].Inclusive+40
+		return fs
+	}
+	mk := func(fns func() []result.FunctionCount) []result.Step {
+		var out []result.Step
+		for r := 0; r < 3; r++ {
+			out = append(out, counted(fns(), 9000))
+		}
+		return out
+	}
+	ds := diagnose.DiffStep{Clients: 1, Base: mk(base), Cand: mk(cand), Changes: map[string]diagnose.Change{
+		"instr/txn":    change(42810, 219.0/42810, 0.0001),
+		"syscalls/txn": {Known: true, Base: 1, Cand: 1},
+	}}
+	d := diagnose.Explain([]diagnose.DiffStep{ds}, stats.Options{})
+	if !d.CountedRun || len(d.Steps) != 0 || len(d.Counted) != 1 {
+		t.Fatalf("counted run %v, %d steps, %d counted changes: %+v", d.CountedRun, len(d.Steps), len(d.Counted), d.Counted)
+	}
+	c := d.Counted[0]
+	want := "instr/txn at 1 client +219 (+0.512% ± 0.010%): own instructions StrategyGetBuffer +118 (54%), ReadBuffer_common +61 (28%), 0x5c7730 in postgres +40 (18%); 100% of it (+219) inside ReadBuffer_common."
+	if c.Text != want {
+		t.Errorf("why:\n got %s\nwant %s", c.Text, want)
+	}
+	if got := d.Sentences(); len(got) != 1 || got[0] != want {
+		t.Errorf("sentences %q", got)
+	}
+	if math.Abs(c.Delta-219) > 1e-9 || len(c.Self) != 3 || c.Inside == nil || c.Inside.Function != "ReadBuffer_common" {
+		t.Errorf("delta %v, self %+v, inside %+v", c.Delta, c.Self, c.Inside)
+	}
+
+	// A significant change smaller than is of interest is not explained,
+	// and a counted run with nothing else to say says so.
+	ds.Changes["instr/txn"] = diagnose.Change{Known: true, Base: 42810, Cand: 42813, Change: 3.0 / 42810, Lo: 2.0 / 42810, Hi: 4.0 / 42810, Significant: true, Negligible: true}
+	d = diagnose.Explain([]diagnose.DiffStep{ds}, stats.Options{})
+	if got := d.Sentences(); len(d.Counted) != 0 || len(got) != 1 || !strings.Contains(got[0], "No counted measure changed by more than is negligible") {
+		t.Errorf("a negligible change: %q", got)
+	}
+}
+
+// Clock reads are explained by the functions that read the clock and the
+// caller they are inside; the system calls a server makes natively too
+// leave them out.
+func TestExplainCountedClockReads(t *testing.T) {
+	fns := func(reads uint64) []result.FunctionCount {
+		return []result.FunctionCount{
+			{Function: "PostgresMain", Object: "postgres", Self: 40000, Inclusive: 43000, SyscallsInclusive: 6 + reads},
+			{Function: "0x0000000000004300", Object: "pg_stat_statements.so", Self: 500, Inclusive: 600, SyscallsInclusive: reads},
+			{Function: "clock_gettime@@GLIBC_2.17", Object: "libc.so.6", Self: 100, Inclusive: 100, Syscalls: reads, SyscallsInclusive: reads},
+			{Function: "__gettimeofday_syscall", Object: "libc.so.6", Self: 100, Inclusive: 100, Syscalls: 5, SyscallsInclusive: 5},
+			{Function: "send", Object: "libc.so.6", Self: 10, Inclusive: 10, Syscalls: 1, SyscallsInclusive: 1},
+		}
+	}
+	mk := func(reads uint64) []result.Step {
+		return []result.Step{counted(fns(reads), 5000+reads*1000), counted(fns(reads), 5000+reads*1000)}
+	}
+	ds := diagnose.DiffStep{Clients: 1, Base: mk(4), Cand: mk(0), Changes: map[string]diagnose.Change{
+		"clock-reads/txn": change(9, -4.0/9, 0.001),
+	}}
+	d := diagnose.Explain([]diagnose.DiffStep{ds}, stats.Options{})
+	want := "clock-reads/txn at 1 client -4.0 (-44.4% ± 0.1%): clock reads clock_gettime@@GLIBC_2.17 -4.0 (100%); 100% of it (-4.0) inside 0x4300 in pg_stat_statements.so."
+	if len(d.Counted) != 1 || d.Counted[0].Text != want {
+		t.Errorf("why %+v\nwant %s", d.Counted, want)
+	}
+}
