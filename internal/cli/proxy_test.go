@@ -211,4 +211,14 @@ func TestProxyCountedUnderValgrind(t *testing.T) {
 	if !strings.Contains(stdout, "the pooler ") {
 		t.Errorf("the output does not show the pooler's count:\n%s", stdout)
 	}
+	// Its counts per function, for the why of a counted comparison.
+	var own uint64
+	for _, fc := range in.PoolerFunctions {
+		if fc.Object == "pgbouncer" {
+			own += fc.Self
+		}
+	}
+	if len(in.PoolerFunctions) == 0 || own == 0 || own > in.Pooler.Instructions {
+		t.Errorf("the pooler's functions: %d, %d instructions in pgbouncer's own of %d", len(in.PoolerFunctions), own, in.Pooler.Instructions)
+	}
 }

@@ -134,10 +134,9 @@ type countedProcess struct {
 }
 
 // countedProcesses are the processes whose counted changes are explained:
-// the server's client backends. A pooler run under Valgrind would be a
-// second, its counts a second result.Instructions in the step and its
-// measures prefixed "pooler-" (compare.Measures).
-var countedProcesses = []countedProcess{{"server", "", counts}}
+// the server's client backends, and a pooler or proxy run under Valgrind
+// in front of it (its measures prefixed "pooler-", compare.Measures).
+var countedProcesses = []countedProcess{{"server", "", counts}, {"pooler", "pooler-", poolerCounts}}
 
 // explainCounted explains each counted measure of the step that changed
 // significantly and by more than is negligible.
@@ -261,6 +260,17 @@ func counts(s result.Step) *result.Instructions {
 		return nil
 	}
 	return s.Probes.Instructions
+}
+
+// poolerCounts are a step's pooler counts (all its processes) in the
+// shape of the server's, for the same explanation; nil without them.
+func poolerCounts(s result.Step) *result.Instructions {
+	i := counts(s)
+	if i == nil || i.Pooler == nil {
+		return nil
+	}
+	return &result.Instructions{Transactions: i.Transactions, ClientBackends: i.Pooler.Instructions, ClientSyscalls: i.Pooler.Syscalls,
+		Functions: i.PoolerFunctions, FunctionsFloor: i.PoolerFunctionsFloor}
 }
 
 // countedText is a counted change's sentence: "instr/txn at 1 client +357

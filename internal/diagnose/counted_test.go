@@ -111,3 +111,41 @@ func TestExplainCountedClockReads(t *testing.T) {
 		t.Errorf("why %+v\nwant %s", d.Counted, want)
 	}
 }
+
+// A pooler counted under Valgrind in front of the server is explained
+// apart, by its own functions, under its own measure (pooler-instr/txn).
+func TestExplainCountedPooler(t *testing.T) {
+	server := []result.FunctionCount{{Function: "PostgresMain", Object: "postgres", Self: 43000, Inclusive: 43000}}
+	pooler := func(hash uint64) []result.FunctionCount {
+		return []result.FunctionCount{
+			{Function: "main", Object: "pgbouncer", Self: 100, Inclusive: 4400 + hash},
+			{Function: "sbuf_main_loop", Object: "pgbouncer", Self: 4000, Inclusive: 4300 + hash},
+			{Function: "slow_hash", Object: "pgbouncer", Self: hash, Inclusive: hash},
+			{Function: "recv", Object: "libc.so.6", Self: 300, Inclusive: 300},
+		}
+	}
+	mk := func(hash uint64) []result.Step {
+		var out []result.Step
+		for r := 0; r < 3; r++ {
+			st := counted(append([]result.FunctionCount(nil), server...), 9000)
+			p := counted(pooler(hash), 0).Probes.Instructions
+			in := st.Probes.Instructions
+			in.Pooler = &result.InstructionGroup{Kind: "pooler", Processes: 1, Instructions: p.ClientBackends}
+			in.PoolerPerTxn, in.PoolerFunctions = p.PerTxn, p.Functions
+			out = append(out, st)
+		}
+		return out
+	}
+	ds := diagnose.DiffStep{Clients: 1, Base: mk(0), Cand: mk(70000), Changes: map[string]diagnose.Change{
+		"instr/txn":        {Known: true, Base: 43000, Cand: 43000},
+		"pooler-instr/txn": change(4400, 70000.0/4400, 0.01),
+	}}
+	d := diagnose.Explain([]diagnose.DiffStep{ds}, stats.Options{})
+	if len(d.Counted) != 1 {
+		t.Fatalf("%d counted changes: %+v", len(d.Counted), d.Counted)
+	}
+	c := d.Counted[0]
+	if c.Process != "pooler" || c.Measure != "pooler-instr/txn" || !strings.Contains(c.Text, "slow_hash +70000 (100%)") || strings.Contains(c.Text, "PostgresMain") {
+		t.Errorf("process %q, measure %q, why: %s", c.Process, c.Measure, c.Text)
+	}
+}

@@ -91,6 +91,8 @@ func (c *poolerCount) report(ev *result.Instructions, hint, profile string, step
 		ev.PoolerPerTxn = float64(g.Instructions) / float64(ev.Transactions)
 	}
 	ev.NotCounted = append(ev.NotCounted, c.errs...)
+	ev.PoolerFunctionsFloor = max(1, uint64(float64(g.Instructions)*functionsFloor))
+	ev.PoolerFunctions = functionCounts(clientFunctions(dumps), ev.PoolerFunctionsFloor)
 	prof, err := CallgrindProfile(dumps, kinds, step)
 	if err != nil {
 		return err

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/pgscale/pgscale/internal/compare"
@@ -106,6 +107,9 @@ func writeComment(w io.Writer, d *Doc) error {
 			}
 		}
 		b.WriteString("\n")
+		if slices.ContainsFunc(rows, func(r suiteRows) bool { return r.cmp != nil && r.cmp.Counted }) {
+			b.WriteString("Counted under Valgrind: the instructions are the programs', the throughput, CPU and context switches Valgrind's, so those are not compared (–); the same preset without `--count` measures them natively.\n\n")
+		}
 		if len(failing) > 0 {
 			b.WriteString("Outside bounds:\n\n" + strings.Join(failing, "\n") + "\n\n")
 		}

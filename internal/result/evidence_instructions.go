@@ -50,6 +50,10 @@ type Instructions struct {
 	Pooler        *InstructionGroup `json:"pooler,omitempty"`
 	PoolerPerTxn  float64           `json:"pooler_per_txn,omitempty"`
 	PoolerProfile *Profile          `json:"pooler_profile,omitempty"`
+	// PoolerFunctions are the pooler's counts per function, all its
+	// processes summed, as Functions are the client backends'.
+	PoolerFunctions      []FunctionCount `json:"pooler_functions,omitempty"`
+	PoolerFunctionsFloor uint64          `json:"pooler_functions_floor,omitempty"`
 	// Cache is what the cache and branch simulation counted in the
 	// client backends (--count instructions,cache); absent without it.
 	Cache *CacheSim `json:"cache,omitempty"`
