@@ -7,7 +7,7 @@ import (
 	"github.com/pgscale/pgscale/internal/usage"
 )
 
-// Exit codes, as documented in the README.
+// Exit codes, as the README's "Exit codes" documents them.
 const (
 	ExitOK         = 0 // success, and any verdict passed
 	ExitRegression = 1 // a comparison found a measure outside its bounds

@@ -53,8 +53,7 @@ type IOMode uint8
 
 // I/O modes. Raw system calls (poll then read, as pgbench does, invisible
 // to the Go scheduler) cost about half the client CPU per round trip of Go's
-// netpoller on this kind of machine (README, "How the load generator stays
-// out of the way"); the netpoller is kept for TLS and for very many
+// netpoller on this kind of machine (docs/engine.md); the netpoller is kept for TLS and for very many
 // clients, where one busy OS thread per client stops paying.
 const (
 	IOAuto    IOMode = iota // raw unless TLS or more than RawMaxClients clients
@@ -80,7 +79,7 @@ func ParseIOMode(s string) (IOMode, error) { return parseName[IOMode]("I/O mode"
 // A client that moves its thread to its backend's CPU every rawYield made
 // the slow mode rare: in 8 interleaved rounds at 8 clients 101-125 k tps
 // with it, 88-128 k without (four rounds under 100 k); 9.7 % more
-// throughput and 11 % less CPU per transaction, paired (README). The
+// throughput and 11 % less CPU per transaction, paired (docs/engine.md). The
 // backends are not touched: the kernel places them as it likes, and the
 // clients follow. With one client the
 // other CPUs are idle and the kernel's own placement did better (1.35

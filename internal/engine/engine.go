@@ -138,7 +138,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		// a spare P (the engine before) were preempted every 10 ms, and
 		// each preemption handed the client between two threads on an
 		// overloaded machine: at 8 clients here, single transactions waited
-		// 150 to 1 300 ms for that in 4 of 5 runs (README).
+		// 150 to 1 300 ms for that in 4 of 5 runs (docs/engine.md).
 		prev := runtime.GOMAXPROCS(cfg.Clients + cfg.Companions)
 		defer runtime.GOMAXPROCS(prev)
 	}

@@ -22,7 +22,7 @@ import (
 // the Go scheduler does not see, so the client goroutine keeps its P: no
 // hand-off, no wake-up of the runtime's monitor thread, no netpoller.
 //
-// Why each part (measured here, select-only prepared; README):
+// Why each part (measured here, select-only prepared; docs/engine.md):
 //   - Go's netpoller reads first, gets EAGAIN, parks the goroutine and is
 //     woken by epoll: about twice pgbench's system calls and scheduler work.
 //   - A plain blocking read(2) on a unix socket wakes the client about 1.4
@@ -91,7 +91,7 @@ const rawYield = 5 * time.Millisecond
 // to yield takes it whenever this P is busy for a moment, and the client
 // moves to another OS thread. Each move breaks the pairing the kernel keeps
 // between a client thread and its backend on one CPU, and a split pair pays
-// a cross-CPU wake-up per round trip (README, "How the load generator stays out of the way"). At 8 clients
+// a cross-CPU wake-up per round trip (docs/engine.md). At 8 clients
 // on 2 cores, 8 s runs: 132-214 moves with probes and 53-60 without when
 // every yield was a Gosched; 15-36 and 4-7 now (with globalEvery, and no
 // garbage collection in the step). The runtime keeps this name for the

@@ -26,12 +26,12 @@ const (
 	ABCalibrateLayoutRounds = 12
 	// ABReshuffle is the default of rounds per cluster layout: the
 	// fewest that still shows the noise within a layout, and with the
-	// default 10 rounds 5 layouts (README, "Layouts").
+	// default 10 rounds 5 layouts (docs/ab-and-compare.md, "Cluster layouts").
 	ABReshuffle = 2
 	ABWarmup    = time.Second
 	// ABSlice is the default slice: on this 2-core machine the A/A
 	// paired noise of tps fell from 11-19 % with whole-step turns to 3-5 %
-	// with 0.1 s slices, and no further with 0.05 s (README, "Slices").
+	// with 0.1 s slices, and no further with 0.05 s (docs/ab-and-compare.md, "Slices against whole-step turns").
 	ABSlice = 100 * time.Millisecond
 )
 

@@ -59,8 +59,7 @@ func callgrind(c *target.Cluster) *probe.Callgrind {
 	return &probe.Callgrind{Control: c.Callgrind, Out: c.CallgrindOut}
 }
 
-// What a counted run costs, measured here (README, "Counting
-// instructions"): select-only at one and two clients ran about 1 000
+// What a counted run costs, measured here (docs/counting-instructions.md): select-only at one and two clients ran about 1 000
 // counted transactions a second under callgrind, the warm-up (as many
 // transactions, uninstrumented) about twice as fast, and each step spent
 // about 2 s connecting under Valgrind, vacuuming and switching counting

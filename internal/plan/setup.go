@@ -251,8 +251,7 @@ func (c *Common) sweep(p *prepared, wl *workload.Loaded) *Sweep {
 	}
 	if c.counting() {
 		// Every window counted starts from the same state: the warm-up
-		// is as many transactions as the window (README, "Counting
-		// instructions").
+		// is as many transactions as the window (docs/counting-instructions.md).
 		sw.Engine.WarmupTransactions = l.Transactions
 	}
 	if !l.NoVacuum && p.data.Tables {

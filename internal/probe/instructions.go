@@ -31,8 +31,7 @@ type Callgrind struct {
 
 // notCounted are the functions of a client backend whose instructions
 // (with all they call) are left out of its count, because what they do
-// depends on the clock, not on the transactions (README, "Counting
-// instructions"): secure_read, the read from the client socket, where
+// depends on the clock, not on the transactions (docs/counting-instructions.md): secure_read, the read from the client socket, where
 // the backend also waits for the client's next message — whether it is
 // already there when the backend looks is a matter of timing (up to 0.4 %
 // of a select-only transaction's instructions here); and

@@ -6,7 +6,7 @@ import (
 )
 
 // DefaultSettings are pgscale's benchmark defaults for an ephemeral cluster
-// (documented in the README). dataBytes sizes shared_buffers so the data set
+// (documented in docs/targets.md). dataBytes sizes shared_buffers so the data set
 // fits; maxClients sizes max_connections with room for probes.
 func DefaultSettings(dataBytes int64, maxClients int, preload []string) []Setting {
 	const mb = 1 << 20

@@ -93,8 +93,7 @@ func ValgrindOptions(dir string) []string {
 // CountingSettings are the server settings of a server whose instructions
 // are counted, applied after pgscale's defaults and before --set and a
 // target's own. Each takes away something that made the count of a
-// transaction depend on the clock or on what else ran (README, "Counting
-// instructions"): autovacuum, whose workers change the tables' state
+// transaction depend on the clock or on what else ran (docs/counting-instructions.md): autovacuum, whose workers change the tables' state
 // between rounds at moments of their own; JIT compilation, which a cost
 // estimate near its threshold turns on for some executions; and the
 // timing of I/O, which reads the clock.
