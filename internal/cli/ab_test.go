@@ -25,10 +25,10 @@ import (
 var proofArgs = []string{"-S", "-c", "1,2", "-T", "3", "--warmup", "0.5", "--rounds", "6", "--random-seed", "1"}
 
 // regression is the candidate of the regression proof: every execution
-// planned anew and its plan tree written to the server log. Its true size
-// on this 2-core machine, 10 rounds of 0.1 s slices: -70.0% ± 2.9% (c=1)
-// and -74.5% ± 3.5% (c=2) in tps (README, "A real A/B"). Logging every
-// statement (log_statement=all) costs -21% and -23% there, which six rounds
+// planned anew and its plan tree written to the server log. Its size on
+// this 2-core machine, 10 rounds of 0.1 s slices: -61.4% ± 4.3% (c=1) and
+// -60.0% ± 6.8% (c=2) in tps (docs/ab-and-compare.md, "A real A/B"). Logging
+// every statement (log_statement=all) cost -18.6% and -15.1% there, which six rounds
 // resolve on a quiet machine but not reliably while other test packages
 // share the two cores, as they do in CI. The tight bound is well inside
 // the change, the loose one well outside it.
