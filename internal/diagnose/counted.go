@@ -158,8 +158,22 @@ func explainCounted(st DiffStep) []CountedChange {
 			out = append(out, cc)
 		}
 	}
+	// The simulated misses are not counted per function: a change in them
+	// is said, with no function named.
+	for _, m := range missMeasures {
+		c := st.Changes[m]
+		if !c.Known || !c.Significant || c.Negligible || c.Change == 0 {
+			continue
+		}
+		out = append(out, CountedChange{Clients: st.Clients, Measure: m, Process: "server", Change: c, Delta: math.NaN(),
+			Text: fmt.Sprintf("%s at %s %s: the cache simulation counts misses per process, not per function, so no function is named; est-cycles/txn prices them.",
+				m, prose.Count(st.Clients, "client"), stats.FormatChange(c.Change, c.Lo, c.Hi))})
+	}
 	return out
 }
+
+// missMeasures are the cache simulation's miss measures (compare.Measures).
+var missMeasures = []string{"l1i-miss/txn", "l1d-miss/txn", "ll-miss/txn", "branch-miss/txn"}
 
 // countedChange compares one process's per-function counts in the step's
 // pairs for one measure; false when no pair has them on both sides.

@@ -149,3 +149,18 @@ func TestExplainCountedPooler(t *testing.T) {
 		t.Errorf("process %q, measure %q, why: %s", c.Process, c.Measure, c.Text)
 	}
 }
+
+// A simulated miss measure that changed beyond negligible is said, though
+// no function is named: "no counted measure changed" would be untrue.
+func TestExplainCountedMisses(t *testing.T) {
+	st := counted([]result.FunctionCount{{Function: "PostgresMain", Object: "postgres", Self: 43000, Inclusive: 43000}}, 9000)
+	ds := diagnose.DiffStep{Clients: 1, Base: []result.Step{st}, Cand: []result.Step{st}, Changes: map[string]diagnose.Change{
+		"instr/txn":    {Known: true, Base: 43000, Cand: 43000},
+		"l1d-miss/txn": change(550, -0.05, 0.01),
+	}}
+	d := diagnose.Explain([]diagnose.DiffStep{ds}, stats.Options{})
+	got := d.Sentences()
+	if len(d.Counted) != 1 || d.Counted[0].Measure != "l1d-miss/txn" || len(got) != 1 || !strings.Contains(got[0], "l1d-miss/txn at 1 client") || !strings.Contains(got[0], "no function is named") {
+		t.Errorf("sentences %q", got)
+	}
+}
