@@ -177,7 +177,9 @@ func TestSuiteResumeAfterAKill(t *testing.T) {
 // the throughput during the DDL window and after it against before, each
 // with an interval; extension-sweep checks and states its rule; pooler
 // compares each pooling mode's throughput with the direct connection,
-// with an interval, and states the pooler's CPU per transaction.
+// with an interval, and states the pooler's CPU per transaction;
+// pooler-ci's comment has its headline and a row per suite with the
+// throughput and the pooler's costs, each with an interval.
 func TestSuitePresets(t *testing.T) {
 	for _, p := range suite.Presets() {
 		code, stdout, stderr := pgscale(t, "suite", "--preset", p, "--quick", "--dry-run")
@@ -229,10 +231,25 @@ func TestSuitePresets(t *testing.T) {
 				t.Errorf("no change with an interval for each pooling mode, or no pooler CPU")
 			}
 		},
+		"pooler-ci": func(t *testing.T, _, bundle string) {
+			code, comment, stderr := pgscale(t, "report", "--format", "comment", bundle)
+			if code != cli.ExitOK && code != cli.ExitRegression {
+				t.Fatalf("report --format comment: exit %d\n%s", code, stderr)
+			}
+			if !regexp.MustCompile(`(?m)^### pgscale suite pooler-ci: (passed: all \d+ measures within bounds|failed: \d+ of \d+ measures outside bounds)$`).MatchString(comment) {
+				t.Errorf("the comment has no headline:\n%s", comment)
+			}
+			for _, cell := range []string{"workload=tpcb-like", "workload=select-only"} {
+				row := regexp.MustCompile(`(?m)^\| ` + cell + ` \| 4 \| [0-9.]+ tps \([-+][0-9.]+% ± [0-9.]+%\) \| \**[0-9.]+ µs \([-+][0-9.]+% ± [0-9.]+%\)\** \| – \| \**[0-9.]+ \([-+][0-9.]+% ± [0-9.]+%\)\** \|$`)
+				if !row.MatchString(comment) {
+					t.Errorf("no row of %s with throughput, pooler cpu/txn and ctx/txn, each with an interval:\n%s", cell, comment)
+				}
+			}
+		},
 	}
 	for _, p := range suite.Presets() {
 		t.Run(p, func(t *testing.T) {
-			if p == "pooler" {
+			if p == "pooler" || p == "pooler-ci" {
 				targettest.NeedPgBouncer(t)
 			}
 			check := headline[p]
