@@ -32,7 +32,7 @@ func (spec *ABSpec) check() ([]target.Spec, []disturb.Disturbance, uint64, error
 	}
 	if spec.Agents != nil && spec.Slice > 0 {
 		if spec.SliceGiven {
-			return nil, nil, 0, usage.Errorf("--agents runs whole-step turns: in slices every client switches target together every slice, which agents on other machines cannot do in step; drop --slice (or give --slice 0)")
+			return nil, nil, 0, usage.Errorf("--agents runs whole-step turns: in slices every client switches target together every slice, which agents on other machines cannot do in step; drop --slice (a suite file's slice:), or make it 0")
 		}
 		spec.Slice = 0 // whole-step turns: each target's step goes to the agents in its turn
 	}
