@@ -29,8 +29,8 @@ func newAgentCmd(stdout, stderr io.Writer) *cobra.Command {
 		Use:   "agent",
 		Short: "Run one share of a run's clients, from another machine (a pod of an Indexed Job)",
 		Long: `Join the newest open run of a job in the coordination database (started by
-pgscale run --agents N --coordinator DSN), and run this agent's share of every
-step's clients: a contiguous range of client ids, connected before a barrier,
+pgscale run, ab or suite with --agents N --coordinator DSN), and run this
+agent's share of every step's clients (an A/B's targets in their turns): a contiguous range of client ids, connected before a barrier,
 started at an instant set on the database server's clock. Each interval's
 counts and HDR histogram go back through the database, where the run adds
 them up exactly. The index comes from --index or JOB_COMPLETION_INDEX (set by
