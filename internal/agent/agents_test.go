@@ -479,7 +479,8 @@ func TestAgentsOnEphemeralTarget(t *testing.T) {
 }
 
 // Mistakes are usage errors (exit 2) in one line, before anything starts;
-// ab and suite refuse --agents, saying why.
+// what ab cannot do on agents (slices, a pooler it starts, counting) is
+// refused saying why.
 func TestAgentsUsage(t *testing.T) {
 	for _, c := range []struct {
 		args []string
@@ -489,8 +490,12 @@ func TestAgentsUsage(t *testing.T) {
 		{[]string{"run", "--agents", "2", "--coordinator", "host=/nowhere", "--pooler", "pgbouncer"}, "--agents and --pooler"},
 		{[]string{"run", "--agents", "2", "--coordinator", "host=/nowhere", "--source-address", "127.0.0.11"}, "give each agent its own --source-address"},
 		{[]string{"run", "--source-address", "nowhere"}, "is not an IP address"},
-		{[]string{"ab", "--target", "a=settings:", "--target", "b=settings:", "--agents", "2"}, "ab does not take --agents"},
-		{[]string{"suite", "--preset", "fastpath", "--agents", "2"}, "suite does not take --agents"},
+		{[]string{"ab", "--target", "a=settings:", "--target", "b=settings:", "--agents", "2"}, "--agents needs --coordinator"},
+		{[]string{"ab", "--target", "a=settings:", "--target", "b=settings:", "--agents", "2", "--coordinator", "host=/nowhere", "--slice", "0.1"}, "--agents runs whole-step turns"},
+		{[]string{"ab", "--target", "a=settings:", "--target", "b=settings:", "--agents", "2", "--coordinator", "host=/nowhere", "--agents-dsn", "host=x"}, "--agents-dsn names one target"},
+		{[]string{"ab", "--target", "a=settings:", "--target", "b=pgbouncer:", "--agents", "2", "--coordinator", "host=/nowhere"}, "cannot reach a pooler or proxy pgscale starts"},
+		{[]string{"ab", "--target", "a=settings:", "--target", "b=settings:", "-t", "10", "--count", "instructions", "--agents", "2", "--coordinator", "host=/nowhere"}, "--agents and --count instructions"},
+		{[]string{"suite", "--preset", "fastpath", "--agents", "2"}, "--agents needs --coordinator"},
 		{[]string{"agent", "--coordinator", "host=/nowhere"}, "give the agent's index"},
 		{[]string{"agent", "--index", "0"}, "an agent needs --coordinator"},
 		{[]string{"agent", "--index", "0", "--coordinator", "host=/nowhere", "--source-address", "x"}, "is not an IP address"},
@@ -502,5 +507,150 @@ func TestAgentsUsage(t *testing.T) {
 		if code != cli.ExitUsage || !strings.Contains(stderr, c.want) || strings.Count(strings.TrimSpace(stderr), "\n") > 0 {
 			t.Errorf("%v: exit %d, stderr %q; want 2 and one line saying %q", c.args, code, stderr, c.want)
 		}
+	}
+}
+
+// agentsScript is a workload that fails unless the agents' own source
+// addresses reach the server (a client from anywhere else divides by zero
+// and aborts the step), and sleeps 10 ms in a session with work_mem 8MB:
+// target b's transactions are the slow ones only if its settings reached
+// the agents' sessions.
+const agentsScript = `SELECT 1 / (host(inet_client_addr()) IN ('127.0.0.11', '127.0.0.12'))::int, pg_sleep(CASE WHEN current_setting('work_mem') = '8MB' THEN 0.01 ELSE 0 END);
+`
+
+// checkTurns checks one target's result file of an A/B run on two agents:
+// every step lists both agents, whose transactions add up to the step's,
+// as its merged histogram does; each agent's own file holds its share;
+// and the steps' mean latency says whether the target's sessions slept.
+func checkTurns(t *testing.T, path string, rounds int, slow bool) {
+	t.Helper()
+	f, err := result.Read(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !f.Complete || len(f.Steps) != rounds || len(f.Agents) != 2 || f.Coordination == nil {
+		t.Fatalf("%s: complete %v (%s), %d steps, agents %+v, coordination %+v", path, f.Complete, f.Reason, len(f.Steps), f.Agents, f.Coordination)
+	}
+	var own [2]int64
+	for _, s := range f.Steps {
+		h, err := metrics.DecodeHistogram(s.Histogram)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var sum int64
+		for i, a := range s.Agents {
+			sum += a.Transactions
+			own[i] += a.Transactions
+			if a.SourceAddress != fmt.Sprintf("127.0.0.%d", 11+i) || a.Transactions == 0 {
+				t.Errorf("%s round %d, agent %d: %+v", path, s.Round, i, a)
+			}
+		}
+		if len(s.Agents) != 2 || sum != s.Summary.Transactions || h.TotalCount() != sum || sum == 0 {
+			t.Errorf("%s round %d: agents %+v add up to %d, histogram %d, summary %d: want 2 agents, all equal", path, s.Round,
+				s.Agents, sum, h.TotalCount(), s.Summary.Transactions)
+		}
+		if mean := s.Summary.Latency.MeanMs; slow != (mean >= 10) {
+			t.Errorf("%s round %d: mean latency %.3f ms: the target's work_mem did not reach the agents' sessions as it should", path, s.Round, mean)
+		}
+	}
+	for i, a := range f.Agents {
+		af, err := result.Read(filepath.Join(filepath.Dir(path), a.File))
+		if err != nil {
+			t.Errorf("agent %d's file: %v", i, err)
+			continue
+		}
+		var n int64
+		for _, s := range af.Steps {
+			n += s.Summary.Transactions
+		}
+		if len(af.Steps) != rounds || n != own[i] || a.Transactions != own[i] {
+			t.Errorf("%s: agent %d's file holds %d steps, %d transactions; the target's file says %d (%d)", path, i, len(af.Steps), n, own[i], a.Transactions)
+		}
+	}
+}
+
+// An A/B run of two settings targets on clusters of their own, on two
+// agent processes: each target's turn runs on the agents, every step lists
+// them and adds up, and the clients reached each target's server from the
+// agents' addresses with the target's settings.
+func TestABOnAgents(t *testing.T) {
+	coord := coordination(t, "coord_ab")
+	a0 := startAgent(t, coord, 0, "ab")
+	a1 := startAgent(t, coord, 1, "ab")
+	dir := t.TempDir()
+	script := filepath.Join(dir, "agents.sql")
+	if err := os.WriteFile(script, []byte(agentsScript), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "ab")
+	began := time.Now()
+	code, stdout, stderr := pgscale("ab", "--target", "a=settings:", "--target", "b=settings:work_mem=8MB", "--separate-clusters",
+		"--reshuffle", "0", "-c", "2", "-T", "1", "--warmup", "0", "--rounds", "2", "-f", script, "--agents", "2", "--coordinator", coord,
+		"--agents-job", "ab", "--agents-timeout", "60s", "--out", out)
+	t.Logf("ab on 2 agents: %.1f s\nstderr:\n%s", time.Since(began).Seconds(), stderr)
+	if code != 0 {
+		t.Fatalf("ab exited %d\nstdout:\n%s\nagent 0:\n%s\nagent 1:\n%s", code, stdout, a0.output(), a1.output())
+	}
+	for i, a := range []*proc{a0, a1} {
+		if c := a.wait(t, 20*time.Second); c != 0 {
+			t.Errorf("agent %d exited %d:\n%s", i, c, a.output())
+		}
+	}
+	checkTurns(t, filepath.Join(out, "a.json"), 2, false)
+	checkTurns(t, filepath.Join(out, "b.json"), 2, true)
+}
+
+// A suite's cells are A/B runs on the same agents, which join once: here
+// two cells over a settings target on its baseline's cluster, its work_mem
+// set per session, which the agents' sessions get too.
+func TestSuiteOnAgents(t *testing.T) {
+	coord := coordination(t, "coord_suite")
+	a0 := startAgent(t, coord, 0, "suite")
+	a1 := startAgent(t, coord, 1, "suite")
+	dir := t.TempDir()
+	src := `name: on-agents
+targets: ["a=settings:", "b=settings:work_mem=8MB"]
+matrix:
+  protocol: [simple, extended]
+scripts:
+  - sql: |
+      ` + strings.TrimSpace(agentsScript) + `
+clients: [2]
+duration: 1s
+warmup: 0s
+rounds: 2
+probes: false
+`
+	file := filepath.Join(dir, "agents.yaml")
+	if err := os.WriteFile(file, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "suite")
+	began := time.Now()
+	code, stdout, stderr := pgscale("suite", file, "--agents", "2", "--coordinator", coord, "--agents-job", "suite",
+		"--agents-timeout", "60s", "--out", out)
+	t.Logf("suite on 2 agents: %.1f s\nstderr:\n%s", time.Since(began).Seconds(), stderr)
+	if code != 0 {
+		t.Fatalf("suite exited %d\nstdout:\n%s\nagent 0:\n%s\nagent 1:\n%s", code, stdout, a0.output(), a1.output())
+	}
+	for i, a := range []*proc{a0, a1} {
+		if c := a.wait(t, 20*time.Second); c != 0 {
+			t.Errorf("agent %d exited %d:\n%s", i, c, a.output())
+		}
+	}
+	x, err := result.ReadSuiteIndex(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(x.Cells) != 2 {
+		t.Fatalf("%d cells", len(x.Cells))
+	}
+	for _, c := range x.Cells {
+		if c.Status != result.CellComplete {
+			t.Errorf("cell %s: %s %s", c.Key, c.Status, c.Reason)
+			continue
+		}
+		checkTurns(t, filepath.Join(out, c.Dir, "a.json"), 2, false)
+		checkTurns(t, filepath.Join(out, c.Dir, "b.json"), 2, true)
 	}
 }

@@ -175,16 +175,25 @@ func (c *Coordinator) Coordination() *result.Coordination {
 	return &result.Coordination{Database: c.where, Job: c.cfg.Job, Run: c.run, StartLeadMs: ms(c.cfg.StartLead)}
 }
 
-// Prepare sets what every step runs: the workload and the target's
-// connection string as the agents reach it (without password).
+// Prepare sets what the next steps run: the workload and the target's
+// connection string as the agents reach it (without password). A run
+// prepares once; a suite before each cell.
 func (c *Coordinator) Prepare(w Workload, targetDSN string) {
 	c.plan.Workload, c.plan.Target = w, targetDSN
 }
 
+// Retarget sets the target of the next steps, the workload unchanged: an
+// A/B run's turns go to its targets in turn.
+func (c *Coordinator) Retarget(targetDSN string) { c.plan.Target = targetDSN }
+
 // Gather waits until every agent has joined the run, or fails once
 // JoinTimeout has passed since Open, naming the agents missing; then the
-// run is measuring and no agent can join it any more.
+// run is measuring and no agent can join it any more. Once they have
+// joined it returns at once: a suite gathers them before every cell.
 func (c *Coordinator) Gather(ctx context.Context) error {
+	if c.members != nil {
+		return nil
+	}
 	for {
 		ms, err := c.readMembers(ctx)
 		if err != nil {

@@ -158,7 +158,7 @@ func (a *agent) join(ctx context.Context) error {
 			return nil
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("no open run of job %q on %s within %v (start pgscale run --agents N --coordinator DSN, with the same --agents-job as this agent's --job)", a.cfg.Job, a.where, a.cfg.Wait)
+			return fmt.Errorf("no open run of job %q on %s within %v (start pgscale run, ab or suite with --agents N --coordinator DSN and the same --agents-job as this agent's --job)", a.cfg.Job, a.where, a.cfg.Wait)
 		}
 		if err := sleep(ctx, 200*time.Millisecond); err != nil {
 			return err

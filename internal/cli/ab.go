@@ -24,6 +24,7 @@ func newABCmd(argv []string, stdout, stderr io.Writer) *cobra.Command {
 	var rec recordFlags
 	spec := plan.ABSpec{Rounds: plan.ABRounds, Slice: plan.ABSlice, Reshuffle: plan.ABReshuffle}
 	var separate bool
+	var ag agentFlags
 	cmd := &cobra.Command{
 		Use:   "ab --target NAME=SPEC --target NAME=SPEC [flags]",
 		Short: "Interleaved A/B rounds over several targets, then change ± uncertainty, bounds and a verdict",
@@ -63,6 +64,13 @@ interval, tested with a paired t-test on the log ratios and Holm-corrected
 over all measures. A measure is outside bounds when its change is past its
 --bound in the bad direction and significant.
 
+With --agents N --coordinator DSN the clients run on pgscale agent processes
+(docs/agents.md) in whole-step turns: each target's step goes to the agents
+in its turn, an ephemeral target listening on 127.0.0.1 too; --slice is
+refused, as every client switching target together every slice is not what
+agents on other machines can do. The probes, disturbances and diagnosis stay
+here.
+
 --calibrate runs the baseline against itself instead (an A/A run; for an
 ephemeral baseline on a second cluster, reshuffled, default 12 rounds; else
 6) and prints the noise of each measure, the spread between cluster
@@ -79,6 +87,7 @@ complete (the rounds done are saved and compared, marked incomplete).`,
 			spec.Common = f.common(cmd, argv, stdout, stderr)
 			spec.Out, spec.SliceGiven = f.out, fs.Changed("slice")
 			spec.Cluster.Separate = separate
+			spec.Agents = ag.agents(fs)
 			if spec.Calibrate && !fs.Changed("rounds") {
 				spec.Rounds = 0 // the calibration's default, which depends on its clusters
 			}
@@ -137,7 +146,7 @@ complete (the rounds done are saved and compared, marked incomplete).`,
 		fl.DefValue = plan.ABWarmup.String()
 		fl.Usage = "run this long before measuring each step of each turn (not counted)"
 	}
-	refuseAgents(cmd, "its rounds interleave targets pgscale may start on its own sockets, and in slices every client switches target together, which agents on other machines cannot follow yet")
+	ag.register(fs, false)
 	return cmd
 }
 

@@ -29,8 +29,8 @@ func newAgentCmd(stdout, stderr io.Writer) *cobra.Command {
 		Use:   "agent",
 		Short: "Run one share of a run's clients, from another machine (a pod of an Indexed Job)",
 		Long: `Join the newest open run of a job in the coordination database (started by
-pgscale run --agents N --coordinator DSN), and run this agent's share of every
-step's clients: a contiguous range of client ids, connected before a barrier,
+pgscale run, ab or suite with --agents N --coordinator DSN), and run this
+agent's share of every step's clients (an A/B's targets in their turns): a contiguous range of client ids, connected before a barrier,
 started at an instant set on the database server's clock. Each interval's
 counts and HDR histogram go back through the database, where the run adds
 them up exactly. The index comes from --index or JOB_COMPLETION_INDEX (set by
@@ -101,49 +101,40 @@ nothing (docs/agents.md).`,
 	return cmd
 }
 
-// agentFlags are run's flags that spread its clients over agents.
+// agentFlags are the flags that spread a run's clients over agents (run,
+// ab, suite).
 type agentFlags struct {
 	a      plan.AgentsSpec
 	source string
 }
 
-func (f *agentFlags) register(fs *pflag.FlagSet) {
+// register registers them; run's --source-address (the clients' local
+// address, when they run here) too.
+func (f *agentFlags) register(fs *pflag.FlagSet, source bool) {
 	fs.IntVar(&f.a.Count, "agents", 0, "run the clients on N agents (pgscale agent, e.g. the pods of an Indexed Job) that join through --coordinator; probes, disturbances and the diagnosis stay here")
 	fs.StringVar(&f.a.Coordinator, "coordinator", "", "--agents: connection string of the coordination database (PostgreSQL: the history store's, or any)")
 	fs.StringVar(&f.a.Job, "agents-job", agent.DefaultJob, "--agents: the job name the agents join under (their --job)")
 	f.a.JoinTimeout, f.a.LostAfter = agent.DefaultJoinTimeout, agent.DefaultLostAfter
 	fs.Var(seconds{&f.a.JoinTimeout}, "agents-timeout", "--agents: how long the agents have to join, and in each step to connect their clients")
 	fs.Var(seconds{&f.a.LostAfter}, "agents-lost-after", "--agents: an agent silent this long fails the step")
-	fs.StringVar(&f.a.TargetDSN, "agents-dsn", "", "--agents: the target's connection string as the agents reach it, without password (default the run's own)")
-	fs.StringVar(&f.source, "source-address", "", "local address the clients bind when they connect over TCP")
+	fs.StringVar(&f.a.TargetDSN, "agents-dsn", "", "--agents: the target's connection string as the agents reach it, without password (default the run's own; run only)")
+	if source {
+		fs.StringVar(&f.source, "source-address", "", "local address the clients bind when they connect over TCP")
+	}
+}
+
+// agents is the agents the flags ask for: nil unless --agents or
+// --coordinator was given.
+func (f *agentFlags) agents(fs *pflag.FlagSet) *plan.AgentsSpec {
+	if fs.Changed("agents") || fs.Changed("coordinator") {
+		a := f.a
+		return &a
+	}
+	return nil
 }
 
 // apply puts the flags into spec: agents when --agents or --coordinator was given.
 func (f *agentFlags) apply(fs *pflag.FlagSet, spec *plan.RunSpec) {
 	spec.Load.SourceAddress = f.source
-	if fs.Changed("agents") || fs.Changed("coordinator") {
-		a := f.a
-		spec.Agents = &a
-	}
-}
-
-// refuseAgents gives cmd --agents and --coordinator only to refuse them
-// with the reason: its runs do not spread over agents yet.
-func refuseAgents(cmd *cobra.Command, why string) {
-	var n int
-	var dsn string
-	cmd.Flags().IntVar(&n, "agents", 0, "not for "+cmd.Name()+": "+why)
-	cmd.Flags().StringVar(&dsn, "coordinator", "", "not for "+cmd.Name()+": "+why)
-	_ = cmd.Flags().MarkHidden("agents")
-	_ = cmd.Flags().MarkHidden("coordinator")
-	pre := cmd.PreRunE
-	cmd.PreRunE = func(c *cobra.Command, args []string) error {
-		if c.Flags().Changed("agents") || c.Flags().Changed("coordinator") {
-			return usage.Errorf("%s does not take --agents: %s; pgscale run --agents N does", c.Name(), why)
-		}
-		if pre != nil {
-			return pre(c, args)
-		}
-		return nil
-	}
+	spec.Agents = f.agents(fs)
 }

@@ -99,7 +99,7 @@ target src: is), made once and kept in the build cache (--build-cache).`,
 	fs.StringVar(&pgSrc, "pg-src", "", "the ephemeral cluster's server built from source: PATH[@REV][+PATCH...][,configure=ARGS][,ext=EXTPATH[@REV]] (as an ab target src:)")
 	registerBuildCache(fs, &f.c.Cluster.BuildCache)
 	rec.register(fs, false)
-	ag.register(fs)
+	ag.register(fs, true)
 	return cmd
 }
 

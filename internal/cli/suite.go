@@ -28,6 +28,7 @@ func newSuiteCmd(argv []string, stdout, stderr io.Writer) *cobra.Command {
 		outputs                 outputFlags
 		c                       plan.Common
 		rec                     recordFlags
+		ag                      agentFlags
 	)
 	spec := plan.SuiteSpec{}
 	cmd := &cobra.Command{
@@ -97,6 +98,7 @@ usage or a bad suite file (file:line), 3 a cell could not complete.`,
 				spec.Out, spec.Resume = resume, true
 			}
 			spec.Suite, spec.Argv, spec.Version, spec.Cluster = s, argv, Version, c.Cluster
+			spec.Agents = ag.agents(cmd.Flags())
 			if dryRun {
 				return dryRunSuite(&spec, stdout)
 			}
@@ -159,7 +161,7 @@ usage or a bad suite file (file:line), 3 a cell could not complete.`,
 	outputs.register(fs, func(rf report.Format) bool { return rf.Comparisons })
 	rec.register(fs, true)
 	registerCluster(fs, &c)
-	refuseAgents(cmd, "each cell is an interleaved A/B, which does not spread over agents yet")
+	ag.register(fs, false)
 	registerBuildCache(fs, &c.Cluster.BuildCache)
 	return cmd
 }

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/pgscale/pgscale/internal/agent"
 	"github.com/pgscale/pgscale/internal/disturb"
 	"github.com/pgscale/pgscale/internal/observe"
 	"github.com/pgscale/pgscale/internal/probe"
@@ -47,7 +48,7 @@ const (
 // anything starts. Once rounds have begun the files are always written,
 // marked incomplete when a round could not complete or the run was
 // interrupted; the error then says why.
-func RunAB(ctx context.Context, spec ABSpec) ([]*result.File, string, error) {
+func RunAB(ctx context.Context, spec ABSpec) (_ []*result.File, _ string, err error) {
 	specs, ds, seed, err := spec.check()
 	if err != nil {
 		return nil, "", err
@@ -75,12 +76,21 @@ func RunAB(ctx context.Context, spec ABSpec) ([]*result.File, string, error) {
 	if dir == "" {
 		dir = filepath.Join("results", fmt.Sprintf("ab-%s-%s", fileName(wl.Name), started.Format("20060102T150405Z")))
 	}
+	var coord *agent.Coordinator
+	if spec.Agents != nil {
+		// Opened before the targets start, so that the agents join while
+		// the clusters start and the data is made.
+		if coord, err = spec.openAgents(ctx, spec.Agents); err != nil {
+			return nil, "", err
+		}
+		defer func() { _ = coord.Close(ctx, err) }()
+	}
 	targets, err := spec.openAll(ctx, specs, spec.needs(ds, wl))
 	defer closeAll(targets)
 	if err != nil {
 		return nil, "", keepStartLog(err, func(name, program string) string { return filepath.Join(dir, name+"."+program+".log") })
 	}
-	files, err := spec.runOn(ctx, targets, specs, wl, setup, ds, seed, started, &dir)
+	files, err := spec.runOn(ctx, targets, specs, wl, setup, ds, seed, started, &dir, coord)
 	return files, dir, err
 }
 
@@ -89,11 +99,12 @@ func RunAB(ctx context.Context, spec ABSpec) ([]*result.File, string, error) {
 // after), runs the rounds and writes one result file per target into
 // *outDir — or, when the first cannot be written there, all of them into
 // a directory of the same name where they can be (writeResult), *outDir
-// then naming it. It
-// returns the files written (nil when no round started) and why the run
-// could not complete.
+// then naming it. With coord every target's steps run on its agents, in
+// the target's turn, and each target's file lists them and keeps each
+// agent's own file beside it. It returns the files written (nil when no
+// round started) and why the run could not complete.
 func (spec *ABSpec) runOn(ctx context.Context, targets []*prepared, specs []target.Spec, wl *workload.Loaded, setup string,
-	ds []disturb.Disturbance, seed uint64, started time.Time, outDir *string) ([]*result.File, error) {
+	ds []disturb.Disturbance, seed uint64, started time.Time, outDir *string, coord *agent.Coordinator) ([]*result.File, error) {
 	dir := *outDir
 	defer func() {
 		for _, t := range targets {
@@ -117,8 +128,16 @@ func (spec *ABSpec) runOn(ctx context.Context, targets []*prepared, specs []targ
 	}
 	ab := &AB{Rounds: spec.Rounds, Seed: seed, Slice: spec.Slice, Settle: spec.Settle, Reshuffle: spec.reshuffle(targets),
 		WarmupRound: spec.counting()}
-	if ab.Targets, err = spec.abTargets(ctx, targets, wl, ds); err != nil {
+	if ab.Targets, err = spec.abTargets(ctx, targets, wl, ds, coord); err != nil {
 		return nil, err
+	}
+	if coord != nil {
+		for _, t := range targets {
+			t.agentSteps = nil // a suite's earlier cell's
+		}
+		if err := spec.gatherAgents(ctx, coord, targets[0], wl, ab.Targets[0].Sweep.AgentsTarget); err != nil {
+			return nil, err
+		}
 	}
 	obs := spec.observer()
 	obs.Observe(spec.planned(specs, ab.Reshuffle))
@@ -138,7 +157,7 @@ func (spec *ABSpec) runOn(ctx context.Context, targets []*prepared, specs []targ
 		began := time.Now()
 		spec.notice(fmt.Sprintf("layout %d: re-creating the clusters (new data directories, shared memory and sockets) and their data...", n))
 		stopWatch()
-		ts, err := spec.relayout(lctx, targets, specs, wl, setup, ds)
+		ts, err := spec.relayout(lctx, targets, specs, wl, setup, ds, coord)
 		stopWatch = watchPoolersWith(targets, cancel)
 		if err != nil {
 			return nil, err
@@ -171,6 +190,10 @@ func (spec *ABSpec) runOn(ctx context.Context, targets []*prepared, specs []targ
 		relativeProfiles(f.Steps, path)
 		if *outDir != dir {
 			path = filepath.Join(*outDir, name) // the first could not be written in dir: the others join it
+		}
+		if coord != nil {
+			f.Coordination, f.Agents = coord.Coordination(), agentTotals(coord, f.Steps)
+			errs = append(errs, agentFiles(f, coord, targets[i].agentSteps, path))
 		}
 		written, err := writeResult(path, rescueName(dir, name), f)
 		if err != nil && i == 0 && written != "" {

@@ -30,6 +30,12 @@ func (spec *ABSpec) check() ([]target.Spec, []disturb.Disturbance, uint64, error
 		}
 		seen[c] = true
 	}
+	if spec.Agents != nil && spec.Slice > 0 {
+		if spec.SliceGiven {
+			return nil, nil, 0, usage.Errorf("--agents runs whole-step turns: in slices every client switches target together every slice, which agents on other machines cannot do in step; drop --slice (a suite file's slice:), or make it 0")
+		}
+		spec.Slice = 0 // whole-step turns: each target's step goes to the agents in its turn
+	}
 	if spec.Slice > 0 && !spec.SliceGiven && (l.Duration <= 0 || len(ds) > 0 || l.Connect) {
 		spec.Slice = 0 // -t, -C and disturbances need whole-step turns
 	}
@@ -81,6 +87,9 @@ func (spec *ABSpec) check() ([]target.Spec, []disturb.Disturbance, uint64, error
 		twin.Name = specs[0].Name + "-aa"
 		specs = []target.Spec{specs[0], twin}
 		spec.Cluster.Separate = true
+	}
+	if err := spec.checkAgents(specs); err != nil {
+		return nil, nil, 0, err
 	}
 	if err := spec.Cluster.Check(specs); err != nil {
 		return nil, nil, 0, err

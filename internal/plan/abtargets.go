@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/pgscale/pgscale/internal/agent"
 	"github.com/pgscale/pgscale/internal/disturb"
 	"github.com/pgscale/pgscale/internal/probe"
 	"github.com/pgscale/pgscale/internal/result"
@@ -42,8 +43,10 @@ func closeAll(targets []*prepared) {
 
 // abTargets sets up what watches every target — its probes with
 // whole-step turns, in slices a meter of its server — and returns the
-// targets as AB runs them.
-func (spec *ABSpec) abTargets(ctx context.Context, targets []*prepared, wl *workload.Loaded, ds []disturb.Disturbance) ([]ABTarget, error) {
+// targets as AB runs them: with coord, on its agents, each target as
+// they reach it on its present layout.
+func (spec *ABSpec) abTargets(ctx context.Context, targets []*prepared, wl *workload.Loaded, ds []disturb.Disturbance,
+	coord *agent.Coordinator) ([]ABTarget, error) {
 	var out []ABTarget
 	for _, t := range targets {
 		// In slices every probe would watch a step shared by all targets,
@@ -54,6 +57,9 @@ func (spec *ABSpec) abTargets(ctx context.Context, targets []*prepared, wl *work
 			return nil, err
 		}
 		at := ABTarget{Name: t.name, Sweep: *spec.sweep(t, wl)}
+		if coord != nil {
+			at.Sweep.Agents, at.Sweep.AgentsTarget = coord, agentTarget(t, "")
+		}
 		if spec.Slice > 0 {
 			if t.meter = spec.meter(ctx, t); t.meter != nil {
 				at.Meter = t.meter.Read
@@ -94,7 +100,7 @@ func (spec *ABSpec) reshuffle(targets []*prepared) int {
 // for a new layout, gives them the data again, the same as before, and
 // returns the targets as AB runs them on it.
 func (spec *ABSpec) relayout(ctx context.Context, targets []*prepared, specs []target.Spec, wl *workload.Loaded, setup string,
-	ds []disturb.Disturbance) ([]ABTarget, error) {
+	ds []disturb.Disturbance, coord *agent.Coordinator) ([]ABTarget, error) {
 	servers := make([]*target.Server, len(targets))
 	var renewed []*prepared
 	var renewedSpecs []target.Spec
@@ -111,7 +117,7 @@ func (spec *ABSpec) relayout(ctx context.Context, targets []*prepared, specs []t
 	if err := spec.prepareAll(ctx, renewed, renewedSpecs, wl, setup); err != nil {
 		return nil, err
 	}
-	return spec.abTargets(ctx, targets, wl, ds)
+	return spec.abTargets(ctx, targets, wl, ds, coord)
 }
 
 // layoutInfo records layout n as the targets now are: where each one's

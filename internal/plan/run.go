@@ -82,7 +82,7 @@ func Run(ctx context.Context, spec RunSpec) (*result.File, string, error) {
 	}
 	spec.countNotice(1, 2) // and the warm-up round
 	started := time.Now().UTC()
-	coord, err := spec.openAgents(ctx)
+	coord, err := spec.openAgents(ctx, spec.Agents)
 	if err != nil {
 		return nil, "", err
 	}
@@ -134,6 +134,7 @@ func (c *Common) sweepOn(ctx context.Context, p *prepared, wl *workload.Loaded, 
 		return nil, "", err
 	}
 	if out.Agents != nil {
+		p.agentSteps = nil // a suite's earlier cell's
 		if err := c.gatherAgents(ctx, out.Agents, p, wl, out.AgentsDSN); err != nil {
 			return nil, "", err
 		}
@@ -193,7 +194,7 @@ func (c *Common) sweepOn(ctx context.Context, p *prepared, wl *workload.Loaded, 
 	}
 	relativeProfiles(file.Steps, path)
 	if out.Agents != nil {
-		if err := agentFiles(file, out.Agents, sw.agentSteps, path); err != nil {
+		if err := agentFiles(file, out.Agents, p.agentSteps, path); err != nil {
 			runErr = errors.Join(runErr, err)
 		}
 	}

@@ -35,6 +35,9 @@ type prepared struct {
 	// profileDir, when set, is where this target's pprof files go (each
 	// target of an A/B run has its own).
 	profileDir string
+	// agentSteps holds, with agents, each agent's own steps on this
+	// target, for its own result file (agentFiles).
+	agentSteps [][]result.Step
 }
 
 // unwatch ends the target's probes, meter and disturbances: a suite sets
@@ -226,8 +229,9 @@ func (c *Common) sweep(p *prepared, wl *workload.Loaded) *Sweep {
 		companions = disturb.Sessions(p.disturber.Disturbances)
 	}
 	sw := &Sweep{
-		Watchers: p.watchers(),
-		Clients:  l.Clients,
+		agentSteps: &p.agentSteps,
+		Watchers:   p.watchers(),
+		Clients:    l.Clients,
 		Engine: engine.Config{
 			Conn: p.srv.Config, Duration: l.Duration, Transactions: l.Transactions, Warmup: l.Warmup,
 			Protocol: wl.Protocol, SimpleCommands: workload.SimpleCommands(wl.Scripts, p.fallbacks), Reconnect: l.Connect, Rate: l.Rate, LatencyLimit: l.LatencyLimit,

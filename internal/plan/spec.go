@@ -185,6 +185,9 @@ type ABSpec struct {
 	// Out is the directory of the result files (default
 	// results/ab-<workload>-<UTC time>).
 	Out string
+	// Agents, when set, has agents run the clients, each target's step
+	// in its turn (whole-step turns only; agents.go).
+	Agents *AgentsSpec
 }
 
 // check finds what cannot work in the load, before anything starts.

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/pgscale/pgscale/internal/agent"
 	"github.com/pgscale/pgscale/internal/disturb"
 	"github.com/pgscale/pgscale/internal/observe"
 	"github.com/pgscale/pgscale/internal/probe"
@@ -44,6 +45,10 @@ type SuiteSpec struct {
 	IO       string
 	Colocate string // engine.Colocate's name
 	Observer observe.Observer
+	// Agents, when set, has agents run every cell's clients, each
+	// target's step in its turn (ABSpec.Agents); they join once, for the
+	// whole suite.
+	Agents *AgentsSpec
 }
 
 // SuiteRun is what a suite run left in its bundle.
@@ -79,6 +84,9 @@ func RunSuite(ctx context.Context, spec SuiteSpec) (*SuiteRun, error) {
 	}
 	if err := spec.Cluster.Check(specs); err != nil {
 		return nil, err
+	}
+	if spec.Agents != nil {
+		reachable(&spec.Cluster, specs)
 	}
 	cells := s.Cells()
 	run, err := s.Only(cells, spec.Only)
@@ -123,7 +131,7 @@ func RunSuite(ctx context.Context, spec SuiteSpec) (*SuiteRun, error) {
 		if err != nil {
 			return nil, err
 		}
-		ds, err := cs.checkCell(len(specs))
+		ds, err := cs.checkCell(specs)
 		if err != nil {
 			return nil, usage.Prefix(fmt.Sprintf("cell %s: ", c.Key()), err)
 		}
@@ -143,15 +151,25 @@ func RunSuite(ctx context.Context, spec SuiteSpec) (*SuiteRun, error) {
 		spec.Cluster.Valgrind, spec.Cluster.Separate = cellSpecs[0].Cluster.Valgrind, true
 	}
 	obs := spec.observer()
+	coord, err := spec.common().openAgents(ctx, spec.Agents)
+	if err != nil {
+		return out, err
+	}
+	var suiteErr error
+	if coord != nil {
+		defer func() { _ = coord.Close(ctx, suiteErr) }()
+	}
 	targets, err := spec.common().openAll(ctx, specs, needs)
 	defer closeAll(targets)
 	if err != nil {
+		suiteErr = err
 		return out, err
 	}
 	for i, c := range todo {
 		obs.Observe(observe.CellStart{Index: c.Index, Cells: len(cells), Key: c.Key()})
 		cell := &index.Cells[c.Index]
-		files, runErr := spec.runCell(ctx, cellSpecs[i], targets, specs, filepath.Join(dir, cell.Dir), seed)
+		files, runErr := spec.runCell(ctx, cellSpecs[i], targets, specs, filepath.Join(dir, cell.Dir), seed, coord)
+		suiteErr = runErr
 		cell.Files = files
 		switch {
 		case runErr == nil:
@@ -266,7 +284,7 @@ func (spec *SuiteSpec) cellSpec(c suite.Cell, seed uint64) (ABSpec, error) {
 	s := spec.Suite
 	specsIn, baseline := spec.targets()
 	cs := ABSpec{Common: *spec.common(), Targets: specsIn, Baseline: baseline, Rounds: s.Rounds,
-		OrderSeed: strconv.FormatUint(seed, 10), Slice: s.Slice, SliceGiven: s.SliceGiven, Confidence: s.Confidence}
+		OrderSeed: strconv.FormatUint(seed, 10), Slice: s.Slice, SliceGiven: s.SliceGiven, Confidence: s.Confidence, Agents: spec.Agents}
 	probes := DefaultProbeOptions()
 	if spec.Probes != nil {
 		probes = spec.Probes.Clone()
@@ -328,9 +346,13 @@ func (spec *SuiteSpec) cellSpec(c suite.Cell, seed uint64) (ABSpec, error) {
 
 // check checks the cell's spec; with one target there is nothing to
 // compare, and the cell is a sweep.
-func (cs *ABSpec) checkCell(specs int) ([]disturb.Disturbance, error) {
-	if specs == 1 {
-		return cs.Common.check()
+func (cs *ABSpec) checkCell(specs []target.Spec) ([]disturb.Disturbance, error) {
+	if len(specs) == 1 {
+		ds, err := cs.Common.check()
+		if err == nil {
+			err = cs.checkAgents(specs)
+		}
+		return ds, err
 	}
 	_, ds, _, err := cs.check()
 	return ds, err
@@ -339,12 +361,13 @@ func (cs *ABSpec) checkCell(specs int) ([]disturb.Disturbance, error) {
 // runCell runs one cell on the open targets into dir: an A/B run, or with
 // one target a sweep. It returns the names of the files it wrote, relative
 // to dir, baseline first.
-func (spec *SuiteSpec) runCell(ctx context.Context, cs ABSpec, targets []*prepared, specs []target.Spec, dir string, seed uint64) ([]string, error) {
+func (spec *SuiteSpec) runCell(ctx context.Context, cs ABSpec, targets []*prepared, specs []target.Spec, dir string, seed uint64,
+	coord *agent.Coordinator) ([]string, error) {
 	wl, setup, err := cs.loadWorkload()
 	if err != nil {
 		return nil, err
 	}
-	ds, err := cs.checkCell(len(specs))
+	ds, err := cs.checkCell(specs)
 	if err != nil {
 		return nil, err
 	}
@@ -365,14 +388,14 @@ func (spec *SuiteSpec) runCell(ctx context.Context, cs ABSpec, targets []*prepar
 			}
 		})
 		want := filepath.Join(dir, name+".json")
-		f, path, err := cs.sweepOn(ctx, targets[0], wl, setup, ds, started, sweepFile{Path: want})
+		f, path, err := cs.sweepOn(ctx, targets[0], wl, setup, ds, started, sweepFile{Path: want, Agents: coord})
 		if f == nil || path != want {
 			return nil, err // nothing measured, or kept outside the bundle, as err says
 		}
 		return []string{name + ".json"}, err
 	}
 	out := dir
-	files, err := cs.runOn(ctx, targets, specs, wl, setup, ds, seed, started, &out)
+	files, err := cs.runOn(ctx, targets, specs, wl, setup, ds, seed, started, &out, coord)
 	if out != dir {
 		return nil, err // kept elsewhere, as err says: not in the bundle
 	}

@@ -44,10 +44,14 @@ type Sweep struct {
 	HoldEdges bool
 	// Agents, when set, runs each step's clients on the coordinator's
 	// agents instead of in this process; each step then lists them.
-	Agents *agent.Coordinator
-	// agentSteps holds, with Agents, each agent's own steps, for its
-	// own result file.
-	agentSteps [][]result.Step
+	// AgentsTarget, when set, is the target as the agents reach it, told
+	// to the coordinator before each step (an A/B's targets take turns on
+	// one coordinator).
+	Agents       *agent.Coordinator
+	AgentsTarget string
+	// agentSteps, when set, receives with Agents each agent's own steps,
+	// for its own result file (the target's prepared.agentSteps).
+	agentSteps *[][]result.Step
 }
 
 // connectingAfter is how long a step's connection phase lasts before it is
@@ -143,6 +147,9 @@ func (sw *Sweep) Run(ctx context.Context) ([]result.Step, error) {
 		}
 		var r *engine.Result
 		if sw.Agents != nil {
+			if sw.AgentsTarget != "" {
+				sw.Agents.Retarget(sw.AgentsTarget)
+			}
 			r, err = sw.Agents.Step(ctx, cfg)
 		} else {
 			r, err = engine.Run(ctx, cfg)
@@ -249,14 +256,19 @@ func (sw *Sweep) keepAgents(s *result.Step, cfg engine.Config) {
 		return
 	}
 	s.Agents = o.Agents
-	if len(sw.agentSteps) < len(o.Results) {
-		sw.agentSteps = append(sw.agentSteps, make([][]result.Step, len(o.Results)-len(sw.agentSteps))...)
+	keep := sw.agentSteps
+	if keep == nil {
+		return
+	}
+	if len(*keep) < len(o.Results) {
+		*keep = append(*keep, make([][]result.Step, len(o.Results)-len(*keep))...)
 	}
 	for i, r := range o.Results {
 		if r.Clients == 0 {
 			continue
 		}
 		as := StepResult(r, cfg.Program.Scripts())
-		sw.agentSteps[i] = append(sw.agentSteps[i], as)
+		as.Round = sw.Round
+		(*keep)[i] = append((*keep)[i], as)
 	}
 }
