@@ -2,6 +2,7 @@ package target
 
 import (
 	"context"
+	"errors"
 	"strings"
 
 	"github.com/pgscale/pgscale/internal/usage"
@@ -19,6 +20,11 @@ var settingsKind = kind{
 		settings, err := parseSettings(arg)
 		if err != nil {
 			return nil, err
+		}
+		for _, st := range settings {
+			if st.Name == "ext" {
+				return nil, errors.New("ext= builds an extension against a server pgscale builds (src:PATH,ext=EXTPATH); an extension for the installed server (its server headers at the exact version, postgresql-server-dev-NN) is not supported yet")
+			}
 		}
 		return SettingsArg{Settings: settings}, nil
 	},

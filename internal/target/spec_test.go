@@ -35,17 +35,18 @@ func TestParseSpec(t *testing.T) {
 
 func TestParseSpecErrors(t *testing.T) {
 	for _, in := range []string{
-		"master",                    // no =
-		"master=/usr/bin",           // no kind
-		"master=docker:pg15",        // unknown kind
-		"=bin:/x",                   // no name
-		"bad name=bin:/x",           // space in name
-		"../x=bin:/x",               // path in name
-		"m=bin:",                    // no dir
-		"d=dsn:",                    // no connection string
-		"s=settings:a='b,c",         // unbalanced quote
-		"s=settings:novalue",        // not k=v
-		"p=dsn:postgres://u:pw@h/d", // fine, but checked below for redaction
+		"master",                     // no =
+		"master=/usr/bin",            // no kind
+		"master=docker:pg15",         // unknown kind
+		"=bin:/x",                    // no name
+		"bad name=bin:/x",            // space in name
+		"../x=bin:/x",                // path in name
+		"m=bin:",                     // no dir
+		"d=dsn:",                     // no connection string
+		"s=settings:a='b,c",          // unbalanced quote
+		"s=settings:novalue",         // not k=v
+		"s=settings:,ext=/src/myext", // an extension for the installed server: not yet
+		"p=dsn:postgres://u:pw@h/d",  // fine, but checked below for redaction
 	} {
 		_, err := target.ParseSpec(in)
 		if strings.Contains(in, "pw@") {
