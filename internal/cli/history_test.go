@@ -389,10 +389,18 @@ func TestCompareWithAStoredBaseline(t *testing.T) {
 
 // A store that cannot be opened loses no run: the result file is written,
 // the error is one line (the password redacted) and the exit code not 0.
+// A store file that cannot be written is refused before anything runs.
 func TestRunWithAStoreThatFails(t *testing.T) {
 	noCIEnv(t)
+	out := filepath.Join(t.TempDir(), "r.json")
+	code, _, stderr := pgscale(t, "run", "--dsn", dsn("postgres"), "-S", "-c", "1", "-T", "0.3", "--no-probes", "--out", out, "--store", "/proc/no-such-dir/history.db")
+	if code != cli.ExitUsage || !oneLine(strings.TrimSpace(stderr)) || !strings.Contains(stderr, "store /proc/no-such-dir/history.db: ") || !strings.Contains(stderr, "nothing was run") {
+		t.Errorf("an unwritable store file: exit %d, stderr %q", code, stderr)
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Errorf("a run refused before it started wrote %s", out)
+	}
 	for _, c := range []struct{ loc, want string }{
-		{"/proc/no-such-dir/history.db", "store /proc/no-such-dir/history.db: "},
 		{"postgres://bench:hunter2@127.0.0.1:1/history?connect_timeout=2", "store postgres://bench:xxxxx@127.0.0.1:1/history?connect_timeout=2: "},
 	} {
 		out := filepath.Join(t.TempDir(), "r.json")

@@ -68,7 +68,9 @@ func (e *engine) outageList(window, end time.Time) []Outage {
 	for _, c := range e.clients {
 		if !c.lost.IsZero() {
 			open[len(lost)] = true
-			lost = append(lost, lostConn{c.lost, end})
+			// A connection lost as the step was ending (a pooler that
+			// died stops the step) was lost for no time at all.
+			lost = append(lost, lostConn{c.lost, later(c.lost, end)})
 		}
 	}
 	if len(lost) == 0 {
@@ -108,4 +110,12 @@ func (e *engine) outageList(window, end time.Time) []Outage {
 		}
 	}
 	return out
+}
+
+// later is the later of two times.
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }
