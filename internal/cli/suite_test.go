@@ -260,7 +260,10 @@ func TestSuitePresets(t *testing.T) {
 			t0 := time.Now()
 			code, stdout, stderr := pgscale(t, "suite", "--preset", p, "--quick", "--out", out)
 			t.Logf("%s --quick: %v", p, time.Since(t0).Round(time.Second))
-			if code != cli.ExitOK {
+			// A rule that fails or a measure outside its bounds is what
+			// the study found (extension-sweep's rule on a busy machine):
+			// exit 1; the headline is checked either way.
+			if code != cli.ExitOK && code != cli.ExitRegression {
 				t.Fatalf("exit %d\n%s\n%s", code, stdout, lastLines(stderr, 10))
 			}
 			check(t, stdout, out)
