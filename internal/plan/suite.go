@@ -112,10 +112,10 @@ func RunSuite(ctx context.Context, spec SuiteSpec) (*SuiteRun, error) {
 		}
 	}
 	out := &SuiteRun{Dir: dir, Index: index}
-	if err := result.WriteSuiteIndex(dir, index); err != nil {
-		return nil, fmt.Errorf("write the suite's index: %w", err)
-	}
 	if len(todo) == 0 {
+		if err := writeIndex(dir, index); err != nil {
+			return nil, err
+		}
 		return out, nil
 	}
 	// Every cell's spec is checked before anything starts: a mistake in
@@ -143,6 +143,11 @@ func RunSuite(ctx context.Context, spec SuiteSpec) (*SuiteRun, error) {
 		needs.DataBytes, needs.Connections = max(needs.DataBytes, n.DataBytes), max(needs.Connections, n.Connections)
 		needs.Clients, needs.Prepared = max(needs.Clients, n.Clients), needs.Prepared || n.Prepared
 		cellSpecs[i] = cs
+	}
+	// The bundle is made once every cell is known to be runnable: a
+	// mistake leaves no directory behind.
+	if err := writeIndex(dir, index); err != nil {
+		return nil, err
 	}
 	if len(cellSpecs) > 0 && cellSpecs[0].Cluster.Valgrind != nil {
 		// Counting instructions (count: instructions): the servers, and a
@@ -227,9 +232,6 @@ func (spec *SuiteSpec) index(dir string, specs []target.Spec, cells []suite.Cell
 	}
 	if result.IsSuiteBundle(dir) {
 		return nil, usage.Errorf("%s already holds a suite's bundle: pass --resume to run what it lacks, or another --out", dir)
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, err
 	}
 	x := &result.SuiteIndex{Pgscale: spec.Version, Name: s.Name, File: s.File, Source: s.Source, Quick: s.Quick,
 		Params: params, Command: secret.RedactAll(spec.Argv), Started: started, Finished: started, Baseline: specs[0].Name}
@@ -423,4 +425,15 @@ func EstimateSuite(s *suite.Suite, cells, n int) time.Duration {
 		cell = time.Duration(s.Rounds) * time.Duration(n) * steps * (s.Duration + s.Warmup)
 	}
 	return time.Duration(cells) * cell
+}
+
+// writeIndex makes the bundle's directory and writes its first index.
+func writeIndex(dir string, x *result.SuiteIndex) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("make the suite's bundle: %w", err)
+	}
+	if err := result.WriteSuiteIndex(dir, x); err != nil {
+		return fmt.Errorf("write the suite's index: %w", err)
+	}
+	return nil
 }
