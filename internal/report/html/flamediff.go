@@ -60,12 +60,7 @@ func flameDiffs(groups []group, files []NamedFile, labels []string) []flameDiff 
 		if g.ab == nil {
 			continue
 		}
-		base := -1
-		for _, fi := range g.files {
-			if files[fi].File.Target.Name == g.ab.Baseline {
-				base = fi
-			}
-		}
+		base := baselineFile(g, files)
 		if base < 0 {
 			continue
 		}
@@ -147,12 +142,7 @@ func FlameDiffLinks(doc Doc) []FlameDiffLink {
 		if g.ab == nil {
 			continue
 		}
-		base := -1
-		for _, fi := range g.files {
-			if files[fi].File.Target.Name == g.ab.Baseline {
-				base = fi
-			}
-		}
+		base := baselineFile(g, files)
 		if base < 0 {
 			continue
 		}
@@ -377,4 +367,16 @@ func diffColor(f diffFrame) string {
 		return fmt.Sprintf("rgb(%d,%d,%d)", 240-int(20*light), 215-int(160*light), 210-int(160*light))
 	}
 	return fmt.Sprintf("rgb(%d,%d,%d)", 210-int(160*light), 220-int(120*light), 240-int(10*light))
+}
+
+// baselineFile is the index in files of A/B run g's baseline file, -1
+// when the page does not hold it.
+func baselineFile(g group, files []NamedFile) int {
+	base := -1
+	for _, fi := range g.files {
+		if files[fi].File.Target.Name == g.ab.Baseline {
+			base = fi
+		}
+	}
+	return base
 }
