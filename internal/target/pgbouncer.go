@@ -14,6 +14,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/pgscale/pgscale/internal/proc"
 	"github.com/pgscale/pgscale/internal/secret"
 )
 
@@ -296,7 +297,7 @@ func connQuote(v string) string {
 // waitReady waits until the admin console answers, then checks that a query
 // passes through the pool to the server.
 func (p *PgBouncer) waitReady(ctx context.Context, opts PgBouncerOptions) error {
-	err := p.Process.waitReady(ctx, opts.StartTimeout, 20*time.Millisecond, "accept connections", func(ctx context.Context) error {
+	err := p.Process.WaitReady(ctx, opts.StartTimeout, 20*time.Millisecond, "accept connections", func(ctx context.Context) error {
 		cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 		defer cancel()
 		conn, err := pgconn.Connect(cctx, p.ConnString("pgbouncer"))
@@ -350,11 +351,11 @@ func (p *PgBouncer) Program() string { return "pgbouncer" }
 
 // SaveLog copies pgbouncer's whole log to path, before Stop removes it,
 // with anything that looks like a password redacted.
-func (p *PgBouncer) SaveLog(path string) error { return saveLog("pgbouncer", p.LogFile, path) }
+func (p *PgBouncer) SaveLog(path string) error { return proc.SaveLog("pgbouncer", p.LogFile, path) }
 
 // Log returns the last n lines of pgbouncer's log, for error messages. The
 // whole log is LogFile, until Stop removes it.
-func (p *PgBouncer) Log(n int) string { return tailFile(p.LogFile, n, "(no pgbouncer log)") }
+func (p *PgBouncer) Log(n int) string { return proc.TailFile(p.LogFile, n, "(no pgbouncer log)") }
 
 // Stop shuts pgbouncer down and removes its directory, log included: copy
 // the log first (LogFile, Log) to keep it. It is safe to call more than

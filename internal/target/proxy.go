@@ -16,6 +16,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/pgscale/pgscale/internal/proc"
 	"github.com/pgscale/pgscale/internal/secret"
 )
 
@@ -204,10 +205,10 @@ func StartProxy(ctx context.Context, opts ProxyOptions) (p *Proxy, err error) {
 			p.shutdown()
 		}
 	}()
-	if p.cred, err = runAs(opts.OSUser); err != nil {
+	if p.cred, err = proc.RunAs(opts.OSUser); err != nil {
 		return p, fmt.Errorf("%s runs as %s: %w", def.Program, opts.OSUser, err)
 	}
-	if err = giveTo(dir, p.cred, opts.OSUser); err != nil {
+	if err = proc.GiveTo(dir, p.cred, opts.OSUser); err != nil {
 		return p, err
 	}
 	if p.FileLimit = opts.OpenFiles; p.FileLimit == 0 {
@@ -342,7 +343,7 @@ func (p *Proxy) render() error {
 		if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
 			return fmt.Errorf("write %s's %s: %w", p.Name, f.Name, err)
 		}
-		if err := giveTo(path, p.cred, p.opts.OSUser); err != nil {
+		if err := proc.GiveTo(path, p.cred, p.opts.OSUser); err != nil {
 			return err
 		}
 		p.Files[f.Name] = p.redact(text)
@@ -385,14 +386,14 @@ func (p *Proxy) start(ctx context.Context) error {
 		path, args = p.valgrindCommand(v)
 		env = append(valgrindEnv(), "PGSCALE_PROXY_DIR="+p.Dir, "PGSCALE_PROXY_PORT="+strconv.Itoa(p.Port))
 	}
-	proc, err := startProcess(processSpec{name: p.Name, path: path, args: args, dir: p.Dir, env: env,
-		log: p.LogFile, cred: p.cred, openFiles: p.FileLimit, parentDeath: syscall.SIGTERM,
-		stop: []StopStep{{stop, 5 * time.Second}}})
+	pr, err := proc.Start(proc.Spec{Name: p.Name, Path: path, Args: args, Dir: p.Dir, Env: env,
+		Log: p.LogFile, Cred: p.cred, OpenFiles: p.FileLimit, ParentDeath: syscall.SIGTERM,
+		Stop: []StopStep{{Signal: stop, Wait: 5 * time.Second}}})
 	if err != nil {
 		return err
 	}
 	p.mu.Lock()
-	p.Process, p.stopped = proc, false
+	p.Process, p.stopped = pr, false
 	p.mu.Unlock()
 	if p.opts.Check != nil {
 		return p.opts.Check(ctx, p)
@@ -430,7 +431,7 @@ func connValue(v string) string {
 // its first upstream's database, within Def.Ready.
 func (p *Proxy) waitReady(ctx context.Context) error {
 	dsn := p.ConnString(p.Upstreams[0].Database)
-	err := p.Process.waitReady(ctx, p.opts.Def.Ready, 50*time.Millisecond, "answer a startup and SELECT 1", func(ctx context.Context) error {
+	err := p.Process.WaitReady(ctx, p.opts.Def.Ready, 50*time.Millisecond, "answer a startup and SELECT 1", func(ctx context.Context) error {
 		cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 		defer cancel()
 		conn, err := pgconn.Connect(cctx, dsn)
@@ -460,7 +461,7 @@ func (p *Proxy) ExitError() error {
 
 // Log returns the last n lines of the proxy's log, passwords redacted.
 func (p *Proxy) Log(n int) string {
-	return p.redact(tailFile(p.LogFile, n, "(no "+p.Name+" log)"))
+	return p.redact(proc.TailFile(p.LogFile, n, "(no "+p.Name+" log)"))
 }
 
 // SaveLog copies the proxy's whole log to path, passwords redacted.
@@ -485,9 +486,9 @@ func (p *Proxy) Program() string { return p.Name }
 // shutdown stops the program and every process it started.
 func (p *Proxy) shutdown() {
 	p.mu.Lock()
-	proc := p.Process
+	pr := p.Process
 	p.mu.Unlock()
-	proc.Stop()
+	pr.Stop()
 }
 
 // Stop stops the proxy and its children and removes its directory, log
