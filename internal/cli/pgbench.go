@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/pgscale/pgscale/internal/plan"
+	"github.com/pgscale/pgscale/internal/probeopt"
 	"github.com/pgscale/pgscale/internal/report"
 	"github.com/pgscale/pgscale/internal/result"
 	"github.com/pgscale/pgscale/internal/target"
@@ -186,7 +187,7 @@ func (p *pgbenchCmd) run(ctx context.Context, tgt target.Spec) int {
 	if p.progress > 0 {
 		interval = time.Duration(p.progress) * time.Second
 	}
-	probes := plan.DefaultProbeOptions()
+	probes := probeopt.DefaultOptions()
 	probes.None = !p.probes
 	pg := &result.Pgbench{ProgressS: p.progress, ReportPerCommand: p.perCommand, FailuresDetailed: p.failuresDetailed,
 		VerboseErrors: p.verbose, ExitOnAbort: p.exitOnAbort}

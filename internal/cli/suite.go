@@ -11,6 +11,7 @@ import (
 
 	"github.com/pgscale/pgscale/internal/compare"
 	"github.com/pgscale/pgscale/internal/plan"
+	"github.com/pgscale/pgscale/internal/probeopt"
 	"github.com/pgscale/pgscale/internal/report"
 	"github.com/pgscale/pgscale/internal/stats"
 	"github.com/pgscale/pgscale/internal/suite"
@@ -69,10 +70,11 @@ usage or a bad suite file (file:line), 3 a cell could not complete.`,
 				}
 			}
 			if count != "" {
-				if count != "instructions" {
-					return usage.Errorf("--count %q: want instructions", count)
+				c, err := probeopt.ParseCount(count)
+				if err != nil {
+					return usage.Errorf("--count %q: %v", count, err)
 				}
-				s.Count = count
+				s.Count = c.String()
 			}
 			if transactions > 0 {
 				s.Transactions, s.Duration = transactions, 0

@@ -11,12 +11,10 @@ import (
 	"os"
 	"time"
 
-	"github.com/spf13/pflag"
-
 	"github.com/pgscale/pgscale/internal/disturb"
 	"github.com/pgscale/pgscale/internal/engine"
 	"github.com/pgscale/pgscale/internal/observe"
-	"github.com/pgscale/pgscale/internal/probe"
+	"github.com/pgscale/pgscale/internal/probeopt"
 	"github.com/pgscale/pgscale/internal/result"
 	"github.com/pgscale/pgscale/internal/target"
 	"github.com/pgscale/pgscale/internal/usage"
@@ -36,7 +34,7 @@ type Common struct {
 	Data     Data
 	Load     Load
 	// Probes choose the server-side probes (nil: the defaults).
-	Probes *ProbeOptions
+	Probes *probeopt.Options
 	// Disturb schedules disturbances in every step.
 	Disturb disturb.Request
 	// Observer receives the run's events (nil: none).
@@ -116,20 +114,6 @@ type Load struct {
 // DefaultConnectConcurrency is how many clients connect at once unless
 // Load.ConnectConcurrency says otherwise (the engine's default).
 const DefaultConnectConcurrency = engine.DefaultConnectConcurrency
-
-// ProbeOptions choose the probes (probe.Options), so that flag parsing
-// can fill them without importing the probes.
-type ProbeOptions = probe.Options
-
-// DefaultProbeOptions are the default probes with their settings.
-func DefaultProbeOptions() ProbeOptions { return probe.DefaultOptions() }
-
-// ProbeProfile names the profile probe, which is off by default.
-const ProbeProfile = probe.NameProfile
-
-// RegisterProbeFlags registers every probe's flags on fs and returns the
-// options they fill.
-func RegisterProbeFlags(fs *pflag.FlagSet) *ProbeOptions { return probe.RegisterFlags(fs) }
 
 // RunSpec is one sweep over one target: what pgscale run asks for.
 type RunSpec struct {
@@ -258,7 +242,7 @@ func (c *Common) check() ([]disturb.Disturbance, error) {
 		return nil, err
 	}
 	if c.Probes == nil {
-		o := probe.DefaultOptions()
+		o := probeopt.DefaultOptions()
 		c.Probes = &o
 	}
 	if err := c.Probes.Check(); err != nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/pgscale/pgscale/internal/disturb"
 	"github.com/pgscale/pgscale/internal/observe"
 	"github.com/pgscale/pgscale/internal/probe"
+	"github.com/pgscale/pgscale/internal/probeopt"
 	"github.com/pgscale/pgscale/internal/result"
 	"github.com/pgscale/pgscale/internal/secret"
 	"github.com/pgscale/pgscale/internal/suite"
@@ -41,7 +42,7 @@ type SuiteSpec struct {
 	Resume bool
 	// Probes choose the probes (nil: the defaults; the suite's probes:
 	// false turns them all off).
-	Probes   *ProbeOptions
+	Probes   *probeopt.Options
 	IO       string
 	Colocate string // engine.Colocate's name
 	Observer observe.Observer
@@ -287,7 +288,7 @@ func (spec *SuiteSpec) cellSpec(c suite.Cell, seed uint64) (ABSpec, error) {
 	specsIn, baseline := spec.targets()
 	cs := ABSpec{Common: *spec.common(), Targets: specsIn, Baseline: baseline, Rounds: s.Rounds,
 		OrderSeed: strconv.FormatUint(seed, 10), Slice: s.Slice, SliceGiven: s.SliceGiven, Confidence: s.Confidence, Agents: spec.Agents}
-	probes := DefaultProbeOptions()
+	probes := probeopt.DefaultOptions()
 	if spec.Probes != nil {
 		probes = spec.Probes.Clone()
 	}
@@ -296,11 +297,13 @@ func (spec *SuiteSpec) cellSpec(c suite.Cell, seed uint64) (ABSpec, error) {
 		cs.Probes.None = true
 	}
 	if s.Profile {
-		cs.Probes.Set(ProbeProfile, true)
+		cs.Probes.Set(probe.NameProfile, true)
 	}
-	if s.Count == "instructions" {
-		cs.Probes.Set(probe.NameInstructions, true)
+	count, err := probeopt.ParseCount(s.Count)
+	if err != nil {
+		return cs, usage.Errorf("count: %q: %v", s.Count, err)
 	}
+	cs.Probes.SetCount(count)
 	defines := map[string]string{}
 	for k, v := range s.Defines {
 		defines[k] = v

@@ -183,8 +183,11 @@ func delta(a, b reading) (uint64, bool) {
 // files.
 const NameCounters = "counters"
 
+func init() { register(countersDef) }
+
 var countersDef = def{
 	name: NameCounters, on: true, flag: "no-counters", evidence: "hardware counters (cycles, instructions)",
+	rank: 20,
 	open: func(context.Context, Config, *Set) (probe, error) {
 		p, err := newCountersProbe()
 		if err != nil {

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/pgscale/pgscale/internal/observe"
+	"github.com/pgscale/pgscale/internal/probeopt"
 	"github.com/pgscale/pgscale/internal/result"
 	"github.com/pgscale/pgscale/internal/usage"
 )
@@ -541,27 +542,6 @@ type edger interface {
 
 var _ observe.EdgeWatcher = (*Set)(nil)
 
-// countFlag is --count: what to count, a comma list of "instructions"
-// and "cache" (which counts the instructions too).
-type countFlag struct{ o *Options }
-
-func (f countFlag) Set(v string) error {
-	for _, w := range strings.Split(v, ",") {
-		switch strings.TrimSpace(w) {
-		case "instructions":
-		case "cache":
-			f.o.CacheSim = true
-		default:
-			return errors.New("want instructions, or instructions,cache")
-		}
-	}
-	f.o.Set(NameInstructions, true)
-	return nil
-}
-
-func (f countFlag) String() string { return "" }
-func (f countFlag) Type() string   { return "what" }
-
 // The caches the simulation of --count instructions,cache models, the
 // same on every machine so that counts compare across machines (the
 // host's own, which callgrind would read from cpuid, are whatever a
@@ -583,14 +563,17 @@ func CacheSimOptions() []string {
 
 // NameInstructions names the probe that counts the server's instructions
 // under Valgrind (--count instructions) in options and result files.
-const NameInstructions = "instructions"
+const NameInstructions = probeopt.NameInstructions
+
+func init() { register(instructionsDef) }
 
 var instructionsDef = def{
 	name: NameInstructions, flag: "",
 	evidence: "count the server's instructions per transaction under Valgrind (--count instructions)",
 	flags: func(fs *pflag.FlagSet, o *Options) {
-		fs.Var(countFlag{o}, "count", "instructions[,cache]: run ephemeral servers under Valgrind's callgrind and count the instructions of every transaction (needs -t; 20 to 50 times slower); with cache also simulate caches and branch prediction for misses and estimated cycles per transaction (slower again)")
+		fs.Var(probeopt.CountFlag(o), "count", "instructions[,cache]: run ephemeral servers under Valgrind's callgrind and count the instructions of every transaction (needs -t; 20 to 50 times slower); with cache also simulate caches and branch prediction for misses and estimated cycles per transaction (slower again)")
 	},
+	rank: 70,
 	open: func(ctx context.Context, cfg Config, s *Set) (probe, error) {
 		if cfg.Callgrind == nil || cfg.ServerPIDFunc == nil {
 			return nil, usage.Errorf("--count instructions needs a server started under Valgrind (an ephemeral target)")

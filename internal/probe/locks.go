@@ -184,11 +184,14 @@ func (p *lockProbe) report(_ context.Context, _ *stepState, out *result.Probes) 
 // NameLocks names the pg_locks probe in options and result files.
 const NameLocks = "locks"
 
+func init() { register(locksDef) }
+
 var locksDef = def{
 	name: NameLocks, on: true, flag: "no-locks", evidence: "pg_locks snapshots",
 	flags: func(fs *pflag.FlagSet, o *Options) {
 		fs.IntVar(&o.LockSnapshots, "lock-snapshots", defaultLockSnapshots, "pg_locks snapshots per step")
 	},
+	rank: 40,
 	open: func(ctx context.Context, cfg Config, _ *Set) (probe, error) {
 		p, err := newLockProbe(ctx, cfg)
 		if err != nil {

@@ -15,14 +15,15 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/pgscale/pgscale/internal/observe"
+	"github.com/pgscale/pgscale/internal/probeopt"
 	"github.com/pgscale/pgscale/internal/result"
 )
 
 // Wait-event sources.
 const (
-	WaitSourceAuto         = "auto"             // pg_wait_sampling when usable, else pg_stat_activity
-	WaitSourceWaitSampling = "pg_wait_sampling" // the extension's in-server profile
-	WaitSourceStatActivity = "pg_stat_activity" // sampled from a connection of the probe's own
+	WaitSourceAuto         = probeopt.WaitSourceAuto         // pg_wait_sampling when usable, else pg_stat_activity
+	WaitSourceWaitSampling = probeopt.WaitSourceWaitSampling // the extension's in-server profile
+	WaitSourceStatActivity = probeopt.WaitSourceStatActivity // sampled from a connection of the probe's own
 )
 
 const (
@@ -32,8 +33,8 @@ const (
 	// probeMarker starts every probe statement, so that the statement
 	// probe leaves them out of pg_stat_statements' figures.
 	probeMarker              = "/* pgscale probe */ "
-	defaultWaitHz            = 20
-	defaultLockSnapshots     = 4
+	defaultWaitHz            = probeopt.DefaultWaitHz
+	defaultLockSnapshots     = probeopt.DefaultLockSnapshots
 	defaultSnapshotEveryNoT  = 2 * time.Second // snapshots with -t (no planned duration)
 	defaultProfileFrequency  = 99              // Hz: not a multiple of common timer ticks
 	defaultStatementsTopSize = 10
@@ -159,7 +160,7 @@ func New(ctx context.Context, cfg Config) (*Set, error) {
 	if cfg.Conn == nil {
 		return nil, errors.New("probe: no connection config")
 	}
-	cfg.Options = cfg.Options.withDefaults()
+	cfg.Options = cfg.Options.WithDefaults()
 	s := &Set{cfg: cfg, costs: map[string]*cost{}}
 	for _, d := range defs {
 		if !cfg.On(d.name) {

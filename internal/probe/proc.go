@@ -528,12 +528,15 @@ func backendKind(title string) string {
 // result files.
 const NameProcess = "process"
 
+func init() { register(processDef) }
+
 var processDef = def{
 	name: NameProcess, on: true, flag: "no-process-probe",
 	evidence: "process accounting (CPU, run-queue wait, context switches from /proc)",
 	flags: func(fs *pflag.FlagSet, o *Options) {
 		fs.IntVar(&o.PoolerPID, "pooler-pid", 0, "pid of a pooler on this host to account apart from server and client")
 	},
+	rank: 10,
 	open: func(ctx context.Context, cfg Config, s *Set) (probe, error) {
 		p, err := newProcProbe(ctx, cfg)
 		if err != nil {

@@ -137,8 +137,11 @@ func oneLine(q string) string { return strings.Join(strings.Fields(q), " ") }
 // files.
 const NameStatements = "statements"
 
+func init() { register(statementsDef) }
+
 var statementsDef = def{
 	name: NameStatements, on: true, flag: "no-statements", evidence: "pg_stat_statements differences",
+	rank: 50,
 	open: func(ctx context.Context, cfg Config, _ *Set) (probe, error) {
 		p, err := newStatementProbe(ctx, cfg)
 		if err != nil {

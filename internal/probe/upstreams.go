@@ -27,9 +27,12 @@ type Upstream struct {
 	Conn    *pgconn.Config
 }
 
+func init() { register(upstreamsDef) }
+
 var upstreamsDef = def{
 	name: NameUpstreams, on: true, flag: "no-upstreams",
 	evidence: "each server behind the target when there are several (shards, replicas): its share of the work, replicas' lag",
+	rank:     80,
 	open: func(ctx context.Context, cfg Config, _ *Set) (probe, error) {
 		if len(cfg.Upstreams) < 2 {
 			return nil, nil // nothing to split

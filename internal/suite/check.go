@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/pgscale/pgscale/internal/compare"
+	"github.com/pgscale/pgscale/internal/probeopt"
 	"github.com/pgscale/pgscale/internal/stats"
 	"github.com/pgscale/pgscale/internal/target"
 	"github.com/pgscale/pgscale/internal/usage"
@@ -181,10 +182,11 @@ func (p *parsed) fill(s *Suite, fs *fileSpec) error {
 		s.Probes = *fs.Probes
 	}
 	if fs.Count != nil {
-		if *fs.Count != "instructions" && *fs.Count != "" {
-			return p.errAt("$.count", "count: %q: want instructions (or nothing)", *fs.Count)
+		c, err := probeopt.ParseCount(*fs.Count)
+		if err != nil {
+			return p.errAt("$.count", "count: %q: %v (or nothing)", *fs.Count, err)
 		}
-		s.Count = *fs.Count
+		s.Count = c.String()
 	}
 	if fs.Profile != nil {
 		s.Profile = *fs.Profile

@@ -59,8 +59,9 @@ type Suite struct {
 	Probes       bool
 	Profile      bool
 	// Count is "instructions" to count the servers' (and a proxy's)
-	// instructions per transaction under Valgrind (--count instructions);
-	// empty otherwise.
+	// instructions per transaction under Valgrind (--count instructions),
+	// "instructions,cache" to simulate their caches too; empty otherwise
+	// (probeopt.ParseCount reads it).
 	Count      string
 	Disturb    []string
 	Defines    map[string]string

@@ -119,6 +119,11 @@ func TestTargetParamsAndCount(t *testing.T) {
 	if _, err = suite.Parse("demo.yaml", "", "demo", []byte(src), false); err == nil || !strings.Contains(err.Error(), "want instructions") {
 		t.Errorf("count: cycles: %v", err)
 	}
+	// As run and ab take it: the cache simulation too.
+	src = strings.Replace(src, "count: cycles", "count: instructions,cache", 1)
+	if s, err = suite.Parse("demo.yaml", "", "demo", []byte(src), false); err != nil || s.Count != "instructions,cache" {
+		t.Errorf("count: instructions,cache: %v, %+v", err, s)
+	}
 }
 
 // Every mistake is a usage error that names the file and the line of
