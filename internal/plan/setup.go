@@ -141,23 +141,6 @@ func prefixed(name, s string) string {
 	return "target " + name + ": " + s
 }
 
-// upstreams are the servers behind a target when there are several, for
-// the upstreams probe: a replica knows its primary's place.
-func upstreams(srv *target.Server) []probe.Upstream {
-	var out []probe.Upstream
-	primary := -1
-	for _, u := range srv.Upstreams() {
-		pu := probe.Upstream{Name: u.Name, Role: u.Role, Primary: -1, Conn: u.Server.Config}
-		if u.Role == "primary" {
-			primary = len(out)
-		} else {
-			pu.Primary = primary
-		}
-		out = append(out, pu)
-	}
-	return out
-}
-
 // setupName names the setup SQL in errors.
 func (c *Common) setupName() string {
 	if c.Data.Setup != "" {
@@ -168,24 +151,11 @@ func (c *Common) setupName() string {
 
 // watch sets up the target's probes (with probes true and any chosen) and
 // its disturbances. Both watch the server, behind the pooler if there is
-// one; the pooler's process is accounted as the pooler.
+// one; each probe asks the target for what it needs (target.Server.Watch).
 func (c *Common) watch(ctx context.Context, p *prepared, wl *workload.Loaded, ds []disturb.Disturbance, probes bool) error {
 	origin := p.srv.Origin()
 	if probes && c.Probes.Any() {
-		cfg := probe.Config{Options: *c.Probes, Conn: origin.Config, ConnectPerTransaction: c.Load.Connect, Log: c.notice}
-		if origin.Cluster != nil {
-			cfg.ServerPIDFunc, cfg.Ephemeral = origin.Cluster.PID, true
-			cfg.Callgrind = callgrind(origin.Cluster)
-		}
-		// What the build says of the server, not what its version implies.
-		cfg.FastPathSlots, _ = origin.Info.Build.FastPathSlots()
-		if p.srv.Pooler != nil && cfg.PoolerPID == 0 {
-			cfg.PoolerPID = p.srv.Pooler.PID()
-		}
-		if cp, ok := p.srv.Pooler.(target.CountedPooler); ok && cp.UnderValgrind() {
-			cfg.PoolerCallgrind = &probe.Callgrind{Control: cp.Callgrind, Out: cp.CallgrindOut}
-		}
-		cfg.Upstreams = upstreams(p.srv)
+		cfg := probe.Config{Options: *c.Probes, Server: p.srv.Watch(), ConnectPerTransaction: c.Load.Connect, Log: c.notice}
 		if p.profileDir != "" {
 			cfg.ProfileDir = p.profileDir
 		}

@@ -20,16 +20,6 @@ import (
 	"github.com/pgscale/pgscale/internal/usage"
 )
 
-// Callgrind reaches a server that runs under Valgrind's callgrind
-// (target.Cluster.Callgrind and CallgrindOut): the instruction probe's
-// way to the server's processes.
-type Callgrind struct {
-	// Control sends callgrind monitor commands to process pid.
-	Control func(ctx context.Context, pid int, commands ...string) (string, error)
-	// Out is the base name of process pid's dump files (BASE.N).
-	Out func(pid int) string
-}
-
 // notCounted are the functions of a client backend whose instructions
 // (with all they call) are left out of its count, because what they do
 // depends on the clock, not on the transactions (docs/counting-instructions.md): secure_read, the read from the client socket, where
@@ -575,10 +565,11 @@ var instructionsDef = def{
 	},
 	rank: 70,
 	open: func(ctx context.Context, cfg Config, s *Set) (probe, error) {
-		if cfg.Callgrind == nil || cfg.ServerPIDFunc == nil {
+		cg := cfg.Server.Callgrind()
+		if cg == nil || !cfg.Server.Ephemeral() {
 			return nil, usage.Errorf("--count instructions needs a server started under Valgrind (an ephemeral target)")
 		}
-		conn, err := newSQLConn(ctx, cfg.Conn)
+		conn, err := newSQLConn(ctx, cfg.conn())
 		if err != nil {
 			return nil, err
 		}
@@ -586,9 +577,9 @@ var instructionsDef = def{
 		if dir == "" {
 			dir = "profiles"
 		}
-		p := &instrProbe{cg: *cfg.Callgrind, conn: conn, pid: cfg.ServerPIDFunc, dir: dir, warm: cfg.CacheSim}
-		if cfg.PoolerCallgrind != nil && cfg.PoolerPID != 0 {
-			p.pooler = &poolerCount{cg: *cfg.PoolerCallgrind, root: cfg.PoolerPID}
+		p := &instrProbe{cg: *cg, conn: conn, pid: cfg.Server.PID, dir: dir, warm: cfg.CacheSim}
+		if pl := cfg.Server.Pooler(); pl != nil && pl.Callgrind() != nil && cfg.poolerPID() != 0 {
+			p.pooler = &poolerCount{cg: *pl.Callgrind(), root: cfg.poolerPID()}
 		}
 		if p.warm {
 			if err := p.warmBackends(ctx); err != nil {

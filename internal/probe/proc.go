@@ -81,8 +81,11 @@ func newProcProbe(ctx context.Context, cfg Config) (*procProbe, error) {
 	if err != nil {
 		return nil, fmt.Errorf("no /proc: %w", err)
 	}
-	p := &procProbe{fs: fs, serverPID: cfg.ServerPID, poolerPID: cfg.PoolerPID, cpus: runtime.NumCPU(),
-		probePIDs: func() map[int]string { return nil }, pidFunc: cfg.ServerPIDFunc, cfg: cfg}
+	p := &procProbe{fs: fs, poolerPID: cfg.poolerPID(), cpus: runtime.NumCPU(),
+		probePIDs: func() map[int]string { return nil }, cfg: cfg}
+	if cfg.Server.Ephemeral() {
+		p.pidFunc = cfg.Server.PID
+	}
 	if p.pidFunc != nil {
 		p.serverPID = p.pidFunc()
 	}
@@ -99,7 +102,7 @@ func newProcProbe(ctx context.Context, cfg Config) (*procProbe, error) {
 // that pid when it is a postgres process started at that time. Its parent
 // is the postmaster.
 func findServer(ctx context.Context, fs procfs.FS, cfg Config) (int, string) {
-	c, err := newSQLConn(ctx, cfg.Conn)
+	c, err := newSQLConn(ctx, cfg.conn())
 	if err != nil {
 		return 0, "server processes not found: " + err.Error()
 	}
@@ -165,7 +168,7 @@ func (p *procProbe) refind(ctx context.Context) {
 	old, pid := p.serverPID, 0
 	if p.pidFunc != nil {
 		pid = p.pidFunc()
-	} else if p.cfg.Conn != nil {
+	} else {
 		pid, _ = findServer(ctx, p.fs, p.cfg)
 	}
 	if pid == 0 || pid == old {

@@ -85,7 +85,7 @@ func runSweepOn(t *testing.T, cluster *target.Cluster, clients []int, d time.Dur
 	defer cancel()
 	connConfig := func(t *testing.T) *pgconn.Config { return connConfigOf(t, cluster) }
 	cfg := probe.DefaultConfig()
-	cfg.Conn, cfg.ServerPID, cfg.Ephemeral = connConfig(t), cluster.PID(), true
+	cfg.Server = cluster.Watch()
 	cfg.LockSnapshots = 6
 	if tune != nil {
 		tune(&cfg)

@@ -29,11 +29,11 @@ type stmtRow struct {
 }
 
 func newStatementProbe(ctx context.Context, cfg Config) (*statementProbe, error) {
-	c, err := newSQLConn(ctx, cfg.Conn)
+	c, err := newSQLConn(ctx, cfg.conn())
 	if err != nil {
 		return nil, err
 	}
-	if err := c.hasExtension(ctx, "pg_stat_statements", cfg.Ephemeral, true); err != nil {
+	if err := c.hasExtension(ctx, "pg_stat_statements", cfg.Server.Ephemeral(), true); err != nil {
 		c.close()
 		return nil, err
 	}

@@ -7,25 +7,12 @@ import (
 	"strings"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgconn"
-
 	"github.com/pgscale/pgscale/internal/result"
 )
 
 // NameUpstreams names the probe of the servers behind a target in options
 // and result files.
 const NameUpstreams = "upstreams"
-
-// Upstream is one server behind a target, for the upstreams probe: a
-// server a proxy fronts, or a streaming replica.
-type Upstream struct {
-	Name string
-	Role string // "primary" or "replica"
-	// Primary is, for a replica, the index of its primary among the
-	// upstreams; -1 for a primary.
-	Primary int
-	Conn    *pgconn.Config
-}
 
 func init() { register(upstreamsDef) }
 
@@ -34,10 +21,11 @@ var upstreamsDef = def{
 	evidence: "each server behind the target when there are several (shards, replicas): its share of the work, replicas' lag",
 	rank:     80,
 	open: func(ctx context.Context, cfg Config, _ *Set) (probe, error) {
-		if len(cfg.Upstreams) < 2 {
+		ups := cfg.Server.Upstreams()
+		if len(ups) < 2 {
 			return nil, nil // nothing to split
 		}
-		return newUpstreamsProbe(ctx, cfg.Upstreams, cfg.Ephemeral)
+		return newUpstreamsProbe(ctx, ups, cfg.Server.Ephemeral())
 	},
 }
 

@@ -58,7 +58,7 @@ const (
 )
 
 func newWaitProbe(ctx context.Context, cfg Config) (*waitProbe, error) {
-	c, err := newSQLConn(ctx, cfg.Conn)
+	c, err := newSQLConn(ctx, cfg.conn())
 	if err != nil {
 		return nil, err
 	}
@@ -92,7 +92,7 @@ func (p *waitProbe) useWaitSampling(ctx context.Context, cfg Config) error {
 	if cfg.ConnectPerTransaction {
 		return errors.New("its per-backend profile cannot attribute backends that live for one transaction (-C)")
 	}
-	if err := p.conn.hasExtension(ctx, "pg_wait_sampling", cfg.Ephemeral, true); err != nil {
+	if err := p.conn.hasExtension(ctx, "pg_wait_sampling", cfg.Server.Ephemeral(), true); err != nil {
 		return err
 	}
 	rows, err := p.conn.query(ctx, `SELECT current_setting('pg_wait_sampling.profile_pid'), current_setting('pg_wait_sampling.profile_period')`)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -17,6 +18,7 @@ import (
 	"github.com/pgscale/pgscale/internal/result"
 	"github.com/pgscale/pgscale/internal/secret"
 	"github.com/pgscale/pgscale/internal/usage"
+	"github.com/pgscale/pgscale/internal/watch"
 )
 
 // Proxy is any pooler or proxy, started by its command line in front of
@@ -73,6 +75,19 @@ type proxyYAML struct {
 	Of                any           `yaml:"of" json:"of,omitempty"`
 	Build             *buildYAML    `yaml:"build" json:"build,omitempty"`
 	ServerConnections int           `yaml:"server_connections" json:"server_connections,omitempty"`
+	Admin             *adminYAML    `yaml:"admin" json:"admin,omitempty"`
+}
+
+// adminYAML is a proxy's admin console as written: connection keywords
+// added to where the clients connect, and the commands with their
+// columns' pool figures.
+type adminYAML struct {
+	Connect  string `yaml:"connect" json:"connect"`
+	Commands []struct {
+		Command string            `yaml:"command" json:"command"`
+		Pool    []string          `yaml:"pool" json:"pool,omitempty"`
+		Columns map[string]string `yaml:"columns" json:"columns"`
+	} `yaml:"commands" json:"commands"`
 }
 
 // Brief shortens a target spec for a line of text: a proxy's inline
@@ -205,6 +220,26 @@ func (y proxyYAML) def(name, dir string) (ProxyDef, error) {
 			return bad("stop: %q: want SIGTERM, SIGINT, SIGQUIT or SIGHUP", y.Stop)
 		}
 		d.Stop = sig
+	}
+	if a := y.Admin; a != nil {
+		if strings.TrimSpace(a.Connect) == "" || len(a.Commands) == 0 {
+			return bad("admin: needs connect: (the console's keywords, dbname=pgbouncer) and commands: (command:, pool:, columns:)")
+		}
+		if err := ParseProxyTemplate("admin connect", a.Connect, nil); err != nil {
+			return bad("%v", err)
+		}
+		d.Admin = &ProxyAdmin{Connect: a.Connect}
+		for i, c := range a.Commands {
+			if strings.TrimSpace(c.Command) == "" || len(c.Columns) == 0 {
+				return bad("admin: commands[%d]: needs command: (SHOW POOLS) and columns: (FIGURE: COLUMN)", i)
+			}
+			for fig := range c.Columns {
+				if !slices.Contains(watch.Figures, fig) {
+					return bad("admin: commands[%d]: columns: %q is no pool figure (want %s)", i, fig, strings.Join(watch.Figures, ", "))
+				}
+			}
+			d.Admin.Commands = append(d.Admin.Commands, watch.AdminCommand{Command: c.Command, Pool: c.Pool, Columns: c.Columns})
+		}
 	}
 	if y.ServerConnections < 0 {
 		return bad("server_connections: %d: want a number of connections", y.ServerConnections)

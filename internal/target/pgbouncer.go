@@ -16,6 +16,7 @@ import (
 
 	"github.com/pgscale/pgscale/internal/proc"
 	"github.com/pgscale/pgscale/internal/secret"
+	"github.com/pgscale/pgscale/internal/watch"
 )
 
 // PgBouncerOptions say how to start a pgbouncer in front of a server.
@@ -153,7 +154,30 @@ func pgbouncerDef(bin string, settings []Setting, tcp bool) ProxyDef {
 		connect = "host=127.0.0.1 port={{port}}"
 	}
 	return ProxyDef{Program: "pgbouncer", Command: shellQuote(bin) + " {{dir}}/pgbouncer.ini",
-		Files: []ProxyFile{{Name: "pgbouncer.ini", Template: b.String()}}, Connect: connect}
+		Files: []ProxyFile{{Name: "pgbouncer.ini", Template: b.String()}}, Connect: connect, Admin: PgBouncerAdmin()}
+}
+
+// PgBouncerAdmin is PgBouncer's admin console (the database "pgbouncer",
+// open to every user under auth_type any) and how its SHOW POOLS and SHOW
+// STATS columns map to pool figures: the built-in pgbouncer: target's,
+// and a proxy definition's for PgBouncer.
+func PgBouncerAdmin() *ProxyAdmin {
+	return &ProxyAdmin{Connect: "dbname=pgbouncer", Commands: []watch.AdminCommand{
+		{Command: "SHOW POOLS", Pool: []string{"database", "user"}, Columns: map[string]string{
+			watch.ClientsActive: "cl_active", watch.ClientsWaiting: "cl_waiting", watch.ServersActive: "sv_active",
+			watch.ServersIdle: "sv_idle", watch.ServersUsed: "sv_used", watch.MaxWaitSeconds: "maxwait", watch.MaxWaitMicros: "maxwait_us"}},
+		{Command: "SHOW STATS", Pool: []string{"database"}, Columns: map[string]string{
+			watch.Transactions: "total_xact_count", watch.Queries: "total_query_count", watch.WaitMicroTotals: "total_wait_time",
+			watch.TransactionUS: "total_xact_time", watch.QueryUS: "total_query_time"}},
+	}}
+}
+
+// Admin is pgbouncer's admin console (PgBouncerAdmin's).
+func (p *PgBouncer) Admin() *watch.Admin {
+	if p == nil || p.proxy == nil {
+		return nil
+	}
+	return p.proxy.Admin()
 }
 
 // shellQuote quotes a word for /bin/sh when it needs it.

@@ -18,6 +18,7 @@ import (
 
 	"github.com/pgscale/pgscale/internal/proc"
 	"github.com/pgscale/pgscale/internal/secret"
+	"github.com/pgscale/pgscale/internal/watch"
 )
 
 // ProxyDef says how to run a pooler or proxy: its command line and the
@@ -49,6 +50,18 @@ type ProxyDef struct {
 	// its build command: built (or found) in the build cache before the
 	// start, its directory {{build}}.
 	Build *ProxyBuild
+	// Admin, when set, is the program's admin console (admin:), for a
+	// probe of the pooler's pools.
+	Admin *ProxyAdmin
+}
+
+// ProxyAdmin is a proxy's admin console as its definition names it:
+// Connect, connection keywords (a template, as Connect is) that turn where
+// the clients connect into the console ("dbname=pgbouncer"), and the
+// commands run there with how their columns map to pool figures.
+type ProxyAdmin struct {
+	Connect  string
+	Commands []watch.AdminCommand
 }
 
 // ProxyBuild is how a proxy's program is built: a source PATH[@REV][+PATCH]
@@ -146,6 +159,8 @@ type Proxy struct {
 	Files map[string]string
 	// Connect is the rendered Connect, without user and database.
 	Connect string
+	// adminConnect is the rendered Admin.Connect.
+	adminConnect string
 	// Upstreams are the servers it fronts.
 	Upstreams []Upstream
 
@@ -357,8 +372,27 @@ func (p *Proxy) render() error {
 		return err
 	}
 	p.Connect = strings.TrimSpace(p.Connect)
+	if a := def.Admin; a != nil {
+		if p.adminConnect, err = p.execute("admin connect", a.Connect); err != nil {
+			return err
+		}
+	}
 	p.cmdline = strings.TrimSpace(cmd)
 	return nil
+}
+
+// Admin is the proxy's admin console when its definition names one (nil
+// otherwise): where the clients connect, with the console's keywords.
+func (p *Proxy) Admin() *watch.Admin {
+	a := p.opts.Def.Admin
+	if a == nil {
+		return nil
+	}
+	cfg, err := ParseDSN(p.ConnString(p.Upstreams[0].Database) + " " + strings.TrimSpace(p.adminConnect))
+	if err != nil {
+		return nil // checked when the definition was read
+	}
+	return &watch.Admin{Conn: cfg, Commands: a.Commands}
 }
 
 // shellMeta are the characters that make a command line more than one

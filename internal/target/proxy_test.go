@@ -292,6 +292,18 @@ func TestReplicas(t *testing.T) {
 		if len(ups) != 2 || ups[0].Role != "primary" || ups[1].Role != "replica" || ups[1].Name != "a-replica1" || ups[1].Server != r {
 			t.Errorf("upstreams %+v", ups)
 		}
+		// What the probes are told: the replica knows its primary's place.
+		w := srv.Watch()
+		if wu := w.Upstreams(); len(wu) != 2 || wu[0].Primary != -1 || wu[1].Primary != 0 || wu[1].Conn != r.Config {
+			t.Errorf("watched upstreams %+v", wu)
+		}
+		if w.PID() != srv.Cluster.PID() || !w.Ephemeral() || w.DataDir() != srv.Cluster.DataDir || w.Pooler() != nil || w.Callgrind() != nil {
+			t.Errorf("watched: pid %d (want %d), ephemeral %v, data directory %q, pooler %v, callgrind %v",
+				w.PID(), srv.Cluster.PID(), w.Ephemeral(), w.DataDir(), w.Pooler(), w.Callgrind())
+		}
+		if _, ok := w.BuildConstant("FP_LOCK_SLOTS_PER_BACKEND"); ok {
+			t.Error("an installed server's build said its constants")
+		}
 		return r
 	}
 	old := check()
