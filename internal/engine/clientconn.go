@@ -21,7 +21,7 @@ func (c *client) connectFirst(ctx context.Context) error {
 		if err := c.connect(ctx, true); err != nil {
 			return err
 		}
-		if c.e.cfg.Reconnect {
+		if c.e.cfg.Connect {
 			c.closeConn() // with -C every transaction opens its own
 		}
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/pgscale/pgscale/internal/engine"
+	"github.com/pgscale/pgscale/internal/load"
 	"github.com/pgscale/pgscale/internal/target"
 	"github.com/pgscale/pgscale/internal/target/targettest"
 )
@@ -117,8 +118,7 @@ func TestHelperManyClients(t *testing.T) {
 			}
 		}
 	}()
-	r, err := engine.Run(context.Background(), engine.Config{Conn: cfg, Program: program(t, clients, "select-only"),
-		Clients: clients, Duration: 2 * time.Second, Protocol: engine.Extended})
+	r, err := engine.Run(context.Background(), engine.Config{Settings: load.Settings{Duration: 2 * time.Second, MaxTries: 1}, Conn: cfg, Program: program(t, clients, "select-only"), Clients: clients, Protocol: engine.Extended})
 	close(stop)
 	<-sampled
 	rep := childReport{PeakRSSKiB: procStatus("VmHWM"), MaxThreads: maxThreads}
@@ -196,8 +196,7 @@ func TestPoolerKilledMidRun(t *testing.T) {
 	time.AfterFunc(700*time.Millisecond, p.Kill)
 	goroutines := runtime.NumGoroutine()
 	t0 := time.Now()
-	r, err := engine.Run(context.Background(), engine.Config{Conn: poolerConfig(t, p, ""), Program: program(t, 50, "select-only"),
-		Clients: 50, Duration: time.Minute, Protocol: engine.Simple, ReconnectTimeout: time.Second})
+	r, err := engine.Run(context.Background(), engine.Config{Settings: load.Settings{Duration: time.Minute, MaxTries: 1}, Conn: poolerConfig(t, p, ""), Program: program(t, 50, "select-only"), Clients: 50, Protocol: engine.Simple, ReconnectTimeout: time.Second})
 	took := time.Since(t0)
 	if !errors.Is(err, engine.ErrAllClientsFailed) || !strings.Contains(err.Error(), "no server is listening") {
 		t.Fatalf("err = %v, want every client failed, naming the pooler gone", err)
@@ -238,8 +237,7 @@ func TestNoClientConnects(t *testing.T) {
 		t.Fatal(err)
 	}
 	t0 := time.Now()
-	r, err := engine.Run(context.Background(), engine.Config{Conn: cfg, Program: program(t, 20, "select-only"), Clients: 20,
-		Duration: time.Second})
+	r, err := engine.Run(context.Background(), engine.Config{Settings: load.Settings{Duration: time.Second, MaxTries: 1}, Conn: cfg, Program: program(t, 20, "select-only"), Clients: 20})
 	if err == nil || !strings.Contains(err.Error(), "no server is listening") {
 		t.Fatalf("err = %v, want the cause named", err)
 	}
@@ -268,8 +266,7 @@ func TestNoClientConnects(t *testing.T) {
 func TestRefusedUntilTimeout(t *testing.T) {
 	p := startPgBouncer(t, 0, target.Setting{Name: "max_client_conn", Value: "5"})
 	t0 := time.Now()
-	r, err := engine.Run(context.Background(), engine.Config{Conn: poolerConfig(t, p, "connect_timeout=1"),
-		Program: program(t, 10, "select-only"), Clients: 10, Duration: time.Second, Protocol: engine.Simple})
+	r, err := engine.Run(context.Background(), engine.Config{Settings: load.Settings{Duration: time.Second, MaxTries: 1}, Conn: poolerConfig(t, p, "connect_timeout=1"), Program: program(t, 10, "select-only"), Clients: 10, Protocol: engine.Simple})
 	took := time.Since(t0)
 	if err == nil || !strings.Contains(err.Error(), "no more connections allowed") || !strings.Contains(err.Error(), "still refused after") {
 		t.Fatalf("err = %v, want pgbouncer's refusal, retried", err)
@@ -297,12 +294,10 @@ func TestConnectRampWaitsOutAFullQueue(t *testing.T) {
 	cont := func() { resume.Do(func() { syscall.Kill(pid, syscall.SIGCONT) }) }
 	t.Cleanup(cont)
 	var seen [][2]int // ConnectProgress is called from one goroutine
-	r, err := engine.Run(context.Background(), engine.Config{Conn: poolerConfig(t, p, ""), Program: program(t, 100, "select-only"),
-		Clients: 100, Duration: 300 * time.Millisecond, Protocol: engine.Simple, ConnectConcurrency: 50,
-		ConnectProgress: func(connected, total int) {
-			seen = append(seen, [2]int{connected, total})
-			cont()
-		}})
+	r, err := engine.Run(context.Background(), engine.Config{Settings: load.Settings{Duration: 300 * time.Millisecond, ConnectConcurrency: 50, MaxTries: 1}, Conn: poolerConfig(t, p, ""), Program: program(t, 100, "select-only"), Clients: 100, Protocol: engine.Simple, ConnectProgress: func(connected, total int) {
+		seen = append(seen, [2]int{connected, total})
+		cont()
+	}})
 	cont()
 	if err != nil {
 		t.Fatalf("engine.Run: %v (errors %v)", err, r.Errors)
@@ -329,8 +324,7 @@ func TestConnectRampWaitsOutAFullQueue(t *testing.T) {
 // Raw I/O holds an OS thread per client: beyond its limit it is refused,
 // and auto picks the netpoller.
 func TestRawIOLimit(t *testing.T) {
-	_, err := engine.Run(context.Background(), engine.Config{Conn: connConfig(t), Program: program(t, 1, "select-only"),
-		Clients: engine.RawLimit + 1, Duration: time.Second, IO: engine.IORaw})
+	_, err := engine.Run(context.Background(), engine.Config{Settings: load.Settings{Duration: time.Second, IO: "raw", MaxTries: 1}, Conn: connConfig(t), Program: program(t, 1, "select-only"), Clients: engine.RawLimit + 1})
 	if err == nil || !strings.Contains(err.Error(), "raw I/O") {
 		t.Errorf("raw I/O for %d clients: err %v, want a refusal", engine.RawLimit+1, err)
 	}

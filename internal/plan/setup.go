@@ -183,15 +183,9 @@ func (c *Common) watch(ctx context.Context, p *prepared, wl *workload.Loaded, ds
 // pgbench's tables), and the engine's intervals and notices as events.
 func (c *Common) sweep(p *prepared, wl *workload.Loaded) *Sweep {
 	l := c.Load
-	ioMode, _ := engine.ParseIOMode(l.ioName())
-	colocate, _ := engine.ParseColocate(l.colocateName())
-	interval := l.Interval
-	if interval <= 0 {
-		interval = time.Second
-	}
-	tries := l.MaxTries
-	if tries == 0 {
-		tries = -1 // the engine's unlimited
+	settings := l.Settings
+	if settings.Interval <= 0 {
+		settings.Interval = time.Second
 	}
 	obs := c.observer()
 	companions := 0
@@ -203,12 +197,9 @@ func (c *Common) sweep(p *prepared, wl *workload.Loaded) *Sweep {
 		Watchers:   p.watchers(),
 		Clients:    l.Clients,
 		Engine: engine.Config{
-			Conn: p.srv.Config, Duration: l.Duration, Transactions: l.Transactions, Warmup: l.Warmup,
-			Protocol: wl.Protocol, SimpleCommands: workload.SimpleCommands(wl.Scripts, p.fallbacks), Reconnect: l.Connect, Rate: l.Rate, LatencyLimit: l.LatencyLimit,
-			MaxTries: tries, ContinueOnError: l.ContinueOnError, Interval: interval, PerCommand: l.PerCommand,
-			IO: ioMode, Colocate: colocate, Companions: companions, Seed: wl.Seed, ConnectConcurrency: l.ConnectConcurrency,
-			SourceAddr: net.ParseIP(l.SourceAddress),
-			Events:     func(s string) { obs.Observe(observe.Notice{Text: s}) },
+			Settings: settings, Conn: p.srv.Config, Protocol: wl.Protocol, SimpleCommands: workload.SimpleCommands(wl.Scripts, p.fallbacks),
+			Companions: companions, Seed: wl.Seed, SourceAddr: net.ParseIP(l.SourceAddress),
+			Events: func(s string) { obs.Observe(observe.Notice{Text: s}) },
 			Progress: func(pr engine.Progress) {
 				obs.Observe(c.interval(pr, p))
 			},

@@ -13,6 +13,7 @@ import (
 
 	"github.com/pgscale/pgscale/internal/disturb"
 	"github.com/pgscale/pgscale/internal/engine"
+	"github.com/pgscale/pgscale/internal/load"
 	"github.com/pgscale/pgscale/internal/observe"
 	"github.com/pgscale/pgscale/internal/probeopt"
 	"github.com/pgscale/pgscale/internal/result"
@@ -71,38 +72,19 @@ type Data struct {
 	NoInit bool
 }
 
-// Load is how the load runs, the same on every target: pgbench's -c -T -t
-// -C -R -L --max-tries -r -n, and the warm-up, interval and client I/O.
+// Load is how the load runs, the same on every target: the clients of
+// the sweep and how each step's load runs (load.Settings, handed to the
+// engine and to agents whole), and what pgscale does around the steps.
 type Load struct {
-	Clients      []int
-	Duration     time.Duration // -T; zero with Transactions
-	Transactions int           // -t, per client
-	Warmup       time.Duration
-	Connect      bool    // -C
-	Rate         float64 // -R, transactions per second over all clients
-	LatencyLimit time.Duration
-	// MaxTries is --max-tries: tries per transaction on a serialization
-	// failure or deadlock; 0 is unlimited, as in pgbench.
-	MaxTries        int
-	ContinueOnError bool
-	// Interval is the length of the per-interval series and of the
-	// progress events; default 1 s.
-	Interval   time.Duration
-	PerCommand bool   // -r
-	NoVacuum   bool   // -n
-	IO         string // auto, raw or netpoll
-	Colocate   string // auto, on or off (engine.Colocate)
-	// ConnectConcurrency is how many clients open their connections at
-	// once before each step; 0 is DefaultConnectConcurrency.
-	ConnectConcurrency int
+	load.Settings
+	Clients  []int
+	NoVacuum bool // -n
 	// Threads is pgbench's -j: clients are dealt to this many threads for
 	// pgbench's per-thread random streams (the choice of scripts, log
 	// sampling); 0 is a thread per client. It changes no OS thread.
 	Threads int
 	// VacuumAccounts is pgbench's -v: pgbench_accounts is vacuumed too.
 	VacuumAccounts bool
-	// ExitOnAbort ends the run at the first client that aborts.
-	ExitOnAbort bool
 	// VerboseErrors reports every client error (retried and failed
 	// transactions too), not only aborts.
 	VerboseErrors bool
@@ -113,7 +95,7 @@ type Load struct {
 
 // DefaultConnectConcurrency is how many clients connect at once unless
 // Load.ConnectConcurrency says otherwise (the engine's default).
-const DefaultConnectConcurrency = engine.DefaultConnectConcurrency
+const DefaultConnectConcurrency = load.DefaultConnectConcurrency
 
 // RunSpec is one sweep over one target: what pgscale run asks for.
 type RunSpec struct {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/pgscale/pgscale/internal/agent"
 	"github.com/pgscale/pgscale/internal/disturb"
+	"github.com/pgscale/pgscale/internal/load"
 	"github.com/pgscale/pgscale/internal/observe"
 	"github.com/pgscale/pgscale/internal/probe"
 	"github.com/pgscale/pgscale/internal/probeopt"
@@ -336,8 +337,8 @@ func (spec *SuiteSpec) cellSpec(c suite.Cell, seed uint64) (ABSpec, error) {
 	}
 	cs.Data = Data{Init: workload.InitOptions{Scale: scale, Fillfactor: 100, PartitionMethod: "range"}, NoInit: !s.WorkloadInit,
 		SetupSQL: s.Expand(s.Setup, c)}
-	cs.Load = Load{Clients: s.Clients, Duration: s.Duration, Transactions: s.Transactions, Warmup: s.Warmup,
-		MaxTries: 1, Interval: time.Second, IO: spec.IO, Colocate: spec.Colocate}
+	cs.Load = Load{Clients: s.Clients, Settings: load.Settings{Duration: s.Duration, Transactions: s.Transactions, Warmup: s.Warmup,
+		MaxTries: 1, Interval: time.Second, IO: spec.IO, Colocate: spec.Colocate}}
 	for _, d := range s.Disturb {
 		cs.Disturb.Builtins = append(cs.Disturb.Builtins, s.Expand(d, c))
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/pgscale/pgscale/internal/compare"
 	"github.com/pgscale/pgscale/internal/diagnose"
 	"github.com/pgscale/pgscale/internal/engine"
+	"github.com/pgscale/pgscale/internal/load"
 	"github.com/pgscale/pgscale/internal/observe"
 	"github.com/pgscale/pgscale/internal/plan"
 	"github.com/pgscale/pgscale/internal/probe"
@@ -105,7 +106,7 @@ func runSweepOn(t *testing.T, cluster *target.Cluster, clients []int, d time.Dur
 	sw := &plan.Sweep{
 		Watchers: []observe.Watcher{set},
 		Clients:  clients,
-		Engine:   engine.Config{Conn: connConfig(t), Duration: d, Protocol: engine.Prepared, Interval: time.Second, MaxTries: 1},
+		Engine:   engine.Config{Settings: load.Settings{Duration: d, Interval: time.Second, MaxTries: 1}, Conn: connConfig(t), Protocol: engine.Prepared},
 		Program: func(n int) (*script.Program, error) {
 			return script.NewProgram([]*script.Script{sc}, script.Options{Scale: 1, Clients: n})
 		},
