@@ -567,11 +567,11 @@ func TestABProfiles(t *testing.T) {
 		}
 		for _, s := range f.Steps {
 			where := fmt.Sprintf("%s round %d", n, s.Round)
-			if s.Probes == nil || s.Probes.Profile == nil {
+			if s.Probes == nil || s.Probes.Profile() == nil {
 				t.Errorf("%s: no profile (unavailable: %+v)", where, s.Probes)
 				continue
 			}
-			file := s.Probes.Profile.File
+			file := s.Probes.Profile().File
 			if filepath.IsAbs(file) || strings.HasPrefix(file, "..") {
 				t.Errorf("%s: profile %q is not relative to the result file's directory", where, file)
 			}

@@ -46,7 +46,7 @@ func TestCountInstructionsAA(t *testing.T) {
 			t.Errorf("%s: the result file does not record the counter: %+v", name, v)
 		}
 		for _, s := range f.Steps {
-			in := s.Probes.Instructions
+			in := s.Probes.Instructions()
 			if in == nil {
 				t.Fatalf("%s round %d: no instructions counted (unavailable: %v)", name, s.Round, s.Probes.Unavailable)
 			}
@@ -60,7 +60,7 @@ func TestCountInstructionsAA(t *testing.T) {
 				t.Errorf("%s round %d: %.0f instructions per transaction", name, s.Round, in.PerTxn)
 			}
 			per[i] = append(per[i], in.PerTxn)
-			checkWindowOnly(t, filepath.Join(dir, s.Probes.Profile.File))
+			checkWindowOnly(t, filepath.Join(dir, s.Probes.Profile().File))
 		}
 	}
 	// The rounds of one target count alike too: the warm-up round makes
@@ -113,7 +113,7 @@ func TestCountCache(t *testing.T) {
 			t.Errorf("%s: the result file does not record the cache simulation: %+v", name, v)
 		}
 		for _, s := range f.Steps {
-			in := s.Probes.Instructions
+			in := s.Probes.Instructions()
 			if in == nil || in.Cache == nil {
 				t.Fatalf("%s round %d: no cache simulation counted (unavailable: %v)", name, s.Round, s.Probes.Unavailable)
 			}

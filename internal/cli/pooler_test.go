@@ -91,9 +91,9 @@ func TestPooledRunOfThousandsOfClients(t *testing.T) {
 		pl.Settings["max_client_conn"] != strconv.Itoa(clients+10) || f.Target.ServerVersion == "" {
 		t.Errorf("target %+v, pooler %+v", f.Target, pl)
 	}
-	if s.Probes == nil || s.Probes.Process == nil || s.Probes.Process.Pooler == nil || s.Probes.Process.Pooler.CPUS <= 0 {
+	if s.Probes == nil || s.Probes.Process() == nil || s.Probes.Process().Pooler == nil || s.Probes.Process().Pooler.CPUS <= 0 {
 		t.Errorf("the pooler's process was not accounted: %+v", s.Probes)
-	} else if srv := s.Probes.Process.Server; srv == nil || srv.Processes > 8+20 {
+	} else if srv := s.Probes.Process().Server; srv == nil || srv.Processes > 8+20 {
 		t.Errorf("the server's processes, not the pooler's clients, should be watched: %+v", srv)
 	}
 	if !strings.Contains(stdout.String(), "initial connection time") || !strings.Contains(stdout.String(), "pooler cpu/txn") {
@@ -233,12 +233,12 @@ func TestABDirectAgainstPooled(t *testing.T) {
 		t.Errorf("recorded spec %q", spec)
 	}
 	for _, s := range pooled.Steps {
-		if s.Probes == nil || s.Probes.Process == nil || s.Probes.Process.Pooler == nil {
+		if s.Probes == nil || s.Probes.Process() == nil || s.Probes.Process().Pooler == nil {
 			t.Errorf("pooled step of round %d: no pooler accounted", s.Round)
 		}
 	}
 	for _, s := range direct.Steps {
-		if s.Probes != nil && s.Probes.Process != nil && s.Probes.Process.Pooler != nil {
+		if s.Probes != nil && s.Probes.Process() != nil && s.Probes.Process().Pooler != nil {
 			t.Errorf("direct step of round %d accounts a pooler", s.Round)
 		}
 	}

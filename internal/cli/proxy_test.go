@@ -46,7 +46,7 @@ func TestProxyRunCompletes(t *testing.T) {
 		t.Fatalf("result: complete %v, target %+v", f.Complete, f.Target)
 	}
 	s := f.Steps[0]
-	if s.Probes == nil || s.Probes.Process == nil || s.Probes.Process.Pooler == nil || s.Probes.Process.Pooler.CPUS <= 0 {
+	if s.Probes == nil || s.Probes.Process() == nil || s.Probes.Process().Pooler == nil || s.Probes.Process().Pooler.CPUS <= 0 {
 		t.Errorf("the proxy was not accounted as the pooler: %+v", s.Probes)
 	}
 	if !strings.Contains(stdout, "target:   proxy pgbouncer") || !strings.Contains(stdout, "pooler cpu/txn") {
@@ -159,7 +159,7 @@ func TestProxyPgpoolLoadBalances(t *testing.T) {
 	if !f.Complete || f.Target.Pooler == nil || !strings.Contains(f.Target.Pooler.Server, "(replica)") {
 		t.Fatalf("result: complete %v, target %+v", f.Complete, f.Target)
 	}
-	u := f.Steps[0].Probes.Upstreams
+	u := f.Steps[0].Probes.Upstreams()
 	if u == nil || len(u.Servers) != 2 {
 		t.Fatalf("upstreams %+v", u)
 	}
@@ -196,7 +196,7 @@ func TestProxyCountedUnderValgrind(t *testing.T) {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
 	}
 	f := readResult(t, out)
-	in := f.Steps[0].Probes.Instructions
+	in := f.Steps[0].Probes.Instructions()
 	if in == nil || in.Pooler == nil || in.Pooler.Processes != 1 || in.PoolerProfile == nil {
 		t.Fatalf("instructions %+v", in)
 	}

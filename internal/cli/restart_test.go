@@ -54,11 +54,11 @@ func TestServerRestartMidStep(t *testing.T) {
 		t.Errorf("%d transactions failed in the step, %d in the outage", s.Summary.Failed, o.Failed)
 	}
 	p := s.Probes
-	if p.Process == nil || p.Process.Server == nil || !strings.Contains(p.Process.ServerNote, "restarted during the step") {
-		t.Errorf("the process probe did not find the server again: %+v", p.Process)
+	if p.Process() == nil || p.Process().Server == nil || !strings.Contains(p.Process().ServerNote, "restarted during the step") {
+		t.Errorf("the process probe did not find the server again: %+v", p.Process())
 	}
-	if p.Waits == nil || p.Waits.Samples == 0 || p.Waits.PausedS <= 0 {
-		t.Errorf("the waits probe did not sample on after the restart: %+v (unavailable %v)", p.Waits, p.Unavailable)
+	if p.Waits() == nil || p.Waits().Samples == 0 || p.Waits().PausedS <= 0 {
+		t.Errorf("the waits probe did not sample on after the restart: %+v (unavailable %v)", p.Waits(), p.Unavailable)
 	}
 	v := f.Diagnosis.Steps[0]
 	if v.Verdict != diagnose.Unclear || !strings.Contains(v.Detail, "the server restarted during the step") {

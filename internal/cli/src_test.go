@@ -94,7 +94,7 @@ func TestSrcTargetsInAB(t *testing.T) {
 		}
 		exhausted, most := 0, 0
 		for _, s := range f.Steps {
-			l := s.Probes.Locks
+			l := s.Probes.Locks()
 			if l == nil || l.FastPathSlots != tc.slots || l.FastPathSlotsFrom != "build" {
 				t.Fatalf("%s: lock probe %+v, want %d slots from the build", tc.name, l, tc.slots)
 			}
@@ -153,7 +153,7 @@ rounds: 1
 		t.Fatalf("index %+v: %v", x, err)
 	}
 	f := readResult(t, filepath.Join(out, x.Cells[0].Dir, "fp21.json"))
-	if l := f.Steps[0].Probes.Locks; l == nil || l.FastPathSlots != 21 || l.FastPathSlotsFrom != "build" || l.Exhausted != 0 {
+	if l := f.Steps[0].Probes.Locks(); l == nil || l.FastPathSlots != 21 || l.FastPathSlotsFrom != "build" || l.Exhausted != 0 {
 		t.Errorf("locks %+v: want 21 slots from the build, none exhausted", l)
 	}
 }

@@ -312,9 +312,9 @@ func relativeProfiles(steps []result.Step, resultPath string) {
 		if p == nil {
 			continue
 		}
-		profiles := []*result.Profile{p.Profile}
-		if p.Instructions != nil {
-			profiles = append(profiles, p.Instructions.PoolerProfile) // a pooler counted under Valgrind
+		profiles := []*result.Profile{p.Profile()}
+		if p.Instructions() != nil {
+			profiles = append(profiles, p.Instructions().PoolerProfile) // a pooler counted under Valgrind
 		}
 		for _, pr := range profiles {
 			if pr == nil || pr.File == "" {

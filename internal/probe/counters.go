@@ -160,12 +160,12 @@ func (p *countersProbe) capture(context.Context, *stepState) error {
 
 func (p *countersProbe) report(_ context.Context, _ *stepState, out *result.Probes) error {
 	if p.reason != "" {
-		out.Counters = &result.Counters{Supported: false, Reason: p.reason}
+		out.SetCounters(&result.Counters{Supported: false, Reason: p.reason})
 		return nil
 	}
 	cv, cs := delta(p.first[0], p.last[0])
 	iv, is := delta(p.first[1], p.last[1])
-	out.Counters = &result.Counters{Supported: true, Scope: "machine", Cycles: cv, Instructions: iv, Scaled: cs || is}
+	out.SetCounters(&result.Counters{Supported: true, Scope: "machine", Cycles: cv, Instructions: iv, Scaled: cs || is})
 	return nil
 }
 

@@ -57,7 +57,7 @@ func TestLockProbeReadsTheBuildOrObserves(t *testing.T) {
 		f, out := runSweepOn(t, c, []int{2}, 3*time.Second, count, func(cfg *probe.Config) {
 			cfg.Server, cfg.WaitSource = builtWith{cfg.Server, tc.given}, probe.WaitSourceStatActivity
 		})
-		l := f.Steps[0].Probes.Locks
+		l := f.Steps[0].Probes.Locks()
 		if l == nil || l.FastPathSlotsFrom != tc.from || l.MaxFastPath < 19 {
 			t.Fatalf("given %d: locks %+v, want slots from %s and 19 fast-path locks held at least", tc.given, l, tc.from)
 		}

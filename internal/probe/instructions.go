@@ -357,7 +357,7 @@ func (p *instrProbe) report(_ context.Context, st *stepState, out *result.Probes
 			ev.Cache = cacheSim(client, caches)
 		}
 	}
-	out.Instructions = ev
+	out.SetInstructions(ev)
 	name := filepath.Join(p.dir, strings.TrimSuffix(profileName(st.info), ".pb.gz")+".instructions.pb.gz")
 	if p.pooler != nil {
 		if err := p.pooler.report(ev, p.hint, poolerProfileName(name), fmt.Sprintf("%d clients", st.info.Clients)); err != nil {
@@ -377,8 +377,8 @@ func (p *instrProbe) report(_ context.Context, st *stepState, out *result.Probes
 	if err := writeProfile(name, prof); err != nil {
 		return err
 	}
-	out.Profile = summarize(prof, name)
-	out.Profile.Unit = "instructions"
+	out.SetProfile(summarize(prof, name))
+	out.Profile().Unit = "instructions"
 	return nil
 }
 

@@ -178,7 +178,7 @@ func (p *lockProbe) report(_ context.Context, _ *stepState, out *result.Probes) 
 		}
 		return a.LockType+a.Mode < b.LockType+b.Mode
 	})
-	out.Locks = l
+	out.SetLocks(l)
 	return nil
 }
 

@@ -327,7 +327,7 @@ func (s *Set) Stop(ctx context.Context, step *result.Step) error {
 	}
 	var serverCPU map[string]float64
 	serverKnown := false
-	if s.proc != nil && out.Process != nil && out.Process.Server != nil {
+	if s.proc != nil && out.Process() != nil && out.Process().Server != nil {
 		serverCPU, serverKnown = s.proc.lastProbeCPU, true
 	}
 	for _, p := range s.probes {

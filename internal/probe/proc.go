@@ -197,7 +197,7 @@ func (p *procProbe) report(_ context.Context, _ *stepState, out *result.Probes) 
 	}
 	el := b.at.Sub(a.at).Seconds()
 	ps := &result.ProcessStats{CPUs: p.cpus, ServerNote: p.note}
-	out.Process = ps
+	out.SetProcess(ps)
 	if a.hostOK && b.hostOK && el > 0 {
 		ps.Host = hostDelta(a.host, b.host)
 	}

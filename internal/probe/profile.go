@@ -274,7 +274,7 @@ func (p *profileProbe) report(ctx context.Context, st *stepState, out *result.Pr
 	if err := writeProfile(name, prof); err != nil {
 		return err
 	}
-	out.Profile = summarize(prof, name)
+	out.SetProfile(summarize(prof, name))
 	return nil
 }
 

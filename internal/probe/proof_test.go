@@ -204,12 +204,12 @@ func TestSelectOnlyIsCPUBound(t *testing.T) {
 		t.Errorf("per-transaction costs missing: server %.1f µs, client %.1f µs, ctx %.1f", fig.ServerCPUPerTxnUS, fig.GeneratorCPUPerTxnUS, fig.CtxPerTxn)
 	}
 	p := f.Steps[0].Probes
-	if c := p.Counters; c == nil || (!c.Supported && c.Reason == "") || (c.Supported && c.Cycles == 0) {
+	if c := p.Counters(); c == nil || (!c.Supported && c.Reason == "") || (c.Supported && c.Cycles == 0) {
 		t.Errorf("counters %+v: want figures, or not supported with a reason", c)
 	} else if !c.Supported && !strings.Contains(out, "cycles/txn and instructions/txn: not") {
 		t.Errorf("report does not say the counters are not supported")
 	}
-	if st := p.Statements; st == nil || len(st.Top) == 0 || !strings.Contains(st.Top[0].Query, "pgbench_accounts") {
+	if st := p.Statements(); st == nil || len(st.Top) == 0 || !strings.Contains(st.Top[0].Query, "pgbench_accounts") {
 		t.Errorf("statements %+v: want the select on pgbench_accounts first", st)
 	}
 	for _, c := range p.Costs {
@@ -217,7 +217,7 @@ func TestSelectOnlyIsCPUBound(t *testing.T) {
 			t.Errorf("probe %s reports cost %+v", c.Probe, c)
 		}
 	}
-	pr := p.Profile
+	pr := p.Profile()
 	if pr == nil || pr.Samples == 0 || len(pr.Top) == 0 {
 		t.Fatalf("profile %+v: want samples (unavailable: %v)", pr, p.Unavailable)
 	}
@@ -252,7 +252,7 @@ func TestPartitionsExhaustFastPathSlots(t *testing.T) {
 		END LOOP; END $$;
 		INSERT INTO parts SELECT g, g FROM generate_series(1, 32000) g; ANALYZE parts`)
 	f, out := run(t, 8, 3*time.Second, "SELECT count(*) FROM parts;\n", nil)
-	l := f.Steps[0].Probes.Locks
+	l := f.Steps[0].Probes.Locks()
 	if l == nil || l.MaxSlowWeak <= 16 || l.FastPathSlots != 16 || l.FastPathSlotsFrom != probe.SlotsFromVersion {
 		t.Fatalf("locks %+v: want more than 16 weak relation locks per backend outside the fast path, and the version's 16 slots", l)
 	}
@@ -275,7 +275,7 @@ func TestSleepIsUnderLoaded(t *testing.T) {
 		for _, u := range st.Probes.Unavailable {
 			t.Errorf("step %d: probe %s unavailable: %s", i+1, u.Probe, u.Reason)
 		}
-		w := st.Probes.Waits
+		w := st.Probes.Waits()
 		if w == nil || w.Source != probe.WaitSourceStatActivity || len(w.Events) == 0 || w.Events[0].Event != "PgSleep" {
 			t.Errorf("step %d: waits %+v: want pg_stat_activity samples led by Timeout:PgSleep", i+1, w)
 		}

@@ -126,7 +126,7 @@ func (p *statementProbe) report(_ context.Context, _ *stepState, out *result.Pro
 	}
 	s.Top = all
 	p.first, p.last = nil, nil
-	out.Statements = s
+	out.SetStatements(s)
 	return nil
 }
 

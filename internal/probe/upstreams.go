@@ -212,7 +212,7 @@ func (p *upstreamsProbe) report(_ context.Context, _ *stepState, out *result.Pro
 			s.Share = float64(s.Transactions) / float64(totalX)
 		}
 	}
-	out.Upstreams = u
+	out.SetUpstreams(u)
 	return nil
 }
 

@@ -248,7 +248,7 @@ func (p *waitProbe) report(_ context.Context, _ *stepState, out *result.Probes) 
 		w.PausedS = p.paused.Seconds()
 		w.Events = sortedEvents(p.counts)
 		w.Samples = w.CPUSamples + sumEvents(w.Events)
-		out.Waits = w
+		out.SetWaits(w)
 		return nil
 	}
 	if p.loopErr != nil && len(p.snaps) == 0 {
@@ -256,7 +256,7 @@ func (p *waitProbe) report(_ context.Context, _ *stepState, out *result.Probes) 
 	}
 	attributeWaitSampling(w, p.profile, p.snaps)
 	p.profile = nil
-	out.Waits = w
+	out.SetWaits(w)
 	return nil
 }
 

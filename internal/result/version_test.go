@@ -24,7 +24,8 @@ func TestWriteIsCurrentVersion(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.Steps[0].Probes = &result.Probes{ElapsedS: 1, Counters: &result.Counters{Reason: "not supported"}}
+	f.Steps[0].Probes = &result.Probes{ElapsedS: 1}
+	f.Steps[0].Probes.SetCounters(&result.Counters{Reason: "not supported"})
 	path := filepath.Join(t.TempDir(), "r.json")
 	if err := result.Write(path, f); err != nil {
 		t.Fatal(err)
@@ -33,7 +34,7 @@ func TestWriteIsCurrentVersion(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if back.Version != result.Version || back.Steps[0].Probes == nil || back.Steps[0].Probes.Counters.Supported {
+	if back.Version != result.Version || back.Steps[0].Probes == nil || back.Steps[0].Probes.Counters().Supported {
 		t.Errorf("read back version %d, probes %+v", back.Version, back.Steps[0].Probes)
 	}
 }
@@ -46,12 +47,14 @@ func TestSchemaChecksProbes(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, c := range []*result.Counters{{Supported: false}, {Supported: false, Reason: "x", Cycles: 1}, {Supported: true}} {
-		f.Steps[0].Probes = &result.Probes{ElapsedS: 1, Counters: c}
+		f.Steps[0].Probes = &result.Probes{ElapsedS: 1}
+		f.Steps[0].Probes.SetCounters(c)
 		if err := result.Write(filepath.Join(t.TempDir(), "r.json"), f); err == nil {
 			t.Errorf("counters %+v written", c)
 		}
 	}
-	f.Steps[0].Probes = &result.Probes{ElapsedS: 1, Process: &result.ProcessStats{CPUs: 2, Host: result.HostStat{BusyShare: 1.5}}}
+	f.Steps[0].Probes = &result.Probes{ElapsedS: 1}
+	f.Steps[0].Probes.SetProcess(&result.ProcessStats{CPUs: 2, Host: result.HostStat{BusyShare: 1.5}})
 	if err := result.Write(filepath.Join(t.TempDir(), "r.json"), f); err == nil {
 		t.Error("a busy share of 150% was written")
 	}

@@ -10,12 +10,14 @@ import (
 
 // countersView draws the hardware counters over the machine, or why there
 // are none.
+func init() { registerView(countersView, 40) }
+
 var countersView = evidenceView{probe: "counters", data: countersData, tmpl: viewTemplate("counters",
 	`{{with .Data}}<p>Hardware counters: {{.}}</p>{{end}}`)}
 
 // countersData is the counters in a sentence.
 func countersData(s result.Step, _ diagnose.Figures) any {
-	c := s.Probes.Counters
+	c := s.Probes.Counters()
 	if c == nil {
 		return nil
 	}

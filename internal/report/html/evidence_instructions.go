@@ -4,5 +4,7 @@ package html
 // shows the counts per transaction as measures and says in its why which
 // functions a change is in, and the Profiles section draws the
 // instructions' profile as a flame graph.
+func init() { registerView(instructionsView, 70) }
+
 var instructionsView = evidenceView{probe: "instructions",
 	elsewhere: "the comparison's counted measures (instr/txn, syscalls/txn, clock-reads/txn and, with the cache simulation, the misses and est-cycles/txn), its why, and the flame graph of the instructions' profile"}
