@@ -1,6 +1,8 @@
 package result_test
 
 import (
+	"bytes"
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -57,5 +59,31 @@ func TestSchemaChecksProbes(t *testing.T) {
 	f.Steps[0].Probes.SetProcess(&result.ProcessStats{CPUs: 2, Host: result.HostStat{BusyShare: 1.5}})
 	if err := result.Write(filepath.Join(t.TempDir(), "r.json"), f); err == nil {
 		t.Error("a busy share of 150% was written")
+	}
+}
+
+// A file written before each probe's evidence was registered by name
+// (testdata/version2-probes.json, by the pgscale whose Probes had a field
+// per probe) reads, holds every probe's evidence, and writes back byte
+// for byte: the evidence was already a property named by its probe.
+func TestEvidenceByNameReadsOlderFiles(t *testing.T) {
+	in := filepath.Join("testdata", "version2-probes.json")
+	f, err := result.Read(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := f.Steps[0].Probes
+	if p.Process() == nil || p.Counters() == nil || p.Waits() == nil || p.Locks() == nil || p.Statements() == nil {
+		t.Fatalf("evidence read: process %v, counters %v, waits %v, locks %v, statements %v",
+			p.Process(), p.Counters(), p.Waits(), p.Locks(), p.Statements())
+	}
+	out := filepath.Join(t.TempDir(), "again.json")
+	if err := result.Write(out, f); err != nil {
+		t.Fatal(err)
+	}
+	a, _ := os.ReadFile(in)
+	b, _ := os.ReadFile(out)
+	if !bytes.Equal(a, b) {
+		t.Errorf("written again, the file differs (%d bytes, was %d)", len(b), len(a))
 	}
 }
