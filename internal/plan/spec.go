@@ -118,9 +118,12 @@ type RunSpec struct {
 // interleaved rounds.
 type ABSpec struct {
 	Common
-	// Targets are the --target values; Baseline names the one the others
-	// are compared with (default the first).
+	// Targets are the --target values; Given, when set, are the targets
+	// instead, as a suite file gives them (specs and definitions).
+	// Baseline names the one the others are compared with (default the
+	// first).
 	Targets  []string
+	Given    []target.Given
 	Baseline string
 	Rounds   int
 	// OrderSeed draws the target order of each round: time, rand or an

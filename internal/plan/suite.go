@@ -59,15 +59,16 @@ type SuiteRun struct {
 	Index *result.SuiteIndex
 }
 
-// targets returns the suite's targets as given, and the baseline's name.
-func (spec *SuiteSpec) targets() ([]string, string) {
+// targets returns the suite's targets as given (--target's, or the
+// suite's, specs and definitions), and the baseline's name.
+func (spec *SuiteSpec) targets() ([]target.Given, string) {
 	if len(spec.Targets) > 0 {
-		return spec.Targets, spec.Baseline
+		return target.Texts(spec.Targets), spec.Baseline
 	}
 	if len(spec.Suite.Targets) > 0 {
 		return spec.Suite.TargetSpecs(), spec.Suite.Baseline
 	}
-	return []string{"installed=settings:"}, ""
+	return target.Texts([]string{"installed=settings:"}), ""
 }
 
 // RunSuite runs a suite: every cell (or those Only keeps, or those a
@@ -80,7 +81,7 @@ func (spec *SuiteSpec) targets() ([]string, string) {
 func RunSuite(ctx context.Context, spec SuiteSpec) (*SuiteRun, error) {
 	s := spec.Suite
 	specsIn, baseline := spec.targets()
-	specs, err := target.ParseSpecs(specsIn, baseline, 1)
+	specs, err := target.ParseGiven(specsIn, baseline, 1)
 	if err != nil {
 		return nil, usage.Wrap(err)
 	}
@@ -287,7 +288,7 @@ func sameParams(a, b map[string]string) bool {
 func (spec *SuiteSpec) cellSpec(c suite.Cell, seed uint64) (ABSpec, error) {
 	s := spec.Suite
 	specsIn, baseline := spec.targets()
-	cs := ABSpec{Common: *spec.common(), Targets: specsIn, Baseline: baseline, Rounds: s.Rounds,
+	cs := ABSpec{Common: *spec.common(), Given: specsIn, Baseline: baseline, Rounds: s.Rounds,
 		OrderSeed: strconv.FormatUint(seed, 10), Slice: s.Slice, SliceGiven: s.SliceGiven, Confidence: s.Confidence, Agents: spec.Agents}
 	probes := probeopt.DefaultOptions()
 	if spec.Probes != nil {
