@@ -6,10 +6,10 @@ import (
 	"time"
 
 	"github.com/pgscale/pgscale/internal/engine"
+	"github.com/pgscale/pgscale/internal/load"
 	"github.com/pgscale/pgscale/internal/metrics"
 	"github.com/pgscale/pgscale/internal/script"
 	"github.com/pgscale/pgscale/internal/workload"
-	"github.com/pgscale/pgscale/internal/load"
 )
 
 // Workload is what every agent's clients run, as the coordinator resolved

@@ -12,6 +12,7 @@ import (
 
 	"github.com/pgscale/pgscale/internal/engine"
 	"github.com/pgscale/pgscale/internal/load"
+	"github.com/pgscale/pgscale/internal/testenv"
 )
 
 // cpuMasks is each thread's Cpus_allowed_list of this process.
@@ -40,6 +41,7 @@ func cpuMasks(t *testing.T) map[string]string {
 // its backend's CPU while the step runs, and every thread has the process's
 // CPUs back when it ends; with one client (auto) or off, nothing is pinned.
 func TestColocate(t *testing.T) {
+	testenv.Slow(t)
 	if runtime.NumCPU() < 2 {
 		t.Skip("one CPU: nothing to choose")
 	}

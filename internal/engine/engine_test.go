@@ -19,6 +19,7 @@ import (
 	"github.com/pgscale/pgscale/internal/script"
 	"github.com/pgscale/pgscale/internal/target"
 	"github.com/pgscale/pgscale/internal/target/targettest"
+	"github.com/pgscale/pgscale/internal/testenv"
 	"github.com/pgscale/pgscale/internal/workload"
 )
 
@@ -174,6 +175,7 @@ func TestTransactionsPerClient(t *testing.T) {
 // A backend terminated mid-run is a counted connection failure; the client
 // reconnects and the run goes on.
 func TestTerminatedBackendIsSurvived(t *testing.T) {
+	testenv.Slow(t)
 	go func() {
 		time.Sleep(500 * time.Millisecond)
 		exec(t, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'pgscale'")
@@ -193,6 +195,7 @@ func TestTerminatedBackendIsSurvived(t *testing.T) {
 
 // A server restart shows as a gap in the series, then the run goes on.
 func TestServerRestartIsSurvived(t *testing.T) {
+	testenv.Slow(t)
 	go func() {
 		time.Sleep(600 * time.Millisecond)
 		if err := cluster.Restart(context.Background()); err != nil {
@@ -220,6 +223,7 @@ func TestServerRestartIsSurvived(t *testing.T) {
 
 // When the server is gone for good, the step ends with an error, not a hang.
 func TestServerGoneEndsTheRun(t *testing.T) {
+	testenv.Slow(t)
 	// A cluster of its own: this test kills it.
 	c, err := target.Start(context.Background(), target.Options{})
 	if err != nil {
@@ -266,6 +270,7 @@ func TestInterrupt(t *testing.T) {
 
 // -R holds the rate; the schedule lag is measured.
 func TestRate(t *testing.T) {
+	testenv.Slow(t)
 	r := run(t, engine.Config{Settings: load.Settings{Duration: 2 * time.Second, Rate: 300, MaxTries: 1}, Program: program(t, 2, "select-only"), Clients: 2})
 	// Poisson: 600 expected, standard deviation about 25.
 	if n := r.Total.Transactions; n < 450 || n > 750 {
@@ -279,6 +284,7 @@ func TestRate(t *testing.T) {
 // -L with -R: transactions already late at their start are skipped; slow
 // ones are counted late.
 func TestLatencyLimit(t *testing.T) {
+	testenv.Slow(t)
 	r := run(t, engine.Config{Settings: load.Settings{Duration: 1500 * time.Millisecond, Rate: 200, LatencyLimit: 10 * time.Millisecond, MaxTries: 1}, Program: program(t, 1, "SELECT pg_sleep(0.02);"), Clients: 1})
 	if r.Total.Skipped == 0 || r.Total.Late == 0 {
 		t.Errorf("skipped %d, late %d: want both > 0 when every transaction takes 20 ms at 200/s with -L 10", r.Total.Skipped, r.Total.Late)
@@ -288,6 +294,7 @@ func TestLatencyLimit(t *testing.T) {
 // Serialization failures are retried with the same random values up to
 // --max-tries, and counted by kind.
 func TestRetriesSerializationFailures(t *testing.T) {
+	testenv.Slow(t)
 	exec(t, "DROP TABLE IF EXISTS hot; CREATE TABLE hot (id int PRIMARY KEY, n int); INSERT INTO hot VALUES (1, 0)")
 	src := `BEGIN ISOLATION LEVEL REPEATABLE READ;
 SELECT n FROM hot WHERE id = 1;
@@ -337,6 +344,7 @@ func TestSQLErrors(t *testing.T) {
 
 // A new connection per transaction (-C) is timed apart from the transaction.
 func TestConnectPerTransaction(t *testing.T) {
+	testenv.Slow(t)
 	r := run(t, engine.Config{Settings: load.Settings{Duration: time.Second, Connect: true, MaxTries: 1}, Program: program(t, 2, "select-only"), Clients: 2})
 	if r.Total.Conns < r.Total.Transactions || r.Total.Transactions < 10 || r.Total.ConnSumUS <= 0 {
 		t.Errorf("%d connections for %d transactions (%.0f µs): want one timed connection per transaction",
@@ -380,6 +388,7 @@ func TestPerCommand(t *testing.T) {
 // Two targets in slices: each slice is served by the target it names and
 // every client switches together.
 func TestSlices(t *testing.T) {
+	testenv.Slow(t)
 	exec(t, "DROP DATABASE IF EXISTS other")
 	exec(t, "CREATE DATABASE other TEMPLATE template0") // autovacuum may be in template1, which makes CREATE DATABASE fail
 	a := connConfig(t)
@@ -412,6 +421,7 @@ func itoa(i int) string { return strconv.Itoa(i) }
 // ordinary poll(2) (or, with GODEBUG=asyncpreemptoff=1, the raw wait's
 // timeout does), so a collection finishes long before the query does.
 func TestSlowQueryDoesNotHoldUpGC(t *testing.T) {
+	testenv.Slow(t)
 	cfg := engine.Config{Settings: load.Settings{Duration: 1200 * time.Millisecond, MaxTries: 1}, Conn: connConfig(t), Program: program(t, 2, "SELECT pg_sleep(0.3);"), Clients: 2}
 	type outcome struct {
 		r   *engine.Result

@@ -23,6 +23,7 @@ import (
 	"github.com/pgscale/pgscale/internal/load"
 	"github.com/pgscale/pgscale/internal/target"
 	"github.com/pgscale/pgscale/internal/target/targettest"
+	"github.com/pgscale/pgscale/internal/testenv"
 )
 
 // childDSN, set in the environment, makes the test binary a child that runs
@@ -141,6 +142,7 @@ func TestHelperManyClients(t *testing.T) {
 // above a fixed base (a latency histogram per client made it 370 KiB), and
 // no more OS threads than a few per CPU, whatever the client count.
 func TestManyClientsThroughPgBouncer(t *testing.T) {
+	testenv.Slow(t)
 	const clients = 2000
 	p := startPgBouncer(t, clients, target.Setting{Name: "pool_mode", Value: "transaction"},
 		target.Setting{Name: "default_pool_size", Value: "8"})
@@ -191,6 +193,7 @@ func TestManyClientsThroughPgBouncer(t *testing.T) {
 // A pooler killed mid-run ends the step with an error naming the cause, no
 // hang; what was measured before is kept, and nothing is left running.
 func TestPoolerKilledMidRun(t *testing.T) {
+	testenv.Slow(t)
 	p := startPgBouncer(t, 50, target.Setting{Name: "pool_mode", Value: "transaction"})
 	pid := p.PID()
 	time.AfterFunc(700*time.Millisecond, p.Kill)
@@ -264,6 +267,7 @@ func TestNoClientConnects(t *testing.T) {
 // A pooler with no room for more clients refuses them; the refusal is
 // retried until the connect timeout, then the step fails naming it.
 func TestRefusedUntilTimeout(t *testing.T) {
+	testenv.Slow(t)
 	p := startPgBouncer(t, 0, target.Setting{Name: "max_client_conn", Value: "5"})
 	t0 := time.Now()
 	r, err := engine.Run(context.Background(), engine.Config{Settings: load.Settings{Duration: time.Second, MaxTries: 1}, Conn: poolerConfig(t, p, "connect_timeout=1"), Program: program(t, 10, "select-only"), Clients: 10, Protocol: engine.Simple})
@@ -285,6 +289,7 @@ func TestRefusedUntilTimeout(t *testing.T) {
 // queue of 4, 100 clients 50 at a time all connect. Progress is reported
 // along the way and at the end.
 func TestConnectRampWaitsOutAFullQueue(t *testing.T) {
+	testenv.Slow(t)
 	p := startPgBouncer(t, 100, target.Setting{Name: "listen_backlog", Value: "4"})
 	pid := p.PID()
 	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/pgscale/pgscale/internal/engine"
 	"github.com/pgscale/pgscale/internal/load"
+	"github.com/pgscale/pgscale/internal/testenv"
 )
 
 // With Quiesce the window's edges fall between transactions: between the
@@ -14,6 +15,7 @@ import (
 // one a row inserted), none of the warm-up's, and every client is still
 // connected at the end.
 func TestQuiesceEdgesAreExact(t *testing.T) {
+	testenv.Slow(t)
 	exec(t, "DROP TABLE IF EXISTS quiesce; CREATE TABLE quiesce (n int)")
 	count := func() int {
 		n, _ := strconv.Atoi(exec(t, "SELECT count(*) FROM quiesce"))

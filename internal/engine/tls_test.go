@@ -19,6 +19,7 @@ import (
 
 	"github.com/pgscale/pgscale/internal/engine"
 	"github.com/pgscale/pgscale/internal/load"
+	"github.com/pgscale/pgscale/internal/testenv"
 )
 
 // enableTLS gives the cluster a self-signed certificate and turns ssl on.
@@ -55,6 +56,7 @@ func enableTLS(t *testing.T) {
 // Over TCP the raw socket path works; with TLS, auto keeps Go's netpoller
 // (and forcing raw I/O under TLS still works).
 func TestTCPAndTLS(t *testing.T) {
+	testenv.Slow(t)
 	plain, _ := pgconn.ParseConfig(cluster.TCPConnString("postgres"))
 	r := run(t, engine.Config{Settings: load.Settings{Duration: 500 * time.Millisecond, MaxTries: 1}, Conn: plain, Program: program(t, 2, "select-only"), Clients: 2})
 	if r.IO != engine.IORaw || r.Total.Transactions < 50 {

@@ -184,7 +184,7 @@ func trim(chain []string) []string {
 // cliTests are the packages whose tests may run the command line
 // in-process: its own, and the end-to-end ones that exist to run it.
 var cliTests = []string{
-	"internal/cli", "internal/cli/disturbtest", "internal/clitest", "internal/doccheck", "internal/diagnose/catalogue", "internal/agent",
+	"internal/cli", "internal/cli/disturbtest", "internal/integration", "internal/doccheck", "internal/diagnose/catalogue", "internal/agent",
 }
 
 // Nothing imports the CLI but main: it is the top of the graph. A test

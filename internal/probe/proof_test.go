@@ -149,6 +149,7 @@ func verdict(t *testing.T, f *result.File) result.StepVerdict {
 
 // Hot row: every client updates the same row.
 func TestHotRowIsLockBound(t *testing.T) {
+	testenv.Slow(t)
 	exec(t, `DROP TABLE IF EXISTS hot; CREATE TABLE hot (id int PRIMARY KEY, n bigint); INSERT INTO hot VALUES (1, 0)`)
 	f, _ := run(t, 8, 4*time.Second, "UPDATE hot SET n = n + 1 WHERE id = 1;\n", nil)
 	v := verdict(t, f)
@@ -245,6 +246,7 @@ func TestSelectOnlyIsCPUBound(t *testing.T) {
 // 32 partitions and count(*): each backend locks 33 relations, 16 in its
 // fast-path slots and the rest in the shared lock table.
 func TestPartitionsExhaustFastPathSlots(t *testing.T) {
+	testenv.Slow(t)
 	exec(t, `DROP TABLE IF EXISTS parts;
 		CREATE TABLE parts (id int, v int) PARTITION BY HASH (id);
 		DO $$ BEGIN FOR i IN 0..31 LOOP
@@ -266,6 +268,7 @@ func TestPartitionsExhaustFastPathSlots(t *testing.T) {
 // fallback used where pg_wait_sampling is not installed; over two steps,
 // as the sample's prepared statement must outlive the first.
 func TestSleepIsUnderLoaded(t *testing.T) {
+	testenv.Slow(t)
 	f, _ := runSweep(t, []int{2, 1}, 2*time.Second, "SELECT pg_sleep(0.01);\n", func(c *probe.Config) { c.WaitSource = probe.WaitSourceStatActivity })
 	v := verdict(t, f)
 	if v.Verdict != diagnose.UnderLoaded {

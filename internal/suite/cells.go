@@ -7,8 +7,8 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/pgscale/pgscale/internal/usage"
 	"github.com/pgscale/pgscale/internal/target"
+	"github.com/pgscale/pgscale/internal/usage"
 )
 
 // Cell is one cell of the matrix: a value for every axis.

@@ -5,8 +5,8 @@ import (
 	"testing"
 
 	"github.com/pgscale/pgscale/internal/suite"
-	"github.com/pgscale/pgscale/internal/usage"
 	"github.com/pgscale/pgscale/internal/target"
+	"github.com/pgscale/pgscale/internal/usage"
 )
 
 const good = `name: demo

@@ -16,6 +16,7 @@ import (
 	"github.com/pgscale/pgscale/internal/build/buildtest"
 	"github.com/pgscale/pgscale/internal/target"
 	"github.com/pgscale/pgscale/internal/target/targettest"
+	"github.com/pgscale/pgscale/internal/testenv"
 	"github.com/pgscale/pgscale/internal/usage"
 )
 
@@ -163,6 +164,7 @@ func TestProxyPgpool(t *testing.T) {
 // text); nothing of it is left. A program that is not there, or a
 // template that names nothing, is a usage error before anything starts.
 func TestProxyFailures(t *testing.T) {
+	testenv.Slow(t)
 	exits := writeDef(t, `command: "echo '<script>alert(1)</script> no such option: {{port}}' >&2; exit 3"
 ready: 5s
 `)
@@ -258,6 +260,7 @@ of: [s1, s2]
 // again with it by Renew, and is gone, processes and directory, after
 // Close.
 func TestReplicas(t *testing.T) {
+	testenv.Slow(t)
 	spec, err := target.ParseSpec("a=settings:work_mem=5MB,replicas=1")
 	if err != nil || spec.Replicas != 1 || spec.String() != "a=settings:replicas=1,work_mem=5MB" {
 		t.Fatalf("ParseSpec: %+v (%s), %v", spec, spec.String(), err)
@@ -369,6 +372,7 @@ func readExample(t *testing.T, name string) string {
 // A proxy in front of a server of its own (of='settings:...'): no target
 // of the run, started for it and stopped with it.
 func TestProxyOwnServer(t *testing.T) {
+	testenv.Slow(t)
 	needPgBouncer(t)
 	specs, err := target.ParseSpecs([]string{"a=proxy:" + targettest.Example(t, "pgbouncer") + ",of='settings:work_mem=3MB'"}, "", 1)
 	if err != nil {

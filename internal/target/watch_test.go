@@ -5,9 +5,9 @@ import (
 	"reflect"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
-	"strings"
 
 	"github.com/jackc/pgx/v5/pgconn"
 
@@ -111,8 +111,8 @@ func checkAdmin(t *testing.T, ctx context.Context, admin *watch.Admin) {
 // one line naming what is wrong.
 func TestProxyAdminRefused(t *testing.T) {
 	for def, want := range map[string]string{
-		"command: pgbouncer x.ini\nadmin:\n  connect: dbname=pgbouncer\n": "admin: needs connect:",
-		"command: pgbouncer x.ini\nadmin:\n  connect: dbname=pgbouncer\n  commands:\n    - command: SHOW POOLS\n      columns: {waiting: cl_waiting}\n": `columns: "waiting" is no pool figure`,
+		"command: pgbouncer x.ini\nadmin:\n  connect: dbname=pgbouncer\n":                                                                                         "admin: needs connect:",
+		"command: pgbouncer x.ini\nadmin:\n  connect: dbname=pgbouncer\n  commands:\n    - command: SHOW POOLS\n      columns: {waiting: cl_waiting}\n":           `columns: "waiting" is no pool figure`,
 		"command: pgbouncer x.ini\nadmin:\n  connect: dbname={{nothing}}\n  commands:\n    - command: SHOW POOLS\n      columns: {clients_waiting: cl_waiting}\n": "admin connect",
 	} {
 		_, err := target.ParseSpec("p=proxy:" + writeDef(t, def))

@@ -252,6 +252,7 @@ func TestBrowser(t *testing.T) {
 // TestPhoneWidth: at 390 px the page does not scroll sideways (wide
 // tables scroll in their own box) and the charts shrink to the screen.
 func TestPhoneWidth(t *testing.T) {
+	testenv.Slow(t)
 	needBrowser(t)
 	for _, name := range []string{"sweep", "locks", "profile", "abregress", "abdiff"} {
 		var files []string

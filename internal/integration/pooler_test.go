@@ -1,4 +1,4 @@
-package cli_test
+package integration_test
 
 import (
 	"errors"
@@ -16,6 +16,7 @@ import (
 	"github.com/pgscale/pgscale/internal/cli"
 	"github.com/pgscale/pgscale/internal/syncio"
 	"github.com/pgscale/pgscale/internal/target/targettest"
+	"github.com/pgscale/pgscale/internal/testenv"
 )
 
 // children returns the live processes whose parent is pid, by command name.
@@ -60,6 +61,8 @@ func noneLeft(t *testing.T, dirs ...string) {
 // load generator's peak RSS, as the kernel counted it, stays within 64 MiB
 // plus 64 KiB per client (one histogram per client took 370 KiB).
 func TestPooledRunOfThousandsOfClients(t *testing.T) {
+	trackTime(t)
+	testenv.Slow(t)
 	targettest.NeedPgBouncer(t)
 	const clients = 2000
 	bin := buildPgscale(t)
@@ -106,6 +109,8 @@ func TestPooledRunOfThousandsOfClients(t *testing.T) {
 // incomplete result is written and names the cause and the pooler's log,
 // kept beside it; neither the pooler nor the server is left.
 func TestPoolerKilledMidRun(t *testing.T) {
+	trackTime(t)
+	testenv.Slow(t)
 	targettest.NeedPgBouncer(t)
 	bin := buildPgscale(t)
 	out := filepath.Join(t.TempDir(), "r.json")
@@ -160,6 +165,8 @@ func TestPoolerKilledMidRun(t *testing.T) {
 // error, naming the limit, before anything starts; so is a pooler that is
 // not installed.
 func TestPoolerLimitsAreUsageErrors(t *testing.T) {
+	trackTime(t)
+	testenv.Slow(t)
 	bin := buildPgscale(t)
 	cmd := exec.Command("/bin/sh", "-c", `ulimit -n 1000 && ulimit -Hn 1000 && exec "$@"`, "sh",
 		bin, "run", "--pooler", "pgbouncer", "-M", "simple", "-c", "10,2000", "-T", "1")
@@ -189,6 +196,8 @@ func TestPoolerLimitsAreUsageErrors(t *testing.T) {
 // A pooled run prints what report prints of its result file, the pooler
 // in the header and its CPU per transaction in the sweep table included.
 func TestPooledRunPrintsWhatReportShows(t *testing.T) {
+	trackTime(t)
+	testenv.Slow(t)
 	targettest.NeedPgBouncer(t)
 	out := filepath.Join(t.TempDir(), "r.json")
 	code, stdout, stderr := pgscale(t, "run", "--dsn", dsn("postgres"), "--pooler", "pgbouncer:default_pool_size=2", "-n", "-M", "extended",
@@ -217,6 +226,8 @@ func TestPooledRunPrintsWhatReportShows(t *testing.T) {
 // with whole-step turns each target's probes account the pooler only in
 // the pooled target's steps.
 func TestABDirectAgainstPooled(t *testing.T) {
+	trackTime(t)
+	testenv.Slow(t)
 	targettest.NeedPgBouncer(t)
 	out := t.TempDir()
 	code, stdout, stderr := pgscale(t, "ab", "--target", "direct=dsn:"+dsn("postgres"), "--target", "pooled=pgbouncer:default_pool_size=2",

@@ -1,4 +1,4 @@
-package cli_test
+package integration_test
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/pgscale/pgscale/internal/cli"
 	"github.com/pgscale/pgscale/internal/diagnose"
+	"github.com/pgscale/pgscale/internal/testenv"
 )
 
 // A server restarted in the middle of a step (the package's cluster,
@@ -20,6 +21,8 @@ import (
 // in the text, the result file and the HTML report; and the diagnosis
 // judges no bottleneck on it, least of all the client.
 func TestServerRestartMidStep(t *testing.T) {
+	trackTime(t)
+	testenv.Slow(t)
 	dir := t.TempDir()
 	out, html := filepath.Join(dir, "r.json"), filepath.Join(dir, "r.html")
 	stderr := &syncBuffer{watch: "step 1/1", seen: make(chan struct{})}
