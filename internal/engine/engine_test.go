@@ -104,6 +104,7 @@ func run(t *testing.T, cfg engine.Config) *engine.Result {
 
 // Every built-in runs in every protocol and reports sane, non-zero figures.
 func TestBuiltinsInEveryProtocol(t *testing.T) {
+	testenv.Slow(t)
 	for _, b := range []string{"select-only", "simple-update", "tpcb-like"} {
 		for _, proto := range []engine.Protocol{engine.Simple, engine.Extended, engine.Prepared} {
 			t.Run(b+"/"+proto.String(), func(t *testing.T) {
