@@ -2,11 +2,13 @@
 // store's, the agents' coordination tables) to the version this pgscale
 // writes: numbered migrations applied in one transaction, the version kept
 // in a table of its own, a schema made by a newer pgscale refused. It
-// knows no driver: each caller runs it in a transaction of its own (Tx).
+// knows no driver: each caller runs it in a transaction of its own (Tx;
+// SQL adapts database/sql's).
 package migrate
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 )
@@ -99,4 +101,23 @@ func (s Schema) Apply(ctx context.Context, tx Tx, postgres bool) error {
 		v = m.Version
 	}
 	return tx.Exec(ctx, `UPDATE `+s.Table+` SET version = $1`, v)
+}
+
+// SQL is a database/sql transaction as the migrator runs statements in it.
+func SQL(tx *sql.Tx) Tx { return sqlTx{tx} }
+
+type sqlTx struct{ tx *sql.Tx }
+
+func (t sqlTx) Exec(ctx context.Context, stmt string, args ...any) error {
+	_, err := t.tx.ExecContext(ctx, stmt, args...)
+	return err
+}
+
+func (t sqlTx) QueryInt(ctx context.Context, query string) (int, bool, error) {
+	var v int
+	err := t.tx.QueryRowContext(ctx, query).Scan(&v)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, false, nil
+	}
+	return v, err == nil, err
 }

@@ -13,23 +13,6 @@ import (
 	"github.com/pgscale/pgscale/internal/migrate"
 )
 
-// sqlTx runs the migrator in a database/sql transaction.
-type sqlTx struct{ tx *sql.Tx }
-
-func (t sqlTx) Exec(ctx context.Context, stmt string, args ...any) error {
-	_, err := t.tx.ExecContext(ctx, stmt, args...)
-	return err
-}
-
-func (t sqlTx) QueryInt(ctx context.Context, query string) (int, bool, error) {
-	var v int
-	err := t.tx.QueryRowContext(ctx, query).Scan(&v)
-	if errors.Is(err, sql.ErrNoRows) {
-		return 0, false, nil
-	}
-	return v, err == nil, err
-}
-
 // apply migrates the SQLite database db to schema in one transaction.
 func apply(t *testing.T, db *sql.DB, schema migrate.Schema) error {
 	t.Helper()
@@ -39,7 +22,7 @@ func apply(t *testing.T, db *sql.DB, schema migrate.Schema) error {
 		t.Fatal(err)
 	}
 	defer tx.Rollback()
-	if err := schema.Apply(ctx, sqlTx{tx}, false); err != nil {
+	if err := schema.Apply(ctx, migrate.SQL(tx), false); err != nil {
 		return err
 	}
 	return tx.Commit()

@@ -73,25 +73,7 @@ var ErrNewerSchema = errors.New("store made by a newer pgscale")
 // schema is).
 func (s *Store) migrate(ctx context.Context, migs []migrate.Migration) error {
 	schema := migrate.Schema{Table: "pgscale_schema_version", Migrations: migs, Newer: ErrNewerSchema, Rewrite: s.ddl, Explain: s.explain}
-	return s.inTx(ctx, func(tx *sql.Tx) error { return schema.Apply(ctx, sqlTx{tx}, s.kind == Postgres) })
-}
-
-// sqlTx is a database/sql transaction as the migrator runs statements in
-// it.
-type sqlTx struct{ tx *sql.Tx }
-
-func (t sqlTx) Exec(ctx context.Context, stmt string, args ...any) error {
-	_, err := t.tx.ExecContext(ctx, stmt, args...)
-	return err
-}
-
-func (t sqlTx) QueryInt(ctx context.Context, query string) (int, bool, error) {
-	var v int
-	err := t.tx.QueryRowContext(ctx, query).Scan(&v)
-	if errors.Is(err, sql.ErrNoRows) {
-		return 0, false, nil
-	}
-	return v, err == nil, err
+	return s.inTx(ctx, func(tx *sql.Tx) error { return schema.Apply(ctx, migrate.SQL(tx), s.kind == Postgres) })
 }
 
 // ddl fills in the backend's spelling of an auto-numbered primary key.
