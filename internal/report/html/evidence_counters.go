@@ -8,10 +8,10 @@ import (
 	"github.com/pgscale/pgscale/internal/result"
 )
 
-// countersView draws the hardware counters over the machine, or why there
-// are none.
 func init() { registerView(countersView, 40) }
 
+// countersView draws the hardware counters over the machine, or why there
+// are none.
 var countersView = evidenceView{probe: "counters", data: countersData, tmpl: viewTemplate("counters",
 	`{{with .Data}}<p>Hardware counters: {{.}}</p>{{end}}`)}
 

@@ -5,9 +5,9 @@ import (
 	"github.com/pgscale/pgscale/internal/result"
 )
 
-// locksView draws what the pg_locks snapshots saw.
 func init() { registerView(locksView, 30) }
 
+// locksView draws what the pg_locks snapshots saw.
 var locksView = evidenceView{probe: "locks", data: locksData, tmpl: viewTemplate("locks", `
 {{- with .Data}}
 {{- if and (not .Backends) (not .MaxSlowWeak) (not .Waiting) (not .Exhausted)}}

@@ -7,10 +7,10 @@ import (
 	"github.com/pgscale/pgscale/internal/result"
 )
 
-// upstreamsView draws how the work split between the servers behind the
-// target (shards, a primary and its replicas) and the replicas' lag.
 func init() { registerView(upstreamsView, 80) }
 
+// upstreamsView draws how the work split between the servers behind the
+// target (shards, a primary and its replicas) and the replicas' lag.
 var upstreamsView = evidenceView{probe: "upstreams", data: upstreamsData, tmpl: viewTemplate("upstreams",
 	`{{with .Data}}<table><tr><th>server</th><th>role</th><th class="n">share</th><th class="n">transactions</th><th class="n">statements</th><th class="n">replica behind (bytes)</th><th class="n">replay lag (ms)</th></tr>{{range .}}<tr><td>{{.Name}}</td><td>{{.Role}}</td><td class="n">{{pct .Share}}</td><td class="n">{{.Transactions}}</td><td class="n">{{.Statements}}</td><td class="n">{{.Behind}}</td><td class="n">{{.ReplayLag}}</td></tr>{{end}}</table>{{end}}`)}
 
