@@ -169,8 +169,8 @@ func measure(name string, opts target.Options, exts []string, bin, tmp string, r
 				s.on = st.Summary.TPS
 				fig := diagnose.Compute(st)
 				s.probeCost = fig.ProbeShare
-				if st.Probes != nil && st.Probes.Waits != nil {
-					s.source = st.Probes.Waits.Source
+				if st.Probes != nil && st.Probes.Waits() != nil {
+					s.source = st.Probes.Waits().Source
 				}
 			}
 			res[n] = append(res[n], s)

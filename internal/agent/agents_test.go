@@ -22,6 +22,7 @@ import (
 	"github.com/pgscale/pgscale/internal/result"
 	"github.com/pgscale/pgscale/internal/target"
 	"github.com/pgscale/pgscale/internal/target/targettest"
+	"github.com/pgscale/pgscale/internal/testenv"
 	"github.com/pgscale/pgscale/internal/workload"
 )
 
@@ -169,6 +170,7 @@ func targetDSN() string {
 // the transactions are the agents' added, the server saw the three
 // addresses, and each agent's own file is kept.
 func TestThreeAgents(t *testing.T) {
+	testenv.Slow(t)
 	coord := coordination(t, "coord_three")
 	var agents []*proc
 	for i := range 3 {
@@ -289,6 +291,7 @@ func TestThreeAgents(t *testing.T) {
 // it last reported; the other agent stops; a restarted agent with the same
 // index cannot join the measurement in progress.
 func TestAgentKilledMidStep(t *testing.T) {
+	testenv.Slow(t)
 	coord := coordination(t, "coord_kill")
 	a0 := startAgent(t, coord, 0, "kill")
 	a1 := startAgent(t, coord, 1, "kill")
@@ -376,6 +379,7 @@ func intervals(t *testing.T, coord string, idx int) int {
 // An agent that never comes: the run fails before measuring, in one line
 // naming its index, and writes no result file; the agent that came stops.
 func TestMissingAgent(t *testing.T) {
+	testenv.Slow(t)
 	coord := coordination(t, "coord_missing")
 	a0 := startAgent(t, coord, 0, "missing")
 	out := filepath.Join(t.TempDir(), "missing.json")
@@ -409,6 +413,7 @@ func TestMissingAgent(t *testing.T) {
 // the run writes what it measured, marked interrupted, and every process
 // exits 3.
 func TestInterruptStopsEveryAgent(t *testing.T) {
+	testenv.Slow(t)
 	coord := coordination(t, "coord_int")
 	a0 := startAgent(t, coord, 0, "int")
 	a1 := startAgent(t, coord, 1, "int")
@@ -574,6 +579,7 @@ func checkTurns(t *testing.T, path string, rounds int, slow bool) {
 // them and adds up, and the clients reached each target's server from the
 // agents' addresses with the target's settings.
 func TestABOnAgents(t *testing.T) {
+	testenv.Slow(t)
 	coord := coordination(t, "coord_ab")
 	a0 := startAgent(t, coord, 0, "ab")
 	a1 := startAgent(t, coord, 1, "ab")
@@ -604,6 +610,7 @@ func TestABOnAgents(t *testing.T) {
 // two cells over a settings target on its baseline's cluster, its work_mem
 // set per session, which the agents' sessions get too.
 func TestSuiteOnAgents(t *testing.T) {
+	testenv.Slow(t)
 	coord := coordination(t, "coord_suite")
 	a0 := startAgent(t, coord, 0, "suite")
 	a1 := startAgent(t, coord, 1, "suite")

@@ -123,7 +123,7 @@ func Open(ctx context.Context, cfg Config) (*Coordinator, error) {
 	for i := range c.best {
 		c.best[i].Uncertainty = -1
 	}
-	if err := migrate(ctx, conn, migrations); err != nil {
+	if err := migrateSchema(ctx, conn); err != nil {
 		conn.Close(context.Background())
 		return nil, fmt.Errorf("coordination database %s: %w", where, err)
 	}

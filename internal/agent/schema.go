@@ -3,23 +3,18 @@ package agent
 import (
 	"context"
 	"errors"
-	"fmt"
 
 	"github.com/jackc/pgx/v5"
-)
 
-// migration brings the coordination schema from version-1 to version.
-type migration struct {
-	version int
-	stmts   []string
-}
+	"github.com/pgscale/pgscale/internal/migrate"
+)
 
 // migrations are the coordination schema's history, oldest first; a
 // release only ever appends to it (docs/agents.md describes the tables).
 // The tables live beside a history store's when the same database serves
 // both, under names of their own.
-var migrations = []migration{
-	{1, []string{
+var migrations = []migrate.Migration{
+	{Version: 1, Stmts: []string{
 		// One row per coordinated run: how many agents it waits for, its
 		// state (open: agents may join; measuring; done; failed;
 		// cancelled) and the coordinator's heartbeat.
@@ -86,45 +81,28 @@ const SchemaVersion = 1
 // schema a newer pgscale made.
 var ErrNewerSchema = errors.New("coordination database made by a newer pgscale")
 
-// advisoryLock keeps two pgscales from migrating the schema at once.
-const advisoryLock = 7468120119204
+// schema is the coordination schema, migrated as the history store's is.
+var schema = migrate.Schema{Table: "pgscale_agent_schema_version", Migrations: migrations, Newer: ErrNewerSchema}
 
-// migrate brings the schema to the last of migs in one transaction under an
-// advisory lock, as the history store does, or refuses a newer schema.
-func migrate(ctx context.Context, conn *pgx.Conn, migs []migration) error {
-	latest := migs[len(migs)-1].version
-	return pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, int64(advisoryLock)); err != nil {
-			return err
-		}
-		if _, err := tx.Exec(ctx, `CREATE TABLE IF NOT EXISTS pgscale_agent_schema_version (version INTEGER NOT NULL)`); err != nil {
-			return fmt.Errorf("cannot create the schema version table: %w", err)
-		}
-		var v int
-		err := tx.QueryRow(ctx, `SELECT version FROM pgscale_agent_schema_version`).Scan(&v)
-		switch {
-		case errors.Is(err, pgx.ErrNoRows):
-			if _, err := tx.Exec(ctx, `INSERT INTO pgscale_agent_schema_version (version) VALUES (0)`); err != nil {
-				return err
-			}
-		case err != nil:
-			return err
-		}
-		if v > latest {
-			return fmt.Errorf("%w: its schema is version %d, this pgscale knows up to %d; use a newer pgscale", ErrNewerSchema, v, latest)
-		}
-		for _, m := range migs {
-			if m.version <= v {
-				continue
-			}
-			for _, st := range m.stmts {
-				if _, err := tx.Exec(ctx, st); err != nil {
-					return fmt.Errorf("migration to schema version %d: %w", m.version, err)
-				}
-			}
-			v = m.version
-		}
-		_, err = tx.Exec(ctx, `UPDATE pgscale_agent_schema_version SET version = $1`, v)
-		return err
-	})
+// migrateSchema brings the coordination schema to SchemaVersion in one
+// transaction, or refuses a newer schema.
+func migrateSchema(ctx context.Context, conn *pgx.Conn) error {
+	return pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error { return schema.Apply(ctx, pgxTx{tx}, true) })
+}
+
+// pgxTx is a pgx transaction as the migrator runs statements in it.
+type pgxTx struct{ tx pgx.Tx }
+
+func (t pgxTx) Exec(ctx context.Context, stmt string, args ...any) error {
+	_, err := t.tx.Exec(ctx, stmt, args...)
+	return err
+}
+
+func (t pgxTx) QueryInt(ctx context.Context, query string) (int, bool, error) {
+	var v int
+	err := t.tx.QueryRow(ctx, query).Scan(&v)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return 0, false, nil
+	}
+	return v, err == nil, err
 }

@@ -79,7 +79,7 @@ func Serve(ctx context.Context, cfg AgentConfig) error {
 		return err
 	}
 	defer conn.Close(context.Background())
-	if err := migrate(ctx, conn, migrations); err != nil {
+	if err := migrateSchema(ctx, conn); err != nil {
 		return fmt.Errorf("coordination database %s: %w", where, err)
 	}
 	a := &agent{cfg: cfg, conn: conn, where: where, cur: -1, state: "joined"}

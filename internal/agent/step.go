@@ -64,7 +64,7 @@ func (c *Coordinator) Step(ctx context.Context, cfg engine.Config) (*engine.Resu
 	c.step++
 	c.last = nil
 	plan := c.plan
-	plan.Clients, plan.Shares, plan.Load = cfg.Clients, Split(cfg.Clients, c.cfg.Agents, cfg.Rate), loadOf(&cfg)
+	plan.Clients, plan.Shares, plan.Load = cfg.Clients, Split(cfg.Clients, c.cfg.Agents, cfg.Rate), cfg.Settings
 	body, err := json.Marshal(plan)
 	if err != nil {
 		return nil, err

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/pgscale/pgscale/internal/engine"
+	"github.com/pgscale/pgscale/internal/load"
 	"github.com/pgscale/pgscale/internal/metrics"
 	"github.com/pgscale/pgscale/internal/script"
 	"github.com/pgscale/pgscale/internal/workload"
@@ -33,24 +34,6 @@ type Script struct {
 	Weight int    `json:"weight"`
 }
 
-// Load is the engine's settings for a step, those a single process would
-// use for all its clients.
-type Load struct {
-	Duration           time.Duration `json:"duration,omitempty"`
-	Transactions       int           `json:"transactions,omitempty"`
-	Warmup             time.Duration `json:"warmup,omitempty"`
-	Reconnect          bool          `json:"reconnect,omitempty"`
-	LatencyLimit       time.Duration `json:"latency_limit,omitempty"`
-	MaxTries           int           `json:"max_tries"`
-	ContinueOnError    bool          `json:"continue_on_error,omitempty"`
-	Interval           time.Duration `json:"interval"`
-	PerCommand         bool          `json:"per_command,omitempty"`
-	IO                 string        `json:"io"`
-	Colocate           string        `json:"colocate"`
-	ConnectConcurrency int           `json:"connect_concurrency,omitempty"`
-	ExitOnAbort        bool          `json:"exit_on_abort,omitempty"`
-}
-
 // StepPlan is one step as the coordinator hands it to the agents:
 // everything an agent needs to run its share, and no password (an agent
 // takes the target's password from its own environment: PGPASSWORD,
@@ -60,15 +43,9 @@ type StepPlan struct {
 	Shares   []Share  `json:"shares"`  // by agent index
 	Target   string   `json:"target"`  // connection string, without password
 	Workload Workload `json:"workload"`
-	Load     Load     `json:"load"`
-}
-
-// loadOf is the step's engine settings as the wire carries them.
-func loadOf(cfg *engine.Config) Load {
-	return Load{Duration: cfg.Duration, Transactions: cfg.Transactions, Warmup: cfg.Warmup, Reconnect: cfg.Reconnect,
-		LatencyLimit: cfg.LatencyLimit, MaxTries: cfg.MaxTries, ContinueOnError: cfg.ContinueOnError, Interval: cfg.Interval,
-		PerCommand: cfg.PerCommand, IO: cfg.IO.String(), Colocate: cfg.Colocate.String(), ConnectConcurrency: cfg.ConnectConcurrency,
-		ExitOnAbort: cfg.ExitOnAbort}
+	// Load is how the step's load runs, as the coordinator's engine
+	// would run it (its Rate the whole step's: each share has its own).
+	Load load.Settings `json:"load"`
 }
 
 // program builds the step's program as the coordinator does: for all of
@@ -89,23 +66,13 @@ func (p *StepPlan) program() (*script.Program, error) {
 
 // engineConfig is the engine's settings for share s of the step.
 func (p *StepPlan) engineConfig(s Share) (engine.Config, error) {
-	l := p.Load
 	proto, err := engine.ParseProtocol(p.Workload.Protocol)
 	if err != nil {
 		return engine.Config{}, err
 	}
-	io, err := engine.ParseIOMode(l.IO)
-	if err != nil {
-		return engine.Config{}, err
-	}
-	colocate, err := engine.ParseColocate(l.Colocate)
-	if err != nil {
-		return engine.Config{}, err
-	}
-	return engine.Config{Clients: s.Clients, FirstClient: s.First, Rate: s.Rate, Duration: l.Duration,
-		Transactions: l.Transactions, Warmup: l.Warmup, Protocol: proto, Reconnect: l.Reconnect, LatencyLimit: l.LatencyLimit,
-		MaxTries: l.MaxTries, ContinueOnError: l.ContinueOnError, Interval: l.Interval, PerCommand: l.PerCommand, IO: io,
-		Colocate: colocate, Seed: p.Workload.Seed, ConnectConcurrency: l.ConnectConcurrency, ExitOnAbort: l.ExitOnAbort}, nil
+	cfg := engine.Config{Settings: p.Load, Clients: s.Clients, FirstClient: s.First, Protocol: proto, Seed: p.Workload.Seed}
+	cfg.Rate = s.Rate
+	return cfg, nil
 }
 
 // IntervalReport is one interval an agent measured, as it ended: counts and

@@ -6,10 +6,10 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"strings"
-	"syscall"
 	"time"
+
+	"github.com/pgscale/pgscale/internal/proc"
 )
 
 // session is one build in progress: its log, its environment and where it
@@ -63,15 +63,10 @@ func (s *session) emit(e Event) {
 // own, killed whole when ctx ends, so no compiler outlives an interrupted
 // build.
 func (s *session) run(ctx context.Context, dir string, extra []string, name string, args ...string) error {
-	cmd := exec.CommandContext(ctx, name, args...)
-	cmd.Dir = dir
-	cmd.Env = append(append([]string(nil), s.env...), extra...)
-	cmd.Stdout, cmd.Stderr = s.log, s.log
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = 10 * time.Second
 	fmt.Fprintf(s.log, "$ (cd %s && %s)\n", dir, shellQuote(append([]string{name}, args...)))
-	if err := cmd.Run(); err != nil {
+	err := proc.Run(ctx, proc.Spec{Name: name, Path: name, Args: args, Dir: dir,
+		Env: append(append([]string(nil), s.env...), extra...), Output: s.log})
+	if err != nil {
 		return fmt.Errorf("%s: %w", name, err)
 	}
 	return nil

@@ -15,6 +15,7 @@ import (
 
 	"github.com/pgscale/pgscale/internal/disturb"
 	"github.com/pgscale/pgscale/internal/plan"
+	"github.com/pgscale/pgscale/internal/probeopt"
 	"github.com/pgscale/pgscale/internal/report"
 	"github.com/pgscale/pgscale/internal/result"
 	"github.com/pgscale/pgscale/internal/usage"
@@ -67,7 +68,7 @@ func (f *loadFlags) register(fs *pflag.FlagSet, outHelp string) {
 	fs.BoolVar(&d.Create, "init", false, "(re)create pgbench's data on a --dsn target before running")
 	fs.StringVar(&d.Setup, "setup", "", "SQL file run once on the target before the sweep (custom tables)")
 	registerInit(fs, &d.Init, false)
-	f.c.Probes = plan.RegisterProbeFlags(fs)
+	f.c.Probes = probeopt.RegisterFlags(fs)
 	var names []string
 	for _, b := range disturb.Builtins() {
 		names = append(names, b.Name)

@@ -12,7 +12,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/pgscale/pgscale/internal/load"
 	"github.com/pgscale/pgscale/internal/plan"
+	"github.com/pgscale/pgscale/internal/probeopt"
 	"github.com/pgscale/pgscale/internal/report"
 	"github.com/pgscale/pgscale/internal/result"
 	"github.com/pgscale/pgscale/internal/target"
@@ -186,7 +188,7 @@ func (p *pgbenchCmd) run(ctx context.Context, tgt target.Spec) int {
 	if p.progress > 0 {
 		interval = time.Duration(p.progress) * time.Second
 	}
-	probes := plan.DefaultProbeOptions()
+	probes := probeopt.DefaultOptions()
 	probes.None = !p.probes
 	pg := &result.Pgbench{ProgressS: p.progress, ReportPerCommand: p.perCommand, FailuresDetailed: p.failuresDetailed,
 		VerboseErrors: p.verbose, ExitOnAbort: p.exitOnAbort}
@@ -195,11 +197,11 @@ func (p *pgbenchCmd) run(ctx context.Context, tgt target.Spec) int {
 			Argv: p.argv, Version: Version,
 			Workload: workload.Spec{Scripts: p.scripts, Defines: p.defines, Protocol: p.protocol, Seed: p.seed},
 			Data:     plan.Data{Init: workload.InitOptions{Scale: p.init.Scale, Fillfactor: 100, PartitionMethod: "range"}, ScaleGiven: p.scaleGiven},
-			Load: plan.Load{Clients: []int{p.clients}, Duration: time.Duration(p.duration) * time.Second, Transactions: p.transactions,
-				Connect: p.connect, Rate: p.rate, LatencyLimit: time.Duration(p.latencyLimitMs*1000) * time.Microsecond,
-				MaxTries: p.maxTries, ContinueOnError: p.continueOnErr, Interval: interval, PerCommand: p.perCommand,
-				NoVacuum: p.noVacuum, IO: "auto", Threads: p.threads, VacuumAccounts: p.vacuumAll,
-				ExitOnAbort: p.exitOnAbort, VerboseErrors: p.verbose},
+			Load: plan.Load{Clients: []int{p.clients}, NoVacuum: p.noVacuum, Threads: p.threads, VacuumAccounts: p.vacuumAll, VerboseErrors: p.verbose,
+				Settings: load.Settings{Duration: time.Duration(p.duration) * time.Second, Transactions: p.transactions,
+					Connect: p.connect, Rate: p.rate, LatencyLimit: time.Duration(p.latencyLimitMs*1000) * time.Microsecond,
+					MaxTries: p.maxTries, ContinueOnError: p.continueOnErr, Interval: interval, PerCommand: p.perCommand,
+					IO: "auto", ExitOnAbort: p.exitOnAbort}},
 			Probes: &probes,
 			Observer: &report.PgbenchLive{Out: p.stdout, Err: p.stderr, Progress: p.progress > 0, Timestamp: p.progressTimestamp,
 				Vacuum: !p.noVacuum, VacuumAll: p.vacuumAll},

@@ -45,7 +45,7 @@ func (p *pgbenchCmd) option(name, arg string) error {
 	case "file":
 		return p.scriptFile(arg)
 	case "client":
-		return p.intOption(&p.clients, arg, "-c/--clients", 1)
+		return p.intOption(&p.clients, arg, "-c/--client", 1)
 	case "connect":
 		p.connect = true
 	case "debug":

@@ -11,6 +11,7 @@ import (
 
 	"github.com/pgscale/pgscale/internal/compare"
 	"github.com/pgscale/pgscale/internal/plan"
+	"github.com/pgscale/pgscale/internal/probeopt"
 	"github.com/pgscale/pgscale/internal/report"
 	"github.com/pgscale/pgscale/internal/stats"
 	"github.com/pgscale/pgscale/internal/suite"
@@ -69,10 +70,11 @@ usage or a bad suite file (file:line), 3 a cell could not complete.`,
 				}
 			}
 			if count != "" {
-				if count != "instructions" {
-					return usage.Errorf("--count %q: want instructions", count)
+				c, err := probeopt.ParseCount(count)
+				if err != nil {
+					return usage.Errorf("--count %q: %v", count, err)
 				}
-				s.Count = count
+				s.Count = c.String()
 			}
 			if transactions > 0 {
 				s.Transactions, s.Duration = transactions, 0
@@ -104,7 +106,9 @@ usage or a bad suite file (file:line), 3 a cell could not complete.`,
 			}
 			names := spec.Targets
 			if len(names) == 0 {
-				names = s.Targets
+				for _, t := range s.Targets {
+					names = append(names, t.String())
+				}
 			}
 			if err := rec.check(targetNames(names)); err != nil {
 				return err
@@ -200,12 +204,12 @@ func dryRunSuite(spec *plan.SuiteSpec, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	targets := spec.Targets
+	targets := target.Texts(spec.Targets)
 	if len(targets) == 0 {
 		targets = s.TargetSpecs()
 	}
 	if len(targets) == 0 {
-		targets = []string{"installed=settings:"}
+		targets = target.Texts([]string{"installed=settings:"})
 	}
 	what := "sweeps"
 	if len(targets) > 1 {
@@ -213,7 +217,7 @@ func dryRunSuite(spec *plan.SuiteSpec, stdout io.Writer) error {
 	}
 	brief := make([]string, len(targets))
 	for i, t := range targets {
-		brief[i] = target.Brief(t)
+		brief[i] = t.Brief()
 	}
 	fmt.Fprintf(stdout, "suite %s: %d of %d cells, %s on %s; clients %v, %v per step\n", s.Name, len(run), len(cells), what,
 		strings.Join(brief, ", "), s.Clients, s.Duration)

@@ -267,7 +267,7 @@ func underValgrind(inputs []Input) bool {
 			return true
 		}
 		for _, s := range in.File.Steps {
-			if s.Probes != nil && s.Probes.Instructions != nil {
+			if s.Probes != nil && s.Probes.Instructions() != nil {
 				return true
 			}
 		}
@@ -280,10 +280,10 @@ func underValgrind(inputs []Input) bool {
 // which caches est-cycles/txn simulated and with which model.
 func countedNotes(f *result.File) []string {
 	for _, s := range f.Steps {
-		if s.Probes == nil || s.Probes.Instructions == nil {
+		if s.Probes == nil || s.Probes.Instructions() == nil {
 			continue
 		}
-		in := s.Probes.Instructions
+		in := s.Probes.Instructions()
 		var notes []string
 		if in.ClientClockReads != nil {
 			notes = append(notes, "syscalls/txn counts the client backends' system calls except the clock reads; clock-reads/txn counts those (clock_gettime, gettimeofday), which natively are vDSO calls that enter no kernel and under Valgrind, which hides the vDSO, are system calls")

@@ -59,19 +59,19 @@ func Measures() []MeasureDef {
 	}
 	counter := func(pick func(*result.Counters) uint64) func(*result.Step) float64 {
 		return func(s *result.Step) float64 {
-			if s.Probes == nil || s.Probes.Counters == nil || !s.Probes.Counters.Supported {
+			if s.Probes == nil || s.Probes.Counters() == nil || !s.Probes.Counters().Supported {
 				return math.NaN()
 			}
 			f := diagnose.Compute(*s)
 			if tx := f.TPS * f.ElapsedS; tx > 0 {
-				return float64(pick(s.Probes.Counters)) / tx
+				return float64(pick(s.Probes.Counters())) / tx
 			}
 			return math.NaN()
 		}
 	}
 	noCounters := func(s *result.Step) string {
-		if s.Probes != nil && s.Probes.Counters != nil && !s.Probes.Counters.Supported {
-			return s.Probes.Counters.Reason
+		if s.Probes != nil && s.Probes.Counters() != nil && !s.Probes.Counters().Supported {
+			return s.Probes.Counters().Reason
 		}
 		return ""
 	}
@@ -168,10 +168,10 @@ func simulated(read func(*result.CacheSim) uint64) func(*result.Step) float64 {
 // without them.
 func counted(read func(*result.Instructions) float64) func(*result.Step) float64 {
 	return func(s *result.Step) float64 {
-		if s.Probes == nil || s.Probes.Instructions == nil || s.Probes.Instructions.Transactions <= 0 {
+		if s.Probes == nil || s.Probes.Instructions() == nil || s.Probes.Instructions().Transactions <= 0 {
 			return math.NaN()
 		}
-		if v := read(s.Probes.Instructions); v > 0 {
+		if v := read(s.Probes.Instructions()); v > 0 {
 			return v
 		}
 		return math.NaN()

@@ -73,8 +73,8 @@ func suiteSteps(inputs []Input) []SuiteStep {
 			st.Effects = append(st.Effects, lastEffect(in.File, c))
 			n := 0
 			for _, s := range in.File.Steps {
-				if s.Complete && s.Clients == c && s.Probes != nil && s.Probes.Locks != nil {
-					n += s.Probes.Locks.Exhausted
+				if s.Complete && s.Clients == c && s.Probes != nil && s.Probes.Locks() != nil {
+					n += s.Probes.Locks().Exhausted
 				}
 			}
 			st.Exhausted = append(st.Exhausted, n)

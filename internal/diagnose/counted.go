@@ -270,10 +270,10 @@ func countedChange(st DiffStep, p countedProcess, k countedKind, c Change) (Coun
 // counts is what a step counted of the server's client backends under
 // Valgrind, nil when it counted nothing.
 func counts(s result.Step) *result.Instructions {
-	if s.Probes == nil || s.Probes.Instructions == nil || s.Probes.Instructions.Transactions <= 0 {
+	if s.Probes == nil || s.Probes.Instructions() == nil || s.Probes.Instructions().Transactions <= 0 {
 		return nil
 	}
-	return s.Probes.Instructions
+	return s.Probes.Instructions()
 }
 
 // poolerCounts are a step's pooler counts (all its processes) in the

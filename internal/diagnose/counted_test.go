@@ -21,9 +21,11 @@ func counted(fns []result.FunctionCount, clock uint64) result.Step {
 		total += f.Self
 		sys += f.Syscalls
 	}
-	return result.Step{Clients: 1, Complete: true, Probes: &result.Probes{Instructions: &result.Instructions{
+	p := &result.Probes{}
+	p.SetInstructions(&result.Instructions{
 		Tool: "callgrind", Transactions: 1000, ClientBackends: total, PerTxn: float64(total) / 1000,
-		ClientSyscalls: sys, ClientClockReads: &clock, Functions: fns}}}
+		ClientSyscalls: sys, ClientClockReads: &clock, Functions: fns})
+	return result.Step{Clients: 1, Complete: true, Probes: p}
 }
 
 // The why of a counted change names the functions whose own count moved,
@@ -128,8 +130,8 @@ func TestExplainCountedPooler(t *testing.T) {
 		var out []result.Step
 		for r := 0; r < 3; r++ {
 			st := counted(append([]result.FunctionCount(nil), server...), 9000)
-			p := counted(pooler(hash), 0).Probes.Instructions
-			in := st.Probes.Instructions
+			p := counted(pooler(hash), 0).Probes.Instructions()
+			in := st.Probes.Instructions()
 			in.Pooler = &result.InstructionGroup{Kind: "pooler", Processes: 1, Instructions: p.ClientBackends}
 			in.PoolerPerTxn, in.PoolerFunctions = p.PerTxn, p.Functions
 			out = append(out, st)

@@ -27,13 +27,11 @@ func step(clients int, tps, busy, serverCPU, genCPU, runQueue float64, waits map
 		typ, ev, _ := strings.Cut(k, ":")
 		w.Events = append(w.Events, result.WaitEvent{Type: typ, Event: ev, Samples: n})
 	}
-	s.Probes = &result.Probes{
-		ElapsedS: 10,
-		Process: &result.ProcessStats{CPUs: 2, Host: result.HostStat{BusyShare: busy},
-			Server:    &result.ProcGroup{CPUS: serverCPU, RunQueueWaitS: runQueue},
-			Generator: result.ProcGroup{CPUS: genCPU}},
-		Waits: w,
-	}
+	s.Probes = &result.Probes{ElapsedS: 10}
+	s.Probes.SetProcess(&result.ProcessStats{CPUs: 2, Host: result.HostStat{BusyShare: busy},
+		Server:    &result.ProcGroup{CPUS: serverCPU, RunQueueWaitS: runQueue},
+		Generator: result.ProcGroup{CPUS: genCPU}})
+	s.Probes.SetWaits(w)
 	return s
 }
 
@@ -68,7 +66,7 @@ func TestVerdicts(t *testing.T) {
 
 func TestClientBound(t *testing.T) {
 	s := step(4, 20000, 0.6, 4, 6, 0, map[string]int64{"Client:ClientRead": 800, "CPU": 200})
-	s.Probes.Process.Generator.RunQueueWaitS = 2 // 0.2 s per second
+	s.Probes.Process().Generator.RunQueueWaitS = 2 // 0.2 s per second
 	f := diagnose.Compute(s)
 	if v := diagnose.Step(f, f); v.Verdict != diagnose.ClientBound {
 		t.Errorf("verdict %s (%s), want client-bound", v.Verdict, v.Detail)
@@ -162,7 +160,7 @@ func TestSweepParagraph(t *testing.T) {
 // the machine and its CPU per transaction, inside OtherShare.
 func TestPoolerShare(t *testing.T) {
 	s := step(4, 10000, 0.9, 8, 4, 1, map[string]int64{"CPU": 500, "Client:ClientRead": 500})
-	s.Probes.Process.Pooler = &result.ProcGroup{CPUS: 2}
+	s.Probes.Process().Pooler = &result.ProcGroup{CPUS: 2}
 	f := diagnose.Compute(s)
 	if !f.HasPooler || math.Abs(f.PoolerShare-0.1) > 1e-9 || math.Abs(f.PoolerCPUPerTxnUS-20) > 1e-9 {
 		t.Errorf("pooler share %v, %v µs per transaction (has %v), want 0.1 and 20 µs", f.PoolerShare, f.PoolerCPUPerTxnUS, f.HasPooler)
@@ -182,7 +180,7 @@ func TestPoolerShare(t *testing.T) {
 // schedstat split by the samples.
 func TestSharesAddUp(t *testing.T) {
 	s := step(1, 5000, 0.49, 2, 1, 0.1, map[string]int64{"CPU": 10})
-	s.Probes.Waits.Source, s.Probes.Waits.IdleSamples = "pg_stat_activity", 490
+	s.Probes.Waits().Source, s.Probes.Waits().IdleSamples = "pg_stat_activity", 490
 	f := diagnose.Compute(s)
 	if math.Abs(f.CPUSample-0.02) > 1e-9 || math.Abs(f.ClassShare["Client"]-0.98) > 1e-9 {
 		t.Errorf("CPU %v, Client %v of the samples: want 0.02 and 0.98", f.CPUSample, f.ClassShare["Client"])
@@ -204,7 +202,7 @@ func TestSharesAddUp(t *testing.T) {
 	// With schedstat: 2 backends × 10 s, 6 s on a CPU, 2 s runnable; the
 	// other 12 s split 3:1 between ClientRead and Lock:tuple.
 	s = step(2, 5000, 0.8, 6, 1, 2, map[string]int64{"CPU": 400, "Client:ClientRead": 450, "Lock:tuple": 150})
-	s.Probes.Process.Server.ByKind = []result.ProcGroup{{Kind: "client backend", Processes: 2, CPUS: 6, OnCPUS: 6, RunQueueWaitS: 2}}
+	s.Probes.Process().Server.ByKind = []result.ProcGroup{{Kind: "client backend", Processes: 2, CPUS: 6, OnCPUS: 6, RunQueueWaitS: 2}}
 	f = diagnose.Compute(s)
 	bt := f.Time
 	if !bt.Schedstat || math.Abs(sum(bt)-1) > 1e-9 || math.Abs(bt.OnCPU-0.3) > 1e-9 || math.Abs(bt.CPUWait-0.1) > 1e-9 ||
@@ -236,7 +234,7 @@ func TestRateLimited(t *testing.T) {
 // pooler idle half the time is not.
 func TestPoolerBound(t *testing.T) {
 	s := step(100, 30000, 0.99, 7, 3, 40, map[string]int64{"CPU": 100, "Client:ClientRead": 900})
-	s.Probes.Process.Pooler = &result.ProcGroup{Processes: 1, CPUS: 4.6, OnCPUS: 4.6, RunQueueWaitS: 5.1}
+	s.Probes.Process().Pooler = &result.ProcGroup{Processes: 1, CPUS: 4.6, OnCPUS: 4.6, RunQueueWaitS: 5.1}
 	f := diagnose.Compute(s)
 	v := diagnose.Step(f, f)
 	if v.Verdict != diagnose.PoolerBound || !strings.Contains(v.Detail, "never waits for work (on a CPU 46%, waiting for one 51% of the step)") {
@@ -246,7 +244,7 @@ func TestPoolerBound(t *testing.T) {
 	if !strings.Contains(d.Paragraph, "the pooler is the limit") || !strings.Contains(d.Paragraph, "so_reuseport") {
 		t.Errorf("paragraph: %s", d.Paragraph)
 	}
-	s.Probes.Process.Pooler.RunQueueWaitS = 0.5
+	s.Probes.Process().Pooler.RunQueueWaitS = 0.5
 	f = diagnose.Compute(s)
 	if v := diagnose.Step(f, f); v.Verdict == diagnose.PoolerBound {
 		t.Errorf("a pooler idle half the step is the limit: %s", v.Detail)

@@ -374,10 +374,10 @@ func fastPathChange(st DiffStep, slower bool) (Cause, bool) {
 	over := func(steps []result.Step) (int, int, int) {
 		n, most, slots := 0, 0, 0
 		for _, s := range steps {
-			if s.Probes == nil || s.Probes.Locks == nil {
+			if s.Probes == nil || s.Probes.Locks() == nil {
 				continue
 			}
-			l := s.Probes.Locks
+			l := s.Probes.Locks()
 			slots = l.FastPathSlots
 			if l.Exhausted > 0 {
 				n++

@@ -95,7 +95,7 @@ func TestExplainFastPath(t *testing.T) {
 	mk := func(exhausted int) func(int) result.Step {
 		return func(r int) result.Step {
 			s := step(4, 5000, 0.99, 8, 4, 10, map[string]int64{"CPU": 700, "Client:ClientRead": 300})
-			s.Probes.Locks = &result.Locks{Snapshots: 4, FastPathSlots: 16, Exhausted: exhausted, MaxSlowWeak: 17 * min(exhausted, 1)}
+			s.Probes.SetLocks(&result.Locks{Snapshots: 4, FastPathSlots: 16, Exhausted: exhausted, MaxSlowWeak: 17 * min(exhausted, 1)})
 			return s
 		}
 	}

@@ -166,7 +166,7 @@ func Compute(s result.Step) Figures {
 		probeInProc += c.InProcessS
 		probeServer += c.ServerCPUS
 	}
-	if ps := p.Process; ps != nil && ps.CPUs > 0 && f.ElapsedS > 0 {
+	if ps := p.Process(); ps != nil && ps.CPUs > 0 && f.ElapsedS > 0 {
 		f.CPUs = ps.CPUs
 		machine := f.ElapsedS * float64(ps.CPUs)
 		f.HasHost = ps.Host.BusyShare > 0
@@ -211,7 +211,7 @@ func Compute(s result.Step) Figures {
 			f.OtherShare = max(f.MachineBusy-f.ServerShare-f.GeneratorShare-f.ProbeShare, 0)
 		}
 	}
-	if w := p.Waits; w != nil && w.Samples+w.IdleSamples > 0 {
+	if w := p.Waits(); w != nil && w.Samples+w.IdleSamples > 0 {
 		f.HasWaits = true
 		f.WaitSource = w.Source
 		f.Samples = w.Samples + w.IdleSamples
@@ -236,10 +236,10 @@ func Compute(s result.Step) Figures {
 		sort.SliceStable(f.TopEvents, func(i, j int) bool { return f.TopEvents[i].Share > f.TopEvents[j].Share })
 	}
 	f.Time = backendTime(s, f)
-	if p.Locks != nil && p.Locks.Snapshots > 0 {
-		f.HasLocks, f.Locks = true, p.Locks
+	if p.Locks() != nil && p.Locks().Snapshots > 0 {
+		f.HasLocks, f.Locks = true, p.Locks()
 	}
-	if st := p.Statements; st != nil && st.Calls > 0 && txns > 0 {
+	if st := p.Statements(); st != nil && st.Calls > 0 && txns > 0 {
 		f.HasStatements = true
 		f.ServerMsPerTxn = st.ServerMs / txns
 		f.NetworkMs = f.LatencyMs - f.ServerMsPerTxn

@@ -108,12 +108,12 @@ func backendTime(s result.Step, f Figures) BackendTime {
 // clientBackends is the client backends' process group of a step, nil
 // without one.
 func clientBackends(s result.Step) *result.ProcGroup {
-	if s.Probes == nil || s.Probes.Process == nil || s.Probes.Process.Server == nil {
+	if s.Probes == nil || s.Probes.Process() == nil || s.Probes.Process().Server == nil {
 		return nil
 	}
-	for i, k := range s.Probes.Process.Server.ByKind {
+	for i, k := range s.Probes.Process().Server.ByKind {
 		if k.Kind == "client backend" {
-			return &s.Probes.Process.Server.ByKind[i]
+			return &s.Probes.Process().Server.ByKind[i]
 		}
 	}
 	return nil

@@ -197,7 +197,7 @@ func (c *client) run(start time.Time) {
 		}
 		o := c.transaction(si, begin)
 		end := time.Now()
-		if cfg.Reconnect {
+		if cfg.Connect {
 			c.closeConn()
 		}
 		if at := c.e.endAt.Load(); at != 0 && end.UnixNano() > at {
@@ -315,7 +315,7 @@ func (c *client) transaction(si int, sched time.Time) outcome {
 				return outcome{script: si, failed: true, kind: metrics.FailConnection, tries: try}
 			}
 			f.Elapsed = time.Since(sched)
-			canRetry := cfg.MaxTries < 0 || try < cfg.MaxTries
+			canRetry := cfg.MaxTries == 0 || try < cfg.MaxTries
 			if cfg.LatencyLimit > 0 && f.Elapsed > cfg.LatencyLimit {
 				canRetry = false
 			}

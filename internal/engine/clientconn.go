@@ -8,8 +8,8 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/pgscale/pgscale/internal/connerr"
 	"github.com/pgscale/pgscale/internal/metrics"
-	"github.com/pgscale/pgscale/internal/target"
 )
 
 // connectFirst opens the client's connections (one per target) before the
@@ -21,7 +21,7 @@ func (c *client) connectFirst(ctx context.Context) error {
 		if err := c.connect(ctx, true); err != nil {
 			return err
 		}
-		if c.e.cfg.Reconnect {
+		if c.e.cfg.Connect {
 			c.closeConn() // with -C every transaction opens its own
 		}
 	}
@@ -117,7 +117,7 @@ func (c *client) ensureConn() bool {
 			return true
 		}
 		c.e.noteError(metrics.FailConnection, err)
-		var ce *target.ConnectError
+		var ce *connerr.Error
 		if errors.As(err, &ce) && ce.Usage {
 			c.abort(err)
 			return false

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/pgscale/pgscale/internal/engine"
+	"github.com/pgscale/pgscale/internal/load"
+	"github.com/pgscale/pgscale/internal/testenv"
 )
 
 // cpuMasks is each thread's Cpus_allowed_list of this process.
@@ -39,6 +41,7 @@ func cpuMasks(t *testing.T) map[string]string {
 // its backend's CPU while the step runs, and every thread has the process's
 // CPUs back when it ends; with one client (auto) or off, nothing is pinned.
 func TestColocate(t *testing.T) {
+	testenv.Slow(t)
 	if runtime.NumCPU() < 2 {
 		t.Skip("one CPU: nothing to choose")
 	}
@@ -53,17 +56,15 @@ func TestColocate(t *testing.T) {
 		want    int
 	}{{2, engine.ColocateAuto, 2}, {1, engine.ColocateAuto, 0}, {1, engine.ColocateOn, 1}, {2, engine.ColocateOff, 0}} {
 		var pinned atomic.Int32
-		cfg := engine.Config{Conn: connConfig(t), Program: program(t, tc.clients, "select-only"), Clients: tc.clients,
-			Duration: 1500 * time.Millisecond, Interval: 500 * time.Millisecond, Protocol: engine.Prepared, IO: engine.IORaw, Colocate: tc.mode,
-			Progress: func(engine.Progress) {
-				n := 0
-				for _, m := range cpuMasks(t) {
-					if m != all {
-						n++
-					}
+		cfg := engine.Config{Settings: load.Settings{Duration: 1500 * time.Millisecond, Interval: 500 * time.Millisecond, IO: "raw", Colocate: tc.mode.String(), MaxTries: 1}, Conn: connConfig(t), Program: program(t, tc.clients, "select-only"), Clients: tc.clients, Protocol: engine.Prepared, Progress: func(engine.Progress) {
+			n := 0
+			for _, m := range cpuMasks(t) {
+				if m != all {
+					n++
 				}
-				pinned.Store(int32(max(int(pinned.Load()), n)))
-			}}
+			}
+			pinned.Store(int32(max(int(pinned.Load()), n)))
+		}}
 		r, err := engine.Run(context.Background(), cfg)
 		if err != nil {
 			t.Fatal(err)

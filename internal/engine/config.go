@@ -13,6 +13,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/pgscale/pgscale/internal/load"
 	"github.com/pgscale/pgscale/internal/metrics"
 	"github.com/pgscale/pgscale/internal/script"
 )
@@ -112,44 +113,28 @@ const RawMaxClients = 256
 const RawLimit = 1024
 
 // DefaultConnectConcurrency is how many connections a step opens at once
-// unless Config.ConnectConcurrency says otherwise: enough to connect
-// thousands of clients in seconds, few enough not to overflow a server's or
-// a pooler's listen queue (pgbouncer's listen_backlog is 128) or to fork
-// backends faster than the machine can start them.
-const DefaultConnectConcurrency = 32
+// unless Config.ConnectConcurrency says otherwise (load's).
+const DefaultConnectConcurrency = load.DefaultConnectConcurrency
 
 // Config is one step: a fixed number of clients running a program.
 type Config struct {
-	Conn         *pgconn.Config  // where to connect (from pgconn.ParseConfig); copied per connection
-	Program      *script.Program // the weighted scripts
-	Clients      int
-	Duration     time.Duration // -T; zero with Transactions
-	Transactions int           // -t, per client
-	Warmup       time.Duration // run but not counted, before the measured window
-	Protocol     Protocol
-	Reconnect    bool          // -C: a new connection for every transaction
-	Rate         float64       // -R: target transactions per second over all clients; 0 = as fast as possible
-	LatencyLimit time.Duration // -L
-	MaxTries     int           // tries per transaction (--max-tries); 0 means 1, negative means unlimited (needs Duration or LatencyLimit)
-	// ContinueOnError keeps a client going after an SQL error that is not a
-	// serialization failure or deadlock (pgbench aborts the client).
-	ContinueOnError bool
-	Interval        time.Duration // collector interval (progress and series); default 1 s
-	PerCommand      bool          // -r: time every command
-	IO              IOMode
-	Colocate        Colocate // client threads follow their backends' CPUs (raw I/O only)
+	// Settings are how the load runs (-T -t -C -R -L --max-tries -r --io
+	// --colocate...): the value the runner and the agents' wire hand
+	// over whole. A refused connection that may succeed later (a full
+	// listen queue, too many clients for the server or pooler just now)
+	// is retried with back-off until the connection's ConnectTimeout
+	// (30 s when unset).
+	load.Settings
+	Conn     *pgconn.Config  // where to connect (from pgconn.ParseConfig); copied per connection
+	Program  *script.Program // the weighted scripts
+	Clients  int
+	Protocol Protocol
 	// Companions counts the goroutines that run beside the clients during
 	// the step and wait on the network (disturbance sessions): with raw
 	// I/O each gets a P of its own, as each client does.
 	Companions       int
 	Seed             uint64        // seeds the rate schedule
 	ReconnectTimeout time.Duration // a client gives up after failing to reconnect this long; default 10 s
-	// ConnectConcurrency bounds how many clients open their connections at
-	// once before the step starts; default DefaultConnectConcurrency. A
-	// refused connection that may succeed later (a full listen queue, too
-	// many clients for the server or pooler just now) is retried with
-	// back-off until the connection's ConnectTimeout (30 s when unset).
-	ConnectConcurrency int
 	// ConnectProgress, when set, is called while the clients connect,
 	// every ConnectProgressEvery and once when the phase ends, with how many
 	// clients have connected. It is called from one goroutine.
@@ -213,9 +198,6 @@ type Config struct {
 	// (NOTICE, WARNING, INFO...) on the clients' connections, from the
 	// client's goroutine.
 	OnNotice func(*pgconn.Notice)
-	// ExitOnAbort ends the step as soon as one client aborts (pgbench's
-	// --exit-on-abort); the step is then incomplete.
-	ExitOnAbort bool
 	// FirstClient is the id of this process's first client when a step's
 	// clients are shared among several processes (internal/agent): the
 	// clients are FirstClient to FirstClient+Clients-1, each with the
@@ -297,6 +279,36 @@ func (c *Config) targets() []*pgconn.Config {
 	return []*pgconn.Config{c.Conn}
 }
 
+// io is Settings.IO as a mode (auto when it does not parse: validate
+// says so).
+func (c *Config) io() IOMode {
+	m, _ := ParseIOMode(orAuto(c.IO))
+	return m
+}
+
+// colocate is Settings.Colocate as a mode.
+func (c *Config) colocate() Colocate {
+	m, _ := ParseColocate(orAuto(c.Colocate))
+	return m
+}
+
+// ioErr says what in Settings.IO or Settings.Colocate does not parse.
+func (c *Config) ioErr() error {
+	if _, err := ParseIOMode(orAuto(c.IO)); err != nil {
+		return err
+	}
+	_, err := ParseColocate(orAuto(c.Colocate))
+	return err
+}
+
+// orAuto is "auto" for a mode left empty.
+func orAuto(s string) string {
+	if s == "" {
+		return "auto"
+	}
+	return s
+}
+
 func (c *Config) validate() error {
 	switch {
 	case c.Conn == nil && len(c.Targets) == 0:
@@ -313,9 +325,13 @@ func (c *Config) validate() error {
 		return fmt.Errorf("engine: need a duration or a transaction count")
 	case c.Duration > 0 && c.Transactions > 0:
 		return fmt.Errorf("engine: a duration and a transaction count are exclusive")
-	case c.MaxTries < 0 && c.Duration <= 0 && c.LatencyLimit <= 0:
+	case c.MaxTries < 0:
+		return fmt.Errorf("engine: tries per transaction must be at least 0 (unlimited), got %d", c.MaxTries)
+	case c.MaxTries == 0 && c.Duration <= 0 && c.LatencyLimit <= 0:
 		return fmt.Errorf("engine: unlimited tries (--max-tries 0) needs --duration or --latency-limit")
-	case c.IO == IORaw && c.Clients+c.Companions > RawLimit:
+	case c.ioErr() != nil:
+		return fmt.Errorf("engine: %w", c.ioErr())
+	case c.io() == IORaw && c.Clients+c.Companions > RawLimit:
 		return fmt.Errorf("engine: raw I/O holds one OS thread per client; %d clients is more than its limit of %d (use the netpoller: --io netpoll or auto)",
 			c.Clients+c.Companions, RawLimit)
 	case c.FirstClient < 0:

@@ -13,8 +13,8 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/pgscale/pgscale/internal/connerr"
 	"github.com/pgscale/pgscale/internal/metrics"
-	"github.com/pgscale/pgscale/internal/target"
 )
 
 // ConnectProgressEvery is how often Config.ConnectProgress is called while
@@ -178,8 +178,8 @@ func transientConnectError(err error, other bool) bool {
 // as a timeout, which ClassifyConnectError would call "timed out".
 func classifyConnect(cfg *pgconn.Config, err error) error {
 	if errors.Is(err, syscall.EAGAIN) {
-		return &target.ConnectError{Target: target.Describe(cfg), Err: err,
+		return &connerr.Error{Target: connerr.Describe(cfg), Err: err,
 			Reason: "its listen queue stayed full", Fix: "connect fewer clients at once, or raise the listen backlog"}
 	}
-	return target.ClassifyConnectError(cfg, err)
+	return connerr.Classify(cfg, err)
 }

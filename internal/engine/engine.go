@@ -194,7 +194,7 @@ func newEngine(parent context.Context, cfg *Config) *engine {
 	if e.events == nil {
 		e.events = func(string) {}
 	}
-	e.io = cfg.IO
+	e.io = cfg.io()
 	if e.io == IOAuto {
 		e.io = IORaw
 		if cfg.Clients > RawMaxClients || usesTLS(cfg) {
@@ -228,7 +228,7 @@ func newEngine(parent context.Context, cfg *Config) *engine {
 		}
 		e.connCfgs = append(e.connCfgs, c)
 	}
-	if e.io == IORaw && (cfg.Colocate == ColocateOn || cfg.Colocate == ColocateAuto && cfg.Clients > 1) {
+	if e.io == IORaw && (cfg.colocate() == ColocateOn || cfg.colocate() == ColocateAuto && cfg.Clients > 1) {
 		e.pins = newPins()
 	}
 	e.reached = make([]atomic.Bool, len(e.connCfgs))

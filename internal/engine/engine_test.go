@@ -14,10 +14,12 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/pgscale/pgscale/internal/engine"
+	"github.com/pgscale/pgscale/internal/load"
 	"github.com/pgscale/pgscale/internal/metrics"
 	"github.com/pgscale/pgscale/internal/script"
 	"github.com/pgscale/pgscale/internal/target"
 	"github.com/pgscale/pgscale/internal/target/targettest"
+	"github.com/pgscale/pgscale/internal/testenv"
 	"github.com/pgscale/pgscale/internal/workload"
 )
 
@@ -102,11 +104,11 @@ func run(t *testing.T, cfg engine.Config) *engine.Result {
 
 // Every built-in runs in every protocol and reports sane, non-zero figures.
 func TestBuiltinsInEveryProtocol(t *testing.T) {
+	testenv.Slow(t)
 	for _, b := range []string{"select-only", "simple-update", "tpcb-like"} {
 		for _, proto := range []engine.Protocol{engine.Simple, engine.Extended, engine.Prepared} {
 			t.Run(b+"/"+proto.String(), func(t *testing.T) {
-				r := run(t, engine.Config{Program: program(t, 2, b), Clients: 2, Duration: 700 * time.Millisecond,
-					Protocol: proto, Interval: 200 * time.Millisecond})
+				r := run(t, engine.Config{Settings: load.Settings{Duration: 700 * time.Millisecond, Interval: 200 * time.Millisecond, MaxTries: 1}, Program: program(t, 2, b), Clients: 2, Protocol: proto})
 				tot := r.Total
 				if tot.Transactions < 50 || tot.FailedTotal() != 0 {
 					t.Fatalf("%d transactions, %d failed: want a working run (errors %v)", tot.Transactions, tot.FailedTotal(), r.Errors)
@@ -141,7 +143,7 @@ func TestBuiltinsInEveryProtocol(t *testing.T) {
 func TestTPCBInvariant(t *testing.T) {
 	exec(t, "TRUNCATE pgbench_history")
 	before := exec(t, "SELECT sum(abalance) FROM pgbench_accounts")
-	r := run(t, engine.Config{Program: program(t, 4, "tpcb-like"), Clients: 4, Duration: time.Second, Protocol: engine.Prepared})
+	r := run(t, engine.Config{Settings: load.Settings{Duration: time.Second, MaxTries: 1}, Program: program(t, 4, "tpcb-like"), Clients: 4, Protocol: engine.Prepared})
 	if r.Total.Transactions == 0 {
 		t.Fatal("no transactions")
 	}
@@ -165,7 +167,7 @@ func TestTPCBInvariant(t *testing.T) {
 
 // With -t each client runs exactly that many transactions.
 func TestTransactionsPerClient(t *testing.T) {
-	r := run(t, engine.Config{Program: program(t, 3, "select-only"), Clients: 3, Transactions: 57, Protocol: engine.Extended})
+	r := run(t, engine.Config{Settings: load.Settings{Transactions: 57, MaxTries: 1}, Program: program(t, 3, "select-only"), Clients: 3, Protocol: engine.Extended})
 	if r.Total.Transactions != 3*57 {
 		t.Errorf("%d transactions, want %d", r.Total.Transactions, 3*57)
 	}
@@ -174,12 +176,12 @@ func TestTransactionsPerClient(t *testing.T) {
 // A backend terminated mid-run is a counted connection failure; the client
 // reconnects and the run goes on.
 func TestTerminatedBackendIsSurvived(t *testing.T) {
+	testenv.Slow(t)
 	go func() {
 		time.Sleep(500 * time.Millisecond)
 		exec(t, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'pgscale'")
 	}()
-	r := run(t, engine.Config{Program: program(t, 2, "select-only"), Clients: 2, Duration: 1500 * time.Millisecond,
-		Protocol: engine.Prepared, Interval: 250 * time.Millisecond})
+	r := run(t, engine.Config{Settings: load.Settings{Duration: 1500 * time.Millisecond, Interval: 250 * time.Millisecond, MaxTries: 1}, Program: program(t, 2, "select-only"), Clients: 2, Protocol: engine.Prepared})
 	if r.Total.Failed[metrics.FailConnection] == 0 {
 		t.Fatalf("no connection failure counted (errors %v)", r.Errors)
 	}
@@ -194,14 +196,14 @@ func TestTerminatedBackendIsSurvived(t *testing.T) {
 
 // A server restart shows as a gap in the series, then the run goes on.
 func TestServerRestartIsSurvived(t *testing.T) {
+	testenv.Slow(t)
 	go func() {
 		time.Sleep(600 * time.Millisecond)
 		if err := cluster.Restart(context.Background()); err != nil {
 			t.Errorf("restart: %v", err)
 		}
 	}()
-	r := run(t, engine.Config{Program: program(t, 2, "select-only"), Clients: 2, Duration: 3 * time.Second,
-		Protocol: engine.Prepared, Interval: 250 * time.Millisecond})
+	r := run(t, engine.Config{Settings: load.Settings{Duration: 3 * time.Second, Interval: 250 * time.Millisecond, MaxTries: 1}, Program: program(t, 2, "select-only"), Clients: 2, Protocol: engine.Prepared})
 	if r.Total.Failed[metrics.FailConnection] == 0 {
 		t.Fatalf("no connection failure counted (errors %v)", r.Errors)
 	}
@@ -222,6 +224,7 @@ func TestServerRestartIsSurvived(t *testing.T) {
 
 // When the server is gone for good, the step ends with an error, not a hang.
 func TestServerGoneEndsTheRun(t *testing.T) {
+	testenv.Slow(t)
 	// A cluster of its own: this test kills it.
 	c, err := target.Start(context.Background(), target.Options{})
 	if err != nil {
@@ -234,8 +237,7 @@ func TestServerGoneEndsTheRun(t *testing.T) {
 		c.Kill()
 	}()
 	t0 := time.Now()
-	r, err := engine.Run(context.Background(), engine.Config{Conn: cfg, Program: program(t, 2, "SELECT 1;"), Clients: 2,
-		Duration: 30 * time.Second, ReconnectTimeout: time.Second})
+	r, err := engine.Run(context.Background(), engine.Config{Settings: load.Settings{Duration: 30 * time.Second, MaxTries: 1}, Conn: cfg, Program: program(t, 2, "SELECT 1;"), Clients: 2, ReconnectTimeout: time.Second})
 	if !errors.Is(err, engine.ErrAllClientsFailed) {
 		t.Fatalf("err = %v, want ErrAllClientsFailed", err)
 	}
@@ -255,8 +257,7 @@ func TestInterrupt(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(500*time.Millisecond, cancel)
 	t0 := time.Now()
-	r, err := engine.Run(ctx, engine.Config{Conn: connConfig(t), Program: program(t, 2, "SELECT pg_sleep(0.2);"),
-		Clients: 2, Duration: time.Minute})
+	r, err := engine.Run(ctx, engine.Config{Settings: load.Settings{Duration: time.Minute, MaxTries: 1}, Conn: connConfig(t), Program: program(t, 2, "SELECT pg_sleep(0.2);"), Clients: 2})
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v, want context.Canceled", err)
 	}
@@ -270,7 +271,8 @@ func TestInterrupt(t *testing.T) {
 
 // -R holds the rate; the schedule lag is measured.
 func TestRate(t *testing.T) {
-	r := run(t, engine.Config{Program: program(t, 2, "select-only"), Clients: 2, Duration: 2 * time.Second, Rate: 300})
+	testenv.Slow(t)
+	r := run(t, engine.Config{Settings: load.Settings{Duration: 2 * time.Second, Rate: 300, MaxTries: 1}, Program: program(t, 2, "select-only"), Clients: 2})
 	// Poisson: 600 expected, standard deviation about 25.
 	if n := r.Total.Transactions; n < 450 || n > 750 {
 		t.Errorf("%d transactions at -R 300 for 2 s, want about 600", n)
@@ -283,8 +285,8 @@ func TestRate(t *testing.T) {
 // -L with -R: transactions already late at their start are skipped; slow
 // ones are counted late.
 func TestLatencyLimit(t *testing.T) {
-	r := run(t, engine.Config{Program: program(t, 1, "SELECT pg_sleep(0.02);"), Clients: 1, Duration: 1500 * time.Millisecond,
-		Rate: 200, LatencyLimit: 10 * time.Millisecond})
+	testenv.Slow(t)
+	r := run(t, engine.Config{Settings: load.Settings{Duration: 1500 * time.Millisecond, Rate: 200, LatencyLimit: 10 * time.Millisecond, MaxTries: 1}, Program: program(t, 1, "SELECT pg_sleep(0.02);"), Clients: 1})
 	if r.Total.Skipped == 0 || r.Total.Late == 0 {
 		t.Errorf("skipped %d, late %d: want both > 0 when every transaction takes 20 ms at 200/s with -L 10", r.Total.Skipped, r.Total.Late)
 	}
@@ -293,6 +295,7 @@ func TestLatencyLimit(t *testing.T) {
 // Serialization failures are retried with the same random values up to
 // --max-tries, and counted by kind.
 func TestRetriesSerializationFailures(t *testing.T) {
+	testenv.Slow(t)
 	exec(t, "DROP TABLE IF EXISTS hot; CREATE TABLE hot (id int PRIMARY KEY, n int); INSERT INTO hot VALUES (1, 0)")
 	src := `BEGIN ISOLATION LEVEL REPEATABLE READ;
 SELECT n FROM hot WHERE id = 1;
@@ -300,8 +303,7 @@ SELECT pg_sleep(0.001);
 UPDATE hot SET n = n + 1 WHERE id = 1;
 END;
 `
-	r := run(t, engine.Config{Program: program(t, 4, src), Clients: 4, Duration: 1500 * time.Millisecond, MaxTries: 3,
-		Protocol: engine.Prepared, PerCommand: true})
+	r := run(t, engine.Config{Settings: load.Settings{Duration: 1500 * time.Millisecond, MaxTries: 3, PerCommand: true}, Program: program(t, 4, src), Clients: 4, Protocol: engine.Prepared})
 	tot := r.Total
 	if tot.Retries == 0 || tot.Retried == 0 {
 		t.Fatalf("no retries counted (failed %v, errors %v)", tot.Failed, r.Errors)
@@ -328,14 +330,14 @@ END;
 // is counted and the client goes on.
 func TestSQLErrors(t *testing.T) {
 	src := "SELECT 1/0;\n"
-	r, err := engine.Run(context.Background(), engine.Config{Conn: connConfig(t), Program: program(t, 2, src), Clients: 2, Duration: time.Second})
+	r, err := engine.Run(context.Background(), engine.Config{Settings: load.Settings{Duration: time.Second, MaxTries: 1}, Conn: connConfig(t), Program: program(t, 2, src), Clients: 2})
 	if !errors.Is(err, engine.ErrAllClientsFailed) || r.Aborted != 2 {
 		t.Fatalf("err %v, aborted %d: want every client aborted", err, r.Aborted)
 	}
 	if len(r.Errors) == 0 || !strings.Contains(r.Errors[0].Msg, "division by zero") {
 		t.Errorf("errors %v: want the server's message", r.Errors)
 	}
-	r = run(t, engine.Config{Program: program(t, 2, src), Clients: 2, Duration: 500 * time.Millisecond, ContinueOnError: true})
+	r = run(t, engine.Config{Settings: load.Settings{Duration: 500 * time.Millisecond, ContinueOnError: true, MaxTries: 1}, Program: program(t, 2, src), Clients: 2})
 	if r.Total.Failed[metrics.FailOther] < 10 || r.Aborted != 0 {
 		t.Errorf("continue-on-error: %d other failures, %d aborted", r.Total.Failed[metrics.FailOther], r.Aborted)
 	}
@@ -343,7 +345,8 @@ func TestSQLErrors(t *testing.T) {
 
 // A new connection per transaction (-C) is timed apart from the transaction.
 func TestConnectPerTransaction(t *testing.T) {
-	r := run(t, engine.Config{Program: program(t, 2, "select-only"), Clients: 2, Duration: time.Second, Reconnect: true})
+	testenv.Slow(t)
+	r := run(t, engine.Config{Settings: load.Settings{Duration: time.Second, Connect: true, MaxTries: 1}, Program: program(t, 2, "select-only"), Clients: 2})
 	if r.Total.Conns < r.Total.Transactions || r.Total.Transactions < 10 || r.Total.ConnSumUS <= 0 {
 		t.Errorf("%d connections for %d transactions (%.0f µs): want one timed connection per transaction",
 			r.Total.Conns, r.Total.Transactions, r.Total.ConnSumUS)
@@ -362,7 +365,7 @@ INSERT INTO piped VALUES (3);
 `
 	for _, proto := range []engine.Protocol{engine.Extended, engine.Prepared} {
 		exec(t, "TRUNCATE piped")
-		r := run(t, engine.Config{Program: program(t, 1, src), Clients: 1, Transactions: 5, Protocol: proto})
+		r := run(t, engine.Config{Settings: load.Settings{Transactions: 5, MaxTries: 1}, Program: program(t, 1, src), Clients: 1, Protocol: proto})
 		if r.Total.Transactions != 5 {
 			t.Fatalf("%s: %d transactions (errors %v)", proto, r.Total.Transactions, r.Errors)
 		}
@@ -370,15 +373,14 @@ INSERT INTO piped VALUES (3);
 			t.Errorf("%s: rows %q, want 15 rows summing to 30", proto, got)
 		}
 	}
-	if _, err := engine.Run(context.Background(), engine.Config{Conn: connConfig(t), Program: program(t, 1, src), Clients: 1,
-		Transactions: 1, Protocol: engine.Simple}); err == nil || !strings.Contains(err.Error(), "pipeline") {
+	if _, err := engine.Run(context.Background(), engine.Config{Settings: load.Settings{Transactions: 1, MaxTries: 1}, Conn: connConfig(t), Program: program(t, 1, src), Clients: 1, Protocol: engine.Simple}); err == nil || !strings.Contains(err.Error(), "pipeline") {
 		t.Errorf("pipeline in simple mode: err %v, want a refusal", err)
 	}
 }
 
 // Per-command statistics cover every command of the script.
 func TestPerCommand(t *testing.T) {
-	r := run(t, engine.Config{Program: program(t, 1, "select-only"), Clients: 1, Transactions: 100, PerCommand: true})
+	r := run(t, engine.Config{Settings: load.Settings{Transactions: 100, PerCommand: true, MaxTries: 1}, Program: program(t, 1, "select-only"), Clients: 1})
 	if len(r.Total.Commands) != 2 || r.Total.Commands[0].Count != 100 || r.Total.Commands[1].Count != 100 || r.Total.Commands[1].SumUS <= 0 {
 		t.Errorf("per-command stats %+v", r.Total.Commands)
 	}
@@ -387,15 +389,14 @@ func TestPerCommand(t *testing.T) {
 // Two targets in slices: each slice is served by the target it names and
 // every client switches together.
 func TestSlices(t *testing.T) {
+	testenv.Slow(t)
 	exec(t, "DROP DATABASE IF EXISTS other")
 	exec(t, "CREATE DATABASE other TEMPLATE template0") // autovacuum may be in template1, which makes CREATE DATABASE fail
 	a := connConfig(t)
 	b, _ := pgconn.ParseConfig(cluster.ConnString("other"))
 	src := "SELECT current_database() AS db \\gset\n\\set x 1\n"
 	order := []int{0, 1, 1, 0, 0, 1, 1, 0, 0, 1}
-	r := run(t, engine.Config{Targets: []*pgconn.Config{a, b}, Program: program(t, 2, src), Clients: 2,
-		Duration: 2 * time.Second, Slice: 200 * time.Millisecond, Settle: 20 * time.Millisecond,
-		SliceTarget: func(i int) int { return order[i%len(order)] }})
+	r := run(t, engine.Config{Settings: load.Settings{Duration: 2 * time.Second, MaxTries: 1}, Targets: []*pgconn.Config{a, b}, Program: program(t, 2, src), Clients: 2, Slice: 200 * time.Millisecond, Settle: 20 * time.Millisecond, SliceTarget: func(i int) int { return order[i%len(order)] }})
 	if len(r.Slices) < 8 {
 		t.Fatalf("%d slices in 2 s of 200 ms slices", len(r.Slices))
 	}
@@ -421,7 +422,8 @@ func itoa(i int) string { return strconv.Itoa(i) }
 // ordinary poll(2) (or, with GODEBUG=asyncpreemptoff=1, the raw wait's
 // timeout does), so a collection finishes long before the query does.
 func TestSlowQueryDoesNotHoldUpGC(t *testing.T) {
-	cfg := engine.Config{Conn: connConfig(t), Program: program(t, 2, "SELECT pg_sleep(0.3);"), Clients: 2, Duration: 1200 * time.Millisecond}
+	testenv.Slow(t)
+	cfg := engine.Config{Settings: load.Settings{Duration: 1200 * time.Millisecond, MaxTries: 1}, Conn: connConfig(t), Program: program(t, 2, "SELECT pg_sleep(0.3);"), Clients: 2}
 	type outcome struct {
 		r   *engine.Result
 		err error

@@ -20,8 +20,10 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/pgscale/pgscale/internal/engine"
+	"github.com/pgscale/pgscale/internal/load"
 	"github.com/pgscale/pgscale/internal/target"
 	"github.com/pgscale/pgscale/internal/target/targettest"
+	"github.com/pgscale/pgscale/internal/testenv"
 )
 
 // childDSN, set in the environment, makes the test binary a child that runs
@@ -117,8 +119,7 @@ func TestHelperManyClients(t *testing.T) {
 			}
 		}
 	}()
-	r, err := engine.Run(context.Background(), engine.Config{Conn: cfg, Program: program(t, clients, "select-only"),
-		Clients: clients, Duration: 2 * time.Second, Protocol: engine.Extended})
+	r, err := engine.Run(context.Background(), engine.Config{Settings: load.Settings{Duration: 2 * time.Second, MaxTries: 1}, Conn: cfg, Program: program(t, clients, "select-only"), Clients: clients, Protocol: engine.Extended})
 	close(stop)
 	<-sampled
 	rep := childReport{PeakRSSKiB: procStatus("VmHWM"), MaxThreads: maxThreads}
@@ -141,6 +142,7 @@ func TestHelperManyClients(t *testing.T) {
 // above a fixed base (a latency histogram per client made it 370 KiB), and
 // no more OS threads than a few per CPU, whatever the client count.
 func TestManyClientsThroughPgBouncer(t *testing.T) {
+	testenv.Slow(t)
 	const clients = 2000
 	p := startPgBouncer(t, clients, target.Setting{Name: "pool_mode", Value: "transaction"},
 		target.Setting{Name: "default_pool_size", Value: "8"})
@@ -191,13 +193,13 @@ func TestManyClientsThroughPgBouncer(t *testing.T) {
 // A pooler killed mid-run ends the step with an error naming the cause, no
 // hang; what was measured before is kept, and nothing is left running.
 func TestPoolerKilledMidRun(t *testing.T) {
+	testenv.Slow(t)
 	p := startPgBouncer(t, 50, target.Setting{Name: "pool_mode", Value: "transaction"})
 	pid := p.PID()
 	time.AfterFunc(700*time.Millisecond, p.Kill)
 	goroutines := runtime.NumGoroutine()
 	t0 := time.Now()
-	r, err := engine.Run(context.Background(), engine.Config{Conn: poolerConfig(t, p, ""), Program: program(t, 50, "select-only"),
-		Clients: 50, Duration: time.Minute, Protocol: engine.Simple, ReconnectTimeout: time.Second})
+	r, err := engine.Run(context.Background(), engine.Config{Settings: load.Settings{Duration: time.Minute, MaxTries: 1}, Conn: poolerConfig(t, p, ""), Program: program(t, 50, "select-only"), Clients: 50, Protocol: engine.Simple, ReconnectTimeout: time.Second})
 	took := time.Since(t0)
 	if !errors.Is(err, engine.ErrAllClientsFailed) || !strings.Contains(err.Error(), "no server is listening") {
 		t.Fatalf("err = %v, want every client failed, naming the pooler gone", err)
@@ -238,8 +240,7 @@ func TestNoClientConnects(t *testing.T) {
 		t.Fatal(err)
 	}
 	t0 := time.Now()
-	r, err := engine.Run(context.Background(), engine.Config{Conn: cfg, Program: program(t, 20, "select-only"), Clients: 20,
-		Duration: time.Second})
+	r, err := engine.Run(context.Background(), engine.Config{Settings: load.Settings{Duration: time.Second, MaxTries: 1}, Conn: cfg, Program: program(t, 20, "select-only"), Clients: 20})
 	if err == nil || !strings.Contains(err.Error(), "no server is listening") {
 		t.Fatalf("err = %v, want the cause named", err)
 	}
@@ -266,10 +267,10 @@ func TestNoClientConnects(t *testing.T) {
 // A pooler with no room for more clients refuses them; the refusal is
 // retried until the connect timeout, then the step fails naming it.
 func TestRefusedUntilTimeout(t *testing.T) {
+	testenv.Slow(t)
 	p := startPgBouncer(t, 0, target.Setting{Name: "max_client_conn", Value: "5"})
 	t0 := time.Now()
-	r, err := engine.Run(context.Background(), engine.Config{Conn: poolerConfig(t, p, "connect_timeout=1"),
-		Program: program(t, 10, "select-only"), Clients: 10, Duration: time.Second, Protocol: engine.Simple})
+	r, err := engine.Run(context.Background(), engine.Config{Settings: load.Settings{Duration: time.Second, MaxTries: 1}, Conn: poolerConfig(t, p, "connect_timeout=1"), Program: program(t, 10, "select-only"), Clients: 10, Protocol: engine.Simple})
 	took := time.Since(t0)
 	if err == nil || !strings.Contains(err.Error(), "no more connections allowed") || !strings.Contains(err.Error(), "still refused after") {
 		t.Fatalf("err = %v, want pgbouncer's refusal, retried", err)
@@ -288,6 +289,7 @@ func TestRefusedUntilTimeout(t *testing.T) {
 // queue of 4, 100 clients 50 at a time all connect. Progress is reported
 // along the way and at the end.
 func TestConnectRampWaitsOutAFullQueue(t *testing.T) {
+	testenv.Slow(t)
 	p := startPgBouncer(t, 100, target.Setting{Name: "listen_backlog", Value: "4"})
 	pid := p.PID()
 	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
@@ -297,12 +299,10 @@ func TestConnectRampWaitsOutAFullQueue(t *testing.T) {
 	cont := func() { resume.Do(func() { syscall.Kill(pid, syscall.SIGCONT) }) }
 	t.Cleanup(cont)
 	var seen [][2]int // ConnectProgress is called from one goroutine
-	r, err := engine.Run(context.Background(), engine.Config{Conn: poolerConfig(t, p, ""), Program: program(t, 100, "select-only"),
-		Clients: 100, Duration: 300 * time.Millisecond, Protocol: engine.Simple, ConnectConcurrency: 50,
-		ConnectProgress: func(connected, total int) {
-			seen = append(seen, [2]int{connected, total})
-			cont()
-		}})
+	r, err := engine.Run(context.Background(), engine.Config{Settings: load.Settings{Duration: 300 * time.Millisecond, ConnectConcurrency: 50, MaxTries: 1}, Conn: poolerConfig(t, p, ""), Program: program(t, 100, "select-only"), Clients: 100, Protocol: engine.Simple, ConnectProgress: func(connected, total int) {
+		seen = append(seen, [2]int{connected, total})
+		cont()
+	}})
 	cont()
 	if err != nil {
 		t.Fatalf("engine.Run: %v (errors %v)", err, r.Errors)
@@ -329,8 +329,7 @@ func TestConnectRampWaitsOutAFullQueue(t *testing.T) {
 // Raw I/O holds an OS thread per client: beyond its limit it is refused,
 // and auto picks the netpoller.
 func TestRawIOLimit(t *testing.T) {
-	_, err := engine.Run(context.Background(), engine.Config{Conn: connConfig(t), Program: program(t, 1, "select-only"),
-		Clients: engine.RawLimit + 1, Duration: time.Second, IO: engine.IORaw})
+	_, err := engine.Run(context.Background(), engine.Config{Settings: load.Settings{Duration: time.Second, IO: "raw", MaxTries: 1}, Conn: connConfig(t), Program: program(t, 1, "select-only"), Clients: engine.RawLimit + 1})
 	if err == nil || !strings.Contains(err.Error(), "raw I/O") {
 		t.Errorf("raw I/O for %d clients: err %v, want a refusal", engine.RawLimit+1, err)
 	}

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/pgscale/pgscale/internal/engine"
+	"github.com/pgscale/pgscale/internal/load"
+	"github.com/pgscale/pgscale/internal/testenv"
 )
 
 // With Quiesce the window's edges fall between transactions: between the
@@ -13,6 +15,7 @@ import (
 // one a row inserted), none of the warm-up's, and every client is still
 // connected at the end.
 func TestQuiesceEdgesAreExact(t *testing.T) {
+	testenv.Slow(t)
 	exec(t, "DROP TABLE IF EXISTS quiesce; CREATE TABLE quiesce (n int)")
 	count := func() int {
 		n, _ := strconv.Atoi(exec(t, "SELECT count(*) FROM quiesce"))
@@ -22,19 +25,17 @@ func TestQuiesceEdgesAreExact(t *testing.T) {
 	var connected int
 	var edges []engine.Edge
 	const clients, tx = 3, 40
-	r := run(t, engine.Config{Program: program(t, clients, "INSERT INTO quiesce VALUES (1);"), Clients: clients,
-		Transactions: tx, Warmup: 300 * time.Millisecond, Protocol: engine.Prepared,
-		Quiesce: func(e engine.Edge) error {
-			edges = append(edges, e)
-			// A transaction still running would land meanwhile; and the
-			// window's clock must not run.
-			time.Sleep(map[engine.Edge]time.Duration{engine.WindowStart: time.Second, engine.WindowEnd: 50 * time.Millisecond}[e])
-			at[e] = count()
-			if e == engine.WindowEnd {
-				connected, _ = strconv.Atoi(exec(t, "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'pgscale'"))
-			}
-			return nil
-		}})
+	r := run(t, engine.Config{Settings: load.Settings{Transactions: tx, Warmup: 300 * time.Millisecond, MaxTries: 1}, Program: program(t, clients, "INSERT INTO quiesce VALUES (1);"), Clients: clients, Protocol: engine.Prepared, Quiesce: func(e engine.Edge) error {
+		edges = append(edges, e)
+		// A transaction still running would land meanwhile; and the
+		// window's clock must not run.
+		time.Sleep(map[engine.Edge]time.Duration{engine.WindowStart: time.Second, engine.WindowEnd: 50 * time.Millisecond}[e])
+		at[e] = count()
+		if e == engine.WindowEnd {
+			connected, _ = strconv.Atoi(exec(t, "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'pgscale'"))
+		}
+		return nil
+	}})
 	if len(edges) != 2 || edges[0] != engine.WindowStart || edges[1] != engine.WindowEnd {
 		t.Fatalf("edges %v, want start then end", edges)
 	}
@@ -57,9 +58,7 @@ func TestQuiesceEdgesAreExact(t *testing.T) {
 	// A warm-up of a transaction count runs exactly that many.
 	at = [2]int{}
 	base := count()
-	r = run(t, engine.Config{Program: program(t, clients, "INSERT INTO quiesce VALUES (1);"), Clients: clients,
-		Transactions: tx, WarmupTransactions: 7, Protocol: engine.Prepared,
-		Quiesce: func(e engine.Edge) error { at[e] = count(); return nil }})
+	r = run(t, engine.Config{Settings: load.Settings{Transactions: tx, MaxTries: 1}, Program: program(t, clients, "INSERT INTO quiesce VALUES (1);"), Clients: clients, WarmupTransactions: 7, Protocol: engine.Prepared, Quiesce: func(e engine.Edge) error { at[e] = count(); return nil }})
 	if at[engine.WindowStart]-base != clients*7 || at[engine.WindowEnd]-at[engine.WindowStart] != clients*tx || r.Total.Transactions != clients*tx {
 		t.Errorf("warm-up ran %d transactions (want %d), the window %d (want %d, counted %d)",
 			at[engine.WindowStart]-base, clients*7, at[engine.WindowEnd]-at[engine.WindowStart], clients*tx, r.Total.Transactions)

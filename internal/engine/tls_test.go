@@ -18,6 +18,8 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/pgscale/pgscale/internal/engine"
+	"github.com/pgscale/pgscale/internal/load"
+	"github.com/pgscale/pgscale/internal/testenv"
 )
 
 // enableTLS gives the cluster a self-signed certificate and turns ssl on.
@@ -54,8 +56,9 @@ func enableTLS(t *testing.T) {
 // Over TCP the raw socket path works; with TLS, auto keeps Go's netpoller
 // (and forcing raw I/O under TLS still works).
 func TestTCPAndTLS(t *testing.T) {
+	testenv.Slow(t)
 	plain, _ := pgconn.ParseConfig(cluster.TCPConnString("postgres"))
-	r := run(t, engine.Config{Conn: plain, Program: program(t, 2, "select-only"), Clients: 2, Duration: 500 * time.Millisecond})
+	r := run(t, engine.Config{Settings: load.Settings{Duration: 500 * time.Millisecond, MaxTries: 1}, Conn: plain, Program: program(t, 2, "select-only"), Clients: 2})
 	if r.IO != engine.IORaw || r.Total.Transactions < 50 {
 		t.Errorf("plain TCP: I/O %v, %d transactions; want raw and a working run", r.IO, r.Total.Transactions)
 	}
@@ -70,7 +73,7 @@ func TestTCPAndTLS(t *testing.T) {
 	}
 	c.Close(context.Background())
 	for _, mode := range []engine.IOMode{engine.IOAuto, engine.IORaw} {
-		r := run(t, engine.Config{Conn: tlsCfg, Program: program(t, 2, "select-only"), Clients: 2, Duration: 500 * time.Millisecond, IO: mode})
+		r := run(t, engine.Config{Settings: load.Settings{Duration: 500 * time.Millisecond, IO: mode.String(), MaxTries: 1}, Conn: tlsCfg, Program: program(t, 2, "select-only"), Clients: 2})
 		want := engine.IONetpoll
 		if mode == engine.IORaw {
 			want = engine.IORaw
@@ -84,7 +87,7 @@ func TestTCPAndTLS(t *testing.T) {
 // Many clients: auto switches to the netpoller beyond RawMaxClients; the
 // netpoller path itself works.
 func TestNetpollMode(t *testing.T) {
-	r := run(t, engine.Config{Program: program(t, 3, "select-only"), Clients: 3, Duration: 400 * time.Millisecond, IO: engine.IONetpoll})
+	r := run(t, engine.Config{Settings: load.Settings{Duration: 400 * time.Millisecond, IO: "netpoll", MaxTries: 1}, Program: program(t, 3, "select-only"), Clients: 3})
 	if r.IO != engine.IONetpoll || r.Total.Transactions < 50 {
 		t.Errorf("netpoll: I/O %v, %d transactions", r.IO, r.Total.Transactions)
 	}

@@ -44,7 +44,33 @@ var rules = []struct {
 	// The CLI wires flags to runners and renderers: it neither drives
 	// the load, nor samples the server, nor talks to it.
 	{"internal/cli", false, []string{module + "internal/engine", module + "internal/probe", "github.com/jackc/pgx/"}},
+	// The load engine and what it runs sit below where the server is and
+	// what runs an experiment: they reach neither targets (nor, through
+	// them, builds, YAML and /proc), nor runners, probes or agents.
+	{"internal/engine", true, above},
+	{"internal/metrics", true, above},
+	{"internal/script", true, above},
+	// The probes sample what a runner asks them to; they never run one.
+	{"internal/probe", true, []string{module + "internal/plan", module + "internal/agent", module + "internal/cli", module + "internal/suite"}},
+	// The analysis is below the renderers: it computes what they lay out
+	// and never reaches them.
+	{"internal/stats", true, renderers},
+	{"internal/compare", true, renderers},
+	{"internal/diagnose", true, renderers},
+	{"internal/trend", true, renderers},
 }
+
+// above are what the engine and its parts must not reach: where the
+// server is, what runs an experiment, the server-side evidence, the
+// commands.
+var above = []string{
+	module + "internal/target", module + "internal/build", module + "internal/plan", module + "internal/probe",
+	module + "internal/agent", module + "internal/cli", module + "internal/suite", module + "internal/store",
+	module + "internal/report", module + "internal/report/",
+}
+
+// renderers are the formats: they lay out the analysis.
+var renderers = []string{module + "internal/report", module + "internal/report/"}
 
 // pkg is what go list -json says of a package.
 type pkg struct {
@@ -153,6 +179,46 @@ func trim(chain []string) []string {
 		out[i] = strings.TrimPrefix(p, module)
 	}
 	return out
+}
+
+// cliTests are the packages whose tests may run the command line
+// in-process: its own, and the end-to-end ones that exist to run it.
+var cliTests = []string{
+	"internal/cli", "internal/cli/disturbtest", "internal/integration", "internal/doccheck", "internal/diagnose/catalogue", "internal/agent",
+}
+
+// Nothing imports the CLI but main: it is the top of the graph. A test
+// runs it in-process only in the end-to-end packages above, so that the
+// tests of a layer (the HTML report's) link neither the CLI nor what it
+// links (SQLite).
+func TestNothingImportsCLI(t *testing.T) {
+	out, err := exec.Command("go", "list", "-json=ImportPath,Imports,TestImports,XTestImports", module+"...").Output()
+	if err != nil {
+		if ee, ok := err.(*exec.ExitError); ok {
+			t.Fatalf("go list: %v\n%s", err, ee.Stderr)
+		}
+		t.Fatalf("go list: %v", err)
+	}
+	cli := module + "internal/cli"
+	dec := json.NewDecoder(bytes.NewReader(out))
+	for {
+		var p struct {
+			ImportPath                         string
+			Imports, TestImports, XTestImports []string
+		}
+		if err := dec.Decode(&p); err == io.EOF {
+			break
+		} else if err != nil {
+			t.Fatalf("go list: %v", err)
+		}
+		name := strings.TrimPrefix(p.ImportPath, module)
+		if slices.Contains(p.Imports, cli) && name != "cmd/pgscale" {
+			t.Errorf("%s imports internal/cli: only cmd/pgscale may", name)
+		}
+		if (slices.Contains(p.TestImports, cli) || slices.Contains(p.XTestImports, cli)) && !slices.Contains(cliTests, name) {
+			t.Errorf("%s's tests import internal/cli: run the layer's own API, or put the test in an end-to-end package (%s)", name, strings.Join(cliTests, ", "))
+		}
+	}
 }
 
 // The checker itself: on a made-up graph it finds a driver two imports

@@ -58,7 +58,7 @@ func RunAB(ctx context.Context, spec ABSpec) (_ []*result.File, _ string, err er
 		return nil, "", err
 	}
 	spec.countNotice(len(specs), spec.Rounds+1) // and the warm-up round
-	if spec.Calibrate && len(spec.Targets) > 1 {
+	if spec.Calibrate && len(spec.given()) > 1 {
 		spec.notice(fmt.Sprintf("--calibrate: running %s against itself; the other targets are not run", specs[0].Name))
 	}
 	perClient := 1

@@ -64,7 +64,7 @@ func (spec *ABSpec) check() ([]target.Spec, []disturb.Disturbance, uint64, error
 	if spec.Calibrate {
 		need = 1
 	}
-	specs, err := target.ParseSpecs(spec.Targets, spec.Baseline, need)
+	specs, err := target.ParseGiven(spec.given(), spec.Baseline, need)
 	if err != nil {
 		return nil, nil, 0, usage.Wrap(err)
 	}
@@ -118,4 +118,12 @@ func (spec *ABSpec) check() ([]target.Spec, []disturb.Disturbance, uint64, error
 		return nil, nil, 0, usage.Errorf("--order-seed: %v", err)
 	}
 	return specs, ds, seed, nil
+}
+
+// given are the run's targets as given: Given, else the --target values.
+func (spec *ABSpec) given() []target.Given {
+	if spec.Given != nil {
+		return spec.Given
+	}
+	return target.Texts(spec.Targets)
 }

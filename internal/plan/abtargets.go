@@ -182,15 +182,7 @@ func (spec *ABSpec) prepareAll(ctx context.Context, targets []*prepared, specs [
 // meter returns what reads the target's server's costs at slice edges, or
 // nil (with a notice saying why) when its processes cannot be read here.
 func (spec *ABSpec) meter(ctx context.Context, t *prepared) *probe.Meter {
-	origin := t.srv.Origin() // the server behind a pooler
-	cfg := probe.Config{Conn: origin.Config}
-	if origin.Cluster != nil {
-		cfg.ServerPIDFunc = origin.Cluster.PID
-	}
-	if t.srv.Pooler != nil {
-		cfg.PoolerPID = t.srv.Pooler.PID()
-	}
-	m, err := probe.NewMeter(ctx, cfg)
+	m, err := probe.NewMeter(ctx, probe.Config{Server: t.srv.Watch()}) // the server behind a pooler, the pooler apart
 	if err != nil {
 		spec.notice(fmt.Sprintf("target %s: no per-slice server costs: %v", t.name, err))
 		return nil

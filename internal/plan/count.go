@@ -50,15 +50,6 @@ func (c *Common) checkCount(ds []disturb.Disturbance) error {
 	return nil
 }
 
-// callgrind is how the probes reach a server run under Valgrind, nil for
-// any other.
-func callgrind(c *target.Cluster) *probe.Callgrind {
-	if c == nil || !c.UnderValgrind() {
-		return nil
-	}
-	return &probe.Callgrind{Control: c.Callgrind, Out: c.CallgrindOut}
-}
-
 // What a counted run costs, measured here (docs/counting-instructions.md): select-only at one and two clients ran about 1 000
 // counted transactions a second under callgrind, the warm-up (as many
 // transactions, uninstrumented) about twice as fast, and each step spent

@@ -12,6 +12,7 @@ import (
 
 	"github.com/prometheus/procfs"
 
+	"github.com/pgscale/pgscale/internal/load"
 	"github.com/pgscale/pgscale/internal/observe"
 	"github.com/pgscale/pgscale/internal/plan"
 	"github.com/pgscale/pgscale/internal/probe"
@@ -55,6 +56,9 @@ func childPgBouncers(t *testing.T) []int {
 // pooler's log beside it, and says why in one line; the cluster behind the
 // pooler is stopped and removed.
 func TestNoClientConnectsThroughADeadPooler(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a cluster and a pooler of its own: not with -short")
+	}
 	needServerAndPgBouncer(t)
 	out := filepath.Join(t.TempDir(), "r.json")
 	var killed []int
@@ -74,7 +78,7 @@ func TestNoClientConnectsThroughADeadPooler(t *testing.T) {
 			Data:     plan.Data{Init: workload.InitOptions{Scale: 1, Fillfactor: 100, PartitionMethod: "range"}},
 			// No vacuum before the step: the clients are the first to find
 			// the pooler gone.
-			Load:   plan.Load{Clients: []int{8}, Duration: 2 * time.Second, MaxTries: 1, NoVacuum: true},
+			Load:   plan.Load{Clients: []int{8}, NoVacuum: true, Settings: load.Settings{Duration: 2 * time.Second, MaxTries: 1}},
 			Probes: &probes, Observer: obs},
 		Target: target.ForRun(""), Pooler: "pgbouncer", Out: out,
 	}

@@ -141,23 +141,6 @@ func prefixed(name, s string) string {
 	return "target " + name + ": " + s
 }
 
-// upstreams are the servers behind a target when there are several, for
-// the upstreams probe: a replica knows its primary's place.
-func upstreams(srv *target.Server) []probe.Upstream {
-	var out []probe.Upstream
-	primary := -1
-	for _, u := range srv.Upstreams() {
-		pu := probe.Upstream{Name: u.Name, Role: u.Role, Primary: -1, Conn: u.Server.Config}
-		if u.Role == "primary" {
-			primary = len(out)
-		} else {
-			pu.Primary = primary
-		}
-		out = append(out, pu)
-	}
-	return out
-}
-
 // setupName names the setup SQL in errors.
 func (c *Common) setupName() string {
 	if c.Data.Setup != "" {
@@ -168,24 +151,11 @@ func (c *Common) setupName() string {
 
 // watch sets up the target's probes (with probes true and any chosen) and
 // its disturbances. Both watch the server, behind the pooler if there is
-// one; the pooler's process is accounted as the pooler.
+// one; each probe asks the target for what it needs (target.Server.Watch).
 func (c *Common) watch(ctx context.Context, p *prepared, wl *workload.Loaded, ds []disturb.Disturbance, probes bool) error {
 	origin := p.srv.Origin()
 	if probes && c.Probes.Any() {
-		cfg := probe.Config{Options: *c.Probes, Conn: origin.Config, ConnectPerTransaction: c.Load.Connect, Log: c.notice}
-		if origin.Cluster != nil {
-			cfg.ServerPIDFunc, cfg.Ephemeral = origin.Cluster.PID, true
-			cfg.Callgrind = callgrind(origin.Cluster)
-		}
-		// What the build says of the server, not what its version implies.
-		cfg.FastPathSlots, _ = origin.Info.Build.FastPathSlots()
-		if p.srv.Pooler != nil && cfg.PoolerPID == 0 {
-			cfg.PoolerPID = p.srv.Pooler.PID()
-		}
-		if cp, ok := p.srv.Pooler.(target.CountedPooler); ok && cp.UnderValgrind() {
-			cfg.PoolerCallgrind = &probe.Callgrind{Control: cp.Callgrind, Out: cp.CallgrindOut}
-		}
-		cfg.Upstreams = upstreams(p.srv)
+		cfg := probe.Config{Options: *c.Probes, Server: p.srv.Watch(), ConnectPerTransaction: c.Load.Connect, Log: c.notice}
 		if p.profileDir != "" {
 			cfg.ProfileDir = p.profileDir
 		}
@@ -213,15 +183,9 @@ func (c *Common) watch(ctx context.Context, p *prepared, wl *workload.Loaded, ds
 // pgbench's tables), and the engine's intervals and notices as events.
 func (c *Common) sweep(p *prepared, wl *workload.Loaded) *Sweep {
 	l := c.Load
-	ioMode, _ := engine.ParseIOMode(l.ioName())
-	colocate, _ := engine.ParseColocate(l.colocateName())
-	interval := l.Interval
-	if interval <= 0 {
-		interval = time.Second
-	}
-	tries := l.MaxTries
-	if tries == 0 {
-		tries = -1 // the engine's unlimited
+	settings := l.Settings
+	if settings.Interval <= 0 {
+		settings.Interval = time.Second
 	}
 	obs := c.observer()
 	companions := 0
@@ -233,12 +197,9 @@ func (c *Common) sweep(p *prepared, wl *workload.Loaded) *Sweep {
 		Watchers:   p.watchers(),
 		Clients:    l.Clients,
 		Engine: engine.Config{
-			Conn: p.srv.Config, Duration: l.Duration, Transactions: l.Transactions, Warmup: l.Warmup,
-			Protocol: wl.Protocol, SimpleCommands: workload.SimpleCommands(wl.Scripts, p.fallbacks), Reconnect: l.Connect, Rate: l.Rate, LatencyLimit: l.LatencyLimit,
-			MaxTries: tries, ContinueOnError: l.ContinueOnError, Interval: interval, PerCommand: l.PerCommand,
-			IO: ioMode, Colocate: colocate, Companions: companions, Seed: wl.Seed, ConnectConcurrency: l.ConnectConcurrency,
-			SourceAddr: net.ParseIP(l.SourceAddress),
-			Events:     func(s string) { obs.Observe(observe.Notice{Text: s}) },
+			Settings: settings, Conn: p.srv.Config, Protocol: wl.Protocol, SimpleCommands: workload.SimpleCommands(wl.Scripts, p.fallbacks),
+			Companions: companions, Seed: wl.Seed, SourceAddr: net.ParseIP(l.SourceAddress),
+			Events: func(s string) { obs.Observe(observe.Notice{Text: s}) },
 			Progress: func(pr engine.Progress) {
 				obs.Observe(c.interval(pr, p))
 			},
@@ -351,9 +312,9 @@ func relativeProfiles(steps []result.Step, resultPath string) {
 		if p == nil {
 			continue
 		}
-		profiles := []*result.Profile{p.Profile}
-		if p.Instructions != nil {
-			profiles = append(profiles, p.Instructions.PoolerProfile) // a pooler counted under Valgrind
+		profiles := []*result.Profile{p.Profile()}
+		if p.Instructions() != nil {
+			profiles = append(profiles, p.Instructions().PoolerProfile) // a pooler counted under Valgrind
 		}
 		for _, pr := range profiles {
 			if pr == nil || pr.File == "" {

@@ -11,12 +11,11 @@ import (
 	"os"
 	"time"
 
-	"github.com/spf13/pflag"
-
 	"github.com/pgscale/pgscale/internal/disturb"
 	"github.com/pgscale/pgscale/internal/engine"
+	"github.com/pgscale/pgscale/internal/load"
 	"github.com/pgscale/pgscale/internal/observe"
-	"github.com/pgscale/pgscale/internal/probe"
+	"github.com/pgscale/pgscale/internal/probeopt"
 	"github.com/pgscale/pgscale/internal/result"
 	"github.com/pgscale/pgscale/internal/target"
 	"github.com/pgscale/pgscale/internal/usage"
@@ -36,7 +35,7 @@ type Common struct {
 	Data     Data
 	Load     Load
 	// Probes choose the server-side probes (nil: the defaults).
-	Probes *ProbeOptions
+	Probes *probeopt.Options
 	// Disturb schedules disturbances in every step.
 	Disturb disturb.Request
 	// Observer receives the run's events (nil: none).
@@ -73,38 +72,19 @@ type Data struct {
 	NoInit bool
 }
 
-// Load is how the load runs, the same on every target: pgbench's -c -T -t
-// -C -R -L --max-tries -r -n, and the warm-up, interval and client I/O.
+// Load is how the load runs, the same on every target: the clients of
+// the sweep and how each step's load runs (load.Settings, handed to the
+// engine and to agents whole), and what pgscale does around the steps.
 type Load struct {
-	Clients      []int
-	Duration     time.Duration // -T; zero with Transactions
-	Transactions int           // -t, per client
-	Warmup       time.Duration
-	Connect      bool    // -C
-	Rate         float64 // -R, transactions per second over all clients
-	LatencyLimit time.Duration
-	// MaxTries is --max-tries: tries per transaction on a serialization
-	// failure or deadlock; 0 is unlimited, as in pgbench.
-	MaxTries        int
-	ContinueOnError bool
-	// Interval is the length of the per-interval series and of the
-	// progress events; default 1 s.
-	Interval   time.Duration
-	PerCommand bool   // -r
-	NoVacuum   bool   // -n
-	IO         string // auto, raw or netpoll
-	Colocate   string // auto, on or off (engine.Colocate)
-	// ConnectConcurrency is how many clients open their connections at
-	// once before each step; 0 is DefaultConnectConcurrency.
-	ConnectConcurrency int
+	load.Settings
+	Clients  []int
+	NoVacuum bool // -n
 	// Threads is pgbench's -j: clients are dealt to this many threads for
 	// pgbench's per-thread random streams (the choice of scripts, log
 	// sampling); 0 is a thread per client. It changes no OS thread.
 	Threads int
 	// VacuumAccounts is pgbench's -v: pgbench_accounts is vacuumed too.
 	VacuumAccounts bool
-	// ExitOnAbort ends the run at the first client that aborts.
-	ExitOnAbort bool
 	// VerboseErrors reports every client error (retried and failed
 	// transactions too), not only aborts.
 	VerboseErrors bool
@@ -115,21 +95,7 @@ type Load struct {
 
 // DefaultConnectConcurrency is how many clients connect at once unless
 // Load.ConnectConcurrency says otherwise (the engine's default).
-const DefaultConnectConcurrency = engine.DefaultConnectConcurrency
-
-// ProbeOptions choose the probes (probe.Options), so that flag parsing
-// can fill them without importing the probes.
-type ProbeOptions = probe.Options
-
-// DefaultProbeOptions are the default probes with their settings.
-func DefaultProbeOptions() ProbeOptions { return probe.DefaultOptions() }
-
-// ProbeProfile names the profile probe, which is off by default.
-const ProbeProfile = probe.NameProfile
-
-// RegisterProbeFlags registers every probe's flags on fs and returns the
-// options they fill.
-func RegisterProbeFlags(fs *pflag.FlagSet) *ProbeOptions { return probe.RegisterFlags(fs) }
+const DefaultConnectConcurrency = load.DefaultConnectConcurrency
 
 // RunSpec is one sweep over one target: what pgscale run asks for.
 type RunSpec struct {
@@ -152,9 +118,12 @@ type RunSpec struct {
 // interleaved rounds.
 type ABSpec struct {
 	Common
-	// Targets are the --target values; Baseline names the one the others
-	// are compared with (default the first).
+	// Targets are the --target values; Given, when set, are the targets
+	// instead, as a suite file gives them (specs and definitions).
+	// Baseline names the one the others are compared with (default the
+	// first).
 	Targets  []string
+	Given    []target.Given
 	Baseline string
 	Rounds   int
 	// OrderSeed draws the target order of each round: time, rand or an
@@ -258,7 +227,7 @@ func (c *Common) check() ([]disturb.Disturbance, error) {
 		return nil, err
 	}
 	if c.Probes == nil {
-		o := probe.DefaultOptions()
+		o := probeopt.DefaultOptions()
 		c.Probes = &o
 	}
 	if err := c.Probes.Check(); err != nil {

@@ -11,8 +11,10 @@ import (
 
 	"github.com/pgscale/pgscale/internal/agent"
 	"github.com/pgscale/pgscale/internal/disturb"
+	"github.com/pgscale/pgscale/internal/load"
 	"github.com/pgscale/pgscale/internal/observe"
 	"github.com/pgscale/pgscale/internal/probe"
+	"github.com/pgscale/pgscale/internal/probeopt"
 	"github.com/pgscale/pgscale/internal/result"
 	"github.com/pgscale/pgscale/internal/secret"
 	"github.com/pgscale/pgscale/internal/suite"
@@ -41,7 +43,7 @@ type SuiteSpec struct {
 	Resume bool
 	// Probes choose the probes (nil: the defaults; the suite's probes:
 	// false turns them all off).
-	Probes   *ProbeOptions
+	Probes   *probeopt.Options
 	IO       string
 	Colocate string // engine.Colocate's name
 	Observer observe.Observer
@@ -57,15 +59,16 @@ type SuiteRun struct {
 	Index *result.SuiteIndex
 }
 
-// targets returns the suite's targets as given, and the baseline's name.
-func (spec *SuiteSpec) targets() ([]string, string) {
+// targets returns the suite's targets as given (--target's, or the
+// suite's, specs and definitions), and the baseline's name.
+func (spec *SuiteSpec) targets() ([]target.Given, string) {
 	if len(spec.Targets) > 0 {
-		return spec.Targets, spec.Baseline
+		return target.Texts(spec.Targets), spec.Baseline
 	}
 	if len(spec.Suite.Targets) > 0 {
 		return spec.Suite.TargetSpecs(), spec.Suite.Baseline
 	}
-	return []string{"installed=settings:"}, ""
+	return target.Texts([]string{"installed=settings:"}), ""
 }
 
 // RunSuite runs a suite: every cell (or those Only keeps, or those a
@@ -78,7 +81,7 @@ func (spec *SuiteSpec) targets() ([]string, string) {
 func RunSuite(ctx context.Context, spec SuiteSpec) (*SuiteRun, error) {
 	s := spec.Suite
 	specsIn, baseline := spec.targets()
-	specs, err := target.ParseSpecs(specsIn, baseline, 1)
+	specs, err := target.ParseGiven(specsIn, baseline, 1)
 	if err != nil {
 		return nil, usage.Wrap(err)
 	}
@@ -285,9 +288,9 @@ func sameParams(a, b map[string]string) bool {
 func (spec *SuiteSpec) cellSpec(c suite.Cell, seed uint64) (ABSpec, error) {
 	s := spec.Suite
 	specsIn, baseline := spec.targets()
-	cs := ABSpec{Common: *spec.common(), Targets: specsIn, Baseline: baseline, Rounds: s.Rounds,
+	cs := ABSpec{Common: *spec.common(), Given: specsIn, Baseline: baseline, Rounds: s.Rounds,
 		OrderSeed: strconv.FormatUint(seed, 10), Slice: s.Slice, SliceGiven: s.SliceGiven, Confidence: s.Confidence, Agents: spec.Agents}
-	probes := DefaultProbeOptions()
+	probes := probeopt.DefaultOptions()
 	if spec.Probes != nil {
 		probes = spec.Probes.Clone()
 	}
@@ -296,11 +299,13 @@ func (spec *SuiteSpec) cellSpec(c suite.Cell, seed uint64) (ABSpec, error) {
 		cs.Probes.None = true
 	}
 	if s.Profile {
-		cs.Probes.Set(ProbeProfile, true)
+		cs.Probes.Set(probe.NameProfile, true)
 	}
-	if s.Count == "instructions" {
-		cs.Probes.Set(probe.NameInstructions, true)
+	count, err := probeopt.ParseCount(s.Count)
+	if err != nil {
+		return cs, usage.Errorf("count: %q: %v", s.Count, err)
 	}
+	cs.Probes.SetCount(count)
 	defines := map[string]string{}
 	for k, v := range s.Defines {
 		defines[k] = v
@@ -333,8 +338,8 @@ func (spec *SuiteSpec) cellSpec(c suite.Cell, seed uint64) (ABSpec, error) {
 	}
 	cs.Data = Data{Init: workload.InitOptions{Scale: scale, Fillfactor: 100, PartitionMethod: "range"}, NoInit: !s.WorkloadInit,
 		SetupSQL: s.Expand(s.Setup, c)}
-	cs.Load = Load{Clients: s.Clients, Duration: s.Duration, Transactions: s.Transactions, Warmup: s.Warmup,
-		MaxTries: 1, Interval: time.Second, IO: spec.IO, Colocate: spec.Colocate}
+	cs.Load = Load{Clients: s.Clients, Settings: load.Settings{Duration: s.Duration, Transactions: s.Transactions, Warmup: s.Warmup,
+		MaxTries: 1, Interval: time.Second, IO: spec.IO, Colocate: spec.Colocate}}
 	for _, d := range s.Disturb {
 		cs.Disturb.Builtins = append(cs.Disturb.Builtins, s.Expand(d, c))
 	}

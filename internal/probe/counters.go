@@ -160,12 +160,12 @@ func (p *countersProbe) capture(context.Context, *stepState) error {
 
 func (p *countersProbe) report(_ context.Context, _ *stepState, out *result.Probes) error {
 	if p.reason != "" {
-		out.Counters = &result.Counters{Supported: false, Reason: p.reason}
+		out.SetCounters(&result.Counters{Supported: false, Reason: p.reason})
 		return nil
 	}
 	cv, cs := delta(p.first[0], p.last[0])
 	iv, is := delta(p.first[1], p.last[1])
-	out.Counters = &result.Counters{Supported: true, Scope: "machine", Cycles: cv, Instructions: iv, Scaled: cs || is}
+	out.SetCounters(&result.Counters{Supported: true, Scope: "machine", Cycles: cv, Instructions: iv, Scaled: cs || is})
 	return nil
 }
 
@@ -183,8 +183,11 @@ func delta(a, b reading) (uint64, bool) {
 // files.
 const NameCounters = "counters"
 
+func init() { register(countersDef) }
+
 var countersDef = def{
 	name: NameCounters, on: true, flag: "no-counters", evidence: "hardware counters (cycles, instructions)",
+	rank: 20,
 	open: func(context.Context, Config, *Set) (probe, error) {
 		p, err := newCountersProbe()
 		if err != nil {

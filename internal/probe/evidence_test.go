@@ -1,9 +1,7 @@
 package probe_test
 
 import (
-	"reflect"
 	"slices"
-	"strings"
 	"testing"
 
 	"github.com/pgscale/pgscale/internal/probe"
@@ -15,29 +13,22 @@ import (
 // TestEveryProbeIsRendered: every registered probe has its evidence in
 // result.Probes under its name, a text writer (internal/report,
 // evidence_NAME.go) and an HTML view (internal/report/html,
-// evidence_NAME.go) registered by that name; and so has every evidence
-// field of result.Probes, whichever probe writes it.
+// evidence_NAME.go) registered by that name; and so has every kind of
+// evidence registered in result.Probes, whichever probe writes it.
 func TestEveryProbeIsRendered(t *testing.T) {
-	var evidence []string
-	ty := reflect.TypeOf(result.Probes{})
-	for i := range ty.NumField() {
-		if f := ty.Field(i); f.Type.Kind() == reflect.Pointer {
-			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-			evidence = append(evidence, name)
-		}
-	}
+	evidence := result.EvidenceNames()
 	text, page := report.EvidenceProbes(), html.EvidenceProbes()
 	check := func(what, name string) {
 		if !slices.Contains(text, name) {
-			t.Errorf("%s %q: no text writer in internal/report (evidence_%s.go and a line in evidenceWriters)", what, name, name)
+			t.Errorf("%s %q: no text writer in internal/report (evidence_%s.go, registered in its init)", what, name, name)
 		}
 		if !slices.Contains(page, name) {
-			t.Errorf("%s %q: no HTML view in internal/report/html (evidence_%s.go and a line in evidenceViews)", what, name, name)
+			t.Errorf("%s %q: no HTML view in internal/report/html (evidence_%s.go, registered in its init)", what, name, name)
 		}
 	}
 	for _, name := range probe.Names() {
 		if !slices.Contains(evidence, name) {
-			t.Errorf("probe %q: no evidence field of that name in result.Probes (internal/result/evidence_%s.go)", name, name)
+			t.Errorf("probe %q: no evidence of that name registered in result.Probes (internal/result/evidence_%s.go)", name, name)
 		}
 		check("probe", name)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/pgscale/pgscale/internal/build/buildtest"
 	"github.com/pgscale/pgscale/internal/probe"
 	"github.com/pgscale/pgscale/internal/target"
+	"github.com/pgscale/pgscale/internal/watch"
 	"github.com/pgscale/pgscale/internal/workload"
 )
 
@@ -54,9 +55,9 @@ func TestLockProbeReadsTheBuildOrObserves(t *testing.T) {
 		{0, probe.SlotsFromObserved, "fast-path slots at least 19 (observed, more than the version's; up to 19 used)"},
 	} {
 		f, out := runSweepOn(t, c, []int{2}, 3*time.Second, count, func(cfg *probe.Config) {
-			cfg.FastPathSlots, cfg.WaitSource = tc.given, probe.WaitSourceStatActivity
+			cfg.Server, cfg.WaitSource = builtWith{cfg.Server, tc.given}, probe.WaitSourceStatActivity
 		})
-		l := f.Steps[0].Probes.Locks
+		l := f.Steps[0].Probes.Locks()
 		if l == nil || l.FastPathSlotsFrom != tc.from || l.MaxFastPath < 19 {
 			t.Fatalf("given %d: locks %+v, want slots from %s and 19 fast-path locks held at least", tc.given, l, tc.from)
 		}
@@ -83,4 +84,18 @@ func execOn(t *testing.T, c *target.Cluster, sql string) {
 	if _, err := conn.Exec(ctx, sql).ReadAll(); err != nil {
 		t.Fatalf("%s: %v", sql, err)
 	}
+}
+
+// builtWith is a cluster whose build says it has slots fast-path lock
+// slots per backend (none when 0), as a src: target's record does.
+type builtWith struct {
+	watch.Server
+	slots int
+}
+
+func (b builtWith) BuildConstant(name string) (int, bool) {
+	if name != "FP_LOCK_SLOTS_PER_BACKEND" || b.slots == 0 {
+		return 0, false
+	}
+	return b.slots, true
 }

@@ -15,19 +15,10 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/pgscale/pgscale/internal/observe"
+	"github.com/pgscale/pgscale/internal/probeopt"
 	"github.com/pgscale/pgscale/internal/result"
 	"github.com/pgscale/pgscale/internal/usage"
 )
-
-// Callgrind reaches a server that runs under Valgrind's callgrind
-// (target.Cluster.Callgrind and CallgrindOut): the instruction probe's
-// way to the server's processes.
-type Callgrind struct {
-	// Control sends callgrind monitor commands to process pid.
-	Control func(ctx context.Context, pid int, commands ...string) (string, error)
-	// Out is the base name of process pid's dump files (BASE.N).
-	Out func(pid int) string
-}
 
 // notCounted are the functions of a client backend whose instructions
 // (with all they call) are left out of its count, because what they do
@@ -366,7 +357,7 @@ func (p *instrProbe) report(_ context.Context, st *stepState, out *result.Probes
 			ev.Cache = cacheSim(client, caches)
 		}
 	}
-	out.Instructions = ev
+	out.SetInstructions(ev)
 	name := filepath.Join(p.dir, strings.TrimSuffix(profileName(st.info), ".pb.gz")+".instructions.pb.gz")
 	if p.pooler != nil {
 		if err := p.pooler.report(ev, p.hint, poolerProfileName(name), fmt.Sprintf("%d clients", st.info.Clients)); err != nil {
@@ -386,8 +377,8 @@ func (p *instrProbe) report(_ context.Context, st *stepState, out *result.Probes
 	if err := writeProfile(name, prof); err != nil {
 		return err
 	}
-	out.Profile = summarize(prof, name)
-	out.Profile.Unit = "instructions"
+	out.SetProfile(summarize(prof, name))
+	out.Profile().Unit = "instructions"
 	return nil
 }
 
@@ -541,27 +532,6 @@ type edger interface {
 
 var _ observe.EdgeWatcher = (*Set)(nil)
 
-// countFlag is --count: what to count, a comma list of "instructions"
-// and "cache" (which counts the instructions too).
-type countFlag struct{ o *Options }
-
-func (f countFlag) Set(v string) error {
-	for _, w := range strings.Split(v, ",") {
-		switch strings.TrimSpace(w) {
-		case "instructions":
-		case "cache":
-			f.o.CacheSim = true
-		default:
-			return errors.New("want instructions, or instructions,cache")
-		}
-	}
-	f.o.Set(NameInstructions, true)
-	return nil
-}
-
-func (f countFlag) String() string { return "" }
-func (f countFlag) Type() string   { return "what" }
-
 // The caches the simulation of --count instructions,cache models, the
 // same on every machine so that counts compare across machines (the
 // host's own, which callgrind would read from cpuid, are whatever a
@@ -583,19 +553,23 @@ func CacheSimOptions() []string {
 
 // NameInstructions names the probe that counts the server's instructions
 // under Valgrind (--count instructions) in options and result files.
-const NameInstructions = "instructions"
+const NameInstructions = probeopt.NameInstructions
+
+func init() { register(instructionsDef) }
 
 var instructionsDef = def{
 	name: NameInstructions, flag: "",
 	evidence: "count the server's instructions per transaction under Valgrind (--count instructions)",
 	flags: func(fs *pflag.FlagSet, o *Options) {
-		fs.Var(countFlag{o}, "count", "instructions[,cache]: run ephemeral servers under Valgrind's callgrind and count the instructions of every transaction (needs -t; 20 to 50 times slower); with cache also simulate caches and branch prediction for misses and estimated cycles per transaction (slower again)")
+		fs.Var(probeopt.CountFlag(o), "count", "instructions[,cache]: run ephemeral servers under Valgrind's callgrind and count the instructions of every transaction (needs -t; 20 to 50 times slower); with cache also simulate caches and branch prediction for misses and estimated cycles per transaction (slower again)")
 	},
+	rank: 70,
 	open: func(ctx context.Context, cfg Config, s *Set) (probe, error) {
-		if cfg.Callgrind == nil || cfg.ServerPIDFunc == nil {
+		cg := cfg.Server.Callgrind()
+		if cg == nil || !cfg.Server.Ephemeral() {
 			return nil, usage.Errorf("--count instructions needs a server started under Valgrind (an ephemeral target)")
 		}
-		conn, err := newSQLConn(ctx, cfg.Conn)
+		conn, err := newSQLConn(ctx, cfg.conn())
 		if err != nil {
 			return nil, err
 		}
@@ -603,9 +577,9 @@ var instructionsDef = def{
 		if dir == "" {
 			dir = "profiles"
 		}
-		p := &instrProbe{cg: *cfg.Callgrind, conn: conn, pid: cfg.ServerPIDFunc, dir: dir, warm: cfg.CacheSim}
-		if cfg.PoolerCallgrind != nil && cfg.PoolerPID != 0 {
-			p.pooler = &poolerCount{cg: *cfg.PoolerCallgrind, root: cfg.PoolerPID}
+		p := &instrProbe{cg: *cg, conn: conn, pid: cfg.Server.PID, dir: dir, warm: cfg.CacheSim}
+		if pl := cfg.Server.Pooler(); pl != nil && pl.Callgrind() != nil && cfg.poolerPID() != 0 {
+			p.pooler = &poolerCount{cg: *pl.Callgrind(), root: cfg.poolerPID()}
 		}
 		if p.warm {
 			if err := p.warmBackends(ctx); err != nil {

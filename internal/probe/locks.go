@@ -55,7 +55,7 @@ const sqlLocks = `SELECT l.pid,
 	SELECT 0, 0, 0, count(*), locktype, mode FROM pg_locks WHERE NOT granted GROUP BY locktype, mode`
 
 func newLockProbe(ctx context.Context, cfg Config) (*lockProbe, error) {
-	c, err := newSQLConn(ctx, cfg.Conn)
+	c, err := newSQLConn(ctx, cfg.conn())
 	if err != nil {
 		return nil, err
 	}
@@ -67,8 +67,9 @@ func newLockProbe(ctx context.Context, cfg Config) (*lockProbe, error) {
 	ver, _ := strconv.Atoi(string(rows[0][0]))
 	mlpt, _ := strconv.Atoi(string(rows[0][1]))
 	p := &lockProbe{conn: c, n: cfg.LockSnapshots, slots: FastPathSlots(ver, mlpt), from: SlotsFromVersion}
-	if cfg.FastPathSlots > 0 {
-		p.slots, p.from = cfg.FastPathSlots, SlotsFromBuild
+	// What the build says of the server, not what its version implies.
+	if n, ok := cfg.Server.BuildConstant("FP_LOCK_SLOTS_PER_BACKEND"); ok && n > 0 {
+		p.slots, p.from = n, SlotsFromBuild
 	}
 	return p, nil
 }
@@ -177,18 +178,21 @@ func (p *lockProbe) report(_ context.Context, _ *stepState, out *result.Probes) 
 		}
 		return a.LockType+a.Mode < b.LockType+b.Mode
 	})
-	out.Locks = l
+	out.SetLocks(l)
 	return nil
 }
 
 // NameLocks names the pg_locks probe in options and result files.
 const NameLocks = "locks"
 
+func init() { register(locksDef) }
+
 var locksDef = def{
 	name: NameLocks, on: true, flag: "no-locks", evidence: "pg_locks snapshots",
 	flags: func(fs *pflag.FlagSet, o *Options) {
 		fs.IntVar(&o.LockSnapshots, "lock-snapshots", defaultLockSnapshots, "pg_locks snapshots per step")
 	},
+	rank: 40,
 	open: func(ctx context.Context, cfg Config, _ *Set) (probe, error) {
 		p, err := newLockProbe(ctx, cfg)
 		if err != nil {

@@ -65,9 +65,9 @@ func NewMeter(ctx context.Context, cfg Config) (*Meter, error) {
 	if err != nil {
 		return nil, fmt.Errorf("no /proc: %w", err)
 	}
-	pid := cfg.ServerPID
-	if cfg.ServerPIDFunc != nil {
-		pid = cfg.ServerPIDFunc()
+	pid := 0
+	if cfg.Server.Ephemeral() {
+		pid = cfg.Server.PID()
 	}
 	if pid == 0 {
 		var note string
@@ -75,7 +75,7 @@ func NewMeter(ctx context.Context, cfg Config) (*Meter, error) {
 			return nil, fmt.Errorf("%s", note)
 		}
 	}
-	m := &Meter{fs: fs, serverPID: pid, poolerPID: cfg.PoolerPID, seen: map[int]meterTask{}, carry: map[string]float64{},
+	m := &Meter{fs: fs, serverPID: pid, poolerPID: cfg.poolerPID(), seen: map[int]meterTask{}, carry: map[string]float64{},
 		files: map[int]*taskFiles{}, buf: make([]byte, 1024)}
 	m.Read()
 	return m, nil

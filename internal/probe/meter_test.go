@@ -15,7 +15,7 @@ import (
 // took, and the counters never go back.
 func TestMeterCountsTheServer(t *testing.T) {
 	ctx := context.Background()
-	m, err := probe.NewMeter(ctx, probe.Config{Conn: connConfig(t), ServerPID: cluster.PID()})
+	m, err := probe.NewMeter(ctx, probe.Config{Server: cluster.Watch()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +50,7 @@ func TestMeterCountsTheServer(t *testing.T) {
 // What one read of the server's processes costs: the meter is read twice
 // per slice of an A/B run in slices.
 func BenchmarkMeterRead(b *testing.B) {
-	m, err := probe.NewMeter(context.Background(), probe.Config{ServerPID: cluster.PID()})
+	m, err := probe.NewMeter(context.Background(), probe.Config{Server: cluster.Watch()})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -15,14 +15,16 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/pgscale/pgscale/internal/observe"
+	"github.com/pgscale/pgscale/internal/probeopt"
 	"github.com/pgscale/pgscale/internal/result"
+	"github.com/pgscale/pgscale/internal/watch"
 )
 
 // Wait-event sources.
 const (
-	WaitSourceAuto         = "auto"             // pg_wait_sampling when usable, else pg_stat_activity
-	WaitSourceWaitSampling = "pg_wait_sampling" // the extension's in-server profile
-	WaitSourceStatActivity = "pg_stat_activity" // sampled from a connection of the probe's own
+	WaitSourceAuto         = probeopt.WaitSourceAuto         // pg_wait_sampling when usable, else pg_stat_activity
+	WaitSourceWaitSampling = probeopt.WaitSourceWaitSampling // the extension's in-server profile
+	WaitSourceStatActivity = probeopt.WaitSourceStatActivity // sampled from a connection of the probe's own
 )
 
 const (
@@ -32,8 +34,8 @@ const (
 	// probeMarker starts every probe statement, so that the statement
 	// probe leaves them out of pg_stat_statements' figures.
 	probeMarker              = "/* pgscale probe */ "
-	defaultWaitHz            = 20
-	defaultLockSnapshots     = 4
+	defaultWaitHz            = probeopt.DefaultWaitHz
+	defaultLockSnapshots     = probeopt.DefaultLockSnapshots
 	defaultSnapshotEveryNoT  = 2 * time.Second // snapshots with -t (no planned duration)
 	defaultProfileFrequency  = 99              // Hz: not a multiple of common timer ticks
 	defaultStatementsTopSize = 10
@@ -44,44 +46,43 @@ const (
 )
 
 // Config is what the probes need at run time: the user's choice of probes
-// (Options) and where the server is.
+// (Options), the server they watch, which each probe asks for what it
+// needs (its connection, processes, build, Valgrind, upstreams, pooler),
+// and how the load runs.
 type Config struct {
 	Options
-	Conn *pgconn.Config // the target; copied for each probe connection
-	// ServerPID is the postmaster's pid on this host (an ephemeral
-	// cluster); 0 asks the probes to find it from a backend of their own,
-	// which works when the server runs on this host and is visible here.
-	ServerPID int
-	// ServerPIDFunc, when set, gives the postmaster's pid at each step's
-	// start instead, for a server restarted between steps.
-	ServerPIDFunc func() int
-	// Ephemeral allows creating the pg_stat_statements and
-	// pg_wait_sampling extensions; on other targets they are used only
-	// when already created.
-	Ephemeral bool
+	// Server is the server the probes watch: behind a pooler, the server
+	// it fronts (target.Server.Watch).
+	Server watch.Server
 	// ConnectPerTransaction (-C) makes backends come and go, which
 	// pg_wait_sampling's per-pid profile cannot attribute: the wait probe
 	// then samples pg_stat_activity.
 	ConnectPerTransaction bool
 	// Log receives one-line notices (a probe unavailable).
 	Log func(string)
-	// Callgrind reaches a server run under Valgrind's callgrind, for
-	// counting its instructions; nil otherwise.
-	Callgrind *Callgrind
-	// PoolerCallgrind reaches a pooler or proxy run under callgrind
-	// (target.Proxy.Callgrind), whose instructions the instruction probe
-	// counts beside the server's; nil otherwise.
-	PoolerCallgrind *Callgrind
-	// Upstreams are the servers behind the target when there are several
-	// (a proxy's shards, a primary and its replicas), for the upstreams
-	// probe.
-	Upstreams []Upstream
-	// FastPathSlots is the server build's fast-path lock slots per
-	// backend when the build says (a src: target's
-	// FP_LOCK_SLOTS_PER_BACKEND); 0 leaves the lock probe to the
-	// version's figure, corrected by what it observes.
-	FastPathSlots int
 }
+
+// conn is the watched server's connection config.
+func (c Config) conn() *pgconn.Config { return c.Server.Conn() }
+
+// poolerPID is the pooler accounted apart from the server: --pooler-pid's,
+// else the target's own pooler's (0: none).
+func (c Config) poolerPID() int {
+	if c.PoolerPID != 0 {
+		return c.PoolerPID
+	}
+	if pl := c.Server.Pooler(); pl != nil {
+		return pl.PID()
+	}
+	return 0
+}
+
+// Callgrind reaches a process tree run under Valgrind's callgrind
+// (internal/watch's).
+type Callgrind = watch.Callgrind
+
+// Upstream is one server behind a target (internal/watch's).
+type Upstream = watch.Upstream
 
 // DefaultConfig is every default probe (all but the profile) with its
 // default settings.
@@ -156,10 +157,10 @@ var _ observe.Watcher = (*Set)(nil)
 // A probe that cannot run is reported in every step's Unavailable with the
 // reason rather than failing the run. Close releases the connections.
 func New(ctx context.Context, cfg Config) (*Set, error) {
-	if cfg.Conn == nil {
-		return nil, errors.New("probe: no connection config")
+	if cfg.Server == nil || cfg.Server.Conn() == nil {
+		return nil, errors.New("probe: no server to watch")
 	}
-	cfg.Options = cfg.Options.withDefaults()
+	cfg.Options = cfg.Options.WithDefaults()
 	s := &Set{cfg: cfg, costs: map[string]*cost{}}
 	for _, d := range defs {
 		if !cfg.On(d.name) {
@@ -326,7 +327,7 @@ func (s *Set) Stop(ctx context.Context, step *result.Step) error {
 	}
 	var serverCPU map[string]float64
 	serverKnown := false
-	if s.proc != nil && out.Process != nil && out.Process.Server != nil {
+	if s.proc != nil && out.Process() != nil && out.Process().Server != nil {
 		serverCPU, serverKnown = s.proc.lastProbeCPU, true
 	}
 	for _, p := range s.probes {

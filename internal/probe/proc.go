@@ -81,8 +81,11 @@ func newProcProbe(ctx context.Context, cfg Config) (*procProbe, error) {
 	if err != nil {
 		return nil, fmt.Errorf("no /proc: %w", err)
 	}
-	p := &procProbe{fs: fs, serverPID: cfg.ServerPID, poolerPID: cfg.PoolerPID, cpus: runtime.NumCPU(),
-		probePIDs: func() map[int]string { return nil }, pidFunc: cfg.ServerPIDFunc, cfg: cfg}
+	p := &procProbe{fs: fs, poolerPID: cfg.poolerPID(), cpus: runtime.NumCPU(),
+		probePIDs: func() map[int]string { return nil }, cfg: cfg}
+	if cfg.Server.Ephemeral() {
+		p.pidFunc = cfg.Server.PID
+	}
 	if p.pidFunc != nil {
 		p.serverPID = p.pidFunc()
 	}
@@ -99,7 +102,7 @@ func newProcProbe(ctx context.Context, cfg Config) (*procProbe, error) {
 // that pid when it is a postgres process started at that time. Its parent
 // is the postmaster.
 func findServer(ctx context.Context, fs procfs.FS, cfg Config) (int, string) {
-	c, err := newSQLConn(ctx, cfg.Conn)
+	c, err := newSQLConn(ctx, cfg.conn())
 	if err != nil {
 		return 0, "server processes not found: " + err.Error()
 	}
@@ -165,7 +168,7 @@ func (p *procProbe) refind(ctx context.Context) {
 	old, pid := p.serverPID, 0
 	if p.pidFunc != nil {
 		pid = p.pidFunc()
-	} else if p.cfg.Conn != nil {
+	} else {
 		pid, _ = findServer(ctx, p.fs, p.cfg)
 	}
 	if pid == 0 || pid == old {
@@ -194,7 +197,7 @@ func (p *procProbe) report(_ context.Context, _ *stepState, out *result.Probes) 
 	}
 	el := b.at.Sub(a.at).Seconds()
 	ps := &result.ProcessStats{CPUs: p.cpus, ServerNote: p.note}
-	out.Process = ps
+	out.SetProcess(ps)
 	if a.hostOK && b.hostOK && el > 0 {
 		ps.Host = hostDelta(a.host, b.host)
 	}
@@ -528,12 +531,15 @@ func backendKind(title string) string {
 // result files.
 const NameProcess = "process"
 
+func init() { register(processDef) }
+
 var processDef = def{
 	name: NameProcess, on: true, flag: "no-process-probe",
 	evidence: "process accounting (CPU, run-queue wait, context switches from /proc)",
 	flags: func(fs *pflag.FlagSet, o *Options) {
 		fs.IntVar(&o.PoolerPID, "pooler-pid", 0, "pid of a pooler on this host to account apart from server and client")
 	},
+	rank: 10,
 	open: func(ctx context.Context, cfg Config, s *Set) (probe, error) {
 		p, err := newProcProbe(ctx, cfg)
 		if err != nil {

@@ -19,6 +19,8 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/pgscale/pgscale/internal/observe"
+	"github.com/pgscale/pgscale/internal/probeopt"
+	"github.com/pgscale/pgscale/internal/proc"
 	"github.com/pgscale/pgscale/internal/result"
 	"github.com/pgscale/pgscale/internal/syncio"
 )
@@ -35,8 +37,7 @@ type profileProbe struct {
 	proc *procProbe
 
 	tmp         string
-	cmd         *exec.Cmd
-	done        chan error // cmd.Wait's result
+	record      *proc.Process // perf record, while it runs
 	stderr      syncio.Buffer
 	lastExit    string // how perf record ended
 	data        string
@@ -45,13 +46,13 @@ type profileProbe struct {
 	loopErr     error
 }
 
-func newProfileProbe(cfg Config, proc *procProbe) (*profileProbe, error) {
+func newProfileProbe(ctx context.Context, cfg Config, pp *procProbe) (*profileProbe, error) {
 	perf, err := exec.LookPath("perf")
 	if err != nil {
 		return nil, errors.New("perf is not installed (Debian: apt-get install linux-perf)")
 	}
-	if out, err := exec.Command(perf, "--version").CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("perf does not run: %v: %s", err, strings.TrimSpace(string(out)))
+	if out, err := proc.Output(ctx, proc.Spec{Name: "perf", Path: perf, Args: []string{"--version"}}); err != nil {
+		return nil, fmt.Errorf("perf does not run: %v: %s", err, strings.TrimSpace(out))
 	}
 	dir := cfg.ProfileDir
 	if dir == "" {
@@ -60,7 +61,7 @@ func newProfileProbe(cfg Config, proc *procProbe) (*profileProbe, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("profile directory: %w", err)
 	}
-	return &profileProbe{perf: perf, dir: dir, proc: proc}, nil
+	return &profileProbe{perf: perf, dir: dir, proc: pp}, nil
 }
 
 func (p *profileProbe) name() string    { return NameProfile }
@@ -157,40 +158,38 @@ func (p *profileProbe) startPerf() error {
 	sort.Strings(pids)
 	// -p follows the listed processes and, by inheritance, the backends
 	// the postmaster forks after the start.
-	cmd := exec.Command(p.perf, "record", "-e", "cpu-clock", "-F", strconv.Itoa(defaultProfileFrequency), "-g",
+	p.stderr.Reset()
+	rec, err := proc.Start(proc.Spec{Name: "perf record", Path: p.perf, Args: []string{"record", "-e", "cpu-clock", "-F", strconv.Itoa(defaultProfileFrequency), "-g",
 		"-p", strings.Join(pids, ","), "-o", p.data,
 		// Build ids are collected at exit by reading every mapped file:
 		// that doubles perf's CPU, and perf script symbolises from the
 		// files on this host anyway.
-		"--no-buildid", "--no-buildid-cache")
-	p.stderr.Reset()
-	cmd.Stderr = &p.stderr
-	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("start perf record: %w", err)
+		"--no-buildid", "--no-buildid-cache"},
+		Output: &p.stderr})
+	if err != nil {
+		return err
 	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
+	pid := rec.PID()
 	deadline := time.Now().Add(perfStartTimeout)
 	for {
 		select {
-		case err := <-done:
-			return fmt.Errorf("perf record exited at once (%v): %s", err, lastLine(p.stderr.String()))
+		case <-rec.Exited():
+			return fmt.Errorf("perf record exited at once (%v): %s", rec.ExitError(), lastLine(p.stderr.String()))
 		case <-time.After(10 * time.Millisecond):
 		}
-		if catchesSIGINT(cmd.Process.Pid) && perfEvents(cmd.Process.Pid) >= len(pids) {
+		if catchesSIGINT(pid) && perfEvents(pid) >= len(pids) {
 			// A little more, for perf to attach: a listed backend that
 			// is gone makes it exit here.
 			select {
-			case err := <-done:
-				return fmt.Errorf("perf record exited at once (%v): %s", err, lastLine(p.stderr.String()))
+			case <-rec.Exited():
+				return fmt.Errorf("perf record exited at once (%v): %s", rec.ExitError(), lastLine(p.stderr.String()))
 			case <-time.After(perfSettle):
 			}
-			p.cmd, p.done = cmd, done
+			p.record = rec
 			return nil
 		}
 		if time.Now().After(deadline) {
-			cmd.Process.Kill()
-			<-done
+			rec.Kill()
 			return fmt.Errorf("perf record did not start within %v: %s", perfStartTimeout, lastLine(p.stderr.String()))
 		}
 	}
@@ -229,22 +228,21 @@ func catchesSIGINT(pid int) bool {
 }
 
 func (p *profileProbe) capture(context.Context, *stepState) error {
-	if p.cmd == nil {
+	if p.record == nil {
 		return errors.New("perf record did not start")
 	}
-	cmd, done := p.cmd, p.done
-	p.cmd, p.done = nil, nil
-	_ = cmd.Process.Signal(syscall.SIGINT)
+	rec := p.record
+	p.record = nil
+	_ = rec.Signal(syscall.SIGINT)
 	select {
-	case <-done:
+	case <-rec.Exited():
 	case <-time.After(30 * time.Second):
-		cmd.Process.Kill()
-		<-done
+		rec.Kill()
 		return errors.New("perf record did not stop within 30 s")
 	}
-	if cmd.ProcessState != nil {
-		p.lastPerfCPU = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
-		p.lastExit = cmd.ProcessState.String()
+	if st := rec.State(); st != nil {
+		p.lastPerfCPU = st.UserTime() + st.SystemTime()
+		p.lastExit = st.String()
 	}
 	if _, err := os.Stat(p.data); err != nil {
 		return fmt.Errorf("perf record wrote nothing: %s", lastLine(p.stderr.String()))
@@ -254,19 +252,19 @@ func (p *profileProbe) capture(context.Context, *stepState) error {
 
 func (p *profileProbe) report(ctx context.Context, st *stepState, out *result.Probes) error {
 	defer os.Remove(p.data)
-	script := exec.CommandContext(ctx, p.perf, "script", "-i", p.data, "-F", "comm,pid,tid,period,ip,sym,dso")
-	stdout, err := script.StdoutPipe()
-	if err != nil {
-		return err
-	}
-	var serr strings.Builder
-	script.Stderr = &serr
-	if err := script.Start(); err != nil {
-		return fmt.Errorf("perf script: %w", err)
-	}
+	stdout, w := io.Pipe()
+	var serr syncio.Buffer
+	done := make(chan error, 1)
+	go func() {
+		err := proc.Run(ctx, proc.Spec{Name: "perf script", Path: p.perf, Args: []string{"script", "-i", p.data, "-F", "comm,pid,tid,period,ip,sym,dso"},
+			Output: w, Stderr: &serr})
+		w.Close()
+		done <- err
+	}()
 	label := fmt.Sprintf("%d clients", st.info.Clients)
 	prof, perr := ParsePerfScript(stdout, p.kinds, label)
-	if err := script.Wait(); err != nil {
+	io.Copy(io.Discard, stdout) // what the parser left, for perf script to end
+	if err := <-done; err != nil {
 		return fmt.Errorf("perf script: %v: %s (perf record: %s: %s)", err, lastLine(serr.String()), p.lastExit, lastLine(p.stderr.String()))
 	}
 	if perr != nil {
@@ -276,7 +274,7 @@ func (p *profileProbe) report(ctx context.Context, st *stepState, out *result.Pr
 	if err := writeProfile(name, prof); err != nil {
 		return err
 	}
-	out.Profile = summarize(prof, name)
+	out.SetProfile(summarize(prof, name))
 	return nil
 }
 
@@ -453,18 +451,21 @@ func summarize(prof *profile.Profile, file string) *result.Profile {
 
 // NameProfile names the CPU-profile probe (--profile, perf) in options and
 // result files.
-const NameProfile = "profile"
+const NameProfile = probeopt.NameProfile
+
+func init() { register(profileDef) }
 
 var profileDef = def{
 	name: NameProfile, flag: "profile", evidence: "record a CPU profile of the server with perf for each step (pprof files)",
 	flags: func(fs *pflag.FlagSet, o *Options) {
 		fs.StringVar(&o.ProfileDir, "profile-dir", "", "where --profile writes its pprof files (default results/profile-<UTC time>; for ab, profiles/ in the run's directory; ab puts each target's in a directory of its own under it)")
 	},
-	open: func(_ context.Context, cfg Config, s *Set) (probe, error) {
+	rank: 60,
+	open: func(ctx context.Context, cfg Config, s *Set) (probe, error) {
 		if s.proc == nil || s.proc.serverPID == 0 {
 			return nil, errors.New("needs the server's processes on this host (process accounting)")
 		}
-		p, err := newProfileProbe(cfg, s.proc)
+		p, err := newProfileProbe(ctx, cfg, s.proc)
 		if err != nil {
 			return nil, err
 		}

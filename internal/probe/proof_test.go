@@ -16,6 +16,7 @@ import (
 	"github.com/pgscale/pgscale/internal/compare"
 	"github.com/pgscale/pgscale/internal/diagnose"
 	"github.com/pgscale/pgscale/internal/engine"
+	"github.com/pgscale/pgscale/internal/load"
 	"github.com/pgscale/pgscale/internal/observe"
 	"github.com/pgscale/pgscale/internal/plan"
 	"github.com/pgscale/pgscale/internal/probe"
@@ -85,7 +86,7 @@ func runSweepOn(t *testing.T, cluster *target.Cluster, clients []int, d time.Dur
 	defer cancel()
 	connConfig := func(t *testing.T) *pgconn.Config { return connConfigOf(t, cluster) }
 	cfg := probe.DefaultConfig()
-	cfg.Conn, cfg.ServerPID, cfg.Ephemeral = connConfig(t), cluster.PID(), true
+	cfg.Server = cluster.Watch()
 	cfg.LockSnapshots = 6
 	if tune != nil {
 		tune(&cfg)
@@ -105,7 +106,7 @@ func runSweepOn(t *testing.T, cluster *target.Cluster, clients []int, d time.Dur
 	sw := &plan.Sweep{
 		Watchers: []observe.Watcher{set},
 		Clients:  clients,
-		Engine:   engine.Config{Conn: connConfig(t), Duration: d, Protocol: engine.Prepared, Interval: time.Second, MaxTries: 1},
+		Engine:   engine.Config{Settings: load.Settings{Duration: d, Interval: time.Second, MaxTries: 1}, Conn: connConfig(t), Protocol: engine.Prepared},
 		Program: func(n int) (*script.Program, error) {
 			return script.NewProgram([]*script.Script{sc}, script.Options{Scale: 1, Clients: n})
 		},
@@ -148,6 +149,7 @@ func verdict(t *testing.T, f *result.File) result.StepVerdict {
 
 // Hot row: every client updates the same row.
 func TestHotRowIsLockBound(t *testing.T) {
+	testenv.Slow(t)
 	exec(t, `DROP TABLE IF EXISTS hot; CREATE TABLE hot (id int PRIMARY KEY, n bigint); INSERT INTO hot VALUES (1, 0)`)
 	f, _ := run(t, 8, 4*time.Second, "UPDATE hot SET n = n + 1 WHERE id = 1;\n", nil)
 	v := verdict(t, f)
@@ -203,12 +205,12 @@ func TestSelectOnlyIsCPUBound(t *testing.T) {
 		t.Errorf("per-transaction costs missing: server %.1f µs, client %.1f µs, ctx %.1f", fig.ServerCPUPerTxnUS, fig.GeneratorCPUPerTxnUS, fig.CtxPerTxn)
 	}
 	p := f.Steps[0].Probes
-	if c := p.Counters; c == nil || (!c.Supported && c.Reason == "") || (c.Supported && c.Cycles == 0) {
+	if c := p.Counters(); c == nil || (!c.Supported && c.Reason == "") || (c.Supported && c.Cycles == 0) {
 		t.Errorf("counters %+v: want figures, or not supported with a reason", c)
 	} else if !c.Supported && !strings.Contains(out, "cycles/txn and instructions/txn: not") {
 		t.Errorf("report does not say the counters are not supported")
 	}
-	if st := p.Statements; st == nil || len(st.Top) == 0 || !strings.Contains(st.Top[0].Query, "pgbench_accounts") {
+	if st := p.Statements(); st == nil || len(st.Top) == 0 || !strings.Contains(st.Top[0].Query, "pgbench_accounts") {
 		t.Errorf("statements %+v: want the select on pgbench_accounts first", st)
 	}
 	for _, c := range p.Costs {
@@ -216,7 +218,7 @@ func TestSelectOnlyIsCPUBound(t *testing.T) {
 			t.Errorf("probe %s reports cost %+v", c.Probe, c)
 		}
 	}
-	pr := p.Profile
+	pr := p.Profile()
 	if pr == nil || pr.Samples == 0 || len(pr.Top) == 0 {
 		t.Fatalf("profile %+v: want samples (unavailable: %v)", pr, p.Unavailable)
 	}
@@ -244,6 +246,7 @@ func TestSelectOnlyIsCPUBound(t *testing.T) {
 // 32 partitions and count(*): each backend locks 33 relations, 16 in its
 // fast-path slots and the rest in the shared lock table.
 func TestPartitionsExhaustFastPathSlots(t *testing.T) {
+	testenv.Slow(t)
 	exec(t, `DROP TABLE IF EXISTS parts;
 		CREATE TABLE parts (id int, v int) PARTITION BY HASH (id);
 		DO $$ BEGIN FOR i IN 0..31 LOOP
@@ -251,7 +254,7 @@ func TestPartitionsExhaustFastPathSlots(t *testing.T) {
 		END LOOP; END $$;
 		INSERT INTO parts SELECT g, g FROM generate_series(1, 32000) g; ANALYZE parts`)
 	f, out := run(t, 8, 3*time.Second, "SELECT count(*) FROM parts;\n", nil)
-	l := f.Steps[0].Probes.Locks
+	l := f.Steps[0].Probes.Locks()
 	if l == nil || l.MaxSlowWeak <= 16 || l.FastPathSlots != 16 || l.FastPathSlotsFrom != probe.SlotsFromVersion {
 		t.Fatalf("locks %+v: want more than 16 weak relation locks per backend outside the fast path, and the version's 16 slots", l)
 	}
@@ -265,6 +268,7 @@ func TestPartitionsExhaustFastPathSlots(t *testing.T) {
 // fallback used where pg_wait_sampling is not installed; over two steps,
 // as the sample's prepared statement must outlive the first.
 func TestSleepIsUnderLoaded(t *testing.T) {
+	testenv.Slow(t)
 	f, _ := runSweep(t, []int{2, 1}, 2*time.Second, "SELECT pg_sleep(0.01);\n", func(c *probe.Config) { c.WaitSource = probe.WaitSourceStatActivity })
 	v := verdict(t, f)
 	if v.Verdict != diagnose.UnderLoaded {
@@ -274,7 +278,7 @@ func TestSleepIsUnderLoaded(t *testing.T) {
 		for _, u := range st.Probes.Unavailable {
 			t.Errorf("step %d: probe %s unavailable: %s", i+1, u.Probe, u.Reason)
 		}
-		w := st.Probes.Waits
+		w := st.Probes.Waits()
 		if w == nil || w.Source != probe.WaitSourceStatActivity || len(w.Events) == 0 || w.Events[0].Event != "PgSleep" {
 			t.Errorf("step %d: waits %+v: want pg_stat_activity samples led by Timeout:PgSleep", i+1, w)
 		}

@@ -29,11 +29,11 @@ type stmtRow struct {
 }
 
 func newStatementProbe(ctx context.Context, cfg Config) (*statementProbe, error) {
-	c, err := newSQLConn(ctx, cfg.Conn)
+	c, err := newSQLConn(ctx, cfg.conn())
 	if err != nil {
 		return nil, err
 	}
-	if err := c.hasExtension(ctx, "pg_stat_statements", cfg.Ephemeral, true); err != nil {
+	if err := c.hasExtension(ctx, "pg_stat_statements", cfg.Server.Ephemeral(), true); err != nil {
 		c.close()
 		return nil, err
 	}
@@ -126,7 +126,7 @@ func (p *statementProbe) report(_ context.Context, _ *stepState, out *result.Pro
 	}
 	s.Top = all
 	p.first, p.last = nil, nil
-	out.Statements = s
+	out.SetStatements(s)
 	return nil
 }
 
@@ -137,8 +137,11 @@ func oneLine(q string) string { return strings.Join(strings.Fields(q), " ") }
 // files.
 const NameStatements = "statements"
 
+func init() { register(statementsDef) }
+
 var statementsDef = def{
 	name: NameStatements, on: true, flag: "no-statements", evidence: "pg_stat_statements differences",
+	rank: 50,
 	open: func(ctx context.Context, cfg Config, _ *Set) (probe, error) {
 		p, err := newStatementProbe(ctx, cfg)
 		if err != nil {

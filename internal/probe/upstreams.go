@@ -7,8 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgconn"
-
 	"github.com/pgscale/pgscale/internal/result"
 )
 
@@ -16,25 +14,18 @@ import (
 // and result files.
 const NameUpstreams = "upstreams"
 
-// Upstream is one server behind a target, for the upstreams probe: a
-// server a proxy fronts, or a streaming replica.
-type Upstream struct {
-	Name string
-	Role string // "primary" or "replica"
-	// Primary is, for a replica, the index of its primary among the
-	// upstreams; -1 for a primary.
-	Primary int
-	Conn    *pgconn.Config
-}
+func init() { register(upstreamsDef) }
 
 var upstreamsDef = def{
 	name: NameUpstreams, on: true, flag: "no-upstreams",
 	evidence: "each server behind the target when there are several (shards, replicas): its share of the work, replicas' lag",
+	rank:     80,
 	open: func(ctx context.Context, cfg Config, _ *Set) (probe, error) {
-		if len(cfg.Upstreams) < 2 {
+		ups := cfg.Server.Upstreams()
+		if len(ups) < 2 {
 			return nil, nil // nothing to split
 		}
-		return newUpstreamsProbe(ctx, cfg.Upstreams, cfg.Ephemeral)
+		return newUpstreamsProbe(ctx, ups, cfg.Server.Ephemeral())
 	},
 }
 
@@ -221,7 +212,7 @@ func (p *upstreamsProbe) report(_ context.Context, _ *stepState, out *result.Pro
 			s.Share = float64(s.Transactions) / float64(totalX)
 		}
 	}
-	out.Upstreams = u
+	out.SetUpstreams(u)
 	return nil
 }
 

@@ -58,7 +58,7 @@ const (
 )
 
 func newWaitProbe(ctx context.Context, cfg Config) (*waitProbe, error) {
-	c, err := newSQLConn(ctx, cfg.Conn)
+	c, err := newSQLConn(ctx, cfg.conn())
 	if err != nil {
 		return nil, err
 	}
@@ -92,7 +92,7 @@ func (p *waitProbe) useWaitSampling(ctx context.Context, cfg Config) error {
 	if cfg.ConnectPerTransaction {
 		return errors.New("its per-backend profile cannot attribute backends that live for one transaction (-C)")
 	}
-	if err := p.conn.hasExtension(ctx, "pg_wait_sampling", cfg.Ephemeral, true); err != nil {
+	if err := p.conn.hasExtension(ctx, "pg_wait_sampling", cfg.Server.Ephemeral(), true); err != nil {
 		return err
 	}
 	rows, err := p.conn.query(ctx, `SELECT current_setting('pg_wait_sampling.profile_pid'), current_setting('pg_wait_sampling.profile_period')`)
@@ -248,7 +248,7 @@ func (p *waitProbe) report(_ context.Context, _ *stepState, out *result.Probes) 
 		w.PausedS = p.paused.Seconds()
 		w.Events = sortedEvents(p.counts)
 		w.Samples = w.CPUSamples + sumEvents(w.Events)
-		out.Waits = w
+		out.SetWaits(w)
 		return nil
 	}
 	if p.loopErr != nil && len(p.snaps) == 0 {
@@ -256,7 +256,7 @@ func (p *waitProbe) report(_ context.Context, _ *stepState, out *result.Probes) 
 	}
 	attributeWaitSampling(w, p.profile, p.snaps)
 	p.profile = nil
-	out.Waits = w
+	out.SetWaits(w)
 	return nil
 }
 
@@ -405,12 +405,15 @@ func every(ctx context.Context, times []time.Time, stop <-chan struct{}, f func(
 // NameWaits names the wait-event probe in options and result files.
 const NameWaits = "waits"
 
+func init() { register(waitsDef) }
+
 var waitsDef = def{
 	name: NameWaits, on: true, flag: "no-waits", evidence: "wait-event sampling",
 	flags: func(fs *pflag.FlagSet, o *Options) {
 		fs.StringVar(&o.WaitSource, "wait-source", WaitSourceAuto, "wait events from pg_wait_sampling, pg_stat_activity, or auto (the first when installed)")
 		fs.Float64Var(&o.WaitHz, "wait-hz", defaultWaitHz, "pg_stat_activity samples per second when that is the wait-event source")
 	},
+	rank: 30,
 	open: func(ctx context.Context, cfg Config, _ *Set) (probe, error) {
 		p, err := newWaitProbe(ctx, cfg)
 		if err != nil {

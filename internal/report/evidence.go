@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 
 	"github.com/pgscale/pgscale/internal/diagnose"
@@ -14,20 +15,26 @@ import (
 type evidenceWriter struct {
 	// probe is the probe's name: its evidence's name in result.Probes.
 	probe string
+	rank  int
 	write func(pg page, s result.Step, f diagnose.Figures)
 }
 
-// evidenceWriters is the registry of the probes' writers (evidence_NAME.go),
-// one line per probe, in the order a step's evidence is written.
-var evidenceWriters = []evidenceWriter{
-	{"process", writeProcess},
-	{"counters", writeCounters},
-	{"waits", writeWaits},
-	{"locks", writeLocks},
-	{"statements", writeStatements},
-	{"instructions", writeInstructions},
-	{"profile", writeProfile},
-	{"upstreams", writeUpstreams},
+// evidenceWriters is the registry of the probes' writers, by rank: each
+// probe's file (evidence_NAME.go) registers its writer from an init
+// function (registerWriter), so adding one changes no other file. It is
+// filled when the program starts and only read after.
+var evidenceWriters []evidenceWriter
+
+// registerWriter adds the writer of the evidence of the probe called
+// probe, at its place among the others (rising rank).
+func registerWriter(probe string, rank int, write func(pg page, s result.Step, f diagnose.Figures)) {
+	for _, w := range evidenceWriters {
+		if w.probe == probe {
+			panic("report: a second writer for " + probe)
+		}
+	}
+	evidenceWriters = append(evidenceWriters, evidenceWriter{probe: probe, rank: rank, write: write})
+	sort.SliceStable(evidenceWriters, func(i, j int) bool { return evidenceWriters[i].rank < evidenceWriters[j].rank })
 }
 
 // EvidenceProbes names the probes whose evidence the text and markdown

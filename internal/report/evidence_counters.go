@@ -7,10 +7,12 @@ import (
 	"github.com/pgscale/pgscale/internal/result"
 )
 
+func init() { registerWriter("counters", 20, writeCounters) }
+
 // writeCounters writes the hardware counters per transaction, or why
 // there are none.
 func writeCounters(pg page, s result.Step, f diagnose.Figures) {
-	c := s.Probes.Counters
+	c := s.Probes.Counters()
 	if c == nil {
 		return
 	}

@@ -8,6 +8,8 @@ import (
 	"github.com/pgscale/pgscale/internal/result"
 )
 
+func init() { registerWriter("instructions", 60, writeInstructions) }
+
 // writeInstructions writes the instructions counted per transaction in
 // the client backends and elsewhere, what their system calls were, what
 // the cache simulation counted, and what was not counted.

@@ -8,10 +8,12 @@ import (
 	"github.com/pgscale/pgscale/internal/result"
 )
 
+func init() { registerWriter("locks", 40, writeLocks) }
+
 // writeLocks writes what the pg_locks snapshots saw: relation locks
 // outside the fast path, and the locks waited for.
 func writeLocks(pg page, s result.Step, _ diagnose.Figures) {
-	l := s.Probes.Locks
+	l := s.Probes.Locks()
 	if l == nil {
 		return
 	}

@@ -9,10 +9,12 @@ import (
 	"github.com/pgscale/pgscale/internal/result"
 )
 
+func init() { registerWriter("process", 10, writeProcess) }
+
 // writeProcess writes where the machine's CPU went, the server's
 // processes by kind and the pooler's.
 func writeProcess(pg page, s result.Step, f diagnose.Figures) {
-	ps := s.Probes.Process
+	ps := s.Probes.Process()
 	if ps == nil || !f.HasHost {
 		return
 	}

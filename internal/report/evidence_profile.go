@@ -9,10 +9,12 @@ import (
 	"github.com/pgscale/pgscale/internal/result"
 )
 
+func init() { registerWriter("profile", 70, writeProfile) }
+
 // writeProfile writes the profile's file and the functions with the
 // most samples of their own (the flame graph is the HTML format's).
 func writeProfile(pg page, s result.Step, _ diagnose.Figures) {
-	pr := s.Probes.Profile
+	pr := s.Probes.Profile()
 	if pr == nil {
 		return
 	}

@@ -8,10 +8,12 @@ import (
 	"github.com/pgscale/pgscale/internal/result"
 )
 
+func init() { registerWriter("statements", 50, writeStatements) }
+
 // writeStatements writes the server's time per transaction against the
 // latency the clients saw, and the statements that took it.
 func writeStatements(pg page, s result.Step, f diagnose.Figures) {
-	st := s.Probes.Statements
+	st := s.Probes.Statements()
 	if st == nil || !f.HasStatements {
 		return
 	}

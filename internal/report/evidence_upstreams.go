@@ -9,10 +9,12 @@ import (
 	"github.com/pgscale/pgscale/internal/result"
 )
 
+func init() { registerWriter("upstreams", 80, writeUpstreams) }
+
 // writeUpstreams writes how the work split between the servers behind the
 // target, and the replicas' lag.
 func writeUpstreams(pg page, s result.Step, _ diagnose.Figures) {
-	if line := UpstreamsLine(s.Probes.Upstreams); line != "" {
+	if line := UpstreamsLine(s.Probes.Upstreams()); line != "" {
 		pg.item("upstreams", line)
 	}
 }

@@ -9,10 +9,12 @@ import (
 	"github.com/pgscale/pgscale/internal/result"
 )
 
+func init() { registerWriter("waits", 30, writeWaits) }
+
 // writeWaits writes the client backends' top wait events and the other
 // server processes' waits.
 func writeWaits(pg page, s result.Step, f diagnose.Figures) {
-	w := s.Probes.Waits
+	w := s.Probes.Waits()
 	if w == nil {
 		return
 	}

@@ -209,7 +209,7 @@ func sweepTable(f *result.File, d *result.Diagnosis) *table {
 	}
 	pooled := false // a pooler accounted in some step: a pgbouncer target, or --pooler-pid
 	for _, s := range f.Steps {
-		pooled = pooled || s.Probes != nil && s.Probes.Process != nil && s.Probes.Process.Pooler != nil
+		pooled = pooled || s.Probes != nil && s.Probes.Process() != nil && s.Probes.Process().Pooler != nil
 	}
 	head := []string{"clients", "tps", "speedup", "efficiency", "lat avg ms", "p99 ms", "failed", "server cpu/txn"}
 	if pooled {
@@ -482,8 +482,8 @@ const loudSteal = 0.001
 // its time on every CPU: from the process probe with whole-step turns,
 // from the slice meter in slices; false when neither measured it.
 func StealShare(s result.Step) (float64, bool) {
-	if s.Probes != nil && s.Probes.Process != nil && s.Probes.Process.Host.BusyShare > 0 {
-		return s.Probes.Process.Host.StealShare, true
+	if s.Probes != nil && s.Probes.Process() != nil && s.Probes.Process().Host.BusyShare > 0 {
+		return s.Probes.Process().Host.StealShare, true
 	}
 	if s.Costs != nil {
 		return s.Costs.HostStealShare, true
@@ -493,8 +493,8 @@ func StealShare(s result.Step) (float64, bool) {
 
 // instructions are the step's counted instructions, nil when none were.
 func instructions(s result.Step) *result.Instructions {
-	if s.Probes == nil || s.Probes.Instructions == nil || s.Probes.Instructions.Transactions <= 0 {
+	if s.Probes == nil || s.Probes.Instructions() == nil || s.Probes.Instructions().Transactions <= 0 {
 		return nil
 	}
-	return s.Probes.Instructions
+	return s.Probes.Instructions()
 }

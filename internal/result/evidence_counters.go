@@ -12,3 +12,11 @@ type Counters struct {
 	// figures are estimates.
 	Scaled bool `json:"scaled,omitempty"`
 }
+
+func init() { registerEvidence[Counters]("counters", 20) }
+
+// Counters is the step's counters evidence, or nil (none recorded, or p nil).
+func (p *Probes) Counters() *Counters { return getEvidence[Counters](p, "counters") }
+
+// SetCounters records the step's counters evidence (nil removes it).
+func (p *Probes) SetCounters(v *Counters) { setEvidence(p, "counters", v) }

@@ -128,3 +128,11 @@ func ClockFunction(name string) bool {
 	n, _, _ := strings.Cut(name, "@")
 	return clockFunctions[n]
 }
+
+func init() { registerEvidence[Instructions]("instructions", 70) }
+
+// Instructions is the step's instructions evidence, or nil (none recorded, or p nil).
+func (p *Probes) Instructions() *Instructions { return getEvidence[Instructions](p, "instructions") }
+
+// SetInstructions records the step's instructions evidence (nil removes it).
+func (p *Probes) SetInstructions(v *Instructions) { setEvidence(p, "instructions", v) }

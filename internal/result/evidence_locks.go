@@ -36,3 +36,11 @@ type LockWait struct {
 	Mode     string `json:"mode"`
 	Count    int    `json:"count"`
 }
+
+func init() { registerEvidence[Locks]("locks", 40) }
+
+// Locks is the step's locks evidence, or nil (none recorded, or p nil).
+func (p *Probes) Locks() *Locks { return getEvidence[Locks](p, "locks") }
+
+// SetLocks records the step's locks evidence (nil removes it).
+func (p *Probes) SetLocks(v *Locks) { setEvidence(p, "locks", v) }

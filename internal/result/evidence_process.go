@@ -53,3 +53,11 @@ type ProcGroup struct {
 	ByKind         []ProcGroup `json:"by_kind,omitempty"`
 	Kind           string      `json:"kind,omitempty"` // in ByKind: "client backend", "background", "probe"
 }
+
+func init() { registerEvidence[ProcessStats]("process", 10) }
+
+// Process is the step's process evidence, or nil (none recorded, or p nil).
+func (p *Probes) Process() *ProcessStats { return getEvidence[ProcessStats](p, "process") }
+
+// SetProcess records the step's process evidence (nil removes it).
+func (p *Probes) SetProcess(v *ProcessStats) { setEvidence(p, "process", v) }

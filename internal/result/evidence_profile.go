@@ -21,3 +21,11 @@ type ProfileFunc struct {
 	Self     int64  `json:"self"`
 	Total    int64  `json:"total"`
 }
+
+func init() { registerEvidence[Profile]("profile", 60) }
+
+// Profile is the step's profile evidence, or nil (none recorded, or p nil).
+func (p *Probes) Profile() *Profile { return getEvidence[Profile](p, "profile") }
+
+// SetProfile records the step's profile evidence (nil removes it).
+func (p *Probes) SetProfile(v *Profile) { setEvidence(p, "profile", v) }

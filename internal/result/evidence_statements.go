@@ -20,3 +20,11 @@ type Statement struct {
 	TotalMs float64 `json:"total_ms"` // execution + planning
 	Rows    int64   `json:"rows"`
 }
+
+func init() { registerEvidence[Statements]("statements", 50) }
+
+// Statements is the step's statements evidence, or nil (none recorded, or p nil).
+func (p *Probes) Statements() *Statements { return getEvidence[Statements](p, "statements") }
+
+// SetStatements records the step's statements evidence (nil removes it).
+func (p *Probes) SetStatements(v *Statements) { setEvidence(p, "statements", v) }

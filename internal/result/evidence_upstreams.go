@@ -32,3 +32,11 @@ type UpstreamStat struct {
 	// replay_lag at the step's end, the largest over its replicas.
 	ReplayLagMs *float64 `json:"replay_lag_ms,omitempty"`
 }
+
+func init() { registerEvidence[Upstreams]("upstreams", 80) }
+
+// Upstreams is the step's upstreams evidence, or nil (none recorded, or p nil).
+func (p *Probes) Upstreams() *Upstreams { return getEvidence[Upstreams](p, "upstreams") }
+
+// SetUpstreams records the step's upstreams evidence (nil removes it).
+func (p *Probes) SetUpstreams(v *Upstreams) { setEvidence(p, "upstreams", v) }

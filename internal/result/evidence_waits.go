@@ -28,3 +28,11 @@ type WaitEvent struct {
 	Event   string `json:"event"`
 	Samples int64  `json:"samples"`
 }
+
+func init() { registerEvidence[Waits]("waits", 30) }
+
+// Waits is the step's waits evidence, or nil (none recorded, or p nil).
+func (p *Probes) Waits() *Waits { return getEvidence[Waits](p, "waits") }
+
+// SetWaits records the step's waits evidence (nil removes it).
+func (p *Probes) SetWaits(v *Waits) { setEvidence(p, "waits", v) }

@@ -110,7 +110,8 @@ func WriteFileAtomic(path string, data []byte) error {
 }
 
 // schemaFiles are the result file's JSON Schema: schema.json and each
-// probe's evidence_NAME.schema.json, which schema.json refers to.
+// probe's evidence_NAME.schema.json, which the schema of a step's probes
+// refers to under the probe's name (withEvidence).
 //
 //go:embed schema.json evidence_*.schema.json
 var schemaFiles embed.FS
@@ -139,6 +140,9 @@ var compiledSchema = sync.OnceValues(func() (*jsonschema.Schema, error) {
 		url := name
 		if name == "schema.json" {
 			url = schemaURL
+			if err := withEvidence(doc); err != nil {
+				return nil, err
+			}
 		}
 		if err := c.AddResource(url, doc); err != nil {
 			return nil, err
@@ -146,6 +150,31 @@ var compiledSchema = sync.OnceValues(func() (*jsonschema.Schema, error) {
 	}
 	return c.Compile(schemaURL)
 })
+
+// withEvidence puts into schema.json's probes, for every registered kind
+// of evidence, its property: a reference to its own schema file, which
+// must be embedded. So a probe's schema is its own file, and schema.json
+// does not change when one is added.
+func withEvidence(doc any) error {
+	root, _ := doc.(map[string]any)
+	defs, _ := root["$defs"].(map[string]any)
+	probes, _ := defs["probes"].(map[string]any)
+	props, _ := probes["properties"].(map[string]any)
+	if props == nil {
+		return fmt.Errorf("schema.json: no $defs.probes.properties for the probes' evidence")
+	}
+	for _, name := range EvidenceNames() {
+		file := "evidence_" + name + ".schema.json"
+		if _, err := fs.Stat(schemaFiles, file); err != nil {
+			return fmt.Errorf("evidence %s has no schema file %s", name, file)
+		}
+		if _, ok := props[name]; ok {
+			return fmt.Errorf("schema.json: probes.%s is a probe's evidence: its schema is %s alone", name, file)
+		}
+		props[name] = map[string]any{"$ref": file}
+	}
+	return nil
+}
 
 // embeddedOnly is the schema's loader: a reference to a file that is not
 // embedded fails, rather than being read from the working directory.

@@ -1,32 +1,25 @@
 package result
 
 // Probes is the server-side evidence gathered beside a step: process
-// accounting, hardware counters, wait events, locks, statements and an
-// optional CPU profile. A probe that was turned off is absent; a probe that
-// could not run is listed in Unavailable with the reason.
+// accounting, hardware counters, wait events, locks, statements, an
+// optional CPU profile and whatever else a probe gathers. A probe that was
+// turned off is absent; a probe that could not run is listed in
+// Unavailable with the reason.
 //
-// Each probe's evidence is a pointer field named in JSON by the probe's
-// name, its type in evidence_NAME.go and its schema in
-// evidence_NAME.schema.json.
+// Each probe's evidence is its own file, evidence_NAME.go: its type, its
+// accessors on Probes (Waits, SetWaits...) and the init function that
+// registers it under the probe's name, which is also its property in the
+// file and its schema's name (evidence_NAME.schema.json). Nothing here
+// changes when a probe is added.
 type Probes struct {
 	// ElapsedS is the probes' own window: from the start of the step's
 	// measured window to the moment the probes stopped.
-	ElapsedS   float64       `json:"elapsed_s"`
-	Process    *ProcessStats `json:"process,omitempty"`
-	Counters   *Counters     `json:"counters,omitempty"`
-	Waits      *Waits        `json:"waits,omitempty"`
-	Locks      *Locks        `json:"locks,omitempty"`
-	Statements *Statements   `json:"statements,omitempty"`
-	Profile    *Profile      `json:"profile,omitempty"`
-	// Instructions are the server's instructions counted under Valgrind
-	// (--count instructions).
-	Instructions *Instructions `json:"instructions,omitempty"`
-	// Upstreams are the servers behind the target, when there are several
-	// (shards, a primary and its replicas): their share of the work and
-	// the replicas' lag.
-	Upstreams   *Upstreams         `json:"upstreams,omitempty"`
-	Costs       []ProbeCost        `json:"costs,omitempty"`       // what each probe cost
-	Unavailable []ProbeUnavailable `json:"unavailable,omitempty"` // probes asked for that could not run
+	ElapsedS    float64
+	Costs       []ProbeCost        // what each probe cost
+	Unavailable []ProbeUnavailable // probes asked for that could not run
+	// evidence holds each probe's evidence by its name: a pointer to its
+	// registered type.
+	evidence map[string]any
 }
 
 // ProbeUnavailable names a probe that was asked for but could not run.

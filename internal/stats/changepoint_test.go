@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/pgscale/pgscale/internal/stats"
+	"github.com/pgscale/pgscale/internal/testenv"
 )
 
 // otavaCases are series run through Apache Otava's own code
@@ -273,6 +274,7 @@ func TestChangePointsFindStep(t *testing.T) {
 // TestChangePointsFlat measures how often flat Gaussian noise shows a
 // change point, at several series lengths.
 func TestChangePointsFlat(t *testing.T) {
+	testenv.Slow(t)
 	for _, c := range []struct {
 		n     int
 		bound float64 // about twice the measured rate

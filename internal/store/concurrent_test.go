@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/pgscale/pgscale/internal/store"
+	"github.com/pgscale/pgscale/internal/testenv"
 )
 
 // writerEnv, set to a store location, makes the test binary a writer
@@ -27,6 +28,7 @@ const (
 // own to the same series, and one file both add. Every result and point
 // must arrive, and the shared file once.
 func TestConcurrentWriters(t *testing.T) {
+	testenv.Slow(t)
 	forEachBackend(t, func(t *testing.T, location string) {
 		open(t, location).Close() // created first, so the writers race on adding only
 		var wg sync.WaitGroup

@@ -3,15 +3,17 @@ package store
 import (
 	"context"
 	"fmt"
+
+	"github.com/pgscale/pgscale/internal/migrate"
 )
 
 // LastMigration is the version the last migration brings a store to.
-var LastMigration = migrations[len(migrations)-1].version
+var LastMigration = migrations[len(migrations)-1].Version
 
 // OpenNext opens a store as a pgscale one schema version newer than this
 // one would: with an extra migration made of stmts.
 func OpenNext(ctx context.Context, location string, stmts ...string) (*Store, error) {
-	migs := append(append([]migration{}, migrations...), migration{SchemaVersion + 1, stmts})
+	migs := append(append([]migrate.Migration{}, migrations...), migrate.Migration{Version: SchemaVersion + 1, Stmts: stmts})
 	return open(ctx, location, migs, nil)
 }
 

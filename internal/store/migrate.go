@@ -4,21 +4,16 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"fmt"
 	"strings"
+
+	"github.com/pgscale/pgscale/internal/migrate"
 )
 
-// migration brings a store from version-1 to version. Statements are
-// written once; {id} is replaced by each backend's auto-numbered key.
-type migration struct {
-	version int
-	stmts   []string
-}
-
 // migrations are the schema's history, oldest first; a release only ever
-// appends to it. docs/history.md describes the schema.
-var migrations = []migration{
-	{1, []string{
+// appends to it. docs/history.md describes the schema. Statements are
+// written once; {id} is replaced by each backend's auto-numbered key.
+var migrations = []migrate.Migration{
+	{Version: 1, Stmts: []string{
 		`CREATE TABLE pgscale_machines (
 			fingerprint TEXT PRIMARY KEY,
 			os TEXT NOT NULL,
@@ -74,47 +69,11 @@ const SchemaVersion = 1
 var ErrNewerSchema = errors.New("store made by a newer pgscale")
 
 // migrate brings the store's schema to the last of migs in one transaction,
-// or refuses a store newer than that. On PostgreSQL an advisory lock keeps
-// two pgscales from migrating at once; on SQLite the immediate transaction
-// does.
-func (s *Store) migrate(ctx context.Context, migs []migration) error {
-	latest := migs[len(migs)-1].version
-	return s.inTx(ctx, func(tx *sql.Tx) error {
-		if s.kind == Postgres {
-			if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(7468120119203)`); err != nil {
-				return err
-			}
-		}
-		if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS pgscale_schema_version (version INTEGER NOT NULL)`); err != nil {
-			return fmt.Errorf("cannot create the schema version table: %w", s.explain(err))
-		}
-		var v int
-		err := tx.QueryRowContext(ctx, `SELECT version FROM pgscale_schema_version`).Scan(&v)
-		switch {
-		case errors.Is(err, sql.ErrNoRows):
-			if _, err := tx.ExecContext(ctx, `INSERT INTO pgscale_schema_version (version) VALUES (0)`); err != nil {
-				return err
-			}
-		case err != nil:
-			return err
-		}
-		if v > latest {
-			return fmt.Errorf("%w: its schema is version %d, this pgscale knows up to %d; use a newer pgscale", ErrNewerSchema, v, latest)
-		}
-		for _, m := range migs {
-			if m.version <= v {
-				continue
-			}
-			for _, st := range m.stmts {
-				if _, err := tx.ExecContext(ctx, s.ddl(st)); err != nil {
-					return fmt.Errorf("migration to schema version %d: %w", m.version, err)
-				}
-			}
-			v = m.version
-		}
-		_, err = tx.ExecContext(ctx, `UPDATE pgscale_schema_version SET version = $1`, v)
-		return err
-	})
+// or refuses a store newer than that (internal/migrate, as the agents'
+// schema is).
+func (s *Store) migrate(ctx context.Context, migs []migrate.Migration) error {
+	schema := migrate.Schema{Table: "pgscale_schema_version", Migrations: migs, Newer: ErrNewerSchema, Rewrite: s.ddl, Explain: s.explain}
+	return s.inTx(ctx, func(tx *sql.Tx) error { return schema.Apply(ctx, migrate.SQL(tx), s.kind == Postgres) })
 }
 
 // ddl fills in the backend's spelling of an auto-numbered primary key.

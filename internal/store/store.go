@@ -20,6 +20,7 @@ import (
 	_ "modernc.org/sqlite"             // database/sql driver "sqlite"
 
 	"github.com/pgscale/pgscale/internal/compare"
+	"github.com/pgscale/pgscale/internal/migrate"
 	"github.com/pgscale/pgscale/internal/result"
 	"github.com/pgscale/pgscale/internal/secret"
 )
@@ -57,7 +58,7 @@ func Open(ctx context.Context, location string, measures ...compare.MeasureDef) 
 	return open(ctx, location, migrations, measures)
 }
 
-func open(ctx context.Context, location string, migs []migration, measures []compare.MeasureDef) (*Store, error) {
+func open(ctx context.Context, location string, migs []migrate.Migration, measures []compare.MeasureDef) (*Store, error) {
 	if location == "" {
 		var err error
 		if location, err = DefaultLocation(); err != nil {

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/pgscale/pgscale/internal/target"
 	"github.com/pgscale/pgscale/internal/usage"
 )
 
@@ -187,17 +188,19 @@ func (s *Suite) expandOnce(text string, c Cell) string {
 // their {{name}} templates (a target's spec may name a build or a proxy's
 // definition given with --param). Other {{...}} (a proxy's own
 // templates) are left as they are.
-func (s *Suite) TargetSpecs() []string {
-	out := make([]string, len(s.Targets))
+func (s *Suite) TargetSpecs() []target.Given {
+	out := make([]target.Given, len(s.Targets))
 	for i, t := range s.Targets {
-		out[i] = template.ReplaceAllStringFunc(t, func(m string) string {
-			name := template.FindStringSubmatch(m)[1]
-			for _, p := range s.Params {
-				if p.Name == name {
-					return p.Value
+		out[i] = t.Expand(func(text string) string {
+			return template.ReplaceAllStringFunc(text, func(m string) string {
+				name := template.FindStringSubmatch(m)[1]
+				for _, p := range s.Params {
+					if p.Name == name {
+						return p.Value
+					}
 				}
-			}
-			return m
+				return m
+			})
 		})
 	}
 	return out

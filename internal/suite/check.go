@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/pgscale/pgscale/internal/compare"
+	"github.com/pgscale/pgscale/internal/probeopt"
 	"github.com/pgscale/pgscale/internal/stats"
 	"github.com/pgscale/pgscale/internal/target"
 	"github.com/pgscale/pgscale/internal/usage"
@@ -181,10 +182,11 @@ func (p *parsed) fill(s *Suite, fs *fileSpec) error {
 		s.Probes = *fs.Probes
 	}
 	if fs.Count != nil {
-		if *fs.Count != "instructions" && *fs.Count != "" {
-			return p.errAt("$.count", "count: %q: want instructions (or nothing)", *fs.Count)
+		c, err := probeopt.ParseCount(*fs.Count)
+		if err != nil {
+			return p.errAt("$.count", "count: %q: %v (or nothing)", *fs.Count, err)
 		}
-		s.Count = *fs.Count
+		s.Count = c.String()
 	}
 	if fs.Profile != nil {
 		s.Profile = *fs.Profile
@@ -254,10 +256,10 @@ func (p *parsed) fill(s *Suite, fs *fileSpec) error {
 func (p *parsed) check(s *Suite) error {
 	specs := s.TargetSpecs()
 	if len(specs) == 0 {
-		specs = []string{"base=settings:"}
+		specs = target.Texts([]string{"base=settings:"})
 	}
 	need := 1
-	if _, err := target.ParseSpecs(specs, s.Baseline, need); err != nil {
+	if _, err := target.ParseGiven(specs, s.Baseline, need); err != nil {
 		return p.errAt("$.targets", "%v", err)
 	}
 	if s.Rounds < 1 || (len(specs) > 1 && s.Rounds < 2) {
@@ -295,7 +297,7 @@ func (p *parsed) check(s *Suite) error {
 		texts = append(texts, struct{ text, path string }{pr.Value, "$.params." + pr.Name})
 	}
 	for _, t := range s.Targets { // a parameter a target names is used; a proxy's own templates are not the suite's
-		for _, n := range templateNames(t) {
+		for _, n := range templateNames(t.Templates()) {
 			used[n] = true
 		}
 	}

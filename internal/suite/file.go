@@ -35,7 +35,7 @@ type Suite struct {
 	File, Dir, Source string
 	Quick             bool // the --quick variant
 
-	Targets  []string // --target specs; default the installed build alone
+	Targets  []target.Given // --target specs, or definitions; default the installed build alone
 	Baseline string
 	Axes     []Axis
 	// Params are single-valued parameters, templated like axes and set
@@ -59,8 +59,9 @@ type Suite struct {
 	Probes       bool
 	Profile      bool
 	// Count is "instructions" to count the servers' (and a proxy's)
-	// instructions per transaction under Valgrind (--count instructions);
-	// empty otherwise.
+	// instructions per transaction under Valgrind (--count instructions),
+	// "instructions,cache" to simulate their caches too; empty otherwise
+	// (probeopt.ParseCount reads it).
 	Count      string
 	Disturb    []string
 	Defines    map[string]string
@@ -162,14 +163,24 @@ type scriptSpec struct {
 
 // targetSpec is a target as a suite file writes it: a spec string
 // ("base=settings:"), or a map with its name and either spec: (a spec
-// after NAME=) or proxy: (a proxy's definition, or the file holding it).
+// after NAME=) or proxy: (a proxy's definition, or the file holding it,
+// as written: the proxy kind reads it).
 type targetSpec struct {
 	Text string // a spec string, as given
 	// unquoted is a spec YAML read as a map: "a=settings: k=v".
 	unquoted string
-	Name     string `yaml:"name"`
-	Spec     string `yaml:"spec"`
-	Proxy    any    `yaml:"proxy"`
+	Name     string  `yaml:"name"`
+	Spec     string  `yaml:"spec"`
+	Proxy    rawYAML `yaml:"proxy"`
+}
+
+// rawYAML is a part of the file as written, for the code that reads it.
+type rawYAML []byte
+
+// UnmarshalYAML keeps the part's text.
+func (r *rawYAML) UnmarshalYAML(b []byte) error {
+	*r = append((*r)[:0], b...)
+	return nil
 }
 
 // UnmarshalYAML takes a target written as a string or as a map.
@@ -193,9 +204,9 @@ func (t *targetSpec) UnmarshalYAML(unmarshal func(any) error) error {
 		}
 	}
 	var m struct {
-		Name  string `yaml:"name"`
-		Spec  string `yaml:"spec"`
-		Proxy any    `yaml:"proxy"`
+		Name  string  `yaml:"name"`
+		Spec  string  `yaml:"spec"`
+		Proxy rawYAML `yaml:"proxy"`
 	}
 	if err := unmarshal(&m); err != nil {
 		return err
@@ -204,43 +215,29 @@ func (t *targetSpec) UnmarshalYAML(unmarshal func(any) error) error {
 	return nil
 }
 
-// spec writes the target as a --target spec: a proxy's definition given
-// in the map becomes the spec's inline JSON object, a file it names is
-// taken relative to the suite file's directory dir.
-func (t targetSpec) spec(dir string) (string, error) {
+// spec is the target as given: a spec string, or a proxy's definition
+// (or its file, relative to the suite file's directory dir) for the proxy
+// kind to read.
+func (t targetSpec) spec(dir string) (target.Given, error) {
 	if t.unquoted != "" {
-		return "", fmt.Errorf(`a target spec is a string: quote it ("%s: ..."), as YAML reads a ': ' in a word as a key`, t.unquoted)
+		return target.Given{}, fmt.Errorf(`a target spec is a string: quote it ("%s: ..."), as YAML reads a ': ' in a word as a key`, t.unquoted)
 	}
 	if t.Text != "" {
-		return t.Text, nil
+		return target.Given{Spec: t.Text}, nil
 	}
 	if t.Name == "" {
-		return "", fmt.Errorf("a target map needs its name: (name: bouncer)")
+		return target.Given{}, fmt.Errorf("a target map needs its name: (name: bouncer)")
 	}
-	switch p := t.Proxy.(type) {
-	case nil:
+	switch {
+	case t.Proxy == nil:
 		if t.Spec == "" {
-			return "", fmt.Errorf("target %s: give spec: (settings:, bin:DIR...) or proxy: (a definition, or its file)", t.Name)
+			return target.Given{}, fmt.Errorf("target %s: give spec: (settings:, bin:DIR...) or proxy: (a definition, or its file)", t.Name)
 		}
-		return t.Name + "=" + t.Spec, nil
-	case string:
-		if t.Spec != "" {
-			return "", fmt.Errorf("target %s: spec: and proxy: both given; keep one", t.Name)
-		}
-		if !filepath.IsAbs(p) && dir != "" {
-			p = filepath.Join(dir, p)
-		}
-		return t.Name + "=proxy:" + p, nil
-	default:
-		if t.Spec != "" {
-			return "", fmt.Errorf("target %s: spec: and proxy: both given; keep one", t.Name)
-		}
-		obj, err := target.ProxyJSON(p)
-		if err != nil {
-			return "", fmt.Errorf("target %s: %v", t.Name, err)
-		}
-		return t.Name + "=proxy:" + obj, nil
+		return target.Given{Spec: t.Name + "=" + t.Spec}, nil
+	case t.Spec != "":
+		return target.Given{}, fmt.Errorf("target %s: spec: and proxy: both given; keep one", t.Name)
 	}
+	return target.Given{Name: t.Name, Kind: target.ProxyKind, Def: t.Proxy, Dir: dir}, nil
 }
 
 // boundSpec is "tps=-5%" or {bound: "tps=-5%", cells: "partitions=32"}.

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/pgscale/pgscale/internal/suite"
+	"github.com/pgscale/pgscale/internal/target"
 	"github.com/pgscale/pgscale/internal/usage"
 )
 
@@ -85,11 +86,11 @@ func TestTargetMaps(t *testing.T) {
 		t.Fatalf("targets %q", s.Targets)
 	}
 	for i, w := range want {
-		if !strings.HasPrefix(s.Targets[i], w) {
+		if !strings.HasPrefix(s.Targets[i].String(), w) {
 			t.Errorf("target %d is %q, want %q...", i, s.Targets[i], w)
 		}
 	}
-	if !strings.Contains(s.Targets[2], `"of":"a"`) || !strings.Contains(s.Targets[2], `{{upstream.host}}`) {
+	if !strings.Contains(s.Targets[2].String(), `"of":"a"`) || !strings.Contains(s.Targets[2].String(), `{{upstream.host}}`) {
 		t.Errorf("the proxy's definition is not all there: %s", s.Targets[2])
 	}
 }
@@ -101,13 +102,13 @@ func TestTargetParamsAndCount(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := strings.Join(s.TargetSpecs(), " "); got != "base=pgbouncer:,of='settings:replicas=1' cand=pgbouncer:,of='settings:replicas=1'" {
+	if got := joinTargets(s.TargetSpecs()); got != "base=pgbouncer:,of='settings:replicas=1' cand=pgbouncer:,of='settings:replicas=1'" {
 		t.Errorf("preset targets %s", got)
 	}
 	if err := s.SetParam("cand", "proxy:cand.yaml"); err != nil {
 		t.Fatal(err)
 	}
-	if got := s.TargetSpecs()[1]; got != "cand=proxy:cand.yaml,of='settings:replicas=1'" {
+	if got := s.TargetSpecs()[1].String(); got != "cand=proxy:cand.yaml,of='settings:replicas=1'" {
 		t.Errorf("with --param cand: %s", got)
 	}
 	src := strings.Replace(good, "rounds: 3\n", "rounds: 3\ncount: instructions\ntransactions: 100\n", 1)
@@ -118,6 +119,11 @@ func TestTargetParamsAndCount(t *testing.T) {
 	src = strings.Replace(src, "count: instructions", "count: cycles", 1)
 	if _, err = suite.Parse("demo.yaml", "", "demo", []byte(src), false); err == nil || !strings.Contains(err.Error(), "want instructions") {
 		t.Errorf("count: cycles: %v", err)
+	}
+	// As run and ab take it: the cache simulation too.
+	src = strings.Replace(src, "count: cycles", "count: instructions,cache", 1)
+	if s, err = suite.Parse("demo.yaml", "", "demo", []byte(src), false); err != nil || s.Count != "instructions,cache" {
+		t.Errorf("count: instructions,cache: %v, %+v", err, s)
 	}
 }
 
@@ -212,4 +218,13 @@ func TestPresets(t *testing.T) {
 	if _, err := suite.Preset("nope", false); err == nil || !strings.Contains(err.Error(), "fastpath") {
 		t.Errorf("unknown preset: %v", err)
 	}
+}
+
+// joinTargets writes targets as --target would take them, space-separated.
+func joinTargets(ts []target.Given) string {
+	var out []string
+	for _, t := range ts {
+		out = append(out, t.String())
+	}
+	return strings.Join(out, " ")
 }

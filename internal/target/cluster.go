@@ -7,7 +7,6 @@ import (
 	"math/rand/v2"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -16,6 +15,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/pgscale/pgscale/internal/proc"
 )
 
 // Options say how to start an ephemeral cluster.
@@ -130,10 +131,10 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 			return c, fmt.Errorf("mark cluster directory: %w", err)
 		}
 	}
-	if c.cred, err = runAs(opts.OSUser); err != nil {
+	if c.cred, err = proc.RunAs(opts.OSUser); err != nil {
 		return c, err
 	}
-	if err = giveTo(dir, c.cred, opts.OSUser); err != nil {
+	if err = proc.GiveTo(dir, c.cred, opts.OSUser); err != nil {
 		return c, err
 	}
 	if err = c.initdb(); err != nil {
@@ -171,20 +172,18 @@ func mkdirTemp(parent string) (string, error) {
 	}
 }
 
-func (c *Cluster) command(name string, args ...string) *exec.Cmd {
-	cmd := exec.Command(filepath.Join(c.BinDir, name), args...)
-	cmd.Dir = c.Dir
-	cmd.Env = append(childEnv(), "LC_ALL=C")
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: c.cred, Setpgid: true}
-	return cmd
+// command runs one of the server's programs to its end, as the server's
+// OS user, and returns what it printed.
+func (c *Cluster) command(ctx context.Context, name string, args ...string) (string, error) {
+	return proc.Output(ctx, proc.Spec{Name: name, Path: filepath.Join(c.BinDir, name), Args: args, Dir: c.Dir,
+		Env: append(childEnv(), "LC_ALL=C"), Cred: c.cred})
 }
 
 func (c *Cluster) initdb() error {
-	cmd := c.command("initdb", "-D", c.DataDir, "-U", superuser, "--auth=trust", "-E", "UTF8",
+	out, err := c.command(context.Background(), "initdb", "-D", c.DataDir, "-U", superuser, "--auth=trust", "-E", "UTF8",
 		"--locale=C", "--no-sync", "--no-instructions")
-	out, err := cmd.CombinedOutput()
 	if err != nil {
-		return fmt.Errorf("initdb failed: %v: %s", err, lastLines(string(out), 5))
+		return fmt.Errorf("initdb failed: %v: %s", err, proc.LastLines(out, 5))
 	}
 	return nil
 }
@@ -266,13 +265,13 @@ func (c *Cluster) start(ctx context.Context) error {
 			return err
 		}
 	}
-	ps := processSpec{name: "postgres", path: filepath.Join(c.BinDir, "postgres"), args: []string{"-D", c.DataDir}, dir: c.Dir,
-		env: append(childEnv(), "LC_ALL=C"), log: c.LogFile, cred: c.cred,
+	ps := proc.Spec{Name: "postgres", Path: filepath.Join(c.BinDir, "postgres"), Args: []string{"-D", c.DataDir}, Dir: c.Dir,
+		Env: append(childEnv(), "LC_ALL=C"), Log: c.LogFile, Cred: c.cred,
 		// Fast shutdown, then immediate.
-		stop: []StopStep{{syscall.SIGINT, 30 * time.Second}, {syscall.SIGQUIT, 5 * time.Second}}}
+		Stop: []StopStep{{Signal: syscall.SIGINT, Wait: 30 * time.Second}, {Signal: syscall.SIGQUIT, Wait: 5 * time.Second}}}
 	if v := c.opts.Valgrind; v != nil {
-		ps.path, ps.args = v.command(c.Dir, ps.path, ps.args...)
-		ps.env = valgrindEnv()
+		ps.Path, ps.Args = v.command(c.Dir, ps.Path, ps.Args...)
+		ps.Env = valgrindEnv()
 	} else {
 		// An environment of random size moves the initial stack of the server
 		// and of every backend it forks, which changes how their frames fall
@@ -281,25 +280,25 @@ func (c *Cluster) start(ctx context.Context) error {
 		// that a cluster re-created for a new layout does not keep that part
 		// of its placement. (Under Valgrind the environment is fixed
 		// instead: an instruction count must not move with it.)
-		ps.env = append(ps.env, "PGSCALE_LAYOUT="+strings.Repeat("x", rand.IntN(4096)))
+		ps.Env = append(ps.Env, "PGSCALE_LAYOUT="+strings.Repeat("x", rand.IntN(4096)))
 	}
 	// If pgscale dies without cleaning up, the kernel tells the postmaster to
 	// shut down immediately.
 	if !c.opts.Detach {
-		ps.parentDeath = syscall.SIGQUIT
+		ps.ParentDeath = syscall.SIGQUIT
 	}
-	proc, err := startProcess(ps)
+	pr, err := proc.Start(ps)
 	if err != nil {
 		return err
 	}
 	c.mu.Lock()
-	c.proc, c.stopped = proc, false
+	c.proc, c.stopped = pr, false
 	c.mu.Unlock()
 	return c.waitReady(ctx)
 }
 
 func (c *Cluster) waitReady(ctx context.Context) error {
-	return c.process().waitReady(ctx, c.opts.StartTimeout, 50*time.Millisecond, "accept connections", func(ctx context.Context) error {
+	return c.process().WaitReady(ctx, c.opts.StartTimeout, 50*time.Millisecond, "accept connections", func(ctx context.Context) error {
 		cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 		defer cancel()
 		conn, err := pgconn.Connect(cctx, c.ConnString("postgres"))
@@ -421,4 +420,4 @@ func freePort() (int, error) {
 var ErrServerGone = errors.New("server exited")
 
 // Log returns the last n lines of the server log, for error messages.
-func (c *Cluster) Log(n int) string { return tailFile(c.LogFile, n, "(no server log)") }
+func (c *Cluster) Log(n int) string { return proc.TailFile(c.LogFile, n, "(no server log)") }

@@ -1,16 +1,14 @@
 package target
 
 import (
-	"context"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"strings"
-	"syscall"
 
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/pgscale/pgscale/internal/connerr"
 	"github.com/pgscale/pgscale/internal/secret"
 )
 
@@ -51,79 +49,13 @@ func parseErrorReason(err error) string {
 	return secret.Redact(err.Error())
 }
 
-// Describe names a target for humans: host, port, user and database, no password.
-func Describe(cfg *pgconn.Config) string {
-	return fmt.Sprintf("host=%s port=%d user=%s dbname=%s", cfg.Host, cfg.Port, cfg.User, cfg.Database)
-}
+// Describe names a target for humans: host, port, user and database, no
+// password (internal/connerr's).
+func Describe(cfg *pgconn.Config) string { return connerr.Describe(cfg) }
 
-// ConnectError classifies a failed connection attempt.
-type ConnectError struct {
-	Target string // Describe() of the target
-	Reason string // one line, no password
-	Fix    string // what to do
-	Usage  bool   // the user's input is wrong (bad password, no such database): exit 2, not 3
-	Err    error
-}
-
-func (e *ConnectError) Error() string {
-	msg := fmt.Sprintf("cannot connect to %s: %s", e.Target, e.Reason)
-	if e.Fix != "" {
-		msg += " (" + e.Fix + ")"
-	}
-	return msg
-}
-
-func (e *ConnectError) Unwrap() error { return e.Err }
+// ConnectError classifies a failed connection attempt (internal/connerr's).
+type ConnectError = connerr.Error
 
 // ClassifyConnectError turns a pgconn connection error into a ConnectError
-// with a reason and a fix.
-func ClassifyConnectError(cfg *pgconn.Config, err error) error {
-	if err == nil {
-		return nil
-	}
-	ce := &ConnectError{Target: Describe(cfg), Err: err}
-	var pgErr *pgconn.PgError
-	var netErr net.Error
-	switch {
-	case errors.As(err, &pgErr):
-		ce.Reason = pgErr.Message
-		switch pgErr.Code {
-		case "28P01", "28000":
-			ce.Usage = true
-			ce.Fix = "check the user and password in --dsn, PGPASSWORD or ~/.pgpass"
-		case "3D000":
-			ce.Usage = true
-			ce.Fix = "create the database or name another in --dsn"
-		case "53300":
-			ce.Fix = "raise max_connections or use fewer clients"
-		case "57P03":
-			ce.Fix = "the server is starting up or shutting down; retry"
-		}
-	case errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ENOENT):
-		ce.Reason = "no server is listening there"
-		ce.Fix = "start the server or fix host/port in --dsn"
-	case errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &netErr) && netErr.Timeout()):
-		ce.Reason = "timed out"
-		ce.Fix = "check the host is reachable"
-	default:
-		var dnsErr *net.DNSError
-		if errors.As(err, &dnsErr) {
-			ce.Reason = "unknown host " + dnsErr.Name
-			ce.Usage = true
-			ce.Fix = "fix the host in --dsn"
-		} else {
-			ce.Reason = secret.Redact(innermost(err).Error())
-		}
-	}
-	return ce
-}
-
-func innermost(err error) error {
-	for {
-		u := errors.Unwrap(err)
-		if u == nil {
-			return err
-		}
-		err = u
-	}
-}
+// with a reason and a fix (internal/connerr's).
+func ClassifyConnectError(cfg *pgconn.Config, err error) error { return connerr.Classify(cfg, err) }

@@ -6,12 +6,14 @@ import (
 	"time"
 
 	"github.com/pgscale/pgscale/internal/target"
+	"github.com/pgscale/pgscale/internal/testenv"
 )
 
 // A libpq variable set but empty is unset for pgscale and for the server
 // programs it starts: PGPORT="" neither points at a server nor stops an
 // ephemeral cluster from starting (postgres refuses "" as a port).
 func TestEmptyLibpqVariableIsUnset(t *testing.T) {
+	testenv.Slow(t)
 	for _, v := range []string{"PGHOST", "PGHOSTADDR", "PGDATABASE", "PGSERVICE"} {
 		t.Setenv(v, "")
 	}

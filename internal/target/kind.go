@@ -42,6 +42,19 @@ type kind struct {
 	// parse reads what follows the colon, of= taken out; its errors say
 	// what is wrong in one line, without the spec (ParseSpec adds it).
 	parse func(arg string) (Arg, error)
+	// split, when set, takes the kind's own argument off the front of
+	// what follows the colon, when it holds commas the comma list must
+	// not split (a proxy's inline definition), and returns it and the
+	// rest (of= items); own is empty when the argument is an ordinary
+	// comma list.
+	split func(arg string) (own, rest string, err error)
+	// def, when set, reads the kind's argument given as a definition in
+	// a suite file (YAML, as written there) instead of as text; dir is
+	// the directory its relative paths are taken from.
+	def func(data []byte, dir string) (Arg, error)
+	// defaultOf, when set, is the targets a target of the kind fronts
+	// when its spec names none (a proxy definition's of:).
+	defaultOf func(Arg) []string
 }
 
 // kinds are the registered kinds, in the order help texts list them. A new

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -17,6 +18,7 @@ import (
 	"github.com/pgscale/pgscale/internal/result"
 	"github.com/pgscale/pgscale/internal/secret"
 	"github.com/pgscale/pgscale/internal/usage"
+	"github.com/pgscale/pgscale/internal/watch"
 )
 
 // Proxy is any pooler or proxy, started by its command line in front of
@@ -33,7 +35,10 @@ var proxyKind = kind{
 	help: "any pooler or proxy, started by pgscale in front of target NAME's server (of=NAME, repeated for several; " +
 		"by default the first target that is not a pooler) from the definition in FILE.yaml: its command line and the files it reads, " +
 		"templates of {{dir}}, {{port}} and {{upstream.host}}, {{upstream.port}}... (docs/poolers.md); its processes are accounted as the pooler",
-	parse: parseProxyArg,
+	parse:     parseProxyArg,
+	split:     cutObject,
+	def:       parseProxyDef,
+	defaultOf: func(a Arg) []string { return a.(ProxyArg).Of },
 }
 
 // ProxyArg is a proxy target's definition, read from File (or given
@@ -59,9 +64,6 @@ func (a ProxyArg) String() string {
 	return secret.Redact(a.Inline)
 }
 
-// defaultOf is the targets the proxy fronts when the spec names none.
-func (a ProxyArg) defaultOf() []string { return a.Of }
-
 // proxyYAML is a proxy definition as written.
 type proxyYAML struct {
 	Program           string        `yaml:"program" json:"program,omitempty"`
@@ -73,6 +75,19 @@ type proxyYAML struct {
 	Of                any           `yaml:"of" json:"of,omitempty"`
 	Build             *buildYAML    `yaml:"build" json:"build,omitempty"`
 	ServerConnections int           `yaml:"server_connections" json:"server_connections,omitempty"`
+	Admin             *adminYAML    `yaml:"admin" json:"admin,omitempty"`
+}
+
+// adminYAML is a proxy's admin console as written: connection keywords
+// added to where the clients connect, and the commands with their
+// columns' pool figures.
+type adminYAML struct {
+	Connect  string `yaml:"connect" json:"connect"`
+	Commands []struct {
+		Command string            `yaml:"command" json:"command"`
+		Pool    []string          `yaml:"pool" json:"pool,omitempty"`
+		Columns map[string]string `yaml:"columns" json:"columns"`
+	} `yaml:"commands" json:"commands"`
 }
 
 // Brief shortens a target spec for a line of text: a proxy's inline
@@ -107,33 +122,63 @@ type buildYAML struct {
 	Keep   string `yaml:"keep" json:"keep,omitempty"`
 }
 
-// ProxyJSON turns a proxy definition read from YAML (a suite file's
-// target map) into the inline form of a target spec: a JSON object.
-func ProxyJSON(def any) (string, error) {
-	b, err := json.Marshal(def)
-	if err != nil {
-		return "", fmt.Errorf("proxy definition: %w", err)
-	}
-	return string(b), nil
-}
-
 func parseProxyArg(arg string) (Arg, error) {
 	arg = strings.TrimSpace(arg)
 	if arg == "" {
 		return nil, errors.New("proxy: needs the file holding its definition (command, files, of...): proxy:FILE.yaml")
 	}
-	a := ProxyArg{}
-	var data []byte
-	name, dir := "", ""
 	if strings.HasPrefix(arg, "{") {
-		a.Inline, data, name = arg, []byte(arg), "the proxy definition"
-	} else {
-		b, err := os.ReadFile(arg)
+		a, err := readProxy([]byte(arg), "the proxy definition", "")
 		if err != nil {
-			return nil, fmt.Errorf("proxy: %v", err)
+			return nil, err
 		}
-		a.File, data, name, dir = arg, b, arg, filepath.Dir(arg)
+		a.Inline = arg
+		return a, nil
 	}
+	b, err := os.ReadFile(arg)
+	if err != nil {
+		return nil, fmt.Errorf("proxy: %v", err)
+	}
+	a, err := readProxy(b, arg, filepath.Dir(arg))
+	if err != nil {
+		return nil, err
+	}
+	a.File = arg
+	return a, nil
+}
+
+// parseProxyDef reads a proxy given in a suite file's target map
+// (proxy:), as the suite file writes it: the definition itself, or the
+// name of the file holding it, relative to dir (the suite file's).
+func parseProxyDef(data []byte, dir string) (Arg, error) {
+	var v any
+	if err := yaml.Unmarshal(data, &v); err != nil {
+		return nil, fmt.Errorf("the proxy definition: %s", oneLine(yaml.FormatError(err, false, true)))
+	}
+	if file, ok := v.(string); ok {
+		if !filepath.IsAbs(file) && dir != "" {
+			file = filepath.Join(dir, file)
+		}
+		return parseProxyArg(file)
+	}
+	a, err := readProxy(data, "the proxy definition", "")
+	if err != nil {
+		return nil, err
+	}
+	// Written back as an inline definition, as --target takes it.
+	js, err := json.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("the proxy definition: %w", err)
+	}
+	a.Inline = string(js)
+	return a, nil
+}
+
+// readProxy reads a proxy definition (YAML, or JSON, which YAML reads
+// too): name names it in errors, dir is where its relative paths start
+// ("" for none).
+func readProxy(data []byte, name, dir string) (ProxyArg, error) {
+	a := ProxyArg{}
 	var y proxyYAML
 	// A file may hold a suite file's target map: name: and proxy:.
 	var wrapped struct {
@@ -143,18 +188,52 @@ func parseProxyArg(arg string) (Arg, error) {
 	if err := yaml.UnmarshalWithOptions(data, &wrapped, yaml.DisallowUnknownField()); err == nil && wrapped.Proxy.Command != "" {
 		y = wrapped.Proxy
 	} else if err := yaml.UnmarshalWithOptions(data, &y, yaml.DisallowUnknownField()); err != nil {
-		return nil, fmt.Errorf("%s: %s", name, oneLine(yaml.FormatError(err, false, true)))
+		return a, fmt.Errorf("%s: %s", name, oneLine(yaml.FormatError(err, false, true)))
 	}
 	def, err := y.def(name, dir)
 	if err != nil {
-		return nil, err
+		return a, err
 	}
 	a.Def = def
 	a.ServerConnections = y.ServerConnections
 	if a.Of, err = ofList(y.Of); err != nil {
-		return nil, fmt.Errorf("%s: of: %v", name, err)
+		return a, fmt.Errorf("%s: of: %v", name, err)
 	}
 	return a, nil
+}
+
+// cutObject is the proxy kind's split: it takes an inline definition, a
+// JSON object, off the front of the argument: the object (empty when the
+// argument is not one) and what follows its comma.
+func cutObject(arg string) (obj, rest string, err error) {
+	s := strings.TrimSpace(arg)
+	if !strings.HasPrefix(s, "{") {
+		return "", arg, nil
+	}
+	depth, inString, escaped := 0, false, false
+	for i, r := range s {
+		switch {
+		case escaped:
+			escaped = false
+		case inString && r == '\\':
+			escaped = true
+		case r == '"':
+			inString = !inString
+		case inString:
+		case r == '{':
+			depth++
+		case r == '}':
+			depth--
+			if depth == 0 {
+				rest = strings.TrimSpace(s[i+1:])
+				if rest != "" && !strings.HasPrefix(rest, ",") {
+					return "", "", fmt.Errorf("after the definition {...} want ,of=NAME, not %q", rest)
+				}
+				return s[:i+1], strings.TrimPrefix(rest, ","), nil
+			}
+		}
+	}
+	return "", "", fmt.Errorf("the definition {... is not closed")
 }
 
 // oneLine joins a multi-line message.
@@ -205,6 +284,26 @@ func (y proxyYAML) def(name, dir string) (ProxyDef, error) {
 			return bad("stop: %q: want SIGTERM, SIGINT, SIGQUIT or SIGHUP", y.Stop)
 		}
 		d.Stop = sig
+	}
+	if a := y.Admin; a != nil {
+		if strings.TrimSpace(a.Connect) == "" || len(a.Commands) == 0 {
+			return bad("admin: needs connect: (the console's keywords, dbname=pgbouncer) and commands: (command:, pool:, columns:)")
+		}
+		if err := ParseProxyTemplate("admin connect", a.Connect, nil); err != nil {
+			return bad("%v", err)
+		}
+		d.Admin = &ProxyAdmin{Connect: a.Connect}
+		for i, c := range a.Commands {
+			if strings.TrimSpace(c.Command) == "" || len(c.Columns) == 0 {
+				return bad("admin: commands[%d]: needs command: (SHOW POOLS) and columns: (FIGURE: COLUMN)", i)
+			}
+			for fig := range c.Columns {
+				if !slices.Contains(watch.Figures, fig) {
+					return bad("admin: commands[%d]: columns: %q is no pool figure (want %s)", i, fig, strings.Join(watch.Figures, ", "))
+				}
+			}
+			d.Admin.Commands = append(d.Admin.Commands, watch.AdminCommand{Command: c.Command, Pool: c.Pool, Columns: c.Columns})
+		}
 	}
 	if y.ServerConnections < 0 {
 		return bad("server_connections: %d: want a number of connections", y.ServerConnections)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/pgscale/pgscale/internal/result"
 	"github.com/pgscale/pgscale/internal/usage"
+	"github.com/pgscale/pgscale/internal/watch"
 )
 
 // ClusterOptions shape every ephemeral cluster of a run (--pg-bin, --tmpfs,
@@ -131,6 +132,8 @@ type Pooler interface {
 	ExitError() error
 	// SaveLog copies its log, passwords redacted, to path.
 	SaveLog(path string) error
+	// Admin is its admin console, nil when its definition names none.
+	Admin() *watch.Admin
 	// Stop stops it and removes what it wrote; safe to call twice.
 	Stop() error
 }

@@ -14,7 +14,9 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/pgscale/pgscale/internal/proc"
 	"github.com/pgscale/pgscale/internal/secret"
+	"github.com/pgscale/pgscale/internal/watch"
 )
 
 // PgBouncerOptions say how to start a pgbouncer in front of a server.
@@ -152,7 +154,30 @@ func pgbouncerDef(bin string, settings []Setting, tcp bool) ProxyDef {
 		connect = "host=127.0.0.1 port={{port}}"
 	}
 	return ProxyDef{Program: "pgbouncer", Command: shellQuote(bin) + " {{dir}}/pgbouncer.ini",
-		Files: []ProxyFile{{Name: "pgbouncer.ini", Template: b.String()}}, Connect: connect}
+		Files: []ProxyFile{{Name: "pgbouncer.ini", Template: b.String()}}, Connect: connect, Admin: PgBouncerAdmin()}
+}
+
+// PgBouncerAdmin is PgBouncer's admin console (the database "pgbouncer",
+// open to every user under auth_type any) and how its SHOW POOLS and SHOW
+// STATS columns map to pool figures: the built-in pgbouncer: target's,
+// and a proxy definition's for PgBouncer.
+func PgBouncerAdmin() *ProxyAdmin {
+	return &ProxyAdmin{Connect: "dbname=pgbouncer", Commands: []watch.AdminCommand{
+		{Command: "SHOW POOLS", Pool: []string{"database", "user"}, Columns: map[string]string{
+			watch.ClientsActive: "cl_active", watch.ClientsWaiting: "cl_waiting", watch.ServersActive: "sv_active",
+			watch.ServersIdle: "sv_idle", watch.ServersUsed: "sv_used", watch.MaxWaitSeconds: "maxwait", watch.MaxWaitMicros: "maxwait_us"}},
+		{Command: "SHOW STATS", Pool: []string{"database"}, Columns: map[string]string{
+			watch.Transactions: "total_xact_count", watch.Queries: "total_query_count", watch.WaitMicroTotals: "total_wait_time",
+			watch.TransactionUS: "total_xact_time", watch.QueryUS: "total_query_time"}},
+	}}
+}
+
+// Admin is pgbouncer's admin console (PgBouncerAdmin's).
+func (p *PgBouncer) Admin() *watch.Admin {
+	if p == nil || p.proxy == nil {
+		return nil
+	}
+	return p.proxy.Admin()
 }
 
 // shellQuote quotes a word for /bin/sh when it needs it.
@@ -296,7 +321,7 @@ func connQuote(v string) string {
 // waitReady waits until the admin console answers, then checks that a query
 // passes through the pool to the server.
 func (p *PgBouncer) waitReady(ctx context.Context, opts PgBouncerOptions) error {
-	err := p.Process.waitReady(ctx, opts.StartTimeout, 20*time.Millisecond, "accept connections", func(ctx context.Context) error {
+	err := p.Process.WaitReady(ctx, opts.StartTimeout, 20*time.Millisecond, "accept connections", func(ctx context.Context) error {
 		cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 		defer cancel()
 		conn, err := pgconn.Connect(cctx, p.ConnString("pgbouncer"))
@@ -350,11 +375,11 @@ func (p *PgBouncer) Program() string { return "pgbouncer" }
 
 // SaveLog copies pgbouncer's whole log to path, before Stop removes it,
 // with anything that looks like a password redacted.
-func (p *PgBouncer) SaveLog(path string) error { return saveLog("pgbouncer", p.LogFile, path) }
+func (p *PgBouncer) SaveLog(path string) error { return proc.SaveLog("pgbouncer", p.LogFile, path) }
 
 // Log returns the last n lines of pgbouncer's log, for error messages. The
 // whole log is LogFile, until Stop removes it.
-func (p *PgBouncer) Log(n int) string { return tailFile(p.LogFile, n, "(no pgbouncer log)") }
+func (p *PgBouncer) Log(n int) string { return proc.TailFile(p.LogFile, n, "(no pgbouncer log)") }
 
 // Stop shuts pgbouncer down and removes its directory, log included: copy
 // the log first (LogFile, Log) to keep it. It is safe to call more than

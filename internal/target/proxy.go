@@ -16,7 +16,9 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/pgscale/pgscale/internal/proc"
 	"github.com/pgscale/pgscale/internal/secret"
+	"github.com/pgscale/pgscale/internal/watch"
 )
 
 // ProxyDef says how to run a pooler or proxy: its command line and the
@@ -48,6 +50,18 @@ type ProxyDef struct {
 	// its build command: built (or found) in the build cache before the
 	// start, its directory {{build}}.
 	Build *ProxyBuild
+	// Admin, when set, is the program's admin console (admin:), for a
+	// probe of the pooler's pools.
+	Admin *ProxyAdmin
+}
+
+// ProxyAdmin is a proxy's admin console as its definition names it:
+// Connect, connection keywords (a template, as Connect is) that turn where
+// the clients connect into the console ("dbname=pgbouncer"), and the
+// commands run there with how their columns map to pool figures.
+type ProxyAdmin struct {
+	Connect  string
+	Commands []watch.AdminCommand
 }
 
 // ProxyBuild is how a proxy's program is built: a source PATH[@REV][+PATCH]
@@ -145,6 +159,8 @@ type Proxy struct {
 	Files map[string]string
 	// Connect is the rendered Connect, without user and database.
 	Connect string
+	// adminConnect is the rendered Admin.Connect.
+	adminConnect string
 	// Upstreams are the servers it fronts.
 	Upstreams []Upstream
 
@@ -204,10 +220,10 @@ func StartProxy(ctx context.Context, opts ProxyOptions) (p *Proxy, err error) {
 			p.shutdown()
 		}
 	}()
-	if p.cred, err = runAs(opts.OSUser); err != nil {
+	if p.cred, err = proc.RunAs(opts.OSUser); err != nil {
 		return p, fmt.Errorf("%s runs as %s: %w", def.Program, opts.OSUser, err)
 	}
-	if err = giveTo(dir, p.cred, opts.OSUser); err != nil {
+	if err = proc.GiveTo(dir, p.cred, opts.OSUser); err != nil {
 		return p, err
 	}
 	if p.FileLimit = opts.OpenFiles; p.FileLimit == 0 {
@@ -342,7 +358,7 @@ func (p *Proxy) render() error {
 		if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
 			return fmt.Errorf("write %s's %s: %w", p.Name, f.Name, err)
 		}
-		if err := giveTo(path, p.cred, p.opts.OSUser); err != nil {
+		if err := proc.GiveTo(path, p.cred, p.opts.OSUser); err != nil {
 			return err
 		}
 		p.Files[f.Name] = p.redact(text)
@@ -356,8 +372,27 @@ func (p *Proxy) render() error {
 		return err
 	}
 	p.Connect = strings.TrimSpace(p.Connect)
+	if a := def.Admin; a != nil {
+		if p.adminConnect, err = p.execute("admin connect", a.Connect); err != nil {
+			return err
+		}
+	}
 	p.cmdline = strings.TrimSpace(cmd)
 	return nil
+}
+
+// Admin is the proxy's admin console when its definition names one (nil
+// otherwise): where the clients connect, with the console's keywords.
+func (p *Proxy) Admin() *watch.Admin {
+	a := p.opts.Def.Admin
+	if a == nil {
+		return nil
+	}
+	cfg, err := ParseDSN(p.ConnString(p.Upstreams[0].Database) + " " + strings.TrimSpace(p.adminConnect))
+	if err != nil {
+		return nil // checked when the definition was read
+	}
+	return &watch.Admin{Conn: cfg, Commands: a.Commands}
 }
 
 // shellMeta are the characters that make a command line more than one
@@ -385,14 +420,14 @@ func (p *Proxy) start(ctx context.Context) error {
 		path, args = p.valgrindCommand(v)
 		env = append(valgrindEnv(), "PGSCALE_PROXY_DIR="+p.Dir, "PGSCALE_PROXY_PORT="+strconv.Itoa(p.Port))
 	}
-	proc, err := startProcess(processSpec{name: p.Name, path: path, args: args, dir: p.Dir, env: env,
-		log: p.LogFile, cred: p.cred, openFiles: p.FileLimit, parentDeath: syscall.SIGTERM,
-		stop: []StopStep{{stop, 5 * time.Second}}})
+	pr, err := proc.Start(proc.Spec{Name: p.Name, Path: path, Args: args, Dir: p.Dir, Env: env,
+		Log: p.LogFile, Cred: p.cred, OpenFiles: p.FileLimit, ParentDeath: syscall.SIGTERM,
+		Stop: []StopStep{{Signal: stop, Wait: 5 * time.Second}}})
 	if err != nil {
 		return err
 	}
 	p.mu.Lock()
-	p.Process, p.stopped = proc, false
+	p.Process, p.stopped = pr, false
 	p.mu.Unlock()
 	if p.opts.Check != nil {
 		return p.opts.Check(ctx, p)
@@ -430,7 +465,7 @@ func connValue(v string) string {
 // its first upstream's database, within Def.Ready.
 func (p *Proxy) waitReady(ctx context.Context) error {
 	dsn := p.ConnString(p.Upstreams[0].Database)
-	err := p.Process.waitReady(ctx, p.opts.Def.Ready, 50*time.Millisecond, "answer a startup and SELECT 1", func(ctx context.Context) error {
+	err := p.Process.WaitReady(ctx, p.opts.Def.Ready, 50*time.Millisecond, "answer a startup and SELECT 1", func(ctx context.Context) error {
 		cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 		defer cancel()
 		conn, err := pgconn.Connect(cctx, dsn)
@@ -460,7 +495,7 @@ func (p *Proxy) ExitError() error {
 
 // Log returns the last n lines of the proxy's log, passwords redacted.
 func (p *Proxy) Log(n int) string {
-	return p.redact(tailFile(p.LogFile, n, "(no "+p.Name+" log)"))
+	return p.redact(proc.TailFile(p.LogFile, n, "(no "+p.Name+" log)"))
 }
 
 // SaveLog copies the proxy's whole log to path, passwords redacted.
@@ -485,9 +520,9 @@ func (p *Proxy) Program() string { return p.Name }
 // shutdown stops the program and every process it started.
 func (p *Proxy) shutdown() {
 	p.mu.Lock()
-	proc := p.Process
+	pr := p.Process
 	p.mu.Unlock()
-	proc.Stop()
+	pr.Stop()
 }
 
 // Stop stops the proxy and its children and removes its directory, log

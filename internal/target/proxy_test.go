@@ -16,6 +16,7 @@ import (
 	"github.com/pgscale/pgscale/internal/build/buildtest"
 	"github.com/pgscale/pgscale/internal/target"
 	"github.com/pgscale/pgscale/internal/target/targettest"
+	"github.com/pgscale/pgscale/internal/testenv"
 	"github.com/pgscale/pgscale/internal/usage"
 )
 
@@ -163,6 +164,7 @@ func TestProxyPgpool(t *testing.T) {
 // text); nothing of it is left. A program that is not there, or a
 // template that names nothing, is a usage error before anything starts.
 func TestProxyFailures(t *testing.T) {
+	testenv.Slow(t)
 	exits := writeDef(t, `command: "echo '<script>alert(1)</script> no such option: {{port}}' >&2; exit 3"
 ready: 5s
 `)
@@ -258,6 +260,7 @@ of: [s1, s2]
 // again with it by Renew, and is gone, processes and directory, after
 // Close.
 func TestReplicas(t *testing.T) {
+	testenv.Slow(t)
 	spec, err := target.ParseSpec("a=settings:work_mem=5MB,replicas=1")
 	if err != nil || spec.Replicas != 1 || spec.String() != "a=settings:replicas=1,work_mem=5MB" {
 		t.Fatalf("ParseSpec: %+v (%s), %v", spec, spec.String(), err)
@@ -291,6 +294,18 @@ func TestReplicas(t *testing.T) {
 		ups := srv.Upstreams()
 		if len(ups) != 2 || ups[0].Role != "primary" || ups[1].Role != "replica" || ups[1].Name != "a-replica1" || ups[1].Server != r {
 			t.Errorf("upstreams %+v", ups)
+		}
+		// What the probes are told: the replica knows its primary's place.
+		w := srv.Watch()
+		if wu := w.Upstreams(); len(wu) != 2 || wu[0].Primary != -1 || wu[1].Primary != 0 || wu[1].Conn != r.Config {
+			t.Errorf("watched upstreams %+v", wu)
+		}
+		if w.PID() != srv.Cluster.PID() || !w.Ephemeral() || w.DataDir() != srv.Cluster.DataDir || w.Pooler() != nil || w.Callgrind() != nil {
+			t.Errorf("watched: pid %d (want %d), ephemeral %v, data directory %q, pooler %v, callgrind %v",
+				w.PID(), srv.Cluster.PID(), w.Ephemeral(), w.DataDir(), w.Pooler(), w.Callgrind())
+		}
+		if _, ok := w.BuildConstant("FP_LOCK_SLOTS_PER_BACKEND"); ok {
+			t.Error("an installed server's build said its constants")
 		}
 		return r
 	}
@@ -357,6 +372,7 @@ func readExample(t *testing.T, name string) string {
 // A proxy in front of a server of its own (of='settings:...'): no target
 // of the run, started for it and stopped with it.
 func TestProxyOwnServer(t *testing.T) {
+	testenv.Slow(t)
 	needPgBouncer(t)
 	specs, err := target.ParseSpecs([]string{"a=proxy:" + targettest.Example(t, "pgbouncer") + ",of='settings:work_mem=3MB'"}, "", 1)
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/pgscale/pgscale/internal/proc"
 	"github.com/pgscale/pgscale/internal/result"
 )
 
@@ -25,13 +26,13 @@ func (c *Cluster) startReplica(ctx context.Context) (r *Cluster, err error) {
 	r = &Cluster{Dir: dir, DataDir: filepath.Join(dir, "data"), SocketDir: dir, LogFile: filepath.Join(dir, "server.log"),
 		Port: 5432, TCP: c.TCP, BinDir: c.BinDir, Version: c.Version, Major: c.Major, User: c.User, Preloaded: c.Preloaded,
 		opts: c.opts, cred: c.cred}
-	if err = giveTo(dir, r.cred, c.opts.OSUser); err != nil {
+	if err = proc.GiveTo(dir, r.cred, c.opts.OSUser); err != nil {
 		return r, err
 	}
-	cmd := c.command("pg_basebackup", "-D", r.DataDir, "-h", c.SocketDir, "-p", strconv.Itoa(c.Port), "-U", c.User,
+	out, err := c.command(ctx, "pg_basebackup", "-D", r.DataDir, "-h", c.SocketDir, "-p", strconv.Itoa(c.Port), "-U", c.User,
 		"-X", "stream", "-R", "-c", "fast", "--no-sync")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return r, fmt.Errorf("pg_basebackup from %s: %v: %s", c.SocketDir, err, lastLines(string(out), 5))
+	if err != nil {
+		return r, fmt.Errorf("pg_basebackup from %s: %v: %s", c.SocketDir, err, proc.LastLines(out, 5))
 	}
 	if r.TCP {
 		if r.Port, err = freePort(); err != nil {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/pgscale/pgscale/internal/target"
 	"github.com/pgscale/pgscale/internal/target/targettest"
+	"github.com/pgscale/pgscale/internal/testenv"
 )
 
 func connect(t *testing.T, ctx context.Context, cfg *pgconn.Config) *pgconn.PgConn {
@@ -149,6 +150,7 @@ func TestDecideSharingSessionSettings(t *testing.T) {
 // the old ones and leaves none of their processes, and the same-cluster
 // target follows the baseline's new server.
 func TestOpenAllSameClusterAndRenew(t *testing.T) {
+	testenv.Slow(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	specs, err := target.ParseSpecs([]string{"base=settings:work_mem=5MB", "same=settings:log_statement=all", "own=settings:shared_buffers=64MB"}, "", 2)
@@ -250,6 +252,7 @@ func TestOpenAllSameClusterAndRenew(t *testing.T) {
 // Renew restarts a pooler in front of a re-created cluster, pointing at
 // the new one; the old pgbouncer is gone.
 func TestRenewPooler(t *testing.T) {
+	testenv.Slow(t)
 	needPgBouncer(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()

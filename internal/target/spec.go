@@ -74,7 +74,7 @@ func WithPooler(front Spec, pooler string) (Spec, error) {
 	if k == nil || k.fronts == 0 {
 		return bad("want %s", PoolerForms())
 	}
-	obj, arg, err := cutObject(arg)
+	own, arg, err := k.splitArg(arg)
 	if err != nil {
 		return bad("%v", err)
 	}
@@ -82,8 +82,8 @@ func WithPooler(front Spec, pooler string) (Spec, error) {
 	if err != nil {
 		return bad("%v", err)
 	}
-	if obj != "" {
-		arg = obj
+	if own != "" {
+		arg = own
 	}
 	if len(of) > 0 {
 		return bad("of= names an ab target; run's pooler fronts the ephemeral cluster or --dsn")
@@ -95,9 +95,9 @@ func WithPooler(front Spec, pooler string) (Spec, error) {
 	t := Spec{Kind: k.name, Arg: a, Front: []Spec{front}}
 	// A proxy whose definition fronts several servers (shards: of: [s1,
 	// s2]) gets as many servers of its own, alike, named after them.
-	if d, ok := a.(interface{ defaultOf() []string }); ok && len(d.defaultOf()) > 1 {
+	if names := k.ofArg(a); len(names) > 1 {
 		t.Front = nil
-		for _, name := range d.defaultOf() {
+		for _, name := range names {
 			f := front
 			f.Name = name
 			t.Front = append(t.Front, f)
@@ -213,9 +213,9 @@ func ParseSpec(spec string) (Spec, error) {
 		return bad("unknown kind %q: want %s", kindName, kindsWhere(func(*kind) bool { return true }))
 	}
 	t := Spec{Name: name, Kind: k.name}
-	// An argument that is a JSON object (a proxy's inline definition) is
-	// taken whole; of= items may follow it.
-	obj, arg, err := cutObject(arg)
+	// An argument the kind takes whole (a proxy's inline definition); of=
+	// items may follow it.
+	own, arg, err := k.splitArg(arg)
 	if err != nil {
 		return bad("%v", err)
 	}
@@ -232,60 +232,54 @@ func ParseSpec(spec string) (Spec, error) {
 			return bad("%v", err)
 		}
 	}
-	if obj != "" {
+	if own != "" {
 		if strings.TrimSpace(arg) != "" {
 			return bad("after the definition {...} only of=NAME may follow, not %q", arg)
 		}
-		arg = obj
+		arg = own
 	}
 	a, err := k.parse(arg)
 	if err != nil {
 		return bad("%v", err)
 	}
 	t.Arg = a
-	if d, ok := a.(interface{ defaultOf() []string }); ok && len(t.Of) == 0 {
-		t.Of = d.defaultOf()
-		if err := t.ownFronts(); err != nil {
-			return bad("%v", err)
-		}
-	}
-	if len(t.Of) > k.fronts {
-		return bad("a %s target fronts at most %d target(s), and of= names %d", k.name, k.fronts, len(t.Of))
+	if err := t.fronting(k); err != nil {
+		return bad("%v", err)
 	}
 	return t, nil
 }
 
-// cutObject takes a JSON object off the front of a spec's argument: the
-// object (empty when the argument is not one) and what follows its comma.
-func cutObject(arg string) (obj, rest string, err error) {
-	s := strings.TrimSpace(arg)
-	if !strings.HasPrefix(s, "{") {
-		return "", arg, nil
-	}
-	depth, inString, escaped := 0, false, false
-	for i, r := range s {
-		switch {
-		case escaped:
-			escaped = false
-		case inString && r == '\\':
-			escaped = true
-		case r == '"':
-			inString = !inString
-		case inString:
-		case r == '{':
-			depth++
-		case r == '}':
-			depth--
-			if depth == 0 {
-				rest = strings.TrimSpace(s[i+1:])
-				if rest != "" && !strings.HasPrefix(rest, ",") {
-					return "", "", fmt.Errorf("after the definition {...} want ,of=NAME, not %q", rest)
-				}
-				return s[:i+1], strings.TrimPrefix(rest, ","), nil
+// fronting sets, for a kind that fronts others, the targets its argument
+// names when the spec names none, and checks how many there are.
+func (t *Spec) fronting(k *kind) error {
+	if len(t.Of) == 0 {
+		if t.Of = k.ofArg(t.Arg); len(t.Of) > 0 {
+			if err := t.ownFronts(); err != nil {
+				return err
 			}
 		}
 	}
-	return "", "", fmt.Errorf("the definition {... is not closed")
+	if len(t.Of) > k.fronts {
+		return fmt.Errorf("a %s target fronts at most %d target(s), and of= names %d", k.name, k.fronts, len(t.Of))
+	}
+	return nil
+}
+
+// splitArg is the kind's split, or the argument as an ordinary comma list.
+func (k *kind) splitArg(arg string) (own, rest string, err error) {
+	if k.split == nil {
+		return "", arg, nil
+	}
+	return k.split(arg)
+}
+
+// ofArg is the targets a's own definition says it fronts (none for most
+// kinds).
+func (k *kind) ofArg(a Arg) []string {
+	if k.defaultOf == nil || a == nil {
+		return nil
+	}
+	return k.defaultOf(a)
 }
 
 // ownFronts turns the entries of Of that are specs (of='settings:...')
@@ -456,41 +450,7 @@ func parseSettings(arg string) ([]Setting, error) {
 // named baseline, or the first given when baseline is empty. It needs at
 // least atLeast targets and distinct names.
 func ParseSpecs(specs []string, baseline string, atLeast int) ([]Spec, error) {
-	if len(specs) < atLeast {
-		if atLeast == 1 {
-			return nil, fmt.Errorf("name a target with --target %s", Forms())
-		}
-		return nil, fmt.Errorf("an A/B run needs at least %d targets (--target NAME=SPEC, repeated); got %d", atLeast, len(specs))
-	}
-	var out []Spec
-	seen := map[string]bool{}
-	base := -1
-	for _, s := range specs {
-		t, err := ParseSpec(s)
-		if err != nil {
-			return nil, err
-		}
-		if seen[t.Name] {
-			return nil, fmt.Errorf("two targets are named %q; give each its own name", t.Name)
-		}
-		seen[t.Name] = true
-		if t.Name == baseline {
-			base = len(out)
-		}
-		out = append(out, t)
-	}
-	if err := resolveFronts(out); err != nil {
-		return nil, err
-	}
-	if baseline != "" {
-		if base < 0 {
-			return nil, fmt.Errorf("--baseline %q names no target (targets: %s)", baseline, names(out))
-		}
-		b := out[base]
-		copy(out[1:base+1], out[:base])
-		out[0] = b
-	}
-	return out, nil
+	return ParseGiven(Texts(specs), baseline, atLeast)
 }
 
 // resolveFronts sets, for every target of a kind that fronts others, the

@@ -1,7 +1,6 @@
 package target
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -13,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/pgscale/pgscale/internal/proc"
 	"github.com/pgscale/pgscale/internal/result"
 	"github.com/pgscale/pgscale/internal/usage"
 )
@@ -174,36 +174,38 @@ func (c *Cluster) Callgrind(ctx context.Context, pid int, commands ...string) (s
 	if v == nil {
 		return "", errors.New("the server does not run under Valgrind")
 	}
+	return v.monitor(ctx, c.Dir, c.cred, "", pid, commands)
+}
+
+// monitor sends callgrind's monitor commands to process pid through vgdb,
+// run in dir (where the process's vgdb files are) as cred's user, and
+// returns what vgdb printed; who names the process's program in errors
+// ("" for the server). When ctx ends vgdb is left to answer, not killed
+// (it may hold the process stopped), and ended only at vgdbTimeout.
+func (v *Valgrind) monitor(ctx context.Context, dir string, cred *syscall.Credential, who string, pid int, commands []string) (string, error) {
 	// Forced invocation after 1 ms: the processes wait in system calls,
 	// where only vgdb's ptrace reaches them.
-	args := []string{"--vgdb-prefix=" + filepath.Join(c.Dir, "vgdb"), "--pid=" + strconv.Itoa(pid), "--max-invoke-ms=1"}
+	args := []string{"--vgdb-prefix=" + filepath.Join(dir, "vgdb"), "--pid=" + strconv.Itoa(pid), "--max-invoke-ms=1"}
 	for _, cmd := range commands {
 		args = append(args, "-c", cmd)
 	}
-	cmd := exec.Command(v.VGDB, args...)
-	cmd.Dir = c.Dir
-	cmd.Env = valgrindEnv()
-	if c.cred != nil {
-		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: c.cred}
+	to := "pid " + strconv.Itoa(pid)
+	if who != "" {
+		to = who + " " + to
 	}
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		return "", fmt.Errorf("vgdb: %w", err)
+	out, err := proc.Output(ctx, proc.Spec{Name: "vgdb", Path: v.VGDB, Args: args, Dir: dir, Env: valgrindEnv(), Cred: cred,
+		Timeout: vgdbTimeout, Linger: true})
+	var te *proc.TimeoutError
+	switch {
+	case err == nil:
+		return out, nil
+	case ctx.Err() != nil:
+		return out, fmt.Errorf("vgdb %s to %s: %w", strings.Join(commands, ", "), to, ctx.Err())
+	case errors.As(err, &te):
+		return out, fmt.Errorf("vgdb %s to %s: no answer within %v", strings.Join(commands, ", "), to, vgdbTimeout)
+	default:
+		return out, fmt.Errorf("vgdb %s to %s: %v: %s", strings.Join(commands, ", "), to, err, proc.LastLines(out, 2))
 	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case err := <-done:
-		if err != nil {
-			return out.String(), fmt.Errorf("vgdb %s to pid %d: %v: %s", strings.Join(commands, ", "), pid, err, lastLines(out.String(), 2))
-		}
-	case <-time.After(vgdbTimeout):
-		cmd.Process.Kill()
-		<-done
-		return out.String(), fmt.Errorf("vgdb %s to pid %d: no answer within %v", strings.Join(commands, ", "), pid, vgdbTimeout)
-	}
-	return out.String(), nil
 }
 
 // CallgrindOut is the base name of the callgrind files of the server's

@@ -1,16 +1,10 @@
 package target
 
 import (
-	"bytes"
 	"context"
 	"errors"
-	"fmt"
-	"os/exec"
 	"path/filepath"
 	"strconv"
-	"strings"
-	"syscall"
-	"time"
 )
 
 // A proxy's program runs under callgrind as the servers do with --count
@@ -33,38 +27,7 @@ func (p *Proxy) Callgrind(ctx context.Context, pid int, commands ...string) (str
 	if v == nil {
 		return "", errors.New("the proxy does not run under Valgrind")
 	}
-	args := []string{"--vgdb-prefix=" + filepath.Join(p.Dir, "vgdb"), "--pid=" + strconv.Itoa(pid), "--max-invoke-ms=1"}
-	for _, c := range commands {
-		args = append(args, "-c", c)
-	}
-	cmd := exec.CommandContext(ctx, v.VGDB, args...)
-	cmd.Dir = p.Dir
-	cmd.Env = valgrindEnv()
-	if p.cred != nil {
-		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: p.cred}
-	}
-	// Not killed by ctx while it may hold the process stopped: only when
-	// it has not answered within vgdbTimeout.
-	cmd.Cancel = func() error { return nil }
-	cmd.WaitDelay = vgdbTimeout
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	done := make(chan error, 1)
-	if err := cmd.Start(); err != nil {
-		return "", fmt.Errorf("vgdb: %w", err)
-	}
-	go func() { done <- cmd.Wait() }()
-	select {
-	case err := <-done:
-		if err != nil {
-			return out.String(), fmt.Errorf("vgdb %s to %s pid %d: %v: %s", strings.Join(commands, ", "), p.Name, pid, err, lastLines(out.String(), 2))
-		}
-	case <-time.After(vgdbTimeout):
-		cmd.Process.Kill()
-		<-done
-		return out.String(), fmt.Errorf("vgdb %s to %s pid %d: no answer within %v", strings.Join(commands, ", "), p.Name, pid, vgdbTimeout)
-	}
-	return out.String(), nil
+	return v.monitor(ctx, p.Dir, p.cred, p.Name, pid, commands)
 }
 
 // CallgrindOut is the base name of the callgrind files of the proxy's

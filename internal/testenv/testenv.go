@@ -50,3 +50,13 @@ func Missing(err error) int {
 	fmt.Fprintf(os.Stderr, "SKIP: %v\n", err)
 	return 0
 }
+
+// Slow marks a test of the full suite alone: go test -short, the loop a
+// developer runs all day, skips it (docs/architecture.md). Each package
+// keeps its unit tests, goldens and one real-server smoke test in -short.
+func Slow(t testing.TB) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("slow: the full suite runs it (go test without -short)")
+	}
+}

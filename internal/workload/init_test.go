@@ -16,6 +16,7 @@ import (
 
 	"github.com/pgscale/pgscale/internal/target"
 	"github.com/pgscale/pgscale/internal/target/targettest"
+	"github.com/pgscale/pgscale/internal/testenv"
 	"github.com/pgscale/pgscale/internal/workload"
 )
 
@@ -85,6 +86,7 @@ func content(t *testing.T, db string) string {
 
 // pgscale init and pgbench -i make the same schema and the same rows.
 func TestInitMatchesPgbench(t *testing.T) {
+	testenv.Slow(t)
 	for _, tc := range []struct {
 		name   string
 		opts   workload.InitOptions

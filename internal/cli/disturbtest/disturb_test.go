@@ -14,6 +14,7 @@ import (
 	"github.com/pgscale/pgscale/internal/result"
 	"github.com/pgscale/pgscale/internal/target"
 	"github.com/pgscale/pgscale/internal/target/targettest"
+	"github.com/pgscale/pgscale/internal/testenv"
 )
 
 var cluster *target.Cluster
@@ -117,6 +118,7 @@ func report(t *testing.T, stdout string) {
 // could not tell it from the machine's own swings; four sessions drop
 // throughput by 55-63 % here, which survives a machine twice as noisy.
 func TestDDLChurnLowersThroughput(t *testing.T) {
+	testenv.Slow(t)
 	d, stdout, stderr, _ := disturbed(t, "--disturb", "ddl-churn@11s-20s:4")
 	report(t, stdout)
 	if d.Name != "ddl-churn" || !d.Builtin || d.Iterations <= 0 || d.Errors != 0 || d.Rate <= 0 {
@@ -143,6 +145,7 @@ func TestDDLChurnLowersThroughput(t *testing.T) {
 }
 
 func TestDoNothingDisturbanceChangesNothing(t *testing.T) {
+	testenv.Slow(t)
 	file := filepath.Join(t.TempDir(), "nothing.sql")
 	if err := os.WriteFile(file, []byte("SELECT 1;\n\\sleep 100ms\n"), 0o644); err != nil {
 		t.Fatal(err)

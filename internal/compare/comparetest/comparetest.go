@@ -131,7 +131,8 @@ func Counted(inputs []compare.Input, count func(side, round int) *result.Instruc
 		in.File.Target.Valgrind = &result.Valgrind{Version: "valgrind-3.19.0", Options: []string{"--tool=callgrind"}, ASLR: "off (setarch -R)"}
 		for j := range in.File.Steps {
 			s := &in.File.Steps[j]
-			s.Probes = &result.Probes{Instructions: count(i, s.Round)}
+			s.Probes = &result.Probes{}
+			s.Probes.SetInstructions(count(i, s.Round))
 		}
 	}
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/pgscale/pgscale/internal/result"
 	"github.com/pgscale/pgscale/internal/target"
 	"github.com/pgscale/pgscale/internal/target/targettest"
+	"github.com/pgscale/pgscale/internal/testenv"
 	"github.com/pgscale/pgscale/internal/workload"
 )
 
@@ -131,6 +132,7 @@ func out(t *testing.T, name string) string {
 
 // TestCatalogue runs every case and checks its verdicts.
 func TestCatalogue(t *testing.T) {
+	testenv.Slow(t)
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			if c.pooler {
@@ -189,6 +191,7 @@ func TestExpectExitCodes(t *testing.T) {
 // meter measures that cost and no probe runs, so the differential also
 // says that contention could not be judged.
 func TestDifferential(t *testing.T) {
+	testenv.Slow(t)
 	path := filepath.Join(t.TempDir(), "join.sql")
 	os.WriteFile(path, []byte(joinScript), 0o644)
 	dir := out(t, "ab")

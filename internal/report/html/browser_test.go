@@ -187,6 +187,7 @@ func eval[T any](t *testing.T, ctx context.Context, js string) T {
 // TestBrowser opens each fixture page in Chromium: no console message, no
 // request, the expected charts drawn with a size, and a screenshot.
 func TestBrowser(t *testing.T) {
+	testenv.Slow(t)
 	needBrowser(t)
 	out := *shots
 	if out == "" {
@@ -252,6 +253,7 @@ func TestBrowser(t *testing.T) {
 // TestPhoneWidth: at 390 px the page does not scroll sideways (wide
 // tables scroll in their own box) and the charts shrink to the screen.
 func TestPhoneWidth(t *testing.T) {
+	testenv.Slow(t)
 	needBrowser(t)
 	for _, name := range []string{"sweep", "locks", "profile", "abregress", "abdiff"} {
 		var files []string
@@ -282,6 +284,7 @@ func TestPhoneWidth(t *testing.T) {
 
 // TestPrint prints a page to PDF as a reader would.
 func TestPrint(t *testing.T) {
+	testenv.Slow(t)
 	needBrowser(t)
 	ctx, v := open(t, "print", writePage(t, readDoc(t, "sweep.json")), 1100, 900)
 	pdf, err := chromedp.Run(ctx, chromedp.PrintToPDF(chromedp.PDFPaper(chromedp.PaperA4), chromedp.PDFPrintBackground()))

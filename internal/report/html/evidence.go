@@ -138,8 +138,8 @@ func stepFigures(se *stepEvidence, fg diagnose.Figures, s result.Step) {
 		for _, u := range p.Unavailable {
 			se.Unavailable = append(se.Unavailable, keyVal{u.Probe, u.Reason})
 		}
-		if p.Process != nil {
-			se.ServerNote = p.Process.ServerNote
+		if p.Process() != nil {
+			se.ServerNote = p.Process().ServerNote
 		}
 	}
 	for _, er := range s.Errors {
@@ -200,20 +200,27 @@ type evidenceView struct {
 	// elsewhere, for a view with no template, is where the page shows
 	// the probe's evidence instead.
 	elsewhere string
+	// rank is its place among the views (registerView's).
+	rank int
 }
 
-// evidenceViews is the registry of the probes' views (evidence_NAME.go),
-// one line per probe, in the order their parts follow each other under a
-// step.
-var evidenceViews = []evidenceView{
-	processView,
-	waitsView,
-	locksView,
-	countersView,
-	statementsView,
-	profileView,
-	instructionsView,
-	upstreamsView,
+// evidenceViews is the registry of the probes' views, in the order their
+// parts follow each other under a step (rising rank): each probe's file
+// (evidence_NAME.go) registers its view from an init function
+// (registerView), so adding one changes no other file. It is filled when
+// the program starts and only read after.
+var evidenceViews []evidenceView
+
+// registerView adds a probe's view at its place among the others.
+func registerView(v evidenceView, rank int) {
+	for _, o := range evidenceViews {
+		if o.probe == v.probe {
+			panic("html: a second view for " + v.probe)
+		}
+	}
+	v.rank = rank
+	evidenceViews = append(evidenceViews, v)
+	sort.SliceStable(evidenceViews, func(i, j int) bool { return evidenceViews[i].rank < evidenceViews[j].rank })
 }
 
 // EvidenceProbes names the probes whose evidence the page shows, in the

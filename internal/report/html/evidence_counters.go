@@ -8,6 +8,8 @@ import (
 	"github.com/pgscale/pgscale/internal/result"
 )
 
+func init() { registerView(countersView, 40) }
+
 // countersView draws the hardware counters over the machine, or why there
 // are none.
 var countersView = evidenceView{probe: "counters", data: countersData, tmpl: viewTemplate("counters",
@@ -15,7 +17,7 @@ var countersView = evidenceView{probe: "counters", data: countersData, tmpl: vie
 
 // countersData is the counters in a sentence.
 func countersData(s result.Step, _ diagnose.Figures) any {
-	c := s.Probes.Counters
+	c := s.Probes.Counters()
 	if c == nil {
 		return nil
 	}

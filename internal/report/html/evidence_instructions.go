@@ -1,5 +1,7 @@
 package html
 
+func init() { registerView(instructionsView, 70) }
+
 // instructionsView has no part under a step: an A/B run's comparison
 // shows the counts per transaction as measures and says in its why which
 // functions a change is in, and the Profiles section draws the

@@ -5,6 +5,8 @@ import (
 	"github.com/pgscale/pgscale/internal/result"
 )
 
+func init() { registerView(locksView, 30) }
+
 // locksView draws what the pg_locks snapshots saw.
 var locksView = evidenceView{probe: "locks", data: locksData, tmpl: viewTemplate("locks", `
 {{- with .Data}}
@@ -36,7 +38,7 @@ type wait struct {
 
 // locksData is the step's lock snapshots, when it took any.
 func locksData(s result.Step, _ diagnose.Figures) any {
-	l := s.Probes.Locks
+	l := s.Probes.Locks()
 	if l == nil || l.Snapshots == 0 {
 		return nil
 	}

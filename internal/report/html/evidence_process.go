@@ -1,5 +1,7 @@
 package html
 
+func init() { registerView(processView, 10) }
+
 // processView draws, under a step with a pooler, where the machine's CPU
 // went; without one the CPU bars say it (the step's figures, cpuShares).
 var processView = evidenceView{probe: "process", tmpl: viewTemplate("process",

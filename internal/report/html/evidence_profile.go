@@ -1,5 +1,7 @@
 package html
 
+func init() { registerView(profileView, 60) }
+
 // profileView has no part under a step: the Profiles section draws each
 // step's profile as a flame graph (flame.go).
 var profileView = evidenceView{probe: "profile",

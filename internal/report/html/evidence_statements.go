@@ -5,6 +5,8 @@ import (
 	"github.com/pgscale/pgscale/internal/result"
 )
 
+func init() { registerView(statementsView, 50) }
+
 // statementsView draws the statements that took the most server time.
 var statementsView = evidenceView{probe: "statements", data: statementsData, tmpl: viewTemplate("statements",
 	`{{with .Data}}<div class="scroll"><table class="statements"><tr><th>statement</th><th class="n">calls</th><th class="n">total ms</th><th class="n">share of server time</th></tr>{{range .}}<tr><td><code>{{.Query}}</code></td><td class="n">{{.Calls}}</td><td class="n">{{fmtnum .TotalMs}}</td><td class="n">{{pct .Share}}</td></tr>{{end}}</table></div>{{end}}`)}
@@ -19,7 +21,7 @@ type statement struct {
 // statementsData is the five statements with the most server time, when
 // there are any.
 func statementsData(s result.Step, _ diagnose.Figures) any {
-	st := s.Probes.Statements
+	st := s.Probes.Statements()
 	if st == nil || len(st.Top) == 0 {
 		return nil
 	}

@@ -7,6 +7,8 @@ import (
 	"github.com/pgscale/pgscale/internal/result"
 )
 
+func init() { registerView(upstreamsView, 80) }
+
 // upstreamsView draws how the work split between the servers behind the
 // target (shards, a primary and its replicas) and the replicas' lag.
 var upstreamsView = evidenceView{probe: "upstreams", data: upstreamsData, tmpl: viewTemplate("upstreams",
@@ -25,7 +27,7 @@ type upstream struct {
 }
 
 func upstreamsData(s result.Step, _ diagnose.Figures) any {
-	u := s.Probes.Upstreams
+	u := s.Probes.Upstreams()
 	if u == nil || len(u.Servers) == 0 {
 		return nil
 	}

@@ -1,5 +1,7 @@
 package html
 
+func init() { registerView(waitsView, 20) }
+
 // waitsView draws the client backends' top wait events (the step's
 // figures; the wait-class bars draw the classes).
 var waitsView = evidenceView{probe: "waits", tmpl: viewTemplate("waits",

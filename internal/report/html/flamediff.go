@@ -189,13 +189,13 @@ var profileSources = []profileSource{
 		if p == nil {
 			return nil
 		}
-		return p.Profile
+		return p.Profile()
 	}},
 	{"-pooler", ", the pooler", func(p *result.Probes) *result.Profile {
-		if p == nil || p.Instructions == nil {
+		if p == nil || p.Instructions() == nil {
 			return nil
 		}
-		return p.Instructions.PoolerProfile
+		return p.Instructions().PoolerProfile
 	}},
 }
 

@@ -61,7 +61,7 @@ func hostileDoc(t *testing.T) html.Doc {
 	f.Workload.Scripts[0].Source = evilError
 	f.Command = append(f.Command, "--target", evilTarget)
 	s := &f.Steps[0]
-	s.Probes.Statements.Top[0].Query = evilQuery
+	s.Probes.Statements().Top[0].Query = evilQuery
 	s.Errors = append(s.Errors, result.Error{Kind: "other", Message: evilError, Count: 1})
 	s.Probes.Unavailable = append(s.Probes.Unavailable, result.ProbeUnavailable{Probe: "waits", Reason: evilError})
 	s.Disturbances[0].Name = evilWindow
@@ -69,7 +69,7 @@ func hostileDoc(t *testing.T) html.Doc {
 	if e := s.Disturbances[0].Effect; e != nil {
 		e.Warnings = append(e.Warnings, evilError)
 	}
-	s.Probes.Profile = &result.Profile{File: "evil.pb.gz", Samples: 10}
+	s.Probes.SetProfile(&result.Profile{File: "evil.pb.gz", Samples: 10})
 	writeProfile(t, filepath.Join(dir, "evil.pb.gz"), evilFunc)
 	path := filepath.Join(dir, "hostile.json")
 	if err := result.Write(path, f); err != nil {

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -13,49 +12,61 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pgscale/pgscale/internal/cli"
+	"github.com/pgscale/pgscale/internal/report"
 	"github.com/pgscale/pgscale/internal/report/html"
 	"github.com/pgscale/pgscale/internal/result"
+	"github.com/pgscale/pgscale/internal/stats"
+	"github.com/pgscale/pgscale/internal/trend"
 )
 
-// history records a series in a new SQLite store through the command
-// line: 20 copies of a real sweep (testdata/sweep.json), an hour apart,
-// each step's tps edited by 1 + N(0, 1 %) and 4 % lower from the 11th
-// copy on, each under its own commit. It returns the store and the
-// commits.
-func history(t *testing.T) (string, []string) {
+// history is what a store holds of a series recorded 20 times: 20
+// copies of a real sweep (testdata/sweep.json), an hour apart, each step's
+// tps edited by 1 + N(0, 1 %) and 4 % lower from the 11th copy on, each
+// under its own commit, as the tps series of each client count (a point
+// the median of the step's tps, as the store makes it). It returns the
+// series and the commits.
+func history(t *testing.T) ([]trend.History, []string) {
 	t.Helper()
-	dir := t.TempDir()
-	loc := filepath.Join(dir, "history.db")
 	raw, err := os.ReadFile(filepath.Join("testdata", "sweep.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	rng := rand.New(rand.NewPCG(11, 1))
 	var commits []string
+	byClients := map[int]*trend.History{}
+	var hs []*trend.History
 	for i := range 20 {
 		var f result.File
 		if err := json.Unmarshal(raw, &f); err != nil {
 			t.Fatal(err)
 		}
-		f.Started, f.Finished = f.Started.Add(time.Duration(i)*time.Hour), f.Finished.Add(time.Duration(i)*time.Hour)
+		f.Started = f.Started.Add(time.Duration(i) * time.Hour)
 		k := 1 + 0.01*rng.NormFloat64()
 		if i >= 10 {
 			k *= 0.96
 		}
-		for j := range f.Steps {
-			f.Steps[j].Summary.TPS *= k
-		}
-		p := filepath.Join(dir, fmt.Sprintf("run%02d.json", i))
-		if err := result.Write(p, &f); err != nil {
-			t.Fatal(err)
-		}
 		commits = append(commits, fmt.Sprintf("%02x%s", i, strings.Repeat("e", 38)))
-		if code := cli.Main([]string{"history", "add", "--store", loc, "--label", "main", "--commit", commits[i], p}, io.Discard, io.Discard); code != 0 {
-			t.Fatalf("history add: exit %d", code)
+		for j := range f.Steps {
+			st := &f.Steps[j]
+			h := byClients[st.Clients]
+			if h == nil {
+				h = &trend.History{Series: trend.Series{ID: int64(len(hs) + 1), Unit: "txn/s", HigherIsBetter: true,
+					Key: trend.Key{Workload: f.Workload.Name, Label: "main", Clients: st.Clients, Measure: "tps", Machine: "m"}}}
+				byClients[st.Clients], hs = h, append(hs, h)
+			}
+			// One step: no interval, which the store keeps as NULL and
+			// reads back as NaN.
+			sum := stats.Summarize([]float64{st.Summary.TPS * k}, stats.Options{})
+			h.Points = append(h.Points, trend.Point{ResultID: int64(i + 1), Value: sum.Median, Lo: math.NaN(), Hi: math.NaN(), N: sum.N,
+				Label: "main", Commit: commits[i], Time: f.Started})
 		}
 	}
-	return loc, commits
+	var out []trend.History
+	for _, h := range hs {
+		h.Count, h.Last = len(h.Points), h.Points[len(h.Points)-1]
+		out = append(out, *h)
+	}
+	return out, commits
 }
 
 // pgscale history show --format html opens in Chromium with no console
@@ -63,16 +74,13 @@ func history(t *testing.T) (string, []string) {
 // every point naming its commit, the change point marked.
 func TestTrendInBrowser(t *testing.T) {
 	needBrowser(t)
-	loc, commits := history(t)
-	page := filepath.Join(t.TempDir(), "history.html")
-	var stderr bytes.Buffer
-	if code := cli.Main([]string{"history", "show", "--store", loc, "measure=tps", "--format", "html", "-o", page}, io.Discard, &stderr); code != 0 {
-		t.Fatalf("history show: exit %d: %s", code, stderr.String())
-	}
-	pg, err := os.ReadFile(page)
-	if err != nil {
+	hs, commits := history(t)
+	var buf bytes.Buffer
+	h := &report.History{Store: "history.db", Series: hs, Changes: trend.ChangePointsOf(hs, stats.ChangePointOptions{})}
+	if err := report.WriteHistoryHTML(&buf, h); err != nil {
 		t.Fatal(err)
 	}
+	pg := buf.Bytes()
 	ctx, v := open(t, "history", pg, 1100, 900)
 	charts := eval[[]string](t, ctx, `[...document.querySelectorAll('svg[role="img"]')].filter(s => { const r = s.getBoundingClientRect(); return r.width > 300 && r.height > 80 }).map(s => s.id)`)
 	if len(charts) != 4 {

@@ -1,4 +1,4 @@
-package cli_test
+package integration_test
 
 import (
 	"strings"
@@ -10,6 +10,7 @@ import (
 // The help of every command that takes --target names every registered
 // kind of target, and run's help the poolers --pooler can start.
 func TestHelpNamesEveryTargetKind(t *testing.T) {
+	trackTime(t)
 	for _, cmd := range []string{"ab", "suite"} {
 		code, out, stderr := pgscale(t, cmd, "--help")
 		if code != 0 {

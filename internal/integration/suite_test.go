@@ -1,4 +1,4 @@
-package cli_test
+package integration_test
 
 import (
 	"errors"
@@ -16,6 +16,7 @@ import (
 	"github.com/pgscale/pgscale/internal/suite"
 	"github.com/pgscale/pgscale/internal/syncio"
 	"github.com/pgscale/pgscale/internal/target/targettest"
+	"github.com/pgscale/pgscale/internal/testenv"
 )
 
 // twoCells writes a two-cell, two-target suite file against the package's
@@ -57,6 +58,8 @@ bounds: [tps=-90%]
 // the bundle prints what the suite printed, and compare of one cell's
 // files compares them.
 func TestSuiteRunsAndReadsBack(t *testing.T) {
+	trackTime(t)
+	testenv.Slow(t)
 	noCIEnv(t)
 	file := twoCells(t, "suite2", "1s")
 	out := filepath.Join(t.TempDir(), "bundle")
@@ -130,6 +133,8 @@ func TestSuiteRunsAndReadsBack(t *testing.T) {
 // A suite killed during its second cell keeps the first; --resume runs
 // only what is missing, and the first cell's files are left as they were.
 func TestSuiteResumeAfterAKill(t *testing.T) {
+	trackTime(t)
+	testenv.Slow(t)
 	bin := buildPgscale(t)
 	file := twoCells(t, "suitekill", "2s")
 	out := filepath.Join(t.TempDir(), "bundle")
@@ -181,6 +186,8 @@ func TestSuiteResumeAfterAKill(t *testing.T) {
 // pooler-ci's comment has its headline and a row per suite with the
 // throughput and the pooler's costs, each with an interval.
 func TestSuitePresets(t *testing.T) {
+	trackTime(t)
+	testenv.Slow(t)
 	for _, p := range suite.Presets() {
 		code, stdout, stderr := pgscale(t, "suite", "--preset", p, "--quick", "--dry-run")
 		if code != 0 || !strings.Contains(stdout, "estimated time:") {
@@ -277,6 +284,7 @@ func TestSuitePresets(t *testing.T) {
 // A bad suite file is one line naming the file and line, exit 2, before
 // anything starts.
 func TestSuiteBadFile(t *testing.T) {
+	trackTime(t)
 	path := filepath.Join(t.TempDir(), "bad.yaml")
 	os.WriteFile(path, []byte("name: bad\nmatrix:\n  rows: [1, 2]\nclients: [1]\n"), 0o644)
 	code, _, stderr := pgscale(t, "suite", path)

@@ -1,4 +1,4 @@
-package cli_test
+package integration_test
 
 import (
 	"bytes"
@@ -19,6 +19,7 @@ import (
 	"github.com/pgscale/pgscale/internal/report"
 	"github.com/pgscale/pgscale/internal/result"
 	"github.com/pgscale/pgscale/internal/target"
+	"github.com/pgscale/pgscale/internal/testenv"
 )
 
 // The proofs run small: c=1,2, 3 s steps with a 0.5 s warm-up, 6 rounds.
@@ -163,6 +164,8 @@ func checkFiles(t *testing.T, dir string, names []string, rounds int, seed uint6
 // A/A: the same build as two targets is within a 5 % bound, and the report
 // files are what other tools read.
 func TestABSameBuildWithinBounds(t *testing.T) {
+	trackTime(t)
+	testenv.Slow(t)
 	bin := cluster.BinDir // the package's server (TestMain): its binaries, and it fails without them in CI
 	dir := t.TempDir()
 	out := filepath.Join(dir, "results")
@@ -224,6 +227,8 @@ func TestABSameBuildWithinBounds(t *testing.T) {
 // a bound tighter than its true size ab fails with exit code 1; with a
 // looser one the same rounds pass.
 func TestABRegression(t *testing.T) {
+	trackTime(t)
+	testenv.Slow(t)
 	dir := t.TempDir()
 	out := filepath.Join(dir, "results")
 	args := append([]string{"ab", "--target", "base=settings:", "--target", "slow=" + regression,
@@ -256,6 +261,8 @@ func TestABRegression(t *testing.T) {
 // and compared, marked incomplete, and the exit code is 3. The dsn: targets also check
 // that no password reaches the output or the files.
 func TestABIncomplete(t *testing.T) {
+	trackTime(t)
+	testenv.Slow(t)
 	bin := cluster.BinDir // the package's server (TestMain): its binaries, and it fails without them in CI
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -317,6 +324,7 @@ func TestABIncomplete(t *testing.T) {
 
 // Mistakes are exit code 2, found before any server starts.
 func TestABUsageErrors(t *testing.T) {
+	trackTime(t)
 	for _, args := range [][]string{
 		{"ab", "--target", "a=settings:"},
 		{"ab", "--target", "a=settings:", "--target", "a=settings:x=1"},
@@ -415,6 +423,8 @@ func checkBenchstat(t *testing.T, path string) {
 // --calibrate runs the baseline against itself and sizes the experiment:
 // the noise of each measure and the rounds needed for 2 % and 5 %.
 func TestABCalibrate(t *testing.T) {
+	trackTime(t)
+	testenv.Slow(t)
 	out := filepath.Join(t.TempDir(), "results")
 	loc := filepath.Join(t.TempDir(), "h.db")
 	code, stdout := abCLI(t, nil, "ab", "--calibrate", "--target", "here=dsn:"+dsn("postgres"), "--target", "other=settings:",
@@ -444,6 +454,8 @@ func TestABCalibrate(t *testing.T) {
 // the exit code is 3. Here target two's transactions start to take 3 s in
 // round 3, longer than the 1 s window.
 func TestABEmptyStepIsAnIncompleteRound(t *testing.T) {
+	trackTime(t)
+	testenv.Slow(t)
 	for _, db := range []string{"abone", "abtwo"} {
 		createDB(t, db)
 		sql(t, db, "CREATE TABLE delay(v float8); INSERT INTO delay VALUES (0)")
@@ -491,6 +503,8 @@ func TestABEmptyStepIsAnIncompleteRound(t *testing.T) {
 // intervals are its own slices, and both targets got the same measured
 // time.
 func TestABSlices(t *testing.T) {
+	trackTime(t)
+	testenv.Slow(t)
 	out := filepath.Join(t.TempDir(), "results")
 	code, stdout := abCLI(t, nil, "ab", "--target", "x=dsn:"+dsn("postgres"), "--target", "y=dsn:"+dsn("postgres"),
 		"-S", "-c", "1,2", "-T", "1", "--warmup", "0.2", "--rounds", "2", "--slice", "0.25", "--out", out, "--order-seed", "3")
@@ -545,6 +559,8 @@ func TestABSlices(t *testing.T) {
 // says, so the run's directory can be moved whole. The HTML pages of ab,
 // report and compare show the comparison and the differential flame graph.
 func TestABProfiles(t *testing.T) {
+	trackTime(t)
+	testenv.Slow(t)
 	bin := cluster.BinDir
 	tmp := t.TempDir()
 	out := filepath.Join(tmp, "results")
@@ -567,11 +583,11 @@ func TestABProfiles(t *testing.T) {
 		}
 		for _, s := range f.Steps {
 			where := fmt.Sprintf("%s round %d", n, s.Round)
-			if s.Probes == nil || s.Probes.Profile == nil {
+			if s.Probes == nil || s.Probes.Profile() == nil {
 				t.Errorf("%s: no profile (unavailable: %+v)", where, s.Probes)
 				continue
 			}
-			file := s.Probes.Profile.File
+			file := s.Probes.Profile().File
 			if filepath.IsAbs(file) || strings.HasPrefix(file, "..") {
 				t.Errorf("%s: profile %q is not relative to the result file's directory", where, file)
 			}

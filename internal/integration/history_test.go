@@ -1,4 +1,4 @@
-package cli_test
+package integration_test
 
 import (
 	"bytes"
@@ -20,6 +20,7 @@ import (
 	"github.com/pgscale/pgscale/internal/cli"
 	"github.com/pgscale/pgscale/internal/result"
 	"github.com/pgscale/pgscale/internal/store"
+	"github.com/pgscale/pgscale/internal/testenv"
 )
 
 // forEachStore runs f with the location of a new, empty history store:
@@ -49,6 +50,8 @@ func oneLine(s string) bool { return strings.Count(strings.TrimRight(s, "\n"), "
 // `pgscale run --store` twice, then list, show, check and export read
 // what they recorded.
 func TestHistoryOfTwoRuns(t *testing.T) {
+	trackTime(t)
+	testenv.Slow(t)
 	noCIEnv(t)
 	forEachStore(t, func(t *testing.T, loc string) {
 		dir := t.TempDir()
@@ -205,6 +208,8 @@ func addAll(t *testing.T, loc, label string, paths, commits []string) {
 // copies, tps edited: 1 % noise, 5 % lower from the 13th), exits 1 with a
 // bound and 0 without; ack silences it.
 func TestHistoryCheckFindsAStep(t *testing.T) {
+	trackTime(t)
+	testenv.Slow(t)
 	noCIEnv(t)
 	forEachStore(t, func(t *testing.T, loc string) {
 		paths, commits := series(t, t.TempDir(), 24, 12, -0.05, 7)
@@ -296,6 +301,8 @@ func lineWith(s, sub string) string {
 // A file that does not validate is refused with one line, and nothing of
 // the batch is stored.
 func TestHistoryAddRefusesAnInvalidFile(t *testing.T) {
+	trackTime(t)
+	testenv.Slow(t)
 	noCIEnv(t)
 	forEachStore(t, func(t *testing.T, loc string) {
 		dir := t.TempDir()
@@ -340,6 +347,8 @@ func TestHistoryAddRefusesAnInvalidFile(t *testing.T) {
 // compare --baseline store:LABEL compares a new result with the stored
 // runs of the label's newest commit, and says whose runs they were.
 func TestCompareWithAStoredBaseline(t *testing.T) {
+	trackTime(t)
+	testenv.Slow(t)
 	noCIEnv(t)
 	forEachStore(t, func(t *testing.T, loc string) {
 		dir := t.TempDir()
@@ -391,6 +400,8 @@ func TestCompareWithAStoredBaseline(t *testing.T) {
 // the error is one line (the password redacted) and the exit code not 0.
 // A store file that cannot be written is refused before anything runs.
 func TestRunWithAStoreThatFails(t *testing.T) {
+	trackTime(t)
+	testenv.Slow(t)
 	noCIEnv(t)
 	out := filepath.Join(t.TempDir(), "r.json")
 	code, _, stderr := pgscale(t, "run", "--dsn", dsn("postgres"), "-S", "-c", "1", "-T", "0.3", "--no-probes", "--out", out, "--store", "/proc/no-such-dir/history.db")
@@ -425,6 +436,8 @@ func TestRunWithAStoreThatFails(t *testing.T) {
 // (Both passwords go to servers that trust local connections and never
 // ask for them.)
 func TestStoreHoldsNoPassword(t *testing.T) {
+	trackTime(t)
+	testenv.Slow(t)
 	noCIEnv(t)
 	createDB(t, "history_secret")
 	pgStore := fmt.Sprintf("postgres://postgres:Quiet-Ledger-42@127.0.0.1:%d/history_secret?sslmode=disable", cluster.Port)
@@ -471,6 +484,8 @@ func stdoutOf(t *testing.T, args ...string) string {
 // commit; run takes the commit from git in the cluster's binary
 // directory, or else from the CI environment.
 func TestRecordingLabelsAndCommits(t *testing.T) {
+	trackTime(t)
+	testenv.Slow(t)
 	noCIEnv(t)
 	loc := filepath.Join(t.TempDir(), "history.db")
 	out := filepath.Join(t.TempDir(), "ab")

@@ -1,4 +1,4 @@
-package cli_test
+package integration_test
 
 import (
 	"os"
@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/pgscale/pgscale/internal/cli"
+	"github.com/pgscale/pgscale/internal/testenv"
 )
 
 // A script pgbench runs with its defaults runs with pgscale run's: with
@@ -17,6 +18,8 @@ import (
 // ways: its default runs the script, its -M prepared refuses the
 // statement.
 func TestPrepareFallbackRunsWhatPgbenchRuns(t *testing.T) {
+	trackTime(t)
+	testenv.Slow(t)
 	dir := t.TempDir()
 	script := filepath.Join(dir, "fivesix.sql")
 	if err := os.WriteFile(script, []byte("SELECT 5 AS five \\; SELECT 6 AS six \\aset\nSELECT :five + :six;\n"), 0o644); err != nil {

@@ -1,4 +1,4 @@
-package cli_test
+package integration_test
 
 import (
 	"math"
@@ -25,6 +25,8 @@ import (
 // client moved a step's count by up to 0.4 %. The result files and the
 // comparison carry the measure, the files the tool's version and options.
 func TestCountInstructionsAA(t *testing.T) {
+	trackTime(t)
+	testenv.Slow(t)
 	testenv.NeedProgram(t, "valgrind", "Debian: apt-get install valgrind")
 	const maxAASpread = 0.0005 // 0.05 %; measured here: at most 0.002 % at one client
 	dir := t.TempDir()
@@ -46,7 +48,7 @@ func TestCountInstructionsAA(t *testing.T) {
 			t.Errorf("%s: the result file does not record the counter: %+v", name, v)
 		}
 		for _, s := range f.Steps {
-			in := s.Probes.Instructions
+			in := s.Probes.Instructions()
 			if in == nil {
 				t.Fatalf("%s round %d: no instructions counted (unavailable: %v)", name, s.Round, s.Probes.Unavailable)
 			}
@@ -60,7 +62,7 @@ func TestCountInstructionsAA(t *testing.T) {
 				t.Errorf("%s round %d: %.0f instructions per transaction", name, s.Round, in.PerTxn)
 			}
 			per[i] = append(per[i], in.PerTxn)
-			checkWindowOnly(t, filepath.Join(dir, s.Probes.Profile.File))
+			checkWindowOnly(t, filepath.Join(dir, s.Probes.Profile().File))
 		}
 	}
 	// The rounds of one target count alike too: the warm-up round makes
@@ -96,6 +98,8 @@ func TestCountInstructionsAA(t *testing.T) {
 // execution), and the why names the functions of pg_stat_statements the
 // instructions went out of.
 func TestCountCache(t *testing.T) {
+	trackTime(t)
+	testenv.Slow(t)
 	testenv.NeedProgram(t, "valgrind", "Debian: apt-get install valgrind")
 	dir := t.TempDir()
 	verdict := filepath.Join(dir, "verdict.json")
@@ -113,7 +117,7 @@ func TestCountCache(t *testing.T) {
 			t.Errorf("%s: the result file does not record the cache simulation: %+v", name, v)
 		}
 		for _, s := range f.Steps {
-			in := s.Probes.Instructions
+			in := s.Probes.Instructions()
 			if in == nil || in.Cache == nil {
 				t.Fatalf("%s round %d: no cache simulation counted (unavailable: %v)", name, s.Round, s.Probes.Unavailable)
 			}
@@ -189,6 +193,7 @@ func checkWindowOnly(t *testing.T, path string) {
 // Without Valgrind, --count instructions is one line of usage error,
 // before any cluster starts.
 func TestCountInstructionsWithoutValgrind(t *testing.T) {
+	trackTime(t)
 	t.Setenv("PGSCALE_VALGRIND", t.TempDir())
 	code, _, stderr := pgscale(t, "ab", "--target", "a=settings:", "--target", "b=settings:", "-S", "-c", "1", "-t", "10",
 		"--count", "instructions")

@@ -1,4 +1,4 @@
-package cli_test
+package integration_test
 
 import (
 	"os"
@@ -11,6 +11,7 @@ import (
 	"github.com/pgscale/pgscale/internal/build/buildtest"
 	"github.com/pgscale/pgscale/internal/cli"
 	"github.com/pgscale/pgscale/internal/result"
+	"github.com/pgscale/pgscale/internal/testenv"
 )
 
 // These tests run servers built from the PostgreSQL 15 source fixture
@@ -58,6 +59,8 @@ func writeFile(t *testing.T, path, text string) string {
 // probe takes the slot count from it: 16 and exhausted on base, 21 and not
 // exhausted on fp21 with 19 relations locked per transaction.
 func TestSrcTargetsInAB(t *testing.T) {
+	trackTime(t)
+	testenv.Slow(t)
 	repo := srcRepo(t)
 	dir := t.TempDir()
 	setup := writeFile(t, filepath.Join(dir, "parts.sql"), parts18)
@@ -94,7 +97,7 @@ func TestSrcTargetsInAB(t *testing.T) {
 		}
 		exhausted, most := 0, 0
 		for _, s := range f.Steps {
-			l := s.Probes.Locks
+			l := s.Probes.Locks()
 			if l == nil || l.FastPathSlots != tc.slots || l.FastPathSlotsFrom != "build" {
 				t.Fatalf("%s: lock probe %+v, want %d slots from the build", tc.name, l, tc.slots)
 			}
@@ -124,6 +127,8 @@ func contains(xs []string, x string) bool {
 // A suite file's src: target runs a short cell, and the history records
 // the commit the build was made from.
 func TestSrcTargetInSuiteFile(t *testing.T) {
+	trackTime(t)
+	testenv.Slow(t)
 	repo := srcRepo(t)
 	dir := t.TempDir()
 	file := writeFile(t, filepath.Join(dir, "src.yaml"), `name: src
@@ -153,13 +158,15 @@ rounds: 1
 		t.Fatalf("index %+v: %v", x, err)
 	}
 	f := readResult(t, filepath.Join(out, x.Cells[0].Dir, "fp21.json"))
-	if l := f.Steps[0].Probes.Locks; l == nil || l.FastPathSlots != 21 || l.FastPathSlotsFrom != "build" || l.Exhausted != 0 {
+	if l := f.Steps[0].Probes.Locks(); l == nil || l.FastPathSlots != 21 || l.FastPathSlotsFrom != "build" || l.Exhausted != 0 {
 		t.Errorf("locks %+v: want 21 slots from the build, none exhausted", l)
 	}
 }
 
 // run --pg-src runs the ephemeral cluster from a source build.
 func TestRunPgSrc(t *testing.T) {
+	trackTime(t)
+	testenv.Slow(t)
 	repo := srcRepo(t)
 	out := filepath.Join(t.TempDir(), "r.json")
 	code, stdout, stderr := pgscale(t, "run", "--pg-src", repo+"@fp21", "-S", "-c", "1", "-T", "1", "--out", out)
@@ -180,6 +187,8 @@ func TestRunPgSrc(t *testing.T) {
 // the phase and the log, then the log's tail; exit 2, before any cluster
 // starts, and nothing cached.
 func TestSrcBuildFailure(t *testing.T) {
+	trackTime(t)
+	testenv.Slow(t)
 	repo := srcRepo(t)
 	cache, err := build.DefaultCacheDir()
 	if err != nil {
@@ -230,6 +239,8 @@ func TestSrcBuildFailure(t *testing.T) {
 // pgscale build finds a build in the cache and says so; --list shows it;
 // --prune removes what it is told to, on a cache of its own.
 func TestBuildListAndPrune(t *testing.T) {
+	trackTime(t)
+	testenv.Slow(t)
 	repo := srcRepo(t)
 	code, stdout, stderr := pgscale(t, "build", "master=src:"+repo+"@base", "src:"+repo+"@fp21")
 	if code != cli.ExitOK || !strings.Contains(stdout, "master: build ") || !strings.Contains(stdout, "fast-path slots 16") ||
@@ -277,6 +288,7 @@ func TestBuildListAndPrune(t *testing.T) {
 // --matrix replaces an axis's values: the fastpath preset at 18
 // partitions; a name that is no axis is a usage error.
 func TestSuiteMatrixOverride(t *testing.T) {
+	trackTime(t)
 	code, stdout, stderr := pgscale(t, "suite", "--preset", "fastpath", "--quick", "--matrix", "partitions=18", "--dry-run")
 	if code != cli.ExitOK || !strings.Contains(stdout, "partitions=18,rows=1000") || strings.Contains(stdout, "partitions=32") {
 		t.Errorf("exit %d\n%s%s", code, stdout, stderr)

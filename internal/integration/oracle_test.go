@@ -1,4 +1,4 @@
-package cli_test
+package integration_test
 
 import (
 	"os"
@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/pgscale/pgscale/internal/cli"
+	"github.com/pgscale/pgscale/internal/testenv"
 )
 
 // The pgbench oracle, end to end: every script under
@@ -60,6 +61,8 @@ func oracleArgs(src string) []string {
 }
 
 func TestPgbenchOracle(t *testing.T) {
+	trackTime(t)
+	testenv.Slow(t)
 	files, _ := filepath.Glob(filepath.Join(oracleDir, "*.sql"))
 	if len(files) < 10 {
 		t.Fatalf("found %d oracle scripts in %s", len(files), oracleDir)
@@ -132,6 +135,8 @@ var runsWhatPgbenchRefuses = map[string]string{
 // parse errors before anything runs (exit 2); run-time errors when the
 // client aborts (exit 3), or before running where pgscale can tell (exit 2).
 func TestPgbenchOracleErrors(t *testing.T) {
+	trackTime(t)
+	testenv.Slow(t)
 	files, _ := filepath.Glob(filepath.Join(oracleDir, "errors", "*.sql"))
 	if len(files) < 10 {
 		t.Fatalf("found %d error scripts", len(files))
@@ -197,6 +202,8 @@ func TestPgbenchOracleErrors(t *testing.T) {
 // (the version in each file's first line aside). A newer pgbench that
 // computes something else fails here, not silently in the recordings.
 func TestOracleRecordingsArePgbenchsAnswers(t *testing.T) {
+	trackTime(t)
+	testenv.Slow(t)
 	pgbench := filepath.Join(cluster.BinDir, "pgbench")
 	if _, err := os.Stat(pgbench); err != nil {
 		t.Fatalf("pgbench is part of the server packages and must be installed: %v", err)

@@ -1,4 +1,4 @@
-package cli_test
+package integration_test
 
 import (
 	"errors"
@@ -33,6 +33,8 @@ func running(pid int) bool {
 // A short run through pgbouncer as a proxy: target completes, and its
 // process is accounted as the pooler, CPU and context switches.
 func TestProxyRunCompletes(t *testing.T) {
+	trackTime(t)
+	testenv.Slow(t)
 	targettest.NeedPgBouncer(t)
 	out := filepath.Join(t.TempDir(), "r.json")
 	code, stdout, stderr := pgscale(t, "run", "--dsn", dsn("postgres"), "--pooler", "proxy:"+targettest.Example(t, "pgbouncer"),
@@ -46,7 +48,7 @@ func TestProxyRunCompletes(t *testing.T) {
 		t.Fatalf("result: complete %v, target %+v", f.Complete, f.Target)
 	}
 	s := f.Steps[0]
-	if s.Probes == nil || s.Probes.Process == nil || s.Probes.Process.Pooler == nil || s.Probes.Process.Pooler.CPUS <= 0 {
+	if s.Probes == nil || s.Probes.Process() == nil || s.Probes.Process().Pooler == nil || s.Probes.Process().Pooler.CPUS <= 0 {
 		t.Errorf("the proxy was not accounted as the pooler: %+v", s.Probes)
 	}
 	if !strings.Contains(stdout, "target:   proxy pgbouncer") || !strings.Contains(stdout, "pooler cpu/txn") {
@@ -60,6 +62,8 @@ func TestProxyRunCompletes(t *testing.T) {
 // result names it and keeps its log beside it, and no process of its tree
 // is left.
 func TestProxyKilledMidRun(t *testing.T) {
+	trackTime(t)
+	testenv.Slow(t)
 	targettest.NeedPgpool(t)
 	bin := buildPgscale(t)
 	out := filepath.Join(t.TempDir(), "r.json")
@@ -124,6 +128,7 @@ func TestProxyKilledMidRun(t *testing.T) {
 // output, its whole log kept where the result would have gone, nothing
 // left running.
 func TestProxyExitsAtStart(t *testing.T) {
+	trackTime(t)
 	dir := t.TempDir()
 	def := filepath.Join(dir, "broken.yaml")
 	os.WriteFile(def, []byte(`command: "echo 'broken.conf line 3: <b>no</b> such option' >&2; exit 3"`+"\n"), 0o644)
@@ -148,6 +153,8 @@ func TestProxyExitsAtStart(t *testing.T) {
 // records the split and the replica's lag, and nothing of the three is
 // left.
 func TestProxyPgpoolLoadBalances(t *testing.T) {
+	trackTime(t)
+	testenv.Slow(t)
 	targettest.NeedPgpool(t)
 	out := filepath.Join(t.TempDir(), "r.json")
 	code, stdout, stderr := pgscale(t, "run", "--replicas", "1", "--pooler", "proxy:"+targettest.Example(t, "pgpool"),
@@ -159,7 +166,7 @@ func TestProxyPgpoolLoadBalances(t *testing.T) {
 	if !f.Complete || f.Target.Pooler == nil || !strings.Contains(f.Target.Pooler.Server, "(replica)") {
 		t.Fatalf("result: complete %v, target %+v", f.Complete, f.Target)
 	}
-	u := f.Steps[0].Probes.Upstreams
+	u := f.Steps[0].Probes.Upstreams()
 	if u == nil || len(u.Servers) != 2 {
 		t.Fatalf("upstreams %+v", u)
 	}
@@ -186,6 +193,8 @@ func TestProxyPgpoolLoadBalances(t *testing.T) {
 // beside the server's: its processes run under callgrind too, and the
 // step records the count and a profile of it.
 func TestProxyCountedUnderValgrind(t *testing.T) {
+	trackTime(t)
+	testenv.Slow(t)
 	targettest.NeedPgBouncer(t)
 	testenv.NeedProgram(t, "valgrind", "Debian: apt-get install valgrind")
 	dir := t.TempDir()
@@ -196,7 +205,7 @@ func TestProxyCountedUnderValgrind(t *testing.T) {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
 	}
 	f := readResult(t, out)
-	in := f.Steps[0].Probes.Instructions
+	in := f.Steps[0].Probes.Instructions()
 	if in == nil || in.Pooler == nil || in.Pooler.Processes != 1 || in.PoolerProfile == nil {
 		t.Fatalf("instructions %+v", in)
 	}

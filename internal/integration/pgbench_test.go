@@ -1,4 +1,4 @@
-package cli_test
+package integration_test
 
 import (
 	"bytes"
@@ -13,6 +13,8 @@ import (
 	"testing"
 
 	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/pgscale/pgscale/internal/testenv"
 )
 
 // pgbench is the installed pgbench, the oracle of pgscale pgbench.
@@ -95,6 +97,8 @@ func writeScript(t *testing.T, dir, name, src string) string {
 // that the counts are deterministic: the report has the same lines in the
 // same order with the same values (timings aside), and the same exit code.
 func TestPgbenchDropInReport(t *testing.T) {
+	trackTime(t)
+	testenv.Slow(t)
 	dir := t.TempDir()
 	custom := writeScript(t, dir, "custom.sql", "\\set x :scale * 10 + :v\nSELECT :x;\n")
 	one := writeScript(t, dir, "one.sql", "SELECT 1;\n")
@@ -145,6 +149,7 @@ func TestPgbenchDropInReport(t *testing.T) {
 // A run in which clients abort: the same report and exit code 2, pgbench's
 // closing line and its error lines; the SQL error in libpq's words.
 func TestPgbenchDropInAbortedRun(t *testing.T) {
+	trackTime(t)
 	dir := t.TempDir()
 	div := writeScript(t, dir, "div.sql", "\\set x 1 / 0\nSELECT 1;\n")
 	sqlerr := writeScript(t, dir, "sqlerr.sql", "SELECT 1;\nSELECT * FROM nosuch;\n")
@@ -193,6 +198,7 @@ func sameErrorLines(want, got string) bool {
 // Bad options: pgbench's message and pgbench's exit code 1, or 0 for the
 // options that only list something.
 func TestPgbenchDropInBadOptions(t *testing.T) {
+	trackTime(t)
 	dir := t.TempDir()
 	for _, args := range [][]string{
 		{"-x"}, {"--foo"}, {"--foo=3"}, {"-c"}, {"--client"}, {"-c", "abc"}, {"-c", "0"}, {"-c", " 3x"}, {"--c=2"},
@@ -224,6 +230,7 @@ func TestPgbenchDropInBadOptions(t *testing.T) {
 
 // What pgscale pgbench refuses and pgbench 15 does not have.
 func TestPgbenchDropInRefusesByName(t *testing.T) {
+	trackTime(t)
 	code, _, stderr := runDropIn(t, append([]string{"-d", "-t", "1"}, conn("postgres")...)...)
 	if code != 1 || !strings.Contains(stderr, "-d/--debug is not supported") {
 		t.Errorf("-d: exit %d, %s", code, stderr)
@@ -296,6 +303,7 @@ func columns(ls []logLine) map[int]int {
 // -l: the same file names (one per thread), the same column count on every
 // line, and the same transactions (client, number, script) in each file.
 func TestPgbenchDropInLogFiles(t *testing.T) {
+	trackTime(t)
 	for _, tc := range []struct {
 		name string
 		args []string
@@ -347,6 +355,7 @@ func keys(m map[string][]logLine) []string {
 // --sampling-rate: with a fixed seed, pgscale logs exactly the
 // transactions pgbench logs (the same per-thread random sequence).
 func TestPgbenchDropInSampling(t *testing.T) {
+	trackTime(t)
 	// A thread per client: which transaction takes which draw of the
 	// thread's sequence is then the client's own order.
 	want, got := logFiles(t, "-n", "-S", "-c", "2", "-j", "2", "-t", "40", "--sampling-rate", "0.3", "--random-seed", "11")
@@ -364,6 +373,8 @@ func TestPgbenchDropInSampling(t *testing.T) {
 // --aggregate-interval: pgbench's 15 columns, one line per whole interval,
 // consecutive seconds.
 func TestPgbenchDropInAggregateLog(t *testing.T) {
+	trackTime(t)
+	testenv.Slow(t)
 	want, got := logFiles(t, "-n", "-S", "-T", "3", "--aggregate-interval", "1")
 	for _, m := range []map[string][]logLine{want, got} {
 		ls := m["log.PID"]
@@ -388,6 +399,8 @@ func TestPgbenchDropInAggregateLog(t *testing.T) {
 // pgbench -i with steps, tablespaces and partitions: pgscale pgbench -i
 // makes the same tables, in the same tablespaces, with the same rows.
 func TestPgbenchDropInInit(t *testing.T) {
+	trackTime(t)
+	testenv.Slow(t)
 	ctx := context.Background()
 	c, err := pgconn.Connect(ctx, dsn("postgres"))
 	if err != nil {

@@ -1,4 +1,4 @@
-package cli_test
+package integration_test
 
 import (
 	"bytes"
@@ -10,6 +10,7 @@ import (
 )
 
 func TestReportCommand(t *testing.T) {
+	trackTime(t)
 	dir := filepath.Join("..", "report", "testdata")
 	for _, tc := range []struct {
 		args []string

@@ -1,4 +1,4 @@
-package cli_test
+package integration_test
 
 import (
 	"os"
@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/pgscale/pgscale/internal/cli"
+	"github.com/pgscale/pgscale/internal/testenv"
 )
 
 // unwritable makes dir refuse new files, root included: immutable
@@ -49,6 +50,7 @@ func unwritable(t *testing.T, dir string) {
 // directory — in well under a second (an ephemeral cluster would take
 // seconds to start), with exit code 2 and one line naming it.
 func TestUnwritableOutputRefusedFirst(t *testing.T) {
+	trackTime(t)
 	ro := filepath.Join(t.TempDir(), "ro")
 	os.Mkdir(ro, 0o755)
 	unwritable(t, ro)
@@ -79,6 +81,8 @@ func TestUnwritableOutputRefusedFirst(t *testing.T) {
 // it: the result goes to the temporary directory, the output says where
 // (exit 3: not what was asked), and report reads it there.
 func TestResultKeptWhenItsDestinationFails(t *testing.T) {
+	trackTime(t)
+	testenv.Slow(t)
 	tmp := t.TempDir()
 	t.Setenv("TMPDIR", tmp)
 	dir := filepath.Join(t.TempDir(), "out")

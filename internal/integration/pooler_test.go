@@ -1,4 +1,4 @@
-package cli_test
+package integration_test
 
 import (
 	"errors"
@@ -16,6 +16,7 @@ import (
 	"github.com/pgscale/pgscale/internal/cli"
 	"github.com/pgscale/pgscale/internal/syncio"
 	"github.com/pgscale/pgscale/internal/target/targettest"
+	"github.com/pgscale/pgscale/internal/testenv"
 )
 
 // children returns the live processes whose parent is pid, by command name.
@@ -60,6 +61,8 @@ func noneLeft(t *testing.T, dirs ...string) {
 // load generator's peak RSS, as the kernel counted it, stays within 64 MiB
 // plus 64 KiB per client (one histogram per client took 370 KiB).
 func TestPooledRunOfThousandsOfClients(t *testing.T) {
+	trackTime(t)
+	testenv.Slow(t)
 	targettest.NeedPgBouncer(t)
 	const clients = 2000
 	bin := buildPgscale(t)
@@ -91,9 +94,9 @@ func TestPooledRunOfThousandsOfClients(t *testing.T) {
 		pl.Settings["max_client_conn"] != strconv.Itoa(clients+10) || f.Target.ServerVersion == "" {
 		t.Errorf("target %+v, pooler %+v", f.Target, pl)
 	}
-	if s.Probes == nil || s.Probes.Process == nil || s.Probes.Process.Pooler == nil || s.Probes.Process.Pooler.CPUS <= 0 {
+	if s.Probes == nil || s.Probes.Process() == nil || s.Probes.Process().Pooler == nil || s.Probes.Process().Pooler.CPUS <= 0 {
 		t.Errorf("the pooler's process was not accounted: %+v", s.Probes)
-	} else if srv := s.Probes.Process.Server; srv == nil || srv.Processes > 8+20 {
+	} else if srv := s.Probes.Process().Server; srv == nil || srv.Processes > 8+20 {
 		t.Errorf("the server's processes, not the pooler's clients, should be watched: %+v", srv)
 	}
 	if !strings.Contains(stdout.String(), "initial connection time") || !strings.Contains(stdout.String(), "pooler cpu/txn") {
@@ -106,6 +109,8 @@ func TestPooledRunOfThousandsOfClients(t *testing.T) {
 // incomplete result is written and names the cause and the pooler's log,
 // kept beside it; neither the pooler nor the server is left.
 func TestPoolerKilledMidRun(t *testing.T) {
+	trackTime(t)
+	testenv.Slow(t)
 	targettest.NeedPgBouncer(t)
 	bin := buildPgscale(t)
 	out := filepath.Join(t.TempDir(), "r.json")
@@ -160,6 +165,8 @@ func TestPoolerKilledMidRun(t *testing.T) {
 // error, naming the limit, before anything starts; so is a pooler that is
 // not installed.
 func TestPoolerLimitsAreUsageErrors(t *testing.T) {
+	trackTime(t)
+	testenv.Slow(t)
 	bin := buildPgscale(t)
 	cmd := exec.Command("/bin/sh", "-c", `ulimit -n 1000 && ulimit -Hn 1000 && exec "$@"`, "sh",
 		bin, "run", "--pooler", "pgbouncer", "-M", "simple", "-c", "10,2000", "-T", "1")
@@ -189,6 +196,8 @@ func TestPoolerLimitsAreUsageErrors(t *testing.T) {
 // A pooled run prints what report prints of its result file, the pooler
 // in the header and its CPU per transaction in the sweep table included.
 func TestPooledRunPrintsWhatReportShows(t *testing.T) {
+	trackTime(t)
+	testenv.Slow(t)
 	targettest.NeedPgBouncer(t)
 	out := filepath.Join(t.TempDir(), "r.json")
 	code, stdout, stderr := pgscale(t, "run", "--dsn", dsn("postgres"), "--pooler", "pgbouncer:default_pool_size=2", "-n", "-M", "extended",
@@ -217,6 +226,8 @@ func TestPooledRunPrintsWhatReportShows(t *testing.T) {
 // with whole-step turns each target's probes account the pooler only in
 // the pooled target's steps.
 func TestABDirectAgainstPooled(t *testing.T) {
+	trackTime(t)
+	testenv.Slow(t)
 	targettest.NeedPgBouncer(t)
 	out := t.TempDir()
 	code, stdout, stderr := pgscale(t, "ab", "--target", "direct=dsn:"+dsn("postgres"), "--target", "pooled=pgbouncer:default_pool_size=2",
@@ -233,12 +244,12 @@ func TestABDirectAgainstPooled(t *testing.T) {
 		t.Errorf("recorded spec %q", spec)
 	}
 	for _, s := range pooled.Steps {
-		if s.Probes == nil || s.Probes.Process == nil || s.Probes.Process.Pooler == nil {
+		if s.Probes == nil || s.Probes.Process() == nil || s.Probes.Process().Pooler == nil {
 			t.Errorf("pooled step of round %d: no pooler accounted", s.Round)
 		}
 	}
 	for _, s := range direct.Steps {
-		if s.Probes != nil && s.Probes.Process != nil && s.Probes.Process.Pooler != nil {
+		if s.Probes != nil && s.Probes.Process() != nil && s.Probes.Process().Pooler != nil {
 			t.Errorf("direct step of round %d accounts a pooler", s.Round)
 		}
 	}

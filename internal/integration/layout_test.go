@@ -1,4 +1,4 @@
-package cli_test
+package integration_test
 
 import (
 	"os"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/pgscale/pgscale/internal/cli"
 	"github.com/pgscale/pgscale/internal/result"
+	"github.com/pgscale/pgscale/internal/testenv"
 )
 
 // clusterDir is the directory of an ephemeral cluster whose socket a
@@ -43,6 +44,8 @@ func serverUsing(dir string) []int {
 // result files record the layout of every round, and the comparison rests
 // on the layouts (and says so).
 func TestABReshuffleRecreatesClusters(t *testing.T) {
+	trackTime(t)
+	testenv.Slow(t)
 	bin := cluster.BinDir
 	dir := t.TempDir()
 	out := filepath.Join(dir, "results")
@@ -116,6 +119,8 @@ func TestABReshuffleRecreatesClusters(t *testing.T) {
 // --separate-clusters it gets a cluster of its own, and then the run is
 // reshuffled.
 func TestABSameClusterSettings(t *testing.T) {
+	trackTime(t)
+	testenv.Slow(t)
 	out := filepath.Join(t.TempDir(), "results")
 	stderr := &syncBuffer{}
 	code, stdout := abCLI(t, stderr, "ab", "--target", "a=settings:", "--target", "b=settings:work_mem=8MB", "-S", "-c", "1", "-T", "0.5",

@@ -1,4 +1,4 @@
-package cli_test
+package integration_test
 
 import (
 	"path/filepath"
@@ -18,6 +18,7 @@ func runArgs(t *testing.T, script string, extra ...string) []string {
 
 // 1. \shell's output goes to stdout, as pgbench's system() leaves it.
 func TestShellOutputGoesToStdout(t *testing.T) {
+	trackTime(t)
 	dir := t.TempDir()
 	script := writeScript(t, dir, "shell.sql", "\\shell echo hello from shell\nSELECT 1;\n")
 	args := append([]string{"-n", "-t", "3", "-f", script}, conn("postgres")...)
@@ -33,6 +34,7 @@ func TestShellOutputGoesToStdout(t *testing.T) {
 
 // 2. The server's NOTICE, WARNING and INFO go to stderr in libpq's words.
 func TestServerNoticesOnStderr(t *testing.T) {
+	trackTime(t)
 	dir := t.TempDir()
 	script := writeScript(t, dir, "notice.sql",
 		"SET LOCAL work_mem = 1000;\nDO $$BEGIN RAISE NOTICE 'hello %', 1; RAISE INFO 'info'; END$$;\n")
@@ -55,6 +57,7 @@ func TestServerNoticesOnStderr(t *testing.T) {
 // result file incomplete, says so in its summary and exits 3;
 // --exit-on-abort ends the run at the first abort.
 func TestAbortedClientMakesTheRunIncomplete(t *testing.T) {
+	trackTime(t)
 	dir := t.TempDir()
 	script := writeScript(t, dir, "one-aborts.sql", "\\if :client_id = 0\n\\set x 1 / 0\n\\endif\nSELECT 1;\n")
 	args := append([]string{"-n", "-c", "2", "-t", "3", "-f", script}, conn("postgres")...)
@@ -96,6 +99,7 @@ func TestAbortedClientMakesTheRunIncomplete(t *testing.T) {
 // 4. An SQL error in pgbench's words (libpq's "ERROR:  msg"): compared
 // line by line in TestPgbenchDropInAbortedRun; here the form itself.
 func TestSQLErrorInLibpqWords(t *testing.T) {
+	trackTime(t)
 	dir := t.TempDir()
 	script := writeScript(t, dir, "sqlerr.sql", "SELECT 1;\nSELECT * FROM nosuch;\n")
 	args := append([]string{"-n", "-t", "1", "-f", script}, conn("postgres")...)
@@ -111,6 +115,7 @@ func TestSQLErrorInLibpqWords(t *testing.T) {
 // one simple query, and gives what pgbench's default (simple) gives;
 // --describe and the result file say so.
 func TestCompoundCommandUnderPrepared(t *testing.T) {
+	trackTime(t)
 	dir := t.TempDir()
 	createDB(t, "compound")
 	sql(t, "compound", "CREATE TABLE out (k text, v text, seq bigserial)")
@@ -141,6 +146,7 @@ func TestCompoundCommandUnderPrepared(t *testing.T) {
 // pgscale pgbench writes a result file by default, under results/, and
 // pgscale report --format pgbench prints pgbench's report of it again.
 func TestPgbenchDropInResultFile(t *testing.T) {
+	trackTime(t)
 	t.Chdir(t.TempDir())
 	code, out, stderr := pgscale(t, append([]string{"pgbench", "-S", "-t", "5", "-c", "2", "-r", "-P", "1"}, conn("postgres")...)...)
 	if code != 0 {

@@ -1,4 +1,4 @@
-package cli_test
+package integration_test
 
 import (
 	"bytes"
@@ -17,15 +17,17 @@ import (
 	"github.com/pgscale/pgscale/internal/result"
 	"github.com/pgscale/pgscale/internal/target"
 	"github.com/pgscale/pgscale/internal/target/targettest"
+	"github.com/pgscale/pgscale/internal/testenv"
 	"github.com/pgscale/pgscale/internal/workload"
 )
 
-// cluster is the package's one real server: pgbench data at scale 1 in
+// cluster is the package's one real server, which every test that needs a
+// server of no particular kind shares: pgbench data at scale 1 in
 // database postgres, TCP on, and role "bench" that must give a password.
 var cluster *target.Cluster
 
 func TestMain(m *testing.M) {
-	os.Exit(targettest.Run(m, target.Options{TCP: true, HBA: []string{"host all bench 127.0.0.1/32 scram-sha-256"}},
+	code := targettest.Run(m, target.Options{TCP: true, HBA: []string{"host all bench 127.0.0.1/32 scram-sha-256"}},
 		func(c *target.Cluster) {
 			cluster = c
 			connect := func(ctx context.Context) (*pgconn.PgConn, error) {
@@ -34,7 +36,12 @@ func TestMain(m *testing.M) {
 			if _, err := workload.Init(context.Background(), connect, workload.InitOptions{Scale: 1}, io.Discard); err != nil {
 				panic(err)
 			}
-		}))
+		})
+	if built.dir != "" {
+		os.RemoveAll(built.dir)
+	}
+	printTimes()
+	os.Exit(code)
 }
 
 // pgscale runs the CLI in-process and returns its exit code and output.
@@ -97,6 +104,7 @@ func readResult(t *testing.T, path string) *result.File {
 }
 
 func TestRunSweepWritesAValidResult(t *testing.T) {
+	trackTime(t)
 	out := filepath.Join(t.TempDir(), "r.json")
 	code, stdout, stderr := pgscale(t, "run", "--dsn", dsn("postgres"), "-c", "1,2", "-T", "1", "-P", "0.5", "-S", "-r", "--out", out)
 	if code != 0 {
@@ -127,6 +135,7 @@ func TestRunSweepWritesAValidResult(t *testing.T) {
 }
 
 func TestUsageErrorsExit2(t *testing.T) {
+	trackTime(t)
 	for _, args := range [][]string{
 		{"run", "--no-such-flag"},
 		{"run", "-T", "1", "-t", "5"},
@@ -157,6 +166,7 @@ func TestUsageErrorsExit2(t *testing.T) {
 }
 
 func TestScriptSyntaxErrorShowsThePlace(t *testing.T) {
+	trackTime(t)
 	f := filepath.Join(t.TempDir(), "bad.sql")
 	os.WriteFile(f, []byte("\\set x 1\n\\set y random(1, \nSELECT 1;\n"), 0o644)
 	code, _, stderr := pgscale(t, "run", "--dsn", dsn("postgres"), "-f", f, "-T", "1")
@@ -166,6 +176,7 @@ func TestScriptSyntaxErrorShowsThePlace(t *testing.T) {
 }
 
 func TestDescribeRunsNothing(t *testing.T) {
+	trackTime(t)
 	code, stdout, _ := pgscale(t, "run", "-b", "tpcb-like", "--describe")
 	if code != 0 || !strings.Contains(stdout, "pgbench_tellers") || !strings.Contains(stdout, "$1") {
 		t.Errorf("exit %d, describe output:\n%s", code, stdout)
@@ -173,6 +184,8 @@ func TestDescribeRunsNothing(t *testing.T) {
 }
 
 func TestMissingTablesOnADSN(t *testing.T) {
+	trackTime(t)
+	testenv.Slow(t)
 	createDB(t, "empty")
 	code, _, stderr := pgscale(t, "run", "--dsn", dsn("empty"), "-S", "-T", "1")
 	if code != cli.ExitUsage || !strings.Contains(stderr, "pgbench_accounts") || !strings.Contains(stderr, "--init") {
@@ -187,6 +200,7 @@ func TestMissingTablesOnADSN(t *testing.T) {
 }
 
 func TestWrongPasswordExit2WithoutThePassword(t *testing.T) {
+	trackTime(t)
 	sql(t, "postgres", "DROP ROLE IF EXISTS bench; CREATE ROLE bench LOGIN PASSWORD 'right-horse'")
 	url := "postgres://bench:Battery-Staple-9@127.0.0.1:" + strconv.Itoa(cluster.Port) + "/postgres?sslmode=disable"
 	code, stdout, stderr := pgscale(t, "run", "--dsn", url, "-S", "-T", "1")
@@ -202,6 +216,7 @@ func TestWrongPasswordExit2WithoutThePassword(t *testing.T) {
 }
 
 func TestUnreachableServerExit3(t *testing.T) {
+	trackTime(t)
 	code, _, stderr := pgscale(t, "run", "--dsn", "host=127.0.0.1 port=1 user=x dbname=y connect_timeout=2", "-S", "-T", "1")
 	if code != cli.ExitIncomplete || !strings.Contains(stderr, "no server is listening") {
 		t.Errorf("exit %d, stderr %s: want 3 and the cause", code, stderr)
@@ -210,6 +225,8 @@ func TestUnreachableServerExit3(t *testing.T) {
 
 // pgbench runs on data made by pgscale init, and pgscale on data made by pgbench -i.
 func TestDataInteroperatesWithPgbench(t *testing.T) {
+	trackTime(t)
+	testenv.Slow(t)
 	createDB(t, "ours")
 	if code, _, stderr := pgscale(t, "init", "--dsn", dsn("ours"), "-s", "2"); code != 0 {
 		t.Fatalf("pgscale init: exit %d: %s", code, stderr)
@@ -238,6 +255,8 @@ func TestDataInteroperatesWithPgbench(t *testing.T) {
 
 // Weighted scripts run in their proportions and are reported per script.
 func TestWeightedScripts(t *testing.T) {
+	trackTime(t)
+	testenv.Slow(t)
 	out := filepath.Join(t.TempDir(), "r.json")
 	code, stdout, stderr := pgscale(t, "run", "--dsn", dsn("postgres"), "-n", "-c", "1", "-t", "400", "--random-seed", "7",
 		"-b", "select-only@9", "-b", "simple-update@1", "--out", out)
@@ -263,6 +282,8 @@ func TestWeightedScripts(t *testing.T) {
 // after, the sweep table and the diagnosis — is what report prints of the
 // result file it wrote: one renderer, read live or later.
 func TestRunPrintsWhatReportShows(t *testing.T) {
+	trackTime(t)
+	testenv.Slow(t)
 	out := filepath.Join(t.TempDir(), "r.json")
 	code, stdout, stderr := pgscale(t, "run", "--dsn", dsn("postgres"), "-n", "-c", "1,2", "-T", "3", "-P", "1", "-r",
 		"-b", "select-only@9", "-b", "simple-update@1", "--disturb", "checkpoint=1s@1s-2s", "--out", out)

@@ -1,12 +1,14 @@
-package cli_test
+package integration_test
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -15,17 +17,36 @@ import (
 
 	"github.com/pgscale/pgscale/internal/cli"
 	"github.com/pgscale/pgscale/internal/syncio"
+	"github.com/pgscale/pgscale/internal/testenv"
 )
 
-// buildPgscale builds the real binary once per test that needs signals.
+// buildPgscale builds the real binary, once for the package, for the tests that need a process of its own (signals, exit codes).
 func buildPgscale(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "pgscale")
-	cmd := exec.Command("go", "build", "-o", bin, "github.com/pgscale/pgscale/cmd/pgscale")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	built.once.Do(func() {
+		dir, err := os.MkdirTemp("", "pgscale-bin-")
+		if err != nil {
+			built.err = err
+			return
+		}
+		built.dir, built.bin = dir, filepath.Join(dir, "pgscale")
+		cmd := exec.Command("go", "build", "-o", built.bin, "github.com/pgscale/pgscale/cmd/pgscale")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			built.err = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if built.err != nil {
+		t.Fatal(built.err)
 	}
-	return bin
+	return built.bin
+}
+
+// built is the package's one pgscale binary, built by the first test that
+// runs it and removed after the last (TestMain).
+var built struct {
+	once     sync.Once
+	dir, bin string
+	err      error
 }
 
 // processesMentioning lists live processes whose command line or working
@@ -46,6 +67,8 @@ func processesMentioning(dir string) []int {
 // Ctrl-C in the middle of a run on an ephemeral cluster: exit 3, a valid
 // result file marked incomplete, and no server left behind.
 func TestInterruptLeavesAValidIncompleteResultAndNoServer(t *testing.T) {
+	trackTime(t)
+	testenv.Slow(t)
 	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
 		t.Run(sig.String(), func(t *testing.T) {
 			bin := buildPgscale(t)
@@ -90,6 +113,8 @@ func TestInterruptLeavesAValidIncompleteResultAndNoServer(t *testing.T) {
 // file marks as stale, and says so, while a directory named alike but
 // without an owner file is left alone.
 func TestKilledRunsDirectoryRemovedAtNextStart(t *testing.T) {
+	trackTime(t)
+	testenv.Slow(t)
 	bin := buildPgscale(t)
 	tmp, err := os.MkdirTemp("", "stale")
 	if err != nil {

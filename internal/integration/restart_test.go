@@ -1,4 +1,4 @@
-package cli_test
+package integration_test
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/pgscale/pgscale/internal/cli"
 	"github.com/pgscale/pgscale/internal/diagnose"
+	"github.com/pgscale/pgscale/internal/testenv"
 )
 
 // A server restarted in the middle of a step (the package's cluster,
@@ -20,6 +21,8 @@ import (
 // in the text, the result file and the HTML report; and the diagnosis
 // judges no bottleneck on it, least of all the client.
 func TestServerRestartMidStep(t *testing.T) {
+	trackTime(t)
+	testenv.Slow(t)
 	dir := t.TempDir()
 	out, html := filepath.Join(dir, "r.json"), filepath.Join(dir, "r.html")
 	stderr := &syncBuffer{watch: "step 1/1", seen: make(chan struct{})}
@@ -54,11 +57,11 @@ func TestServerRestartMidStep(t *testing.T) {
 		t.Errorf("%d transactions failed in the step, %d in the outage", s.Summary.Failed, o.Failed)
 	}
 	p := s.Probes
-	if p.Process == nil || p.Process.Server == nil || !strings.Contains(p.Process.ServerNote, "restarted during the step") {
-		t.Errorf("the process probe did not find the server again: %+v", p.Process)
+	if p.Process() == nil || p.Process().Server == nil || !strings.Contains(p.Process().ServerNote, "restarted during the step") {
+		t.Errorf("the process probe did not find the server again: %+v", p.Process())
 	}
-	if p.Waits == nil || p.Waits.Samples == 0 || p.Waits.PausedS <= 0 {
-		t.Errorf("the waits probe did not sample on after the restart: %+v (unavailable %v)", p.Waits, p.Unavailable)
+	if p.Waits() == nil || p.Waits().Samples == 0 || p.Waits().PausedS <= 0 {
+		t.Errorf("the waits probe did not sample on after the restart: %+v (unavailable %v)", p.Waits(), p.Unavailable)
 	}
 	v := f.Diagnosis.Steps[0]
 	if v.Verdict != diagnose.Unclear || !strings.Contains(v.Detail, "the server restarted during the step") {

@@ -1,0 +1,302 @@
+// Package probeopt is the user's choice of server-side probes and their
+// settings, and the flags that fill it: what a command line asks of the
+// probes, apart from the probes themselves (internal/probe), so that the
+// commands parse it without linking the code that samples the server.
+// Each probe registers here, from its own file, its name, default, flag
+// and settings' flags (Register).
+package probeopt
+
+import (
+	"errors"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/pgscale/pgscale/internal/usage"
+)
+
+// Wait-event sources.
+const (
+	WaitSourceAuto         = "auto"             // pg_wait_sampling when usable, else pg_stat_activity
+	WaitSourceWaitSampling = "pg_wait_sampling" // the extension's in-server profile
+	WaitSourceStatActivity = "pg_stat_activity" // sampled from a connection of the probe's own
+)
+
+// The probes the options name themselves: the ones their checks and
+// --count concern.
+const (
+	NameProfile      = "profile"
+	NameInstructions = "instructions"
+)
+
+// Defaults of the probes' settings.
+const (
+	DefaultWaitHz        = 20
+	DefaultLockSnapshots = 4
+)
+
+// Def is what a probe registers about itself: its name (also its
+// evidence's name in result files, and the name its writers are
+// registered by), the flag that turns it off (a default probe) or on,
+// what evidence it adds (the flag's help), its own settings' flags, and
+// its place among the probes (Rank: they run and report in that order).
+type Def struct {
+	Name     string
+	On       bool
+	Flag     string // none when empty: the probe's own flags turn it on
+	Evidence string
+	Flags    func(fs *pflag.FlagSet, o *Options)
+	Rank     int
+}
+
+// registry holds every probe's Def, by Rank, filled by Register when the
+// program starts and only read after.
+var registry []Def
+
+// Register adds a probe's Def; it is called from the probe's own file (an
+// init function), once per probe. A name registered twice panics.
+func Register(d Def) {
+	for _, o := range registry {
+		if o.Name == d.Name {
+			panic("probeopt: probe " + d.Name + " registered twice")
+		}
+	}
+	registry = append(registry, d)
+	sort.SliceStable(registry, func(i, j int) bool { return registry[i].Rank < registry[j].Rank })
+}
+
+// Names lists the probes' names, in the order they run.
+func Names() []string {
+	names := make([]string, len(registry))
+	for i, d := range registry {
+		names[i] = d.Name
+	}
+	return names
+}
+
+// Count is what --count (and a suite's count:) asks to count: the
+// server's instructions, and with Cache the cache and branch simulation
+// too (which counts the instructions as well).
+type Count struct {
+	Instructions, Cache bool
+}
+
+// ParseCount reads --count's value: instructions, or instructions,cache
+// (cache alone counts the instructions too); "" counts nothing.
+func ParseCount(v string) (Count, error) {
+	var c Count
+	if strings.TrimSpace(v) == "" {
+		return c, nil
+	}
+	for _, w := range strings.Split(v, ",") {
+		switch strings.TrimSpace(w) {
+		case "instructions":
+		case "cache":
+			c.Cache = true
+		default:
+			return Count{}, errors.New("want instructions, or instructions,cache")
+		}
+	}
+	c.Instructions = true
+	return c, nil
+}
+
+// String writes the count back as ParseCount reads it.
+func (c Count) String() string {
+	switch {
+	case c.Cache:
+		return "instructions,cache"
+	case c.Instructions:
+		return "instructions"
+	}
+	return ""
+}
+
+// SetCount turns counting on as c says (nothing for a zero Count).
+func (o *Options) SetCount(c Count) {
+	if !c.Instructions {
+		return
+	}
+	o.Set(NameInstructions, true)
+	o.CacheSim = o.CacheSim || c.Cache
+}
+
+// CountFlag is --count as a flag filling o.
+func CountFlag(o *Options) pflag.Value { return countFlag{o} }
+
+// countFlag is --count: what to count, a comma list of "instructions"
+// and "cache" (which counts the instructions too).
+type countFlag struct{ o *Options }
+
+func (f countFlag) Set(v string) error {
+	c, err := ParseCount(v)
+	if err != nil {
+		return err
+	}
+	if !c.Instructions {
+		return errors.New("want instructions, or instructions,cache")
+	}
+	f.o.SetCount(c)
+	return nil
+}
+
+func (f countFlag) String() string { return "" }
+func (f countFlag) Type() string   { return "what" }
+
+// Options are the user's choice of probes and their settings.
+type Options struct {
+	// None turns every probe off (--no-probes).
+	None bool
+	// Enabled turns probes on or off by name; a probe it does not name
+	// has its default.
+	Enabled map[string]bool
+
+	WaitSource    string  // auto, pg_wait_sampling or pg_stat_activity
+	WaitHz        float64 // pg_stat_activity sampling frequency; default 20
+	LockSnapshots int     // pg_locks snapshots per step; default 4
+	// ProfileDir is where the profile probe writes its pprof files
+	// (default results/profile-<UTC time>; an A/B runner gives each
+	// target its own).
+	ProfileDir string
+	// PoolerPID, when set, is a pooler on this host accounted apart.
+	PoolerPID int
+	// CacheSim adds callgrind's cache and branch simulation to counting
+	// instructions (--count instructions,cache).
+	CacheSim bool
+}
+
+// DefaultOptions are the default probes with their default settings.
+func DefaultOptions() Options {
+	return Options{WaitSource: WaitSourceAuto, WaitHz: DefaultWaitHz, LockSnapshots: DefaultLockSnapshots}
+}
+
+// On reports whether the probe called name runs.
+func (o Options) On(name string) bool {
+	if o.None {
+		return false
+	}
+	if on, ok := o.Enabled[name]; ok {
+		return on
+	}
+	for _, d := range registry {
+		if d.Name == name {
+			return d.On
+		}
+	}
+	return false
+}
+
+// Clone returns a copy of o that shares nothing with it.
+func (o Options) Clone() Options {
+	if o.Enabled != nil {
+		m := make(map[string]bool, len(o.Enabled))
+		for k, v := range o.Enabled {
+			m[k] = v
+		}
+		o.Enabled = m
+	}
+	return o
+}
+
+// Set turns the probe called name on or off.
+func (o *Options) Set(name string, on bool) {
+	if o.Enabled == nil {
+		o.Enabled = map[string]bool{}
+	}
+	o.Enabled[name] = on
+}
+
+// Any reports whether any probe runs.
+func (o Options) Any() bool {
+	for _, d := range registry {
+		if o.On(d.Name) {
+			return true
+		}
+	}
+	return false
+}
+
+// WithDefaults fills the settings left at zero.
+func (o Options) WithDefaults() Options {
+	if o.WaitHz <= 0 {
+		o.WaitHz = DefaultWaitHz
+	}
+	if o.LockSnapshots <= 0 {
+		o.LockSnapshots = DefaultLockSnapshots
+	}
+	if o.WaitSource == "" {
+		o.WaitSource = WaitSourceAuto
+	}
+	if (o.On(NameProfile) || o.On(NameInstructions)) && o.ProfileDir == "" {
+		o.ProfileDir = filepath.Join("results", "profile-"+time.Now().UTC().Format("20060102T150405Z"))
+	}
+	return o
+}
+
+// Check finds what cannot work in o, as usage errors naming the flag.
+func (o Options) Check() error {
+	switch {
+	case o.WaitSource != WaitSourceAuto && o.WaitSource != WaitSourceWaitSampling && o.WaitSource != WaitSourceStatActivity:
+		return usage.Errorf("--wait-source %q: want auto, pg_wait_sampling or pg_stat_activity", o.WaitSource)
+	case o.WaitHz <= 0 || o.WaitHz > 1000:
+		return usage.Errorf("--wait-hz must be between 0 and 1000")
+	case o.LockSnapshots < 1:
+		return usage.Errorf("--lock-snapshots must be at least 1")
+	case o.None && o.Enabled[NameProfile]:
+		return usage.Errorf("--profile is a probe: it cannot go with --no-probes")
+	case o.None && o.Enabled[NameInstructions]:
+		return usage.Errorf("--count instructions is a probe: it cannot go with --no-probes")
+	case o.On(NameInstructions) && o.On(NameProfile):
+		return usage.Errorf("--profile samples the server with perf, which under Valgrind sees Valgrind: --count instructions writes a profile of the instructions itself")
+	}
+	return nil
+}
+
+// RegisterFlags registers every probe's flags on fs — --no-probes, the
+// flag that turns each probe off or on, and each probe's settings — and
+// returns the options they fill.
+func RegisterFlags(fs *pflag.FlagSet) *Options {
+	o := DefaultOptions()
+	opt := &o
+	fs.BoolVar(&opt.None, "no-probes", false, "run no server-side probe (and so no bottleneck verdict)")
+	for _, d := range registry {
+		if d.Flag == "" {
+			continue
+		}
+		usage := "no " + d.Evidence
+		if !d.On {
+			usage = d.Evidence
+		}
+		fs.VarPF(enableFlag{opt, d.Name, !d.On}, d.Flag, "", usage).NoOptDefVal = "true"
+	}
+	for _, d := range registry {
+		if d.Flags != nil {
+			d.Flags(fs, opt)
+		}
+	}
+	return opt
+}
+
+// enableFlag is a probe's on/off flag: given (true), it sets the probe to
+// turnsOn.
+type enableFlag struct {
+	o       *Options
+	name    string
+	turnsOn bool
+}
+
+func (f enableFlag) Set(v string) error {
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		return errors.New("want true or false")
+	}
+	f.o.Set(f.name, b == f.turnsOn)
+	return nil
+}
+
+func (f enableFlag) String() string { return "false" }
+func (f enableFlag) Type() string   { return "bool" }

@@ -1,0 +1,59 @@
+package probeopt_test
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/spf13/pflag"
+
+	_ "github.com/pgscale/pgscale/internal/probe" // the probes register themselves
+	"github.com/pgscale/pgscale/internal/probeopt"
+)
+
+// --count, a suite's count: and suite --count read one way: instructions,
+// or instructions,cache; cache alone counts the instructions too.
+func TestParseCount(t *testing.T) {
+	for in, want := range map[string]probeopt.Count{
+		"":                   {},
+		"instructions":       {Instructions: true},
+		"instructions,cache": {Instructions: true, Cache: true},
+		" cache ":            {Instructions: true, Cache: true},
+	} {
+		got, err := probeopt.ParseCount(in)
+		if err != nil || got != want {
+			t.Errorf("ParseCount(%q) = %+v, %v; want %+v", in, got, err, want)
+		}
+		if back, _ := probeopt.ParseCount(got.String()); back != got {
+			t.Errorf("%q: String %q reads back as %+v", in, got.String(), back)
+		}
+	}
+	if _, err := probeopt.ParseCount("instructions,cycles"); err == nil || !strings.Contains(err.Error(), "want instructions") {
+		t.Errorf("cycles: %v", err)
+	}
+	var o probeopt.Options
+	o.SetCount(probeopt.Count{Instructions: true, Cache: true})
+	if !o.On(probeopt.NameInstructions) || !o.CacheSim {
+		t.Errorf("SetCount: %+v", o)
+	}
+}
+
+// The probes register themselves in rank order, process accounting first;
+// the flags come from what they registered.
+func TestRegistryAndFlags(t *testing.T) {
+	names := probeopt.Names()
+	if len(names) < 8 || names[0] != "process" || !slices.Contains(names, "upstreams") {
+		t.Fatalf("registered probes %v", names)
+	}
+	fs := pflag.NewFlagSet("t", pflag.ContinueOnError)
+	o := probeopt.RegisterFlags(fs)
+	if err := fs.Parse([]string{"--no-waits", "--profile", "--count", "instructions,cache", "--wait-hz", "50"}); err != nil {
+		t.Fatal(err)
+	}
+	if o.On("waits") || !o.On(probeopt.NameProfile) || !o.On(probeopt.NameInstructions) || !o.CacheSim || o.WaitHz != 50 || !o.On("locks") {
+		t.Errorf("options after the flags: %+v", *o)
+	}
+	if err := o.Check(); err == nil {
+		t.Error("--profile with --count instructions passed the check")
+	}
+}
