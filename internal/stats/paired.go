@@ -35,6 +35,9 @@ type PairedDetail struct {
 	// reported beside the t-test but not used for the decision. Its P is
 	// NaN when it could not be run.
 	SignedRank SignedRankResult
+
+	// logs are the per-unit log ratios, for the tests against a bound.
+	logs []float64
 }
 
 // ComparePaired compares per-round values where base[i] and cand[i] were
@@ -60,6 +63,14 @@ func ComparePaired(m Measure, base, cand []float64, opt Options) Comparison {
 // "layout" for the per-layout means of CompareLayouts, as the warnings
 // name them.
 func comparePaired(m Measure, base, cand []float64, opt Options, unit string) Comparison {
+	c := comparePairedAt(m, base, cand, opt, unit)
+	b, x := append([]float64(nil), base...), append([]float64(nil), cand...)
+	c.again = func(conf float64) Comparison { return comparePairedAt(m, b, x, Options{Confidence: conf}, unit) }
+	return c
+}
+
+// comparePairedAt is comparePaired without the way to make it again.
+func comparePairedAt(m Measure, base, cand []float64, opt Options, unit string) Comparison {
 	conf, warns := opt.confidence()
 	c := newComparison(m, Paired, conf, PairedTest)
 	alpha := Alpha(conf)
@@ -96,6 +107,7 @@ func comparePaired(m Measure, base, cand []float64, opt Options, unit string) Co
 	d := &PairedDetail{MeanLog: mean, SDLog: math.NaN(), T: math.NaN(), DF: float64(len(logs) - 1),
 		TLo: math.Inf(-1), THi: math.Inf(1), SignedRank: SignedRankResult{P: math.NaN()}}
 	c.PairedDetail = d
+	d.logs = logs
 
 	// Distribution-free interval on the median ratio. NewSample sorts its
 	// argument in place, so it gets a copy: ratios keeps the pairing order.

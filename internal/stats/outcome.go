@@ -1,0 +1,288 @@
+package stats
+
+import (
+	"fmt"
+	"math"
+)
+
+// Outcome is what a measure's bound says of it: pass, fail or
+// inconclusive, or nothing when no bound applied.
+type Outcome int
+
+const (
+	// NoBound: no bound applied; the measure decides nothing.
+	NoBound Outcome = iota
+	// Pass: the measure's interval lies wholly on the good side of its
+	// bound.
+	Pass
+	// Inconclusive: the interval reaches across the bound, or it is past
+	// the bound without the evidence a failure needs (FailRule).
+	Inconclusive
+	// Fail: the measure is past its bound with the evidence FailRule
+	// asks for.
+	Fail
+)
+
+// String returns "no bound", "pass", "inconclusive" or "fail".
+func (o Outcome) String() string {
+	switch o {
+	case NoBound:
+		return "no bound"
+	case Pass:
+		return "pass"
+	case Inconclusive:
+		return "inconclusive"
+	case Fail:
+		return "fail"
+	}
+	return fmt.Sprintf("Outcome(%d)", int(o))
+}
+
+// Verdict returns the outcome as a verdict says it: "passed", "failed",
+// "inconclusive", or "no bounds given".
+func (o Outcome) Verdict() string {
+	switch o {
+	case Pass:
+		return "passed"
+	case Fail:
+		return "failed"
+	case Inconclusive:
+		return "inconclusive"
+	}
+	return "no bounds given"
+}
+
+// Worst returns the worst of outcomes: fail over inconclusive over pass
+// over no bound.
+func Worst(os ...Outcome) Outcome {
+	w := NoBound
+	for _, o := range os {
+		w = max(w, o)
+	}
+	return w
+}
+
+// FailRule says, in words, what a bounded measure needs to fail; the
+// docs (docs/statistics.md) give the false-alarm rates it was chosen
+// from.
+const FailRule = "past its bound at the decision's level after Holm's correction over the bounded measures, with the distribution-free interval on the median ratio past it too"
+
+// MinFailRounds is the fewest rounds (or layouts) a paired measure needs
+// before it can fail at the given confidence: the distribution-free
+// interval on the median ratio, which a failure must agree with, is
+// infinite with fewer (its widest interval, the smallest and largest
+// ratio, covers the median with probability 1 − 2·2⁻ⁿ). 6 at 95 %.
+func MinFailRounds(confidence float64) int {
+	a := Alpha(confidence)
+	if !(a > 0 && a < 1) {
+		return 0
+	}
+	return int(math.Ceil(math.Log2(2/a) - 1e-9))
+}
+
+// decision is the level an outcome is decided at: alpha, times the
+// family's share of it, spent at this look when the run looks after
+// every round.
+func (o Options) decisionAlpha() float64 {
+	conf, _ := o.confidence()
+	a := Alpha(conf)
+	if o.Share > 0 && o.Share < 1 {
+		a *= o.Share
+	}
+	if s := o.Sequential; s != nil {
+		a = s.Spend(a)
+	}
+	return a
+}
+
+// again returns c as it would be at another confidence level, or false
+// when c was not made by this package's comparisons (a change point, a
+// comparison built by hand): it is then taken as it is.
+func (c Comparison) at(conf float64) (Comparison, bool) {
+	if c.again == nil {
+		return c, false
+	}
+	if conf == c.Confidence {
+		return c, true
+	}
+	return c.again(conf), true
+}
+
+// badSide reports whether x lies past limit in m's bad direction.
+func badSide(m Measure, x, limit float64) bool {
+	if m.Direction == LowerIsBetter {
+		return x > limit
+	}
+	return x < limit
+}
+
+// pastBound reports whether c's interval lies wholly past limit in the bad
+// direction; with strict, a paired comparison's distribution-free interval
+// must be finite, since a failure needs it to agree.
+func pastBound(c Comparison, limit float64, strict bool) bool {
+	if math.IsNaN(c.Change) {
+		return false
+	}
+	if strict && c.PairedDetail != nil && (math.IsInf(c.PairedDetail.MedianLo, 0) || math.IsInf(c.PairedDetail.MedianHi, 0)) {
+		return false
+	}
+	if c.Measure.Direction == LowerIsBetter {
+		return c.Lo > limit
+	}
+	return c.Hi < limit
+}
+
+// withinBound reports whether c's interval lies wholly on the good side of
+// limit.
+func withinBound(c Comparison, limit float64) bool {
+	if math.IsNaN(c.Change) {
+		return false
+	}
+	if c.Measure.Direction == LowerIsBetter {
+		return c.Hi < limit
+	}
+	return c.Lo > limit
+}
+
+// boundP is the p-value of the test that c is past limit, on the scale of
+// a two-sided test (twice the one-sided p-value): an interval at level
+// 1 − alpha lies wholly past the bound exactly when it is at most alpha.
+// For a paired comparison it is the larger of the t-test's against the
+// bound and the sign test's (the exact binomial test that the median
+// ratio is past the bound, the test behind the distribution-free interval
+// on the median), so that a failure needs both to agree. Other
+// comparisons find the smallest alpha at whose level their interval lies
+// past the bound; one made elsewhere gets the normal approximation from
+// its own interval. 1 when the change is not past the bound at all.
+func boundP(c Comparison, limit float64) float64 {
+	if math.IsNaN(c.Change) || !badSide(c.Measure, c.Change, limit) {
+		return 1
+	}
+	if d := c.PairedDetail; d != nil && len(d.logs) > 0 {
+		return math.Max(tBoundP(c, limit), signBoundP(c.Measure, d.logs, limit))
+	}
+	if c.again == nil {
+		return normalBoundP(c, limit)
+	}
+	past := func(a float64) bool {
+		x, _ := c.at(1 - a)
+		return pastBound(x, limit, true)
+	}
+	lo, hi := 1e-12, 1-1e-9
+	if !past(hi) {
+		return 1
+	}
+	if past(lo) {
+		return lo
+	}
+	// Bisect on a log scale: p-values span many decades.
+	for i := 0; i < 50 && hi/lo > 1.0001; i++ {
+		mid := math.Sqrt(lo * hi)
+		if past(mid) {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	return hi
+}
+
+// tBoundP is the t-test of the mean log ratio against the bound's,
+// two-sided scale.
+func tBoundP(c Comparison, limit float64) float64 {
+	d := c.PairedDetail
+	n := float64(len(d.logs))
+	if n < 2 || math.IsNaN(d.SDLog) {
+		return 1
+	}
+	x := d.MeanLog - math.Log1p(limit)
+	if d.SDLog == 0 {
+		if badSide(c.Measure, math.Expm1(d.MeanLog), limit) {
+			return 0
+		}
+		return 1
+	}
+	return tTwoSidedP(x/(d.SDLog/math.Sqrt(n)), n-1)
+}
+
+// signBoundP is the exact sign test that the median log ratio is past the
+// bound, two-sided scale: 2·P(Binomial(n, ½) ≤ j) for the j log ratios
+// not past it.
+func signBoundP(m Measure, logs []float64, limit float64) float64 {
+	l := math.Log1p(limit)
+	j := 0
+	for _, x := range logs {
+		if !badSide(m, x, l) {
+			j++
+		}
+	}
+	n := len(logs)
+	// P(Binomial(n, ½) ≤ j), summed exactly in float64 for n up to ~1000.
+	var p, term float64 = 0, math.Ldexp(1, -n)
+	for k := 0; k <= j; k++ {
+		if k > 0 {
+			term *= float64(n-k+1) / float64(k)
+		}
+		p += term
+	}
+	return math.Min(1, 2*p)
+}
+
+// normalBoundP is boundP from an interval alone, read as a normal one at
+// its confidence on the log-ratio scale.
+func normalBoundP(c Comparison, limit float64) float64 {
+	if math.IsInf(c.Lo, 0) || math.IsInf(c.Hi, 0) || !(c.Confidence > 0 && c.Confidence < 1) {
+		return 1
+	}
+	lo, hi, x, l := math.Log1p(c.Lo), math.Log1p(c.Hi), math.Log1p(c.Change), math.Log1p(limit)
+	half := zQuantile(1 - Alpha(c.Confidence)/2)
+	se := (hi - lo) / (2 * half)
+	if !(se > 0) {
+		if badSide(c.Measure, c.Change, limit) {
+			return 0
+		}
+		return 1
+	}
+	z := math.Abs(x-l) / se
+	return math.Min(1, 2*(1-zCDF(z)))
+}
+
+// spreadOf is the per-unit spread of a paired comparison (the standard
+// deviation of the per-round, or per-layout, log ratios) and its unit;
+// NaN when unknown.
+func spreadOf(c Comparison) (float64, string) {
+	if c.PairedDetail == nil {
+		return math.NaN(), ""
+	}
+	unit := "round"
+	if c.LayoutDetail != nil {
+		unit = "layout"
+	}
+	return c.PairedDetail.SDLog, unit
+}
+
+// roundsNeeded is how many rounds (or layouts) at c's spread would decide
+// it against limit at the decision's level alpha with 80 % power, if the
+// change is what was measured: enough for the interval to clear the bound
+// on the side the change is on, and for a failure at least MinFailRounds.
+// 0 when unknown; -1 when the change is too close to the bound for any
+// number of rounds at this spread.
+func roundsNeeded(c Comparison, limit, alpha float64) int {
+	sd, _ := spreadOf(c)
+	if math.IsNaN(sd) || math.IsNaN(c.Change) || c.PairedDetail == nil {
+		return 0
+	}
+	d := math.Abs(c.PairedDetail.MeanLog - math.Log1p(limit))
+	n := RoundsToDetect(sd, math.Expm1(d), 1-alpha, DefaultPower)
+	if n == 0 || n > maxRoundsNeeded {
+		return -1
+	}
+	if badSide(c.Measure, c.Change, limit) {
+		n = max(n, MinFailRounds(1-alpha))
+	}
+	return max(n, c.N1+1)
+}
+
+// maxRoundsNeeded is the most rounds roundsNeeded names; beyond it the
+// change is said to be about at its bound.
+const maxRoundsNeeded = 10000
