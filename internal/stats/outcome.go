@@ -65,13 +65,13 @@ func Worst(os ...Outcome) Outcome {
 // FailRule says, in words, what a bounded measure needs to fail; the
 // docs (docs/statistics.md) give the false-alarm rates it was chosen
 // from.
-const FailRule = "past its bound at the decision's level after Holm's correction over the bounded measures, with the distribution-free interval on the median ratio past it too"
+const FailRule = "past its bound at the decision's level after Holm's correction over the bounded measures, by the t-test and the signed-rank test against the bound both"
 
 // MinFailRounds is the fewest rounds (or layouts) a paired measure needs
-// before it can fail at the given confidence: the distribution-free
-// interval on the median ratio, which a failure must agree with, is
-// infinite with fewer (its widest interval, the smallest and largest
-// ratio, covers the median with probability 1 − 2·2⁻ⁿ). 6 at 95 %.
+// before it can fail at the given confidence: the signed-rank test, which a
+// failure must agree with, cannot reach the level with fewer (its smallest
+// two-sided p-value is 2·2⁻ⁿ), and the distribution-free interval it
+// inverts is infinite. 6 at 95 %.
 func MinFailRounds(confidence float64) int {
 	a := Alpha(confidence)
 	if !(a > 0 && a < 1) {
@@ -123,7 +123,7 @@ func pastBound(c Comparison, limit float64, strict bool) bool {
 	if math.IsNaN(c.Change) {
 		return false
 	}
-	if strict && c.PairedDetail != nil && (math.IsInf(c.PairedDetail.MedianLo, 0) || math.IsInf(c.PairedDetail.MedianHi, 0)) {
+	if strict && c.PairedDetail != nil && (math.IsInf(c.PairedDetail.HLLo, 0) || math.IsInf(c.PairedDetail.HLHi, 0)) {
 		return false
 	}
 	if c.Measure.Direction == LowerIsBetter {
@@ -148,9 +148,8 @@ func withinBound(c Comparison, limit float64) bool {
 // a two-sided test (twice the one-sided p-value): an interval at level
 // 1 − alpha lies wholly past the bound exactly when it is at most alpha.
 // For a paired comparison it is the larger of the t-test's against the
-// bound and the sign test's (the exact binomial test that the median
-// ratio is past the bound, the test behind the distribution-free interval
-// on the median), so that a failure needs both to agree. Other
+// bound and the signed-rank test's (the test behind the distribution-free
+// part of the interval), so that a failure needs both to agree. Other
 // comparisons find the smallest alpha at whose level their interval lies
 // past the bound; one made elsewhere gets the normal approximation from
 // its own interval. 1 when the change is not past the bound at all.
@@ -159,7 +158,7 @@ func boundP(c Comparison, limit float64) float64 {
 		return 1
 	}
 	if d := c.PairedDetail; d != nil && len(d.logs) > 0 {
-		return math.Max(tBoundP(c, limit), signBoundP(c.Measure, d.logs, limit))
+		return math.Max(tBoundP(c, limit), signedRankBoundP(d.logs, limit))
 	}
 	if c.again == nil {
 		return normalBoundP(c, limit)
@@ -205,27 +204,20 @@ func tBoundP(c Comparison, limit float64) float64 {
 	return tTwoSidedP(x/(d.SDLog/math.Sqrt(n)), n-1)
 }
 
-// signBoundP is the exact sign test that the median log ratio is past the
-// bound, two-sided scale: 2·P(Binomial(n, ½) ≤ j) for the j log ratios
-// not past it.
-func signBoundP(m Measure, logs []float64, limit float64) float64 {
+// signedRankBoundP is the signed-rank test that the log ratios are
+// centred past the bound's, two-sided scale (SignedRank on the log ratios
+// less the bound's).
+func signedRankBoundP(logs []float64, limit float64) float64 {
 	l := math.Log1p(limit)
-	j := 0
-	for _, x := range logs {
-		if !badSide(m, x, l) {
-			j++
-		}
+	d := make([]float64, len(logs))
+	for i, x := range logs {
+		d[i] = x - l
 	}
-	n := len(logs)
-	// P(Binomial(n, ½) ≤ j), summed exactly in float64 for n up to ~1000.
-	var p, term float64 = 0, math.Ldexp(1, -n)
-	for k := 0; k <= j; k++ {
-		if k > 0 {
-			term *= float64(n-k+1) / float64(k)
-		}
-		p += term
+	r, err := SignedRank(d)
+	if err != nil {
+		return 1
 	}
-	return math.Min(1, 2*p)
+	return r.P
 }
 
 // normalBoundP is boundP from an interval alone, read as a normal one at

@@ -17,6 +17,10 @@ type Sequential struct {
 	Look int
 	// Max is the most units the run may take; it fixes the spending.
 	Max int
+	// Interim marks a look that only needs the outcomes (a runner
+	// deciding whether to go on): what would decide an inconclusive
+	// measure (Assessment.RoundsNeeded) is not worked out.
+	Interim bool
 }
 
 // FirstLook is the first look that spends alpha: with fewer than 3 units

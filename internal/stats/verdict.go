@@ -410,7 +410,9 @@ func decide(as []Assessment, opt Options) {
 		default:
 			a.Outcome = Inconclusive
 			a.Reason = inconclusiveWhy(*a, dc, limit, alpha, len(idx))
-			a.RoundsNeeded = roundsNeeded(a.Comparison, limit, alpha)
+			if opt.Sequential == nil || !opt.Sequential.Interim {
+				a.RoundsNeeded = roundsNeeded(a.Comparison, limit, alpha)
+			}
 		}
 	}
 }
