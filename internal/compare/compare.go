@@ -40,6 +40,10 @@ type Options struct {
 	// Unpaired compares the files as independent sets of values even when
 	// they come from one A/B run.
 	Unpaired bool
+	// Interim marks a look of a runner that rounds until decided: only
+	// the outcomes are needed (stats.Sequential.Interim), and no
+	// differential diagnosis is made.
+	Interim bool
 }
 
 // Comparison is a comparison of one baseline with one or more candidates,
@@ -56,6 +60,18 @@ type Comparison struct {
 	// Rounds is the number of rounds compared (Paired); RoundsPlanned the
 	// number the run planned. Both are 0 for Independent comparisons.
 	Rounds, RoundsPlanned int
+	// RoundsMax, for a run that rounded until decided, is the most rounds
+	// it could take, and Stopped why it stopped ("decided", or the budget
+	// that ran out); the outcomes were decided at the look of its last
+	// round (Sequential). 0 and "" otherwise.
+	RoundsMax  int
+	Stopped    string
+	Sequential *stats.Sequential
+	// Centre names the central statistic of each side that the tables
+	// show and the change is of: "geometric mean" of the rounds (paired,
+	// whose change is the geometric mean of the per-round ratios) or
+	// "median" of the values (unpaired).
+	Centre string
 	// SliceS is the slice length in seconds of a run in slices; 0 for
 	// whole-step turns and Independent comparisons.
 	SliceS float64
@@ -87,6 +103,9 @@ type Comparison struct {
 	// explain it again once a suite judges its measures anew.
 	inputs []Input
 	rounds []int
+	// suiteFamily, once a suite judged the comparison's measures, is how
+	// many measures the suite's Holm correction ran over.
+	suiteFamily int
 }
 
 // Row is one measure at one step.
@@ -107,22 +126,22 @@ type Cell struct {
 	Assessment stats.Assessment
 }
 
-// Passed reports whether no candidate has a measure outside bounds.
-func (r *Comparison) Passed() bool { return allPassed(r.Verdicts) }
+// Outcome is the comparison's verdict: the worst outcome of any
+// candidate's bounded measures, stats.NoBound when none had a bound.
+func (r *Comparison) Outcome() stats.Outcome { return worstOf(r.Verdicts) }
 
-// allPassed reports whether every verdict passed.
-func allPassed(vs []stats.Verdict) bool {
+// worstOf is the worst outcome of the verdicts.
+func worstOf(vs []stats.Verdict) stats.Outcome {
+	w := stats.NoBound
 	for _, v := range vs {
-		if !v.Passed() {
-			return false
-		}
+		w = stats.Worst(w, v.Outcome)
 	}
-	return true
+	return w
 }
 
 // Headline sums the comparison up in the pooler bot's words, one clause per
-// candidate separated by "; ": "Compared patch with master: All 8
-// measures within bounds".
+// candidate separated by "; ": "Compared patch with master: passed: all 8
+// bounded measures within their bounds".
 func (r *Comparison) Headline() string {
 	parts := make([]string, len(r.Verdicts))
 	for i := range r.Verdicts {
@@ -150,7 +169,7 @@ func Compare(inputs []Input, opt Options) (*Comparison, error) {
 	if len(inputs) < 2 {
 		return nil, fmt.Errorf("a comparison needs a baseline and at least one candidate")
 	}
-	rep := &Comparison{Baseline: inputs[0].Name, Workload: inputs[0].File.Workload.Name, Method: stats.Independent}
+	rep := &Comparison{Baseline: inputs[0].Name, Workload: inputs[0].File.Workload.Name, Method: stats.Independent, Centre: "median"}
 	for _, in := range inputs[1:] {
 		rep.Candidates = append(rep.Candidates, in.Name)
 	}
@@ -161,7 +180,7 @@ func Compare(inputs []Input, opt Options) (*Comparison, error) {
 	}
 	var rounds, layouts []int
 	if run := sameRun(inputs); run != nil && !opt.Unpaired {
-		rep.Method = stats.Paired
+		rep.Method, rep.Centre = stats.Paired, "geometric mean"
 		rep.RoundsPlanned = run.Rounds
 		rep.SliceS = run.SliceS
 		rounds = completeRounds(inputs, clients)
@@ -173,6 +192,10 @@ func Compare(inputs []Input, opt Options) (*Comparison, error) {
 		rep.Notes = append(rep.Notes, serverNotes(inputs, run)...)
 		if len(rounds) < run.Rounds {
 			rep.Incomplete = fmt.Sprintf("%d of %d rounds complete", len(rounds), run.Rounds)
+		}
+		if run.RoundsMax > 0 {
+			rep.RoundsMax, rep.Stopped = run.RoundsMax, run.Stopped
+			rep.Sequential = sequential(run, rep.Rounds, rep.Layouts, opt.Interim)
 		}
 	} else {
 		for _, in := range inputs {
@@ -243,8 +266,10 @@ func Compare(inputs []Input, opt Options) (*Comparison, error) {
 			strings.Join(rep.Slowed, ", ")))
 	}
 	bounds := measuredBounds(rep, opt.Bounds)
+	sopt := opt.Stats
+	sopt.Sequential = rep.Sequential
 	for ci := range rep.Candidates {
-		v, err := stats.Evaluate(comps[ci], bounds, opt.Stats)
+		v, err := stats.Evaluate(comps[ci], bounds, sopt)
 		if err != nil {
 			return nil, err
 		}
@@ -254,8 +279,21 @@ func Compare(inputs []Input, opt Options) (*Comparison, error) {
 		}
 	}
 	rep.inputs, rep.rounds = inputs, rounds
-	rep.explain(opt.Stats)
+	if !opt.Interim {
+		rep.explain(opt.Stats)
+	}
 	return rep, nil
+}
+
+// sequential is the look a run that rounded until decided is judged at:
+// its rounds compared out of its most, or with clusters re-created every
+// Reshuffle rounds its layouts out of the most it could begin.
+func sequential(run *result.AB, rounds, layouts int, interim bool) *stats.Sequential {
+	s := &stats.Sequential{Look: rounds, Max: run.RoundsMax, Interim: interim}
+	if run.Reshuffle > 0 {
+		s.Look, s.Max = layouts, (run.RoundsMax+run.Reshuffle-1)/run.Reshuffle
+	}
+	return s
 }
 
 // underValgrind reports whether any input's server ran under Valgrind, or any
@@ -348,13 +386,26 @@ func (r *Comparison) explain(opt stats.Options) {
 				}
 				a := row.Cells[ci].Assessment
 				ds.Changes[row.Measure.Name] = diagnose.Change{Known: !math.IsNaN(a.Change), Base: a.Base, Cand: a.Cand,
-					Change: a.Change, Lo: a.Lo, Hi: a.Hi, Significant: a.Significant, Negligible: a.Effect == stats.Negligible}
+					Change: a.Change, Lo: a.Lo, Hi: a.Hi, Significant: a.Significant, Negligible: a.Effect == stats.Negligible,
+					P: a.P, PHolm: a.PHolm, Family: r.family(ci)}
 			}
 			ds.Base, ds.Cand = pairedSteps(r.inputs[0].File, r.inputs[ci+1].File, c, r.rounds, r.Method)
 			steps = append(steps, ds)
 		}
 		r.Why = append(r.Why, diagnose.Explain(steps, opt))
 	}
+}
+
+// family is how many measures candidate ci's Holm correction ran over:
+// the comparison's, or once a suite judged it, the suite's.
+func (r *Comparison) family(ci int) int {
+	if r.suiteFamily > 0 {
+		return r.suiteFamily
+	}
+	if ci < len(r.Verdicts) {
+		return r.Verdicts[ci].Total
+	}
+	return 0
 }
 
 // onlyCandidates says what candidates measured that the baseline did not
