@@ -94,6 +94,10 @@ type Comparison struct {
 	// being slowed by Valgrind out of all meaning.
 	Counted bool
 	Slowed  []string
+	// Machine is what disturbed the measurements: other processes, steal,
+	// the run queue, the drift between rounds, and the measures that
+	// contention may have moved; nil for an interim look.
+	Machine *Machine
 	// Why holds one differential diagnosis per candidate, in Candidates
 	// order: why it is slower or faster, from the evidence both sides
 	// recorded (diagnose.Explain).
@@ -273,16 +277,40 @@ func Compare(inputs []Input, opt Options) (*Comparison, error) {
 		if err != nil {
 			return nil, err
 		}
+		sayInstead(&v)
 		rep.Verdicts = append(rep.Verdicts, v)
 		for ri := range rep.Rows {
 			rep.Rows[ri].Cells[ci].Assessment = v.Assessments[ri]
 		}
+	}
+	if !opt.Interim {
+		rep.Machine = machineOf(rep, inputs, rounds)
 	}
 	rep.inputs, rep.rounds = inputs, rounds
 	if !opt.Interim {
 		rep.explain(opt.Stats)
 	}
 	return rep, nil
+}
+
+// countedInstead names the counted measure that decides, on a noisy
+// machine, what a time-based one cannot: instructions under Valgrind do
+// not move with other processes.
+var countedInstead = map[string]string{
+	"server-cpu/txn":  "a counted measure (--count instructions: instr/txn)",
+	"server-user/txn": "a counted measure (--count instructions: instr/txn)",
+	"pooler-cpu/txn":  "a counted measure (--count instructions: pooler-instr/txn)",
+}
+
+// sayInstead names, for each inconclusive time-based measure with a counted
+// counterpart, that counterpart as another way to decide it.
+func sayInstead(v *stats.Verdict) {
+	for i := range v.Assessments {
+		a := &v.Assessments[i]
+		if a.Outcome == stats.Inconclusive {
+			a.Instead = countedInstead[a.Measure.Name]
+		}
+	}
 }
 
 // sequential is the look a run that rounded until decided is judged at:

@@ -173,6 +173,7 @@ func (s *Suite) judge(opt stats.Options) error {
 		if err != nil {
 			return err
 		}
+		sayInstead(&v)
 		for k, w := range where {
 			cell := s.Cells[w.cell]
 			cell.Comparison.Rows[w.row].Cells[ci].Assessment = v.Assessments[k]

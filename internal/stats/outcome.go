@@ -256,10 +256,11 @@ func spreadOf(c Comparison) (float64, string) {
 // roundsNeeded is how many rounds (or layouts) at c's spread would decide
 // it against limit at the decision's level alpha with 80 % power, if the
 // change is what was measured: enough for the interval to clear the bound
-// on the side the change is on, and for a failure at least MinFailRounds.
-// 0 when unknown; -1 when the change is too close to the bound for any
-// number of rounds at this spread.
-func roundsNeeded(c Comparison, limit, alpha float64) int {
+// on the side the change is on, and for a failure at least MinFailRounds
+// at the level Holm's correction over the family's bounded measures asks
+// of the first. 0 when unknown; -1 when the change is too close to the
+// bound for any number of rounds at this spread.
+func roundsNeeded(c Comparison, limit, alpha float64, family int) int {
 	sd, _ := spreadOf(c)
 	if math.IsNaN(sd) || math.IsNaN(c.Change) || c.PairedDetail == nil {
 		return 0
@@ -270,7 +271,7 @@ func roundsNeeded(c Comparison, limit, alpha float64) int {
 		return -1
 	}
 	if badSide(c.Measure, c.Change, limit) {
-		n = max(n, MinFailRounds(1-alpha))
+		n = max(n, MinFailRounds(1-alpha/float64(max(1, family))))
 	}
 	return max(n, c.N1+1)
 }

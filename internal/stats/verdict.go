@@ -82,6 +82,10 @@ type Assessment struct {
 	// is what was measured: 0 when unknown, -1 when the change is too
 	// close to its bound for any number at this spread.
 	RoundsNeeded int
+	// Instead, when set by the caller, names another way to decide an
+	// inconclusive measure ("--count instructions, whose instr/txn ..."),
+	// which Decide adds.
+	Instead string
 }
 
 // String formats the assessment as the verdict lists it:
@@ -95,22 +99,30 @@ func (a Assessment) String() string {
 }
 
 // Decide says what would decide an inconclusive measure, in a phrase:
-// "about 40 rounds at this spread (±18% per round) would decide it";
+// "about 40 rounds would decide it at this spread, ±18.0% per round";
 // "" when nothing can be said.
 func (a Assessment) Decide() string {
-	spread := ""
+	spread := "this spread"
 	if !math.IsNaN(a.Spread) && a.Spread > 0 {
-		spread = fmt.Sprintf(" (±%.1f%% per %s)", 100*a.Spread, a.SpreadUnit)
+		spread = fmt.Sprintf("this spread, ±%.1f%% per %s", 100*a.Spread, a.SpreadUnit)
 	}
+	var s string
 	switch {
 	case a.Outcome != Inconclusive:
 		return ""
 	case a.RoundsNeeded > 0:
-		return fmt.Sprintf("about %d %ss at this spread%s would decide it", a.RoundsNeeded, a.SpreadUnit, spread)
+		s = fmt.Sprintf("about %d %ss would decide it at %s", a.RoundsNeeded, a.SpreadUnit, spread)
 	case a.RoundsNeeded < 0:
-		return "the change is about at its bound: no number of " + a.SpreadUnit + "s at this spread" + spread + " would decide it"
+		s = "the change is about at its bound: no number of " + a.SpreadUnit + "s would decide it at " + spread
 	}
-	return ""
+	switch {
+	case a.Instead == "":
+	case s == "":
+		s = a.Instead + " would decide it"
+	default:
+		s += ", or " + a.Instead
+	}
+	return s
 }
 
 // Verdict is the outcome of one comparison over all its measures.
@@ -411,7 +423,7 @@ func decide(as []Assessment, opt Options) {
 			a.Outcome = Inconclusive
 			a.Reason = inconclusiveWhy(*a, dc, limit, alpha, len(idx))
 			if opt.Sequential == nil || !opt.Sequential.Interim {
-				a.RoundsNeeded = roundsNeeded(a.Comparison, limit, alpha)
+				a.RoundsNeeded = roundsNeeded(a.Comparison, limit, alpha, len(idx))
 			}
 		}
 	}

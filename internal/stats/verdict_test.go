@@ -184,7 +184,7 @@ func TestEvaluateSaysWhatWouldDecide(t *testing.T) {
 	if wide.RoundsNeeded != want || want < 20 {
 		t.Errorf("wide: rounds needed %d, want %d", wide.RoundsNeeded, want)
 	}
-	if d := wide.Decide(); !strings.Contains(d, fmt.Sprintf("about %d rounds at this spread (±12.7%% per round)", want)) {
+	if d := wide.Decide(); !strings.Contains(d, fmt.Sprintf("about %d rounds would decide it at this spread, ±12.7%% per round", want)) {
 		t.Errorf("Decide() = %q", d)
 	}
 }
