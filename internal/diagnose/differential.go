@@ -89,7 +89,7 @@ type StepDifferential struct {
 	// Costs is set for a step whose throughput did not change
 	// significantly while a cost per transaction did: Causes then name
 	// those costs, in the words of a slower candidate's when they rose.
-	Costs bool
+	Costs  bool
 	TPS    Change
 	Causes []Cause
 	// Text is the step's sentence.
