@@ -12,6 +12,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/pgscale/pgscale/internal/diagnose"
@@ -102,6 +103,9 @@ type Comparison struct {
 	// order: why it is slower or faster, from the evidence both sides
 	// recorded (diagnose.Explain).
 	Why []diagnose.Differential
+	// Findings hold, per candidate, each failed or inconclusive bounded
+	// measure with its why, in row order.
+	Findings [][]Finding
 
 	// inputs and rounds are what the comparison was made of, kept to
 	// explain it again once a suite judges its measures anew.
@@ -290,6 +294,7 @@ func Compare(inputs []Input, opt Options) (*Comparison, error) {
 	if !opt.Interim {
 		rep.explain(opt.Stats)
 	}
+	rep.findings()
 	return rep, nil
 }
 
@@ -434,6 +439,97 @@ func (r *Comparison) family(ci int) int {
 		return r.Verdicts[ci].Total
 	}
 	return 0
+}
+
+// StepOutcome is the worst outcome of candidate ci's bounded measures at
+// a step ("c=4"): what a suite's row for the step shows.
+func (r *Comparison) StepOutcome(ci int, step string) stats.Outcome {
+	w := stats.NoBound
+	for _, row := range r.Rows {
+		if row.Measure.Step == step && ci < len(row.Cells) {
+			w = stats.Worst(w, row.Cells[ci].Assessment.Outcome)
+		}
+	}
+	return w
+}
+
+// Finding is one failed or inconclusive bounded measure with its why: for
+// a failure the differential diagnosis of its step, for an inconclusive
+// one why it is undecided and what would decide it.
+type Finding struct {
+	Assessment stats.Assessment
+	Clients    int
+	// Why says it in a sentence or two; Flagged is set when other
+	// processes' contention differed between the targets in a way that
+	// moves this measure (Machine).
+	Why     string
+	Flagged bool
+}
+
+// Line is the finding in one line: "tps@c=4 -33.8% ± 11.3%, bound -5%:
+// fail. Slower at 4 clients because ...".
+func (f Finding) Line() string {
+	s := f.Assessment.String() + ": " + f.Assessment.Outcome.String()
+	if f.Why != "" {
+		s += ". " + f.Why
+	}
+	return s
+}
+
+// findings makes each candidate's findings from its assessments and
+// differential diagnosis.
+func (r *Comparison) findings() {
+	r.Findings = make([][]Finding, len(r.Candidates))
+	for ci, cand := range r.Candidates {
+		for _, row := range r.Rows {
+			a := row.Cells[ci].Assessment
+			if a.Outcome != stats.Fail && a.Outcome != stats.Inconclusive {
+				continue
+			}
+			f := Finding{Assessment: a, Clients: clientsOf(row.Measure.Step), Flagged: r.Machine.Flagged(cand, row.Measure.Name)}
+			var why []string
+			if a.Outcome == stats.Inconclusive {
+				why = append(why, sentence(a.Reason))
+				if d := a.Decide(); d != "" {
+					why = append(why, sentence(d))
+				}
+			}
+			if ci < len(r.Why) {
+				for _, st := range r.Why[ci].Steps {
+					if st.Clients == f.Clients {
+						why = append(why, st.Text)
+					}
+				}
+			}
+			if f.Flagged {
+				why = append(why, "Other processes' contention, which moves this measure, differed between the targets (see the machine).")
+			}
+			f.Why = strings.Join(why, " ")
+			r.Findings[ci] = append(r.Findings[ci], f)
+		}
+	}
+}
+
+// sentence makes a phrase a sentence: capitalised, with a full stop.
+func sentence(s string) string {
+	if s == "" {
+		return ""
+	}
+	s = strings.ToUpper(s[:1]) + s[1:]
+	if !strings.HasSuffix(s, ".") {
+		s += "."
+	}
+	return s
+}
+
+// clientsOf reads the client count of a step label ("c=4"); 0 when it is
+// none.
+func clientsOf(step string) int {
+	n, err := strconv.Atoi(strings.TrimPrefix(step, "c="))
+	if err != nil {
+		return 0
+	}
+	return n
 }
 
 // onlyCandidates says what candidates measured that the baseline did not

@@ -44,6 +44,8 @@ type SuiteCell struct {
 	Status string
 	Reason string
 	Inputs []Input // its result files, baseline first; none when missing
+	// Files are the analysis of each of Inputs on its own.
+	Files []FileAnalysis
 	// Comparison compares them, its assessments judged suite-wide; nil
 	// with a single target or when no round completed.
 	Comparison *Comparison
@@ -87,7 +89,8 @@ func CompareSuite(x *result.SuiteIndex, cells [][]Input, o SuiteOptions) (*Suite
 	}
 	var missing []string
 	for i, c := range x.Cells {
-		sc := SuiteCell{Key: c.Key, Status: c.Status, Reason: c.Reason, Inputs: cells[i], Steps: suiteSteps(cells[i])}
+		sc := SuiteCell{Key: c.Key, Status: c.Status, Reason: c.Reason, Inputs: cells[i], Files: Analyze(cells[i]).Files}
+		sc.Steps = suiteSteps(sc.Files)
 		for _, a := range x.Axes {
 			sc.Params = append(sc.Params, Param{Name: a.Name, Value: c.Params[a.Name]})
 		}
@@ -190,6 +193,7 @@ func (s *Suite) judge(opt stats.Options) error {
 				cell.Comparison.suiteFamily = s.Verdicts[0].Total
 			}
 			cell.Comparison.explain(opt)
+			cell.Comparison.findings()
 		}
 	}
 	return nil

@@ -63,19 +63,15 @@ func lastEffect(f *result.File, c int) *result.Effect {
 // (the geometric mean of its rounds, the centre its comparison's change is
 // of), and the baseline's last complete step with its figures and verdict
 // as its analysis judged them.
-func suiteSteps(inputs []Input) []SuiteStep {
-	if len(inputs) == 0 {
+func suiteSteps(fas []FileAnalysis) []SuiteStep {
+	if len(fas) == 0 {
 		return nil
-	}
-	fas := make([]FileAnalysis, len(inputs))
-	for i, in := range inputs {
-		fas[i] = AnalyzeFile(in)
 	}
 	base := fas[0]
 	var out []SuiteStep
 	for _, c := range Clients(base.File) {
 		st := SuiteStep{Clients: c}
-		for i, in := range inputs {
+		for i, in := range fas {
 			tps := math.NaN()
 			if p, ok := fas[i].Point(c); ok {
 				tps = p.Centre("tps")

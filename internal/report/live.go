@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/pgscale/pgscale/internal/compare"
 	"github.com/pgscale/pgscale/internal/observe"
 	"github.com/pgscale/pgscale/internal/prose"
 )
@@ -60,10 +61,10 @@ func (l *Live) Observe(e observe.Event) {
 		if e.Target != "" {
 			errs = append(errs, fmt.Sprintf("  %s: %s", e.Target, StepLine(e.Step)))
 		} else {
-			writeStep(textPage{&out}, e.Step)
+			writeStep(textPage{&out}, e.Step, compare.AnalyzeStep(e.Step))
 		}
 	case observe.RunEnd:
-		writeEnd(textPage{&out}, e.File)
+		writeEnd(textPage{&out}, compare.AnalyzeFile(compare.Input{File: e.File}))
 	}
 	if out.Len() > 0 {
 		io.WriteString(l.Out, out.String())

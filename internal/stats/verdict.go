@@ -98,6 +98,32 @@ func (a Assessment) String() string {
 	return s
 }
 
+// EffectText words the effect as a table shows it beside the change:
+// "improved", "regressed", "negligible", "no change", or for a change whose
+// interval excludes zero that Holm's correction found not significant
+// "not significant after Holm", so that the words never contradict the
+// interval beside them.
+func (a Assessment) EffectText() string {
+	if a.Effect == NoChange && !math.IsNaN(a.Change) && (a.Lo > 0 || a.Hi < 0) {
+		return "not significant after Holm"
+	}
+	return a.Effect.String()
+}
+
+// StatusText is the assessment's status in a table: its outcome against
+// its bound with the effect when it changed ("pass, improved",
+// "inconclusive"), or its effect alone without a bound.
+func (a Assessment) StatusText() string {
+	if a.Bound == nil {
+		return a.EffectText()
+	}
+	s := a.Outcome.String()
+	if a.Effect != NoChange {
+		s += ", " + a.EffectText()
+	}
+	return s
+}
+
 // Decide says what would decide an inconclusive measure, in a phrase:
 // "about 40 rounds would decide it at this spread, ±18.0% per round";
 // "" when nothing can be said.
@@ -469,7 +495,8 @@ func levelText(conf float64) string {
 // detector made) against the bound in bounds that fits its measure: its
 // Effect is the change's direction, its Outcome Fail when the change is
 // beyond the bound in the bad direction and Pass otherwise — the
-// detector's own threshold is the test, so nothing is inconclusive. It
+// detector's own threshold is the test, so nothing is inconclusive, and
+// Reason says when the interval reaches across the bound. It
 // makes no correction for multiple tests (PHolm is P). Bounds are not
 // checked against the measures here: the caller does that.
 func JudgeChange(c Comparison, bounds Bounds) Assessment {
@@ -484,6 +511,9 @@ func JudgeChange(c Comparison, bounds Bounds) Assessment {
 		a.Outcome = Pass
 		if badSide(c.Measure, c.Change, b.Limit()) {
 			a.Outcome = Fail
+		}
+		if !pastBound(c, b.Limit(), false) && !withinBound(c, b.Limit()) {
+			a.Reason = "its interval reaches across the bound"
 		}
 	}
 	return a

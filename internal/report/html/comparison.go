@@ -23,17 +23,27 @@ type Comparison struct {
 	// Candidates order.
 	Rows  []ComparisonRow
 	Notes []string
+	// Centre names each side's central value in the table ("geometric
+	// mean"); Machine says what disturbed the measurements.
+	Centre  string
+	Machine []string
 }
 
 // Candidate is one candidate's verdict against the baseline.
 type Candidate struct {
-	Name     string `json:"name"`
-	Passed   bool   `json:"passed"`
-	Headline string `json:"headline"` // "Compared slow with base: 2 of 8 measures outside bounds: ..."
-	Counts   string `json:"counts"`   // "8 measures: 6 within bounds, 2 outside, ..."
+	Name string `json:"name"`
+	// Outcome is the verdict's word: "passed", "failed", "inconclusive"
+	// or "no bounds given"; Class its badge's class (ok, bad, warn, info).
+	Outcome  string `json:"outcome"`
+	Class    string `json:"-"`
+	Headline string `json:"headline"` // "Compared slow with base: failed: 2 of 8 bounded measures past their bounds: ..."
+	Counts   string `json:"counts"`   // "8 measures, 4 bounded: 2 pass, 2 fail, ..."
 	// Why is the differential diagnosis in words: why the candidate is
 	// slower or faster, from the evidence both targets recorded.
 	Why string `json:"why,omitempty"`
+	// Findings are the failed and inconclusive measures, each with its
+	// why, one line each.
+	Findings []string `json:"findings,omitempty"`
 }
 
 // ComparisonRow is one measure at one step.
@@ -47,6 +57,8 @@ type ComparisonRow struct {
 
 // ComparisonCell is one candidate's side of a row.
 type ComparisonCell struct {
+	// Median and MedianText are the candidate's central value (the
+	// comparison's Centre).
 	Median     float64
 	MedianText string
 	// Change and its interval [Lo, Hi] at Confidence; ChangeText is
@@ -130,6 +142,8 @@ type comparison struct {
 	Incomplete string          `json:"incomplete,omitempty"`
 	Rows       []comparisonRow `json:"rows"`
 	Notes      []string        `json:"notes,omitempty"`
+	Centre     string          `json:"centre"`
+	Machine    []string        `json:"machine,omitempty"`
 	// Matrix is the rows again as a grid: a row per step, a column per
 	// candidate and measure.
 	Matrix *matrix `json:"matrix"`
@@ -138,7 +152,7 @@ type comparison struct {
 type comparisonRow struct {
 	Step     string     `json:"step"`
 	Measure  string     `json:"measure"`
-	Base     num        `json:"baseline_median"`
+	Base     num        `json:"baseline_centre"`
 	BaseText string     `json:"baseline_text"`
 	Cells    []compCell `json:"cells"`
 }
@@ -208,7 +222,8 @@ type matrixCell struct {
 // pageComparison lays out c; its matrix has a row per step and a column
 // per candidate and measure.
 func pageComparison(c *Comparison) *comparison {
-	pc := &comparison{Baseline: c.Baseline, Candidates: c.Candidates, Method: c.Method, Incomplete: c.Incomplete, Notes: c.Notes}
+	pc := &comparison{Baseline: c.Baseline, Candidates: c.Candidates, Method: c.Method, Incomplete: c.Incomplete, Notes: c.Notes,
+		Centre: c.Centre, Machine: c.Machine}
 	m := &matrix{ID: "matrix-comparison", Corner: "step", Title: "Change against " + c.Baseline}
 	col := map[string]int{}
 	row := map[string]int{}
