@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/pgscale/pgscale/internal/diagnose"
+	"github.com/pgscale/pgscale/internal/prose"
 	"github.com/pgscale/pgscale/internal/result"
 	"github.com/pgscale/pgscale/internal/stats"
 )
@@ -143,7 +144,7 @@ func (m *Machine) words() []string {
 		out = append(out, "the machine during the steps compared (shares of all its CPUs): "+strings.Join(parts, "; "))
 	}
 	if !math.IsNaN(m.Drift) {
-		out = append(out, fmt.Sprintf("the baseline's throughput at %d clients moved ±%.1f%% from round to round (drift the pairing by round cancels)", m.DriftClients, 100*m.Drift))
+		out = append(out, fmt.Sprintf("the baseline's throughput at %s moved ±%.1f%% from round to round (drift the pairing by round cancels)", prose.Count(m.DriftClients, "client"), 100*m.Drift))
 	}
 	by := map[string][]string{}
 	var order []string

@@ -65,13 +65,13 @@ func Worst(os ...Outcome) Outcome {
 // FailRule says, in words, what a bounded measure needs to fail; the
 // docs (docs/statistics.md) give the false-alarm rates it was chosen
 // from.
-const FailRule = "past its bound at the decision's level after Holm's correction over the bounded measures, by the t-test and the signed-rank test against the bound both"
+const FailRule = "past its bound by the t-test against it after Holm's correction over the bounded measures, with the interval at the decision's level, its signed-rank part included, past the bound too"
 
 // MinFailRounds is the fewest rounds (or layouts) a paired measure needs
-// before it can fail at the given confidence: the signed-rank test, which a
-// failure must agree with, cannot reach the level with fewer (its smallest
-// two-sided p-value is 2·2⁻ⁿ), and the distribution-free interval it
-// inverts is infinite. 6 at 95 %.
+// before it can fail at the given confidence: the distribution-free
+// interval of the signed-rank test, which a failure must agree with, is
+// infinite with fewer (the test's smallest two-sided p-value is 2·2⁻ⁿ).
+// 6 at 95 %.
 func MinFailRounds(confidence float64) int {
 	a := Alpha(confidence)
 	if !(a > 0 && a < 1) {
@@ -147,9 +147,9 @@ func withinBound(c Comparison, limit float64) bool {
 // boundP is the p-value of the test that c is past limit, on the scale of
 // a two-sided test (twice the one-sided p-value): an interval at level
 // 1 − alpha lies wholly past the bound exactly when it is at most alpha.
-// For a paired comparison it is the larger of the t-test's against the
-// bound and the signed-rank test's (the test behind the distribution-free
-// part of the interval), so that a failure needs both to agree. Other
+// For a paired comparison it is the t-test's against the bound (the
+// test Holm's correction runs over; the signed-rank test must agree
+// besides, at the decision's level, through the interval). Other
 // comparisons find the smallest alpha at whose level their interval lies
 // past the bound; one made elsewhere gets the normal approximation from
 // its own interval. 1 when the change is not past the bound at all.
@@ -158,7 +158,7 @@ func boundP(c Comparison, limit float64) float64 {
 		return 1
 	}
 	if d := c.PairedDetail; d != nil && len(d.logs) > 0 {
-		return math.Max(tBoundP(c, limit), signedRankBoundP(d.logs, limit))
+		return tBoundP(c, limit)
 	}
 	if c.again == nil {
 		return normalBoundP(c, limit)
@@ -204,22 +204,6 @@ func tBoundP(c Comparison, limit float64) float64 {
 	return tTwoSidedP(x/(d.SDLog/math.Sqrt(n)), n-1)
 }
 
-// signedRankBoundP is the signed-rank test that the log ratios are
-// centred past the bound's, two-sided scale (SignedRank on the log ratios
-// less the bound's).
-func signedRankBoundP(logs []float64, limit float64) float64 {
-	l := math.Log1p(limit)
-	d := make([]float64, len(logs))
-	for i, x := range logs {
-		d[i] = x - l
-	}
-	r, err := SignedRank(d)
-	if err != nil {
-		return 1
-	}
-	return r.P
-}
-
 // normalBoundP is boundP from an interval alone, read as a normal one at
 // its confidence on the log-ratio scale.
 func normalBoundP(c Comparison, limit float64) float64 {
@@ -256,22 +240,26 @@ func spreadOf(c Comparison) (float64, string) {
 // roundsNeeded is how many rounds (or layouts) at c's spread would decide
 // it against limit at the decision's level alpha with 80 % power, if the
 // change is what was measured: enough for the interval to clear the bound
-// on the side the change is on, and for a failure at least MinFailRounds
-// at the level Holm's correction over the family's bounded measures asks
-// of the first. 0 when unknown; -1 when the change is too close to the
-// bound for any number of rounds at this spread.
+// on the side the change is on (the t-test's, at the level Holm's
+// correction over the family's bounded measures asks of the first), and
+// for a failure at least MinFailRounds. 0 when unknown; -1 when the change
+// is too close to the bound for any number of rounds at this spread.
 func roundsNeeded(c Comparison, limit, alpha float64, family int) int {
 	sd, _ := spreadOf(c)
 	if math.IsNaN(sd) || math.IsNaN(c.Change) || c.PairedDetail == nil {
 		return 0
 	}
 	d := math.Abs(c.PairedDetail.MeanLog - math.Log1p(limit))
-	n := RoundsToDetect(sd, math.Expm1(d), 1-alpha, DefaultPower)
+	level := 1 - alpha
+	if badSide(c.Measure, c.Change, limit) {
+		level = 1 - alpha/float64(max(1, family))
+	}
+	n := RoundsToDetect(sd, math.Expm1(d), level, DefaultPower)
 	if n == 0 || n > maxRoundsNeeded {
 		return -1
 	}
 	if badSide(c.Measure, c.Change, limit) {
-		n = max(n, MinFailRounds(1-alpha/float64(max(1, family))))
+		n = max(n, MinFailRounds(1-alpha))
 	}
 	return max(n, c.N1+1)
 }

@@ -468,8 +468,8 @@ func inconclusiveWhy(a Assessment, dc Comparison, limit, alpha float64, family i
 		n := MinFailRounds(1 - alpha)
 		return fmt.Sprintf("past its bound, but %d %ss are too few to fail it: the distribution-free check needs %d at this level", a.N1, unitOf(a), n)
 	}
-	if family == 1 {
-		return fmt.Sprintf("past its bound, but the t-test and the sign test against it do not both reach the decision's level (p %.2g)", a.PBound)
+	if a.PBoundHolm <= alpha {
+		return fmt.Sprintf("past its bound by the t-test (p %.2g), but the signed-rank test against it does not agree at the decision's level", a.PBound)
 	}
 	return fmt.Sprintf("past its bound (p %.2g), but not once corrected for the %d bounded measures (Holm: %.2g)", a.PBound, family, a.PBoundHolm)
 }

@@ -190,24 +190,22 @@ func TestEvaluateSaysWhatWouldDecide(t *testing.T) {
 }
 
 // Holm's correction over the bounded measures: six measures each past its
-// bound with a p-value that alone would fail, but not once multiplied by
-// six.
+// bound by a t-test whose p-value alone would fail (about 0.02), but not
+// once multiplied by six.
 func TestEvaluateHolmOverBounded(t *testing.T) {
 	var cs []stats.Comparison
 	var bounds []string
 	for i := 1; i <= 6; i++ {
 		step := fmt.Sprintf("c=%d", i)
-		// 8 rounds, every log ratio past the bound: the sign test's p is
-		// 2/256 = 0.0078, alone enough at 0.05, not after ×6 (0.047 is
-		// the first step: 6·0.0078 = 0.047 ≤ 0.05, fails; so use 7).
-		cs = append(cs, paired("tps", step, up, 7, math.Log(0.90), 0.02))
+		// 7 rounds about ln 0.9 ± 0.0455: t = (ln 0.9 - ln 0.95) /
+		// (0.0455/√7) = 3.14 on 6 degrees of freedom, p = 0.02.
+		cs = append(cs, paired("tps", step, up, 7, math.Log(0.90), 0.0455))
 		bounds = append(bounds, "tps@"+step+"=-5%")
 	}
 	v, err := stats.Evaluate(cs, mustBounds(t, bounds...), stats.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Sign test with 7 rounds: 2/128 = 0.0156; ×6 = 0.094 > 0.05.
 	for _, a := range v.Assessments {
 		if a.Outcome != stats.Inconclusive || !strings.Contains(a.Reason, "not once corrected for the 6 bounded measures") {
 			t.Errorf("%s: %v (%s), PBound %v, Holm %v", a.Measure.Key(), a.Outcome, a.Reason, a.PBound, a.PBoundHolm)
