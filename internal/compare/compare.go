@@ -500,6 +500,11 @@ func (r *Comparison) findings() {
 						why = append(why, st.Text)
 					}
 				}
+				for _, c := range r.Why[ci].Counted {
+					if c.Clients == f.Clients && c.Measure == row.Measure.Name {
+						why = append(why, c.Text)
+					}
+				}
 			}
 			if f.Flagged {
 				why = append(why, "Other processes' contention, which moves this measure, differed between the targets (see the machine).")

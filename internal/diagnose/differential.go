@@ -286,7 +286,10 @@ func costsOnly(st DiffStep, tps Change) (StepDifferential, bool) {
 		return sd, false
 	}
 	tpsText := "throughput did not change significantly"
-	if tps.Known {
+	switch {
+	case tps.excludesZero():
+		tpsText = "throughput, " + tps.notSignificant("tps")
+	case tps.Known:
 		tpsText += " (tps " + tps.text() + ")"
 	}
 	sd.Text = fmt.Sprintf("At %s %s, but its costs did: %s.", prose.Count(st.Clients, "client"), tpsText, strings.Join(texts, "; "))

@@ -80,19 +80,25 @@ func MinFailRounds(confidence float64) int {
 	return int(math.Ceil(math.Log2(2/a) - 1e-9))
 }
 
-// decision is the level an outcome is decided at: alpha, times the
-// family's share of it, spent at this look when the run looks after
-// every round.
-func (o Options) decisionAlpha() float64 {
+// decisionAlpha is the level a measure's interval is judged at against
+// its bound: alpha, or when the run looks after every round the part of
+// it this look spends; familyAlpha is what Holm's correction over the
+// family's t-tests against their bounds runs at: that, times the family's
+// share of alpha (a suite's cell). A pass needs no share (every measure
+// must pass on its own, which no multiplicity makes easier), nor does the
+// signed-rank guard of a failure, which holds each measure apart; the
+// family's false failures are Holm's.
+func (o Options) decisionAlpha() (decision, family float64) {
 	conf, _ := o.confidence()
 	a := Alpha(conf)
-	if o.Share > 0 && o.Share < 1 {
-		a *= o.Share
-	}
 	if s := o.Sequential; s != nil {
 		a = s.Spend(a)
 	}
-	return a
+	family = a
+	if o.Share > 0 && o.Share < 1 {
+		family *= o.Share
+	}
+	return a, family
 }
 
 // again returns c as it would be at another confidence level, or false
@@ -123,7 +129,7 @@ func pastBound(c Comparison, limit float64, strict bool) bool {
 	if math.IsNaN(c.Change) {
 		return false
 	}
-	if strict && c.PairedDetail != nil && (math.IsInf(c.PairedDetail.HLLo, 0) || math.IsInf(c.PairedDetail.HLHi, 0)) {
+	if strict && !c.Measure.Counted && c.PairedDetail != nil && (math.IsInf(c.PairedDetail.HLLo, 0) || math.IsInf(c.PairedDetail.HLHi, 0)) {
 		return false
 	}
 	if c.Measure.Direction == LowerIsBetter {
@@ -244,7 +250,7 @@ func spreadOf(c Comparison) (float64, string) {
 // correction over the family's bounded measures asks of the first), and
 // for a failure at least MinFailRounds. 0 when unknown; -1 when the change
 // is too close to the bound for any number of rounds at this spread.
-func roundsNeeded(c Comparison, limit, alpha float64, family int) int {
+func roundsNeeded(c Comparison, limit, alpha, familyAlpha float64, family int) int {
 	sd, _ := spreadOf(c)
 	if math.IsNaN(sd) || math.IsNaN(c.Change) || c.PairedDetail == nil {
 		return 0
@@ -252,13 +258,13 @@ func roundsNeeded(c Comparison, limit, alpha float64, family int) int {
 	d := math.Abs(c.PairedDetail.MeanLog - math.Log1p(limit))
 	level := 1 - alpha
 	if badSide(c.Measure, c.Change, limit) {
-		level = 1 - alpha/float64(max(1, family))
+		level = 1 - familyAlpha/float64(max(1, family))
 	}
 	n := RoundsToDetect(sd, math.Expm1(d), level, DefaultPower)
 	if n == 0 || n > maxRoundsNeeded {
 		return -1
 	}
-	if badSide(c.Measure, c.Change, limit) {
+	if badSide(c.Measure, c.Change, limit) && !c.Measure.Counted {
 		n = max(n, MinFailRounds(1-alpha))
 	}
 	return max(n, c.N1+1)

@@ -410,7 +410,7 @@ func assess(c Comparison, pHolm float64, bounds Bounds, alpha float64) Assessmen
 // family's bounded measures, and for what stays inconclusive the reason
 // and the rounds that would decide it.
 func decide(as []Assessment, opt Options) {
-	alpha := opt.decisionAlpha()
+	alpha, familyAlpha := opt.decisionAlpha()
 	var idx []int
 	var ps []float64
 	for i := range as {
@@ -441,15 +441,15 @@ func decide(as []Assessment, opt Options) {
 		switch {
 		case math.IsNaN(a.Change):
 			a.Outcome, a.Reason = Inconclusive, "nothing could be compared"
-		case a.PBoundHolm <= alpha && pastBound(dc, limit, true):
+		case a.PBoundHolm <= familyAlpha && pastBound(dc, limit, true):
 			a.Outcome = Fail
 		case withinBound(dc, limit):
 			a.Outcome = Pass
 		default:
 			a.Outcome = Inconclusive
-			a.Reason = inconclusiveWhy(*a, dc, limit, alpha, len(idx))
+			a.Reason = inconclusiveWhy(*a, dc, limit, alpha, familyAlpha, len(idx))
 			if opt.Sequential == nil || !opt.Sequential.Interim {
-				a.RoundsNeeded = roundsNeeded(a.Comparison, limit, alpha, len(idx))
+				a.RoundsNeeded = roundsNeeded(a.Comparison, limit, alpha, familyAlpha, len(idx))
 			}
 		}
 	}
@@ -457,7 +457,7 @@ func decide(as []Assessment, opt Options) {
 
 // inconclusiveWhy says why a bounded measure is neither passed nor
 // failed.
-func inconclusiveWhy(a Assessment, dc Comparison, limit, alpha float64, family int) string {
+func inconclusiveWhy(a Assessment, dc Comparison, limit, alpha, familyAlpha float64, family int) string {
 	level := fmt.Sprintf("%s interval", levelText(1-alpha))
 	switch {
 	case !badSide(a.Measure, a.Change, limit):
@@ -468,7 +468,7 @@ func inconclusiveWhy(a Assessment, dc Comparison, limit, alpha float64, family i
 		n := MinFailRounds(1 - alpha)
 		return fmt.Sprintf("past its bound, but %d %ss are too few to fail it: the distribution-free check needs %d at this level", a.N1, unitOf(a), n)
 	}
-	if a.PBoundHolm <= alpha {
+	if a.PBoundHolm <= familyAlpha {
 		return fmt.Sprintf("past its bound by the t-test (p %.2g), but the signed-rank test against it does not agree at the decision's level", a.PBound)
 	}
 	return fmt.Sprintf("past its bound (p %.2g), but not once corrected for the %d bounded measures (Holm: %.2g)", a.PBound, family, a.PBoundHolm)
