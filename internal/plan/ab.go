@@ -144,7 +144,7 @@ func (spec *ABSpec) runOn(ctx context.Context, targets []*prepared, specs []targ
 	obs := spec.observer()
 	obs.Observe(spec.planned(specs, ab.Reshuffle))
 	ab.BeforeTurn = func(r, ti int) {
-		e := observe.RoundStart{Round: r, Rounds: spec.Rounds, Slice: spec.Slice}
+		e := observe.RoundStart{Round: r, Rounds: spec.Rounds, Auto: spec.RoundsMax > 0, Slice: spec.Slice}
 		if ti >= 0 {
 			e.Target = targets[ti].name
 		}
@@ -257,7 +257,7 @@ func (spec *ABSpec) untilDecided(ab *AB, files func(*ABRun) []*result.File) {
 // planned is the run's plan, as an event: how long it will take.
 func (spec *ABSpec) planned(specs []target.Spec, reshuffle int) observe.ABStart {
 	l := spec.Load
-	e := observe.ABStart{Rounds: spec.Rounds, Clients: l.Clients, Duration: l.Duration, Warmup: l.Warmup, Slice: spec.Slice}
+	e := observe.ABStart{Rounds: spec.Rounds, Auto: spec.RoundsMax > 0, Clients: l.Clients, Duration: l.Duration, Warmup: l.Warmup, Slice: spec.Slice}
 	if reshuffle > 0 {
 		e.Reshuffle, e.Layouts = reshuffle, (spec.Rounds+reshuffle-1)/reshuffle
 	}
