@@ -3,8 +3,10 @@ package report
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"math"
+	"strings"
 
 	"github.com/pgscale/pgscale/internal/compare"
 	"github.com/pgscale/pgscale/internal/diagnose"
@@ -46,7 +48,8 @@ type Verdict struct {
 	Planned    int     `json:"rounds_planned,omitempty"`
 	// RoundsMax and Stopped, for a run that rounded until decided: the
 	// most rounds it could take, and why it stopped ("decided", or the
-	// budget that ran out).
+	// budget that ran out); in a suite's verdict Rounds adds up its cells'
+	// rounds and Stopped says each cell's "CELL: why".
 	RoundsMax int    `json:"rounds_max,omitempty"`
 	Stopped   string `json:"stopped,omitempty"`
 	// Centre names each side's central value: "geometric mean" of the
@@ -391,6 +394,15 @@ func NewSuiteVerdict(s *compare.Suite) *Verdict {
 	v := &Verdict{Schema: VerdictSchema, Version: VerdictVersion, Outcome: s.Outcome().String(), Passed: s.Outcome() == stats.Pass, Complete: s.Incomplete == "",
 		Reason: s.Incomplete, Headline: s.Headline(), Baseline: s.Baseline, Workload: "suite " + s.Name,
 		Method: stats.Paired.String(), Test: stats.PairedTest, Notes: suiteNotes(s), Centre: "geometric mean", Rule: stats.FailRule}
+	var stops []string
+	for _, cell := range s.Cells {
+		if c := cell.Comparison; c != nil && c.RoundsMax > 0 {
+			v.Rounds += c.Rounds
+			v.RoundsMax = max(v.RoundsMax, c.RoundsMax)
+			stops = append(stops, fmt.Sprintf("%s: %s", cell.Key, c.Stopped))
+		}
+	}
+	v.Stopped = strings.Join(stops, "; ")
 	for _, cell := range s.Cells {
 		if cell.Comparison != nil && cell.Comparison.Machine != nil {
 			if v.SuiteMachine == nil {
