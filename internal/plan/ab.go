@@ -219,7 +219,8 @@ func (spec *ABSpec) runOn(ctx context.Context, targets []*prepared, specs []targ
 }
 
 // untilDecided makes the rounds stop once every bounded measure of every
-// candidate is decided (rounding until decided): after each complete
+// candidate is decided, or one failed, which decides the verdict
+// (rounding until decided): after each complete
 // round it compares the files the rounds so far make, at the look of that
 // round (an interim comparison: outcomes only), and says how far the
 // decision has come; with a time budget the rounds stop before one that
@@ -247,7 +248,12 @@ func (spec *ABSpec) untilDecided(ab *AB, files func(*ABRun) []*result.File) {
 			decided, bounded = decided+v.Passed+v.Failed, bounded+v.Bounded
 		}
 		spec.notice(fmt.Sprintf("after round %d: %d of %d bounded measures decided (%s)", run.RoundsDone, decided, bounded, c.Outcome().Verdict()))
-		if bounded > 0 && decided == bounded {
+		switch {
+		case c.Outcome() == stats.Fail:
+			// A failure decides the verdict: nothing after it can make
+			// the run pass.
+			return true, fmt.Sprintf("decided after %d rounds (failed)", run.RoundsDone)
+		case bounded > 0 && decided == bounded:
 			return true, fmt.Sprintf("decided after %d rounds", run.RoundsDone)
 		}
 		return false, ""
