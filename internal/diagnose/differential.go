@@ -79,6 +79,11 @@ type Differential struct {
 	// servers ran so, whose throughput means nothing and is not judged.
 	Counted    []CountedChange
 	CountedRun bool
+	// Unsure are the steps whose throughput's interval excludes no change
+	// while Holm's correction over the measures compared finds it not
+	// significant, in the table's words: what "no step is significantly
+	// slower or faster" must not hide.
+	Unsure []string
 }
 
 // StepDifferential is one step's differential diagnosis.
@@ -131,6 +136,8 @@ func (d Differential) Sentences() []string {
 	case len(out) > 0:
 	case d.CountedRun:
 		out = append(out, "No counted measure changed by more than is negligible.")
+	case len(d.Unsure) > 0:
+		out = append(out, "No step is significantly slower or faster once corrected for the measures compared, though the throughput's interval excludes no change at "+strings.Join(d.Unsure, "; ")+".")
 	default:
 		out = append(out, "No step is significantly slower or faster.")
 	}
@@ -156,6 +163,9 @@ func Explain(steps []DiffStep, opt stats.Options) Differential {
 		if !tps.Known || !tps.Significant || tps.Change == 0 {
 			if sd, ok := costsOnly(st, tps); ok {
 				d.Steps = append(d.Steps, sd)
+			} else if tps.excludesZero() && tps.Family > 1 {
+				d.Unsure = append(d.Unsure, fmt.Sprintf("%s (tps %s, p %.2g; %.2g after Holm over %d measures)",
+					prose.Count(st.Clients, "client"), tps.text(), tps.P, tps.PHolm, tps.Family))
 			}
 			continue
 		}
