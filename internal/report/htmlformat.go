@@ -49,7 +49,8 @@ func htmlSuite(s *compare.Suite) []html.Matrix {
 	if len(s.Candidates) == 0 {
 		return nil
 	}
-	m := html.Matrix{Title: s.Headline(), Corner: "cell, clients", Cols: s.Candidates}
+	m := html.Matrix{Title: s.Headline(), Corner: "cell, clients", Cols: s.Candidates, Outcome: s.Outcome().Verdict(), Class: outcomeClass(s.Outcome()),
+		Findings: suiteFindings(s), Why: suiteWhy(s), Machine: suiteMachine(s)}
 	for _, sc := range s.Cells {
 		if len(sc.Inputs) == 0 {
 			row := html.MatrixRow{Label: sc.Key + " (" + sc.Status + ")"}

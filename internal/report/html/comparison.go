@@ -116,6 +116,12 @@ type Matrix struct {
 	Corner string
 	Cols   []string
 	Rows   []MatrixRow
+	// Outcome and Class are the suite's verdict word and its badge's
+	// class; Findings its failed or inconclusive measures with their why,
+	// Why each cell's differential diagnosis, Machine what disturbed each
+	// cell: lines under the grid.
+	Outcome, Class         string
+	Findings, Why, Machine []string
 }
 
 // MatrixRow is one row of a Matrix, a cell per column.
@@ -198,11 +204,16 @@ type noiseRow struct {
 
 // matrix is a Matrix laid out for the page.
 type matrix struct {
-	ID     string      `json:"id"`
-	Title  string      `json:"title"`
-	Corner string      `json:"corner"`
-	Cols   []string    `json:"cols"`
-	Rows   []matrixRow `json:"rows"`
+	ID       string      `json:"id"`
+	Title    string      `json:"title"`
+	Corner   string      `json:"corner"`
+	Cols     []string    `json:"cols"`
+	Rows     []matrixRow `json:"rows"`
+	Outcome  string      `json:"outcome,omitempty"`
+	Class    string      `json:"-"`
+	Findings []string    `json:"findings,omitempty"`
+	Why      []string    `json:"why,omitempty"`
+	Machine  []string    `json:"machine,omitempty"`
 }
 
 type matrixRow struct {
@@ -283,7 +294,8 @@ func pageCell(c ComparisonCell) compCell {
 func pageMatrices(ms []Matrix) []matrix {
 	var out []matrix
 	for i, m := range ms {
-		pm := matrix{ID: fmt.Sprintf("matrix-%d", i), Title: m.Title, Corner: m.Corner, Cols: m.Cols}
+		pm := matrix{ID: fmt.Sprintf("matrix-%d", i), Title: m.Title, Corner: m.Corner, Cols: m.Cols,
+			Outcome: m.Outcome, Class: m.Class, Findings: m.Findings, Why: m.Why, Machine: m.Machine}
 		for _, r := range m.Rows {
 			pr := matrixRow{Label: r.Label}
 			for ci := range m.Cols {
