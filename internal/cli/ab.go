@@ -23,6 +23,8 @@ func newABCmd(argv []string, stdout, stderr io.Writer) *cobra.Command {
 	var f loadFlags
 	var rec recordFlags
 	spec := plan.ABSpec{Rounds: plan.ABRounds, Slice: plan.ABSlice, Reshuffle: plan.ABReshuffle}
+	rounds := compare.Rounds{N: plan.ABRounds}
+	var inconclusive string
 	var separate bool
 	var ag agentFlags
 	cmd := &cobra.Command{
@@ -61,8 +63,16 @@ round; only then do the server-side probes run, as each watches one server
 for a whole step. Per measure and step the change is the
 geometric mean of the per-round ratios candidate/baseline, with a 95%
 interval, tested with a paired t-test on the log ratios and Holm-corrected
-over all measures. A measure is outside bounds when its change is past its
---bound in the bad direction and significant.
+over all measures. Each bounded measure passes when its interval lies on
+the good side of its --bound, fails when it is past the bound by both the
+t-test and the signed-rank test against it after Holm's correction over
+the bounded measures (6 rounds at least), and is inconclusive otherwise,
+with the rounds that would decide it at the spread measured.
+
+--rounds auto[:MAX|DURATION] (the default with --bound: auto:30) rounds
+until decided: after every round it compares what it has, at a part of
+alpha spent per look (docs/statistics.md), and stops once every bounded
+measure passed or failed, or after MAX rounds (or what fits in DURATION).
 
 With --agents N --coordinator DSN the clients run on pgscale agent processes
 (docs/agents.md) in whole-step turns: each target's step goes to the agents
@@ -78,9 +88,11 @@ layouts, and the rounds (and layouts) an A/B run needs to detect a 2% and a
 5% change.
 
 One result file per target is written to --out DIR, with the bounds; pgscale
-compare and pgscale report pair them again. Exit code 0 when no measure is
-outside its bounds, 1 when one is, 2 for bad usage, 3 when a round could not
-complete (the rounds done are saved and compared, marked incomplete).`,
+compare and pgscale report pair them again. Exit code 0 when every bounded
+measure passed (or none was bounded), 1 when one failed, 4 when one is
+inconclusive (--inconclusive pass|fail maps it), 2 for bad usage, 3 when a
+round could not complete (the rounds done are saved and compared, marked
+incomplete).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			fs := cmd.Flags()
@@ -88,8 +100,16 @@ complete (the rounds done are saved and compared, marked incomplete).`,
 			spec.Out, spec.SliceGiven = f.out, fs.Changed("slice")
 			spec.Cluster.Separate = separate
 			spec.Agents = ag.agents(fs)
-			if spec.Calibrate && !fs.Changed("rounds") {
+			switch {
+			case spec.Calibrate && !fs.Changed("rounds"):
 				spec.Rounds = 0 // the calibration's default, which depends on its clusters
+			case !fs.Changed("rounds") && len(spec.Bounds) > 0:
+				// Bounds to decide: round until they are.
+				spec.RoundsMax = compare.DefaultAutoMax
+			case rounds.Auto:
+				spec.RoundsMax, spec.Budget = rounds.Max, rounds.Budget
+			default:
+				spec.Rounds = rounds.N
 			}
 			if f.describe {
 				return describe(spec.Workload, stdout)
@@ -107,7 +127,7 @@ complete (the rounds done are saved and compared, marked incomplete).`,
 			if files == nil {
 				return runErr
 			}
-			verdict, err := showRun(files, dir, stdout, &f.outputs)
+			verdict, err := showRun(files, dir, stdout, &f.outputs, inconclusive)
 			status := ""
 			if runErr != nil {
 				status = fmt.Sprintf(" (incomplete: %d of %d rounds done)", files[0].AB.RoundsDone, files[0].AB.Rounds)
@@ -128,7 +148,7 @@ complete (the rounds done are saved and compared, marked incomplete).`,
 	fs.SortFlags = false
 	fs.StringArrayVar(&spec.Targets, "target", nil, target.Forms()+" (repeat for each target)")
 	fs.StringVar(&spec.Baseline, "baseline", "", "name of the target the others are compared with (default: the first)")
-	fs.IntVar(&spec.Rounds, "rounds", plan.ABRounds, "interleaved rounds; each runs every target through the whole sweep")
+	fs.Var(roundsFlag{&rounds}, "rounds", "interleaved rounds, each running every target through the whole sweep: N, or auto[:MAX|DURATION] to round until every bounded measure is decided (default 10, or auto:30 with --bound)")
 	fs.StringVar(&spec.OrderSeed, "order-seed", "time", "seed of the target order in each round: time, rand, or an integer")
 	fs.Var(seconds{&spec.Slice}, "slice", "interleave the targets in slices of this length inside every step, all clients switching target together (default 100ms); 0: whole-step turns, each target through the whole sweep in turn")
 	fs.Var(seconds{&spec.Settle}, "slice-settle", "with --slice: the first part of every slice not counted, as transactions in flight at the switch finish (default a tenth of the slice)")
@@ -136,6 +156,7 @@ complete (the rounds done are saved and compared, marked incomplete).`,
 	fs.BoolVar(&separate, "separate-clusters", false, "give every settings: target a cluster of its own, even when its settings could be set per session on the baseline's")
 	fs.BoolVar(&spec.Calibrate, "calibrate", false, "run the baseline against itself (A/A) and print each measure's noise, the spread between cluster layouts, and the rounds needed to detect a 2% and a 5% change")
 	registerVerdict(fs, &spec.Bounds, &spec.Confidence)
+	registerInconclusive(fs, &inconclusive)
 	f.outputs.register(fs, func(rf report.Format) bool { return rf.Comparisons })
 	f.register(fs, "directory for the result files, one per target (default results/ab-<workload>-<UTC time>)")
 	registerCluster(fs, &f.c)
@@ -179,7 +200,7 @@ func measureNames() string {
 // (or the noise of a calibration run), written into dir, and writes the
 // reports asked for. It returns the verdict's error (a regression) apart
 // from a failure to show.
-func showRun(files []*result.File, dir string, stdout io.Writer, outputs *outputFlags) (verdict, err error) {
+func showRun(files []*result.File, dir string, stdout io.Writer, outputs *outputFlags, inconclusive string) (verdict, err error) {
 	inputs := make([]compare.Input, len(files))
 	for i, f := range files {
 		inputs[i] = compare.Input{Name: f.Target.Name, File: f, Path: filepath.Join(dir, f.AB.Targets[i].File)}
@@ -192,8 +213,10 @@ func showRun(files []*result.File, dir string, stdout io.Writer, outputs *output
 	if err != nil {
 		return nil, usage.Wrap(err)
 	}
-	d := &report.Doc{Files: inputs, Comparison: cmp, Noise: noise, Color: colorTerminal(stdout)}
-	return verdictError(cmp), show(d, stdout, outputs)
+	a := compare.Analyze(inputs)
+	a.Comparison, a.Noise = cmp, noise
+	d := &report.Doc{Analysis: a, Color: colorTerminal(stdout)}
+	return verdictError(cmp, inconclusive), show(d, stdout, outputs)
 }
 
 // show prints the document as text on stdout and writes the reports asked
@@ -206,16 +229,43 @@ func show(d *report.Doc, stdout io.Writer, outputs *outputFlags) error {
 }
 
 // verdictError turns a comparison's outcome into the error that sets the
-// exit code: a RegressionError when a measure is outside its bounds.
-func verdictError(c *compare.Comparison) error {
-	if c == nil || c.Passed() {
+// exit code: a RegressionError when a measure failed, an
+// InconclusiveError when one could not be decided (or, as --inconclusive
+// maps it, nothing or a RegressionError).
+func verdictError(c *compare.Comparison, inconclusive string) error {
+	if c == nil {
 		return nil
 	}
-	var failing []string
+	var failing, undecided []string
 	for i, v := range c.Verdicts {
-		if !v.Passed() {
+		switch v.Outcome {
+		case stats.Fail:
 			failing = append(failing, c.Candidates[i])
+		case stats.Inconclusive:
+			undecided = append(undecided, c.Candidates[i])
 		}
 	}
-	return &RegressionError{Msg: fmt.Sprintf("%s: measures outside bounds", strings.Join(failing, ", "))}
+	return outcomeError(c.Outcome(), inconclusive,
+		fmt.Sprintf("%s: measures past their bounds", strings.Join(failing, ", ")),
+		fmt.Sprintf("%s: bounded measures undecided", strings.Join(undecided, ", ")))
+}
+
+// outcomeError is the error of a verdict's outcome, with its words;
+// inconclusive says how to map an inconclusive one (--inconclusive).
+func outcomeError(o stats.Outcome, inconclusive, failed, undecided string) error {
+	switch {
+	case o == stats.Fail:
+		return &RegressionError{Msg: failed}
+	case o != stats.Inconclusive || inconclusive == "pass":
+		return nil
+	case inconclusive == "fail":
+		return &RegressionError{Msg: undecided + " (--inconclusive fail)"}
+	}
+	return &InconclusiveError{Msg: undecided}
+}
+
+// registerInconclusive registers --inconclusive.
+func registerInconclusive(fs *pflag.FlagSet, mode *string) {
+	*mode = "inconclusive"
+	fs.Var(inconclusiveFlag{mode}, "inconclusive", "what an inconclusive verdict exits with: inconclusive (4), pass (0) or fail (1)")
 }

@@ -21,6 +21,7 @@ import (
 func newCompareCmd(stdout io.Writer) *cobra.Command {
 	var bounds []string
 	var confidence float64
+	var inconclusive string
 	var unpaired bool
 	var outputs outputFlags
 	var baseline, location string
@@ -45,8 +46,9 @@ machine: those of the commit its newest run measured, or of COMMIT with
 store:LABEL@COMMIT (a prefix is enough). They are compared unpaired, each
 complete step of each stored run one value.
 
-Exit code 0 when no measure is outside its bounds, 1 when one is, 2 for bad
-usage or unreadable files.`,
+Exit code 0 when every bounded measure passed (or none was bounded), 1 when
+one failed, 4 when one is inconclusive (--inconclusive pass|fail maps it),
+2 for bad usage or unreadable files.`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if cmd.Flags().Changed("baseline") {
 				if len(args) == 0 {
@@ -83,7 +85,7 @@ usage or unreadable files.`,
 				if err := show(d, stdout, &outputs); err != nil {
 					return err
 				}
-				return suiteVerdictError(d.Suite)
+				return suiteVerdictError(d.Suite, inconclusive)
 			}
 			inputs, err := readInputs(args)
 			if err != nil {
@@ -101,15 +103,18 @@ usage or unreadable files.`,
 				// A bound matching no measure, or files with nothing to compare.
 				return usage.Wrap(err)
 			}
-			if err := show(&report.Doc{Files: inputs, Comparison: c, Color: colorTerminal(stdout)}, stdout, &outputs); err != nil {
+			a := compare.Analyze(inputs)
+			a.Comparison = c
+			if err := show(&report.Doc{Analysis: a, Color: colorTerminal(stdout)}, stdout, &outputs); err != nil {
 				return err
 			}
-			return verdictError(c)
+			return verdictError(c, inconclusive)
 		},
 	}
 	fs := cmd.Flags()
 	fs.SortFlags = false
 	registerVerdict(fs, &bounds, &confidence)
+	registerInconclusive(fs, &inconclusive)
 	outputs.register(fs, func(rf report.Format) bool { return rf.Comparisons })
 	fs.BoolVar(&unpaired, "unpaired", false, "compare files of one ab run unpaired too (Mann-Whitney U)")
 	fs.StringVar(&baseline, "baseline", "", "store:LABEL or store:LABEL@COMMIT: compare with runs stored in the history store instead of a BASE.json")

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -178,21 +177,14 @@ func (o *outputFlags) check() error {
 // write writes every report asked for; a failure leaves the others written.
 func (o *outputFlags) write(d *report.Doc) error {
 	var errs []error
-	// The comment links to the HTML report's flame graphs: the one written
-	// now, beside it, when there is one.
-	htmlPath, commentPath := "", ""
-	for i, f := range o.formats {
-		switch f.Name {
-		case "html":
-			htmlPath = o.paths[i]
-		case "comment":
-			commentPath = o.paths[i]
-		}
+	// Every format may link to what another writes beside it (the
+	// comment to the HTML report's flame graphs).
+	if d.Outputs == nil {
+		d.Outputs = map[string]string{}
 	}
-	if htmlPath != "" && commentPath != "" && d.HTMLFile == "" {
-		d.HTMLFile = htmlPath
-		if rel, err := filepath.Rel(filepath.Dir(commentPath), htmlPath); err == nil {
-			d.HTMLFile = rel
+	for i, f := range o.formats {
+		if o.paths[i] != "" {
+			d.Outputs[f.Name] = o.paths[i]
 		}
 	}
 	for i, f := range o.formats {

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/pgscale/pgscale/internal/compare"
 )
 
 // seconds is a duration flag that also takes pgbench's bare number of seconds.
@@ -143,3 +145,42 @@ func (d defines) Set(v string) error {
 }
 
 func (d defines) Type() string { return "name=value" }
+
+// roundsFlag is --rounds: a number of rounds, or auto[:MAX|DURATION]
+// (compare.ParseRounds).
+type roundsFlag struct{ r *compare.Rounds }
+
+func (f roundsFlag) String() string {
+	if f.r == nil {
+		return ""
+	}
+	return f.r.String()
+}
+
+func (f roundsFlag) Set(v string) error {
+	r, err := compare.ParseRounds(v)
+	if err != nil {
+		return err
+	}
+	*f.r = r
+	return nil
+}
+
+func (f roundsFlag) Type() string { return "rounds" }
+
+// inconclusiveFlag is --inconclusive: what an inconclusive verdict exits
+// with.
+type inconclusiveFlag struct{ mode *string }
+
+func (f inconclusiveFlag) String() string { return *f.mode }
+
+func (f inconclusiveFlag) Set(v string) error {
+	switch v {
+	case "inconclusive", "pass", "fail":
+		*f.mode = v
+		return nil
+	}
+	return fmt.Errorf("want inconclusive (exit 4), pass (exit 0) or fail (exit 1)")
+}
+
+func (f inconclusiveFlag) Type() string { return "mode" }

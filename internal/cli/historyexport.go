@@ -47,7 +47,7 @@ with #2 after it). Whole files are written, every measure of them.
 			if len(runs) == 0 {
 				return noSeries(st, args)
 			}
-			d := &report.Doc{}
+			var inputs []compare.Input
 			used := map[string]int{}
 			for _, r := range runs {
 				file, err := st.File(cmd.Context(), r.ResultID)
@@ -58,8 +58,9 @@ with #2 after it). Whole files are written, every measure of them.
 				if used[name]++; used[name] > 1 && format == "bmf" {
 					name += "#" + strconv.Itoa(used[name])
 				}
-				d.Files = append(d.Files, compare.Input{Name: name, File: file})
+				inputs = append(inputs, compare.Input{Name: name, File: file})
 			}
+			d := report.NewDoc(compare.Analyze(inputs))
 			var buf bytes.Buffer
 			if err := rf.Write(&buf, d); err != nil {
 				return err

@@ -65,15 +65,19 @@ Formats: ` + report.Names(func(report.Format) bool { return true }) + `.`,
 				}
 				inputs = append(inputs, compare.Input{Name: p, File: file, Path: p})
 			}
-			d := &report.Doc{Files: inputs, Color: output == "" && colorTerminal(stdout)}
+			var cmp *compare.Comparison
+			var noise *compare.Noise
 			if compare.SameRun(inputs) {
 				for i := range inputs {
 					inputs[i].Name = inputs[i].File.Target.Name
 				}
-				if d.Comparison, d.Noise, err = compare.OfRun(inputs); err != nil {
+				if cmp, noise, err = compare.OfRun(inputs); err != nil {
 					return usage.Wrap(err)
 				}
 			}
+			a := compare.Analyze(inputs)
+			a.Comparison, a.Noise = cmp, noise
+			d := &report.Doc{Analysis: a, Color: output == "" && colorTerminal(stdout)}
 			if err := writeReport(f, d, stdout, output); err != nil {
 				return err
 			}

@@ -77,7 +77,7 @@ target src: is), made once and kept in the build cache (--build-cache).`,
 				status = " (incomplete)"
 			}
 			fmt.Fprintf(stdout, "result: %s%s\n", path, status)
-			if werr := f.outputs.write(&report.Doc{Files: []compare.Input{{Name: path, File: file}}}); werr != nil && err == nil {
+			if werr := f.outputs.write(report.NewDoc(compare.Analyze([]compare.Input{{Name: path, File: file}}))); werr != nil && err == nil {
 				err = werr
 			}
 			err = errors.Join(err, rec.record(cmd.Context(), stdout, []written{{path: path, file: file}}))

@@ -30,6 +30,8 @@ func newSuiteCmd(argv []string, stdout, stderr io.Writer) *cobra.Command {
 		c                       plan.Common
 		rec                     recordFlags
 		ag                      agentFlags
+		rounds                  compare.Rounds
+		inconclusive            string
 	)
 	spec := plan.SuiteSpec{}
 	cmd := &cobra.Command{
@@ -44,8 +46,10 @@ and --resume DIR runs only what is missing. The verdict judges every measure of
 every cell together (one Holm correction), against the suite's bounds.
 
 Presets: ` + strings.Join(suite.Presets(), ", ") + ` (--show prints one, --quick runs its
-quick variant). Exit codes as ab's: 0 within bounds, 1 a measure outside, 2 bad
-usage or a bad suite file (file:line), 3 a cell could not complete.`,
+quick variant). Exit codes as ab's: 0 every bounded measure passed (or none was
+bounded), 1 one failed (or a decision rule did), 4 one is inconclusive
+(--inconclusive pass|fail maps it), 2 bad usage or a bad suite file
+(file:line), 3 a cell could not complete.`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if (len(args) == 1) == (preset != "") || len(args) > 1 {
 				return usage.Errorf("suite needs a suite file or --preset NAME (one of them)")
@@ -78,6 +82,9 @@ usage or a bad suite file (file:line), 3 a cell could not complete.`,
 			}
 			if transactions > 0 {
 				s.Transactions, s.Duration = transactions, 0
+			}
+			if cmd.Flags().Changed("rounds") {
+				s.SetRounds(rounds)
 			}
 			for _, m := range axes {
 				name, values, ok := strings.Cut(m, "=")
@@ -142,7 +149,7 @@ usage or a bad suite file (file:line), 3 a cell could not complete.`,
 			if runErr != nil || err != nil {
 				return errors.Join(err, runErr, recErr)
 			}
-			return errors.Join(suiteVerdictError(d.Suite), recErr)
+			return errors.Join(suiteVerdictError(d.Suite, inconclusive), recErr)
 		},
 	}
 	fs := cmd.Flags()
@@ -157,6 +164,8 @@ usage or a bad suite file (file:line), 3 a cell could not complete.`,
 	fs.StringArrayVar(&params, "param", nil, "set a parameter of the suite: NAME=VALUE (repeatable)")
 	fs.StringVar(&count, "count", "", "instructions: count the servers' (and a proxy's) instructions per transaction under Valgrind, as the suite file's count: does (needs -t)")
 	fs.IntVarP(&transactions, "transactions", "t", 0, "transactions per client in each step, instead of the suite's duration")
+	fs.Var(roundsFlag{&rounds}, "rounds", "replace the suite's rounds: N, or auto[:MAX|DURATION] to round every cell until its bounded measures are decided")
+	registerInconclusive(fs, &inconclusive)
 	fs.StringArrayVar(&axes, "matrix", nil, "replace the values of an axis of the matrix: NAME=V1,V2,... (repeatable; --matrix partitions=18)")
 	fs.StringVar(&spec.Out, "out", "", "bundle directory (default results/suite-<name>-<UTC time>)")
 	fs.StringVar(&resume, "resume", "", "complete the bundle in DIR: run only its missing or incomplete cells")
@@ -213,7 +222,7 @@ func dryRunSuite(spec *plan.SuiteSpec, stdout io.Writer) error {
 	}
 	what := "sweeps"
 	if len(targets) > 1 {
-		what = fmt.Sprintf("A/B runs of %d rounds", s.Rounds)
+		what = fmt.Sprintf("A/B runs of %s rounds", s.RoundsSpec())
 	}
 	brief := make([]string, len(targets))
 	for i, t := range targets {
@@ -244,25 +253,31 @@ func loadBundleWith(dir string, bounds *stats.Bounds, opt stats.Options) (*repor
 	if err != nil {
 		return nil, usage.Wrap(err)
 	}
-	return &report.Doc{Files: b.Files, Suite: s}, nil
+	a := compare.Analyze(b.Files)
+	a.Suite = s
+	return report.NewDoc(a), nil
 }
 
 // suiteVerdictError is the exit code's error: a RegressionError when a
-// measure of a cell is outside its bounds or a decision rule failed.
-func suiteVerdictError(s *compare.Suite) error {
-	if s == nil || s.Passed() {
+// measure of a cell failed or a decision rule did, an InconclusiveError
+// when one could not be decided (as --inconclusive maps it).
+func suiteVerdictError(s *compare.Suite, inconclusive string) error {
+	if s == nil {
 		return nil
 	}
-	var failing []string
+	var failing, undecided []string
 	for i, v := range s.Verdicts {
-		if !v.Passed() {
-			failing = append(failing, s.Candidates[i]+": measures outside bounds")
+		switch v.Outcome {
+		case stats.Fail:
+			failing = append(failing, s.Candidates[i]+": measures past their bounds")
+		case stats.Inconclusive:
+			undecided = append(undecided, s.Candidates[i]+": bounded measures undecided")
 		}
 	}
 	if s.ExpectFailed() {
 		failing = append(failing, "a decision rule failed")
 	}
-	return &RegressionError{Msg: strings.Join(failing, "; ")}
+	return outcomeError(s.Outcome(), inconclusive, strings.Join(failing, "; "), strings.Join(undecided, "; "))
 }
 
 // splitList splits a comma list, trimming blanks.

@@ -12,6 +12,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/pgscale/pgscale/internal/diagnose"
@@ -40,6 +41,10 @@ type Options struct {
 	// Unpaired compares the files as independent sets of values even when
 	// they come from one A/B run.
 	Unpaired bool
+	// Interim marks a look of a runner that rounds until decided: only
+	// the outcomes are needed (stats.Sequential.Interim), and no
+	// differential diagnosis is made.
+	Interim bool
 }
 
 // Comparison is a comparison of one baseline with one or more candidates,
@@ -56,6 +61,18 @@ type Comparison struct {
 	// Rounds is the number of rounds compared (Paired); RoundsPlanned the
 	// number the run planned. Both are 0 for Independent comparisons.
 	Rounds, RoundsPlanned int
+	// RoundsMax, for a run that rounded until decided, is the most rounds
+	// it could take, and Stopped why it stopped ("decided", or the budget
+	// that ran out); the outcomes were decided at the look of its last
+	// round (Sequential). 0 and "" otherwise.
+	RoundsMax  int
+	Stopped    string
+	Sequential *stats.Sequential
+	// Centre names the central statistic of each side that the tables
+	// show and the change is of: "geometric mean" of the rounds (paired,
+	// whose change is the geometric mean of the per-round ratios) or
+	// "median" of the values (unpaired).
+	Centre string
 	// SliceS is the slice length in seconds of a run in slices; 0 for
 	// whole-step turns and Independent comparisons.
 	SliceS float64
@@ -78,15 +95,25 @@ type Comparison struct {
 	// being slowed by Valgrind out of all meaning.
 	Counted bool
 	Slowed  []string
+	// Machine is what disturbed the measurements: other processes, steal,
+	// the run queue, the drift between rounds, and the measures that
+	// contention may have moved; nil for an interim look.
+	Machine *Machine
 	// Why holds one differential diagnosis per candidate, in Candidates
 	// order: why it is slower or faster, from the evidence both sides
 	// recorded (diagnose.Explain).
 	Why []diagnose.Differential
+	// Findings hold, per candidate, each failed or inconclusive bounded
+	// measure with its why, in row order.
+	Findings [][]Finding
 
 	// inputs and rounds are what the comparison was made of, kept to
 	// explain it again once a suite judges its measures anew.
 	inputs []Input
 	rounds []int
+	// suiteFamily, once a suite judged the comparison's measures, is how
+	// many measures the suite's Holm correction ran over.
+	suiteFamily int
 }
 
 // Row is one measure at one step.
@@ -107,22 +134,22 @@ type Cell struct {
 	Assessment stats.Assessment
 }
 
-// Passed reports whether no candidate has a measure outside bounds.
-func (r *Comparison) Passed() bool { return allPassed(r.Verdicts) }
+// Outcome is the comparison's verdict: the worst outcome of any
+// candidate's bounded measures, stats.NoBound when none had a bound.
+func (r *Comparison) Outcome() stats.Outcome { return worstOf(r.Verdicts) }
 
-// allPassed reports whether every verdict passed.
-func allPassed(vs []stats.Verdict) bool {
+// worstOf is the worst outcome of the verdicts.
+func worstOf(vs []stats.Verdict) stats.Outcome {
+	w := stats.NoBound
 	for _, v := range vs {
-		if !v.Passed() {
-			return false
-		}
+		w = stats.Worst(w, v.Outcome)
 	}
-	return true
+	return w
 }
 
 // Headline sums the comparison up in the pooler bot's words, one clause per
-// candidate separated by "; ": "Compared patch with master: All 8
-// measures within bounds".
+// candidate separated by "; ": "Compared patch with master: passed: all 8
+// bounded measures within their bounds".
 func (r *Comparison) Headline() string {
 	parts := make([]string, len(r.Verdicts))
 	for i := range r.Verdicts {
@@ -150,7 +177,7 @@ func Compare(inputs []Input, opt Options) (*Comparison, error) {
 	if len(inputs) < 2 {
 		return nil, fmt.Errorf("a comparison needs a baseline and at least one candidate")
 	}
-	rep := &Comparison{Baseline: inputs[0].Name, Workload: inputs[0].File.Workload.Name, Method: stats.Independent}
+	rep := &Comparison{Baseline: inputs[0].Name, Workload: inputs[0].File.Workload.Name, Method: stats.Independent, Centre: "median"}
 	for _, in := range inputs[1:] {
 		rep.Candidates = append(rep.Candidates, in.Name)
 	}
@@ -161,7 +188,7 @@ func Compare(inputs []Input, opt Options) (*Comparison, error) {
 	}
 	var rounds, layouts []int
 	if run := sameRun(inputs); run != nil && !opt.Unpaired {
-		rep.Method = stats.Paired
+		rep.Method, rep.Centre = stats.Paired, "geometric mean"
 		rep.RoundsPlanned = run.Rounds
 		rep.SliceS = run.SliceS
 		rounds = completeRounds(inputs, clients)
@@ -173,6 +200,10 @@ func Compare(inputs []Input, opt Options) (*Comparison, error) {
 		rep.Notes = append(rep.Notes, serverNotes(inputs, run)...)
 		if len(rounds) < run.Rounds {
 			rep.Incomplete = fmt.Sprintf("%d of %d rounds complete", len(rounds), run.Rounds)
+		}
+		if run.RoundsMax > 0 {
+			rep.RoundsMax, rep.Stopped = run.RoundsMax, run.Stopped
+			rep.Sequential = sequential(run, rep.Rounds, rep.Layouts, opt.Interim)
 		}
 	} else {
 		for _, in := range inputs {
@@ -243,19 +274,59 @@ func Compare(inputs []Input, opt Options) (*Comparison, error) {
 			strings.Join(rep.Slowed, ", ")))
 	}
 	bounds := measuredBounds(rep, opt.Bounds)
+	sopt := opt.Stats
+	sopt.Sequential = rep.Sequential
 	for ci := range rep.Candidates {
-		v, err := stats.Evaluate(comps[ci], bounds, opt.Stats)
+		v, err := stats.Evaluate(comps[ci], bounds, sopt)
 		if err != nil {
 			return nil, err
 		}
+		sayInstead(&v)
 		rep.Verdicts = append(rep.Verdicts, v)
 		for ri := range rep.Rows {
 			rep.Rows[ri].Cells[ci].Assessment = v.Assessments[ri]
 		}
 	}
+	if !opt.Interim {
+		rep.Machine = machineOf(rep, inputs, rounds)
+	}
 	rep.inputs, rep.rounds = inputs, rounds
-	rep.explain(opt.Stats)
+	if !opt.Interim {
+		rep.explain(opt.Stats)
+	}
+	rep.findings()
 	return rep, nil
+}
+
+// countedInstead names the counted measure that decides, on a noisy
+// machine, what a time-based one cannot: instructions under Valgrind do
+// not move with other processes.
+var countedInstead = map[string]string{
+	"server-cpu/txn":  "a counted measure (--count instructions: instr/txn)",
+	"server-user/txn": "a counted measure (--count instructions: instr/txn)",
+	"pooler-cpu/txn":  "a counted measure (--count instructions: pooler-instr/txn)",
+}
+
+// sayInstead names, for each inconclusive time-based measure with a counted
+// counterpart, that counterpart as another way to decide it.
+func sayInstead(v *stats.Verdict) {
+	for i := range v.Assessments {
+		a := &v.Assessments[i]
+		if a.Outcome == stats.Inconclusive {
+			a.Instead = countedInstead[a.Measure.Name]
+		}
+	}
+}
+
+// sequential is the look a run that rounded until decided is judged at:
+// its rounds compared out of its most, or with clusters re-created every
+// Reshuffle rounds its layouts out of the most it could begin.
+func sequential(run *result.AB, rounds, layouts int, interim bool) *stats.Sequential {
+	s := &stats.Sequential{Look: rounds, Max: run.RoundsMax, Interim: interim}
+	if run.Reshuffle > 0 {
+		s.Look, s.Max = layouts, (run.RoundsMax+run.Reshuffle-1)/run.Reshuffle
+	}
+	return s
 }
 
 // underValgrind reports whether any input's server ran under Valgrind, or any
@@ -348,13 +419,122 @@ func (r *Comparison) explain(opt stats.Options) {
 				}
 				a := row.Cells[ci].Assessment
 				ds.Changes[row.Measure.Name] = diagnose.Change{Known: !math.IsNaN(a.Change), Base: a.Base, Cand: a.Cand,
-					Change: a.Change, Lo: a.Lo, Hi: a.Hi, Significant: a.Significant, Negligible: a.Effect == stats.Negligible}
+					Change: a.Change, Lo: a.Lo, Hi: a.Hi, Significant: a.Significant, Negligible: a.Effect == stats.Negligible,
+					P: a.P, PHolm: a.PHolm, Family: r.family(ci)}
 			}
 			ds.Base, ds.Cand = pairedSteps(r.inputs[0].File, r.inputs[ci+1].File, c, r.rounds, r.Method)
 			steps = append(steps, ds)
 		}
 		r.Why = append(r.Why, diagnose.Explain(steps, opt))
 	}
+}
+
+// family is how many measures candidate ci's Holm correction ran over:
+// the comparison's, or once a suite judged it, the suite's.
+func (r *Comparison) family(ci int) int {
+	if r.suiteFamily > 0 {
+		return r.suiteFamily
+	}
+	if ci < len(r.Verdicts) {
+		return r.Verdicts[ci].Total
+	}
+	return 0
+}
+
+// StepOutcome is the worst outcome of candidate ci's bounded measures at
+// a step ("c=4"): what a suite's row for the step shows.
+func (r *Comparison) StepOutcome(ci int, step string) stats.Outcome {
+	w := stats.NoBound
+	for _, row := range r.Rows {
+		if row.Measure.Step == step && ci < len(row.Cells) {
+			w = stats.Worst(w, row.Cells[ci].Assessment.Outcome)
+		}
+	}
+	return w
+}
+
+// Finding is one failed or inconclusive bounded measure with its why: for
+// a failure the differential diagnosis of its step, for an inconclusive
+// one why it is undecided and what would decide it.
+type Finding struct {
+	Assessment stats.Assessment
+	Clients    int
+	// Why says it in a sentence or two; Flagged is set when other
+	// processes' contention differed between the targets in a way that
+	// moves this measure (Machine).
+	Why     string
+	Flagged bool
+}
+
+// Line is the finding in one line: "tps@c=4 -33.8% ± 11.3%, bound -5%:
+// fail. Slower at 4 clients because ...".
+func (f Finding) Line() string {
+	s := f.Assessment.String() + ": " + f.Assessment.Outcome.String()
+	if f.Why != "" {
+		s += ". " + f.Why
+	}
+	return s
+}
+
+// findings makes each candidate's findings from its assessments and
+// differential diagnosis.
+func (r *Comparison) findings() {
+	r.Findings = make([][]Finding, len(r.Candidates))
+	for ci, cand := range r.Candidates {
+		for _, row := range r.Rows {
+			a := row.Cells[ci].Assessment
+			if a.Outcome != stats.Fail && a.Outcome != stats.Inconclusive {
+				continue
+			}
+			f := Finding{Assessment: a, Clients: clientsOf(row.Measure.Step), Flagged: r.Machine.Flagged(cand, row.Measure.Name)}
+			var why []string
+			if a.Outcome == stats.Inconclusive {
+				why = append(why, sentence(a.Reason))
+				if d := a.Decide(); d != "" {
+					why = append(why, sentence(d))
+				}
+			}
+			if ci < len(r.Why) {
+				for _, st := range r.Why[ci].Steps {
+					if st.Clients == f.Clients {
+						why = append(why, st.Text)
+					}
+				}
+				for _, c := range r.Why[ci].Counted {
+					if c.Clients == f.Clients && c.Measure == row.Measure.Name {
+						why = append(why, c.Text)
+					}
+				}
+			}
+			if f.Flagged {
+				why = append(why, "Other processes' contention, which moves this measure, differed between the targets (see the machine).")
+			}
+			f.Why = strings.Join(why, " ")
+			r.Findings[ci] = append(r.Findings[ci], f)
+		}
+	}
+}
+
+// sentence makes a phrase a sentence: capitalised, with a full stop.
+func sentence(s string) string {
+	if s == "" {
+		return ""
+	}
+	s = strings.ToUpper(s[:1]) + s[1:]
+	if !strings.HasSuffix(s, ".") {
+		s += "."
+	}
+	return s
+}
+
+// clientsOf reads the client count of a step label ("c=4"); 0 when it is
+// none.
+func clientsOf(step string) int {
+	n, err := strconv.Atoi(strings.TrimPrefix(step, "c="))
+	if err != nil {
+		return 0
+	}
+	return n
 }
 
 // onlyCandidates says what candidates measured that the baseline did not

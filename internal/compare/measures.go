@@ -35,7 +35,7 @@ type MeasureDef struct {
 
 // Measure is the measure's stats.Measure at a step ("c=4").
 func (md MeasureDef) Measure(step string) stats.Measure {
-	return stats.Measure{Name: md.Name, Step: step, Unit: md.Unit, Direction: md.Direction, MinChange: md.MinChange}
+	return stats.Measure{Name: md.Name, Step: step, Unit: md.Unit, Direction: md.Direction, MinChange: md.MinChange, Counted: md.Counted}
 }
 
 // Measures returns the measures compared per step, in report order:

@@ -44,6 +44,8 @@ type SuiteCell struct {
 	Status string
 	Reason string
 	Inputs []Input // its result files, baseline first; none when missing
+	// Files are the analysis of each of Inputs on its own.
+	Files []FileAnalysis
 	// Comparison compares them, its assessments judged suite-wide; nil
 	// with a single target or when no round completed.
 	Comparison *Comparison
@@ -87,7 +89,8 @@ func CompareSuite(x *result.SuiteIndex, cells [][]Input, o SuiteOptions) (*Suite
 	}
 	var missing []string
 	for i, c := range x.Cells {
-		sc := SuiteCell{Key: c.Key, Status: c.Status, Reason: c.Reason, Inputs: cells[i], Steps: suiteSteps(cells[i])}
+		sc := SuiteCell{Key: c.Key, Status: c.Status, Reason: c.Reason, Inputs: cells[i], Files: Analyze(cells[i]).Files}
+		sc.Steps = suiteSteps(sc.Files)
 		for _, a := range x.Axes {
 			sc.Params = append(sc.Params, Param{Name: a.Name, Value: c.Params[a.Name]})
 		}
@@ -130,12 +133,22 @@ func CompareSuite(x *result.SuiteIndex, cells [][]Input, o SuiteOptions) (*Suite
 	return s, nil
 }
 
-// judge evaluates every measure of every cell as one family: each cell's
-// bounds (recorded in its files) apply to its own measures only.
+// judge evaluates every measure of every cell together: each measure's
+// effect is Holm-corrected over the whole suite, so that many cells do not
+// turn noise into changes, and each cell's bounded measures (its own
+// bounds, recorded in its files) are decided as a family of their own with
+// an equal share of alpha, at the look of the cell's last round when it
+// rounded until decided: a cell decided alone during the run is decided
+// the same way here.
 func (s *Suite) judge(opt stats.Options) error {
+	compared := 0
+	for _, cell := range s.Cells {
+		if cell.Comparison != nil {
+			compared++
+		}
+	}
 	for ci := range s.Candidates {
-		var cs []stats.Comparison
-		var bounds stats.Bounds
+		var groups []stats.Group
 		type at struct{ cell, row int }
 		var where []at
 		for i, cell := range s.Cells {
@@ -143,46 +156,44 @@ func (s *Suite) judge(opt stats.Options) error {
 			if cmp == nil || ci >= len(cmp.Verdicts) {
 				continue
 			}
-			steps := map[string]bool{}
+			g := stats.Group{Options: opt}
+			g.Options.Sequential = cmp.Sequential
+			if compared > 1 {
+				g.Options.Share = 1 / float64(compared)
+			}
 			for ri, row := range cmp.Rows {
-				c := row.Cells[ci].Assessment.Comparison
-				c.Measure.Step = cell.Key + "\x00" + c.Measure.Step
-				cs = append(cs, c)
+				g.Comparisons = append(g.Comparisons, row.Cells[ci].Assessment.Comparison)
 				where = append(where, at{i, ri})
-				steps[row.Measure.Step] = true
 			}
-			// The cell's own bounds, on its own steps.
 			for _, a := range cmp.Verdicts[ci].Assessments {
-				if a.Bound == nil {
-					continue
-				}
-				b := *a.Bound
-				b.Step = cell.Key + "\x00" + a.Measure.Step
-				if !hasBound(bounds, b) {
-					bounds = append(bounds, b)
+				if a.Bound != nil && !hasBound(g.Bounds, *a.Bound) {
+					g.Bounds = append(g.Bounds, *a.Bound)
 				}
 			}
+			groups = append(groups, g)
 		}
-		v, err := stats.Evaluate(cs, bounds, opt)
+		v, err := stats.EvaluateGroups(groups, opt)
 		if err != nil {
 			return err
 		}
+		sayInstead(&v)
 		for k, w := range where {
 			cell := s.Cells[w.cell]
-			step := cell.Comparison.Rows[w.row].Measure.Step
-			a := v.Assessments[k]
-			a.Measure.Step = step
-			cell.Comparison.Rows[w.row].Cells[ci].Assessment = a
+			cell.Comparison.Rows[w.row].Cells[ci].Assessment = v.Assessments[k]
 			// In the suite's verdict a measure names its cell:
 			// "tps@c=4 [partitions=32]".
-			v.Assessments[k].Measure.Step = step + " [" + cell.Key + "]"
+			v.Assessments[k].Measure.Step += " [" + cell.Key + "]"
 		}
 		s.Verdicts = append(s.Verdicts, v)
 	}
 	// Significance is the suite's now: explain every cell again with it.
 	for _, cell := range s.Cells {
 		if cell.Comparison != nil {
+			if len(s.Verdicts) > 0 {
+				cell.Comparison.suiteFamily = s.Verdicts[0].Total
+			}
 			cell.Comparison.explain(opt)
+			cell.Comparison.findings()
 		}
 	}
 	return nil
@@ -250,9 +261,20 @@ func cellValue(c SuiteCell, name string) string {
 	return ""
 }
 
-// Passed reports whether no candidate has a measure outside bounds and
-// every decision rule held.
-func (s *Suite) Passed() bool { return allPassed(s.Verdicts) && !s.ExpectFailed() }
+// Outcome is the suite's verdict: the worst outcome of any candidate's
+// bounded measures, and a failure when a decision rule failed (or could
+// not be checked) in some cell; stats.NoBound when nothing was bounded
+// and no rule was given.
+func (s *Suite) Outcome() stats.Outcome {
+	w := worstOf(s.Verdicts)
+	switch {
+	case s.ExpectFailed():
+		w = stats.Fail
+	case len(s.Outcomes) > 0:
+		w = stats.Worst(w, stats.Pass)
+	}
+	return w
+}
 
 // ExpectFailed reports whether some decision rule failed (or could not be
 // checked) in some cell.
@@ -266,8 +288,8 @@ func (s *Suite) ExpectFailed() bool {
 }
 
 // Headline sums the suite up in the pooler bot's words, one clause per
-// candidate: "Compared patch with master: 1 of 148 measures outside
-// bounds: ...".
+// candidate: "Compared patch with master: failed: 1 of 12 bounded
+// measures past its bound: ...".
 func (s *Suite) Headline() string {
 	if len(s.Verdicts) == 0 {
 		h := fmt.Sprintf("Suite %s: %d cells of %s alone (nothing to compare)", s.Name, len(s.Cells), s.Baseline)

@@ -5,21 +5,21 @@ import (
 
 	"github.com/pgscale/pgscale/internal/diagnose"
 	"github.com/pgscale/pgscale/internal/result"
-	"github.com/pgscale/pgscale/internal/stats"
 )
 
 // SuiteStep is one client count of a cell, as the suite's matrix shows it.
 type SuiteStep struct {
 	Clients int
-	// TPS is each file's median tps over its complete steps at Clients,
-	// in the order of the cell's Inputs (NaN where it has none).
+	// TPS is each file's central tps over its complete steps at Clients
+	// (their geometric mean), in the order of the cell's Inputs (NaN where
+	// it has none).
 	TPS []float64
 	// Last is the baseline's last complete step at Clients, nil when none
-	// completed; Figures are its figures (diagnose.Compute).
+	// completed; Figures are its figures (FileAnalysis).
 	Last    *result.Step
 	Figures diagnose.Figures
-	// Verdict diagnoses Last against the baseline's first step
-	// (diagnose.Step); nil without the probes' evidence.
+	// Verdict is Last's verdict as the file's analysis judged it (against
+	// the first step of its round); nil without the probes' evidence.
 	Verdict *result.StepVerdict
 	// Effects are, in the order of the cell's Inputs, the effect of the
 	// first disturbance window on each file's last complete step at
@@ -59,17 +59,24 @@ func lastEffect(f *result.File, c int) *result.Effect {
 }
 
 // suiteSteps returns a cell's steps, one per client count of its baseline
-// (Clients), none when the cell has no files.
-func suiteSteps(inputs []Input) []SuiteStep {
-	if len(inputs) == 0 {
+// (Clients), none when the cell has no files: each file's central tps
+// (the geometric mean of its rounds, the centre its comparison's change is
+// of), and the baseline's last complete step with its figures and verdict
+// as its analysis judged them.
+func suiteSteps(fas []FileAnalysis) []SuiteStep {
+	if len(fas) == 0 {
 		return nil
 	}
-	base := inputs[0].File
+	base := fas[0]
 	var out []SuiteStep
-	for _, c := range Clients(base) {
+	for _, c := range Clients(base.File) {
 		st := SuiteStep{Clients: c}
-		for _, in := range inputs {
-			st.TPS = append(st.TPS, medianTPS(in.File, c))
+		for i, in := range fas {
+			tps := math.NaN()
+			if p, ok := fas[i].Point(c); ok {
+				tps = p.Centre("tps")
+			}
+			st.TPS = append(st.TPS, tps)
 			st.Effects = append(st.Effects, lastEffect(in.File, c))
 			n := 0
 			for _, s := range in.File.Steps {
@@ -79,29 +86,20 @@ func suiteSteps(inputs []Input) []SuiteStep {
 			}
 			st.Exhausted = append(st.Exhausted, n)
 		}
-		for i := range base.Steps {
-			if s := &base.Steps[i]; s.Complete && s.Clients == c {
-				st.Last = s
+		last := -1
+		for i := range base.Rescaled.Steps {
+			if s := &base.Rescaled.Steps[i]; s.Complete && s.Clients == c {
+				last = i
 			}
 		}
-		if st.Last != nil {
-			st.Figures = diagnose.Compute(*st.Last)
+		if last >= 0 {
+			st.Last, st.Figures = &base.Rescaled.Steps[last], base.Steps[last].Figures
 			if st.Last.Probes != nil {
-				v := diagnose.Step(st.Figures, diagnose.Compute(base.Steps[0]))
+				v := base.Steps[last].Verdict
 				st.Verdict = &v
 			}
 		}
 		out = append(out, st)
 	}
 	return out
-}
-
-// medianTPS is the median tps of f's complete steps with c clients.
-func medianTPS(f *result.File, c int) float64 {
-	for _, md := range Measures() {
-		if md.Name == "tps" {
-			return stats.Summarize(Values(f, c, md), stats.Options{}).Median
-		}
-	}
-	return math.NaN()
 }

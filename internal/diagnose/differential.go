@@ -22,6 +22,30 @@ type Change struct {
 	Change, Lo, Hi float64
 	Significant    bool
 	Negligible     bool
+	// P and PHolm are the change's p-value and the same after the
+	// comparison's Holm correction, over Family measures: a change whose
+	// interval excludes zero but is not significant once corrected is
+	// said so, in the table's numbers, never called unchanged.
+	P, PHolm float64
+	Family   int
+}
+
+// text is the change as the comparison's table shows it: "+24.4% ± 9.4%".
+func (c Change) text() string { return stats.FormatChange(c.Change, c.Lo, c.Hi) }
+
+// excludesZero reports whether the change's interval lies on one side of
+// zero.
+func (c Change) excludesZero() bool { return c.Known && (c.Lo > 0 || c.Hi < 0) }
+
+// notSignificant words a change that was not judged significant, quoting
+// its row: "server-cpu/txn +24.4% ± 9.4% is not significant once corrected
+// for the 20 measures compared (p 0.004; 0.08 after Holm)", or
+// "server-cpu/txn did not change significantly (+0.4% ± 2.1%)".
+func (c Change) notSignificant(name string) string {
+	if c.excludesZero() && c.Family > 1 {
+		return fmt.Sprintf("%s %s is not significant once corrected for the %d measures compared (p %.2g; %.2g after Holm)", name, c.text(), c.Family, c.P, c.PHolm)
+	}
+	return fmt.Sprintf("%s did not change significantly (%s)", name, c.text())
 }
 
 // absolute is the change in the measure's own unit and the half-width of
@@ -55,6 +79,11 @@ type Differential struct {
 	// servers ran so, whose throughput means nothing and is not judged.
 	Counted    []CountedChange
 	CountedRun bool
+	// Unsure are the steps whose throughput's interval excludes no change
+	// while Holm's correction over the measures compared finds it not
+	// significant, in the table's words: what "no step is significantly
+	// slower or faster" must not hide.
+	Unsure []string
 }
 
 // StepDifferential is one step's differential diagnosis.
@@ -62,6 +91,10 @@ type StepDifferential struct {
 	Clients int
 	// Slower is true when the candidate's tps fell, false when it rose.
 	Slower bool
+	// Costs is set for a step whose throughput did not change
+	// significantly while a cost per transaction did: Causes then name
+	// those costs, in the words of a slower candidate's when they rose.
+	Costs  bool
 	TPS    Change
 	Causes []Cause
 	// Text is the step's sentence.
@@ -103,6 +136,8 @@ func (d Differential) Sentences() []string {
 	case len(out) > 0:
 	case d.CountedRun:
 		out = append(out, "No counted measure changed by more than is negligible.")
+	case len(d.Unsure) > 0:
+		out = append(out, "No step is significantly slower or faster once corrected for the measures compared, though the throughput's interval excludes no change at "+strings.Join(d.Unsure, "; ")+".")
 	default:
 		out = append(out, "No step is significantly slower or faster.")
 	}
@@ -126,6 +161,12 @@ func Explain(steps []DiffStep, opt stats.Options) Differential {
 		d.Counted = append(d.Counted, explainCounted(st)...)
 		tps := st.Changes["tps"]
 		if !tps.Known || !tps.Significant || tps.Change == 0 {
+			if sd, ok := costsOnly(st, tps); ok {
+				d.Steps = append(d.Steps, sd)
+			} else if tps.excludesZero() && tps.Family > 1 {
+				d.Unsure = append(d.Unsure, fmt.Sprintf("%s (tps %s, p %.2g; %.2g after Holm over %d measures)",
+					prose.Count(st.Clients, "client"), tps.text(), tps.P, tps.PHolm, tps.Family))
+			}
 			continue
 		}
 		sd := StepDifferential{Clients: st.Clients, Slower: tps.Change < 0, TPS: tps}
@@ -180,11 +221,16 @@ func Explain(steps []DiffStep, opt stats.Options) Differential {
 		for _, c := range sd.Causes {
 			texts = append(texts, c.Text)
 		}
+		sc := st.Changes["server-cpu/txn"]
 		switch {
+		case len(texts) == 0 && judged && sc.excludesZero():
+			sd.Text = head + ": " + sc.notSignificant("server-cpu/txn") + ", and the wait events did not change significantly, so no cause can be named from what both targets recorded."
 		case len(texts) == 0 && judged:
-			sd.Text = head + ": neither the server's CPU per transaction nor its wait events changed significantly, so the cause is outside what both targets recorded."
+			sd.Text = head + ": neither the server's CPU per transaction (" + sc.text() + ") nor its wait events changed significantly, so the cause is outside what both targets recorded."
+		case len(texts) == 0 && workJudged && sc.excludesZero():
+			sd.Text = head + ": " + sc.notSignificant("server-cpu/txn") + "; no cause can be named from what both targets recorded."
 		case len(texts) == 0 && workJudged:
-			sd.Text = head + ": the server's CPU per transaction did not change significantly; the cause is outside what both targets recorded."
+			sd.Text = head + ": the server's CPU per transaction did not change significantly (" + sc.text() + "); the cause is outside what both targets recorded."
 		case len(texts) == 0:
 			sd.Text = head + "."
 		default:
@@ -209,6 +255,68 @@ func Explain(steps []DiffStep, opt stats.Options) Differential {
 		d.Unjudged = unjudged(steps)
 	}
 	return d
+}
+
+// costMeasures are the costs per transaction a step's differential names
+// when throughput did not change but they did, with their words.
+var costMeasures = []struct{ name, what string }{
+	{"server-cpu/txn", "server CPU"},
+	{"server-user/txn", "server CPU in user space"},
+	{"server-sys/txn", "server CPU in the kernel"},
+	{"server-ctx/txn", "context switches in the server"},
+	{"pooler-cpu/txn", "pooler CPU"},
+	{"pooler-ctx/txn", "context switches in the pooler"},
+	{"client-cpu/txn", "load generator CPU"},
+}
+
+// costsOnly is the differential of a step whose throughput did not change
+// significantly while some cost per transaction did (significantly, and by
+// more than is negligible): what changed, in the comparison's numbers, so
+// that a cost the table calls regressed is never left unexplained.
+func costsOnly(st DiffStep, tps Change) (StepDifferential, bool) {
+	sd := StepDifferential{Clients: st.Clients, Costs: true, TPS: tps}
+	var texts []string
+	for _, m := range costMeasures {
+		c := st.Changes[m.name]
+		if !c.Known || !c.Significant || c.Negligible || c.Change == 0 {
+			continue
+		}
+		word := "more"
+		if c.Change < 0 {
+			word = "less"
+			if strings.Contains(m.name, "ctx") {
+				word = "fewer"
+			}
+		}
+		text := fmt.Sprintf("%s %s: %s %s %s per transaction", m.name, c.text(), prose.Share(math.Abs(c.Change)), word, m.what)
+		sd.Causes = append(sd.Causes, Cause{costKind(m.name), m.name, text})
+		texts = append(texts, text)
+	}
+	if len(texts) == 0 {
+		return sd, false
+	}
+	tpsText := "throughput did not change significantly"
+	switch {
+	case tps.excludesZero():
+		tpsText = "throughput, " + tps.notSignificant("tps")
+	case tps.Known:
+		tpsText += " (tps " + tps.text() + ")"
+	}
+	sd.Text = fmt.Sprintf("At %s %s, but its costs did: %s.", prose.Count(st.Clients, "client"), tpsText, strings.Join(texts, "; "))
+	return sd, true
+}
+
+// costKind is the cause kind of a cost measure.
+func costKind(name string) string {
+	switch {
+	case strings.HasPrefix(name, "pooler"):
+		return CausePooler
+	case strings.HasPrefix(name, "client"):
+		return CauseClient
+	case strings.Contains(name, "ctx"):
+		return CauseSwitches
+	}
+	return CauseWork
 }
 
 // unjudged says why contention could not be judged: slices, which run no

@@ -83,10 +83,37 @@ func TestExplainSlicesAndFaster(t *testing.T) {
 		!strings.Contains(got[1], "an A/B run in slices runs no probes") {
 		t.Errorf("differential %q", got)
 	}
-	// Nothing significant: nothing to explain.
+	// Throughput unchanged but a cost changed (issue 32, finding 4): the
+	// cost is said, in the table's numbers.
 	ds.Changes["tps"] = diagnose.Change{Known: true, Base: 10000, Change: 0.01, Lo: -0.02, Hi: 0.04}
+	d = diagnose.Explain([]diagnose.DiffStep{ds}, stats.Options{})
+	if got := d.Sentences(); len(d.Steps) != 1 || !d.Steps[0].Costs ||
+		got[0] != "At 1 client throughput did not change significantly (tps +1.0% ± 3.0%), but its costs did: server-cpu/txn -14.0% ± 3.0%: 14% less server CPU per transaction." {
+		t.Errorf("differential of a cost alone: %q", got)
+	}
+	// Nothing significant: nothing to explain.
+	ds.Changes["server-cpu/txn"] = diagnose.Change{Known: true, Base: 10, Change: 0.01, Lo: -0.02, Hi: 0.04}
 	if d := diagnose.Explain([]diagnose.DiffStep{ds}, stats.Options{}); len(d.Steps) != 0 || d.Sentences()[0] != "No step is significantly slower or faster." {
 		t.Errorf("differential of no change: %q", d.Sentences())
+	}
+}
+
+// A cost whose interval excludes zero but which is not significant once
+// corrected for the measures compared is said so, with the table's
+// numbers, never "did not change significantly" (issue 32, finding 5).
+func TestExplainQuotesTheTable(t *testing.T) {
+	meter := func(r int) result.Step {
+		s := result.Step{Clients: 4, Complete: true, ElapsedS: 4, Round: r + 1}
+		s.Summary.TPS, s.Summary.Transactions = 10000, 40000
+		s.Costs = &result.Costs{ServerCPUS: 0.4, ServerUserS: 0.3, ServerSysS: 0.1, ServerCtx: 80000}
+		return s
+	}
+	cpu := diagnose.Change{Known: true, Base: 10, Cand: 12.44, Change: 0.244, Lo: 0.15, Hi: 0.338, P: 0.004, PHolm: 0.08, Family: 20}
+	ds := diagnose.DiffStep{Clients: 4, Base: rounds(3, meter), Cand: rounds(3, meter), Changes: map[string]diagnose.Change{
+		"tps": change(10000, -0.338, 0.113), "server-cpu/txn": cpu}}
+	got := strings.Join(diagnose.Explain([]diagnose.DiffStep{ds}, stats.Options{}).Sentences(), " ")
+	if strings.Contains(got, "did not change significantly") || !strings.Contains(got, "server-cpu/txn +24.4% ± 9.4% is not significant once corrected for the 20 measures compared (p 0.004; 0.08 after Holm)") {
+		t.Errorf("differential %s", got)
 	}
 }
 

@@ -86,6 +86,9 @@ type RunStart struct {
 type ABStart struct {
 	Targets []string
 	Rounds  int
+	// Auto says the run rounds until decided: Rounds is then the most it
+	// takes, and Total the most time.
+	Auto    bool
 	Clients []int
 	// Duration and Warmup are each step's measured time per target and its
 	// warm-up; Duration is 0 with a transaction count.
@@ -112,8 +115,10 @@ type CellStart struct {
 // the whole sweep, or (Target empty) one step of every target in slices.
 type RoundStart struct {
 	Round, Rounds int
-	Target        string
-	Slice         time.Duration
+	// Auto says Rounds is the most a run that rounds until decided takes.
+	Auto   bool
+	Target string
+	Slice  time.Duration
 }
 
 // StepStart says a step starts. Round and Target are set in A/B runs.

@@ -9,10 +9,12 @@ import (
 	"time"
 
 	"github.com/pgscale/pgscale/internal/agent"
+	"github.com/pgscale/pgscale/internal/compare"
 	"github.com/pgscale/pgscale/internal/disturb"
 	"github.com/pgscale/pgscale/internal/observe"
 	"github.com/pgscale/pgscale/internal/probe"
 	"github.com/pgscale/pgscale/internal/result"
+	"github.com/pgscale/pgscale/internal/stats"
 	"github.com/pgscale/pgscale/internal/target"
 	"github.com/pgscale/pgscale/internal/workload"
 )
@@ -142,7 +144,7 @@ func (spec *ABSpec) runOn(ctx context.Context, targets []*prepared, specs []targ
 	obs := spec.observer()
 	obs.Observe(spec.planned(specs, ab.Reshuffle))
 	ab.BeforeTurn = func(r, ti int) {
-		e := observe.RoundStart{Round: r, Rounds: spec.Rounds, Slice: spec.Slice}
+		e := observe.RoundStart{Round: r, Rounds: spec.Rounds, Auto: spec.RoundsMax > 0, Slice: spec.Slice}
 		if ti >= 0 {
 			e.Target = targets[ti].name
 		}
@@ -164,6 +166,11 @@ func (spec *ABSpec) runOn(ctx context.Context, targets []*prepared, specs []targ
 		}
 		layouts = append(layouts, layoutInfo(n, targets, time.Since(began)))
 		return ts, nil
+	}
+	if spec.RoundsMax > 0 {
+		spec.untilDecided(ab, func(run *ABRun) []*result.File {
+			return spec.resultFiles(wl, targets, specs, run, layouts, ab.Reshuffle, nil, false, seed, started)
+		})
 	}
 	run, runErr := ab.Run(mctx)
 	stopWatch()
@@ -211,10 +218,52 @@ func (spec *ABSpec) runOn(ctx context.Context, targets []*prepared, specs []targ
 	return files, errors.Join(errs...)
 }
 
+// untilDecided makes the rounds stop once every bounded measure of every
+// candidate is decided, or one failed, which decides the verdict
+// (rounding until decided): after each complete
+// round it compares the files the rounds so far make, at the look of that
+// round (an interim comparison: outcomes only), and says how far the
+// decision has come; with a time budget the rounds stop before one that
+// would end past it.
+func (spec *ABSpec) untilDecided(ab *AB, files func(*ABRun) []*result.File) {
+	if spec.Budget > 0 {
+		ab.Deadline = time.Now().Add(spec.Budget)
+	}
+	bounds, err := stats.ParseBounds(spec.Bounds)
+	if err != nil {
+		return // checked before the run
+	}
+	ab.Decided = func(run *ABRun) (bool, string) {
+		fs := files(run)
+		inputs := make([]compare.Input, len(fs))
+		for i, f := range fs {
+			inputs[i] = compare.Input{Name: f.Target.Name, File: f}
+		}
+		c, err := compare.Compare(inputs, compare.Options{Bounds: bounds, Stats: stats.Options{Confidence: spec.Confidence, Share: spec.Share}, Interim: true})
+		if err != nil {
+			return false, ""
+		}
+		decided, bounded := 0, 0
+		for _, v := range c.Verdicts {
+			decided, bounded = decided+v.Passed+v.Failed, bounded+v.Bounded
+		}
+		spec.notice(fmt.Sprintf("after round %d: %d of %d bounded measures decided (%s)", run.RoundsDone, decided, bounded, c.Outcome().Verdict()))
+		switch {
+		case c.Outcome() == stats.Fail:
+			// A failure decides the verdict: nothing after it can make
+			// the run pass.
+			return true, fmt.Sprintf("decided after %d rounds (failed)", run.RoundsDone)
+		case bounded > 0 && decided == bounded:
+			return true, fmt.Sprintf("decided after %d rounds", run.RoundsDone)
+		}
+		return false, ""
+	}
+}
+
 // planned is the run's plan, as an event: how long it will take.
 func (spec *ABSpec) planned(specs []target.Spec, reshuffle int) observe.ABStart {
 	l := spec.Load
-	e := observe.ABStart{Rounds: spec.Rounds, Clients: l.Clients, Duration: l.Duration, Warmup: l.Warmup, Slice: spec.Slice}
+	e := observe.ABStart{Rounds: spec.Rounds, Auto: spec.RoundsMax > 0, Clients: l.Clients, Duration: l.Duration, Warmup: l.Warmup, Slice: spec.Slice}
 	if reshuffle > 0 {
 		e.Reshuffle, e.Layouts = reshuffle, (spec.Rounds+reshuffle-1)/reshuffle
 	}

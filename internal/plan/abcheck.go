@@ -1,6 +1,9 @@
 package plan
 
 import (
+	"fmt"
+	"time"
+
 	"github.com/pgscale/pgscale/internal/compare"
 	"github.com/pgscale/pgscale/internal/disturb"
 	"github.com/pgscale/pgscale/internal/probe"
@@ -76,6 +79,9 @@ func (spec *ABSpec) check() ([]target.Spec, []disturb.Disturbance, uint64, error
 			spec.Rounds = max(ABCalibrateLayoutRounds, 6*spec.Reshuffle)
 		}
 	}
+	if err := spec.checkAuto(len(specs)); err != nil {
+		return nil, nil, 0, err
+	}
 	if spec.Rounds < 2 {
 		return nil, nil, 0, usage.Errorf("--rounds must be at least 2 for a paired comparison (6 or more also give a distribution-free interval)")
 	}
@@ -126,4 +132,54 @@ func (spec *ABSpec) given() []target.Given {
 		return spec.Given
 	}
 	return target.Texts(spec.Targets)
+}
+
+// checkAuto checks a run that rounds until decided (RoundsMax, Budget) and
+// settles its most rounds: what fits in the budget at the planned time of
+// a round, when only a duration was given.
+func (spec *ABSpec) checkAuto(targets int) error {
+	if spec.RoundsMax <= 0 && spec.Budget <= 0 {
+		return nil
+	}
+	switch {
+	case spec.Calibrate:
+		return usage.Errorf("--rounds auto decides bounded measures; --calibrate measures the noise: give --calibrate a number of rounds")
+	case len(spec.Bounds) == 0:
+		return usage.Errorf("--rounds auto rounds until every bounded measure is decided: give --bound (e.g. --bound tps=-5%%), or a number of rounds")
+	}
+	if spec.RoundsMax <= 0 {
+		per := spec.roundTime(targets)
+		if per <= 0 {
+			return usage.Errorf("--rounds auto:%v needs -T to know how many rounds fit in it: give auto:N (rounds) with -t", spec.Budget)
+		}
+		spec.RoundsMax = int(spec.Budget / per)
+	}
+	if spec.RoundsMax < stats.FirstLook {
+		return usage.Errorf("--rounds auto:%s leaves %d rounds; a decision needs at least %d (and a failure %d at 95%%)",
+			spec.autoText(), spec.RoundsMax, stats.FirstLook, stats.MinFailRounds(0.95))
+	}
+	spec.Rounds = spec.RoundsMax
+	return nil
+}
+
+// autoText is the budget as --rounds auto:... was given.
+func (spec *ABSpec) autoText() string {
+	if spec.Budget > 0 {
+		return spec.Budget.String()
+	}
+	return fmt.Sprint(spec.RoundsMax)
+}
+
+// roundTime is how long one round of n targets is planned to take (0
+// with a transaction count instead of a duration).
+func (spec *ABSpec) roundTime(n int) time.Duration {
+	l := spec.Load
+	if l.Duration <= 0 {
+		return 0
+	}
+	steps := time.Duration(len(l.Clients))
+	if spec.Slice > 0 {
+		return steps * (time.Duration(n)*l.Duration + l.Warmup)
+	}
+	return steps * time.Duration(n) * (l.Duration + l.Warmup)
 }

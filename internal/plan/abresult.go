@@ -17,6 +17,10 @@ func (spec *ABSpec) resultFiles(wl *workload.Loaded, targets []*prepared, specs 
 		RoundsDone: run.RoundsDone, OrderSeed: seed, Calibration: spec.Calibrate,
 		SliceS: spec.Slice.Seconds(), SliceSettleS: spec.Settle.Seconds(), Bounds: spec.Bounds, Confidence: spec.Confidence}
 	abInfo.Reshuffle = reshuffle
+	if spec.RoundsMax > 0 {
+		// Rounding until decided: the rounds it ran, out of its most.
+		abInfo.Rounds, abInfo.RoundsMax, abInfo.Stopped = max(1, len(run.Order)), spec.RoundsMax, run.Stopped
+	}
 	for _, l := range layouts {
 		for r, n := range run.Layouts {
 			if n == l.Layout {

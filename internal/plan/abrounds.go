@@ -65,6 +65,14 @@ type AB struct {
 	// there, and counted up to 1 % more (shared_buffers=12MB at scale 1),
 	// while the next rounds counted the same to within 2 instructions.
 	WarmupRound bool
+	// Decided, when set, is asked after every round whose steps all
+	// completed whether the run has decided what it was run for (every
+	// bounded measure passed or failed): it then stops, with Decided's
+	// words in ABRun.Stopped. Rounds is then the most it may run.
+	Decided func(run *ABRun) (bool, string)
+	// Deadline, when set, stops the run before a round that would end
+	// past it, at the pace of the rounds so far.
+	Deadline time.Time
 }
 
 // ABRun is what an A/B run did, also when it stopped early.
@@ -81,6 +89,9 @@ type ABRun struct {
 	// Layouts holds, for every round started, the layout it ran on (1
 	// for all without Reshuffle).
 	Layouts []int
+	// Stopped says why a run that rounds until decided stopped: decided,
+	// or the budget of rounds or time that ran out; empty otherwise.
+	Stopped string
 }
 
 // layout readies round r's layout: a new one every Reshuffle rounds
@@ -182,9 +193,17 @@ type rounds struct {
 // transaction.
 func (rs *rounds) all(ctx context.Context, round func(ctx context.Context, r int) error) (*ABRun, error) {
 	ab, run := rs.ab, rs.run
+	began := time.Now()
 	for r := 1; r <= ab.Rounds; r++ {
 		if err := ctx.Err(); err != nil {
 			return run, err
+		}
+		if !ab.Deadline.IsZero() && r > 1 {
+			pace := time.Since(began) / time.Duration(r-1)
+			if time.Now().Add(pace).After(ab.Deadline) {
+				run.Stopped = fmt.Sprintf("undecided: the time budget ran out after %d rounds", r-1)
+				break
+			}
 		}
 		if err := ab.layout(ctx, r, run); err != nil {
 			return run, err
@@ -195,7 +214,16 @@ func (rs *rounds) all(ctx context.Context, round func(ctx context.Context, r int
 		}
 		if rs.complete {
 			run.RoundsDone++
+			if ab.Decided != nil {
+				if done, why := ab.Decided(run); done {
+					run.Stopped = why
+					break
+				}
+			}
 		}
+	}
+	if ab.Decided != nil && run.Stopped == "" {
+		run.Stopped = fmt.Sprintf("undecided: the budget of %d rounds ran out", ab.Rounds)
 	}
 	if len(rs.empty) > 0 {
 		return run, fmt.Errorf("%s: %s", noTransactions, strings.Join(rs.empty, "; "))

@@ -126,6 +126,19 @@ type ABSpec struct {
 	Given    []target.Given
 	Baseline string
 	Rounds   int
+	// RoundsMax, when positive, rounds until decided (--rounds
+	// auto:MAX): after every round the run compares what it has and stops
+	// once every bounded measure of every candidate is decided, or after
+	// RoundsMax rounds; Rounds is set to it. Budget, when positive, also
+	// stops the run before a round that would end past it (--rounds
+	// auto:DURATION: RoundsMax is then the rounds that fit in it, which
+	// fixes how the looks spend alpha).
+	RoundsMax int
+	Budget    time.Duration
+	// Share, in (0, 1), is the part of alpha the run's bounded measures
+	// get when it decides them (a suite's cell: 1/cells, as the suite's
+	// verdict judges them); 0 means all of it.
+	Share float64
 	// OrderSeed draws the target order of each round: time, rand or an
 	// integer.
 	OrderSeed string

@@ -288,7 +288,7 @@ func sameParams(a, b map[string]string) bool {
 func (spec *SuiteSpec) cellSpec(c suite.Cell, seed uint64) (ABSpec, error) {
 	s := spec.Suite
 	specsIn, baseline := spec.targets()
-	cs := ABSpec{Common: *spec.common(), Given: specsIn, Baseline: baseline, Rounds: s.Rounds,
+	cs := ABSpec{Common: *spec.common(), Given: specsIn, Baseline: baseline, Rounds: s.Rounds, RoundsMax: s.RoundsMax, Budget: s.Budget,
 		OrderSeed: strconv.FormatUint(seed, 10), Slice: s.Slice, SliceGiven: s.SliceGiven, Confidence: s.Confidence, Agents: spec.Agents}
 	probes := probeopt.DefaultOptions()
 	if spec.Probes != nil {
@@ -346,6 +346,14 @@ func (spec *SuiteSpec) cellSpec(c suite.Cell, seed uint64) (ABSpec, error) {
 	for _, b := range s.Bounds {
 		if c.Matches(b.Where) {
 			cs.Bounds = append(cs.Bounds, b.Spec)
+		}
+	}
+	if cs.RoundsMax > 0 || cs.Budget > 0 {
+		if len(cs.Bounds) == 0 {
+			// Nothing to decide in this cell: a fixed number of rounds.
+			cs.Rounds, cs.RoundsMax, cs.Budget = suite.DefaultRounds, 0, 0
+		} else if n := len(s.Cells()); n > 1 {
+			cs.Share = 1 / float64(n) // as the suite's verdict decides each cell
 		}
 	}
 	return cs, nil
@@ -421,13 +429,19 @@ func EstimateSuite(s *suite.Suite, cells, n int) time.Duration {
 		return 0
 	}
 	var cell time.Duration
+	rounds := time.Duration(s.Rounds)
+	if s.RoundsMax > 0 {
+		rounds = time.Duration(s.RoundsMax) // at most: it stops once decided
+	}
 	switch {
 	case n == 1:
 		cell = steps * (s.Duration + s.Warmup)
+	case s.Budget > 0:
+		cell = s.Budget
 	case s.Slice > 0 && len(s.Disturb) == 0:
-		cell = time.Duration(s.Rounds) * steps * (time.Duration(n)*s.Duration + s.Warmup)
+		cell = rounds * steps * (time.Duration(n)*s.Duration + s.Warmup)
 	default:
-		cell = time.Duration(s.Rounds) * time.Duration(n) * steps * (s.Duration + s.Warmup)
+		cell = rounds * time.Duration(n) * steps * (s.Duration + s.Warmup)
 	}
 	return time.Duration(cells) * cell
 }

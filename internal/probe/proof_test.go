@@ -134,7 +134,7 @@ func runSweepOn(t *testing.T, cluster *target.Cluster, clients []int, d time.Dur
 	}
 	var out bytes.Buffer
 	text, _ := report.Lookup("text")
-	if err := text.Write(&out, &report.Doc{Files: []compare.Input{{Name: "proof", File: back}}}); err != nil {
+	if err := text.Write(&out, report.NewDoc(compare.Analyze([]compare.Input{{Name: "proof", File: back}}))); err != nil {
 		t.Fatal(err)
 	}
 	t.Log("\n" + out.String())

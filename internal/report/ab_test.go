@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pgscale/pgscale/internal/compare"
 	"github.com/pgscale/pgscale/internal/compare/comparetest"
 	"github.com/pgscale/pgscale/internal/golden"
 	"github.com/pgscale/pgscale/internal/report"
@@ -13,10 +14,10 @@ import (
 
 func TestGoldenTwoTargets(t *testing.T) {
 	rep := comparetest.Compare(t, comparetest.Files(t, comparetest.TwoSides(), []int{1, 2}, 6), "tps=-5%", "p99=+20%")
-	if rep.Passed() || rep.Method != stats.Paired || rep.Rounds != 6 {
-		t.Fatalf("passed=%v method=%v rounds=%d, want a failed paired verdict over 6 rounds", rep.Passed(), rep.Method, rep.Rounds)
+	if rep.Outcome() != stats.Fail || rep.Method != stats.Paired || rep.Rounds != 6 {
+		t.Fatalf("outcome=%v method=%v rounds=%d, want a failed paired verdict over 6 rounds", rep.Outcome(), rep.Method, rep.Rounds)
 	}
-	d := &report.Doc{Comparison: rep}
+	d := doc(inputsOf(rep), rep)
 	golden.Check(t, "two-targets.md", write(t, "markdown", d))
 	golden.Check(t, "two-targets.verdict.json", write(t, "verdict", d))
 	golden.Check(t, "two-targets.txt", write(t, "text", d))
@@ -28,13 +29,13 @@ func TestGoldenThreeTargets(t *testing.T) {
 	inputs := comparetest.Files(t, sides, []int{1, 2}, 6)
 	inputs[0].File.AB.SliceS, inputs[0].File.AB.SliceSettleS = 0.1, 0.01 // shared by the three files
 	rep := comparetest.Compare(t, inputs, "tps@c=1=-15%")
-	if !rep.Passed() {
-		t.Errorf("a 10%% drop with a 15%% bound failed: %s", rep.Headline())
+	if rep.Outcome() != stats.Pass {
+		t.Errorf("a 10%% drop with a 15%% bound did not pass: %s", rep.Headline())
 	}
-	d := &report.Doc{Files: inputs, Comparison: rep}
+	d := doc(inputs, rep)
 	golden.Check(t, "three-targets.md", write(t, "markdown", d))
 	golden.Check(t, "three-targets.verdict.json", write(t, "verdict", d))
-	golden.Check(t, "three-targets.color.txt", write(t, "text", &report.Doc{Comparison: rep, Color: true}))
+	golden.Check(t, "three-targets.color.txt", write(t, "text", &report.Doc{Analysis: &compare.Analysis{Comparison: rep}, Color: true}))
 	golden.Check(t, "three-targets.bmf.json", write(t, "bmf", d))
 	golden.Check(t, "three-targets.benchfmt", write(t, "benchfmt", d))
 }
@@ -51,7 +52,7 @@ func TestGoldenUnpaired(t *testing.T) {
 	if rep.Method != stats.Independent {
 		t.Fatalf("method %v, want unpaired for files of no A/B run", rep.Method)
 	}
-	golden.Check(t, "unpaired.md", write(t, "markdown", &report.Doc{Comparison: rep}))
+	golden.Check(t, "unpaired.md", write(t, "markdown", doc(nil, rep)))
 }
 
 // Only rounds that every target completed are paired; the report says the
@@ -82,7 +83,7 @@ func TestIncompleteRoundsLeftOut(t *testing.T) {
 // optional number "lower_value" and "upper_value"; lower ≤ value ≤ upper.
 func TestBMFShape(t *testing.T) {
 	rep := comparetest.Compare(t, comparetest.Files(t, comparetest.TwoSides(), []int{1, 2}, 6))
-	checkBMF(t, write(t, "bmf", &report.Doc{Comparison: rep}))
+	checkBMF(t, write(t, "bmf", doc(nil, rep)))
 }
 
 // checkBMF validates data against Bencher's BMF schema
@@ -132,3 +133,15 @@ func checkBMF(t *testing.T, data []byte) {
 		}
 	}
 }
+
+// doc is the document of files and their comparison, as pgscale ab and
+// compare make it.
+func doc(files []compare.Input, c *compare.Comparison) *report.Doc {
+	a := compare.Analyze(files)
+	a.Comparison = c
+	return report.NewDoc(a)
+}
+
+// inputsOf is no files: a comparison's document without its files' own
+// sections.
+func inputsOf(*compare.Comparison) []compare.Input { return nil }

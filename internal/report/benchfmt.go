@@ -30,6 +30,9 @@ func writeBenchfmt(w io.Writer, d *Doc) error {
 	}
 	bw := benchfmt.NewWriter(w)
 	units := exportUnits()
+	if d.Analysis == nil {
+		return nil
+	}
 	for _, in := range d.Files {
 		f := in.File
 		base := []benchfmt.Config{}
@@ -52,7 +55,7 @@ func writeBenchfmt(w io.Writer, d *Doc) error {
 			add(p.Name, p.Value) // a suite cell's parameters: benchstat -col partitions ...
 		}
 		name := benchName(f.Workload.Name)
-		for _, s := range f.Steps {
+		for si, s := range f.Steps {
 			if !s.Complete || s.Summary.Transactions <= 0 {
 				continue
 			}
@@ -63,7 +66,7 @@ func writeBenchfmt(w io.Writer, d *Doc) error {
 			res := &benchfmt.Result{Config: cfg, Name: []byte(fmt.Sprintf("%s/clients=%d", name, s.Clients)), Iters: int(s.Summary.Transactions)}
 			for _, md := range compare.Measures() {
 				u, ok := units[md.Name]
-				if v := md.Value(&s); ok && !math.IsNaN(v) && (md.Name == "tps" || v > 0) {
+				if v, has := in.Steps[si].Values[md.Name]; ok && has && (md.Name == "tps" || v > 0) {
 					res.Values = append(res.Values, benchfmt.Value{Value: roundFor(v*u.factor, u.factor), Unit: u.bench})
 				}
 			}

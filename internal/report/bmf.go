@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/pgscale/pgscale/internal/compare"
-	"github.com/pgscale/pgscale/internal/stats"
 )
 
 // BMF is Bencher Metric Format: benchmark name → measure slug → metric.
@@ -22,9 +21,9 @@ type BMFMetric struct {
 
 // NewBMF returns a comparison's figures in Bencher Metric Format: one
 // benchmark per target and step, named "TARGET/WORKLOAD/clients=N", each
-// measure's value the median over the rounds and its bounds the
-// distribution-free confidence interval of that median when there are
-// enough rounds for one.
+// measure's value its geometric mean over the rounds (the centre the
+// comparison's change is of) and its bounds the t interval of that mean
+// when there are enough rounds for one.
 func NewBMF(r *compare.Comparison) BMF {
 	out := BMF{}
 	bmfInto(out, r, r.Workload)
@@ -42,7 +41,7 @@ func SuiteBMF(s *compare.Suite) BMF {
 			bmfInto(out, c.Comparison, c.Comparison.Workload+"["+c.Key+"]")
 			continue
 		}
-		for name, m := range FilesBMF(c.Inputs) {
+		for name, m := range FilesBMF(c.Files) {
 			out[name] = m
 		}
 	}
@@ -68,9 +67,12 @@ func bmfInto(out BMF, r *compare.Comparison, label string) {
 		out[name][m.bmf] = met
 	}
 	for _, row := range r.Rows {
-		add(r.Baseline, row, summaryLike{row.Base.Median, row.Base.Lo, row.Base.Hi})
+		if len(row.Cells) == 0 {
+			continue
+		}
+		add(r.Baseline, row, summaryLike{row.Cells[0].Assessment.Base, row.Base.GeoLo, row.Base.GeoHi})
 		for ci, c := range row.Cells {
-			add(r.Candidates[ci], row, summaryLike{c.Cand.Median, c.Cand.Lo, c.Cand.Hi})
+			add(r.Candidates[ci], row, summaryLike{c.Assessment.Cand, c.Cand.GeoLo, c.Cand.GeoHi})
 		}
 	}
 }
@@ -81,25 +83,24 @@ func round3(x float64) float64 { return math.Round(x*1000) / 1000 }
 
 type summaryLike struct{ median, lo, hi float64 }
 
-// FilesBMF returns the figures of result files in Bencher Metric Format:
-// one benchmark per file and step, named "NAME/WORKLOAD/clients=N", each
-// measure's value the step's (the median of a file's steps with that
-// client count, in the files of an A/B run).
-func FilesBMF(files []compare.Input) BMF {
+// FilesBMF is result files in Bencher Metric Format: every exported
+// measure's central value per client count (the geometric mean of the
+// file's steps with that count, FileAnalysis), without intervals.
+func FilesBMF(files []compare.FileAnalysis) BMF {
 	out := BMF{}
 	ms := exportUnits()
-	for _, in := range files {
+	for _, fa := range files {
 		for _, md := range compare.Measures() {
 			m, ok := ms[md.Name]
 			if !ok {
 				continue
 			}
-			for _, c := range compare.Clients(in.File) {
-				v := stats.Summarize(compare.Values(in.File, c, md), stats.Options{}).Median
+			for _, p := range fa.Points {
+				v := p.Centre(md.Name)
 				if math.IsNaN(v) {
 					continue
 				}
-				name := fmt.Sprintf("%s/%s/clients=%d", in.Name, in.File.Workload.Name+cellLabel(in.Cell), c)
+				name := fmt.Sprintf("%s/%s/clients=%d", fa.Name, fa.File.Workload.Name+cellLabel(fa.Cell), p.Clients)
 				if out[name] == nil {
 					out[name] = map[string]BMFMetric{}
 				}
@@ -110,9 +111,10 @@ func FilesBMF(files []compare.Input) BMF {
 	return out
 }
 
-// writeBMF writes a comparison's figures, or else the files', as Bencher
-// Metric Format JSON (encoding/json sorts the benchmark names).
 func writeBMF(w io.Writer, d *Doc) error {
+	if d.Analysis == nil {
+		return writeJSON(w, BMF{})
+	}
 	if d.Suite != nil {
 		return writeJSON(w, SuiteBMF(d.Suite))
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -23,12 +24,13 @@ var commentColumns = []struct{ measure, title string }{
 }
 
 // writeComment writes a comparison as the pooler CI bot's pull-request
-// comment: one headline ("passed: all N measures within bounds", "failed:
-// 1 of N measures outside bounds"), a row per suite (a suite's cell, or an
-// A/B run's workload) and client count with throughput and the pooler's
-// costs per transaction as "value (change ± uncertainty)", the measures
-// outside their bounds, and links to the HTML report's differential flame
-// graphs (HTMLFile, by default report.html beside it).
+// comment: one verdict ("passed", "failed", "inconclusive" or "no bounds
+// given", with the tallies), a row per suite (a suite's cell, or an A/B
+// run's workload) and client count with throughput and the pooler's costs
+// per transaction as "geometric mean (change ± uncertainty)", then one line
+// per failed or inconclusive measure with its why and a link to its
+// differential flame graph in the HTML report written beside it
+// (Outputs["html"], default report.html).
 func writeComment(w io.Writer, d *Doc) error {
 	type suiteRows struct {
 		name string
@@ -38,51 +40,60 @@ func writeComment(w io.Writer, d *Doc) error {
 	var verdicts []stats.Verdict
 	var base string
 	var cands []string
+	var outcome stats.Outcome
 	title := "pgscale"
 	switch {
-	case d.Suite != nil && len(d.Suite.Verdicts) > 0:
+	case d.Analysis != nil && d.Suite != nil && len(d.Suite.Verdicts) > 0:
 		s := d.Suite
-		title, base, cands, verdicts = "pgscale suite "+s.Name, s.Baseline, s.Candidates, s.Verdicts
+		title, base, cands, verdicts, outcome = "pgscale suite "+s.Name, s.Baseline, s.Candidates, s.Verdicts, s.Outcome()
 		for _, c := range s.Cells {
 			rows = append(rows, suiteRows{c.Key, c.Comparison})
 		}
-	case d.Comparison != nil:
+	case d.Analysis != nil && d.Comparison != nil:
 		c := d.Comparison
-		title, base, cands, verdicts = "pgscale ab", c.Baseline, c.Candidates, c.Verdicts
+		title, base, cands, verdicts, outcome = "pgscale ab", c.Baseline, c.Candidates, c.Verdicts, c.Outcome()
 		rows = append(rows, suiteRows{c.Workload, c})
 	default:
 		return needComparison("comment")
 	}
-	total, outside := 0, 0
+	var total, bounded, failed, inconclusive int
 	for _, v := range verdicts {
-		total, outside = total+v.Total, outside+v.Outside
+		total, bounded, failed, inconclusive = total+v.Total, bounded+v.Bounded, failed+v.Failed, inconclusive+v.Inconclusive
 	}
-	head := fmt.Sprintf("passed: all %d measures within bounds", total)
-	if outside > 0 {
-		head = fmt.Sprintf("failed: %d of %d measures outside bounds", outside, total)
+	var head string
+	switch outcome {
+	case stats.Fail:
+		head = fmt.Sprintf("failed: %d of %d bounded measures past their bounds", failed, bounded)
+		if inconclusive > 0 {
+			head += fmt.Sprintf(", %d inconclusive", inconclusive)
+		}
+	case stats.Inconclusive:
+		head = fmt.Sprintf("inconclusive: %d of %d bounded measures undecided", inconclusive, bounded)
+	case stats.Pass:
+		head = fmt.Sprintf("passed: all %d bounded measures within their bounds", bounded)
+	default:
+		head = fmt.Sprintf("no bounds given: %d measures compared", total)
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "### %s: %s\n\n", title, head)
+	fmt.Fprintf(&b, "### %s: %s %s\n\n", title, outcomeMark(outcome), head)
 	links := html.FlameDiffLinks(htmlDoc(d))
-	htmlFile := d.HTMLFile
-	if htmlFile == "" {
-		htmlFile = "report.html"
-	}
+	htmlFile := commentHTMLFile(d)
 	for ci, cand := range cands {
-		fmt.Fprintf(&b, "**%s** against **%s**: %s\n\n", mdEscape(cand), mdEscape(base), verdicts[ci].Headline())
+		fmt.Fprintf(&b, "**%s** against **%s**: %s\n\n", mdEscape(cand), mdEscape(base), mdEscape(verdicts[ci].Headline()))
+		centre := "geometric mean"
+		for _, r := range rows {
+			if r.cmp != nil {
+				centre = r.cmp.Centre
+				break
+			}
+		}
+		fmt.Fprintf(&b, "Each cell: the candidate's %s (change ± uncertainty against the baseline).\n\n", centre)
 		b.WriteString("| suite | clients |")
 		for _, col := range commentColumns {
 			b.WriteString(" " + col.title + " |")
 		}
 		b.WriteString("\n| --- | --: |" + strings.Repeat(" --: |", len(commentColumns)) + "\n")
-		// The measures outside bounds, as the verdict judged them (a
-		// suite's suite-wide, each naming its cell).
-		var failing, graphs []string
-		for _, a := range verdicts[ci].Assessments {
-			if a.Status == stats.OutsideBounds {
-				failing = append(failing, fmt.Sprintf("- `%s` %s", mdCode(a.Measure.Key()), strings.TrimPrefix(a.String(), a.Measure.Key()+" ")))
-			}
-		}
+		var findings, graphs []string
 		for _, r := range rows {
 			if r.cmp == nil {
 				fmt.Fprintf(&b, "| %s | – |%s\n", mdEscape(r.name), strings.Repeat(" – |", len(commentColumns)))
@@ -96,8 +107,10 @@ func writeComment(w io.Writer, d *Doc) error {
 				b.WriteString("\n")
 			}
 			run := commentRun(d, r.name)
+			var runLinks []html.FlameDiffLink
 			for _, l := range links {
 				if l.Candidate == cand && (d.Suite == nil || l.Run == run) {
+					runLinks = append(runLinks, l)
 					what := "server"
 					if l.Pooler {
 						what = "pooler"
@@ -105,13 +118,25 @@ func writeComment(w io.Writer, d *Doc) error {
 					graphs = append(graphs, fmt.Sprintf("[%s, %s, c=%d](%s#%s)", what, mdEscape(r.name), l.Clients, htmlFile, l.ID))
 				}
 			}
+			if ci < len(r.cmp.Findings) {
+				for _, f := range r.cmp.Findings[ci] {
+					line := fmt.Sprintf("- %s `%s` %s", outcomeMark(f.Assessment.Outcome), mdCode(f.Assessment.Measure.Key()), mdEscape(strings.TrimPrefix(f.Line(), f.Assessment.Measure.Key()+" ")))
+					if d.Suite != nil {
+						line = fmt.Sprintf("- %s `%s` [%s] %s", outcomeMark(f.Assessment.Outcome), mdCode(f.Assessment.Measure.Key()), mdEscape(r.name), mdEscape(strings.TrimPrefix(f.Line(), f.Assessment.Measure.Key()+" ")))
+					}
+					if l, ok := findingLink(runLinks, f); ok {
+						line += fmt.Sprintf(" ([differential flame graph](%s#%s))", htmlFile, l.ID)
+					}
+					findings = append(findings, line)
+				}
+			}
 		}
 		b.WriteString("\n")
 		if slices.ContainsFunc(rows, func(r suiteRows) bool { return r.cmp != nil && r.cmp.Counted }) {
 			b.WriteString("Counted under Valgrind: the instructions are the programs', the throughput, CPU and context switches Valgrind's, so those are not compared (–); the same preset without `--count` measures them natively.\n\n")
 		}
-		if len(failing) > 0 {
-			b.WriteString("Outside bounds:\n\n" + strings.Join(failing, "\n") + "\n\n")
+		if len(findings) > 0 {
+			b.WriteString("Failed or inconclusive, and why:\n\n" + strings.Join(findings, "\n") + "\n\n")
 		}
 		if len(graphs) > 0 {
 			b.WriteString("Differential flame graphs: " + strings.Join(graphs, " · ") + "\n\n")
@@ -119,6 +144,44 @@ func writeComment(w io.Writer, d *Doc) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// commentHTMLFile is where the HTML report the comment links to is: the
+// one this invocation writes, relative to the comment, else report.html
+// beside it.
+func commentHTMLFile(d *Doc) string {
+	h, ok := d.Outputs["html"]
+	if !ok || h == "" {
+		return "report.html"
+	}
+	if c := d.Outputs["comment"]; c != "" {
+		if rel, err := filepath.Rel(filepath.Dir(c), h); err == nil {
+			return rel
+		}
+	}
+	return h
+}
+
+// findingLink is the differential flame graph of a finding's step: the
+// pooler's for a pooler measure, else the server's.
+func findingLink(links []html.FlameDiffLink, f compare.Finding) (html.FlameDiffLink, bool) {
+	pooler := strings.HasPrefix(f.Assessment.Measure.Name, "pooler")
+	var any *html.FlameDiffLink
+	for i, l := range links {
+		if l.Clients != f.Clients {
+			continue
+		}
+		if l.Pooler == pooler {
+			return l, true
+		}
+		if any == nil {
+			any = &links[i]
+		}
+	}
+	if any != nil {
+		return *any, true
+	}
+	return html.FlameDiffLink{}, false
 }
 
 // commentSteps are a comparison's steps, in order.
@@ -147,7 +210,7 @@ func commentCell(c *compare.Comparison, ci int, measure, step string) string {
 			return "–"
 		}
 		s := fmt.Sprintf("%s (%s)", commentValue(a.Cand, r.Measure.Unit), stats.FormatChange(a.Change, a.Lo, a.Hi))
-		if a.Status == stats.OutsideBounds {
+		if a.Outcome == stats.Fail {
 			s = "**" + s + "**"
 		}
 		return s

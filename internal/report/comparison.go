@@ -3,6 +3,7 @@ package report
 import (
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/pgscale/pgscale/internal/compare"
@@ -10,12 +11,14 @@ import (
 	"github.com/pgscale/pgscale/internal/stats"
 )
 
-// comparisonText writes the comparison as a terminal table: the headline,
-// one row per step and measure with the baseline's median, each
-// candidate's median, change ± uncertainty, bound and status, then how the
-// numbers were made and the warnings. With several candidates each gets
-// its own column block against the baseline. color marks significant
-// changes green (better) or red (worse), measures outside bounds bold red.
+// comparisonText writes the comparison as a terminal table: per candidate
+// its verdict and why, how the numbers were made, one row per step and
+// measure with each side's central value (labelled: the geometric mean of
+// the rounds, or the median of unpaired values), change ± uncertainty,
+// bound and outcome, then each failed or inconclusive measure with its
+// why, the machine's noise and the notes. With several candidates each
+// gets its own column block against the baseline. color marks significant
+// changes green (better) or red (worse), failed measures bold red.
 func comparisonText(b *strings.Builder, r *compare.Comparison, color bool) {
 	for i := range r.Verdicts {
 		b.WriteString(r.CandidateHeadline(i) + "\n")
@@ -24,14 +27,48 @@ func comparisonText(b *strings.Builder, r *compare.Comparison, color bool) {
 		}
 	}
 	b.WriteString(methodLine(r) + "\n\n")
+	t := comparisonTable(r, color)
+	t.text(b, 0)
+	for i := range r.Candidates {
+		if i >= len(r.Findings) || len(r.Findings[i]) == 0 {
+			continue
+		}
+		who := ""
+		if len(r.Candidates) > 1 {
+			who = " (" + r.Candidates[i] + ")"
+		}
+		b.WriteString("\nfailed or inconclusive" + who + ":\n")
+		for _, f := range r.Findings[i] {
+			b.WriteString(whyText([]string{f.Line()}, "  "))
+		}
+	}
+	if r.Machine != nil && len(r.Machine.Text) > 0 {
+		b.WriteString("\nmachine:\n")
+		b.WriteString(whyText(r.Machine.Text, "  "))
+	}
+	if notes := reportNotes(r); len(notes) > 0 {
+		b.WriteString("\nnotes:\n")
+		for _, n := range notes {
+			b.WriteString("  " + n + "\n")
+		}
+	}
+}
 
-	header := []string{"step", "measure", r.Baseline}
+// centreLabel names a side's column by its central statistic.
+func centreLabel(r *compare.Comparison, name string) string {
+	return name + " (" + r.Centre + ")"
+}
+
+// comparisonTable is the rows of a comparison: step, measure, each side's
+// central value, and per candidate change, bound and status.
+func comparisonTable(r *compare.Comparison, color bool) *table {
+	header := []string{"step", "measure", centreLabel(r, r.Baseline)}
 	single := len(r.Candidates) == 1
 	for _, c := range r.Candidates {
 		if single {
-			header = append(header, c, "change", "bound", "status")
+			header = append(header, centreLabel(r, c), "change", "bound", "status")
 		} else {
-			header = append(header, c, "change", "status")
+			header = append(header, centreLabel(r, c), "change", "status")
 		}
 	}
 	t := newTable(header...).alignRight(2)
@@ -40,38 +77,45 @@ func comparisonText(b *strings.Builder, r *compare.Comparison, color bool) {
 		if single {
 			base = 3
 		}
-		t.right[base], t.right[base+1] = true, true
+		t.alignRight(base, base+1)
 		if single {
-			t.right[base+2] = true
+			t.alignRight(base + 2)
 		}
 	}
 	for _, row := range r.Rows {
-		cells := []cell{{text: row.Measure.Step}, {text: measureLabel(row.Measure)}, {text: FormatValue(row.Base.Median)}}
-		for _, c := range row.Cells {
+		baseValue := math.NaN()
+		if len(row.Cells) > 0 {
+			baseValue = row.Cells[0].Assessment.Base
+		}
+		cells := []cell{{text: row.Measure.Step}, {text: measureLabel(row.Measure)}, {text: FormatValue(baseValue)}}
+		for ci, c := range row.Cells {
 			a := c.Assessment
-			changeEsc := ""
-			if color {
-				changeEsc = changeColor(a)
+			change := cell{text: stats.FormatChange(a.Change, a.Lo, a.Hi)}
+			status := cell{text: a.StatusText()}
+			if r.Machine.Flagged(r.Candidates[ci], row.Measure.Name) {
+				status.text += " (contention differed)"
 			}
-			cells = append(cells, cell{text: FormatValue(c.Cand.Median)}, cell{text: stats.FormatChange(a.Change, a.Lo, a.Hi), color: changeEsc})
+			if color {
+				change.color, status.color = changeColor(a), statusColor(a)
+			}
+			if !single && a.Bound != nil {
+				status.text += " (bound " + boundText(a) + ")"
+			}
+			switch a.Outcome {
+			case stats.Fail:
+				change.md, status.md = "**"+mdText(change.text)+"**", "❌ **"+mdText(status.text)+"**"
+			case stats.Inconclusive:
+				status.md = "❔ " + mdText(status.text)
+			}
+			cells = append(cells, cell{text: FormatValue(a.Cand)}, change)
 			if single {
 				cells = append(cells, cell{text: boundText(a)})
-			} else if a.Bound != nil {
-				// Several candidates: the bound goes with the status.
-				cells = append(cells, cell{text: statusText(a) + " (bound " + boundText(a) + ")", color: statusColor(a, color)})
-				continue
 			}
-			cells = append(cells, cell{text: statusText(a), color: statusColor(a, color)})
+			cells = append(cells, status)
 		}
 		t.rows = append(t.rows, cells)
 	}
-	t.text(b, 0)
-	if notes := reportNotes(r); len(notes) > 0 {
-		b.WriteString("\nnotes:\n")
-		for _, n := range notes {
-			b.WriteString("  " + n + "\n")
-		}
-	}
+	return t
 }
 
 // methodLine says how the numbers were made, in one line.
@@ -89,7 +133,7 @@ func methodLine(r *compare.Comparison) string {
 		if r.SliceS > 0 {
 			turns = fmt.Sprintf("%g s slices", r.SliceS)
 		}
-		s = fmt.Sprintf("paired by round over %d of %d rounds (%s): change = geometric mean of the per-round ratios; %s, Holm-corrected over %d measures; %g%% intervals",
+		s = fmt.Sprintf("paired by round over %d of %d rounds (%s): each side's geometric mean of its rounds; change = geometric mean of the per-round ratios; %s, Holm-corrected over %d measures; %g%% intervals",
 			r.Rounds, r.RoundsPlanned, turns, stats.PairedTest, n, 100*conf)
 		if r.Layouts > 0 {
 			s = fmt.Sprintf("paired by round over %d of %d rounds on %s, the clusters re-created every %s (%s): change = geometric mean of the per-layout mean ratios; %s (the interval rests on %s), Holm-corrected over %d measures; %g%% intervals",
@@ -97,8 +141,11 @@ func methodLine(r *compare.Comparison) string {
 				stats.LayoutTest, prose.Count(r.Layouts, "layout"), n, 100*conf)
 		}
 	default:
-		s = fmt.Sprintf("unpaired (each complete step of a file counts as one value): change of the medians; %s, Holm-corrected over %d measures; %g%% intervals; drift between runs is not cancelled",
+		s = fmt.Sprintf("unpaired (each complete step of a file counts as one value): each side's median; change of the medians; %s, Holm-corrected over %d measures; %g%% intervals; drift between runs is not cancelled",
 			stats.UnpairedTest, n, 100*conf)
+	}
+	if d := decisionLine(r); d != "" {
+		s += "; " + d
 	}
 	if r.Incomplete != "" {
 		s += "; INCOMPLETE: " + r.Incomplete
@@ -182,34 +229,47 @@ func boundText(a stats.Assessment) string {
 	return strings.Replace(s, ".0%", "%", 1)
 }
 
-// statusText is the bound's status (with "uncertain" when the interval
-// reaches across the bound) and, for significant changes, their effect.
-func statusText(a stats.Assessment) string {
-	var parts []string
-	if a.Bound != nil {
-		parts = append(parts, a.Status.String())
-		if a.Uncertain {
-			parts = append(parts, "uncertain")
+// decisionLine says how the outcomes were decided, when that is not at
+// the intervals' own level: "outcomes at the 99.6% level of round 14 of up
+// to 30 (rounds until decided: decided)".
+func decisionLine(r *compare.Comparison) string {
+	var level float64
+	for _, v := range r.Verdicts {
+		for _, a := range v.Assessments {
+			if a.Bound != nil {
+				level = a.DecisionConfidence
+			}
 		}
-		if a.Status == stats.WithinBounds && a.Effect != stats.NoChange {
-			parts = append(parts, a.Effect.String())
-		}
-	} else {
-		parts = append(parts, a.Effect.String())
 	}
-	return strings.Join(parts, ", ")
+	if level == 0 {
+		return ""
+	}
+	s := fmt.Sprintf("bounded measures decided at the %s level (%s)", levelPct(level), stats.FailRule)
+	if q := r.Sequential; q != nil {
+		unit := "round"
+		if r.Layouts > 0 {
+			unit = "layout"
+		}
+		s += fmt.Sprintf(", rounds until decided: %s %d of up to %d, %s", unit, q.Look, q.Max, r.Stopped)
+	}
+	return s
+}
+
+// levelPct writes a confidence level: "95%", "99.8%".
+func levelPct(c float64) string {
+	s := fmt.Sprintf("%.2f", 100*c)
+	s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
+	return s + "%"
 }
 
 // comparisonMarkdown writes the comparison as a GitHub-flavoured markdown
-// comment, ready to post on a pull request: the headline first, the table
-// and the notes folded under it.
+// comment, ready to post on a pull request: the verdict and why first,
+// each failed or inconclusive measure with its why, the table, the
+// machine and the notes folded under it.
 func comparisonMarkdown(b *strings.Builder, r *compare.Comparison) {
 	fmt.Fprintf(b, "### pgscale ab: %s\n\n", mdText(r.Workload))
 	for i, v := range r.Verdicts {
-		mark := "✅"
-		if !v.Passed() {
-			mark = "❌"
-		}
+		mark := outcomeMark(v.Outcome)
 		line := r.CandidateHeadline(i)
 		var why []string
 		if i < len(r.Why) {
@@ -227,6 +287,12 @@ func comparisonMarkdown(b *strings.Builder, r *compare.Comparison) {
 			}
 			b.WriteString("\n")
 		}
+		if i < len(r.Findings) && len(r.Findings[i]) > 0 {
+			b.WriteString("\n")
+			for _, f := range r.Findings[i] {
+				fmt.Fprintf(b, "- %s %s\n", outcomeMark(f.Assessment.Outcome), mdText(f.Line()))
+			}
+		}
 	}
 	if r.Incomplete != "" {
 		fmt.Fprintf(b, "\n⚠️ **Incomplete:** %s\n", mdText(r.Incomplete))
@@ -239,49 +305,14 @@ func comparisonMarkdown(b *strings.Builder, r *compare.Comparison) {
 		}
 	}
 	fmt.Fprintf(b, "\n<details>\n<summary>%s</summary>\n\n", mdText(strings.Join(summary, "; ")))
-
-	single := len(r.Candidates) == 1
-	head := []string{"step", "measure", r.Baseline}
-	for _, c := range r.Candidates {
-		head = append(head, c, "change")
-		if single {
-			head = append(head, "bound")
-		}
-		head = append(head, "status")
-	}
-	t := newTable(head...).alignRight(2)
-	for i := range r.Candidates {
-		base := 3 + 3*i
-		if single {
-			base = 3
-		}
-		t.alignRight(base, base+1)
-		if single {
-			t.alignRight(base + 2)
-		}
-	}
-	for _, row := range r.Rows {
-		cells := []cell{{text: row.Measure.Step}, {text: measureLabel(row.Measure)}, {text: FormatValue(row.Base.Median)}}
-		for _, c := range row.Cells {
-			a := c.Assessment
-			change := cell{text: stats.FormatChange(a.Change, a.Lo, a.Hi)}
-			status := cell{text: statusText(a)}
-			if !single && a.Bound != nil {
-				status.text += " (bound " + boundText(a) + ")"
-			}
-			if a.Status == stats.OutsideBounds {
-				change.md, status.md = "**"+mdText(change.text)+"**", "❌ **"+mdText(status.text)+"**"
-			}
-			cells = append(cells, cell{text: FormatValue(c.Cand.Median)}, change)
-			if single {
-				cells = append(cells, cell{text: boundText(a)})
-			}
-			cells = append(cells, status)
-		}
-		t.rows = append(t.rows, cells)
-	}
-	t.markdown(b)
+	comparisonTable(r, false).markdown(b)
 	fmt.Fprintf(b, "\n%s.\n", mdText(methodLine(r)))
+	if r.Machine != nil && len(r.Machine.Text) > 0 {
+		b.WriteString("\nMachine:\n")
+		for _, n := range r.Machine.Text {
+			fmt.Fprintf(b, "- %s\n", mdText(n))
+		}
+	}
 	if notes := reportNotes(r); len(notes) > 0 {
 		b.WriteString("\nNotes:\n")
 		for _, n := range notes {
@@ -291,9 +322,22 @@ func comparisonMarkdown(b *strings.Builder, r *compare.Comparison) {
 	b.WriteString("\n</details>\n")
 }
 
+// outcomeMark is an outcome's mark in markdown.
+func outcomeMark(o stats.Outcome) string {
+	switch o {
+	case stats.Fail:
+		return "❌"
+	case stats.Inconclusive:
+		return "❔"
+	case stats.Pass:
+		return "✅"
+	}
+	return "ℹ️"
+}
+
 func changeColor(a stats.Assessment) string {
 	switch {
-	case a.Status == stats.OutsideBounds:
+	case a.Outcome == stats.Fail:
 		return ansiBoldRed
 	case a.Effect == stats.Improved:
 		return ansiGreen
@@ -303,8 +347,8 @@ func changeColor(a stats.Assessment) string {
 	return ""
 }
 
-func statusColor(a stats.Assessment, on bool) string {
-	if on && a.Status == stats.OutsideBounds {
+func statusColor(a stats.Assessment) string {
+	if a.Outcome == stats.Fail {
 		return ansiBoldRed
 	}
 	return ""

@@ -5,8 +5,8 @@ import (
 
 	"github.com/pgscale/pgscale/internal/compare/comparetest"
 	"github.com/pgscale/pgscale/internal/golden"
-	"github.com/pgscale/pgscale/internal/report"
 	"github.com/pgscale/pgscale/internal/result"
+	"github.com/pgscale/pgscale/internal/stats"
 )
 
 // countedFunctions are a select-only transaction's functions, per
@@ -73,10 +73,10 @@ func TestGoldenCounted(t *testing.T) {
 	inputs := comparetest.Files(t, comparetest.TwoSides(), []int{1}, 3)
 	comparetest.Counted(inputs, counts)
 	rep := comparetest.Compare(t, inputs, "tps=-5%", "instr/txn=+1%")
-	if !rep.Counted || !rep.Passed() {
-		t.Fatalf("counted %v, passed %v: %s", rep.Counted, rep.Passed(), rep.Headline())
+	if !rep.Counted || rep.Outcome() != stats.Pass {
+		t.Fatalf("counted %v, outcome %v: %s", rep.Counted, rep.Outcome(), rep.Headline())
 	}
-	d := &report.Doc{Comparison: rep}
+	d := doc(nil, rep)
 	golden.Check(t, "counted.txt", write(t, "text", d))
 	golden.Check(t, "counted.md", write(t, "markdown", d))
 	golden.Check(t, "counted.verdict.json", write(t, "verdict", d))

@@ -116,7 +116,7 @@ func checkSummary(c *trend.Check) string {
 	s := fmt.Sprintf("%s in %s of %s since their acknowledged ones", plural(len(c.Changes), "change point", "change points"), series, c.Store)
 	var outside []string
 	for i, a := range c.Assessments {
-		if a.Status == stats.OutsideBounds {
+		if a.Outcome == stats.Fail {
 			outside = append(outside, c.Changes[i].Series.Label+" "+a.String())
 		}
 	}
@@ -131,8 +131,12 @@ func checkSummary(c *trend.Check) string {
 func checkStatus(a stats.Assessment) string {
 	s := a.Effect.String()
 	if a.Bound != nil {
-		s += ", " + a.Status.String() + " (bound " + boundText(a) + ")"
-		if a.Uncertain {
+		status := "within bounds"
+		if a.Outcome == stats.Fail {
+			status = "outside bounds"
+		}
+		s += ", " + status + " (bound " + boundText(a) + ")"
+		if a.Reason != "" {
 			s += ", uncertain"
 		}
 	}

@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"math"
 	"strings"
 
 	"github.com/pgscale/pgscale/internal/compare"
@@ -18,12 +19,15 @@ func writeHTML(w io.Writer, d *Doc) error { return html.Write(w, htmlDoc(d)) }
 // htmlDoc is the document as the HTML page takes it.
 func htmlDoc(d *Doc) html.Doc {
 	doc := html.Doc{}
-	for _, in := range d.Files {
-		name := in.Name
-		if in.Path != "" {
-			name = in.Path
+	if d.Analysis == nil {
+		return doc
+	}
+	for _, fa := range d.Files {
+		name := fa.Name
+		if fa.Path != "" {
+			name = fa.Path
 		}
-		doc.Files = append(doc.Files, html.NamedFile{Name: name, File: in.File})
+		doc.Files = append(doc.Files, html.NamedFile{Name: name, File: fa.File, Analysis: fa})
 	}
 	if d.Comparison != nil {
 		doc.Comparison = htmlComparison(d.Comparison)
@@ -45,7 +49,8 @@ func htmlSuite(s *compare.Suite) []html.Matrix {
 	if len(s.Candidates) == 0 {
 		return nil
 	}
-	m := html.Matrix{Title: s.Headline(), Corner: "cell, clients", Cols: s.Candidates}
+	m := html.Matrix{Title: s.Headline(), Corner: "cell, clients", Cols: s.Candidates, Outcome: s.Outcome().Verdict(), Class: outcomeClass(s.Outcome()),
+		Findings: suiteFindings(s), Why: suiteWhy(s), Machine: suiteMachine(s)}
 	for _, sc := range s.Cells {
 		if len(sc.Inputs) == 0 {
 			row := html.MatrixRow{Label: sc.Key + " (" + sc.Status + ")"}
@@ -66,7 +71,7 @@ func htmlSuite(s *compare.Suite) []html.Matrix {
 				}
 				row.Cells = append(row.Cells, html.MatrixCell{Change: a.Change, Lo: a.Lo, Hi: a.Hi, Confidence: a.Confidence,
 					Text: stats.FormatChange(a.Change, a.Lo, a.Hi), Improved: a.Effect == stats.Improved,
-					Regressed: a.Effect == stats.Regressed, Outside: a.Status == stats.OutsideBounds})
+					Regressed: a.Effect == stats.Regressed, Outside: a.Outcome == stats.Fail})
 			}
 			m.Rows = append(m.Rows, row)
 		}
@@ -77,27 +82,51 @@ func htmlSuite(s *compare.Suite) []html.Matrix {
 // htmlComparison words a comparison for the page as comparisonText does
 // for a terminal.
 func htmlComparison(r *compare.Comparison) *html.Comparison {
-	c := &html.Comparison{Baseline: r.Baseline, Method: methodLine(r), Incomplete: r.Incomplete, Notes: reportNotes(r)}
+	c := &html.Comparison{Baseline: r.Baseline, Method: methodLine(r), Incomplete: r.Incomplete, Notes: reportNotes(r), Centre: r.Centre}
+	if r.Machine != nil {
+		c.Machine = r.Machine.Text
+	}
 	for i, v := range r.Verdicts {
-		hc := html.Candidate{Name: r.Candidates[i], Passed: v.Passed(), Headline: r.CandidateHeadline(i), Counts: v.Counts()}
+		hc := html.Candidate{Name: r.Candidates[i], Outcome: v.Outcome.Verdict(), Class: outcomeClass(v.Outcome), Headline: r.CandidateHeadline(i), Counts: v.Counts()}
 		if i < len(r.Why) {
 			hc.Why = strings.Join(r.Why[i].Sentences(), " ")
+		}
+		if i < len(r.Findings) {
+			for _, f := range r.Findings[i] {
+				hc.Findings = append(hc.Findings, f.Line())
+			}
 		}
 		c.Candidates = append(c.Candidates, hc)
 	}
 	for _, row := range r.Rows {
-		hr := html.ComparisonRow{Step: row.Measure.Step, Measure: measureLabel(row.Measure), Base: row.Base.Median,
-			BaseText: FormatValue(row.Base.Median)}
+		base := math.NaN()
+		if len(row.Cells) > 0 {
+			base = row.Cells[0].Assessment.Base
+		}
+		hr := html.ComparisonRow{Step: row.Measure.Step, Measure: measureLabel(row.Measure), Base: base, BaseText: FormatValue(base)}
 		for _, cell := range row.Cells {
 			a := cell.Assessment
-			hr.Cells = append(hr.Cells, html.ComparisonCell{Median: cell.Cand.Median, MedianText: FormatValue(cell.Cand.Median),
+			hr.Cells = append(hr.Cells, html.ComparisonCell{Median: a.Cand, MedianText: FormatValue(a.Cand),
 				Change: a.Change, Lo: a.Lo, Hi: a.Hi, Confidence: a.Confidence, ChangeText: stats.FormatChange(a.Change, a.Lo, a.Hi),
-				P: a.P, PHolm: a.PHolm, N: a.N2, Bound: boundText(a), Status: statusText(a),
-				Improved: a.Effect == stats.Improved, Regressed: a.Effect == stats.Regressed, Outside: a.Status == stats.OutsideBounds})
+				P: a.P, PHolm: a.PHolm, N: a.N2, Bound: boundText(a), Status: a.StatusText(),
+				Improved: a.Effect == stats.Improved, Regressed: a.Effect == stats.Regressed, Outside: a.Outcome == stats.Fail})
 		}
 		c.Rows = append(c.Rows, hr)
 	}
 	return c
+}
+
+// outcomeClass is an outcome's badge class on the page.
+func outcomeClass(o stats.Outcome) string {
+	switch o {
+	case stats.Pass:
+		return "ok"
+	case stats.Fail:
+		return "bad"
+	case stats.Inconclusive:
+		return "warn"
+	}
+	return "info"
 }
 
 // htmlNoise words a calibration's noise for the page as noiseText does.

@@ -17,8 +17,8 @@ func TestGoldenLayouts(t *testing.T) {
 	inputs := comparetest.Files(t, comparetest.TwoSides(), []int{1, 2}, 6)
 	comparetest.Layouts(inputs, 6, 2, true)
 	rep := comparetest.Compare(t, inputs, "tps=-5%")
-	golden.Check(t, "layouts.txt", write(t, "text", &report.Doc{Comparison: rep}))
-	golden.Check(t, "layouts.verdict.json", write(t, "verdict", &report.Doc{Comparison: rep}))
+	golden.Check(t, "layouts.txt", write(t, "text", doc(nil, rep)))
+	golden.Check(t, "layouts.verdict.json", write(t, "verdict", doc(nil, rep)))
 
 	inputs = comparetest.Files(t, comparetest.TwoSides(), []int{1}, 6)
 	comparetest.Layouts(inputs, 6, 2, true)
@@ -27,5 +27,5 @@ func TestGoldenLayouts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	golden.Check(t, "layouts-noise.txt", write(t, "text", &report.Doc{Noise: n}))
+	golden.Check(t, "layouts-noise.txt", write(t, "text", &report.Doc{Analysis: &compare.Analysis{Noise: n}}))
 }

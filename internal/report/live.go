@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/pgscale/pgscale/internal/compare"
 	"github.com/pgscale/pgscale/internal/observe"
 	"github.com/pgscale/pgscale/internal/prose"
 )
@@ -41,10 +42,14 @@ func (l *Live) Observe(e observe.Event) {
 	case observe.CellStart:
 		errs = append(errs, fmt.Sprintf("cell %d/%d: %s", e.Index+1, e.Cells, e.Key))
 	case observe.RoundStart:
+		of := fmt.Sprint(e.Rounds)
+		if e.Auto {
+			of = fmt.Sprintf("at most %d, until decided", e.Rounds)
+		}
 		if e.Target == "" {
-			errs = append(errs, fmt.Sprintf("round %d/%d: every target, in %v slices", e.Round, e.Rounds, e.Slice))
+			errs = append(errs, fmt.Sprintf("round %d/%s: every target, in %v slices", e.Round, of, e.Slice))
 		} else {
-			errs = append(errs, fmt.Sprintf("round %d/%d: %s", e.Round, e.Rounds, e.Target))
+			errs = append(errs, fmt.Sprintf("round %d/%s: %s", e.Round, of, e.Target))
 		}
 	case observe.StepStart:
 		if e.Round == 0 {
@@ -60,10 +65,10 @@ func (l *Live) Observe(e observe.Event) {
 		if e.Target != "" {
 			errs = append(errs, fmt.Sprintf("  %s: %s", e.Target, StepLine(e.Step)))
 		} else {
-			writeStep(textPage{&out}, e.Step)
+			writeStep(textPage{&out}, e.Step, compare.AnalyzeStep(e.Step))
 		}
 	case observe.RunEnd:
-		writeEnd(textPage{&out}, e.File)
+		writeEnd(textPage{&out}, compare.AnalyzeFile(compare.Input{File: e.File}))
 	}
 	if out.Len() > 0 {
 		io.WriteString(l.Out, out.String())
@@ -139,13 +144,17 @@ func abPlan(e observe.ABStart) string {
 		layouts = fmt.Sprintf(", on %d cluster layouts (clusters re-created every %s; that time comes on top)",
 			e.Layouts, prose.Count(e.Reshuffle, "round"))
 	}
-	if e.Slice > 0 {
-		return fmt.Sprintf("%d rounds × %d steps × (%d targets × %v in %v slices + %v warm-up) ≈ %v",
-			e.Rounds, len(e.Clients), targets, e.Duration, e.Slice, e.Warmup, e.Total) + layouts
+	rounds, about := fmt.Sprintf("%d rounds", e.Rounds), "≈"
+	if e.Auto {
+		rounds, about = fmt.Sprintf("until decided, at most %d rounds", e.Rounds), "≤"
 	}
-	s := fmt.Sprintf("%d targets × %d rounds × %d steps", targets, e.Rounds, len(e.Clients))
+	if e.Slice > 0 {
+		return fmt.Sprintf("%s × %d steps × (%d targets × %v in %v slices + %v warm-up) %s %v",
+			rounds, len(e.Clients), targets, e.Duration, e.Slice, e.Warmup, about, e.Total) + layouts
+	}
+	s := fmt.Sprintf("%d targets × %s × %d steps", targets, rounds, len(e.Clients))
 	if e.Duration > 0 {
-		s += fmt.Sprintf(" × (%v + %v warm-up) ≈ %v", e.Duration, e.Warmup, e.Total)
+		s += fmt.Sprintf(" × (%v + %v warm-up) %s %v", e.Duration, e.Warmup, about, e.Total)
 	}
 	return s + layouts
 }

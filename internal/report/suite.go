@@ -18,9 +18,16 @@ func suiteTable(s *compare.Suite, color bool) *table {
 	for _, a := range s.Axes {
 		head = append(head, a.Name)
 	}
+	bounded := false
+	for _, v := range s.Verdicts {
+		bounded = bounded || v.Bounded > 0
+	}
 	head = append(head, "clients", s.Baseline+" tps")
 	for _, c := range s.Candidates {
 		head = append(head, c+" tps", "change")
+		if bounded {
+			head = append(head, "outcome")
+		}
 	}
 	alone := len(s.Candidates) == 0 // one target: its own scaling instead of changes
 	if alone {
@@ -84,6 +91,9 @@ func suiteTable(s *compare.Suite, color bool) *table {
 				a, ok := tpsAssessment(sc, ii-1, c)
 				if !ok {
 					cells = append(cells, cell_("-"))
+					if bounded {
+						cells = append(cells, cell_("-"))
+					}
 					continue
 				}
 				esc := ""
@@ -92,6 +102,18 @@ func suiteTable(s *compare.Suite, color bool) *table {
 				}
 				cells = append(cells, cell{text: stats.FormatChange(a.Change, a.Lo, a.Hi), color: esc,
 					md: mdChange(a)})
+				if bounded {
+					o := sc.Comparison.StepOutcome(ii-1, compare.StepLabel(c))
+					text := o.String()
+					if o == stats.NoBound {
+						text = "-"
+					}
+					oc := cell{text: text, md: outcomeMark(o) + " " + text}
+					if color && o == stats.Fail {
+						oc.color = ansiBoldRed
+					}
+					cells = append(cells, oc)
+				}
 			}
 			if alone {
 				cells = append(cells, aloneCells(st)...)
@@ -140,11 +162,12 @@ func aloneCells(st compare.SuiteStep) []cell {
 // cell_ is a plain cell.
 func cell_(s string) cell { return cell{text: s} }
 
-// mdChange marks a change outside bounds in markdown.
+// mdChange marks a failed change in markdown, and a significant one by
+// its direction.
 func mdChange(a stats.Assessment) string {
 	s := mdText(stats.FormatChange(a.Change, a.Lo, a.Hi))
 	switch {
-	case a.Status == stats.OutsideBounds:
+	case a.Outcome == stats.Fail:
 		return "❌ **" + s + "**"
 	case a.Effect == stats.Improved:
 		return "🟢 " + s
@@ -230,6 +253,44 @@ func suiteWhy(s *compare.Suite) []string {
 	return out
 }
 
+// suiteFindings are every cell's failed or inconclusive measures, each
+// with its why: "workload=select-only, cand: pooler-cpu/txn@c=4 ...".
+func suiteFindings(s *compare.Suite) []string {
+	var out []string
+	for _, cell := range s.Cells {
+		if cell.Comparison == nil {
+			continue
+		}
+		for ci, fs := range cell.Comparison.Findings {
+			for _, f := range fs {
+				lead := s.Candidates[ci]
+				if cell.Key != "all" {
+					lead = cell.Key + ", " + lead
+				}
+				out = append(out, lead+": "+f.Line())
+			}
+		}
+	}
+	return out
+}
+
+// suiteMachine is what disturbed each cell's measurements.
+func suiteMachine(s *compare.Suite) []string {
+	var out []string
+	for _, cell := range s.Cells {
+		if cell.Comparison == nil || cell.Comparison.Machine == nil {
+			continue
+		}
+		for _, t := range cell.Comparison.Machine.Text {
+			if cell.Key != "all" {
+				t = cell.Key + ": " + t
+			}
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
 // suiteRule states the decision rules' outcomes, one line per rule, cell
 // and target.
 func suiteRule(s *compare.Suite) []string {
@@ -251,7 +312,10 @@ func suiteMethod(s *compare.Suite) string {
 	line := fmt.Sprintf("suite %s: %d of %d cells measured on %d target%s", s.Name, n, len(s.Cells), 1+len(s.Candidates), plural1(1+len(s.Candidates)))
 	if len(s.Verdicts) > 0 {
 		v := s.Verdicts[0]
-		line += fmt.Sprintf("; each cell paired by round, changes Holm-corrected over all %d measures of the suite; %g%% intervals", v.Total, 100*(1-v.Alpha))
+		line += fmt.Sprintf("; each cell paired by round, each side's geometric mean of its rounds, changes Holm-corrected over all %d measures of the suite; %g%% intervals", v.Total, 100*(1-v.Alpha))
+		if v.Bounded > 0 {
+			line += fmt.Sprintf("; each cell's bounded measures decided as a family with an equal share of alpha (%s)", stats.FailRule)
+		}
 	}
 	if s.Incomplete != "" {
 		line += "; INCOMPLETE: " + s.Incomplete
@@ -277,9 +341,21 @@ func suiteText(b *strings.Builder, s *compare.Suite, color bool) {
 			b.WriteString("  " + l + "\n")
 		}
 	}
+	if f := suiteFindings(s); len(f) > 0 {
+		b.WriteString("\nfailed or inconclusive:\n")
+		for _, l := range f {
+			b.WriteString(whyText([]string{l}, "  "))
+		}
+	}
 	if w := suiteWhy(s); len(w) > 0 {
 		b.WriteString("\nwhy:\n")
 		for _, l := range w {
+			b.WriteString(whyText([]string{l}, "  "))
+		}
+	}
+	if m := suiteMachine(s); len(m) > 0 {
+		b.WriteString("\nmachine:\n")
+		for _, l := range m {
 			b.WriteString(whyText([]string{l}, "  "))
 		}
 	}
@@ -300,15 +376,13 @@ func suiteText(b *strings.Builder, s *compare.Suite, color bool) {
 // suiteMarkdown writes the suite as a pull-request comment.
 func suiteMarkdown(b *strings.Builder, s *compare.Suite) {
 	fmt.Fprintf(b, "### pgscale suite: %s\n\n", mdText(s.Name))
-	mark := "✅"
-	if !s.Passed() {
-		mark = "❌"
-	}
-	fmt.Fprintf(b, "%s **%s**\n\n", mark, mdText(s.Headline()))
+	fmt.Fprintf(b, "%s **%s**\n\n", outcomeMark(s.Outcome()), mdText(s.Headline()))
 	fmt.Fprintf(b, "%s.\n\n", mdText(suiteMethod(s)))
 	suiteTable(s, false).markdown(b)
 	mdList(b, "\n", suiteGroups(s))
+	mdList(b, "\n**Failed or inconclusive**\n\n", suiteFindings(s))
 	mdList(b, "\n**Why**\n\n", suiteWhy(s))
+	mdList(b, "\n**Machine**\n\n", suiteMachine(s))
 	mdList(b, "\n**Rules**\n\n", suiteRule(s))
 	if notes := suiteNotes(s); len(notes) > 0 {
 		mdList(b, "\n<details>\n<summary>notes</summary>\n\n", notes)

@@ -21,10 +21,10 @@ func TestGoldenSuite(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.Passed() || len(s.Verdicts) != 1 || s.Verdicts[0].Outside == 0 {
+	if s.Outcome() == stats.Pass || len(s.Verdicts) != 1 || s.Verdicts[0].Failed+s.Verdicts[0].Inconclusive == 0 {
 		t.Fatalf("the regression passed: %s", s.Headline())
 	}
-	d := &report.Doc{Files: files, Suite: s}
+	d := suiteDoc(files, s)
 	for _, f := range []struct{ name, format string }{
 		{"suite-regress.txt", "text"}, {"suite-regress.md", "markdown"},
 		{"suite-regress.verdict.json", "verdict"}, {"suite-regress.bmf.json", "bmf"}, {"suite-regress.benchfmt", "benchfmt"},
@@ -36,14 +36,16 @@ func TestGoldenSuite(t *testing.T) {
 	if !strings.Contains(page, "rows=10000, 2") || !strings.Contains(page, "Compared slow with base") {
 		t.Errorf("the html page lacks the suite's matrix")
 	}
-	colored := string(write(t, "text", &report.Doc{Files: files, Suite: s, Color: true}))
-	if !strings.Contains(colored, "\x1b[1;31m") {
-		t.Errorf("no measure outside bounds is marked in colour:\n%s", colored)
+	cd := suiteDoc(files, s)
+	cd.Color = true
+	colored := string(write(t, "text", cd))
+	if s.Outcome() == stats.Fail && !strings.Contains(colored, "\x1b[1;31m") {
+		t.Errorf("no failed measure is marked in colour:\n%s", colored)
 	}
 	// Judged with a loose bound instead of the recorded ones, it passes.
 	loose, _ := stats.ParseBounds([]string{"tps=-90%"})
 	s2, _, err := readBundle(&loose)
-	if err != nil || !s2.Passed() {
+	if err != nil || s2.Outcome() != stats.Pass {
 		t.Errorf("with tps=-90%%: %v, %s", err, s2.Headline())
 	}
 }
@@ -88,7 +90,7 @@ func TestGoldenSuiteAlone(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := &report.Doc{Suite: s}
+	d := suiteDoc(nil, s)
 	golden.Check(t, "suite-alone.txt", write(t, "text", d))
 	golden.Check(t, "suite-alone.md", write(t, "markdown", d))
 }
@@ -109,12 +111,22 @@ func TestGoldenPoolerCIComment(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := string(write(t, "comment", &report.Doc{Files: b.Files, Suite: s, HTMLFile: "report.html"}))
-	for _, want := range []string{"failed: 2 of 6 measures outside bounds", "`pooler-instr/txn@c=4 [workload=select-only]`", "not compared (–)",
+	d := suiteDoc(b.Files, s)
+	d.Outputs = map[string]string{"comment": "out/comment.md", "html": "out/report.html"}
+	out := string(write(t, "comment", d))
+	for _, want := range []string{"failed: 2 of 2 bounded measures past their bounds", "`pooler-instr/txn@c=4` [workload=select-only]", "not compared (–)",
 		"(report.html#flame-diff-1-3-c4-pooler)"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the comment lacks %q:\n%s", want, out)
 		}
 	}
 	golden.Check(t, "pooler-ci.comment.md", []byte(out))
+}
+
+// suiteDoc is a suite's document, as pgscale suite and compare BUNDLE
+// make it.
+func suiteDoc(files []compare.Input, s *compare.Suite) *report.Doc {
+	a := compare.Analyze(files)
+	a.Suite = s
+	return report.NewDoc(a)
 }

@@ -16,12 +16,12 @@ import (
 // writeSweep writes a result file as a sweep: its header, every step's
 // block, the sweep table and the diagnosis. A run prints the same parts
 // as it goes (Live), so the two read alike.
-func writeSweep(p page, name string, f *result.File) {
-	writeHead(p, name, f)
-	for _, s := range f.Steps {
-		writeStep(p, s)
+func writeSweep(p page, fa compare.FileAnalysis) {
+	writeHead(p, fa.Name, fa.File)
+	for i, s := range fa.Rescaled.Steps {
+		writeStep(p, s, fa.Steps[i])
 	}
-	writeEnd(p, f)
+	writeEnd(p, fa)
 }
 
 // writeHead writes the title and what ran where: the part of a result
@@ -133,26 +133,25 @@ func poolerSettings(pl *result.Pooler) string {
 }
 
 // writeEnd writes what a result file says once its steps are done: the
-// sweep table with per-transaction costs and verdicts, the diagnosis
-// (computed again from the steps), and why the file is incomplete.
-func writeEnd(p page, f *result.File) {
-	f = diagnose.Rescaled(f)
-	d := diagnose.Sweep(f)
+// sweep table with per-transaction costs and verdicts, the diagnosis, and
+// why the file is incomplete.
+func writeEnd(p page, fa compare.FileAnalysis) {
+	f, d := fa.Rescaled, fa.Diagnosis
 	p.section("Sweep", "")
-	p.table(sweepTable(f, d))
+	p.table(sweepTable(fa))
 	if d != nil {
 		p.section("Diagnosis", "diagnosis:")
 		p.lines(verdictLines(d))
 		p.blank()
 		p.para(d.Paragraph)
-		if sc := diagnose.ScalingOf(f.Steps); len(sc) > 1 {
+		if sc := fa.Scaling; len(sc) > 1 {
 			p.section("Scaling", "scaling (waits, cpu wait and client wait are shares of the backends' time):")
 			p.table(scalingTable(sc))
 		}
 	}
-	if len(f.Expect) > 0 {
+	if len(fa.Rules) > 0 {
 		p.section("Rules", "rules:")
-		p.lines(expectLines(f))
+		p.lines(expectLines(fa))
 	}
 	if !f.Complete {
 		p.blank()
@@ -184,25 +183,22 @@ func scalingTable(sc []diagnose.ScalingStep) *table {
 }
 
 // expectLines are the outcomes of the decision rules a file records.
-func expectLines(f *result.File) []string {
+func expectLines(fa compare.FileAnalysis) []string {
 	var out []string
-	for _, spec := range f.Expect {
-		e, err := compare.ParseExpectation(spec)
-		if err != nil {
-			out = append(out, "  "+err.Error())
+	for _, r := range fa.Rules {
+		if r.Outcome == nil {
+			out = append(out, "  "+r.Err)
 			continue
 		}
-		for _, o := range compare.Check(f, []compare.Expectation{e}) {
-			o.Target = ""
-			out = append(out, "  "+o.String())
-		}
+		out = append(out, "  "+r.Outcome.String())
 	}
 	return out
 }
 
 // sweepTable is one row per step: throughput, scaling, latency, failures,
 // the costs per transaction and the step's verdict.
-func sweepTable(f *result.File, d *result.Diagnosis) *table {
+func sweepTable(fa compare.FileAnalysis) *table {
+	f, d := fa.Rescaled, fa.Diagnosis
 	disturbed := false
 	for _, s := range f.Steps {
 		disturbed = disturbed || len(s.Disturbances) > 0
@@ -225,7 +221,7 @@ func sweepTable(f *result.File, d *result.Diagnosis) *table {
 	}
 	for i, s := range f.Steps {
 		sum := s.Summary
-		fg := diagnose.Compute(s)
+		fg := fa.Steps[i].Figures
 		srv, cli, ctx := "-", "-", "-"
 		if fg.HasServer {
 			srv = fmt.Sprintf("%.1f µs", fg.ServerCPUPerTxnUS)
@@ -310,7 +306,7 @@ func StepLine(s result.Step) string {
 	if in := instructions(s); in != nil {
 		line += fmt.Sprintf(", %.0f instr/txn counted", in.PerTxn)
 	}
-	if steal, ok := StealShare(s); ok && steal >= loudSteal {
+	if steal, ok := compare.StealShare(s); ok && steal >= loudSteal {
 		line += fmt.Sprintf(", steal %.1f%%", 100*steal)
 	}
 	if !s.Complete {
@@ -323,14 +319,14 @@ func StepLine(s result.Step) string {
 // probes gathered, pgbench's per-script and per-command figures, and its
 // disturbance windows. It reads the step alone, so a run prints it as the
 // step ends.
-func writeStep(p page, s result.Step) {
+func writeStep(p page, s result.Step, sa compare.StepAnalysis) {
 	heading, line := prose.Count(s.Clients, "client"), StepLine(s)
 	if s.Round > 0 {
 		heading = fmt.Sprintf("round %d, %s", s.Round, heading)
 		line = fmt.Sprintf("round %d: %s", s.Round, line)
 	}
 	p.step(heading, line)
-	writeEvidence(p, s, diagnose.Compute(s))
+	writeEvidence(p, s, sa.Figures)
 	if len(s.Scripts) > 1 {
 		p.lines(scriptLines(s))
 	}
@@ -477,19 +473,6 @@ func duringBefore(s result.Step) string {
 // loudSteal is the steal time, as a share of the machine, from which a
 // step's line says how much of it the hypervisor gave to other guests.
 const loudSteal = 0.001
-
-// StealShare is the machine's steal time during the step, as a share of
-// its time on every CPU: from the process probe with whole-step turns,
-// from the slice meter in slices; false when neither measured it.
-func StealShare(s result.Step) (float64, bool) {
-	if s.Probes != nil && s.Probes.Process() != nil && s.Probes.Process().Host.BusyShare > 0 {
-		return s.Probes.Process().Host.StealShare, true
-	}
-	if s.Costs != nil {
-		return s.Costs.HostStealShare, true
-	}
-	return 0, false
-}
 
 // instructions are the step's counted instructions, nil when none were.
 func instructions(s result.Step) *result.Instructions {

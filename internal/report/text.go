@@ -3,11 +3,16 @@ package report
 import (
 	"io"
 	"strings"
+
+	"github.com/pgscale/pgscale/internal/compare"
 )
 
 // writeText writes the document for a terminal: the noise of an A/A run,
 // else the comparison, else every file's sweep.
 func writeText(w io.Writer, d *Doc) error {
+	if d.Analysis == nil {
+		d = &Doc{Analysis: &compare.Analysis{}, Color: d.Color, Outputs: d.Outputs}
+	}
 	var b strings.Builder
 	switch {
 	case d.Suite != nil:
@@ -26,6 +31,9 @@ func writeText(w io.Writer, d *Doc) error {
 // writeMarkdown writes the document as GitHub-flavoured markdown: the
 // comparison as a pull-request comment, else every file's sweep.
 func writeMarkdown(w io.Writer, d *Doc) error {
+	if d.Analysis == nil {
+		d = &Doc{Analysis: &compare.Analysis{}, Color: d.Color, Outputs: d.Outputs}
+	}
 	var b strings.Builder
 	switch {
 	case d.Suite != nil:
@@ -45,10 +53,10 @@ func writeMarkdown(w io.Writer, d *Doc) error {
 
 // writeSweeps writes every file of the document as a sweep.
 func writeSweeps(p page, d *Doc) {
-	for i, in := range d.Files {
+	for i, fa := range d.Files {
 		if i > 0 {
 			p.blank()
 		}
-		writeSweep(p, in.Name, in.File)
+		writeSweep(p, fa)
 	}
 }

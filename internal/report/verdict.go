@@ -3,8 +3,10 @@ package report
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"math"
+	"strings"
 
 	"github.com/pgscale/pgscale/internal/compare"
 	"github.com/pgscale/pgscale/internal/diagnose"
@@ -14,8 +16,11 @@ import (
 // VerdictSchema identifies verdict files; VerdictVersion is bumped on any
 // incompatible change.
 const (
-	VerdictSchema  = "pgscale.verdict"
-	VerdictVersion = 1
+	VerdictSchema = "pgscale.verdict"
+	// VerdictVersion 2: three outcomes (outcome, and per measure its
+	// decision), centres in place of medians, the findings and the
+	// machine.
+	VerdictVersion = 2
 )
 
 // Verdict is the JSON verdict file: every measure's numbers, bound and
@@ -25,8 +30,11 @@ const (
 type Verdict struct {
 	Schema  string `json:"schema"`
 	Version int    `json:"version"`
-	// Passed is true when no measure of any candidate is outside bounds.
-	Passed bool `json:"passed"`
+	// Outcome is "pass", "fail", "inconclusive" or "no bound" (nothing
+	// was bounded): what the exit code says (0, 1, 4, 0). Passed is
+	// Outcome "pass".
+	Outcome string `json:"outcome"`
+	Passed  bool   `json:"passed"`
 	// Complete is false when rounds or steps are missing; Reason says why.
 	Complete   bool    `json:"complete"`
 	Reason     string  `json:"incomplete_reason,omitempty"`
@@ -38,6 +46,17 @@ type Verdict struct {
 	Confidence float64 `json:"confidence"`
 	Rounds     int     `json:"rounds,omitempty"`
 	Planned    int     `json:"rounds_planned,omitempty"`
+	// RoundsMax and Stopped, for a run that rounded until decided: the
+	// most rounds it could take, and why it stopped ("decided", or the
+	// budget that ran out); in a suite's verdict Rounds adds up its cells'
+	// rounds and Stopped says each cell's "CELL: why".
+	RoundsMax int    `json:"rounds_max,omitempty"`
+	Stopped   string `json:"stopped,omitempty"`
+	// Centre names each side's central value: "geometric mean" of the
+	// rounds (paired) or "median" (unpaired).
+	Centre string `json:"centre,omitempty"`
+	// Rule says what a bounded measure needs to fail (stats.FailRule).
+	Rule string `json:"fail_rule,omitempty"`
 	SliceS     float64 `json:"slice_s,omitempty"` // the slices of a run in slices; absent for whole-step turns
 	// Layouts, for a run whose clusters were re-created every Reshuffle
 	// rounds, is the number of cluster layouts the intervals rest on (each
@@ -45,6 +64,10 @@ type Verdict struct {
 	Layouts    int                `json:"layouts,omitempty"`
 	Reshuffle  int                `json:"reshuffle,omitempty"`
 	Candidates []VerdictCandidate `json:"candidates"`
+	// Machine is what disturbed the measurements (absent in a suite's
+	// verdict, whose cells each have their own: SuiteMachine).
+	Machine      *VerdictMachine           `json:"machine,omitempty"`
+	SuiteMachine map[string]VerdictMachine `json:"suite_machine,omitempty"`
 	// SuiteWhy, in a suite's verdict, is each candidate's differential
 	// diagnosis per cell where some step changed significantly.
 	SuiteWhy map[string][]*VerdictWhy `json:"suite_why,omitempty"`
@@ -64,17 +87,72 @@ type VerdictExpect struct {
 	Text    string   `json:"text"`
 }
 
+// VerdictMachine is what disturbed a comparison (compare.Machine).
+type VerdictMachine struct {
+	Sides []VerdictMachineSide `json:"sides"`
+	// Drift is the baseline's throughput drift between rounds (the
+	// standard deviation of its per-round log tps at DriftClients).
+	Drift        *float64      `json:"drift"`
+	DriftClients int           `json:"drift_clients,omitempty"`
+	Flags        []VerdictFlag `json:"flags,omitempty"`
+	Text         []string      `json:"text,omitempty"`
+}
+
+// VerdictMachineSide is one target's view of the machine: shares of all
+// its CPUs (null where not measured).
+type VerdictMachineSide struct {
+	Name     string   `json:"name"`
+	Other    *float64 `json:"other_share"`
+	Steal    *float64 `json:"steal_share"`
+	RunQueue *float64 `json:"run_queue_per_core"`
+}
+
+// VerdictFlag is a measure other processes' contention may have moved.
+type VerdictFlag struct {
+	Candidate string `json:"candidate"`
+	Measure   string `json:"measure"`
+	Why       string `json:"why"`
+}
+
+func newVerdictMachine(m *compare.Machine) *VerdictMachine {
+	if m == nil {
+		return nil
+	}
+	vm := &VerdictMachine{Drift: num(m.Drift), DriftClients: m.DriftClients, Text: m.Text, Sides: []VerdictMachineSide{}}
+	for _, s := range m.Sides {
+		vm.Sides = append(vm.Sides, VerdictMachineSide{Name: s.Name, Other: num(s.Other), Steal: num(s.Steal), RunQueue: num(s.RunQueue)})
+	}
+	for _, f := range m.Flags {
+		vm.Flags = append(vm.Flags, VerdictFlag{f.Candidate, f.Measure, f.Why})
+	}
+	return vm
+}
+
+// VerdictFinding is a failed or inconclusive measure with its why.
+type VerdictFinding struct {
+	Key     string `json:"key"`
+	Cell    string `json:"cell,omitempty"`
+	Outcome string `json:"outcome"`
+	Why     string `json:"why"`
+	Text    string `json:"text"`
+	Flagged bool   `json:"contention_differed,omitempty"`
+}
+
 // VerdictCandidate is one candidate's verdict against the baseline.
 type VerdictCandidate struct {
-	Name      string `json:"name"`
-	Passed    bool   `json:"passed"`
-	Headline  string `json:"headline"`
-	Total     int    `json:"measures"`
-	Within    int    `json:"within_bounds"`
-	Outside   int    `json:"outside_bounds"`
-	Uncertain int    `json:"uncertain"`
-	Improved  int    `json:"improved"`
-	Regressed int    `json:"regressed"`
+	Name string `json:"name"`
+	// Outcome is the worst outcome of its bounded measures; Passed is
+	// Outcome "pass".
+	Outcome      string `json:"outcome"`
+	Passed       bool   `json:"passed"`
+	Headline     string `json:"headline"`
+	Total        int    `json:"measures"`
+	Bounded      int    `json:"bounded"`
+	Pass         int    `json:"pass"`
+	Fail         int    `json:"fail"`
+	Inconclusive int    `json:"inconclusive"`
+	Improved     int    `json:"improved"`
+	Regressed    int    `json:"regressed"`
 	// Negligible counts the significant changes smaller than their
 	// measure's smallest change of interest.
 	Negligible int `json:"negligible,omitempty"`
@@ -82,6 +160,7 @@ type VerdictCandidate struct {
 	// faster, from the evidence both targets recorded (absent in a suite's
 	// verdict, where each cell has its own: SuiteWhy).
 	Why      *VerdictWhy      `json:"why,omitempty"`
+	Findings []VerdictFinding `json:"findings,omitempty"`
 	Measures []VerdictMeasure `json:"details"`
 }
 
@@ -133,7 +212,7 @@ func verdictFunction(f diagnose.FunctionDelta) VerdictFunction {
 // VerdictWhyStep is one step of a differential diagnosis.
 type VerdictWhyStep struct {
 	Clients   int               `json:"clients"`
-	Direction string            `json:"direction"` // "slower" or "faster"
+	Direction string            `json:"direction"` // "slower", "faster", or "unchanged" (throughput unchanged, costs changed)
 	TPSChange *float64          `json:"tps_change"`
 	Causes    []VerdictWhyCause `json:"causes"`
 	Text      string            `json:"text"`
@@ -152,7 +231,10 @@ func newVerdictWhy(d diagnose.Differential, cell string) *VerdictWhy {
 	w := &VerdictWhy{Cell: cell, Text: d.Sentences(), Steps: []VerdictWhyStep{}, Unjudged: d.Unjudged}
 	for _, s := range d.Steps {
 		st := VerdictWhyStep{Clients: s.Clients, Direction: "faster", TPSChange: num(s.TPS.Change), Causes: []VerdictWhyCause{}, Text: s.Text}
-		if s.Slower {
+		switch {
+		case s.Costs:
+			st.Direction = "unchanged"
+		case s.Slower:
 			st.Direction = "slower"
 		}
 		for _, c := range s.Causes {
@@ -185,8 +267,8 @@ type VerdictMeasure struct {
 	Unit      string   `json:"unit"`
 	Direction string   `json:"direction"`
 	N         int      `json:"n"`               // rounds (paired; layouts when reshuffled) or candidate values (unpaired) used
-	Baseline  *float64 `json:"baseline_median"` // median of the baseline's values
-	Candidate *float64 `json:"candidate_median"`
+	Baseline  *float64 `json:"baseline_centre"` // the baseline's central value (Verdict.Centre)
+	Candidate *float64 `json:"candidate_centre"`
 	Change    *float64 `json:"change"`
 	Lo        *float64 `json:"change_lo"`
 	Hi        *float64 `json:"change_hi"`
@@ -194,8 +276,10 @@ type VerdictMeasure struct {
 	P         *float64 `json:"p"`
 	PHolm     *float64 `json:"p_holm"`
 	// Significant is PHolm ≤ 1 − confidence; Effect is "no change",
-	// "improved", "regressed" or "negligible" (significant, but smaller
-	// than the measure's smallest change of interest, MinChange).
+	// "improved", "regressed", "negligible" (significant, but smaller
+	// than the measure's smallest change of interest, MinChange) or "not
+	// significant after Holm" (the interval excludes zero, the corrected
+	// test does not).
 	Significant bool   `json:"significant"`
 	Effect      string `json:"effect"`
 	// Bound is the bound that applied, as written ("tps=-5%"); empty
@@ -204,17 +288,35 @@ type VerdictMeasure struct {
 	// MinChange is the measure's smallest change of interest (a
 	// fraction) when it has one.
 	MinChange *float64 `json:"min_change,omitempty"`
-	Status    string   `json:"status"`
-	Uncertain bool     `json:"uncertain"`
-	Warnings  []string `json:"warnings,omitempty"`
+	// Outcome is "pass", "fail", "inconclusive" or "no bound". A bounded
+	// measure was decided at DecisionConfidence, where its interval is
+	// [DecisionLo, DecisionHi] (the intervals' own level, or higher for a
+	// suite's cell or a look of a run that rounded until decided); PBound
+	// and PBoundHolm are the test against the bound before and after
+	// Holm's correction over the bounded measures; Reason says why an
+	// inconclusive one is undecided, Decide what would decide it, Spread
+	// the per-round (or per-layout) spread of its log ratios and
+	// RoundsNeeded the rounds that spread needs (-1: none would).
+	Outcome            string   `json:"outcome"`
+	DecisionConfidence *float64 `json:"decision_confidence,omitempty"`
+	DecisionLo         *float64 `json:"decision_lo,omitempty"`
+	DecisionHi         *float64 `json:"decision_hi,omitempty"`
+	PBound             *float64 `json:"p_bound,omitempty"`
+	PBoundHolm         *float64 `json:"p_bound_holm,omitempty"`
+	Reason             string   `json:"reason,omitempty"`
+	Decide             string   `json:"decide,omitempty"`
+	Spread             *float64 `json:"spread,omitempty"`
+	RoundsNeeded       int      `json:"rounds_needed,omitempty"`
+	Warnings           []string `json:"warnings,omitempty"`
 }
 
 // NewVerdict builds the verdict file's contents from a comparison.
 func NewVerdict(r *compare.Comparison) *Verdict {
-	v := &Verdict{Schema: VerdictSchema, Version: VerdictVersion, Passed: r.Passed(), Complete: r.Incomplete == "",
+	v := &Verdict{Schema: VerdictSchema, Version: VerdictVersion, Outcome: r.Outcome().String(), Passed: r.Outcome() == stats.Pass, Complete: r.Incomplete == "",
 		Reason: r.Incomplete, Headline: r.Headline(), Baseline: r.Baseline, Workload: r.Workload,
 		Method: r.Method.String(), Rounds: r.Rounds, Planned: r.RoundsPlanned, SliceS: r.SliceS, Notes: r.Notes,
-		Layouts: r.Layouts, Reshuffle: r.Reshuffle}
+		Layouts: r.Layouts, Reshuffle: r.Reshuffle, RoundsMax: r.RoundsMax, Stopped: r.Stopped, Centre: r.Centre, Rule: stats.FailRule,
+		Machine: newVerdictMachine(r.Machine)}
 	v.Test = stats.UnpairedTest
 	if r.Method == stats.Paired {
 		v.Test = stats.PairedTest
@@ -224,10 +326,9 @@ func NewVerdict(r *compare.Comparison) *Verdict {
 	}
 	for ci, vd := range r.Verdicts {
 		v.Confidence = 1 - vd.Alpha
-		c := VerdictCandidate{Name: r.Candidates[ci], Passed: vd.Passed(), Headline: vd.Headline(), Total: vd.Total,
-			Within: vd.Within, Outside: vd.Outside, Uncertain: vd.Uncertain, Improved: vd.Improved, Regressed: vd.Regressed,
-			Negligible: vd.Negligible, Measures: []VerdictMeasure{}}
+		c := newVerdictCandidate(r.Candidates[ci], vd)
 		c.Measures = append(c.Measures, verdictMeasures(r, ci)...)
+		c.Findings = verdictFindings(r, ci, "")
 		if ci < len(r.Why) {
 			c.Why = newVerdictWhy(r.Why[ci], "")
 		}
@@ -236,18 +337,41 @@ func NewVerdict(r *compare.Comparison) *Verdict {
 	return v
 }
 
+// newVerdictCandidate is a candidate's verdict, its measures to come.
+func newVerdictCandidate(name string, vd stats.Verdict) VerdictCandidate {
+	return VerdictCandidate{Name: name, Outcome: vd.Outcome.String(), Passed: vd.Outcome == stats.Pass, Headline: vd.Headline(),
+		Total: vd.Total, Bounded: vd.Bounded, Pass: vd.Passed, Fail: vd.Failed, Inconclusive: vd.Inconclusive,
+		Improved: vd.Improved, Regressed: vd.Regressed, Negligible: vd.Negligible, Measures: []VerdictMeasure{}}
+}
+
+// verdictFindings are candidate ci's failed and inconclusive measures.
+func verdictFindings(r *compare.Comparison, ci int, cell string) []VerdictFinding {
+	if ci >= len(r.Findings) {
+		return nil
+	}
+	var out []VerdictFinding
+	for _, f := range r.Findings[ci] {
+		out = append(out, VerdictFinding{Key: f.Assessment.Measure.Key(), Cell: cell, Outcome: f.Assessment.Outcome.String(),
+			Why: f.Why, Text: f.Line(), Flagged: f.Flagged})
+	}
+	return out
+}
+
 // verdictMeasures are candidate ci's measures of a comparison.
 func verdictMeasures(r *compare.Comparison, ci int) []VerdictMeasure {
 	var out []VerdictMeasure
 	for _, row := range r.Rows {
 		a := row.Cells[ci].Assessment
 		m := VerdictMeasure{Key: a.Measure.Key(), Measure: a.Measure.Name, Step: a.Measure.Step, Unit: a.Measure.Unit,
-			Direction: a.Measure.Direction.String(), N: a.N2, Baseline: num(row.Base.Median), Candidate: num(row.Cells[ci].Cand.Median),
+			Direction: a.Measure.Direction.String(), N: a.N2, Baseline: num(a.Base), Candidate: num(a.Cand),
 			Change: num(a.Change), Lo: num(a.Lo), Hi: num(a.Hi), Text: stats.FormatChange(a.Change, a.Lo, a.Hi),
-			P: num(a.P), PHolm: num(a.PHolm), Significant: a.Significant, Effect: a.Effect.String(),
-			Status: a.Status.String(), Uncertain: a.Uncertain}
+			P: num(a.P), PHolm: num(a.PHolm), Significant: a.Significant, Effect: a.EffectText(),
+			Outcome: a.Outcome.String(), Spread: num(a.Spread)}
 		if a.Bound != nil {
 			m.Bound = a.Bound.String()
+			m.DecisionConfidence, m.DecisionLo, m.DecisionHi = num(a.DecisionConfidence), num(a.DecisionLo), num(a.DecisionHi)
+			m.PBound, m.PBoundHolm = num(a.PBound), num(a.PBoundHolm)
+			m.Reason, m.Decide, m.RoundsNeeded = a.Reason, a.Decide(), a.RoundsNeeded
 		}
 		if a.Measure.MinChange > 0 {
 			m.MinChange = num(a.Measure.MinChange)
@@ -267,14 +391,30 @@ func verdictMeasures(r *compare.Comparison, ci int) []VerdictMeasure {
 // NewSuiteVerdict builds a suite's verdict: every measure of every
 // compared cell, judged suite-wide, with its cell.
 func NewSuiteVerdict(s *compare.Suite) *Verdict {
-	v := &Verdict{Schema: VerdictSchema, Version: VerdictVersion, Passed: s.Passed(), Complete: s.Incomplete == "",
+	v := &Verdict{Schema: VerdictSchema, Version: VerdictVersion, Outcome: s.Outcome().String(), Passed: s.Outcome() == stats.Pass, Complete: s.Incomplete == "",
 		Reason: s.Incomplete, Headline: s.Headline(), Baseline: s.Baseline, Workload: "suite " + s.Name,
-		Method: stats.Paired.String(), Test: stats.PairedTest, Notes: suiteNotes(s)}
+		Method: stats.Paired.String(), Test: stats.PairedTest, Notes: suiteNotes(s), Centre: "geometric mean", Rule: stats.FailRule}
+	var stops []string
+	for _, cell := range s.Cells {
+		if c := cell.Comparison; c != nil && c.RoundsMax > 0 {
+			v.Rounds += c.Rounds
+			v.RoundsMax = max(v.RoundsMax, c.RoundsMax)
+			stops = append(stops, fmt.Sprintf("%s: %s", cell.Key, c.Stopped))
+		}
+	}
+	v.Stopped = strings.Join(stops, "; ")
+	for _, cell := range s.Cells {
+		if cell.Comparison != nil && cell.Comparison.Machine != nil {
+			if v.SuiteMachine == nil {
+				v.SuiteMachine = map[string]VerdictMachine{}
+			}
+			v.SuiteMachine[cell.Key] = *newVerdictMachine(cell.Comparison.Machine)
+		}
+	}
 	for ci, vd := range s.Verdicts {
 		v.Confidence = 1 - vd.Alpha
-		c := VerdictCandidate{Name: s.Candidates[ci], Passed: vd.Passed(), Headline: vd.Headline(), Total: vd.Total,
-			Within: vd.Within, Outside: vd.Outside, Uncertain: vd.Uncertain, Improved: vd.Improved, Regressed: vd.Regressed,
-			Measures: []VerdictMeasure{}}
+		c := newVerdictCandidate(s.Candidates[ci], vd)
+		c.Negligible = 0 // a suite's tallies, as before: the cells' details carry the effect
 		for _, cell := range s.Cells {
 			if cell.Comparison == nil {
 				continue
@@ -283,7 +423,8 @@ func NewSuiteVerdict(s *compare.Suite) *Verdict {
 				m.Cell = cell.Key
 				c.Measures = append(c.Measures, m)
 			}
-			if ci < len(cell.Comparison.Why) && len(cell.Comparison.Why[ci].Steps) > 0 {
+			c.Findings = append(c.Findings, verdictFindings(cell.Comparison, ci, cell.Key)...)
+			if ci < len(cell.Comparison.Why) && (len(cell.Comparison.Why[ci].Steps) > 0 || len(cell.Comparison.Why[ci].Counted) > 0) {
 				if v.SuiteWhy == nil {
 					v.SuiteWhy = map[string][]*VerdictWhy{}
 				}
@@ -300,6 +441,9 @@ func NewSuiteVerdict(s *compare.Suite) *Verdict {
 
 // writeVerdict writes the verdict file's JSON.
 func writeVerdict(w io.Writer, d *Doc) error {
+	if d.Analysis == nil {
+		return needComparison("verdict")
+	}
 	if d.Suite != nil {
 		return writeJSON(w, NewSuiteVerdict(d.Suite))
 	}

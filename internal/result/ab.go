@@ -50,6 +50,13 @@ type AB struct {
 	// verdict. Absent in files written before pgscale recorded them.
 	Bounds     []string `json:"bounds,omitempty"`
 	Confidence float64  `json:"confidence,omitempty"`
+	// RoundsMax, for a run that rounded until decided (--rounds
+	// auto:MAX), is the most rounds it could take, which fixes how its
+	// looks spent alpha (stats.Sequential); Rounds is then the rounds it
+	// ran, and Stopped says why it stopped: "decided" or the budget that
+	// ran out. 0 for a run of a fixed number of rounds.
+	RoundsMax int    `json:"rounds_max,omitempty"`
+	Stopped   string `json:"stopped,omitempty"`
 }
 
 // ABTarget is one target of an A/B run.

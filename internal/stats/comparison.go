@@ -73,6 +73,11 @@ type Comparison struct {
 	WindowDetail *WindowDetail
 	// Warnings are caveats about these numbers.
 	Warnings []error
+
+	// again makes the comparison again from the same values at another
+	// confidence level, for the decisions against a bound (Evaluate);
+	// nil for comparisons made elsewhere.
+	again func(conf float64) Comparison
 }
 
 // String formats the comparison as in the verdict: "tps@c=16 -5.4% ± 0.9%".

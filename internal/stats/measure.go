@@ -42,6 +42,11 @@ type Measure struct {
 	// measure closer to zero takes its place. 0: every significant
 	// change is of interest.
 	MinChange float64
+	// Counted marks a count made under Valgrind (instructions per
+	// transaction): deterministic within a cluster to a few events, so a
+	// failure needs no distribution-free cross-check of its few rounds
+	// (MinFailRounds); the t interval decides it.
+	Counted bool
 }
 
 // Key returns the name bounds and reports use: "tps@c=16", or "tps" when

@@ -107,9 +107,23 @@ func RoundsToDetect(sdLog, change, confidence, power float64) int {
 		t := tQuantile(1-alpha/2, df) + tQuantile(power, df)
 		return t * t * k * k
 	}
-	n := max(2, int(math.Ceil(n0)))
-	for float64(n) < need(n) {
-		n++
+	// n − need(n) grows with n (need falls as the t quantiles do):
+	// gallop up from the normal-quantile answer, then bisect.
+	lo := max(2, int(math.Ceil(n0)))
+	if float64(lo) >= need(lo) {
+		return lo
 	}
-	return n
+	hi := lo + 1
+	for float64(hi) < need(hi) {
+		lo, hi = hi, hi+2*(hi-lo)
+	}
+	for hi-lo > 1 { // need(lo) > lo, need(hi) ≤ hi
+		mid := (lo + hi) / 2
+		if float64(mid) < need(mid) {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return hi
 }

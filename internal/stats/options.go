@@ -16,6 +16,14 @@ type Options struct {
 	// DefaultConfidence. Tests are two-sided at alpha = 1 − Confidence,
 	// and Evaluate applies Holm's correction at that alpha.
 	Confidence float64
+	// Share, in (0, 1), is the part of alpha a family of bounded measures
+	// gets when it is one of several judged together (a suite's cell:
+	// 1/cells); 0 means all of it.
+	Share float64
+	// Sequential, when set, decides as at one look of a run that looks
+	// after every round (rounds until decided): at the part of alpha
+	// the look may spend.
+	Sequential *Sequential
 }
 
 // confidence returns the confidence level to use and a warning when the

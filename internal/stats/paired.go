@@ -2,10 +2,10 @@ package stats
 
 import (
 	"math"
+	"sort"
 	"strings"
 
 	"github.com/aclements/go-moremath/stats"
-	"golang.org/x/perf/benchmath"
 )
 
 // PairedTest names the test that decides a paired comparison.
@@ -22,20 +22,29 @@ type PairedDetail struct {
 	// TLo and THi bound the t interval on the mean log ratio, transformed
 	// back to a change: exp(mean ± t·sd/√n) − 1.
 	TLo, THi float64
-	// Median is the median ratio − 1; MedianLo and MedianHi bound
-	// benchmath's distribution-free interval on it (order statistics of
-	// the ratios), which is infinite with too few rounds.
-	// MedianConfidence is that interval's actual level (≥ requested).
-	Median, MedianLo, MedianHi, MedianConfidence float64
-	// Wider says which interval was wider, "t" or "median"; the reported
-	// interval is the hull of both (or the t interval alone when the
-	// median one is infinite).
+	// HL is the Hodges–Lehmann estimate of the change (the median of the
+	// Walsh averages of the log ratios, transformed back); HLLo and HLHi
+	// bound the distribution-free interval that inverts the signed-rank
+	// test (Walsh averages at the exact test's critical value), which is
+	// infinite with too few rounds (fewer than 6 at 95 %); HLConfidence is
+	// that interval's actual level (≥ requested).
+	HL, HLLo, HLHi, HLConfidence float64
+	// Wider says which interval was wider, "t" or "signed-rank"; the
+	// reported interval is the hull of both (or the t interval alone when
+	// the signed-rank one is infinite).
 	Wider string
 	// SignedRank is the Wilcoxon signed-rank test on the log ratios,
 	// reported beside the t-test but not used for the decision. Its P is
 	// NaN when it could not be run.
 	SignedRank SignedRankResult
+
+	// logs are the per-unit log ratios, for the tests against a bound.
+	logs []float64
 }
+
+// Logs returns the per-round (or per-layout) log ratios ln(cand/base)
+// the comparison rests on, in pairing order.
+func (d *PairedDetail) Logs() []float64 { return append([]float64(nil), d.logs...) }
 
 // ComparePaired compares per-round values where base[i] and cand[i] were
 // measured in the same round i.
@@ -60,6 +69,14 @@ func ComparePaired(m Measure, base, cand []float64, opt Options) Comparison {
 // "layout" for the per-layout means of CompareLayouts, as the warnings
 // name them.
 func comparePaired(m Measure, base, cand []float64, opt Options, unit string) Comparison {
+	c := comparePairedAt(m, base, cand, opt, unit)
+	b, x := append([]float64(nil), base...), append([]float64(nil), cand...)
+	c.again = func(conf float64) Comparison { return comparePairedAt(m, b, x, Options{Confidence: conf}, unit) }
+	return c
+}
+
+// comparePairedAt is comparePaired without the way to make it again.
+func comparePairedAt(m Measure, base, cand []float64, opt Options, unit string) Comparison {
 	conf, warns := opt.confidence()
 	c := newComparison(m, Paired, conf, PairedTest)
 	alpha := Alpha(conf)
@@ -96,12 +113,14 @@ func comparePaired(m Measure, base, cand []float64, opt Options, unit string) Co
 	d := &PairedDetail{MeanLog: mean, SDLog: math.NaN(), T: math.NaN(), DF: float64(len(logs) - 1),
 		TLo: math.Inf(-1), THi: math.Inf(1), SignedRank: SignedRankResult{P: math.NaN()}}
 	c.PairedDetail = d
+	d.logs = logs
 
-	// Distribution-free interval on the median ratio. NewSample sorts its
-	// argument in place, so it gets a copy: ratios keeps the pairing order.
-	sample := benchmath.NewSample(append([]float64(nil), ratios...), &benchmath.Thresholds{CompareAlpha: alpha})
-	med := benchmath.AssumeNothing.Summary(sample, conf)
-	d.Median, d.MedianLo, d.MedianHi, d.MedianConfidence = med.Center-1, med.Lo-1, med.Hi-1, med.Confidence
+	// Distribution-free interval: the one the signed-rank test inverts.
+	hl, lo, hi, level := walshInterval(logs, alpha)
+	d.HL, d.HLLo, d.HLHi, d.HLConfidence = math.Expm1(hl), lo, hi, level
+	if !math.IsInf(lo, 0) {
+		d.HLLo, d.HLHi = math.Expm1(lo), math.Expm1(hi)
+	}
 
 	if len(logs) == 1 {
 		c.Warnings = append(c.Warnings, warnf(TooFew, "%s: 1 %s: no interval and no test", m.Key(), unit))
@@ -130,13 +149,13 @@ func comparePaired(m Measure, base, cand []float64, opt Options, unit string) Co
 	c.P = tTwoSidedP(d.T, d.DF)
 
 	c.Lo, c.Hi, d.Wider = d.TLo, d.THi, "t"
-	if math.IsInf(d.MedianLo, 0) || math.IsInf(d.MedianHi, 0) {
-		c.Warnings = append(c.Warnings, warnf(TooFew, "%s: %d %ss are too few for the distribution-free cross-check (%v); the interval is the t interval alone", m.Key(), len(logs), unit, joinErrs(med.Warnings)))
+	if math.IsInf(d.HLLo, 0) || math.IsInf(d.HLHi, 0) {
+		c.Warnings = append(c.Warnings, warnf(TooFew, "%s: %d %ss are too few for the distribution-free cross-check (need %d at %v); the interval is the t interval alone", m.Key(), len(logs), unit, MinFailRounds(conf), conf))
 	} else {
-		if d.MedianHi-d.MedianLo > d.THi-d.TLo {
-			d.Wider = "median"
+		if d.HLHi-d.HLLo > d.THi-d.TLo {
+			d.Wider = "signed-rank"
 		}
-		c.Lo, c.Hi = math.Min(d.TLo, d.MedianLo), math.Max(d.THi, d.MedianHi)
+		c.Lo, c.Hi = math.Min(d.TLo, d.HLLo), math.Max(d.THi, d.HLHi)
 	}
 
 	sr, err := SignedRank(logs)
@@ -151,6 +170,74 @@ func comparePaired(m Measure, base, cand []float64, opt Options, unit string) Co
 // can reach p ≤ alpha at all: its smallest two-sided p-value is 2/2^n.
 func signedRankCanReject(n int, alpha float64) bool {
 	return n > 0 && math.Ldexp(2, -n) <= alpha
+}
+
+// walshInterval returns, for the differences d, the Hodges–Lehmann
+// estimate (the median of the n(n+1)/2 Walsh averages (d[i]+d[j])/2,
+// i ≤ j) and the interval [W(k+1), W(M−k)] of the sorted Walsh averages
+// where k is the largest count with P(V ≤ k) ≤ alpha/2 under the
+// signed-rank test's null distribution: the interval that test inverts,
+// distribution-free for differences symmetric about their centre. Its
+// actual level is 1 − 2·P(V ≤ k). The interval is infinite when even k = 0
+// is too likely (2⁻ⁿ > alpha/2).
+func walshInterval(d []float64, alpha float64) (est, lo, hi, level float64) {
+	n := len(d)
+	inf := math.Inf(1)
+	if n == 0 {
+		return math.NaN(), -inf, inf, 0
+	}
+	w := make([]float64, 0, n*(n+1)/2)
+	for i := 0; i < n; i++ {
+		for j := i; j < n; j++ {
+			w = append(w, (d[i]+d[j])/2)
+		}
+	}
+	sort.Float64s(w)
+	m := len(w)
+	est = w[m/2]
+	if m%2 == 0 {
+		est = (w[m/2-1] + w[m/2]) / 2
+	}
+	k, p := signedRankCritical(n, alpha/2)
+	if k < 0 {
+		return est, -inf, inf, 0
+	}
+	return est, w[k], w[m-1-k], 1 - 2*p
+}
+
+// signedRankCritical returns the largest k with P(V ≤ k) ≤ tail for the
+// signed-rank statistic V of n differences without ties, and P(V ≤ k);
+// k is -1 when P(V = 0) = 2⁻ⁿ already exceeds tail. Exact up to 100
+// differences, the normal approximation beyond.
+func signedRankCritical(n int, tail float64) (int, float64) {
+	if n > 100 {
+		nf := float64(n)
+		mu, sd := nf*(nf+1)/4, math.Sqrt(nf*(nf+1)*(2*nf+1)/24)
+		k := int(math.Floor(mu + sd*zQuantile(tail) - 0.5))
+		return k, zCDF((float64(k) + 0.5 - mu) / sd)
+	}
+	max := n * (n + 1) / 2
+	// prob[s] = P(V = s), built one rank at a time.
+	prob := make([]float64, max+1)
+	prob[0] = 1
+	for r := 1; r <= n; r++ {
+		for s := max; s >= 0; s-- {
+			v := prob[s] / 2
+			if s >= r {
+				v += prob[s-r] / 2
+			}
+			prob[s] = v
+		}
+	}
+	k, cum := -1, 0.0
+	for s := 0; s <= max; s++ {
+		if cum+prob[s] > tail*(1+1e-12) {
+			break
+		}
+		cum += prob[s]
+		k = s
+	}
+	return k, cum
 }
 
 // joinErrs formats warnings from another package into one phrase.

@@ -37,26 +37,29 @@ func TestComparePaired(t *testing.T) {
 			// 0.00283289019738427 and the CI 0.7001142367452713,
 			// 2.4598857632547286, so the change is e^1.58 - 1 and the t
 			// interval e^0.7001142 - 1, e^2.4598858 - 1.
-			// Median interval by hand: for n = 10 the binomial(10, ½)
-			// order statistics 2 and 9 cover 1 - 2·(1+10)/1024 =
-			// 1002/1024; sorted d = 0, 0.8, 1.0, 1.2, 1.3, 1.3, 1.4, 1.8,
-			// 2.4, 4.6, so it is [e^0.8, e^2.4] - 1 with median e^1.3 - 1.
-			// Width 8.80 < the t interval's 9.69: the hull is the t
-			// interval. Signed-rank p as R's sleep example, 0.009091.
+			// Signed-rank interval by brute force (every one of the 2^10
+			// sign patterns of the ranks 1..10, and the 55 Walsh averages
+			// sorted): P(V ≤ 8) = 25/1024 ≤ 0.025 < P(V ≤ 9), so it is
+			// the 9th and 47th Walsh averages, [e^0.9, e^2.7] - 1, at
+			// level 1 - 50/1024; the Hodges-Lehmann estimate e^1.3 - 1.
+			// It reaches above the t interval: the hull is [the t
+			// interval's low end, e^2.7 - 1]. Signed-rank p as R's sleep
+			// example, 0.009091.
 			name: "sleep data",
 			base: ones(10),
 			cand: exps(1.2, 2.4, 1.3, 1.3, 0.0, 1.0, 1.8, 0.8, 4.6, 1.4),
-			want: want{n: 10, change: e(1.58), lo: 1.0139827651658302, hi: 10.703474496777698, p: 0.00283289019738427,
+			want: want{n: 10, change: e(1.58), lo: 1.0139827651658302, hi: e(2.7), p: 0.00283289019738427,
 				tlo: 1.0139827651658302, thi: 10.703474496777698,
-				median: e(1.3), mlo: e(0.8), mhi: e(2.4), mconf: 1002.0 / 1024, wider: "t", srP: 0.009090698015925054},
+				median: e(1.3), mlo: e(0.9), mhi: e(2.7), mconf: 1 - 50.0/1024, wider: "signed-rank", srP: 0.009090698015925054},
 		},
 		{
-			// Six rounds: at 95 % the median interval is [min, max]
-			// (order statistics 1 and 6 cover 1 - 2/64 = 0.96875), here
-			// [e^-0.02, e^0.06] - 1, wider than the t interval (SciPy:
-			// -0.011020329116503512, 0.04367503250797603; p =
-			// 0.19088596637133023), so the hull is the median interval.
-			// Median by R8, the mean of the middle two ratios. Signed-rank
+			// Six rounds: at 95 % the signed-rank interval is [min, max]
+			// of the Walsh averages (P(V = 0) = 1/64 ≤ 0.025 < P(V ≤ 1)),
+			// covering 1 - 2/64 = 0.96875, here [e^-0.02, e^0.06] - 1,
+			// wider than the t interval (SciPy: -0.011020329116503512,
+			// 0.04367503250797603; p = 0.19088596637133023), so the hull
+			// is the signed-rank interval. Hodges-Lehmann by brute force:
+			// the 11th of the 21 Walsh averages, 0.014. Signed-rank
 			// by hand: |-0.02| has rank 5, V = 21 - 5 = 16, P(V ≥ 16) =
 			// P(V ≤ 5) = 10/64 (ten subsets of 1..6 sum to ≤ 5), p = 20/64.
 			name: "median interval wider",
@@ -64,12 +67,11 @@ func TestComparePaired(t *testing.T) {
 			cand: exps(-0.02, 0.01, 0.012, 0.015, 0.018, 0.06),
 			want: want{n: 6, change: 0.015959344737308194, lo: e(-0.02), hi: e(0.06), p: 0.19088596637133023,
 				tlo: -0.011020329116503512, thi: 0.04367503250797603,
-				median: (math.Exp(0.012)+math.Exp(0.015))/2 - 1, mlo: e(-0.02), mhi: e(0.06), mconf: 0.96875, wider: "median", srP: 20.0 / 64},
+				median: e(0.014), mlo: e(-0.02), mhi: e(0.06), mconf: 0.96875, wider: "signed-rank", srP: 20.0 / 64},
 		},
 		{
-			// Five rounds are too few for a 95 % median interval: [min,
-			// max] covers only 1 - 2/32 = 0.9375, so benchmath widens it to
-			// (-∞, max], which covers 31/32 = 0.96875. The t interval
+			// Five rounds are too few for a 95 % signed-rank interval:
+			// P(V = 0) = 1/32 > 0.025, so it is infinite. The t interval
 			// alone, with a warning. SciPy ttest_1samp on 0.01..0.05:
 			// p = 0.013235599563682686, interval 0.010421497833620022,
 			// 0.05088475336478421. Signed-rank exact by hand: V = 15 of
@@ -79,7 +81,7 @@ func TestComparePaired(t *testing.T) {
 			cand: []float64{200 * math.Exp(0.01), 300 * math.Exp(0.02), 400 * math.Exp(0.03), 500 * math.Exp(0.04), 600 * math.Exp(0.05)},
 			want: want{n: 5, change: e(0.03), lo: 0.010421497833620022, hi: 0.05088475336478421, p: 0.013235599563682686,
 				tlo: 0.010421497833620022, thi: 0.05088475336478421,
-				median: e(0.03), mlo: -inf, mhi: e(0.05), mconf: 0.96875, wider: "t", srP: 2.0 / 32,
+				median: e(0.03), mlo: -inf, mhi: inf, mconf: 0, wider: "t", srP: 2.0 / 32,
 				warnings: []stats.WarningKind{stats.TooFew}},
 		},
 		{
@@ -87,17 +89,17 @@ func TestComparePaired(t *testing.T) {
 			// round 7 an infinite one: the ratios left are 1.01, 0.99,
 			// 1.02, 0.98. SciPy on their logs: change
 			// -0.00012501344058679723, interval -0.028758635699502922,
-			// 0.029352770067842, p = 0.9899341197994204. Median by hand:
-			// R8 averages the middle two ratios, (0.99+1.01)/2 - 1 = 0.
-			// Four rounds: benchmath's median interval is unbounded on
-			// both sides. Signed-rank by hand: log ratio ranks 1+ 2- 3+ 4-,
+			// 0.029352770067842, p = 0.9899341197994204. Hodges-Lehmann
+			// by brute force: the mean of the middle two of the 10 Walsh
+			// averages, -0.00012502125541827367 on the log scale. Four
+			// rounds: no signed-rank interval. Signed-rank by hand: log ratio ranks 1+ 2- 3+ 4-,
 			// V = 4, P(V ≤ 4) = 7/16, p = 14/16.
 			name: "rounds left out",
 			base: []float64{100, 0, 100, -5, 100, nan, 100, 100},
 			cand: []float64{101, 100, 99, 100, 102, 100, 98, inf},
 			want: want{n: 4, change: -0.00012501344058679723, lo: -0.028758635699502922, hi: 0.029352770067842, p: 0.9899341197994204,
 				tlo: -0.028758635699502922, thi: 0.029352770067842,
-				median: 0, mlo: -inf, mhi: inf, mconf: 1, wider: "t", srP: 14.0 / 16,
+				median: e(-0.00012502125541827367), mlo: -inf, mhi: inf, mconf: 0, wider: "t", srP: 14.0 / 16,
 				warnings: []stats.WarningKind{stats.LeftOut, stats.TooFew}},
 		},
 		{
@@ -105,14 +107,16 @@ func TestComparePaired(t *testing.T) {
 			// one round slightly negative among five near +5 %. SciPy:
 			// t-test p = 0.0045883487193932706, signed-rank exact 0.0625
 			// (V = 20 of 21 by hand: the negative round has rank 1; P(V ≥
-			// 20) = P(V ≤ 1) = 2/64). Median interval [min, max] for n =
-			// 6; the t interval reaches higher (SciPy: 0.019793044157922032,
+			// 20) = P(V ≤ 1) = 2/64). Signed-rank interval [min, max] of
+			// the Walsh averages for n = 6, [e^-0.001, e^0.052] - 1; the t
+			// interval reaches higher (SciPy: 0.019793044157922032,
 			// 0.06545324541356601), so the hull is [e^-0.001 - 1, that].
+			// Hodges-Lehmann by brute force: 0.0495.
 			name: "tests disagree",
 			base: ones(6),
 			cand: exps(0.05, 0.051, 0.049, 0.052, 0.048, -0.001),
 			want: want{n: 6, change: e((0.05 + 0.051 + 0.049 + 0.052 + 0.048 - 0.001) / 6), lo: e(-0.001), hi: 0.06545324541356601, p: 0.0045883487193932706,
-				tlo: 0.019793044157922032, thi: 0.06545324541356601, median: (math.Exp(0.049)+math.Exp(0.05))/2 - 1, mlo: e(-0.001), mhi: e(0.052), mconf: 0.96875, wider: "median", srP: 0.0625,
+				tlo: 0.019793044157922032, thi: 0.06545324541356601, median: e(0.0495), mlo: e(-0.001), mhi: e(0.052), mconf: 0.96875, wider: "signed-rank", srP: 0.0625,
 				warnings: []stats.WarningKind{stats.Disagree}},
 		},
 	}
@@ -136,10 +140,10 @@ func TestComparePaired(t *testing.T) {
 				near(t, "TLo", d.TLo, w.tlo, 1e-9)
 				near(t, "THi", d.THi, w.thi, 1e-9)
 			}
-			near(t, "Median", d.Median, w.median, 1e-12)
-			near(t, "MedianLo", d.MedianLo, w.mlo, 1e-12)
-			near(t, "MedianHi", d.MedianHi, w.mhi, 1e-12)
-			near(t, "MedianConfidence", d.MedianConfidence, w.mconf, 1e-12)
+			near(t, "HL", d.HL, w.median, 1e-12)
+			near(t, "HLLo", d.HLLo, w.mlo, 1e-12)
+			near(t, "HLHi", d.HLHi, w.mhi, 1e-12)
+			near(t, "HLConfidence", d.HLConfidence, w.mconf, 1e-12)
 			if d.Wider != w.wider {
 				t.Errorf("Wider = %q, want %q", d.Wider, w.wider)
 			}

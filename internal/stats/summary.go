@@ -19,6 +19,12 @@ type Summary struct {
 	// Mean and StdDev are the arithmetic mean and sample standard
 	// deviation; Min and Max the extremes.
 	Mean, StdDev, Min, Max float64
+	// GeoMean is the geometric mean of the positive values, the centre a
+	// paired comparison's change is of (its ratio is the geometric mean of
+	// the per-round ratios), and GeoLo and GeoHi bound the t interval on
+	// the mean of their logs, transformed back (infinite with fewer than
+	// two); NaN without positive values.
+	GeoMean, GeoLo, GeoHi float64
 	// Warnings are caveats about these numbers.
 	Warnings []error
 }
@@ -36,7 +42,8 @@ func Summarize(values []float64, opt Options) Summary {
 		warns = append(warns, warnf(LeftOut, "%d NaN values left out", len(values)-len(xs)))
 	}
 	nan := math.NaN()
-	s := Summary{N: len(xs), Median: nan, Lo: math.Inf(-1), Hi: math.Inf(1), Mean: nan, StdDev: nan, Min: nan, Max: nan}
+	s := Summary{N: len(xs), Median: nan, Lo: math.Inf(-1), Hi: math.Inf(1), Mean: nan, StdDev: nan, Min: nan, Max: nan,
+		GeoMean: nan, GeoLo: math.Inf(-1), GeoHi: math.Inf(1)}
 	if len(xs) == 0 {
 		s.Warnings = append(warns, warnf(TooFew, "no values"))
 		return s
@@ -53,6 +60,27 @@ func Summarize(values []float64, opt Options) Summary {
 	if len(xs) > 1 {
 		s.StdDev = stats.StdDev(xs)
 	}
+	s.GeoMean, s.GeoLo, s.GeoHi = geoInterval(xs, conf)
 	s.Warnings = warns
 	return s
+}
+
+// geoInterval is the geometric mean of the positive values of xs and the
+// t interval on the mean of their logs at conf, transformed back.
+func geoInterval(xs []float64, conf float64) (float64, float64, float64) {
+	var logs []float64
+	for _, x := range xs {
+		if x > 0 && !math.IsInf(x, 1) {
+			logs = append(logs, math.Log(x))
+		}
+	}
+	if len(logs) == 0 {
+		return math.NaN(), math.Inf(-1), math.Inf(1)
+	}
+	m := stats.Mean(logs)
+	if len(logs) < 2 {
+		return math.Exp(m), math.Inf(-1), math.Inf(1)
+	}
+	half := tQuantile(1-Alpha(conf)/2, float64(len(logs)-1)) * stats.StdDev(logs) / math.Sqrt(float64(len(logs)))
+	return math.Exp(m), math.Exp(m - half), math.Exp(m + half)
 }

@@ -48,6 +48,14 @@ type UnpairedDetail struct {
 // Zero, negative and non-finite values are left out with a warning. The
 // inputs are not modified.
 func CompareUnpaired(m Measure, base, cand []float64, opt Options) Comparison {
+	c := compareUnpairedAt(m, base, cand, opt)
+	b, x := append([]float64(nil), base...), append([]float64(nil), cand...)
+	c.again = func(conf float64) Comparison { return compareUnpairedAt(m, b, x, Options{Confidence: conf}) }
+	return c
+}
+
+// compareUnpairedAt is CompareUnpaired without the way to make it again.
+func compareUnpairedAt(m Measure, base, cand []float64, opt Options) Comparison {
 	conf, warns := opt.confidence()
 	c := newComparison(m, Independent, conf, UnpairedTest)
 	alpha := Alpha(conf)

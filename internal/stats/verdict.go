@@ -7,29 +7,6 @@ import (
 	"strings"
 )
 
-// Status says whether a measure passed its bound.
-type Status int
-
-const (
-	// WithinBounds: the measure passes. A measure without a bound is
-	// always within bounds.
-	WithinBounds Status = iota + 1
-	// OutsideBounds: the change is beyond the bound in the bad direction
-	// and significant after Holm's correction. The verdict fails.
-	OutsideBounds
-)
-
-// String returns "within bounds" or "outside bounds".
-func (s Status) String() string {
-	switch s {
-	case WithinBounds:
-		return "within bounds"
-	case OutsideBounds:
-		return "outside bounds"
-	}
-	return fmt.Sprintf("Status(%d)", int(s))
-}
-
 // Effect says whether a measure changed significantly, and which way.
 type Effect int
 
@@ -69,19 +46,46 @@ type Assessment struct {
 	// PHolm is P after Holm's correction over all measures of the
 	// comparison.
 	PHolm float64
-	// Significant is PHolm ≤ alpha.
+	// Significant is PHolm ≤ alpha: the measure changed. Effect and the
+	// differential diagnosis read it; the outcome does not.
 	Significant bool
 	// Effect is the direction of a significant change; a significant
-	// change without a bound is reported here but never fails.
+	// change without a bound is reported here but decides nothing.
 	Effect Effect
-	// Status is OutsideBounds when the change is beyond the bound in the
-	// bad direction and Significant; WithinBounds otherwise.
-	Status Status
-	// Uncertain is set when the interval reaches across the bound: a
-	// measure within bounds whose interval reaches past the bound in the
-	// bad direction, or one outside whose interval reaches back inside.
-	// Without a bound it is false.
-	Uncertain bool
+	// Outcome is the bound's outcome (NoBound without one): Pass when
+	// the interval at the decision's level lies wholly on the good side
+	// of the bound, Fail when FailRule holds, Inconclusive otherwise.
+	Outcome Outcome
+	// DecisionConfidence is the level the outcome was decided at: the
+	// comparison's own for one family judged once; higher for a suite's
+	// cell (its share of alpha) and for a look of a run that rounds until
+	// decided (the part of alpha the look spends). DecisionLo and
+	// DecisionHi bound the change's interval at that level. Unset
+	// without a bound.
+	DecisionConfidence, DecisionLo, DecisionHi float64
+	// PBound is the p-value of the test that the change is past the
+	// bound (the smallest alpha at which the interval, the
+	// distribution-free part included, lies wholly past it), and
+	// PBoundHolm the same after Holm's correction over the bounded
+	// measures of the family; both 1 when the change is not past the
+	// bound. Unset without a bound.
+	PBound, PBoundHolm float64
+	// Reason says, for an inconclusive outcome, why it is not decided.
+	Reason string
+	// Spread is the spread of the per-round (or per-layout) log ratios
+	// the interval rests on, NaN when unknown; SpreadUnit says "round"
+	// or "layout".
+	Spread     float64
+	SpreadUnit string
+	// RoundsNeeded is, for an inconclusive outcome, how many rounds (or
+	// layouts, SpreadUnit) at this spread would decide it if the change
+	// is what was measured: 0 when unknown, -1 when the change is too
+	// close to its bound for any number at this spread.
+	RoundsNeeded int
+	// Instead, when set by the caller, names another way to decide an
+	// inconclusive measure ("--count instructions, whose instr/txn ..."),
+	// which Decide adds.
+	Instead string
 }
 
 // String formats the assessment as the verdict lists it:
@@ -94,56 +98,160 @@ func (a Assessment) String() string {
 	return s
 }
 
+// EffectText words the effect as a table shows it beside the change:
+// "improved", "regressed", "negligible", "no change", or for a change whose
+// interval excludes zero that Holm's correction found not significant
+// "not significant after Holm", so that the words never contradict the
+// interval beside them.
+func (a Assessment) EffectText() string {
+	if a.Effect == NoChange && !math.IsNaN(a.Change) && (a.Lo > 0 || a.Hi < 0) {
+		return "not significant after Holm"
+	}
+	return a.Effect.String()
+}
+
+// StatusText is the assessment's status in a table: its outcome against
+// its bound with the effect when it changed ("pass, improved",
+// "inconclusive"), or its effect alone without a bound.
+func (a Assessment) StatusText() string {
+	if a.Bound == nil {
+		return a.EffectText()
+	}
+	s := a.Outcome.String()
+	if a.Effect != NoChange {
+		s += ", " + a.EffectText()
+	}
+	return s
+}
+
+// Decide says what would decide an inconclusive measure, in a phrase:
+// "about 40 rounds would decide it at this spread, ±18.0% per round";
+// "" when nothing can be said.
+func (a Assessment) Decide() string {
+	spread := "this spread"
+	if !math.IsNaN(a.Spread) && a.Spread > 0 {
+		spread = fmt.Sprintf("this spread, ±%.1f%% per %s", 100*a.Spread, a.SpreadUnit)
+	}
+	var s string
+	switch {
+	case a.Outcome != Inconclusive:
+		return ""
+	case a.RoundsNeeded > 0:
+		s = fmt.Sprintf("about %d %ss would decide it at %s", a.RoundsNeeded, a.SpreadUnit, spread)
+	case a.RoundsNeeded < 0:
+		s = "the change is about at its bound: no number of " + a.SpreadUnit + "s would decide it at " + spread
+	}
+	switch {
+	case a.Instead == "":
+	case s == "":
+		s = a.Instead + " would decide it"
+	default:
+		s += ", or " + a.Instead
+	}
+	return s
+}
+
 // Verdict is the outcome of one comparison over all its measures.
 type Verdict struct {
 	// Assessments are the measures, in the order given to Evaluate.
 	Assessments []Assessment
 	// Alpha is the family-wise significance level used.
 	Alpha float64
-	// Total counts the measures; Within and Outside split them by
-	// Status; Uncertain counts those flagged uncertain (of either
-	// status); Improved, Regressed and Negligible count significant
-	// changes by Effect.
-	Total, Within, Outside, Uncertain, Improved, Regressed, Negligible int
+	// Outcome is the worst outcome of the bounded measures: NoBound when
+	// none had a bound.
+	Outcome Outcome
+	// Total counts the measures and Bounded those with a bound, which
+	// Passed, Failed and Inconclusive split by outcome; Improved,
+	// Regressed and Negligible count significant changes by Effect.
+	Total, Bounded, Passed, Failed, Inconclusive, Improved, Regressed, Negligible int
+	// Sequential is the look the outcomes were decided at, for a run that
+	// rounds until decided; nil otherwise.
+	Sequential *Sequential
 	// Warnings are caveats about the verdict as a whole.
 	Warnings []error
 }
 
-// Passed reports whether no measure is outside its bounds.
-func (v Verdict) Passed() bool { return v.Outside == 0 }
+// headlineItems is how many measures a headline names before "and N
+// more".
+const headlineItems = 6
 
 // Headline sums the verdict up in one line, as the pooler's CI bot did:
-// "All 24 measures within bounds", or "1 of 24 measures outside bounds:
-// tps@c=16 -5.4% ± 0.9%, bound -5%" with every failing measure listed,
-// separated by "; ".
+// "passed: all 6 bounded measures within their bounds", "failed: 1 of 6
+// bounded measures past its bound: tps@c=16 -5.4% ± 0.9%, bound -5%",
+// "inconclusive: 1 of 6 bounded measures undecided: ..." (the failed and
+// the inconclusive listed, up to six of each), or without bounds "no
+// bounds given: 2 of 20 measures changed: ..." — never "within bounds"
+// when nothing was bounded.
 func (v Verdict) Headline() string {
-	switch {
-	case v.Total == 0:
+	if v.Total == 0 {
 		return "No measures compared"
-	case v.Outside == 0 && v.Total == 1:
-		return "1 measure within bounds"
-	case v.Outside == 0:
-		return fmt.Sprintf("All %d measures within bounds", v.Total)
 	}
-	var items []string
-	for _, a := range v.Assessments {
-		if a.Status == OutsideBounds {
-			items = append(items, a.String())
+	list := func(keep func(Assessment) bool, item func(Assessment) string) (int, string) {
+		var items []string
+		n := 0
+		for _, a := range v.Assessments {
+			if !keep(a) {
+				continue
+			}
+			n++
+			if len(items) < headlineItems {
+				items = append(items, item(a))
+			}
 		}
+		if n > len(items) {
+			items = append(items, fmt.Sprintf("and %d more", n-len(items)))
+		}
+		return n, strings.Join(items, "; ")
 	}
-	noun := "measures"
-	if v.Total == 1 {
-		noun = "measure"
+	of := func(n int) string {
+		if v.Bounded == 1 {
+			return "the bounded measure"
+		}
+		return fmt.Sprintf("%d of %d bounded measures", n, v.Bounded)
 	}
-	return fmt.Sprintf("%d of %d %s outside bounds: %s", v.Outside, v.Total, noun, strings.Join(items, "; "))
+	switch v.Outcome {
+	case NoBound:
+		n, items := list(func(a Assessment) bool { return a.Effect == Improved || a.Effect == Regressed },
+			func(a Assessment) string { return a.String() + " (" + a.Effect.String() + ")" })
+		if n == 0 {
+			return fmt.Sprintf("no bounds given: none of %d measures changed significantly", v.Total)
+		}
+		return fmt.Sprintf("no bounds given: %d of %d measures changed: %s", n, v.Total, items)
+	case Pass:
+		if v.Bounded == 1 {
+			return "passed: the bounded measure is within its bound"
+		}
+		return fmt.Sprintf("passed: all %d bounded measures within their bounds", v.Bounded)
+	}
+	undecided := func(a Assessment) string {
+		s := a.String()
+		if d := a.Decide(); d != "" {
+			s += " (" + d + ")"
+		}
+		return s
+	}
+	ni, inc := list(func(a Assessment) bool { return a.Outcome == Inconclusive }, undecided)
+	if v.Outcome == Inconclusive {
+		return fmt.Sprintf("inconclusive: %s undecided: %s", of(ni), inc)
+	}
+	nf, failed := list(func(a Assessment) bool { return a.Outcome == Fail }, Assessment.String)
+	verb := "past their bounds"
+	if nf == 1 {
+		verb = "past its bound"
+	}
+	s := fmt.Sprintf("failed: %s %s: %s", of(nf), verb, failed)
+	if ni > 0 {
+		s += fmt.Sprintf("; %d inconclusive: %s", ni, inc)
+	}
+	return s
 }
 
-// Counts returns the tallies in one line: "24 measures: 23 within bounds,
-// 1 outside, 2 uncertain; 3 improved, 1 regressed" (and ", 2
+// Counts returns the tallies in one line: "24 measures, 6 bounded: 4
+// pass, 1 fail, 1 inconclusive; 3 improved, 1 regressed" (and ", 2
 // negligible" when some are).
 func (v Verdict) Counts() string {
-	s := fmt.Sprintf("%d measures: %d within bounds, %d outside, %d uncertain; %d improved, %d regressed",
-		v.Total, v.Within, v.Outside, v.Uncertain, v.Improved, v.Regressed)
+	s := fmt.Sprintf("%d measures, %d bounded: %d pass, %d fail, %d inconclusive; %d improved, %d regressed",
+		v.Total, v.Bounded, v.Passed, v.Failed, v.Inconclusive, v.Improved, v.Regressed)
 	if v.Negligible > 0 {
 		s += fmt.Sprintf(", %d negligible", v.Negligible)
 	}
@@ -152,85 +260,73 @@ func (v Verdict) Counts() string {
 
 // Evaluate judges the comparisons of one A/B comparison together. It
 // corrects their p-values with Holm's method over all of them (the family is
-// every measure given, bounded or not), finds each measure's bound (a bound
-// naming its step wins over one naming only its measure), and sets each
-// Status, Effect and Uncertain flag as documented on Assessment.
+// every measure given, bounded or not) for each measure's Effect, finds each
+// measure's bound (a bound naming its step wins over one naming only its
+// measure), and decides each bounded measure's Outcome, the bounded
+// measures as one family (see Assessment and FailRule).
 //
 // It returns a *BoundError when a bound matches no measure (almost always a
 // typo, which would otherwise pass silently) or when its sign is not the bad
 // direction of its measure (tps=+3%), and a plain error when a measure has
 // no Direction or two comparisons have the same key.
 func Evaluate(cs []Comparison, bounds Bounds, opt Options) (Verdict, error) {
+	return EvaluateGroups([]Group{{Comparisons: cs, Bounds: bounds, Options: opt}}, opt)
+}
+
+// Group is one family of bounded measures judged together: a comparison's
+// measures, or a suite's cell, with the bounds that apply to it and the
+// options its outcomes are decided with (a cell's share of alpha, its
+// look when it rounds until decided).
+type Group struct {
+	Comparisons []Comparison
+	Bounds      Bounds
+	Options     Options
+}
+
+// EvaluateGroups is Evaluate over several groups judged together, as a
+// suite judges its cells: every measure's Effect is Holm-corrected over
+// all groups at opt's confidence, so that many cells do not turn noise
+// into changes, and each group's bounded measures are decided as a
+// family of their own with the group's options. Measure keys need only be
+// unique within a group. The assessments are in group order.
+func EvaluateGroups(groups []Group, opt Options) (Verdict, error) {
 	conf, warns := opt.confidence()
-	v := Verdict{Alpha: Alpha(conf), Warnings: warns, Total: len(cs)}
-
-	seen := make(map[string]bool)
-	used := make([]bool, len(bounds))
-	for _, c := range cs {
-		m := c.Measure
-		if m.Direction != HigherIsBetter && m.Direction != LowerIsBetter {
-			return Verdict{}, fmt.Errorf("stats: measure %s has no direction", m.Key())
+	v := Verdict{Alpha: Alpha(conf), Warnings: warns, Sequential: opt.Sequential}
+	var all []Comparison
+	for _, g := range groups {
+		if err := checkBounds(g.Comparisons, g.Bounds); err != nil {
+			return Verdict{}, err
 		}
-		if seen[m.Key()] {
-			return Verdict{}, fmt.Errorf("stats: measure %s compared twice", m.Key())
-		}
-		seen[m.Key()] = true
-		for i, b := range bounds {
-			if b.Measure != m.Name || (b.Step != "" && b.Step != m.Step) {
-				continue
-			}
-			used[i] = true
-			mag := strconv.FormatFloat(math.Abs(b.Percent), 'f', -1, 64)
-			if m.Direction == HigherIsBetter && b.Percent > 0 {
-				return Verdict{}, &BoundError{Spec: b.String(), Msg: fmt.Sprintf("%s is higher-is-better, so its bound is the largest decrease allowed: write %s=-%s%%", m.Name, b.Key(), mag)}
-			}
-			if m.Direction == LowerIsBetter && b.Percent < 0 {
-				return Verdict{}, &BoundError{Spec: b.String(), Msg: fmt.Sprintf("%s is lower-is-better, so its bound is the largest increase allowed: write %s=+%s%%", m.Name, b.Key(), mag)}
-			}
-		}
+		all = append(all, g.Comparisons...)
 	}
-	for i, b := range bounds {
-		if !used[i] {
-			return Verdict{}, &BoundError{Spec: b.String(), Msg: "matches no measure of this comparison; check the measure name and step"}
-		}
-	}
-
-	ps := make([]float64, len(cs))
-	for i, c := range cs {
+	v.Total = len(all)
+	ps := make([]float64, len(all))
+	for i, c := range all {
 		ps[i] = c.P
 	}
 	holm := Holm(ps)
-	for i, c := range cs {
-		a := Assessment{Comparison: c, PHolm: holm[i], Status: WithinBounds, Effect: NoChange}
-		a.Significant = a.PHolm <= v.Alpha
-		b, bounded := bounds.For(c.Measure)
-		if a.Significant {
-			least := c.Measure.MinChange
-			if bounded {
-				least = math.Min(least, math.Abs(b.Limit()))
-			}
-			switch {
-			case math.Abs(c.Change) < least:
-				a.Effect = Negligible
-			case c.Measure.better(c.Change):
-				a.Effect = Improved
-			case c.Change != 0:
-				a.Effect = Regressed
-			}
+	k := 0
+	for _, g := range groups {
+		as := make([]Assessment, len(g.Comparisons))
+		for i, c := range g.Comparisons {
+			as[i] = assess(c, holm[k], g.Bounds, v.Alpha)
+			k++
 		}
-		if bounded {
-			a.Bound = &b
-			a.Status, a.Uncertain = judge(c, b.Limit(), a.Significant)
+		decide(as, g.Options)
+		v.Assessments = append(v.Assessments, as...)
+	}
+	for _, a := range v.Assessments {
+		v.Outcome = Worst(v.Outcome, a.Outcome)
+		switch a.Outcome {
+		case Pass:
+			v.Passed++
+		case Fail:
+			v.Failed++
+		case Inconclusive:
+			v.Inconclusive++
 		}
-		v.Assessments = append(v.Assessments, a)
-		switch a.Status {
-		case WithinBounds:
-			v.Within++
-		case OutsideBounds:
-			v.Outside++
-		}
-		if a.Uncertain {
-			v.Uncertain++
+		if a.Outcome != NoBound {
+			v.Bounded++
 		}
 		switch a.Effect {
 		case Improved:
@@ -244,30 +340,167 @@ func Evaluate(cs []Comparison, bounds Bounds, opt Options) (Verdict, error) {
 	return v, nil
 }
 
-// judge applies a bound (a relative limit in the bad direction) to c.
-func judge(c Comparison, limit float64, significant bool) (Status, bool) {
-	if c.Measure.Direction == LowerIsBetter {
-		if c.Change > limit && significant {
-			return OutsideBounds, c.Lo < limit
+// checkBounds refuses measures without a direction, two comparisons of
+// one key, a bound that matches no measure and a bound whose sign is not
+// its measure's bad direction.
+func checkBounds(cs []Comparison, bounds Bounds) error {
+	seen := make(map[string]bool)
+	used := make([]bool, len(bounds))
+	for _, c := range cs {
+		m := c.Measure
+		if m.Direction != HigherIsBetter && m.Direction != LowerIsBetter {
+			return fmt.Errorf("stats: measure %s has no direction", m.Key())
 		}
-		return WithinBounds, c.Hi > limit
+		if seen[m.Key()] {
+			return fmt.Errorf("stats: measure %s compared twice", m.Key())
+		}
+		seen[m.Key()] = true
+		for i, b := range bounds {
+			if b.Measure != m.Name || (b.Step != "" && b.Step != m.Step) {
+				continue
+			}
+			used[i] = true
+			mag := strconv.FormatFloat(math.Abs(b.Percent), 'f', -1, 64)
+			if m.Direction == HigherIsBetter && b.Percent > 0 {
+				return &BoundError{Spec: b.String(), Msg: fmt.Sprintf("%s is higher-is-better, so its bound is the largest decrease allowed: write %s=-%s%%", m.Name, b.Key(), mag)}
+			}
+			if m.Direction == LowerIsBetter && b.Percent < 0 {
+				return &BoundError{Spec: b.String(), Msg: fmt.Sprintf("%s is lower-is-better, so its bound is the largest increase allowed: write %s=+%s%%", m.Name, b.Key(), mag)}
+			}
+		}
 	}
-	if c.Change < limit && significant {
-		return OutsideBounds, c.Hi > limit
+	for i, b := range bounds {
+		if !used[i] {
+			return &BoundError{Spec: b.String(), Msg: "matches no measure of this comparison; check the measure name and step"}
+		}
 	}
-	return WithinBounds, c.Lo < limit
+	return nil
+}
+
+// assess is c with its Holm-corrected p-value, its effect and its bound;
+// the outcome is decide's.
+func assess(c Comparison, pHolm float64, bounds Bounds, alpha float64) Assessment {
+	a := Assessment{Comparison: c, PHolm: pHolm, Effect: NoChange, Spread: math.NaN()}
+	a.Spread, a.SpreadUnit = spreadOf(c)
+	a.Significant = a.PHolm <= alpha
+	b, bounded := bounds.For(c.Measure)
+	if bounded {
+		a.Bound = &b
+	}
+	if a.Significant {
+		least := c.Measure.MinChange
+		if bounded {
+			least = math.Min(least, math.Abs(b.Limit()))
+		}
+		switch {
+		case math.Abs(c.Change) < least:
+			a.Effect = Negligible
+		case c.Measure.better(c.Change):
+			a.Effect = Improved
+		case c.Change != 0:
+			a.Effect = Regressed
+		}
+	}
+	return a
+}
+
+// decide sets the outcome of every bounded assessment of one family: the
+// decision's level (opt's alpha, its share, its look), the interval at
+// that level, the test against the bound with Holm's correction over the
+// family's bounded measures, and for what stays inconclusive the reason
+// and the rounds that would decide it.
+func decide(as []Assessment, opt Options) {
+	alpha, familyAlpha := opt.decisionAlpha()
+	var idx []int
+	var ps []float64
+	for i := range as {
+		a := &as[i]
+		if a.Bound == nil {
+			continue
+		}
+		idx = append(idx, i)
+		a.PBound = boundP(a.Comparison, a.Bound.Limit())
+		ps = append(ps, a.PBound)
+	}
+	holm := Holm(ps)
+	for k, i := range idx {
+		a := &as[i]
+		limit := a.Bound.Limit()
+		a.PBoundHolm = holm[k]
+		a.DecisionConfidence = 1 - alpha
+		if alpha <= 0 {
+			a.Outcome, a.Reason = Inconclusive, "too few rounds to decide anything yet"
+			a.DecisionLo, a.DecisionHi = math.Inf(-1), math.Inf(1)
+			continue
+		}
+		dc, ok := a.Comparison.at(1 - alpha)
+		if !ok {
+			a.DecisionConfidence = dc.Confidence // made elsewhere: judged at its own level
+		}
+		a.DecisionLo, a.DecisionHi = dc.Lo, dc.Hi
+		switch {
+		case math.IsNaN(a.Change):
+			a.Outcome, a.Reason = Inconclusive, "nothing could be compared"
+		case a.PBoundHolm <= familyAlpha && pastBound(dc, limit, true):
+			a.Outcome = Fail
+		case withinBound(dc, limit):
+			a.Outcome = Pass
+		default:
+			a.Outcome = Inconclusive
+			a.Reason = inconclusiveWhy(*a, dc, limit, alpha, familyAlpha, len(idx))
+			if opt.Sequential == nil || !opt.Sequential.Interim {
+				a.RoundsNeeded = roundsNeeded(a.Comparison, limit, alpha, familyAlpha, len(idx))
+			}
+		}
+	}
+}
+
+// inconclusiveWhy says why a bounded measure is neither passed nor
+// failed.
+func inconclusiveWhy(a Assessment, dc Comparison, limit, alpha, familyAlpha float64, family int) string {
+	level := fmt.Sprintf("%s interval", levelText(1-alpha))
+	switch {
+	case !badSide(a.Measure, a.Change, limit):
+		return "its " + level + " reaches past the bound"
+	case !pastBound(dc, limit, false):
+		return "past its bound, but its " + level + " reaches back inside it"
+	case !pastBound(dc, limit, true):
+		n := MinFailRounds(1 - alpha)
+		return fmt.Sprintf("past its bound, but %d %ss are too few to fail it: the distribution-free check needs %d at this level", a.N1, unitOf(a), n)
+	}
+	if a.PBoundHolm <= familyAlpha {
+		return fmt.Sprintf("past its bound by the t-test (p %.2g), but the signed-rank test against it does not agree at the decision's level", a.PBound)
+	}
+	return fmt.Sprintf("past its bound (p %.2g), but not once corrected for the %d bounded measures (Holm: %.2g)", a.PBound, family, a.PBoundHolm)
+}
+
+func unitOf(a Assessment) string {
+	if a.SpreadUnit != "" {
+		return a.SpreadUnit
+	}
+	return "value"
+}
+
+// levelText writes a confidence level as a percentage: "95%", "99.8%".
+func levelText(conf float64) string {
+	s := strconv.FormatFloat(100*conf, 'f', 1, 64)
+	if conf >= 0.999 {
+		s = strconv.FormatFloat(100*conf, 'f', 2, 64)
+	}
+	return strings.TrimSuffix(s, ".0") + "%"
 }
 
 // JudgeChange judges one change that another test already found
 // significant (a change point in a measure's history, whose P the
 // detector made) against the bound in bounds that fits its measure: its
-// Effect is the change's direction, its Status OutsideBounds when the
-// change is beyond the bound in the bad direction. It makes no correction
-// for multiple tests (PHolm is P): the detector's own threshold is the
-// test. Bounds are not checked against the measures here: the caller
-// does that.
+// Effect is the change's direction, its Outcome Fail when the change is
+// beyond the bound in the bad direction and Pass otherwise — the
+// detector's own threshold is the test, so nothing is inconclusive, and
+// Reason says when the interval reaches across the bound. It
+// makes no correction for multiple tests (PHolm is P). Bounds are not
+// checked against the measures here: the caller does that.
 func JudgeChange(c Comparison, bounds Bounds) Assessment {
-	a := Assessment{Comparison: c, PHolm: c.P, Significant: true, Status: WithinBounds, Effect: Regressed}
+	a := Assessment{Comparison: c, PHolm: c.P, Significant: true, Effect: Regressed, Spread: math.NaN()}
 	if c.Measure.better(c.Change) {
 		a.Effect = Improved
 	} else if c.Change == 0 {
@@ -275,7 +508,13 @@ func JudgeChange(c Comparison, bounds Bounds) Assessment {
 	}
 	if b, ok := bounds.For(c.Measure); ok {
 		a.Bound = &b
-		a.Status, a.Uncertain = judge(c, b.Limit(), true)
+		a.Outcome = Pass
+		if badSide(c.Measure, c.Change, b.Limit()) {
+			a.Outcome = Fail
+		}
+		if !pastBound(c, b.Limit(), false) && !withinBound(c, b.Limit()) {
+			a.Reason = "its interval reaches across the bound"
+		}
 	}
 	return a
 }

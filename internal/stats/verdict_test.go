@@ -33,146 +33,111 @@ func mustBounds(t *testing.T, specs ...string) stats.Bounds {
 	return bs
 }
 
-func TestEvaluatePoolerHeadline(t *testing.T) {
-	// 24 measures: tps and p99 at 12 steps. tps@c=16 fell 5.4 % (interval
-	// -6.3 % .. -4.5 %) with p = 1e-6; Holm multiplies the smallest p by
-	// 24, 2.4e-5 ≤ 0.05, so it is significant and beyond its -5 % bound;
-	// its interval reaches back to -4.5 %, so it is also uncertain.
-	var cs []stats.Comparison
-	for _, c := range []int{1, 2, 4, 8, 12, 16, 24, 32, 48, 64, 96, 128} {
-		step := fmt.Sprintf("c=%d", c)
-		if c == 16 {
-			cs = append(cs, cmp("tps", step, up, -0.054, -0.063, -0.045, 1e-6))
-		} else {
-			cs = append(cs, cmp("tps", step, up, -0.002, -0.010, 0.006, 0.6))
+// rounds returns n per-round log ratios spread about mean: mean ± sd
+// alternately, so that their mean is mean and their spread about sd.
+func rounds(n int, mean, sd float64) []float64 {
+	out := make([]float64, n)
+	for i := range out {
+		x := mean + sd
+		if i%2 == 1 {
+			x = mean - sd
 		}
-		cs = append(cs, cmp("p99", step, down, 0.001, -0.01, 0.012, 0.8))
+		if n%2 == 1 && i == n-1 {
+			x = mean
+		}
+		out[i] = math.Exp(x)
 	}
-	v, err := stats.Evaluate(cs, mustBounds(t, "tps=-3%", "tps@c=16=-5%", "p99=+5%"), stats.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := "1 of 24 measures outside bounds: tps@c=16 -5.4% ± 0.9%, bound -5%"
-	if got := v.Headline(); got != want {
-		t.Errorf("Headline() = %q\nwant         %q", got, want)
-	}
-	if v.Passed() || v.Total != 24 || v.Outside != 1 || v.Within != 23 || v.Regressed != 1 || v.Improved != 0 || v.Uncertain != 1 {
-		t.Errorf("Passed, Total, Outside, Within, Regressed, Improved, Uncertain = %v, %d, %d, %d, %d, %d, %d",
-			v.Passed(), v.Total, v.Outside, v.Within, v.Regressed, v.Improved, v.Uncertain)
-	}
-	if got, want := v.Counts(), "24 measures: 23 within bounds, 1 outside, 1 uncertain; 0 improved, 1 regressed"; got != want {
-		t.Errorf("Counts() = %q, want %q", got, want)
-	}
-	// The same with the regression gone: the pooler's all-clear.
-	cs[10] = cmp("tps", "c=16", up, -0.002, -0.010, 0.006, 0.6)
-	v, err = stats.Evaluate(cs, mustBounds(t, "tps=-3%", "tps@c=16=-5%", "p99=+5%"), stats.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got, want := v.Headline(), "All 24 measures within bounds"; got != want || !v.Passed() {
-		t.Errorf("Headline() = %q, Passed %v; want %q, true", got, v.Passed(), want)
-	}
+	return out
 }
 
-func TestEvaluateStatuses(t *testing.T) {
+// paired compares n rounds of log ratios about mean ± sd.
+func paired(name, step string, dir stats.Direction, n int, mean, sd float64) stats.Comparison {
+	return stats.ComparePaired(stats.Measure{Name: name, Step: step, Direction: dir}, ones(n), rounds(n, mean, sd), stats.Options{})
+}
+
+func TestEvaluateOutcomes(t *testing.T) {
 	tests := []struct {
-		name      string
-		cs        []stats.Comparison
-		bounds    []string
-		pholm     []float64
-		status    []stats.Status
-		effect    []stats.Effect
-		uncertain []bool
-		headline  string
+		name     string
+		cs       []stats.Comparison
+		bounds   []string
+		outcome  []stats.Outcome
+		verdict  stats.Outcome
+		headline string // its start
 	}{
 		{
-			// The pooler bot's "+5.42% ± 0.93%, bound +5%": failed,
-			// although the interval reaches back below 5 %: uncertain.
-			name:      "outside, uncertain",
-			cs:        []stats.Comparison{cmp("cpu/txn", "", down, 0.0542, 0.0449, 0.0635, 1e-4)},
-			bounds:    []string{"cpu/txn=+5%"},
-			pholm:     []float64{1e-4},
-			status:    []stats.Status{stats.OutsideBounds},
-			effect:    []stats.Effect{stats.Regressed},
-			uncertain: []bool{true},
-			headline:  "1 of 1 measure outside bounds: cpu/txn +5.4% ± 0.9%, bound +5%",
+			// Finding 5 of issue 32: -33.8% ± 11.3% against -5% is past
+			// the bound with 10 rounds: fail.
+			name:     "far past, enough rounds",
+			cs:       []stats.Comparison{paired("tps", "c=4", up, 10, math.Log(0.662), 0.05)},
+			bounds:   []string{"tps=-5%"},
+			outcome:  []stats.Outcome{stats.Fail},
+			verdict:  stats.Fail,
+			headline: "failed: the bounded measure past its bound: tps@c=4 -33.8%",
 		},
 		{
-			// Within -3 %, but the interval reaches -4.5 %: uncertain.
-			// Not significant (p 0.1), so no effect.
-			name:      "within, uncertain",
-			cs:        []stats.Comparison{cmp("tps", "", up, -0.02, -0.045, 0.005, 0.1)},
-			bounds:    []string{"tps=-3%"},
-			pholm:     []float64{0.1},
-			status:    []stats.Status{stats.WithinBounds},
-			effect:    []stats.Effect{stats.NoChange},
-			uncertain: []bool{true},
-			headline:  "1 measure within bounds",
+			// The same with 3 rounds: past the bound, but too few rounds
+			// for the distribution-free check: inconclusive, never
+			// "within bounds".
+			name:     "far past, 3 rounds",
+			cs:       []stats.Comparison{paired("tps", "c=4", up, 3, math.Log(0.662), 0.05)},
+			bounds:   []string{"tps=-5%"},
+			outcome:  []stats.Outcome{stats.Inconclusive},
+			verdict:  stats.Inconclusive,
+			headline: "inconclusive: the bounded measure undecided: tps@c=4 -33.8%",
 		},
 		{
-			// Beyond the bound with p = 0.03, but Holm over three
-			// measures makes it 3·0.03 = 0.09 > 0.05 by hand: within,
-			// uncertain. The other two: 2·0.4 = 0.8, then max(0.8,
-			// 1·0.9) = 0.9.
-			name: "beyond but not significant after Holm",
+			// Finding 2: +4.5% ± 18.2% against +5%: the interval reaches
+			// across the bound: inconclusive, not "passed".
+			name:     "wide interval",
+			cs:       []stats.Comparison{paired("pooler-cpu/txn", "c=4", down, 4, math.Log(1.045), 0.11)},
+			bounds:   []string{"pooler-cpu/txn=+5%"},
+			outcome:  []stats.Outcome{stats.Inconclusive},
+			verdict:  stats.Inconclusive,
+			headline: "inconclusive: the bounded measure undecided: pooler-cpu/txn@c=4 +4.5%",
+		},
+		{
+			// A tight interval on the good side passes, even with a few
+			// rounds: passing needs no distribution-free check.
+			name:     "tight, within",
+			cs:       []stats.Comparison{paired("tps", "c=4", up, 4, math.Log(1.001), 0.004)},
+			bounds:   []string{"tps=-5%"},
+			outcome:  []stats.Outcome{stats.Pass},
+			verdict:  stats.Pass,
+			headline: "passed: the bounded measure is within its bound",
+		},
+		{
+			// Worst wins: one failed, one inconclusive, one passed; the
+			// unbounded measure decides nothing.
+			name: "worst of three",
 			cs: []stats.Comparison{
-				cmp("tps", "", up, -0.06, -0.12, 0.0, 0.03),
-				cmp("p50", "", down, 0.001, -0.01, 0.012, 0.4),
-				cmp("p99", "", down, 0.002, -0.01, 0.014, 0.9),
+				paired("tps", "c=8", up, 8, math.Log(0.9), 0.01),
+				paired("p99", "c=8", down, 8, math.Log(1.04), 0.05),
+				paired("p50", "c=8", down, 8, 0, 0.005),
+				paired("client-cpu/txn", "c=8", down, 8, 0.3, 0.01),
 			},
-			bounds:    []string{"tps=-3%", "p50=+5%", "p99=+5%"},
-			pholm:     []float64{0.09, 0.8, 0.9},
-			status:    []stats.Status{stats.WithinBounds, stats.WithinBounds, stats.WithinBounds},
-			effect:    []stats.Effect{stats.NoChange, stats.NoChange, stats.NoChange},
-			uncertain: []bool{true, false, false},
-			headline:  "All 3 measures within bounds",
+			bounds:   []string{"tps=-3%", "p99=+5%", "p50=+5%"},
+			outcome:  []stats.Outcome{stats.Fail, stats.Inconclusive, stats.Pass, stats.NoBound},
+			verdict:  stats.Fail,
+			headline: "failed: 1 of 3 bounded measures past its bound: tps@c=8 -10.0% ± 0.9%, bound -3%; 1 inconclusive: p99@c=8 +4.0%",
 		},
 		{
-			// Without bounds a significant change is reported but never
-			// fails: p50 improved (lower), tps regressed (lower). Holm:
-			// 2·0.001, then max(0.002, 1·0.002).
+			// Finding 3: without bounds the verdict says so and lists what
+			// changed; it never says "within bounds".
 			name: "no bounds",
 			cs: []stats.Comparison{
-				cmp("p50", "", down, -0.1, -0.12, -0.08, 0.001),
-				cmp("tps", "", up, -0.1, -0.12, -0.08, 0.002),
+				paired("tps", "c=1", up, 8, 0.03, 0.001),
+				paired("p99", "c=1", down, 8, 0, 0.01),
 			},
-			pholm:     []float64{0.002, 0.002},
-			status:    []stats.Status{stats.WithinBounds, stats.WithinBounds},
-			effect:    []stats.Effect{stats.Improved, stats.Regressed},
-			uncertain: []bool{false, false},
-			headline:  "All 2 measures within bounds",
+			outcome:  []stats.Outcome{stats.NoBound, stats.NoBound},
+			verdict:  stats.NoBound,
+			headline: "no bounds given: 1 of 2 measures changed: tps@c=1 +3.0% ± 0.1% (improved)",
 		},
 		{
-			// A significant improvement beyond nothing: tps +8 % with a
-			// -3 % bound is within and certain. A measure whose test could
-			// not run (P NaN) counts as p = 1 and, with no interval at
-			// all, is uncertain against its bound. Holm: 2·0.001, 1.
-			name: "improved, and no test",
-			cs: []stats.Comparison{
-				cmp("tps", "", up, 0.08, 0.05, 0.11, 0.001),
-				cmp("p99", "", down, math.NaN(), math.Inf(-1), math.Inf(1), math.NaN()),
-			},
-			bounds:    []string{"tps=-3%", "p99=+5%"},
-			pholm:     []float64{0.002, 1},
-			status:    []stats.Status{stats.WithinBounds, stats.WithinBounds},
-			effect:    []stats.Effect{stats.Improved, stats.NoChange},
-			uncertain: []bool{false, true},
-			headline:  "All 2 measures within bounds",
-		},
-		{
-			// Two outside, listed in order and separated by "; ".
-			name: "two outside",
-			cs: []stats.Comparison{
-				cmp("tps", "c=8", up, -0.071, -0.08, -0.062, 1e-5),
-				cmp("tps", "c=16", up, -0.01, -0.02, 0.0, 0.05),
-				cmp("p99", "c=8", down, 0.123, 0.1, 0.146, 1e-4),
-			},
-			bounds:    []string{"tps=-3%", "p99=+10%"},
-			pholm:     []float64{3e-5, 0.05, 2e-4},
-			status:    []stats.Status{stats.OutsideBounds, stats.WithinBounds, stats.OutsideBounds},
-			effect:    []stats.Effect{stats.Regressed, stats.Regressed, stats.Regressed},
-			uncertain: []bool{false, false, false},
-			headline:  "2 of 3 measures outside bounds: tps@c=8 -7.1% ± 0.9%, bound -3%; p99@c=8 +12.3% ± 2.3%, bound +10%",
+			name:     "no bounds, nothing changed",
+			cs:       []stats.Comparison{paired("tps", "c=1", up, 8, 0, 0.01)},
+			outcome:  []stats.Outcome{stats.NoBound},
+			verdict:  stats.NoBound,
+			headline: "no bounds given: none of 1 measures changed significantly",
 		},
 	}
 	for _, tt := range tests {
@@ -181,23 +146,105 @@ func TestEvaluateStatuses(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(v.Assessments) != len(tt.cs) {
-				t.Fatalf("%d assessments for %d comparisons", len(v.Assessments), len(tt.cs))
-			}
 			for i, a := range v.Assessments {
-				near(t, a.Measure.Key()+" PHolm", a.PHolm, tt.pholm[i], 1e-12)
-				if a.Status != tt.status[i] || a.Effect != tt.effect[i] || a.Uncertain != tt.uncertain[i] {
-					t.Errorf("%s: Status, Effect, Uncertain = %v, %v, %v; want %v, %v, %v", a.Measure.Key(),
-						a.Status, a.Effect, a.Uncertain, tt.status[i], tt.effect[i], tt.uncertain[i])
+				if a.Outcome != tt.outcome[i] {
+					t.Errorf("%s %s: outcome %v (%s), want %v", a.Measure.Key(), stats.FormatChange(a.Change, a.Lo, a.Hi), a.Outcome, a.Reason, tt.outcome[i])
 				}
-				if a.Significant != (tt.pholm[i] <= 0.05) {
-					t.Errorf("%s: Significant = %v with PHolm %v", a.Measure.Key(), a.Significant, a.PHolm)
+				if a.Outcome == stats.Inconclusive && a.Reason == "" {
+					t.Errorf("%s: inconclusive with no reason", a.Measure.Key())
 				}
 			}
-			if got := v.Headline(); got != tt.headline {
-				t.Errorf("Headline() = %q\nwant         %q", got, tt.headline)
+			if v.Outcome != tt.verdict {
+				t.Errorf("verdict %v, want %v", v.Outcome, tt.verdict)
+			}
+			if got := v.Headline(); !strings.HasPrefix(got, tt.headline) || strings.Contains(got, "within bounds") && v.Bounded == 0 {
+				t.Errorf("Headline() = %q\nwant it to start %q", got, tt.headline)
 			}
 		})
+	}
+}
+
+// Past the bound with 3 rounds the reason names the rounds a failure
+// needs; an interval across the bound says how many rounds at its spread
+// would decide it.
+func TestEvaluateSaysWhatWouldDecide(t *testing.T) {
+	v, err := stats.Evaluate([]stats.Comparison{
+		paired("tps", "c=4", up, 3, math.Log(0.662), 0.05),
+		paired("pooler-cpu/txn", "c=4", down, 4, math.Log(1.0), 0.11),
+	}, mustBounds(t, "tps=-5%", "pooler-cpu/txn=+5%"), stats.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	few, wide := v.Assessments[0], v.Assessments[1]
+	if !strings.Contains(few.Reason, "3 rounds are too few to fail it: the distribution-free check needs 6") {
+		t.Errorf("3 rounds past the bound: reason %q", few.Reason)
+	}
+	// sd of 4 alternating ±0.11 is 0.127; RoundsToDetect(0.127, ln 1.05 ...) by the formula.
+	want := stats.RoundsToDetect(wide.Spread, 0.05, 0.95, 0.8)
+	if wide.RoundsNeeded != want || want < 20 {
+		t.Errorf("wide: rounds needed %d, want %d", wide.RoundsNeeded, want)
+	}
+	if d := wide.Decide(); !strings.Contains(d, fmt.Sprintf("about %d rounds would decide it at this spread, ±12.7%% per round", want)) {
+		t.Errorf("Decide() = %q", d)
+	}
+}
+
+// Holm's correction over the bounded measures: six measures each past its
+// bound by a t-test whose p-value alone would fail (about 0.02), but not
+// once multiplied by six.
+func TestEvaluateHolmOverBounded(t *testing.T) {
+	var cs []stats.Comparison
+	var bounds []string
+	for i := 1; i <= 6; i++ {
+		step := fmt.Sprintf("c=%d", i)
+		// 7 rounds about ln 0.9 ± 0.0455: t = (ln 0.9 - ln 0.95) /
+		// (0.0455/√7) = 3.14 on 6 degrees of freedom, p = 0.02.
+		cs = append(cs, paired("tps", step, up, 7, math.Log(0.90), 0.0455))
+		bounds = append(bounds, "tps@"+step+"=-5%")
+	}
+	v, err := stats.Evaluate(cs, mustBounds(t, bounds...), stats.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range v.Assessments {
+		if a.Outcome != stats.Inconclusive || !strings.Contains(a.Reason, "not once corrected for the 6 bounded measures") {
+			t.Errorf("%s: %v (%s), PBound %v, Holm %v", a.Measure.Key(), a.Outcome, a.Reason, a.PBound, a.PBoundHolm)
+		}
+	}
+	one, err := stats.Evaluate(cs[:1], mustBounds(t, bounds[0]), stats.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := one.Assessments[0]; a.Outcome != stats.Fail {
+		t.Errorf("alone: %v (%s)", a.Outcome, a.Reason)
+	}
+}
+
+// A suite's cells are families of their own, each with its share of
+// alpha for Holm's correction of its failures: a measure past its bound
+// with p about 0.03 fails alone and not as one of two cells; a pass needs
+// no share. The effects are corrected over all the cells.
+func TestEvaluateGroups(t *testing.T) {
+	// 8 rounds about ln 0.89 ± 0.063 (sample sd 0.0673): t = (ln 0.89 -
+	// ln 0.95)/(0.0673/√8) = 2.74 on 7 degrees of freedom, p = 0.03, and
+	// every Walsh average past ln 0.95.
+	g := func(mean, sd float64, share float64) stats.Group {
+		return stats.Group{Comparisons: []stats.Comparison{paired("tps", "c=4", up, 8, mean, sd)},
+			Bounds: mustBounds(t, "tps=-5%"), Options: stats.Options{Share: share}}
+	}
+	alone, err := stats.EvaluateGroups([]stats.Group{g(math.Log(0.89), 0.063, 0)}, stats.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := stats.EvaluateGroups([]stats.Group{g(math.Log(0.89), 0.063, 0.5), g(0, 0.01, 0.5)}, stats.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if alone.Outcome != stats.Fail || v.Total != 2 || v.Inconclusive != 1 || v.Passed != 1 || v.Outcome != stats.Inconclusive {
+		t.Errorf("alone: %s (p %v); in two cells: %s", alone.Counts(), alone.Assessments[0].PBound, v.Counts())
+	}
+	if a := v.Assessments[1]; math.Abs(a.DecisionConfidence-0.95) > 1e-12 {
+		t.Errorf("a pass is decided at its own level: %v", a.DecisionConfidence)
 	}
 }
 
@@ -230,21 +277,21 @@ func TestEvaluateErrors(t *testing.T) {
 
 func TestEvaluateEmpty(t *testing.T) {
 	v, err := stats.Evaluate(nil, nil, stats.Options{})
-	if err != nil || v.Headline() != "No measures compared" || !v.Passed() {
-		t.Errorf("Evaluate(nil) = %q, %v, %v", v.Headline(), v.Passed(), err)
+	if err != nil || v.Headline() != "No measures compared" || v.Outcome != stats.NoBound {
+		t.Errorf("Evaluate(nil) = %q, %v, %v", v.Headline(), v.Outcome, err)
 	}
 }
 
 func TestEvaluateConfidence(t *testing.T) {
-	// At 99 % alpha is 0.01: p = 0.02 is no longer significant.
+	// At 99 % alpha is 0.01: a change significant at 95 % is not at 99 %.
 	cs := []stats.Comparison{cmp("tps", "", up, -0.06, -0.08, -0.04, 0.02)}
-	v, err := stats.Evaluate(cs, mustBounds(t, "tps=-5%"), stats.Options{Confidence: 0.99})
+	v, err := stats.Evaluate(cs, nil, stats.Options{Confidence: 0.99})
 	if err != nil {
 		t.Fatal(err)
 	}
 	near(t, "Alpha", v.Alpha, 0.01, 1e-15)
-	if a := v.Assessments[0]; a.Significant || a.Status != stats.WithinBounds || !a.Uncertain {
-		t.Errorf("Significant, Status, Uncertain = %v, %v, %v; want false, within, true", a.Significant, a.Status, a.Uncertain)
+	if a := v.Assessments[0]; a.Significant || a.Effect != stats.NoChange {
+		t.Errorf("Significant, Effect = %v, %v; want false, no change", a.Significant, a.Effect)
 	}
 }
 
@@ -252,27 +299,26 @@ func TestEvaluateConfidence(t *testing.T) {
 func TestJudgeChange(t *testing.T) {
 	bs := mustBounds(t, "tps=-2%", "p99@c=8=+5%")
 	for _, c := range []struct {
-		c         stats.Comparison
-		status    stats.Status
-		effect    stats.Effect
-		bound     string
-		uncertain bool
+		c       stats.Comparison
+		outcome stats.Outcome
+		effect  stats.Effect
+		bound   string
 	}{
-		{cmp("tps", "c=2", up, -0.05, -0.06, -0.04, 1e-9), stats.OutsideBounds, stats.Regressed, "tps=-2%", false},
-		{cmp("tps", "c=2", up, -0.025, -0.035, -0.015, 1e-9), stats.OutsideBounds, stats.Regressed, "tps=-2%", true},
-		{cmp("tps", "c=2", up, -0.01, -0.025, 0.005, 1e-9), stats.WithinBounds, stats.Regressed, "tps=-2%", true},
-		{cmp("tps", "c=2", up, 0.05, 0.04, 0.06, 1e-9), stats.WithinBounds, stats.Improved, "tps=-2%", false},
-		{cmp("p99", "c=8", down, 0.08, 0.06, 0.1, 1e-6), stats.OutsideBounds, stats.Regressed, "p99@c=8=+5%", false},
-		{cmp("p99", "c=2", down, 0.08, 0.06, 0.1, 1e-6), stats.WithinBounds, stats.Regressed, "", false},
+		{cmp("tps", "c=2", up, -0.05, -0.06, -0.04, 1e-9), stats.Fail, stats.Regressed, "tps=-2%"},
+		{cmp("tps", "c=2", up, -0.025, -0.035, -0.015, 1e-9), stats.Fail, stats.Regressed, "tps=-2%"},
+		{cmp("tps", "c=2", up, -0.01, -0.025, 0.005, 1e-9), stats.Pass, stats.Regressed, "tps=-2%"},
+		{cmp("tps", "c=2", up, 0.05, 0.04, 0.06, 1e-9), stats.Pass, stats.Improved, "tps=-2%"},
+		{cmp("p99", "c=8", down, 0.08, 0.06, 0.1, 1e-6), stats.Fail, stats.Regressed, "p99@c=8=+5%"},
+		{cmp("p99", "c=2", down, 0.08, 0.06, 0.1, 1e-6), stats.NoBound, stats.Regressed, ""},
 	} {
 		a := stats.JudgeChange(c.c, bs)
 		bound := ""
 		if a.Bound != nil {
 			bound = a.Bound.String()
 		}
-		if a.Status != c.status || a.Effect != c.effect || bound != c.bound || a.Uncertain != c.uncertain || !a.Significant {
-			t.Errorf("%s %+.3f: %v, %v, bound %q, uncertain %v; want %v, %v, %q, %v", c.c.Measure.Key(), c.c.Change,
-				a.Status, a.Effect, bound, a.Uncertain, c.status, c.effect, c.bound, c.uncertain)
+		if a.Outcome != c.outcome || a.Effect != c.effect || bound != c.bound || !a.Significant {
+			t.Errorf("%s %+.3f: %v, %v, bound %q; want %v, %v, %q", c.c.Measure.Key(), c.c.Change,
+				a.Outcome, a.Effect, bound, c.outcome, c.effect, c.bound)
 		}
 	}
 }
@@ -291,8 +337,8 @@ func TestEvaluateNegligible(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if a := v.Assessments[0]; !a.Significant || a.Effect != stats.Negligible || a.Status != stats.WithinBounds || v.Regressed != 0 || v.Negligible != 1 || !v.Passed() {
-		t.Errorf("+0.016%% with a smallest change of 0.1%%: significant %v, %v, %v; %s", a.Significant, a.Effect, a.Status, v.Counts())
+	if a := v.Assessments[0]; !a.Significant || a.Effect != stats.Negligible || a.Outcome != stats.NoBound || v.Regressed != 0 || v.Negligible != 1 {
+		t.Errorf("+0.016%% with a smallest change of 0.1%%: significant %v, %v, %v; %s", a.Significant, a.Effect, a.Outcome, v.Counts())
 	}
 	if got := v.Counts(); !strings.HasSuffix(got, ", 1 negligible") {
 		t.Errorf("Counts() = %q, want the negligible one counted", got)
@@ -301,8 +347,8 @@ func TestEvaluateNegligible(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if a := v.Assessments[0]; a.Effect != stats.Regressed || a.Status != stats.OutsideBounds || v.Passed() {
-		t.Errorf("+0.016%% against a bound of +0.01%%: %v, %v, want regressed and outside bounds", a.Effect, a.Status)
+	if a := v.Assessments[0]; a.Effect != stats.Regressed || a.Outcome != stats.Fail {
+		t.Errorf("+0.016%% against a bound of +0.01%%: %v, %v, want regressed and failed", a.Effect, a.Outcome)
 	}
 	v, err = stats.Evaluate([]stats.Comparison{counted(0.0052)}, nil, stats.Options{})
 	if err != nil {
@@ -315,7 +361,7 @@ func TestEvaluateNegligible(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if a := v.Assessments[0]; a.Effect != stats.Improved || a.Status != stats.WithinBounds {
-		t.Errorf("-3.83%% with a bound of +1%%: %v, %v, want improved within bounds", a.Effect, a.Status)
+	if a := v.Assessments[0]; a.Effect != stats.Improved || a.Outcome != stats.Pass {
+		t.Errorf("-3.83%% with a bound of +1%%: %v, %v, want improved and passed", a.Effect, a.Outcome)
 	}
 }

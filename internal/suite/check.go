@@ -167,7 +167,11 @@ func (p *parsed) fill(s *Suite, fs *fileSpec) error {
 	}
 	s.SliceGiven = fs.Slice != nil
 	if fs.Rounds != nil {
-		s.Rounds = *fs.Rounds
+		r, err := compare.ParseRounds(fmt.Sprint(fs.Rounds))
+		if err != nil {
+			return p.errAt("$.rounds", "%v", err)
+		}
+		s.SetRounds(r)
 	}
 	if fs.Protocol != nil {
 		s.Protocol = *fs.Protocol
@@ -262,7 +266,7 @@ func (p *parsed) check(s *Suite) error {
 	if _, err := target.ParseGiven(specs, s.Baseline, need); err != nil {
 		return p.errAt("$.targets", "%v", err)
 	}
-	if s.Rounds < 1 || (len(specs) > 1 && s.Rounds < 2) {
+	if s.RoundsMax == 0 && s.Budget == 0 && (s.Rounds < 1 || (len(specs) > 1 && s.Rounds < 2)) {
 		return p.errAt("$.rounds", "rounds must be at least 2 for a paired comparison (1 with a single target)")
 	}
 	proto := map[string]bool{"simple": true, "extended": true, "prepared": true}

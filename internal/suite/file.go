@@ -52,6 +52,10 @@ type Suite struct {
 	Transactions int
 	Warmup       time.Duration
 	Rounds       int
+	// RoundsMax and Budget, for rounds: auto[:MAX|DURATION], make every
+	// cell round until decided (compare.Rounds); Rounds is then 0.
+	RoundsMax    int
+	Budget       time.Duration
 	Slice        time.Duration
 	SliceGiven   bool
 	Protocol     string
@@ -137,7 +141,7 @@ type fileSpec struct {
 	Duration     *string        `yaml:"duration"`
 	Transactions *int           `yaml:"transactions"`
 	Warmup       *string        `yaml:"warmup"`
-	Rounds       *int           `yaml:"rounds"`
+	Rounds       any            `yaml:"rounds"` // a number, or auto[:MAX|DURATION]
 	Slice        *string        `yaml:"slice"`
 	Protocol     *string        `yaml:"protocol"`
 	Scale        *int           `yaml:"scale"`
@@ -459,4 +463,18 @@ func value(v any) (string, error) {
 		return "", fmt.Errorf("a value is missing")
 	}
 	return "", fmt.Errorf("%v is not a single value", v)
+}
+
+// SetRounds sets the cells' rounds: a fixed number, or rounds until
+// decided (compare.Rounds).
+func (s *Suite) SetRounds(r compare.Rounds) {
+	s.Rounds, s.RoundsMax, s.Budget = r.N, r.Max, r.Budget
+}
+
+// RoundsSpec is the cells' rounds as compare.Rounds.
+func (s *Suite) RoundsSpec() compare.Rounds {
+	if s.RoundsMax > 0 || s.Budget > 0 {
+		return compare.Rounds{Auto: true, Max: s.RoundsMax, Budget: s.Budget}
+	}
+	return compare.Rounds{N: s.Rounds}
 }

@@ -31,7 +31,7 @@ func Judge(changes []Change, b stats.Bounds) []stats.Assessment {
 func (c *Check) Outside() []stats.Assessment {
 	var out []stats.Assessment
 	for _, a := range c.Assessments {
-		if a.Status == stats.OutsideBounds {
+		if a.Outcome == stats.Fail {
 			out = append(out, a)
 		}
 	}

@@ -45,7 +45,7 @@ func Files(t testing.TB, sides []Side, clients []int, rounds int) []compare.Inpu
 			AB: ab}
 		for r := 1; r <= rounds; r++ {
 			for _, c := range clients {
-				tps := s.TPS[c][r-1]
+				tps := s.TPS[c][(r-1)%len(s.TPS[c])] // cycling, for more rounds than given
 				n := int64(tps * 3)
 				st := result.Step{Clients: c, Round: r, Complete: true, ElapsedS: 3, Started: start}
 				st.Summary.TPS = tps

@@ -6,7 +6,6 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/pgscale/pgscale/internal/diagnose"
 	"github.com/pgscale/pgscale/internal/result"
 )
 
@@ -18,8 +17,8 @@ type group struct {
 }
 
 // build turns the doc into the page: it groups the files into runs and
-// takes every figure from the files, from internal/diagnose (verdicts,
-// figures, the knee) or from internal/stats (medians over rounds).
+// takes every figure from the files and their analysis (internal/compare:
+// verdicts, figures, the knee, central values over rounds).
 func build(doc Doc) *page {
 	labels := fileLabels(doc.Files)
 	groups := groupFiles(doc.Files)
@@ -48,21 +47,20 @@ func build(doc Doc) *page {
 		p.Runs = append(p.Runs, r)
 		if g.ab == nil {
 			fi := g.files[0]
-			f := diagnose.Rescaled(doc.Files[fi].File)
-			d := diagnose.Sweep(f)
-			sc.Series = append(sc.Series, sweepSeries(labels[fi], doc.Files[fi].Name, f, d))
+			fa := doc.Files[fi].Analysis
+			f := fa.Rescaled
+			sc.Series = append(sc.Series, sweepSeries(labels[fi], doc.Files[fi].Name, fa))
 			for si := range f.Steps {
 				p.Timelines = append(p.Timelines, stepTimeline(fi, si, labels[fi], f))
 			}
-			p.Evidence = append(p.Evidence, fileEvidence(fi, labels[fi], doc.Files[fi].Name, f, d))
+			p.Evidence = append(p.Evidence, fileEvidence(fi, labels[fi], doc.Files[fi].Name, fa))
 		} else {
 			for _, fi := range g.files {
-				f := doc.Files[fi].File
-				sc.Series = append(sc.Series, abSeries(labels[fi], doc.Files[fi].Name, f))
+				sc.Series = append(sc.Series, abSeries(labels[fi], doc.Files[fi].Name, doc.Files[fi].Analysis))
 			}
 			p.Timelines = append(p.Timelines, abTimelines(gi, g, doc.Files, labels)...)
 			for _, fi := range g.files {
-				p.Evidence = append(p.Evidence, fileEvidence(fi, labels[fi], doc.Files[fi].Name, doc.Files[fi].File, nil))
+				p.Evidence = append(p.Evidence, fileEvidence(fi, labels[fi], doc.Files[fi].Name, doc.Files[fi].Analysis))
 			}
 		}
 	}

@@ -23,17 +23,27 @@ type Comparison struct {
 	// Candidates order.
 	Rows  []ComparisonRow
 	Notes []string
+	// Centre names each side's central value in the table ("geometric
+	// mean"); Machine says what disturbed the measurements.
+	Centre  string
+	Machine []string
 }
 
 // Candidate is one candidate's verdict against the baseline.
 type Candidate struct {
-	Name     string `json:"name"`
-	Passed   bool   `json:"passed"`
-	Headline string `json:"headline"` // "Compared slow with base: 2 of 8 measures outside bounds: ..."
-	Counts   string `json:"counts"`   // "8 measures: 6 within bounds, 2 outside, ..."
+	Name string `json:"name"`
+	// Outcome is the verdict's word: "passed", "failed", "inconclusive"
+	// or "no bounds given"; Class its badge's class (ok, bad, warn, info).
+	Outcome  string `json:"outcome"`
+	Class    string `json:"-"`
+	Headline string `json:"headline"` // "Compared slow with base: failed: 2 of 8 bounded measures past their bounds: ..."
+	Counts   string `json:"counts"`   // "8 measures, 4 bounded: 2 pass, 2 fail, ..."
 	// Why is the differential diagnosis in words: why the candidate is
 	// slower or faster, from the evidence both targets recorded.
 	Why string `json:"why,omitempty"`
+	// Findings are the failed and inconclusive measures, each with its
+	// why, one line each.
+	Findings []string `json:"findings,omitempty"`
 }
 
 // ComparisonRow is one measure at one step.
@@ -47,6 +57,8 @@ type ComparisonRow struct {
 
 // ComparisonCell is one candidate's side of a row.
 type ComparisonCell struct {
+	// Median and MedianText are the candidate's central value (the
+	// comparison's Centre).
 	Median     float64
 	MedianText string
 	// Change and its interval [Lo, Hi] at Confidence; ChangeText is
@@ -104,6 +116,12 @@ type Matrix struct {
 	Corner string
 	Cols   []string
 	Rows   []MatrixRow
+	// Outcome and Class are the suite's verdict word and its badge's
+	// class; Findings its failed or inconclusive measures with their why,
+	// Why each cell's differential diagnosis, Machine what disturbed each
+	// cell: lines under the grid.
+	Outcome, Class         string
+	Findings, Why, Machine []string
 }
 
 // MatrixRow is one row of a Matrix, a cell per column.
@@ -130,6 +148,8 @@ type comparison struct {
 	Incomplete string          `json:"incomplete,omitempty"`
 	Rows       []comparisonRow `json:"rows"`
 	Notes      []string        `json:"notes,omitempty"`
+	Centre     string          `json:"centre"`
+	Machine    []string        `json:"machine,omitempty"`
 	// Matrix is the rows again as a grid: a row per step, a column per
 	// candidate and measure.
 	Matrix *matrix `json:"matrix"`
@@ -138,7 +158,7 @@ type comparison struct {
 type comparisonRow struct {
 	Step     string     `json:"step"`
 	Measure  string     `json:"measure"`
-	Base     num        `json:"baseline_median"`
+	Base     num        `json:"baseline_centre"`
 	BaseText string     `json:"baseline_text"`
 	Cells    []compCell `json:"cells"`
 }
@@ -184,11 +204,16 @@ type noiseRow struct {
 
 // matrix is a Matrix laid out for the page.
 type matrix struct {
-	ID     string      `json:"id"`
-	Title  string      `json:"title"`
-	Corner string      `json:"corner"`
-	Cols   []string    `json:"cols"`
-	Rows   []matrixRow `json:"rows"`
+	ID       string      `json:"id"`
+	Title    string      `json:"title"`
+	Corner   string      `json:"corner"`
+	Cols     []string    `json:"cols"`
+	Rows     []matrixRow `json:"rows"`
+	Outcome  string      `json:"outcome,omitempty"`
+	Class    string      `json:"-"`
+	Findings []string    `json:"findings,omitempty"`
+	Why      []string    `json:"why,omitempty"`
+	Machine  []string    `json:"machine,omitempty"`
 }
 
 type matrixRow struct {
@@ -208,7 +233,8 @@ type matrixCell struct {
 // pageComparison lays out c; its matrix has a row per step and a column
 // per candidate and measure.
 func pageComparison(c *Comparison) *comparison {
-	pc := &comparison{Baseline: c.Baseline, Candidates: c.Candidates, Method: c.Method, Incomplete: c.Incomplete, Notes: c.Notes}
+	pc := &comparison{Baseline: c.Baseline, Candidates: c.Candidates, Method: c.Method, Incomplete: c.Incomplete, Notes: c.Notes,
+		Centre: c.Centre, Machine: c.Machine}
 	m := &matrix{ID: "matrix-comparison", Corner: "step", Title: "Change against " + c.Baseline}
 	col := map[string]int{}
 	row := map[string]int{}
@@ -268,7 +294,8 @@ func pageCell(c ComparisonCell) compCell {
 func pageMatrices(ms []Matrix) []matrix {
 	var out []matrix
 	for i, m := range ms {
-		pm := matrix{ID: fmt.Sprintf("matrix-%d", i), Title: m.Title, Corner: m.Corner, Cols: m.Cols}
+		pm := matrix{ID: fmt.Sprintf("matrix-%d", i), Title: m.Title, Corner: m.Corner, Cols: m.Cols,
+			Outcome: m.Outcome, Class: m.Class, Findings: m.Findings, Why: m.Why, Machine: m.Machine}
 		for _, r := range m.Rows {
 			pr := matrixRow{Label: r.Label}
 			for ci := range m.Cols {

@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/pgscale/pgscale/internal/compare"
 	"github.com/pgscale/pgscale/internal/result"
 )
 
@@ -36,10 +37,14 @@ type Doc struct {
 
 // NamedFile is one result file. Name is the path it was read from: it is
 // shown as the file's name, and pprof files the result names by a relative
-// path are looked for relative to Name's directory.
+// path are looked for relative to Name's directory. Analysis is what
+// internal/compare made of the file on its own (its steps' figures and
+// verdicts, a sweep's knee and diagnosis, each measure's central value per
+// client count): the page draws those, computing none.
 type NamedFile struct {
-	Name string
-	File *result.File
+	Name     string
+	File     *result.File
+	Analysis compare.FileAnalysis
 }
 
 // Write renders doc as one HTML page on w. It refuses a file that fails
@@ -51,6 +56,9 @@ func Write(w io.Writer, doc Doc) error {
 	for _, f := range doc.Files {
 		if f.File == nil {
 			return fmt.Errorf("html report: %s: no result", f.Name)
+		}
+		if f.Analysis.Rescaled == nil || len(f.Analysis.Steps) != len(f.File.Steps) {
+			return fmt.Errorf("html report: %s: no analysis of the file (compare.AnalyzeFile)", f.Name)
 		}
 		// The checks result.Read makes, for files that did not come
 		// through it: an unredacted password among them.

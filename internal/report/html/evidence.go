@@ -6,40 +6,28 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/pgscale/pgscale/internal/compare"
 	"github.com/pgscale/pgscale/internal/diagnose"
 	"github.com/pgscale/pgscale/internal/result"
 )
 
-// fileEvidence is each step's verdict and evidence. d is the sweep's
-// diagnosis; for an A/B file (d nil) each step is judged against the first
-// step of its round.
-func fileEvidence(fi int, label, name string, f *result.File, d *result.Diagnosis) evidence {
+// fileEvidence is each step's verdict and evidence, as the file's analysis
+// judged and figured them (each step against the first step of its round).
+func fileEvidence(fi int, label, name string, fa compare.FileAnalysis) evidence {
 	e := evidence{ID: fmt.Sprintf("evidence-%d", fi), Label: label, File: name}
-	if d != nil {
+	if d := fa.Diagnosis; d != nil {
 		e.Paragraph = d.Paragraph
 	}
+	f := fa.Rescaled
 	figs := make([]diagnose.Figures, len(f.Steps))
-	for i, s := range f.Steps {
-		figs[i] = diagnose.Compute(s)
-	}
-	firstOfRound := map[int]int{}
-	for i, s := range f.Steps {
-		if _, ok := firstOfRound[s.Round]; !ok {
-			firstOfRound[s.Round] = i
-		}
+	for i := range f.Steps {
+		figs[i] = fa.Steps[i].Figures
 	}
 	for i, s := range f.Steps {
-		var v result.StepVerdict
-		if d != nil {
-			v = d.Steps[i]
-		} else {
-			v = diagnose.Step(figs[i], figs[firstOfRound[s.Round]])
-		}
+		v := fa.Steps[i].Verdict
 		se := stepEvidence{stepFacts: stepFacts{ID: fmt.Sprintf("step-%d-%d", fi, i), Clients: s.Clients, Round: s.Round,
 			Complete: s.Complete, Reason: s.Reason, Verdict: v.Verdict, Detail: v.Detail, Evidence: v.Evidence}}
-		if d != nil {
-			se.Knee, se.Peak = i == d.Knee, i == d.Peak && len(f.Steps) > 1
-		}
+		se.Knee, se.Peak = fa.Steps[i].Knee, fa.Steps[i].Peak
 		sum := s.Summary
 		se.Summary = stepSummary{Transactions: sum.Transactions, ElapsedS: num(s.ElapsedS), TPS: num(sum.TPS),
 			MeanMs: num(sum.Latency.MeanMs), P50Ms: num(sum.Latency.P50Ms), P99Ms: num(sum.Latency.P99Ms),

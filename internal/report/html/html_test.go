@@ -52,17 +52,20 @@ func reportDoc(t *testing.T, names ...string) *report.Doc {
 		}
 		in = append(in, compare.Input{Name: path, File: f, Path: path})
 	}
-	d := &report.Doc{Files: in}
+	var cmp *compare.Comparison
+	var noise *compare.Noise
 	if compare.SameRun(in) {
 		for i := range in {
 			in[i].Name = in[i].File.Target.Name
 		}
 		var err error
-		if d.Comparison, d.Noise, err = compare.OfRun(in); err != nil {
+		if cmp, noise, err = compare.OfRun(in); err != nil {
 			t.Fatal(err)
 		}
 	}
-	return d
+	a := compare.Analyze(in)
+	a.Comparison, a.Noise = cmp, noise
+	return report.NewDoc(a)
 }
 
 // writeReport renders d in the registry's html format.
@@ -95,7 +98,7 @@ func readDoc(t *testing.T, names ...string) html.Doc {
 		if err != nil {
 			t.Fatal(err)
 		}
-		doc.Files = append(doc.Files, html.NamedFile{Name: path, File: f})
+		doc.Files = append(doc.Files, html.NamedFile{Name: path, File: f, Analysis: compare.AnalyzeFile(compare.Input{Name: path, File: f})})
 	}
 	return doc
 }
@@ -200,6 +203,7 @@ func TestGapBreaksTheLine(t *testing.T) {
 	lost := s.Intervals[1]
 	s.Intervals = append(s.Intervals[:1:1], s.Intervals[2:]...)
 	s.Summary.Transactions -= lost.Transactions
+	doc.Files[0].Analysis = compare.AnalyzeFile(compare.Input{Name: doc.Files[0].Name, File: doc.Files[0].File})
 	var data struct {
 		Timelines []struct {
 			ID     string `json:"id"`

@@ -2,11 +2,8 @@ package html
 
 import (
 	"math"
-	"sort"
 
-	"github.com/pgscale/pgscale/internal/diagnose"
-	"github.com/pgscale/pgscale/internal/result"
-	"github.com/pgscale/pgscale/internal/stats"
+	"github.com/pgscale/pgscale/internal/compare"
 )
 
 // geometric says whether client counts grow by a roughly constant factor
@@ -29,82 +26,43 @@ func geometric(cs []int) bool {
 	return true
 }
 
-// sweepSeries is one sweep file's curve; d gives the knee and the peak.
-func sweepSeries(label, name string, f *result.File, d *result.Diagnosis) scalingSeries {
-	s := scalingSeries{Label: label, Source: name}
-	for _, st := range f.Steps {
+// sweepSeries is one sweep file's curve, with its analysis's knee and
+// peak.
+func sweepSeries(label, name string, fa compare.FileAnalysis) scalingSeries {
+	s := scalingSeries{Label: label, Source: name, Knee: fa.Knee, Peak: fa.Peak}
+	for _, st := range fa.Rescaled.Steps {
 		sum := st.Summary
 		s.Points = append(s.Points, scalingPoint{Clients: st.Clients, TPS: num(sum.TPS), P99Ms: num(sum.Latency.P99Ms),
 			Speedup: numPtr(sum.Speedup), Efficiency: numPtr(sum.Efficiency), Incomplete: !st.Complete})
 	}
-	if d != nil {
-		if d.Knee >= 0 {
-			s.Knee = f.Steps[d.Knee].Clients
-		}
-		s.Peak = f.Steps[d.Peak].Clients
-	}
 	return s
 }
 
-// abSeries is one A/B target's curve: at each client count the median
-// over the rounds whose step completed, with its confidence interval
-// (stats.Summarize), and every round's value; the knee is diagnose.Knee
-// of the medians.
-func abSeries(label, name string, f *result.File) scalingSeries {
-	s := scalingSeries{Label: label, Source: name}
-	if f.AB != nil {
-		s.Rounds = f.AB.Rounds
+// abSeries is one A/B target's curve: at each client count its analysis's
+// central value over the rounds whose step completed (the geometric mean)
+// with its interval, and every round's value; the knee and peak are the
+// analysis's, of those central values.
+func abSeries(label, name string, fa compare.FileAnalysis) scalingSeries {
+	s := scalingSeries{Label: label, Source: name, Knee: fa.Knee, Peak: fa.Peak}
+	if fa.File.AB != nil {
+		s.Rounds = fa.File.AB.Rounds
 	}
-	type acc struct {
-		tps, p99 []float64
-		cut      int
-	}
-	byClients := map[int]*acc{}
-	var order []int
-	for _, st := range f.Steps {
-		a := byClients[st.Clients]
-		if a == nil {
-			a = &acc{}
-			byClients[st.Clients] = a
-			order = append(order, st.Clients)
-		}
-		if !st.Complete {
-			a.cut++
+	for _, p := range fa.Points {
+		t, ok := p.Measures["tps"]
+		if !ok {
+			s.Points = append(s.Points, scalingPoint{Clients: p.Clients, TPS: num(math.NaN()), P99Ms: num(math.NaN()), Incomplete: true, LeftOut: p.LeftOut})
 			continue
 		}
-		a.tps = append(a.tps, st.Summary.TPS)
-		a.p99 = append(a.p99, st.Summary.Latency.P99Ms)
-	}
-	sort.Ints(order)
-	var medians []result.Step
-	for _, c := range order {
-		a := byClients[c]
-		if len(a.tps) == 0 {
-			s.Points = append(s.Points, scalingPoint{Clients: c, TPS: num(math.NaN()), P99Ms: num(math.NaN()), Incomplete: true, LeftOut: a.cut})
-			continue
+		l := p.Measures["p99"]
+		pt := scalingPoint{Clients: p.Clients, TPS: num(t.GeoMean), TPSLo: numPtr(t.GeoLo), TPSHi: numPtr(t.GeoHi),
+			P99Ms: num(l.GeoMean), P99Lo: numPtr(l.GeoLo), P99Hi: numPtr(l.GeoHi), LeftOut: p.LeftOut, Incomplete: p.LeftOut > 0}
+		for _, v := range p.Values["tps"] {
+			pt.RoundTPS = append(pt.RoundTPS, num(v))
 		}
-		t := stats.Summarize(a.tps, stats.Options{})
-		l := stats.Summarize(a.p99, stats.Options{})
-		pt := scalingPoint{Clients: c, TPS: num(t.Median), TPSLo: numPtr(t.Lo), TPSHi: numPtr(t.Hi),
-			P99Ms: num(l.Median), P99Lo: numPtr(l.Lo), P99Hi: numPtr(l.Hi), LeftOut: a.cut, Incomplete: a.cut > 0}
-		for i := range a.tps {
-			pt.RoundTPS = append(pt.RoundTPS, num(a.tps[i]))
-			pt.RoundP99 = append(pt.RoundP99, num(a.p99[i]))
+		for _, v := range p.Values["p99"] {
+			pt.RoundP99 = append(pt.RoundP99, num(v))
 		}
 		s.Points = append(s.Points, pt)
-		medians = append(medians, result.Step{Clients: c, Complete: true, Summary: result.Summary{TPS: t.Median}})
-	}
-	if k := diagnose.Knee(medians); k >= 0 {
-		s.Knee = medians[k].Clients
-	}
-	peak := 0
-	for i, m := range medians {
-		if m.Summary.TPS > medians[peak].Summary.TPS {
-			peak = i
-		}
-	}
-	if len(medians) > 0 {
-		s.Peak = medians[peak].Clients
 	}
 	return s
 }
