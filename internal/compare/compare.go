@@ -288,7 +288,7 @@ func countedNotes(f *result.File) []string {
 		if in.ClientClockReads != nil {
 			notes = append(notes, "syscalls/txn counts the client backends' system calls except the clock reads; clock-reads/txn counts those (clock_gettime, gettimeofday), which natively are vDSO calls that enter no kernel and under Valgrind, which hides the vDSO, are system calls")
 		}
-		if c := in.Cache; c != nil {
+		if c := in.Simulated(); c != nil {
 			notes = append(notes, fmt.Sprintf("the misses are callgrind's simulation of one process's caches (I1 %s; D1 %s; LL %s) and branch predictor; est-cycles/txn estimates cycles from them with %s", c.I1, c.D1, c.LL, c.Model))
 		}
 		return notes

@@ -88,10 +88,11 @@ var countedKinds = []countedKind{
 		func(f result.FunctionCount) (float64, float64) { return float64(f.Self), float64(f.Inclusive) }},
 	{"est-cycles/txn", "own estimated cycles",
 		func(i *result.Instructions) (float64, bool) {
-			if i.Cache == nil {
+			c := i.Simulated()
+			if c == nil {
 				return 0, false
 			}
-			return float64(i.Cache.EstCycles), true
+			return float64(c.EstCycles), true
 		},
 		func(f result.FunctionCount) (float64, float64) {
 			return float64(f.EstCycles), float64(f.EstCyclesInclusive)

@@ -66,6 +66,17 @@ type Instructions struct {
 	FunctionsFloor uint64          `json:"functions_floor,omitempty"`
 }
 
+// Simulated is what the cache and branch simulation counted, nil without
+// it. Files written before a run without the simulation stopped
+// recording an empty one (no caches, no misses) have Cache set all the
+// same: that is no simulation either.
+func (i *Instructions) Simulated() *CacheSim {
+	if i == nil || i.Cache == nil || i.Cache.I1 == "" && i.Cache.LL == "" {
+		return nil
+	}
+	return i.Cache
+}
+
 // InstructionGroup is one backend type's instructions.
 type InstructionGroup struct {
 	Kind         string `json:"kind"`
