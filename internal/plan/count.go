@@ -50,6 +50,43 @@ func (c *Common) checkCount(ds []disturb.Disturbance) error {
 	return nil
 }
 
+// native restarts the target's counted server natively, when a suite's
+// earlier cell left it under Valgrind: the data and the set-up are made
+// at native speed.
+func (c *Common) native(ctx context.Context, p *prepared) error {
+	cl := p.srv.Origin().Cluster
+	if !c.counting() || cl == nil || !cl.UnderValgrind() {
+		return nil
+	}
+	c.notice(prefixed(p.name, "counting instructions: restarting the server natively for the set-up..."))
+	if err := cl.Native(ctx); err != nil {
+		return named(p.name, fmt.Errorf("restart the server natively: %w", err))
+	}
+	return nil
+}
+
+// countFromHere restarts the target's server under Valgrind once its
+// data is made (target.Cluster.Count): only the measured steps and their
+// warm-up run under callgrind. The set-up ran natively: an extension's
+// 10 000 rows and an index took nine minutes under Valgrind's
+// uninstrumented speed, about as many seconds natively. Only the server
+// whose instructions are counted (the target's, or the first a proxy
+// fronts) runs under Valgrind; replicas and a proxy's other servers stay
+// native.
+func (c *Common) countFromHere(ctx context.Context, p *prepared) error {
+	cl := p.srv.Origin().Cluster
+	if !c.counting() || cl == nil || !cl.Counts() || cl.UnderValgrind() {
+		return nil
+	}
+	began := time.Now()
+	c.notice(prefixed(p.name, "counting instructions: the data is made; restarting the server under Valgrind..."))
+	if err := cl.Count(ctx); err != nil {
+		return named(p.name, fmt.Errorf("restart the server under Valgrind: %w", err))
+	}
+	c.notice(prefixed(p.name, fmt.Sprintf("counting instructions: the server runs under Valgrind (restarted in %v)", time.Since(began).Round(100*time.Millisecond))))
+	return nil
+}
+
 // callgrind is how the probes reach a server run under Valgrind, nil for
 // any other.
 func callgrind(c *target.Cluster) *probe.Callgrind {

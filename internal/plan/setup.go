@@ -90,6 +90,11 @@ func (c *Common) needs(ds []disturb.Disturbance, wl *workload.Loaded) target.Nee
 // server it fronts), and records what the server says of itself.
 func (c *Common) prepare(ctx context.Context, p *prepared, wl *workload.Loaded, setup string) error {
 	origin := p.srv.Origin()
+	// A counted server makes its data natively, and is counted under
+	// Valgrind only from then on (count.go).
+	if err := c.native(ctx, p); err != nil {
+		return err
+	}
 	opts := func(s *target.Server) workload.PrepareOptions {
 		return workload.PrepareOptions{
 			Create: s.Ephemeral() && !c.Data.NoInit || c.Data.Create, Init: c.Data.Init, ScaleGiven: c.Data.ScaleGiven,
@@ -130,7 +135,7 @@ func (c *Common) prepare(ctx context.Context, p *prepared, wl *workload.Loaded, 
 		}
 		p.fallbacks = fbs
 	}
-	return nil
+	return c.countFromHere(ctx, p)
 }
 
 // prefixed puts a target's name in front of a notice, when it has one.
