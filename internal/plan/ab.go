@@ -111,10 +111,12 @@ func (spec *ABSpec) runOn(ctx context.Context, targets []*prepared, specs []targ
 			t.unwatch()
 		}
 	}()
+	began := time.Now()
 	err := spec.prepareAll(ctx, targets, specs, wl, setup)
 	if err != nil {
 		return nil, err
 	}
+	setupTook := time.Since(began)
 	if spec.Probes.On(probe.NameProfile) || spec.counting() {
 		// Every target's pprof files in a directory of its own, by
 		// default inside the run's: profiles/NAME/round-R-step-S-cN.pb.gz.
@@ -128,6 +130,18 @@ func (spec *ABSpec) runOn(ctx context.Context, targets []*prepared, specs []targ
 	}
 	ab := &AB{Rounds: spec.Rounds, Seed: seed, Slice: spec.Slice, Settle: spec.Settle, Reshuffle: spec.reshuffle(targets),
 		WarmupRound: spec.counting()}
+	ab.WarmedUp = func(took time.Duration) {
+		relayouts := 0
+		if ab.Reshuffle > 0 {
+			relayouts = (spec.Rounds+ab.Reshuffle-1)/ab.Reshuffle - 1
+		}
+		spec.countEstimate(took, setupTook, spec.Rounds, len(targets)*len(spec.Load.Clients), relayouts)
+	}
+	ab.RoundDone = func(r int, took time.Duration) {
+		if r == 1 && ab.Reshuffle == 0 {
+			spec.roundEstimate(took, spec.Rounds-1)
+		}
+	}
 	if ab.Targets, err = spec.abTargets(ctx, targets, wl, ds, coord); err != nil {
 		return nil, err
 	}

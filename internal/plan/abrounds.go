@@ -65,6 +65,10 @@ type AB struct {
 	// there, and counted up to 1 % more (shared_buffers=12MB at scale 1),
 	// while the next rounds counted the same to within 2 instructions.
 	WarmupRound bool
+	// WarmedUp, when set, is told how long the warm-up round took, and
+	// RoundDone how long each round did (its layout's making included).
+	WarmedUp  func(took time.Duration)
+	RoundDone func(round int, took time.Duration)
 }
 
 // ABRun is what an A/B run did, also when it stopped early.
@@ -154,12 +158,16 @@ func (ab *AB) Run(ctx context.Context) (*ABRun, error) {
 // warmUp runs every target's whole sweep once, unwatched and not recorded
 // (WarmupRound).
 func (ab *AB) warmUp(ctx context.Context) error {
+	began := time.Now()
 	for _, t := range ab.Targets {
 		sw := t.Sweep
 		sw.Watchers, sw.AfterStep, sw.Transactions, sw.HoldEdges = nil, nil, nil, true
 		if _, err := sw.Run(ctx); err != nil {
 			return fmt.Errorf("warm-up round, target %s: %w", t.Name, err)
 		}
+	}
+	if ab.WarmedUp != nil {
+		ab.WarmedUp(time.Since(began))
 	}
 	return nil
 }
@@ -186,12 +194,16 @@ func (rs *rounds) all(ctx context.Context, round func(ctx context.Context, r int
 		if err := ctx.Err(); err != nil {
 			return run, err
 		}
+		began := time.Now()
 		if err := ab.layout(ctx, r, run); err != nil {
 			return run, err
 		}
 		rs.complete = true
 		if err := round(ctx, r); err != nil {
 			return run, err
+		}
+		if ab.RoundDone != nil {
+			ab.RoundDone(r, time.Since(began))
 		}
 		if rs.complete {
 			run.RoundsDone++

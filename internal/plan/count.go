@@ -6,7 +6,9 @@ import (
 	"time"
 
 	"github.com/pgscale/pgscale/internal/disturb"
+	"github.com/pgscale/pgscale/internal/engine"
 	"github.com/pgscale/pgscale/internal/probe"
+	"github.com/pgscale/pgscale/internal/prose"
 	"github.com/pgscale/pgscale/internal/target"
 	"github.com/pgscale/pgscale/internal/usage"
 )
@@ -73,13 +75,13 @@ func (c *Common) native(ctx context.Context, p *prepared) error {
 // whose instructions are counted (the target's, or the first a proxy
 // fronts) runs under Valgrind; replicas and a proxy's other servers stay
 // native.
-func (c *Common) countFromHere(ctx context.Context, p *prepared) error {
+func (c *Common) countFromHere(ctx context.Context, p *prepared, setup time.Duration) error {
 	cl := p.srv.Origin().Cluster
 	if !c.counting() || cl == nil || !cl.Counts() || cl.UnderValgrind() {
 		return nil
 	}
 	began := time.Now()
-	c.notice(prefixed(p.name, "counting instructions: the data is made; restarting the server under Valgrind..."))
+	c.notice(prefixed(p.name, fmt.Sprintf("counting instructions: the data and set-up made natively in %v; restarting the server under Valgrind...", setup.Round(100*time.Millisecond))))
 	if err := cl.Count(ctx); err != nil {
 		return named(p.name, fmt.Errorf("restart the server under Valgrind: %w", err))
 	}
@@ -112,7 +114,11 @@ const (
 )
 
 // countNotice says, before a counted run starts, what it will cost: the
-// steps of every target and round, run one after the other.
+// servers' start and the set-up natively (not estimated: the set-up is
+// the user's), the restart under Valgrind, then the steps of every
+// target and round, run one after the other, at select-only's speed.
+// countEstimate says it again from the warm-up round, which runs the
+// transactions the run will run.
 func (c *Common) countNotice(targets, rounds int) {
 	if !c.counting() {
 		return
@@ -128,9 +134,60 @@ func (c *Common) countNotice(targets, rounds int) {
 		perTxn, what = 2.0*cacheSlower/countedTPS, "counting instructions and simulating caches: the servers run under Valgrind's callgrind, 100 times slower or more"
 	}
 	total := countedStartup + time.Duration(steps)*countedStep + time.Duration(float64(txn)*perTxn*float64(time.Second))
-	c.notice(fmt.Sprintf("%s; "+
-		"%d steps of %d transactions in all, a first round of them not counted (and as many again to warm up each step): expect about %v for select-only, longer for heavier transactions",
+	c.notice(fmt.Sprintf("%s, after the data and set-up are made natively; "+
+		"%d steps of %d transactions in all, a first round of them not counted (and as many again to warm up each step): expect about %v for select-only, "+
+		"plus the set-up; a first estimate from the warm-up round follows it",
 		what, steps, txn, total.Round(time.Second)))
+}
+
+// countEstimate says, after the warm-up round, how long the counted
+// rounds will take: a warm-up round runs each step's transactions twice
+// (the step's warm-up and its window) at Valgrind's uninstrumented speed;
+// a counted step runs its warm-up so, its window instrumented, and spends
+// countedStep switching counting. How much slower instrumented code runs
+// depends on the code: select-only's windows ran about twice as slow as
+// its warm-up here, a query computing distances over float8[] vectors in
+// SQL five times (countedSlower). With the cache simulation the warm-up
+// round runs instrumented already. relayouts are the clusters made again
+// on the way, each with its set-up and warm-up round.
+func (c *Common) countEstimate(warm, setup time.Duration, rounds, steps, relayouts int) {
+	if !c.counting() || rounds <= 0 {
+		return
+	}
+	half := warm / 2
+	lo := time.Duration(rounds) * (half + half*countedSlower[0] + time.Duration(steps)*countedStep)
+	hi := time.Duration(rounds) * (half + half*countedSlower[1] + time.Duration(steps)*countedStep)
+	if c.Probes.CacheSim {
+		lo = time.Duration(rounds) * (warm + time.Duration(steps)*countedStep)
+		hi = lo
+	}
+	more := time.Duration(relayouts) * (setup + warm)
+	lo, hi = lo+more, hi+more
+	span := fmt.Sprintf("%v to %v", lo.Round(time.Second), hi.Round(time.Second))
+	if lo == hi {
+		span = lo.Round(time.Second).String()
+	}
+	line := fmt.Sprintf("counting instructions: the warm-up round took %v; the %s to count: expect about %s more (the heavier the transactions' code, the longer)",
+		warm.Round(100*time.Millisecond), prose.Count(rounds, "round"), span)
+	if relayouts > 0 {
+		line += fmt.Sprintf(", with %s made again on the way (each with its set-up and a warm-up round)", prose.Count(relayouts, "cluster layout"))
+	}
+	c.notice(line)
+}
+
+// countedSlower is how many times slower a counted window runs than the
+// same transactions uninstrumented, the least and the most measured here
+// (countEstimate).
+var countedSlower = [2]time.Duration{2, 5}
+
+// roundEstimate says, after a counted A/B run's first round, how long the
+// others will take: as long as it did.
+func (c *Common) roundEstimate(took time.Duration, left int) {
+	if !c.counting() || left <= 0 {
+		return
+	}
+	c.notice(fmt.Sprintf("counting instructions: round 1 took %v; expect about %v more for the other %s",
+		took.Round(100*time.Millisecond), (time.Duration(left) * took).Round(time.Second), prose.Count(left, "round")))
 }
 
 // warmUpRound runs a counted run's sweep once before its own, unwatched
@@ -146,8 +203,60 @@ func (c *Common) warmUpRound(ctx context.Context, sw *Sweep) error {
 	c.notice("counting instructions: a warm-up round first, not counted")
 	w := *sw
 	w.Watchers, w.AfterStep, w.Transactions, w.HoldEdges = nil, nil, nil, true
+	began := time.Now()
 	if _, err := w.Run(ctx); err != nil {
 		return fmt.Errorf("warm-up round: %w", err)
 	}
+	c.countEstimate(time.Since(began), 0, 1, len(sw.Clients), 0)
 	return nil
+}
+
+// countProgressEvery is how often a counted step says how far it has
+// come: under Valgrind a step of a heavy transaction runs for minutes,
+// and without -P nothing else is printed meanwhile.
+const countProgressEvery = 30 * time.Second
+
+// countProgress returns what is told each engine interval of a counted
+// step: every countProgressEvery, a notice of the transactions done in
+// the step's warm-up or its counted window. Nothing without counting.
+func (c *Common) countProgress(name string) func(engine.Progress) {
+	if !c.counting() {
+		return func(engine.Progress) {}
+	}
+	var (
+		last      time.Duration // the step's elapsed time at the last notice
+		prev      time.Duration
+		warm, win int64
+	)
+	return func(pr engine.Progress) {
+		if pr.Elapsed < prev { // a new step
+			last, warm, win = 0, 0, 0
+		}
+		prev = pr.Elapsed
+		if pr.Warmup {
+			warm += pr.Counts.Transactions
+		} else {
+			win += pr.Counts.Transactions
+		}
+		if pr.Elapsed-last < countProgressEvery {
+			return
+		}
+		last = pr.Elapsed
+		per := int64(pr.Clients * c.Load.Transactions)
+		what := fmt.Sprintf("%d of %d transactions of the warm-up (not counted)", warm, per)
+		if !pr.Warmup {
+			what = fmt.Sprintf("%d of %d transactions counted", win, per)
+		}
+		c.notice(prefixed(name, fmt.Sprintf("counting instructions: %s, %s: %s, %v into the step",
+			prose.Count(pr.Clients, "client"), what, rate(win+warm, pr.Elapsed), pr.Elapsed.Round(time.Second))))
+	}
+}
+
+// rate is n transactions in d, per second, as a counted step's progress
+// says it.
+func rate(n int64, d time.Duration) string {
+	if d <= 0 {
+		return "0 tps"
+	}
+	return fmt.Sprintf("%.1f tps", float64(n)/d.Seconds())
 }

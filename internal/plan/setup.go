@@ -90,6 +90,7 @@ func (c *Common) needs(ds []disturb.Disturbance, wl *workload.Loaded) target.Nee
 // server it fronts), and records what the server says of itself.
 func (c *Common) prepare(ctx context.Context, p *prepared, wl *workload.Loaded, setup string) error {
 	origin := p.srv.Origin()
+	began := time.Now()
 	// A counted server makes its data natively, and is counted under
 	// Valgrind only from then on (count.go).
 	if err := c.native(ctx, p); err != nil {
@@ -135,7 +136,7 @@ func (c *Common) prepare(ctx context.Context, p *prepared, wl *workload.Loaded, 
 		}
 		p.fallbacks = fbs
 	}
-	return c.countFromHere(ctx, p)
+	return c.countFromHere(ctx, p, time.Since(began))
 }
 
 // prefixed puts a target's name in front of a notice, when it has one.
@@ -229,6 +230,7 @@ func (c *Common) sweep(p *prepared, wl *workload.Loaded) *Sweep {
 		tries = -1 // the engine's unlimited
 	}
 	obs := c.observer()
+	told := c.countProgress(p.name)
 	companions := 0
 	if p.disturber != nil {
 		companions = disturb.Sessions(p.disturber.Disturbances)
@@ -246,6 +248,7 @@ func (c *Common) sweep(p *prepared, wl *workload.Loaded) *Sweep {
 			Events:     func(s string) { obs.Observe(observe.Notice{Text: s}) },
 			Progress: func(pr engine.Progress) {
 				obs.Observe(c.interval(pr, p))
+				told(pr)
 			},
 		},
 		Connecting: func(e observe.Connecting) {
