@@ -101,9 +101,13 @@ func (c *Common) prepare(ctx context.Context, p *prepared, wl *workload.Loaded, 
 			Create: s.Ephemeral() && !c.Data.NoInit || c.Data.Create, Init: c.Data.Init, ScaleGiven: c.Data.ScaleGiven,
 			NeedTables: wl.Builtin, Setup: setup, SetupName: c.setupName(), Where: s.Info.Description, Log: c.notice}
 	}
+	var logFrom int64
+	if origin.Cluster != nil {
+		logFrom = origin.Cluster.LogSize()
+	}
 	d, err := workload.Prepare(ctx, origin.Connect, opts(origin))
 	if err != nil {
-		return named(p.name, err)
+		return blameCrash(p.name, origin, logFrom, named(p.name, err))
 	}
 	// The same data on every other server a proxy fronts of its own (run
 	// --pooler with of: [s1, s2]: shards); another target's is made as
