@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/pgscale/pgscale/internal/diagnose"
+	"github.com/pgscale/pgscale/internal/prose"
 	"github.com/pgscale/pgscale/internal/result"
 	"github.com/pgscale/pgscale/internal/stats"
 )
@@ -304,7 +305,7 @@ func countedNotes(f *result.File) []string {
 // interval does not cover.
 func serverNotes(inputs []Input, run *result.AB) []string {
 	var notes []string
-	separate := 0
+	separate, counted := 0, 0
 	for _, in := range inputs {
 		t := in.File.Target
 		switch {
@@ -319,12 +320,20 @@ func serverNotes(inputs []Input, run *result.AB) []string {
 				how = strings.Join(set, ", ") + " set per session"
 			}
 			notes = append(notes, fmt.Sprintf("%s ran on %s's cluster (%s): no cluster layout differs between them", in.Name, t.SameServerAs, how))
-		case t.Kind == "ephemeral" && t.Valgrind == nil:
-			// (A server counted under Valgrind has a fixed layout.)
+		case t.Kind == "ephemeral" && t.Valgrind != nil:
+			counted++
+		case t.Kind == "ephemeral":
 			separate++
 		}
 	}
-	if separate >= 2 && len(run.Layouts) == 1 && !run.Calibration {
+	switch {
+	case run.Calibration:
+	case counted >= 2 && len(run.Layouts) > 1:
+		notes = append(notes, fmt.Sprintf("counted on %s: each made every target's server anew, its data and set-up included, so what is built differently from one cluster to the next (an index's graph, a random sample, a table's physical order) is in the interval; on one cluster the rounds repeat the same count to a few instructions",
+			prose.Count(len(run.Layouts), "cluster layout")))
+	case counted >= 2 && len(run.Layouts) == 1:
+		notes = append(notes, "counted on one cluster per target, kept for the whole run: its rounds repeat the same count, so the interval covers those two clusters only, not what the set-up builds differently on another (an index's graph, a random sample, a table's physical order); --reshuffle 1, the default with --count, makes new ones every round")
+	case separate >= 2 && len(run.Layouts) == 1:
 		notes = append(notes, "the ephemeral targets ran on clusters of their own, kept for the whole run: the interval does not cover the fixed difference two clusters can have (memory and data-directory layout); --reshuffle re-creates them every few rounds")
 	}
 	return notes

@@ -138,8 +138,10 @@ func (spec *ABSpec) runOn(ctx context.Context, targets []*prepared, specs []targ
 		spec.countEstimate(took, setupTook, spec.Rounds, len(targets)*len(spec.Load.Clients), relayouts)
 	}
 	ab.RoundDone = func(r int, took time.Duration) {
-		if r == 1 && ab.Reshuffle == 0 {
-			spec.roundEstimate(took, spec.Rounds-1)
+		// The first round like those to come: round 1, or with a new
+		// layout every round round 2, which made one.
+		if r == 1 && ab.Reshuffle == 0 || r == 2 && ab.Reshuffle == 1 {
+			spec.roundEstimate(r, took, spec.Rounds-r)
 		}
 	}
 	if ab.Targets, err = spec.abTargets(ctx, targets, wl, ds, coord); err != nil {

@@ -99,6 +99,13 @@ func (ab *AB) layout(ctx context.Context, r int, run *ABRun) error {
 				return fmt.Errorf("round %d, cluster layout %d: %w", r, n, err)
 			}
 			ab.Targets = ts
+			// New servers start cold, as the first did: their first
+			// round would count reads the later ones do not make.
+			if ab.WarmupRound && ab.Slice == 0 {
+				if err := ab.warmUp(ctx); err != nil {
+					return fmt.Errorf("round %d, cluster layout %d: %w", r, n, err)
+				}
+			}
 		}
 	}
 	run.Layouts = append(run.Layouts, n)
@@ -168,6 +175,7 @@ func (ab *AB) warmUp(ctx context.Context) error {
 	}
 	if ab.WarmedUp != nil {
 		ab.WarmedUp(time.Since(began))
+		ab.WarmedUp = nil // the estimate is said once
 	}
 	return nil
 }

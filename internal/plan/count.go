@@ -45,9 +45,12 @@ func (c *Common) checkCount(ds []disturb.Disturbance) error {
 	c.Cluster.Valgrind = v
 	// Every target counts on a server of its own, started the same way:
 	// on a shared server the first target to run pays, in its count, for
-	// what a fresh server does once (0.5 % in the first round here), and
-	// a counted server's layout is already fixed (no address-space
-	// randomisation, a fixed environment), so it is not re-created.
+	// what a fresh server does once (0.5 % in the first round here). Its
+	// layout is fixed (no address-space randomisation, a fixed
+	// environment), but not its data: what the set-up builds with
+	// randomness (an index graph, a sample, a table's physical order)
+	// differs from one cluster to the next, so an A/B run re-creates them
+	// every round by default (CountedReshuffle).
 	c.Cluster.Separate = true
 	return nil
 }
@@ -88,6 +91,15 @@ func (c *Common) countFromHere(ctx context.Context, p *prepared, setup time.Dura
 	c.notice(prefixed(p.name, fmt.Sprintf("counting instructions: the server runs under Valgrind (restarted in %v)", time.Since(began).Round(100*time.Millisecond))))
 	return nil
 }
+
+// CountedReshuffle is the rounds per cluster layout of a counted A/B run
+// not given --reshuffle: a new layout every round. A cluster counts the
+// same to the instruction from round to round, so its rounds repeat one
+// value; what varies is the cluster — a vector index's graph built anew
+// made 1 % more distance calls on one cluster than another, where one
+// cluster's rounds said ± 0.000 % — and only new clusters put that in
+// the interval.
+const CountedReshuffle = 1
 
 // callgrind is how the probes reach a server run under Valgrind, nil for
 // any other.
@@ -180,14 +192,15 @@ func (c *Common) countEstimate(warm, setup time.Duration, rounds, steps, relayou
 // (countEstimate).
 var countedSlower = [2]time.Duration{2, 5}
 
-// roundEstimate says, after a counted A/B run's first round, how long the
-// others will take: as long as it did.
-func (c *Common) roundEstimate(took time.Duration, left int) {
+// roundEstimate says, after round r of a counted A/B run (the first like
+// the rest: with a new layout every round, the first that made one), how
+// long the others will take: as long as it did.
+func (c *Common) roundEstimate(r int, took time.Duration, left int) {
 	if !c.counting() || left <= 0 {
 		return
 	}
-	c.notice(fmt.Sprintf("counting instructions: round 1 took %v; expect about %v more for the other %s",
-		took.Round(100*time.Millisecond), (time.Duration(left) * took).Round(time.Second), prose.Count(left, "round")))
+	c.notice(fmt.Sprintf("counting instructions: round %d took %v; expect about %v more for the other %s",
+		r, took.Round(100*time.Millisecond), (time.Duration(left) * took).Round(time.Second), prose.Count(left, "round")))
 }
 
 // warmUpRound runs a counted run's sweep once before its own, unwatched
