@@ -295,7 +295,13 @@ func countedText(cc CountedChange, what string) string {
 	s := fmt.Sprintf("%s at %s %s (%s)", cc.Measure, prose.Count(cc.Clients, "client"), perTxn(cc.Delta), stats.FormatChange(cc.Change.Change, cc.Change.Lo, cc.Change.Hi))
 	var parts []string
 	for _, f := range cc.Self {
-		parts = append(parts, fmt.Sprintf("%s %s (%s)", f.Name(), perTxn(f.Delta), prose.Share(f.Share)))
+		// A function that moved against the change offsets part of it:
+		// "+88448 (-38%)" read as a gain that was a loss.
+		share := prose.Share(f.Share)
+		if f.Share < 0 {
+			share = "against the change: offsets " + prose.Share(-f.Share) + " of it"
+		}
+		parts = append(parts, fmt.Sprintf("%s %s (%s)", f.Name(), perTxn(f.Delta), share))
 	}
 	if len(parts) > 0 {
 		s += ": " + what + " " + strings.Join(parts, ", ")
