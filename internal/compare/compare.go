@@ -195,8 +195,11 @@ func Compare(inputs []Input, opt Options) (*Comparison, error) {
 	unsupported := map[string]string{} // measure -> why the machine cannot measure it
 	var unsupportedOrder []string
 	rep.Counted = underValgrind(inputs)
+	timeFits := poolerTimeFits(inputs, clients)
 	for _, c := range clients {
 		for _, md := range Measures() {
+			fit, fitted := timeFits[c]
+			md = timeSeparated(md, fit, fitted)
 			if rep.Counted && !md.Counted {
 				if !slices.Contains(rep.Slowed, md.Name) && !allNaN(values(inputs[0].File, c, md, rounds, rep.Method)) {
 					rep.Slowed = append(rep.Slowed, md.Name)
@@ -238,6 +241,9 @@ func Compare(inputs []Input, opt Options) (*Comparison, error) {
 	}
 	if rep.Counted {
 		rep.Notes = append(rep.Notes, countedNotes(inputs[0].File)...)
+		if note := poolerTimeNote(inputs, timeFits, clients); note != "" {
+			rep.Notes = append(rep.Notes, note)
+		}
 	}
 	if len(rep.Slowed) > 0 {
 		rep.Notes = append(rep.Notes, fmt.Sprintf("not compared: %s, slowed by Valgrind (the servers ran under callgrind, 20 to 50 times slower than natively; the counts above are what Valgrind does not change); their figures are in the result files",
@@ -360,6 +366,7 @@ func (r *Comparison) explain(opt stats.Options) {
 					Change: a.Change, Lo: a.Lo, Hi: a.Hi, Significant: a.Significant, Negligible: a.Effect == stats.Negligible}
 			}
 			ds.Base, ds.Cand = pairedSteps(r.inputs[0].File, r.inputs[ci+1].File, c, r.rounds, r.Method)
+			ds.Layouts = stepLayouts(r.inputs[0].File.AB, r.Method)
 			steps = append(steps, ds)
 		}
 		r.Why = append(r.Why, diagnose.Explain(steps, opt))

@@ -50,6 +50,11 @@ type Instructions struct {
 	Pooler        *InstructionGroup `json:"pooler,omitempty"`
 	PoolerPerTxn  float64           `json:"pooler_per_txn,omitempty"`
 	PoolerProfile *Profile          `json:"pooler_profile,omitempty"`
+	// PoolerWindowS is the wall time the pooler was counted for, from
+	// counting switched on to off (seconds): its timers and maintenance
+	// run to it, not to the transactions (compare separates the two).
+	// Absent in files written before it was recorded.
+	PoolerWindowS float64 `json:"pooler_window_s,omitempty"`
 	// PoolerFunctions are the pooler's counts per function, all its
 	// processes summed, as Functions are the client backends'.
 	PoolerFunctions      []FunctionCount `json:"pooler_functions,omitempty"`
