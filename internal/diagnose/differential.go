@@ -38,6 +38,9 @@ type DiffStep struct {
 	Clients    int
 	Changes    map[string]Change
 	Base, Cand []result.Step
+	// Layouts, for a run whose clusters were re-created, maps each round
+	// to its cluster layout: the per-function tests pair over layouts.
+	Layouts map[int]int
 }
 
 // Differential says why a candidate is slower or faster than the baseline:
@@ -55,6 +58,10 @@ type Differential struct {
 	// servers ran so, whose throughput means nothing and is not judged.
 	Counted    []CountedChange
 	CountedRun bool
+	// Functions are the per-function tests of counted runs, per step and
+	// process (counted_functions.go): the functions whose own count
+	// changed consistently, named whatever the measures did.
+	Functions []FunctionTests
 }
 
 // StepDifferential is one step's differential diagnosis.
@@ -106,6 +113,11 @@ func (d Differential) Sentences() []string {
 	default:
 		out = append(out, "No step is significantly slower or faster.")
 	}
+	for _, f := range d.Functions {
+		if f.Text != "" {
+			out = append(out, f.Text)
+		}
+	}
 	if d.Unjudged != "" {
 		out = append(out, d.Unjudged)
 	}
@@ -124,6 +136,7 @@ func Explain(steps []DiffStep, opt stats.Options) Differential {
 			}
 		}
 		d.Counted = append(d.Counted, explainCounted(st)...)
+		d.Functions = append(d.Functions, testFunctions(st, opt)...)
 		tps := st.Changes["tps"]
 		if !tps.Known || !tps.Significant || tps.Change == 0 {
 			continue
