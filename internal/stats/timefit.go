@@ -19,10 +19,11 @@ type TimePoint struct {
 // comparison wants.
 type TimeFit struct {
 	// PerSecond is the work per second of wall time, never below zero
-	// (a negative fit is no time-driven work seen: 0); SE its standard
-	// error. PerEvent are each group's work per event under it.
-	PerSecond, SE float64
-	PerEvent      []float64
+	// (a negative fit is no time-driven work seen: 0); Slope the fit as
+	// it came out, SE its standard error. PerEvent are each group's work
+	// per event under PerSecond.
+	PerSecond, Slope, SE float64
+	PerEvent             []float64
 	// Points are the points fitted, DF the residual degrees of freedom.
 	Points, DF int
 	// Determined says the windows' durations varied enough, within a
@@ -89,6 +90,7 @@ func FitTime(groups [][]TimePoint) TimeFit {
 		}
 		f.SE = math.Sqrt(rss / float64(f.DF) / den)
 	}
+	f.Slope = b
 	f.PerSecond = math.Max(0, b)
 	if b < 0 {
 		for i, s := range g {
@@ -107,4 +109,40 @@ func (f TimeFit) PerEventPart(p TimePoint) float64 {
 		return math.NaN()
 	}
 	return (p.Count - f.PerSecond*p.Seconds) / p.Events
+}
+
+// Clear reports whether the fit found time-driven work beyond its own
+// uncertainty: a slope above zero by at least three standard errors.
+func (f TimeFit) Clear() bool {
+	return f.Determined && f.Slope > 0 && f.Slope >= 3*f.SE
+}
+
+// CombineTimeFits is one rate per second from fits of the same program's
+// timers made apart (at several client counts): the mean of their slopes
+// weighted by the inverse of their variances, with its standard error;
+// ok is false when no fit was determined. A fit whose windows' lengths
+// told little (at 4 clients an event loop's turns per transaction move
+// with how the clients' packets bunch, which swamps a slope) then counts
+// for little beside one that told much.
+func CombineTimeFits(fits []TimeFit) (rate, se float64, ok bool) {
+	var w, sum float64
+	for _, f := range fits {
+		if !f.Determined {
+			continue
+		}
+		v := math.Max(f.SE*f.SE, 1e-12*math.Max(1, f.Slope*f.Slope))
+		w += 1 / v
+		sum += f.Slope / v
+	}
+	if w == 0 {
+		return 0, 0, false
+	}
+	return math.Max(0, sum/w), math.Sqrt(1 / w), true
+}
+
+// WithRate is the fit with the rate per second given (CombineTimeFits')
+// in place of its own.
+func (f TimeFit) WithRate(rate, se float64) TimeFit {
+	f.PerSecond, f.Slope, f.SE, f.Determined = math.Max(0, rate), rate, se, true
+	return f
 }
