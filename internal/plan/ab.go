@@ -57,7 +57,14 @@ func RunAB(ctx context.Context, spec ABSpec) (_ []*result.File, _ string, err er
 	if err != nil {
 		return nil, "", err
 	}
-	spec.countNotice(len(specs), spec.Rounds+1) // and the warm-up round
+	layouts := 1
+	if n := spec.Reshuffle; spec.counting() && (!spec.ReshuffleGiven || n > 0) && spec.Rounds >= 2 {
+		if !spec.ReshuffleGiven {
+			n = CountedReshuffle
+		}
+		layouts = (spec.Rounds + n - 1) / n
+	}
+	spec.countNotice(len(specs), spec.Rounds+1, layouts) // and the warm-up round
 	if spec.Calibrate && len(spec.Targets) > 1 {
 		spec.notice(fmt.Sprintf("--calibrate: running %s against itself; the other targets are not run", specs[0].Name))
 	}

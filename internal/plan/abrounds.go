@@ -169,6 +169,7 @@ func (ab *AB) warmUp(ctx context.Context) error {
 	for _, t := range ab.Targets {
 		sw := t.Sweep
 		sw.Watchers, sw.AfterStep, sw.Transactions, sw.HoldEdges = nil, nil, nil, true
+		sw.uncounted()
 		if _, err := sw.Run(ctx); err != nil {
 			return fmt.Errorf("warm-up round, target %s: %w", t.Name, err)
 		}

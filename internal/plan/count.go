@@ -131,7 +131,7 @@ const (
 // target and round, run one after the other, at select-only's speed.
 // countEstimate says it again from the warm-up round, which runs the
 // transactions the run will run.
-func (c *Common) countNotice(targets, rounds int) {
+func (c *Common) countNotice(targets, rounds, layouts int) {
 	if !c.counting() {
 		return
 	}
@@ -146,10 +146,14 @@ func (c *Common) countNotice(targets, rounds int) {
 		perTxn, what = 2.0*cacheSlower/countedTPS, "counting instructions and simulating caches: the servers run under Valgrind's callgrind, 100 times slower or more"
 	}
 	total := countedStartup + time.Duration(steps)*countedStep + time.Duration(float64(txn)*perTxn*float64(time.Second))
+	on := ""
+	if layouts > 1 {
+		on = fmt.Sprintf(", on %s (each made with its set-up and a warm-up round)", prose.Count(layouts, "cluster layout"))
+	}
 	c.notice(fmt.Sprintf("%s, after the data and set-up are made natively; "+
-		"%d steps of %d transactions in all, a first round of them not counted (and as many again to warm up each step): expect about %v for select-only, "+
+		"%d steps of %d transactions in all%s, a first round of them not counted (and as many again to warm up each step): expect about %v for select-only, "+
 		"plus the set-up; a first estimate from the warm-up round follows it",
-		what, steps, txn, total.Round(time.Second)))
+		what, steps, txn, on, total.Round(time.Second)))
 }
 
 // countEstimate says, after the warm-up round, how long the counted
@@ -216,6 +220,7 @@ func (c *Common) warmUpRound(ctx context.Context, sw *Sweep) error {
 	c.notice("counting instructions: a warm-up round first, not counted")
 	w := *sw
 	w.Watchers, w.AfterStep, w.Transactions, w.HoldEdges = nil, nil, nil, true
+	w.uncounted()
 	began := time.Now()
 	if _, err := w.Run(ctx); err != nil {
 		return fmt.Errorf("warm-up round: %w", err)
@@ -256,7 +261,7 @@ func (c *Common) countProgress(name string) func(engine.Progress) {
 		}
 		last = pr.Elapsed
 		per := int64(pr.Clients * c.Load.Transactions)
-		what := fmt.Sprintf("%d of %d transactions of the warm-up (not counted)", warm, per)
+		what := fmt.Sprintf("%d transactions of the warm-up (not counted)", warm)
 		if !pr.Warmup {
 			what = fmt.Sprintf("%d of %d transactions counted", win, per)
 		}
@@ -272,4 +277,16 @@ func rate(n int64, d time.Duration) string {
 		return "0 tps"
 	}
 	return fmt.Sprintf("%.1f tps", float64(n)/d.Seconds())
+}
+
+// uncounted marks the sweep's progress as warm-up throughout: a warm-up
+// round's windows are not counted either, and its progress must not say
+// they are.
+func (sw *Sweep) uncounted() {
+	if p := sw.Engine.Progress; p != nil {
+		sw.Engine.Progress = func(pr engine.Progress) {
+			pr.Warmup = true
+			p(pr)
+		}
+	}
 }

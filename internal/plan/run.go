@@ -80,7 +80,7 @@ func Run(ctx context.Context, spec RunSpec) (*result.File, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	spec.countNotice(1, 2) // and the warm-up round
+	spec.countNotice(1, 2, 1) // and the warm-up round
 	started := time.Now().UTC()
 	coord, err := spec.openAgents(ctx, spec.Agents)
 	if err != nil {
