@@ -139,9 +139,6 @@ func testProcess(st DiffStep, p countedProcess, opt stats.Options) (FunctionTest
 	// One pair per layout: rounds of one layout repeat one cluster's
 	// values, and the clusters are what vary.
 	unit := pairUnits(st, base)
-	type sums struct {
-		b, c []float64
-	}
 	perUnit := map[int]*[2]map[fnKey]float64{}
 	count := map[int]int{}
 	var order []int
@@ -172,20 +169,19 @@ func testProcess(st DiffStep, p countedProcess, opt stats.Options) (FunctionTest
 	var all []FunctionChange
 	var ps []float64
 	for _, k := range sortedKeys {
-		var s sums
+		var bs, cs []float64
 		for _, u := range order {
 			w := float64(count[u])
-			s.b = append(s.b, perUnit[u][0][k]/w)
-			s.c = append(s.c, perUnit[u][1][k]/w)
+			bs, cs = append(bs, perUnit[u][0][k]/w), append(cs, perUnit[u][1][k]/w)
 		}
-		d := stats.PairedDifference(s.b, s.c, opt)
-		p := d.P
-		if math.IsNaN(p) {
-			p = 1
+		d := stats.PairedDifference(bs, cs, opt)
+		pv := d.P
+		if math.IsNaN(pv) {
+			pv = 1
 		}
 		all = append(all, FunctionChange{Clients: st.Clients, Process: ft.Process, Function: k.fn, Object: k.ob,
-			Base: d.Base, Cand: d.Cand, Delta: d.Diff, Lo: d.Lo, Hi: d.Hi, P: p, Pairs: d.N})
-		ps = append(ps, p)
+			Base: d.Base, Cand: d.Cand, Delta: d.Diff, Lo: d.Lo, Hi: d.Hi, P: pv, Pairs: d.N})
+		ps = append(ps, pv)
 	}
 	adj := stats.Holm(ps)
 	alpha := 1 - confidence(opt)
