@@ -88,6 +88,9 @@ type Comparison struct {
 	// explain it again once a suite judges its measures anew.
 	inputs []Input
 	rounds []int
+	// timeFits are the pooler's time-driven work by client count, for the
+	// why (pooler_time.go).
+	timeFits map[int]stats.TimeFit
 }
 
 // Row is one measure at one step.
@@ -260,7 +263,7 @@ func Compare(inputs []Input, opt Options) (*Comparison, error) {
 			rep.Rows[ri].Cells[ci].Assessment = v.Assessments[ri]
 		}
 	}
-	rep.inputs, rep.rounds = inputs, rounds
+	rep.inputs, rep.rounds, rep.timeFits = inputs, rounds, timeFits
 	rep.explain(opt.Stats)
 	return rep, nil
 }
@@ -367,6 +370,7 @@ func (r *Comparison) explain(opt stats.Options) {
 			}
 			ds.Base, ds.Cand = pairedSteps(r.inputs[0].File, r.inputs[ci+1].File, c, r.rounds, r.Method)
 			ds.Layouts = stepLayouts(r.inputs[0].File.AB, r.Method)
+			ds.PoolerTime = r.timeFits[c]
 			steps = append(steps, ds)
 		}
 		r.Why = append(r.Why, diagnose.Explain(steps, opt))

@@ -183,6 +183,10 @@ func countedChange(st DiffStep, p countedProcess, k countedKind, c Change) (Coun
 	type key struct{ fn, ob string }
 	fns := map[key]*sides{}
 	var delta, baseTotal float64
+	var timeFits map[fnKey]stats.TimeFit
+	if p.name == "pooler" && k.measure == "instr/txn" && st.PoolerTime.Determined {
+		timeFits = poolerFunctionTime(st.Base, st.Cand)
+	}
 	n := 0
 	for i := 0; i < min(len(st.Base), len(st.Cand)); i++ {
 		b, cd := p.counts(st.Base[i]), p.counts(st.Cand[i])
@@ -195,14 +199,29 @@ func countedChange(st DiffStep, p countedProcess, k countedKind, c Change) (Coun
 			continue
 		}
 		n++
-		delta += ct/float64(cd.Transactions) - bt/float64(b.Transactions)
-		baseTotal += bt / float64(b.Transactions)
+		bv, cv := bt/float64(b.Transactions), ct/float64(cd.Transactions)
+		if p.name == "pooler" && k.measure == "instr/txn" && st.PoolerTime.Determined {
+			// The measure is the per-transaction part (PoolerTime).
+			bp, ok1 := PoolerPoint(st.Base[i])
+			cp, ok2 := PoolerPoint(st.Cand[i])
+			if ok1 && ok2 {
+				bv, cv = st.PoolerTime.PerEventPart(bp), st.PoolerTime.PerEventPart(cp)
+			}
+		}
+		delta += cv - bv
+		baseTotal += bv
 		for side, in := range []*result.Instructions{b, cd} {
 			tx := float64(in.Transactions)
+			pt, timed := PoolerPoint([]result.Step{st.Base[i], st.Cand[i]}[side])
 			for _, f := range in.Functions {
 				self, incl := k.fn(f)
 				if self == 0 && incl == 0 {
 					continue
+				}
+				// A function that runs to the clock is named for its
+				// work per transaction, as the per-function tests do.
+				if fit, ok := timeFits[fnKey{f.Function, f.Object}]; ok && timed && fit.Clear() {
+					self = tx * fit.PerEventPart(stats.TimePoint{Count: self, Events: pt.Events, Seconds: pt.Seconds})
 				}
 				s := fns[key{f.Function, f.Object}]
 				if s == nil {

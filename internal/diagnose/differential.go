@@ -41,6 +41,10 @@ type DiffStep struct {
 	// Layouts, for a run whose clusters were re-created, maps each round
 	// to its cluster layout: the per-function tests pair over layouts.
 	Layouts map[int]int
+	// PoolerTime is the pooler's time-driven work the comparison took off
+	// pooler-instr/txn (its Determined false when none): the why's
+	// change per transaction is that measure's.
+	PoolerTime stats.TimeFit
 }
 
 // Differential says why a candidate is slower or faster than the baseline:
