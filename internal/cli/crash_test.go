@@ -99,7 +99,7 @@ vsum(PG_FUNCTION_ARGS)
 	out := filepath.Join(dir, "r.json")
 	t0 := time.Now()
 	code, stdout, stderr := pgscale(t, "run", "-f", filepath.Join(dir, "q.sql"), "--setup", filepath.Join(dir, "setup.sql"), "-c", "1", "-t", "20",
-		"--count", "instructions", "--out", out)
+		"--count", "instructions", "--out", out, "--profile-dir", filepath.Join(dir, "profiles"))
 	took := time.Since(t0)
 	line := lastError(stderr)
 	if code != cli.ExitIncomplete || strings.Count(line, "\n") > 0 {
