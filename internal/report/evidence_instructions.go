@@ -36,6 +36,9 @@ func writeInstructions(pg page, s result.Step, _ diagnose.Figures) {
 	if pl := in.Pooler; pl != nil {
 		line += fmt.Sprintf("; the pooler %.0f per transaction (%d processes, all counted), %.1f system calls",
 			in.PoolerPerTxn, pl.Processes, float64(pl.Syscalls)/float64(in.Transactions))
+		if in.PoolerWindowS > 0 {
+			line += fmt.Sprintf(", over %.2f s of wall time (its timers' part a comparison takes off)", in.PoolerWindowS)
+		}
 	}
 	if in.StartedInWindow > 0 {
 		line += fmt.Sprintf("; %d processes started in the window, not counted", in.StartedInWindow)
