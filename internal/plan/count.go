@@ -84,11 +84,11 @@ func (c *Common) countFromHere(ctx context.Context, p *prepared, setup time.Dura
 		return nil
 	}
 	began := time.Now()
-	c.notice(prefixed(p.name, fmt.Sprintf("counting instructions: the data and set-up made natively in %v; restarting the server under Valgrind...", setup.Round(100*time.Millisecond))))
+	c.notice(prefixed(p.name, fmt.Sprintf("counting instructions: the data and set-up made natively in %v; restarting the server under Valgrind...", brief(setup))))
 	if err := cl.Count(ctx); err != nil {
 		return named(p.name, fmt.Errorf("restart the server under Valgrind: %w", err))
 	}
-	c.notice(prefixed(p.name, fmt.Sprintf("counting instructions: the server runs under Valgrind (restarted in %v)", time.Since(began).Round(100*time.Millisecond))))
+	c.notice(prefixed(p.name, fmt.Sprintf("counting instructions: the server runs under Valgrind (restarted in %v)", brief(time.Since(began)))))
 	return nil
 }
 
@@ -184,7 +184,7 @@ func (c *Common) countEstimate(warm, setup time.Duration, rounds, steps, relayou
 		span = lo.Round(time.Second).String()
 	}
 	line := fmt.Sprintf("counting instructions: the warm-up round took %v; the %s to count: expect about %s more (the heavier the transactions' code, the longer)",
-		warm.Round(100*time.Millisecond), prose.Count(rounds, "round"), span)
+		brief(warm), prose.Count(rounds, "round"), span)
 	if relayouts > 0 {
 		line += fmt.Sprintf(", with %s made again on the way (each with its set-up and a warm-up round)", prose.Count(relayouts, "cluster layout"))
 	}
@@ -204,7 +204,7 @@ func (c *Common) roundEstimate(r int, took time.Duration, left int) {
 		return
 	}
 	c.notice(fmt.Sprintf("counting instructions: round %d took %v; expect about %v more for the other %s",
-		r, took.Round(100*time.Millisecond), (time.Duration(left) * took).Round(time.Second), prose.Count(left, "round")))
+		r, brief(took), (time.Duration(left) * took).Round(time.Second), prose.Count(left, "round")))
 }
 
 // warmUpRound runs a counted run's sweep once before its own, unwatched
@@ -289,4 +289,13 @@ func (sw *Sweep) uncounted() {
 			p(pr)
 		}
 	}
+}
+
+// brief is a duration as a counted run's notices say it: to the tenth of
+// a second, and under a second to the millisecond ("45ms", not "0s").
+func brief(d time.Duration) time.Duration {
+	if d < time.Second {
+		return d.Round(time.Millisecond)
+	}
+	return d.Round(100 * time.Millisecond)
 }
