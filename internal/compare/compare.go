@@ -16,6 +16,7 @@ import (
 	"strings"
 
 	"github.com/pgscale/pgscale/internal/diagnose"
+	"github.com/pgscale/pgscale/internal/prose"
 	"github.com/pgscale/pgscale/internal/result"
 	"github.com/pgscale/pgscale/internal/stats"
 )
@@ -114,6 +115,9 @@ type Comparison struct {
 	// suiteFamily, once a suite judged the comparison's measures, is how
 	// many measures the suite's Holm correction ran over.
 	suiteFamily int
+	// timeFits are the pooler's time-driven work by client count, for the
+	// why (pooler_time.go).
+	timeFits map[int]stats.TimeFit
 }
 
 // Row is one measure at one step.
@@ -225,8 +229,11 @@ func Compare(inputs []Input, opt Options) (*Comparison, error) {
 	unsupported := map[string]string{} // measure -> why the machine cannot measure it
 	var unsupportedOrder []string
 	rep.Counted = underValgrind(inputs)
+	timeFits := poolerTimeFits(inputs, clients)
 	for _, c := range clients {
 		for _, md := range Measures() {
+			fit, fitted := timeFits[c]
+			md = timeSeparated(md, fit, fitted)
 			if rep.Counted && !md.Counted {
 				if !slices.Contains(rep.Slowed, md.Name) && !allNaN(values(inputs[0].File, c, md, rounds, rep.Method)) {
 					rep.Slowed = append(rep.Slowed, md.Name)
@@ -268,6 +275,9 @@ func Compare(inputs []Input, opt Options) (*Comparison, error) {
 	}
 	if rep.Counted {
 		rep.Notes = append(rep.Notes, countedNotes(inputs[0].File)...)
+		if note := poolerTimeNote(inputs, timeFits, clients); note != "" {
+			rep.Notes = append(rep.Notes, note)
+		}
 	}
 	if len(rep.Slowed) > 0 {
 		rep.Notes = append(rep.Notes, fmt.Sprintf("not compared: %s, slowed by Valgrind (the servers ran under callgrind, 20 to 50 times slower than natively; the counts above are what Valgrind does not change); their figures are in the result files",
@@ -290,7 +300,7 @@ func Compare(inputs []Input, opt Options) (*Comparison, error) {
 	if !opt.Interim {
 		rep.Machine = machineOf(rep, inputs, rounds)
 	}
-	rep.inputs, rep.rounds = inputs, rounds
+	rep.inputs, rep.rounds, rep.timeFits = inputs, rounds, timeFits
 	if !opt.Interim {
 		rep.explain(opt.Stats)
 	}
@@ -359,7 +369,7 @@ func countedNotes(f *result.File) []string {
 		if in.ClientClockReads != nil {
 			notes = append(notes, "syscalls/txn counts the client backends' system calls except the clock reads; clock-reads/txn counts those (clock_gettime, gettimeofday), which natively are vDSO calls that enter no kernel and under Valgrind, which hides the vDSO, are system calls")
 		}
-		if c := in.Cache; c != nil {
+		if c := in.Simulated(); c != nil {
 			notes = append(notes, fmt.Sprintf("the misses are callgrind's simulation of one process's caches (I1 %s; D1 %s; LL %s) and branch predictor; est-cycles/txn estimates cycles from them with %s", c.I1, c.D1, c.LL, c.Model))
 		}
 		return notes
@@ -375,7 +385,7 @@ func countedNotes(f *result.File) []string {
 // interval does not cover.
 func serverNotes(inputs []Input, run *result.AB) []string {
 	var notes []string
-	separate := 0
+	separate, counted := 0, 0
 	for _, in := range inputs {
 		t := in.File.Target
 		switch {
@@ -390,12 +400,20 @@ func serverNotes(inputs []Input, run *result.AB) []string {
 				how = strings.Join(set, ", ") + " set per session"
 			}
 			notes = append(notes, fmt.Sprintf("%s ran on %s's cluster (%s): no cluster layout differs between them", in.Name, t.SameServerAs, how))
-		case t.Kind == "ephemeral" && t.Valgrind == nil:
-			// (A server counted under Valgrind has a fixed layout.)
+		case t.Kind == "ephemeral" && t.Valgrind != nil:
+			counted++
+		case t.Kind == "ephemeral":
 			separate++
 		}
 	}
-	if separate >= 2 && len(run.Layouts) == 1 && !run.Calibration {
+	switch {
+	case run.Calibration:
+	case counted >= 2 && len(run.Layouts) > 1:
+		notes = append(notes, fmt.Sprintf("counted on %s: each made every target's server anew, its data and set-up included, so what is built differently from one cluster to the next (an index's graph, a random sample, a table's physical order) is in the interval; on one cluster the rounds repeat the same count to a few instructions",
+			prose.Count(len(run.Layouts), "cluster layout")))
+	case counted >= 2 && len(run.Layouts) == 1:
+		notes = append(notes, "counted on one cluster per target, kept for the whole run: its rounds repeat the same count, so the interval covers those two clusters only, not what the set-up builds differently on another (an index's graph, a random sample, a table's physical order); --reshuffle 1, the default with --count, makes new ones every round")
+	case separate >= 2 && len(run.Layouts) == 1:
 		notes = append(notes, "the ephemeral targets ran on clusters of their own, kept for the whole run: the interval does not cover the fixed difference two clusters can have (memory and data-directory layout); --reshuffle re-creates them every few rounds")
 	}
 	return notes
@@ -423,6 +441,8 @@ func (r *Comparison) explain(opt stats.Options) {
 					P: a.P, PHolm: a.PHolm, Family: r.family(ci)}
 			}
 			ds.Base, ds.Cand = pairedSteps(r.inputs[0].File, r.inputs[ci+1].File, c, r.rounds, r.Method)
+			ds.Layouts = stepLayouts(r.inputs[0].File.AB, r.Method)
+			ds.PoolerTime = r.timeFits[c]
 			steps = append(steps, ds)
 		}
 		r.Why = append(r.Why, diagnose.Explain(steps, opt))

@@ -6,6 +6,7 @@ import (
 
 	"github.com/pgscale/pgscale/internal/compare"
 	"github.com/pgscale/pgscale/internal/compare/comparetest"
+	"github.com/pgscale/pgscale/internal/result"
 	"github.com/pgscale/pgscale/internal/stats"
 )
 
@@ -60,4 +61,50 @@ func TestCompareOverLayouts(t *testing.T) {
 	if n.Layouts != 3 || n.Reshuffle != 2 || n.Rows[0].Layouts != 3 || n.Rows[0].PerLayout != 2 || n.Rows[0].Layouts2 == 0 {
 		t.Errorf("noise: %d layouts, reshuffle %d; row %+v", n.Layouts, n.Reshuffle, n.Rows[0])
 	}
+}
+
+// Counted runs on a new cluster every round, whose data differs from one
+// cluster to the next (an index graph built anew: 1 % more or fewer
+// instructions on some): the interval covers it, and the notes say what
+// the interval rests on; kept on one cluster, the rounds repeat one value,
+// and the notes say the interval covers those clusters only.
+func TestCountedLayouts(t *testing.T) {
+	per := func(side, round int) *result.Instructions {
+		v := 100000.0
+		if side == 1 && round%2 == 0 {
+			v *= 1.01 // this layout's candidate cluster built its data otherwise
+		}
+		return &result.Instructions{Tool: "callgrind", Transactions: 100, ClientBackends: uint64(v * 100), PerTxn: v}
+	}
+	inputs := comparetest.Files(t, comparetest.TwoSides(), []int{1}, 4)
+	comparetest.Layouts(inputs, 4, 1, true)
+	comparetest.Counted(inputs, per)
+	rep := comparetest.Compare(t, inputs)
+	a := rowOf(t, rep, "instr/txn", "c=1")
+	if a.Test != stats.LayoutTest || a.N1 != 4 || (a.Hi-a.Lo)/2 < 0.005 {
+		t.Errorf("instr/txn: %s over %d values, %s: want the layout test over 4 layouts, wider than ± 0.5 %%", a.Test, a.N1, stats.FormatChange(a.Change, a.Lo, a.Hi))
+	}
+	if notes := strings.Join(rep.Notes, "\n"); !strings.Contains(notes, "counted on 4 cluster layouts") || !strings.Contains(notes, "is in the interval") {
+		t.Errorf("notes %q", rep.Notes)
+	}
+
+	inputs = comparetest.Files(t, comparetest.TwoSides(), []int{1}, 4)
+	comparetest.Layouts(inputs, 4, 4, false)
+	comparetest.Counted(inputs, func(side, round int) *result.Instructions { return per(side, 2) })
+	rep = comparetest.Compare(t, inputs)
+	if notes := strings.Join(rep.Notes, "\n"); !strings.Contains(notes, "counted on one cluster per target") {
+		t.Errorf("one cluster: notes %q", rep.Notes)
+	}
+}
+
+// rowOf is the first candidate's assessment of measure at step.
+func rowOf(t *testing.T, rep *compare.Comparison, measure, step string) stats.Assessment {
+	t.Helper()
+	for _, r := range rep.Rows {
+		if r.Measure.Name == measure && r.Measure.Step == step {
+			return r.Cells[0].Assessment
+		}
+	}
+	t.Fatalf("no row %s@%s", measure, step)
+	return stats.Assessment{}
 }

@@ -156,10 +156,11 @@ const (
 // transaction, NaN without the simulation.
 func simulated(read func(*result.CacheSim) uint64) func(*result.Step) float64 {
 	return counted(func(i *result.Instructions) float64 {
-		if i.Cache == nil {
+		c := i.Simulated()
+		if c == nil {
 			return math.NaN()
 		}
-		return float64(read(i.Cache)) / float64(i.Transactions)
+		return float64(read(c)) / float64(i.Transactions)
 	})
 }
 

@@ -21,6 +21,21 @@ func roundLayouts(run *result.AB, rounds []int) []int {
 	return out
 }
 
+// stepLayouts maps each round of a reshuffled run to its cluster layout,
+// for pairs of steps paired by round; nil otherwise.
+func stepLayouts(run *result.AB, method stats.Method) map[int]int {
+	if run == nil || run.Reshuffle <= 0 || method != stats.Paired {
+		return nil
+	}
+	out := map[int]int{}
+	for _, l := range run.Layouts {
+		for _, r := range l.Rounds {
+			out[r] = l.Layout
+		}
+	}
+	return out
+}
+
 func distinct(xs []int) int {
 	seen := map[int]bool{}
 	for _, x := range xs {

@@ -88,10 +88,11 @@ var countedKinds = []countedKind{
 		func(f result.FunctionCount) (float64, float64) { return float64(f.Self), float64(f.Inclusive) }},
 	{"est-cycles/txn", "own estimated cycles",
 		func(i *result.Instructions) (float64, bool) {
-			if i.Cache == nil {
+			c := i.Simulated()
+			if c == nil {
 				return 0, false
 			}
-			return float64(i.Cache.EstCycles), true
+			return float64(c.EstCycles), true
 		},
 		func(f result.FunctionCount) (float64, float64) {
 			return float64(f.EstCycles), float64(f.EstCyclesInclusive)
@@ -182,6 +183,10 @@ func countedChange(st DiffStep, p countedProcess, k countedKind, c Change) (Coun
 	type key struct{ fn, ob string }
 	fns := map[key]*sides{}
 	var delta, baseTotal float64
+	var timeFits map[fnKey]stats.TimeFit
+	if p.name == "pooler" && k.measure == "instr/txn" && st.PoolerTime.Determined {
+		timeFits = poolerFunctionTime(st.Base, st.Cand)
+	}
 	n := 0
 	for i := 0; i < min(len(st.Base), len(st.Cand)); i++ {
 		b, cd := p.counts(st.Base[i]), p.counts(st.Cand[i])
@@ -194,14 +199,29 @@ func countedChange(st DiffStep, p countedProcess, k countedKind, c Change) (Coun
 			continue
 		}
 		n++
-		delta += ct/float64(cd.Transactions) - bt/float64(b.Transactions)
-		baseTotal += bt / float64(b.Transactions)
+		bv, cv := bt/float64(b.Transactions), ct/float64(cd.Transactions)
+		if p.name == "pooler" && k.measure == "instr/txn" && st.PoolerTime.Determined {
+			// The measure is the per-transaction part (PoolerTime).
+			bp, ok1 := PoolerPoint(st.Base[i])
+			cp, ok2 := PoolerPoint(st.Cand[i])
+			if ok1 && ok2 {
+				bv, cv = st.PoolerTime.PerEventPart(bp), st.PoolerTime.PerEventPart(cp)
+			}
+		}
+		delta += cv - bv
+		baseTotal += bv
 		for side, in := range []*result.Instructions{b, cd} {
 			tx := float64(in.Transactions)
+			pt, timed := PoolerPoint([]result.Step{st.Base[i], st.Cand[i]}[side])
 			for _, f := range in.Functions {
 				self, incl := k.fn(f)
 				if self == 0 && incl == 0 {
 					continue
+				}
+				// A function that runs to the clock is named for its
+				// work per transaction, as the per-function tests do.
+				if fit, ok := timeFits[fnKey{f.Function, f.Object}]; ok && timed && fit.Clear() {
+					self = tx * fit.PerEventPart(stats.TimePoint{Count: self, Events: pt.Events, Seconds: pt.Seconds})
 				}
 				s := fns[key{f.Function, f.Object}]
 				if s == nil {
@@ -294,7 +314,13 @@ func countedText(cc CountedChange, what string) string {
 	s := fmt.Sprintf("%s at %s %s (%s)", cc.Measure, prose.Count(cc.Clients, "client"), perTxn(cc.Delta), stats.FormatChange(cc.Change.Change, cc.Change.Lo, cc.Change.Hi))
 	var parts []string
 	for _, f := range cc.Self {
-		parts = append(parts, fmt.Sprintf("%s %s (%s)", f.Name(), perTxn(f.Delta), prose.Share(f.Share)))
+		// A function that moved against the change offsets part of it:
+		// "+88448 (-38%)" read as a gain that was a loss.
+		share := prose.Share(f.Share)
+		if f.Share < 0 {
+			share = "against the change: offsets " + prose.Share(-f.Share) + " of it"
+		}
+		parts = append(parts, fmt.Sprintf("%s %s (%s)", f.Name(), perTxn(f.Delta), share))
 	}
 	if len(parts) > 0 {
 		s += ": " + what + " " + strings.Join(parts, ", ")

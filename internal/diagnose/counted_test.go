@@ -72,7 +72,10 @@ func TestExplainCounted(t *testing.T) {
 	if c.Text != want {
 		t.Errorf("why:\n got %s\nwant %s", c.Text, want)
 	}
-	if got := d.Sentences(); len(got) != 1 || got[0] != want {
+	// And the functions' own tests name the same three, each with its
+	// count on both sides.
+	wantFns := "Functions that changed at 1 client (the client backends' own instructions per transaction; paired over 3 rounds, Holm over 7 functions; named from 4 instructions and 5% of their count): StrategyGetBuffer +118 (200.0 → 318.0, +59.0%), ReadBuffer_common +61 (300.0 → 361.0, +20.3%), 0x5c7730 in postgres +40 (100.0 → 140.0, +40.0%)."
+	if got := d.Sentences(); len(got) != 2 || got[0] != want || got[1] != wantFns {
 		t.Errorf("sentences %q", got)
 	}
 	if math.Abs(c.Delta-219) > 1e-9 || len(c.Self) != 3 || c.Inside == nil || c.Inside.Function != "ReadBuffer_common" {
@@ -83,8 +86,33 @@ func TestExplainCounted(t *testing.T) {
 	// and a counted run with nothing else to say says so.
 	ds.Changes["instr/txn"] = diagnose.Change{Known: true, Base: 42810, Cand: 42813, Change: 3.0 / 42810, Lo: 2.0 / 42810, Hi: 4.0 / 42810, Significant: true, Negligible: true}
 	d = diagnose.Explain([]diagnose.DiffStep{ds}, stats.Options{})
-	if got := d.Sentences(); len(d.Counted) != 0 || len(got) != 1 || !strings.Contains(got[0], "No counted measure changed by more than is negligible") {
+	if got := d.Sentences(); len(d.Counted) != 0 || len(got) != 2 || !strings.Contains(got[0], "No counted measure changed by more than is negligible") || got[1] != wantFns {
 		t.Errorf("a negligible change: %q", got)
+	}
+}
+
+// A function that moved against the measure's change offsets part of it,
+// and is said so: "+88448 (-38%)" read as a gain of a share lost.
+func TestExplainCountedAgainst(t *testing.T) {
+	fns := func(a, b uint64) []result.FunctionCount {
+		return []result.FunctionCount{
+			{Function: "PostgresMain", Object: "postgres", Self: 100000, Inclusive: 100000 + a + b},
+			{Function: "l2_distance", Object: "vec.so", Self: a, Inclusive: a},
+			{Function: "pairingheap_add", Object: "postgres", Self: b, Inclusive: b},
+		}
+	}
+	mk := func(a, b uint64) []result.Step {
+		return []result.Step{counted(fns(a, b), 0), counted(fns(a, b), 0), counted(fns(a, b), 0)}
+	}
+	ds := diagnose.DiffStep{Clients: 1, Base: mk(320000, 10000), Cand: mk(88000, 98448), Changes: map[string]diagnose.Change{
+		"instr/txn": change(430000, -143552.0/430000, 0.001),
+	}}
+	d := diagnose.Explain([]diagnose.DiffStep{ds}, stats.Options{})
+	if len(d.Counted) != 1 {
+		t.Fatalf("%+v", d.Counted)
+	}
+	if txt := d.Counted[0].Text; !strings.Contains(txt, "(against the change: offsets") || strings.Contains(txt, "+88448 (-") {
+		t.Errorf("why: %s", txt)
 	}
 }
 
@@ -164,5 +192,69 @@ func TestExplainCountedMisses(t *testing.T) {
 	got := d.Sentences()
 	if len(d.Counted) != 1 || d.Counted[0].Measure != "l1d-miss/txn" || len(got) != 1 || !strings.Contains(got[0], "l1d-miss/txn at 1 client") || !strings.Contains(got[0], "no function is named") {
 		t.Errorf("sentences %q", got)
+	}
+}
+
+// poolerSteps are steps of a pooler counted in front of a server: each
+// window's seconds as given, 100 transactions, its functions' own counts
+// per transaction plus do_full_maint's 1100 instructions a second of
+// wall time, and event_base_loop's turns moving by round.
+func poolerSteps(secs []float64, release float64, wobble []float64) []result.Step {
+	var out []result.Step
+	for r, s := range secs {
+		const tx = 100
+		fs := []result.FunctionCount{
+			{Function: "release_server", Object: "pgbouncer", Self: uint64(release * tx)},
+			{Function: "event_base_loop", Object: "libevent-2.1.so.7.0.1", Self: uint64((370 + wobble[r]) * tx)},
+			{Function: "per_loop_maint", Object: "pgbouncer", Self: uint64((145 + 0.2*float64(r%2)) * tx)},
+			{Function: "sbuf_main_loop", Object: "pgbouncer", Self: uint64(3600 * tx)},
+			{Function: "do_full_maint", Object: "pgbouncer", Self: uint64(1100 * s)},
+		}
+		var total uint64
+		for i := range fs {
+			fs[i].Inclusive = fs[i].Self
+			total += fs[i].Self
+		}
+		st := counted([]result.FunctionCount{{Function: "PostgresMain", Object: "postgres", Self: 43000, Inclusive: 43000}}, 9000)
+		st.Round = r + 1
+		in := st.Probes.Instructions()
+		in.Transactions = tx
+		in.Pooler = &result.InstructionGroup{Kind: "pooler", Processes: 1, Instructions: total}
+		in.PoolerPerTxn, in.PoolerFunctions, in.PoolerWindowS = float64(total)/tx, fs, s
+		out = append(out, st)
+	}
+	return out
+}
+
+// A pooler function that gains 11 instructions per transaction, a quarter
+// of a percent of the pooler's count: named in every round's test though
+// the total changed by less than is of interest; the event loop's turns,
+// which move from round to round, are not; nor is the maintenance that
+// runs to the clock, though the candidate's windows were all longer (it
+// would be, at 8 instructions a transaction, counted per transaction).
+func TestExplainCountedFunctionsBelowTotal(t *testing.T) {
+	base := poolerSteps([]float64{1.0, 1.2, 1.6, 1.1, 1.3}, 63, []float64{0, 1.5, -1, 2, -0.5})
+	cand := poolerSteps([]float64{1.8, 2.5, 2.0, 2.2, 1.9}, 74, []float64{1, -2, 0.5, -1, 1.5})
+	ds := diagnose.DiffStep{Clients: 1, Base: base, Cand: cand, Changes: map[string]diagnose.Change{
+		"instr/txn":        {Known: true, Base: 43000, Cand: 43000},
+		"pooler-instr/txn": {Known: true, Base: 4190, Cand: 4210, Change: 0.0005, Significant: true, Negligible: true},
+	}}
+	d := diagnose.Explain([]diagnose.DiffStep{ds}, stats.Options{})
+	var pooler *diagnose.FunctionTests
+	for i := range d.Functions {
+		if d.Functions[i].Process == "pooler" {
+			pooler = &d.Functions[i]
+		}
+	}
+	if pooler == nil || !pooler.TimeSeparated || pooler.Pairs != 5 {
+		t.Fatalf("pooler's tests %+v", pooler)
+	}
+	if len(pooler.Changed) != 1 || pooler.Changed[0].Function != "release_server" || math.Abs(pooler.Changed[0].Delta-11) > 0.01 {
+		t.Errorf("changed %+v, want release_server +11 alone", pooler.Changed)
+	}
+	got := strings.Join(d.Sentences(), "\n")
+	if !strings.Contains(got, "No counted measure changed by more than is negligible") || !strings.Contains(got, "release_server +11 (63.0 → 74.0, +17.5%)") ||
+		!strings.Contains(got, "its time-driven work taken off") {
+		t.Errorf("sentences:\n%s", got)
 	}
 }

@@ -62,6 +62,13 @@ type DiffStep struct {
 	Clients    int
 	Changes    map[string]Change
 	Base, Cand []result.Step
+	// Layouts, for a run whose clusters were re-created, maps each round
+	// to its cluster layout: the per-function tests pair over layouts.
+	Layouts map[int]int
+	// PoolerTime is the pooler's time-driven work the comparison took off
+	// pooler-instr/txn (its Determined false when none): the why's
+	// change per transaction is that measure's.
+	PoolerTime stats.TimeFit
 }
 
 // Differential says why a candidate is slower or faster than the baseline:
@@ -84,6 +91,10 @@ type Differential struct {
 	// significant, in the table's words: what "no step is significantly
 	// slower or faster" must not hide.
 	Unsure []string
+	// Functions are the per-function tests of counted runs, per step and
+	// process (counted_functions.go): the functions whose own count
+	// changed consistently, named whatever the measures did.
+	Functions []FunctionTests
 }
 
 // StepDifferential is one step's differential diagnosis.
@@ -141,6 +152,11 @@ func (d Differential) Sentences() []string {
 	default:
 		out = append(out, "No step is significantly slower or faster.")
 	}
+	for _, f := range d.Functions {
+		if f.Text != "" {
+			out = append(out, f.Text)
+		}
+	}
 	if d.Unjudged != "" {
 		out = append(out, d.Unjudged)
 	}
@@ -159,6 +175,7 @@ func Explain(steps []DiffStep, opt stats.Options) Differential {
 			}
 		}
 		d.Counted = append(d.Counted, explainCounted(st)...)
+		d.Functions = append(d.Functions, testFunctions(st, opt)...)
 		tps := st.Changes["tps"]
 		if !tps.Known || !tps.Significant || tps.Change == 0 {
 			if sd, ok := costsOnly(st, tps); ok {

@@ -210,3 +210,39 @@ func TestCountInstructionsWithoutValgrind(t *testing.T) {
 		}
 	}
 }
+
+// A counted run makes its data and runs its set-up natively, then counts
+// under Valgrind: the set-up fails if its backend is Valgrind's (its
+// comm, which PostgreSQL's process titles leave alone, is the tool's),
+// and the steps are counted all the same. The run says both.
+func TestCountedSetupNative(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a counted run under Valgrind (half a minute); not with -short")
+	}
+	testenv.NeedProgram(t, "valgrind", "Debian: apt-get install valgrind")
+	dir := t.TempDir()
+	setup := filepath.Join(dir, "setup.sql")
+	if err := os.WriteFile(setup, []byte(`DO $$
+BEGIN
+	IF convert_from(pg_read_binary_file('/proc/self/comm'), 'UTF8') NOT LIKE 'postgres%' THEN
+		RAISE EXCEPTION 'the set-up runs in %, not natively', convert_from(pg_read_binary_file('/proc/self/comm'), 'UTF8');
+	END IF;
+END $$;
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "r.json")
+	code, stdout, stderr := pgscale(t, "run", "-S", "-c", "1", "-t", "50", "--setup", setup, "--count", "instructions", "--out", out,
+		"--profile-dir", filepath.Join(dir, "profiles"))
+	if code != cli.ExitOK {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	if in := readResult(t, out).Steps[0].Probes.Instructions(); in == nil || in.PerTxn < 5000 {
+		t.Errorf("the step was not counted under Valgrind: %+v", in)
+	}
+	for _, want := range []string{"made natively in", "restarting the server under Valgrind", "the warm-up round took"} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("the run does not say %q:\n%s", want, stderr)
+		}
+	}
+}

@@ -6,12 +6,14 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/pgscale/pgscale/internal/build/buildtest"
 	"github.com/pgscale/pgscale/internal/cli"
 	"github.com/pgscale/pgscale/internal/syncio"
 	"github.com/pgscale/pgscale/internal/target/targettest"
@@ -230,4 +232,54 @@ func TestProxyCountedUnderValgrind(t *testing.T) {
 	if len(in.PoolerFunctions) == 0 || own == 0 || own > in.Pooler.Instructions {
 		t.Errorf("the pooler's functions: %d, %d instructions in pgbouncer's own of %d", len(in.PoolerFunctions), own, in.Pooler.Instructions)
 	}
+}
+
+// A pooler function that gains a few instructions per transaction, under
+// a third of a per cent of the pooler's count (the pgbouncer fixture's
+// few commit: release_server, which runs once a transaction): the
+// counted comparison names it, the pooler's, in the why and the verdict
+// file, whatever its total did.
+func TestProxyCountedFunctionNamed(t *testing.T) {
+	if testing.Short() {
+		t.Skip("two pgbouncer builds counted under Valgrind on new clusters every round (minutes); not with -short")
+	}
+	targettest.NeedPgBouncer(t)
+	testenv.NeedProgram(t, "valgrind", "Debian: apt-get install valgrind")
+	repo := buildtest.PgBouncerSourceWith(t, "few")
+	dir := t.TempDir()
+	example, err := os.ReadFile(targettest.Example(t, "pgbouncer"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var defs []string
+	for _, rev := range []string{"base", "few"} {
+		def := strings.Replace(string(example), "command: pgbouncer {{dir}}/pgbouncer.ini",
+			"build:\n  source: "+repo+"@"+rev+"\n  run: ./configure --without-openssl && make\ncommand: \"{{build}}/pgbouncer {{dir}}/pgbouncer.ini\"", 1)
+		path := filepath.Join(dir, rev+".yaml")
+		if err := os.WriteFile(path, []byte(def), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		defs = append(defs, rev+"=proxy:"+path+",of='settings:'")
+	}
+	out, verdict := filepath.Join(dir, "ab"), filepath.Join(dir, "verdict.json")
+	code, stdout, stderr := pgscale(t, "ab", "--target", defs[0], "--target", defs[1], "-S", "-M", "simple", "-c", "1", "-t", "200",
+		"--rounds", "3", "--count", "instructions", "--out", out, "--verdict", verdict)
+	if code != cli.ExitOK {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	v := readVerdict(t, verdict)
+	var named []string
+	for _, ft := range v.Candidates[0].Why.Functions {
+		for _, f := range ft.Changed {
+			named = append(named, ft.Process+": "+f.Function)
+		}
+	}
+	if !slices.Contains(named, "pooler: release_server") {
+		t.Errorf("the functions named %v, not the pooler's release_server:\n%s", named, stdout)
+	}
+	if !strings.Contains(stdout, "release_server +11") {
+		t.Errorf("the why does not name release_server +11:\n%s", stdout)
+	}
+	m := measure(t, v, "pooler-instr/txn@c=1")
+	t.Logf("pooler-instr/txn@c=1: %s, %s; named %v", m.Text, m.Effect, named)
 }

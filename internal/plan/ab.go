@@ -59,7 +59,14 @@ func RunAB(ctx context.Context, spec ABSpec) (_ []*result.File, _ string, err er
 	if err != nil {
 		return nil, "", err
 	}
-	spec.countNotice(len(specs), spec.Rounds+1) // and the warm-up round
+	layouts := 1
+	if n := spec.Reshuffle; spec.counting() && (!spec.ReshuffleGiven || n > 0) && spec.Rounds >= 2 {
+		if !spec.ReshuffleGiven {
+			n = CountedReshuffle
+		}
+		layouts = (spec.Rounds + n - 1) / n
+	}
+	spec.countNotice(len(specs), spec.Rounds+1, layouts) // and the warm-up round
 	if spec.Calibrate && len(spec.given()) > 1 {
 		spec.notice(fmt.Sprintf("--calibrate: running %s against itself; the other targets are not run", specs[0].Name))
 	}
@@ -113,10 +120,12 @@ func (spec *ABSpec) runOn(ctx context.Context, targets []*prepared, specs []targ
 			t.unwatch()
 		}
 	}()
+	began := time.Now()
 	err := spec.prepareAll(ctx, targets, specs, wl, setup)
 	if err != nil {
 		return nil, err
 	}
+	setupTook := time.Since(began)
 	if spec.Probes.On(probe.NameProfile) || spec.counting() {
 		// Every target's pprof files in a directory of its own, by
 		// default inside the run's: profiles/NAME/round-R-step-S-cN.pb.gz.
@@ -130,6 +139,20 @@ func (spec *ABSpec) runOn(ctx context.Context, targets []*prepared, specs []targ
 	}
 	ab := &AB{Rounds: spec.Rounds, Seed: seed, Slice: spec.Slice, Settle: spec.Settle, Reshuffle: spec.reshuffle(targets),
 		WarmupRound: spec.counting()}
+	ab.WarmedUp = func(took time.Duration) {
+		relayouts := 0
+		if ab.Reshuffle > 0 {
+			relayouts = (spec.Rounds+ab.Reshuffle-1)/ab.Reshuffle - 1
+		}
+		spec.countEstimate(took, setupTook, spec.Rounds, len(targets)*len(spec.Load.Clients), relayouts)
+	}
+	ab.RoundDone = func(r int, took time.Duration) {
+		// The first round like those to come: round 1, or with a new
+		// layout every round round 2, which made one.
+		if r == 1 && ab.Reshuffle == 0 || r == 2 && ab.Reshuffle == 1 {
+			spec.roundEstimate(r, took, spec.Rounds-r)
+		}
+	}
 	if ab.Targets, err = spec.abTargets(ctx, targets, wl, ds, coord); err != nil {
 		return nil, err
 	}

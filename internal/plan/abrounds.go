@@ -73,6 +73,10 @@ type AB struct {
 	// Deadline, when set, stops the run before a round that would end
 	// past it, at the pace of the rounds so far.
 	Deadline time.Time
+	// WarmedUp, when set, is told how long the warm-up round took, and
+	// RoundDone how long each round did (its layout's making included).
+	WarmedUp  func(took time.Duration)
+	RoundDone func(round int, took time.Duration)
 }
 
 // ABRun is what an A/B run did, also when it stopped early.
@@ -106,6 +110,13 @@ func (ab *AB) layout(ctx context.Context, r int, run *ABRun) error {
 				return fmt.Errorf("round %d, cluster layout %d: %w", r, n, err)
 			}
 			ab.Targets = ts
+			// New servers start cold, as the first did: their first
+			// round would count reads the later ones do not make.
+			if ab.WarmupRound && ab.Slice == 0 {
+				if err := ab.warmUp(ctx); err != nil {
+					return fmt.Errorf("round %d, cluster layout %d: %w", r, n, err)
+				}
+			}
 		}
 	}
 	run.Layouts = append(run.Layouts, n)
@@ -165,12 +176,18 @@ func (ab *AB) Run(ctx context.Context) (*ABRun, error) {
 // warmUp runs every target's whole sweep once, unwatched and not recorded
 // (WarmupRound).
 func (ab *AB) warmUp(ctx context.Context) error {
+	began := time.Now()
 	for _, t := range ab.Targets {
 		sw := t.Sweep
 		sw.Watchers, sw.AfterStep, sw.Transactions, sw.HoldEdges = nil, nil, nil, true
+		sw.uncounted()
 		if _, err := sw.Run(ctx); err != nil {
 			return fmt.Errorf("warm-up round, target %s: %w", t.Name, err)
 		}
+	}
+	if ab.WarmedUp != nil {
+		ab.WarmedUp(time.Since(began))
+		ab.WarmedUp = nil // the estimate is said once
 	}
 	return nil
 }
@@ -205,12 +222,16 @@ func (rs *rounds) all(ctx context.Context, round func(ctx context.Context, r int
 				break
 			}
 		}
+		roundBegan := time.Now()
 		if err := ab.layout(ctx, r, run); err != nil {
 			return run, err
 		}
 		rs.complete = true
 		if err := round(ctx, r); err != nil {
 			return run, err
+		}
+		if ab.RoundDone != nil {
+			ab.RoundDone(r, time.Since(roundBegan))
 		}
 		if rs.complete {
 			run.RoundsDone++

@@ -71,12 +71,16 @@ func (spec *ABSpec) abTargets(ctx context.Context, targets []*prepared, wl *work
 }
 
 // reshuffle is the rounds per cluster layout the run uses: spec.Reshuffle
-// when the targets run on more than one server and one of those is an
-// ephemeral cluster this process can re-create, and the rounds make two
-// layouts at least; 0 (one layout) otherwise, and when counting
-// instructions (checkCount says why).
+// (counting instructions and not given it, CountedReshuffle) when the
+// targets run on more than one server and one of those is an ephemeral
+// cluster this process can re-create, and the rounds make two layouts at
+// least; 0 (one layout) otherwise.
 func (spec *ABSpec) reshuffle(targets []*prepared) int {
-	if spec.Reshuffle <= 0 || spec.counting() {
+	n := spec.Reshuffle
+	if spec.counting() && !spec.ReshuffleGiven {
+		n = CountedReshuffle
+	}
+	if n <= 0 {
 		return 0
 	}
 	origins := map[*target.Server]bool{}
@@ -88,12 +92,12 @@ func (spec *ABSpec) reshuffle(targets []*prepared) int {
 	if len(origins) < 2 || !ephemeral {
 		return 0
 	}
-	if spec.Rounds < 2*spec.Reshuffle {
+	if spec.Rounds < 2*n {
 		spec.notice(fmt.Sprintf("--reshuffle %d with %d rounds makes one cluster layout: the clusters are not re-created, and the interval does not cover the fixed difference between them (give --rounds %d or more)",
-			spec.Reshuffle, spec.Rounds, 2*spec.Reshuffle))
+			n, spec.Rounds, 2*n))
 		return 0
 	}
-	return spec.Reshuffle
+	return n
 }
 
 // relayout re-creates the ephemeral clusters of an A/B run (target.Renew)

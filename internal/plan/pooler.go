@@ -41,10 +41,18 @@ func watchPoolers(ctx context.Context, targets []*prepared) (_ context.Context, 
 	return wctx, func() { stopWatch(); cancel(nil) }
 }
 
-// watchPoolersWith calls cancel with a *poolerExited cause as soon as the
+// watchPoolersWith calls cancel with a cause as soon as the pooler of one
+// of targets exits (*poolerExited) or a process of one's ephemeral server
+// dies of a signal (*serverCrashed, crash.go); stop ends the watch.
+func watchPoolersWith(targets []*prepared, cancel context.CancelCauseFunc) (stop func()) {
+	a, b := watchExits(targets, cancel), watchCrashesWith(targets, cancel)
+	return func() { a(); b() }
+}
+
+// watchExits calls cancel with a *poolerExited cause as soon as the
 // pooler of one of targets exits; stop ends the watch (before a pooler is
 // stopped on purpose: at the end, or to re-create it for a new layout).
-func watchPoolersWith(targets []*prepared, cancel context.CancelCauseFunc) (stop func()) {
+func watchExits(targets []*prepared, cancel context.CancelCauseFunc) (stop func()) {
 	done := make(chan struct{})
 	for _, t := range targets {
 		pb := t.srv.Pooler
@@ -74,10 +82,11 @@ const poolerGrace = time.Second
 // the steps it cut short (blameStep).
 func blamePooler(ctx context.Context, targets []*prepared, err error) (error, *poolerExited) {
 	var pe *poolerExited
+	var sc *serverCrashed
 	if err == nil || ctx.Err() != nil {
 		return err, nil
 	}
-	if errors.As(err, &pe) {
+	if errors.As(err, &pe) || errors.As(err, &sc) {
 		return err, nil // the watch stopped the step, which says so already
 	}
 	deadline := time.Now().Add(poolerGrace)

@@ -80,7 +80,7 @@ func Run(ctx context.Context, spec RunSpec) (*result.File, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	spec.countNotice(1, 2) // and the warm-up round
+	spec.countNotice(1, 2, 1) // and the warm-up round
 	started := time.Now().UTC()
 	coord, err := spec.openAgents(ctx, spec.Agents)
 	if err != nil {
@@ -151,8 +151,13 @@ func (c *Common) sweepOn(ctx context.Context, p *prepared, wl *workload.Loaded, 
 
 	sw := c.sweep(p, wl)
 	sw.Agents = out.Agents
-	if err := c.warmUpRound(ctx, sw); err != nil {
-		return nil, "", err
+	mctx, stopWatch := watchPoolers(ctx, []*prepared{p})
+	defer stopWatch()
+	// A warm-up round that fails (a server that dies under Valgrind)
+	// measured nothing, but the file says what happened.
+	warmErr := c.warmUpRound(mctx, sw)
+	if cause := stopCause(mctx); warmErr != nil && cause != nil {
+		warmErr = fmt.Errorf("warm-up round: %w", cause)
 	}
 	vacuum := sw.BeforeStep
 	sw.BeforeStep = func(ctx context.Context, i, clients int) error {
@@ -163,8 +168,11 @@ func (c *Common) sweepOn(ctx context.Context, p *prepared, wl *workload.Loaded, 
 		return vacuum(ctx, i, clients)
 	}
 	sw.AfterStep = func(_ int, s result.Step) { obs.Observe(observe.StepEnd{Step: s}) }
-	mctx, stopWatch := watchPoolers(ctx, []*prepared{p})
-	steps, runErr := sw.Run(mctx)
+	var steps []result.Step
+	runErr := warmErr
+	if warmErr == nil {
+		steps, runErr = sw.Run(mctx)
+	}
 	stopWatch()
 	runErr, exited := blamePooler(ctx, []*prepared{p}, runErr)
 	if len(steps) > 0 {

@@ -90,14 +90,24 @@ func (c *Common) needs(ds []disturb.Disturbance, wl *workload.Loaded) target.Nee
 // server it fronts), and records what the server says of itself.
 func (c *Common) prepare(ctx context.Context, p *prepared, wl *workload.Loaded, setup string) error {
 	origin := p.srv.Origin()
+	began := time.Now()
+	// A counted server makes its data natively, and is counted under
+	// Valgrind only from then on (count.go).
+	if err := c.native(ctx, p); err != nil {
+		return err
+	}
 	opts := func(s *target.Server) workload.PrepareOptions {
 		return workload.PrepareOptions{
 			Create: s.Ephemeral() && !c.Data.NoInit || c.Data.Create, Init: c.Data.Init, ScaleGiven: c.Data.ScaleGiven,
 			NeedTables: wl.Builtin, Setup: setup, SetupName: c.setupName(), Where: s.Info.Description, Log: c.notice}
 	}
+	var logFrom int64
+	if origin.Cluster != nil {
+		logFrom = origin.Cluster.LogSize()
+	}
 	d, err := workload.Prepare(ctx, origin.Connect, opts(origin))
 	if err != nil {
-		return named(p.name, err)
+		return blameCrash(p.name, origin, logFrom, named(p.name, err))
 	}
 	// The same data on every other server a proxy fronts of its own (run
 	// --pooler with of: [s1, s2]: shards); another target's is made as
@@ -130,7 +140,7 @@ func (c *Common) prepare(ctx context.Context, p *prepared, wl *workload.Loaded, 
 		}
 		p.fallbacks = fbs
 	}
-	return nil
+	return c.countFromHere(ctx, p, time.Since(began))
 }
 
 // prefixed puts a target's name in front of a notice, when it has one.
@@ -188,6 +198,7 @@ func (c *Common) sweep(p *prepared, wl *workload.Loaded) *Sweep {
 		settings.Interval = time.Second
 	}
 	obs := c.observer()
+	told := c.countProgress(p.name)
 	companions := 0
 	if p.disturber != nil {
 		companions = disturb.Sessions(p.disturber.Disturbances)
@@ -202,6 +213,7 @@ func (c *Common) sweep(p *prepared, wl *workload.Loaded) *Sweep {
 			Events: func(s string) { obs.Observe(observe.Notice{Text: s}) },
 			Progress: func(pr engine.Progress) {
 				obs.Observe(c.interval(pr, p))
+				told(pr)
 			},
 		},
 		Connecting: func(e observe.Connecting) {

@@ -158,8 +158,11 @@ type ABSpec struct {
 	// (bin:, settings: that need their own cluster), so that each layout
 	// of clusters is drawn anew; the comparison then rests on the layouts.
 	// 0 keeps the clusters for the whole run. Whether settings targets
-	// share the baseline's cluster is Cluster.Separate's.
-	Reshuffle int
+	// share the baseline's cluster is Cluster.Separate's. A counted run
+	// (--count) not given it makes a new layout every round
+	// (CountedReshuffle); ReshuffleGiven says it was given.
+	Reshuffle      int
+	ReshuffleGiven bool
 	// Bounds and Confidence judge the comparison; they are checked before
 	// anything runs and recorded in the result files.
 	Bounds     []string

@@ -2,6 +2,7 @@ package probe_test
 
 import (
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/pgscale/pgscale/internal/probe"
@@ -22,6 +23,11 @@ func TestParseCallgrind(t *testing.T) {
 	}
 	if d.PID != 22431 || d.Trigger != "dump pgscale-1" {
 		t.Errorf("pid %d, trigger %q", d.PID, d.Trigger)
+	}
+	// Without the simulation callgrind writes its cache lines empty: no
+	// caches (a counted run without ,cache printed "caches I1 , D1 , LL").
+	if len(d.Caches) != 0 {
+		t.Errorf("a dump without the cache simulation has caches %q", d.Caches)
 	}
 	ir := d.Totals["Ir"]
 	if ir != 1372279 || d.Totals["sysCount"] != 81 {
@@ -152,5 +158,58 @@ func TestParseCallgrindCache(t *testing.T) {
 	}
 	if sum.Ir != tot.Ir || sum.Sim.DLmr != s.DLmr {
 		t.Errorf("Functions: own instructions %d and LL data read misses %d, the dump %d and %d", sum.Ir, sum.Sim.DLmr, tot.Ir, s.DLmr)
+	}
+}
+
+// A backend counted again after it waited in secure_read with counting
+// off: callgrind's shadow stack still holds that frame, so the calls of
+// the new window are one recursion level deeper ("secure_read'2"). They
+// are left out as secure_read is, with what they called.
+func TestCallgrindExcludesDeeperLevels(t *testing.T) {
+	dump := `# callgrind format
+version: 1
+positions: line
+events: Ir sysCount
+desc: Trigger: dump x
+
+ob=(1) postgres
+fl=(1) postgres.c
+fn=(1) PostgresMain'2
+0 100
+cfn=(2) secure_read'2
+calls=1 0
+0 50 1
+cfn=(3) exec_simple_query
+calls=1 0
+0 1000
+
+fn=(2)
+0 20
+cfn=(4) recv
+calls=1 0
+0 30 1
+
+fn=(4)
+0 30 1
+
+fn=(3)
+0 1000
+`
+	d, err := probe.ParseCallgrind(strings.NewReader(dump))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if in := d.Inside("secure_read"); in.Ir != 50 || in.Syscalls != 1 {
+		t.Errorf("inside secure_read (at level 2): %+v, want 50 instructions and 1 system call", in)
+	}
+	var kept uint64
+	for f, c := range d.Functions([]string{"secure_read"}) {
+		if f.Name == "recv" || strings.HasPrefix(f.Name, "secure_read") {
+			t.Errorf("%s kept: %+v", f.Name, c)
+		}
+		kept += c.Self.Ir
+	}
+	if kept != 1100 {
+		t.Errorf("%d instructions kept, want 1100 (PostgresMain and exec_simple_query)", kept)
 	}
 }

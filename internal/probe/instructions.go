@@ -327,8 +327,9 @@ func (p *instrProbe) report(_ context.Context, st *stepState, out *result.Probes
 		}
 		c := d.Total()
 		if k == "client backend" {
-			for _, fn := range notCounted {
-				c = c.sub(d.Inside(fn))
+			c = Cost{}
+			for _, fc := range d.Functions(notCounted) {
+				c = c.add(fc.Self)
 			}
 			clients = append(clients, d)
 			client = client.add(c)

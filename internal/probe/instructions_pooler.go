@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/pgscale/pgscale/internal/result"
 )
@@ -26,6 +27,10 @@ type poolerCount struct {
 	mu      sync.Mutex
 	counted []int
 	errs    []string
+	// on and off are when counting was switched on in the last of the
+	// pooler's processes and off in the first: the window's wall time,
+	// over which its timers and maintenance ran (result's PoolerWindowS).
+	on, off time.Time
 }
 
 // pids lists the pooler's processes now: its root and its descendants.
@@ -47,10 +52,16 @@ func (c *poolerCount) edge(ctx context.Context, start bool, hint string) error {
 	c.mu.Unlock()
 	errs := make([]error, len(pids))
 	var wg sync.WaitGroup
+	if !start {
+		c.off = time.Now()
+	}
 	for i, pid := range pids {
 		wg.Go(func() { _, errs[i] = c.cg.Control(ctx, pid, commands...) })
 	}
 	wg.Wait()
+	if start {
+		c.on = time.Now()
+	}
 	for i, err := range errs {
 		if err != nil {
 			c.mu.Lock()
@@ -89,6 +100,9 @@ func (c *poolerCount) report(ev *result.Instructions, hint, profile string, step
 	ev.Pooler = g
 	if ev.Transactions > 0 {
 		ev.PoolerPerTxn = float64(g.Instructions) / float64(ev.Transactions)
+	}
+	if c.off.After(c.on) {
+		ev.PoolerWindowS = c.off.Sub(c.on).Seconds()
 	}
 	ev.NotCounted = append(ev.NotCounted, c.errs...)
 	ev.PoolerFunctionsFloor = max(1, uint64(float64(g.Instructions)*functionsFloor))

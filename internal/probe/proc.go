@@ -43,6 +43,13 @@ type procProbe struct {
 	// restarted holds the postmaster's pid before and after, when the one
 	// a step began with was gone at its end: the server restarted.
 	restarted [2]int
+	// clients, for a server run under Valgrind, are its client backends'
+	// pids as pg_stat_activity says at each snapshot (activity, through
+	// conn): a process's command line there is Valgrind's, not its title,
+	// so backendKind cannot tell them, and a counted run's server line
+	// listed no client backend.
+	clients  map[int]bool
+	activity *sqlConn
 
 	first, last *procSnap
 	// lastProbeCPU is the server CPU of each probe's backends in the last
@@ -89,6 +96,11 @@ func newProcProbe(ctx context.Context, cfg Config) (*procProbe, error) {
 	if p.pidFunc != nil {
 		p.serverPID = p.pidFunc()
 	}
+	if cfg.Server.Callgrind() != nil && cfg.conn() != nil {
+		if p.activity, err = newSQLConn(ctx, cfg.conn()); err != nil {
+			return nil, err
+		}
+	}
 	if p.serverPID == 0 {
 		p.serverPID, p.note = findServer(ctx, fs, cfg)
 	} else {
@@ -127,9 +139,38 @@ func findServer(ctx context.Context, fs procfs.FS, cfg Config) (int, string) {
 	return st.PPID, fmt.Sprintf("postmaster pid %d (found from backend %d on this host)", st.PPID, pid)
 }
 
-func (p *procProbe) name() string    { return NameProcess }
-func (p *procProbe) backends() []int { return nil }
-func (p *procProbe) close()          {}
+func (p *procProbe) name() string { return NameProcess }
+
+func (p *procProbe) backends() []int {
+	if p.activity == nil {
+		return nil
+	}
+	return []int{int(p.activity.pid.Load())}
+}
+
+func (p *procProbe) close() {
+	if p.activity != nil {
+		p.activity.close()
+	}
+}
+
+// readClients reads the client backends' pids from pg_stat_activity, for
+// a server whose process titles cannot be read (clients); nothing
+// otherwise. A failed read leaves them unknown (background), as before.
+func (p *procProbe) readClients(ctx context.Context) {
+	if p.activity == nil {
+		return
+	}
+	p.clients = nil
+	rows, err := p.activity.query(ctx, "SELECT pid FROM pg_stat_activity WHERE backend_type = 'client backend' AND application_name <> $1", probeApplicationName)
+	if err != nil {
+		return
+	}
+	p.clients = map[int]bool{}
+	for _, r := range rows {
+		p.clients[int(atoi64(r[0]))] = true
+	}
+}
 
 func (p *procProbe) begin(ctx context.Context, st *stepState) (func(<-chan struct{}), error) {
 	if p.pidFunc != nil {
@@ -142,6 +183,7 @@ func (p *procProbe) begin(ctx context.Context, st *stepState) (func(<-chan struc
 		p.note = fmt.Sprintf("postmaster pid %d (found again after a restart)", p.serverPID)
 	}
 	p.restarted = [2]int{}
+	p.readClients(ctx)
 	s, err := p.snapshot()
 	if err != nil {
 		return nil, err
@@ -152,6 +194,7 @@ func (p *procProbe) begin(ctx context.Context, st *stepState) (func(<-chan struc
 
 func (p *procProbe) capture(ctx context.Context, _ *stepState) error {
 	p.refind(ctx)
+	p.readClients(ctx)
 	var err error
 	p.last, err = p.snapshot()
 	return err
@@ -396,6 +439,9 @@ func (p *procProbe) snapshot() (*procSnap, error) {
 			}
 			title := strings.Join(cl, " ")
 			ts.kind = backendKind(title)
+			if p.clients[st.PID] {
+				ts.kind = KindClientBackend
+			}
 			ts.collector = strings.Contains(title, "pg_wait_sampling collector")
 		}
 		// A process that exits between these reads is left out whole, as

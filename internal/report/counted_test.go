@@ -1,10 +1,13 @@
 package report_test
 
 import (
+	"strings"
 	"testing"
 
+	"github.com/pgscale/pgscale/internal/compare"
 	"github.com/pgscale/pgscale/internal/compare/comparetest"
 	"github.com/pgscale/pgscale/internal/golden"
+	"github.com/pgscale/pgscale/internal/report"
 	"github.com/pgscale/pgscale/internal/result"
 	"github.com/pgscale/pgscale/internal/stats"
 )
@@ -80,4 +83,32 @@ func TestGoldenCounted(t *testing.T) {
 	golden.Check(t, "counted.txt", write(t, "text", d))
 	golden.Check(t, "counted.md", write(t, "markdown", d))
 	golden.Check(t, "counted.verdict.json", write(t, "verdict", d))
+}
+
+// A counted run without the cache simulation (--count instructions): no
+// cache line under a step, no note on simulated caches, no miss measure —
+// also from files written before the probe stopped recording an empty
+// simulation ("cache (simulated): per transaction 0 L1 instruction
+// misses ... caches I1 , D1 , LL").
+func TestCountedWithoutCache(t *testing.T) {
+	inputs := comparetest.Files(t, comparetest.TwoSides(), []int{1}, 3)
+	comparetest.Counted(inputs, func(side, round int) *result.Instructions {
+		in := counts(side, round)
+		in.Cache = &result.CacheSim{Events: map[string]uint64{"Ir": in.ClientBackends}, Model: in.Cache.Model}
+		return in
+	})
+	rep := comparetest.Compare(t, inputs)
+	for _, format := range []string{"text", "markdown"} {
+		for _, d := range []*report.Doc{{Analysis: &compare.Analysis{Comparison: rep}}, {Analysis: compare.Analyze(inputs[:1])}} {
+			out := string(write(t, format, d))
+			if !strings.Contains(out, "instr/txn") {
+				t.Errorf("%s: no counted measure shown:\n%s", format, out)
+			}
+			for _, bad := range []string{"cache (simulated)", "caches I1", "simulation of one process's caches", "l1i-miss", "est-cycles"} {
+				if strings.Contains(out, bad) {
+					t.Errorf("%s: %q without the cache simulation:\n%s", format, bad, out)
+				}
+			}
+		}
+	}
 }

@@ -38,12 +38,15 @@ func writeInstructions(pg page, s result.Step, _ diagnose.Figures) {
 	if pl := in.Pooler; pl != nil {
 		line += fmt.Sprintf("; the pooler %.0f per transaction (%d processes, all counted), %.1f system calls",
 			in.PoolerPerTxn, pl.Processes, float64(pl.Syscalls)/float64(in.Transactions))
+		if in.PoolerWindowS > 0 {
+			line += fmt.Sprintf(", over %.2f s of wall time (its timers' part a comparison takes off)", in.PoolerWindowS)
+		}
 	}
 	if in.StartedInWindow > 0 {
 		line += fmt.Sprintf("; %d processes started in the window, not counted", in.StartedInWindow)
 	}
 	pg.item("instructions", line)
-	if c := in.Cache; c != nil {
+	if c := in.Simulated(); c != nil {
 		e := c.Events
 		per := func(n uint64) float64 { return float64(n) / tx }
 		pg.item("cache (simulated)", fmt.Sprintf("per transaction %.0f L1 instruction misses, %.0f L1 data misses, %.1f last-level misses, %.0f mispredicted branches; %.0f estimated cycles (%s); caches I1 %s, D1 %s, LL %s",

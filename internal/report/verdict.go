@@ -56,8 +56,8 @@ type Verdict struct {
 	// rounds (paired) or "median" (unpaired).
 	Centre string `json:"centre,omitempty"`
 	// Rule says what a bounded measure needs to fail (stats.FailRule).
-	Rule string `json:"fail_rule,omitempty"`
-	SliceS     float64 `json:"slice_s,omitempty"` // the slices of a run in slices; absent for whole-step turns
+	Rule   string  `json:"fail_rule,omitempty"`
+	SliceS float64 `json:"slice_s,omitempty"` // the slices of a run in slices; absent for whole-step turns
 	// Layouts, for a run whose clusters were re-created every Reshuffle
 	// rounds, is the number of cluster layouts the intervals rest on (each
 	// measure's n is then its layouts).
@@ -175,6 +175,36 @@ type VerdictWhy struct {
 	Steps    []VerdictWhyStep `json:"steps"`
 	Unjudged string           `json:"unjudged,omitempty"`
 	Counted  []VerdictCounted `json:"counted,omitempty"`
+	// Functions are the counted functions that changed consistently,
+	// per step and process (diagnose.FunctionTests).
+	Functions []VerdictFunctions `json:"functions,omitempty"`
+}
+
+// VerdictFunctions is one process's per-function tests at one step: how
+// many functions were tested over how many pairs, and those that changed
+// (own instructions per transaction, means over the pairs).
+type VerdictFunctions struct {
+	Clients       int                     `json:"clients"`
+	Process       string                  `json:"process"`
+	Tested        int                     `json:"tested"`
+	Pairs         int                     `json:"pairs"`
+	TimeSeparated bool                    `json:"time_separated,omitempty"`
+	Changed       []VerdictFunctionChange `json:"changed"`
+	Text          string                  `json:"text"`
+}
+
+// VerdictFunctionChange is one function that changed: its count per
+// transaction on each side, the change with its interval, and the
+// Holm-adjusted p-value.
+type VerdictFunctionChange struct {
+	Function  string   `json:"function"`
+	Object    string   `json:"object"`
+	Baseline  *float64 `json:"baseline"`
+	Candidate *float64 `json:"candidate"`
+	Delta     *float64 `json:"delta"`
+	Lo        *float64 `json:"lo"`
+	Hi        *float64 `json:"hi"`
+	P         *float64 `json:"p"`
 }
 
 // VerdictCounted is one counted measure's change at one step explained
@@ -253,6 +283,17 @@ func newVerdictWhy(d diagnose.Differential, cell string) *VerdictWhy {
 			vc.Inside = &in
 		}
 		w.Counted = append(w.Counted, vc)
+	}
+	for _, ft := range d.Functions {
+		if len(ft.Changed) == 0 {
+			continue
+		}
+		vf := VerdictFunctions{Clients: ft.Clients, Process: ft.Process, Tested: ft.Tested, Pairs: ft.Pairs, TimeSeparated: ft.TimeSeparated, Text: ft.Text}
+		for _, f := range ft.Changed {
+			vf.Changed = append(vf.Changed, VerdictFunctionChange{Function: f.Function, Object: f.Object, Baseline: num(f.Base), Candidate: num(f.Cand),
+				Delta: num(f.Delta), Lo: num(f.Lo), Hi: num(f.Hi), P: num(f.P)})
+		}
+		w.Functions = append(w.Functions, vf)
 	}
 	return w
 }

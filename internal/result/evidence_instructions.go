@@ -50,6 +50,11 @@ type Instructions struct {
 	Pooler        *InstructionGroup `json:"pooler,omitempty"`
 	PoolerPerTxn  float64           `json:"pooler_per_txn,omitempty"`
 	PoolerProfile *Profile          `json:"pooler_profile,omitempty"`
+	// PoolerWindowS is the wall time the pooler was counted for, from
+	// counting switched on to off (seconds): its timers and maintenance
+	// run to it, not to the transactions (compare separates the two).
+	// Absent in files written before it was recorded.
+	PoolerWindowS float64 `json:"pooler_window_s,omitempty"`
 	// PoolerFunctions are the pooler's counts per function, all its
 	// processes summed, as Functions are the client backends'.
 	PoolerFunctions      []FunctionCount `json:"pooler_functions,omitempty"`
@@ -64,6 +69,17 @@ type Instructions struct {
 	// made no system call, are left out.
 	Functions      []FunctionCount `json:"functions,omitempty"`
 	FunctionsFloor uint64          `json:"functions_floor,omitempty"`
+}
+
+// Simulated is what the cache and branch simulation counted, nil without
+// it. Files written before a run without the simulation stopped
+// recording an empty one (no caches, no misses) have Cache set all the
+// same: that is no simulation either.
+func (i *Instructions) Simulated() *CacheSim {
+	if i == nil || i.Cache == nil || i.Cache.I1 == "" && i.Cache.LL == "" {
+		return nil
+	}
+	return i.Cache
 }
 
 // InstructionGroup is one backend type's instructions.

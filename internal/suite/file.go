@@ -54,14 +54,14 @@ type Suite struct {
 	Rounds       int
 	// RoundsMax and Budget, for rounds: auto[:MAX|DURATION], make every
 	// cell round until decided (compare.Rounds); Rounds is then 0.
-	RoundsMax    int
-	Budget       time.Duration
-	Slice        time.Duration
-	SliceGiven   bool
-	Protocol     string
-	Scale        int
-	Probes       bool
-	Profile      bool
+	RoundsMax  int
+	Budget     time.Duration
+	Slice      time.Duration
+	SliceGiven bool
+	Protocol   string
+	Scale      int
+	Probes     bool
+	Profile    bool
 	// Count is "instructions" to count the servers' (and a proxy's)
 	// instructions per transaction under Valgrind (--count instructions),
 	// "instructions,cache" to simulate their caches too; empty otherwise

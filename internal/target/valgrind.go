@@ -171,7 +171,7 @@ const vgdbTimeout = 60 * time.Second
 // cluster not started under Valgrind.
 func (c *Cluster) Callgrind(ctx context.Context, pid int, commands ...string) (string, error) {
 	v := c.opts.Valgrind
-	if v == nil {
+	if !c.UnderValgrind() {
 		return "", errors.New("the server does not run under Valgrind")
 	}
 	return v.monitor(ctx, c.Dir, c.cred, "", pid, commands)
@@ -215,5 +215,14 @@ func (c *Cluster) CallgrindOut(pid int) string {
 	return filepath.Join(c.Dir, "callgrind.out."+strconv.Itoa(pid))
 }
 
-// UnderValgrind reports whether the server runs under Valgrind.
-func (c *Cluster) UnderValgrind() bool { return c.opts.Valgrind != nil }
+// UnderValgrind reports whether the server runs under Valgrind (since
+// Count).
+func (c *Cluster) UnderValgrind() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.opts.Valgrind != nil && c.counted
+}
+
+// Counts reports whether the server is one whose instructions are counted
+// (Options.Valgrind): natively until Count, under Valgrind after.
+func (c *Cluster) Counts() bool { return c.opts.Valgrind != nil }

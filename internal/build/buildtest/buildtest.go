@@ -35,7 +35,14 @@ func PGSource(t testing.TB) string {
 // fails when CI=true.
 func PgBouncerSource(t testing.TB) string {
 	t.Helper()
-	return fixture(t, "PGSCALE_PGBOUNCER_SOURCE", "pgbouncer", ".ci/pgbouncer-source", "slow")
+	return PgBouncerSourceWith(t, "slow")
+}
+
+// PgBouncerSourceWith is PgBouncerSource for a test that needs the
+// fixture's tag tag (few, added after base and slow).
+func PgBouncerSourceWith(t testing.TB, tag string) string {
+	t.Helper()
+	return fixture(t, "PGSCALE_PGBOUNCER_SOURCE", "pgbouncer", ".ci/pgbouncer-source", tag)
 }
 
 func fixture(t testing.TB, env, name, script, tag string) string {

@@ -1,0 +1,272 @@
+package diagnose
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+
+	"github.com/pgscale/pgscale/internal/prose"
+	"github.com/pgscale/pgscale/internal/result"
+	"github.com/pgscale/pgscale/internal/stats"
+)
+
+// A counted measure is a sum over hundreds of functions: a change of a few
+// instructions in one of them is below the measure's smallest change of
+// interest (0.1 %), or inside the pooler's noise, and the why, which
+// explains only measures that changed, never named it. So every
+// function's own count per transaction is tested on its own, paired over
+// the rounds (over the cluster layouts when the run made several), with
+// Holm's correction over the functions of one process at one step, and a
+// function that changed consistently by at least MinFunctionDelta
+// instructions per transaction and MinFunctionShare of its own count is
+// named, whatever the total did.
+
+// Thresholds of the per-function tests: a function is named when its
+// change per transaction is at least MinFunctionDelta instructions and
+// MinFunctionShare of its own count (the larger side's). Measured here
+// (docs/counting-instructions.md, "Functions that changed"): in A/A runs
+// the functions whose counts differed consistently moved by less than 1
+// instruction per transaction; settings that move shared memory moved
+// memset and strlen by up to 7 instructions, under 2 % of their count; the
+// pgbouncer fixture's few commit adds 11 instructions (17 %) to
+// release_server.
+const (
+	MinFunctionDelta = 4.0
+	MinFunctionShare = 0.05
+)
+
+// FunctionChange is one function whose own count per transaction changed
+// consistently between the baseline and a candidate at one step.
+type FunctionChange struct {
+	Clients int
+	// Process is "server" (the client backends) or "pooler".
+	Process          string
+	Function, Object string
+	// Base and Cand are its own instructions per transaction, means over
+	// the pairs (the pooler's with its time-driven part taken off);
+	// Delta, Lo and Hi the mean change and its interval; P the
+	// Holm-adjusted p-value; Pairs the pairs (layouts) tested.
+	Base, Cand, Delta, Lo, Hi, P float64
+	Pairs                        int
+}
+
+// Name is the function as the why names it (FunctionDelta.Name).
+func (f FunctionChange) Name() string {
+	return FunctionDelta{Function: f.Function, Object: f.Object}.Name()
+}
+
+// Relative is the change as a share of the baseline's count; +Inf for a
+// function the baseline did not run.
+func (f FunctionChange) Relative() float64 {
+	if f.Base == 0 {
+		return math.Inf(1)
+	}
+	return f.Delta / f.Base
+}
+
+// FunctionTests is what the per-function tests of one process at one
+// step found: how many functions were tested over how many pairs, and
+// those that changed.
+type FunctionTests struct {
+	Clients int
+	Process string
+	Tested  int
+	Pairs   int
+	// TimeSeparated says the pooler's functions were compared with their
+	// time-driven work taken off; Layouts that the pairs were cluster
+	// layouts, not rounds.
+	TimeSeparated, Layouts bool
+	Changed                []FunctionChange
+	Text                   string
+}
+
+// testFunctions tests every function of each counted process at one step
+// (the package's comment above).
+func testFunctions(st DiffStep, opt stats.Options) []FunctionTests {
+	var out []FunctionTests
+	for _, p := range countedProcesses {
+		ft, ok := testProcess(st, p, opt)
+		if ok {
+			out = append(out, ft)
+		}
+	}
+	return out
+}
+
+// testProcess runs the per-function tests of one process; false when the
+// step's pairs hold no counts per function for it.
+func testProcess(st DiffStep, p countedProcess, opt stats.Options) (FunctionTests, bool) {
+	n := min(len(st.Base), len(st.Cand))
+	var base, cand []result.Step
+	for i := 0; i < n; i++ {
+		b, c := p.counts(st.Base[i]), p.counts(st.Cand[i])
+		if b == nil || c == nil || len(b.Functions) == 0 || len(c.Functions) == 0 {
+			continue
+		}
+		base, cand = append(base, st.Base[i]), append(cand, st.Cand[i])
+	}
+	if len(base) < 2 {
+		return FunctionTests{}, false
+	}
+	// The pooler's time-driven work per function, when its windows'
+	// durations are recorded and tell it: a function whose count grows
+	// clearly with the window's wall time (stats.TimeFit.Clear: its
+	// maintenance, do_full_maint, all of it; its event loop, the turns
+	// the timers wake) is compared with that part taken off; one whose
+	// fit is unclear (the event loop at 4 clients, whose turns move with
+	// how packets bunch) as it is.
+	var fits map[fnKey]stats.TimeFit
+	if p.name == "pooler" {
+		if f := PoolerTime([][]result.Step{base, cand}); f.Determined {
+			fits = poolerFunctionTime(base, cand)
+		}
+	}
+	perTxn := func(s result.Step) map[fnKey]float64 {
+		in := p.counts(s)
+		out := map[fnKey]float64{}
+		pt, timed := PoolerPoint(s)
+		for _, f := range in.Functions {
+			k := fnKey{f.Function, f.Object}
+			v := float64(f.Self) / float64(in.Transactions)
+			if fit, ok := fits[k]; ok && timed && fit.Clear() {
+				v = fit.PerEventPart(stats.TimePoint{Count: float64(f.Self), Events: pt.Events, Seconds: pt.Seconds})
+			}
+			out[k] += v
+		}
+		return out
+	}
+	// One pair per layout: rounds of one layout repeat one cluster's
+	// values, and the clusters are what vary.
+	unit := pairUnits(st, base)
+	perUnit := map[int]*[2]map[fnKey]float64{}
+	count := map[int]int{}
+	var order []int
+	keys := map[fnKey]bool{}
+	for i := range base {
+		u := unit[i]
+		if perUnit[u] == nil {
+			perUnit[u] = &[2]map[fnKey]float64{{}, {}}
+			order = append(order, u)
+		}
+		count[u]++
+		for side, s := range []result.Step{base[i], cand[i]} {
+			for k, v := range perTxn(s) {
+				perUnit[u][side][k] += v
+				keys[k] = true
+			}
+		}
+	}
+	sortedKeys := make([]fnKey, 0, len(keys))
+	for k := range keys {
+		sortedKeys = append(sortedKeys, k)
+	}
+	sort.Slice(sortedKeys, func(i, j int) bool {
+		return sortedKeys[i].fn < sortedKeys[j].fn || sortedKeys[i].fn == sortedKeys[j].fn && sortedKeys[i].ob < sortedKeys[j].ob
+	})
+	ft := FunctionTests{Clients: st.Clients, Process: p.name, Tested: len(sortedKeys), Pairs: len(order), TimeSeparated: fits != nil,
+		Layouts: len(st.Layouts) > 0}
+	var all []FunctionChange
+	var ps []float64
+	for _, k := range sortedKeys {
+		var bs, cs []float64
+		for _, u := range order {
+			w := float64(count[u])
+			bs, cs = append(bs, perUnit[u][0][k]/w), append(cs, perUnit[u][1][k]/w)
+		}
+		d := stats.PairedDifference(bs, cs, opt)
+		pv := d.P
+		if math.IsNaN(pv) {
+			pv = 1
+		}
+		all = append(all, FunctionChange{Clients: st.Clients, Process: ft.Process, Function: k.fn, Object: k.ob,
+			Base: d.Base, Cand: d.Cand, Delta: d.Diff, Lo: d.Lo, Hi: d.Hi, P: pv, Pairs: d.N})
+		ps = append(ps, pv)
+	}
+	adj := stats.Holm(ps)
+	alpha := 1 - confidence(opt)
+	for i, fc := range all {
+		fc.P = adj[i]
+		if fc.P < alpha && math.Abs(fc.Delta) >= MinFunctionDelta && math.Abs(fc.Delta) >= MinFunctionShare*math.Max(fc.Base, fc.Cand) {
+			ft.Changed = append(ft.Changed, fc)
+		}
+	}
+	sort.Slice(ft.Changed, func(i, j int) bool {
+		if a, b := math.Abs(ft.Changed[i].Delta), math.Abs(ft.Changed[j].Delta); a != b {
+			return a > b
+		}
+		return ft.Changed[i].Function < ft.Changed[j].Function
+	})
+	ft.Text = functionsText(ft)
+	return ft, true
+}
+
+// confidence is the options' confidence level (0.95 by default).
+func confidence(opt stats.Options) float64 {
+	if opt.Confidence > 0 && opt.Confidence < 1 {
+		return opt.Confidence
+	}
+	return 0.95
+}
+
+// pairUnits gives each pair of the step the unit it is tested in: its
+// layout when the pairs ran on several (DiffStep.Layouts), else its own.
+func pairUnits(st DiffStep, base []result.Step) []int {
+	out := make([]int, len(base))
+	for i, s := range base {
+		out[i] = -i - 1
+		if l, ok := st.Layouts[s.Round]; ok {
+			out[i] = l
+		}
+	}
+	return out
+}
+
+// maxFunctionsNamed is how many changed functions a sentence names.
+const maxFunctionsNamed = 6
+
+// functionsText is the per-function tests' sentence, "" when no function
+// changed: "functions that changed at 1 client (the pooler's own
+// instructions per transaction, its time-driven work taken off; paired
+// over 5 cluster layouts, Holm over 64 functions; from 4 instructions and
+// 5 %): release_server +11.0 (63.0 → 74.0, +17.5%)."
+func functionsText(ft FunctionTests) string {
+	if len(ft.Changed) == 0 {
+		return ""
+	}
+	whose := "the client backends'"
+	if ft.Process != "server" {
+		whose = "the " + ft.Process + "'s"
+	}
+	how := whose + " own instructions per transaction"
+	if ft.TimeSeparated {
+		how += ", its time-driven work taken off"
+	}
+	var parts []string
+	for _, f := range ft.Changed[:min(len(ft.Changed), maxFunctionsNamed)] {
+		rel := "new"
+		if r := f.Relative(); !math.IsInf(r, 0) {
+			rel = fmt.Sprintf("%+.1f%%", 100*r)
+		}
+		pm := ""
+		if w := (f.Hi - f.Lo) / 2; w > 0 && !math.IsInf(w, 0) {
+			pm = " ± " + strings.TrimPrefix(perTxn(w), "+")
+		}
+		parts = append(parts, fmt.Sprintf("%s %s%s (%.1f → %.1f, %s)", f.Name(), perTxn(f.Delta), pm, f.Base, f.Cand, rel))
+	}
+	more := ""
+	if n := len(ft.Changed) - maxFunctionsNamed; n > 0 {
+		more = fmt.Sprintf(", and %s more", prose.Count(n, "function"))
+	}
+	return fmt.Sprintf("Functions that changed at %s (%s; paired over %s, Holm over %s; named from %.0f instructions and %.0f%% of their count): %s%s.",
+		prose.Count(ft.Clients, "client"), how, prose.Count(ft.Pairs, unitWord(ft)), prose.Count(ft.Tested, "function"),
+		MinFunctionDelta, 100*MinFunctionShare, strings.Join(parts, ", "), more)
+}
+
+// unitWord names what the tests paired over.
+func unitWord(ft FunctionTests) string {
+	if ft.Layouts {
+		return "cluster layout"
+	}
+	return "round"
+}

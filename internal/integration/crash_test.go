@@ -1,0 +1,133 @@
+package integration_test
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pgscale/pgscale/internal/cli"
+	"github.com/pgscale/pgscale/internal/testenv"
+)
+
+// A server process that dies natively during the set-up (a backend
+// killed with SIGSEGV, as a crashing extension would be) is named with
+// its signal and statement, exit 3, instead of the lost connection's
+// "unexpected EOF" as a usage error.
+func TestSetupCrashNamed(t *testing.T) {
+	dir := t.TempDir()
+	setup := filepath.Join(dir, "setup.sql")
+	if err := os.WriteFile(setup, []byte("CREATE TABLE t (x int);\nCOPY t FROM PROGRAM 'kill -SEGV $PPID';\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := pgscale(t, "run", "-S", "-c", "1", "-t", "10", "--setup", setup, "--out", filepath.Join(dir, "r.json"))
+	line := lastError(stderr)
+	if code != cli.ExitIncomplete || strings.Count(line, "\n") > 0 || !strings.Contains(line, "was terminated by signal 11: Segmentation fault") ||
+		!strings.Contains(line, "COPY t FROM PROGRAM") {
+		t.Errorf("exit %d, want %d with one line naming the crash:\n%s\n%s", code, cli.ExitIncomplete, stderr, stdout)
+	}
+}
+
+// A server that dies under Valgrind: an extension's function built with
+// -march=native on a CPU with AVX-512 (the set-up, natively, runs it), then
+// counted: the first counted backend to run it dies of SIGILL. The run
+// stops at once with one line carrying Valgrind's own line, the function
+// and what to do, exit 3, and the incomplete result file says the same.
+func TestCountedCrashUnderValgrind(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds an extension and runs a server under Valgrind (half a minute); not with -short")
+	}
+	testenv.NeedProgram(t, "valgrind", "Debian: apt-get install valgrind")
+	testenv.NeedProgram(t, "make", "Debian: apt-get install make")
+	testenv.NeedProgram(t, "gcc", "Debian: apt-get install gcc")
+	pgConfig := "/usr/lib/postgresql/15/bin/pg_config"
+	if _, err := os.Stat("/usr/lib/postgresql/15/lib/pgxs/src/makefiles/pgxs.mk"); err != nil {
+		testenv.Need(t, err) // postgresql-server-dev-15
+	}
+	if cpu, _ := os.ReadFile("/proc/cpuinfo"); !strings.Contains(string(cpu), " avx512f") {
+		t.Skip("this CPU has no AVX-512: -march=native builds nothing Valgrind cannot run")
+	}
+	dir := t.TempDir()
+	// The server's OS user loads the library from here.
+	for d := dir; d != os.TempDir() && d != "/"; d = filepath.Dir(d) {
+		os.Chmod(d, 0o755)
+	}
+	files := map[string]string{
+		"Makefile": "MODULES = avxsum\nOPTFLAGS ?= -march=native\nPG_CFLAGS += $(OPTFLAGS)\nPGXS := $(shell $(PG_CONFIG) --pgxs)\ninclude $(PGXS)\n",
+		"avxsum.c": `#include "postgres.h"
+#include "fmgr.h"
+#include "utils/array.h"
+#ifdef __AVX512F__
+#include <immintrin.h>
+#endif
+PG_MODULE_MAGIC;
+PG_FUNCTION_INFO_V1(vsum);
+Datum
+vsum(PG_FUNCTION_ARGS)
+{
+	ArrayType  *a = PG_GETARG_ARRAYTYPE_P(0);
+	int			n = ArrayGetNItems(ARR_NDIM(a), ARR_DIMS(a));
+	const double *x = (const double *) ARR_DATA_PTR(a);
+	double		s = 0;
+	int			i = 0;
+#ifdef __AVX512F__
+	__m512d		acc = _mm512_setzero_pd();
+	for (; i + 8 <= n; i += 8)
+		acc = _mm512_add_pd(acc, _mm512_loadu_pd(x + i));
+	s = _mm512_reduce_add_pd(acc);
+#endif
+	for (; i < n; i++)
+		s += x[i];
+	PG_RETURN_FLOAT8(s);
+}
+`,
+		"setup.sql": "CREATE FUNCTION vsum(float8[]) RETURNS float8 AS '" + filepath.Join(dir, "avxsum.so") + "', 'vsum' LANGUAGE C IMMUTABLE STRICT;\n" +
+			"CREATE TABLE vecs AS SELECT i AS id, ARRAY(SELECT random() + 0 * i FROM generate_series(1, 64)) AS v FROM generate_series(1, 100) AS i;\n" +
+			"SELECT sum(vsum(v)) FROM vecs;\n",
+		"q.sql": "\\set id random(1, 100)\nSELECT vsum(v) FROM vecs WHERE id = :id;\n",
+	}
+	for name, text := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if out, err := exec.Command("make", "-C", dir, "PG_CONFIG="+pgConfig).CombinedOutput(); err != nil {
+		t.Fatalf("make: %v\n%s", err, out)
+	}
+	out := filepath.Join(dir, "r.json")
+	t0 := time.Now()
+	code, stdout, stderr := pgscale(t, "run", "-f", filepath.Join(dir, "q.sql"), "--setup", filepath.Join(dir, "setup.sql"), "-c", "1", "-t", "20",
+		"--count", "instructions", "--out", out, "--profile-dir", filepath.Join(dir, "profiles"))
+	took := time.Since(t0)
+	line := lastError(stderr)
+	if code != cli.ExitIncomplete || strings.Count(line, "\n") > 0 {
+		t.Fatalf("exit %d, want %d with one line:\n%s\n%s", code, cli.ExitIncomplete, stderr, stdout)
+	}
+	for _, want := range []string{"died under Valgrind", "unhandled instruction bytes: 0x62", "in vsum (", "rebuild without -march=native", "make=OPTFLAGS="} {
+		if !strings.Contains(line, want) {
+			t.Errorf("no %q in %q", want, line)
+		}
+	}
+	// Without the watch, a backend that dies on every transaction kept
+	// the clients reconnecting for minutes.
+	if took > 2*time.Minute {
+		t.Errorf("took %v to say so", took)
+	}
+	f := readResult(t, out)
+	if f.Complete || !strings.Contains(f.Reason, "died under Valgrind") {
+		t.Errorf("result file: complete %v, reason %q", f.Complete, f.Reason)
+	}
+	t.Logf("%v: %s", took.Round(100*time.Millisecond), line)
+}
+
+// lastError is the error line pgscale ended with: the last of stderr's
+// that begins "pgscale: ", with all that follows it.
+func lastError(stderr string) string {
+	i := strings.LastIndex(stderr, "pgscale: ")
+	if i < 0 {
+		return ""
+	}
+	return strings.TrimSpace(stderr[i:])
+}
