@@ -58,7 +58,12 @@ type Build struct {
 }
 
 // BinDir returns the directory of a PostgreSQL build's server binaries.
-func (b *Build) BinDir() string { return filepath.Join(b.Dir, "bin") }
+func (b *Build) BinDir() string {
+	if b.Manifest != nil && b.Manifest.Bin != "" {
+		return filepath.Join(b.Dir, b.Manifest.Bin)
+	}
+	return filepath.Join(b.Dir, "bin")
+}
 
 // Cache entry layout: <cache>/<key>/{manifest.json,build.log,used,install|tree}.
 const (

@@ -11,9 +11,13 @@ import (
 	"github.com/pgscale/pgscale/internal/usage"
 )
 
-// builder is an Arg whose server is built before it starts (src:); its
-// plan builds it, and pgscale build makes it ahead of a run.
+// builder is an Arg whose server is built before it starts (src:, and
+// settings: with ext=); its plan builds it, and pgscale build makes it
+// ahead of a run.
 type builder interface {
+	// needsBuild says the target has something to build (a settings:
+	// target only with extensions).
+	needsBuild() bool
 	build(ctx context.Context, spec Spec, o *opening) (*build.Build, error)
 	// key is the build's cache key, found without building.
 	key(ctx context.Context, spec Spec, o *opening) (string, error)
@@ -23,7 +27,7 @@ type builder interface {
 // from, without building it (pgscale build --prune keeps those).
 func BuildKey(ctx context.Context, spec Spec, opt ClusterOptions) (string, error) {
 	b, ok := spec.Arg.(builder)
-	if !ok || !spec.kind().builds {
+	if !ok || !spec.kind().builds || !b.needsBuild() {
 		return "", usage.Errorf("%s: a %s: target is not built from source", spec, spec.Kind)
 	}
 	k, err := b.key(ctx, spec, newOpening(opt, Needs{}, nil))
@@ -40,9 +44,8 @@ func BuildKey(ctx context.Context, spec Spec, opt ClusterOptions) (string, error
 // builds nothing is a usage error too.
 func Build(ctx context.Context, spec Spec, opt ClusterOptions, log func(string)) (*build.Build, error) {
 	b, ok := spec.Arg.(builder)
-	if !ok || !spec.kind().builds {
-		return nil, usage.Errorf("%s: a %s: target is not built from source; pgscale build takes %s targets",
-			spec, spec.Kind, kindsWhere(func(k *kind) bool { return k.builds }))
+	if !ok || !spec.kind().builds || !b.needsBuild() {
+		return nil, usage.Errorf("%s: this target builds nothing; pgscale build takes src: targets and settings: targets with ext=", spec)
 	}
 	return b.build(ctx, spec, newOpening(opt, Needs{}, log))
 }
@@ -90,7 +93,14 @@ func (p *buildProgress) event(e build.Event) {
 	}
 	if !p.built {
 		p.built = true
-		p.log(fmt.Sprintf("building %s: %s is not in the build cache (key %s); building it takes minutes", p.name, p.source, short(e.Key)))
+		if e.Phase == build.PhaseCopy {
+			// The server was found (or is the installed one): only the
+			// extensions are built, into a copy of it.
+			p.log(fmt.Sprintf("building %s: %s is not in the build cache (key %s); the server is, so only its extensions are built (seconds)",
+				p.name, p.source, short(e.Key)))
+		} else {
+			p.log(fmt.Sprintf("building %s: %s is not in the build cache (key %s); building it takes minutes", p.name, p.source, short(e.Key)))
+		}
 	}
 	msg := fmt.Sprintf("building %s: %s…", p.name, e.Phase)
 	if e.Phase == build.PhaseWait {
