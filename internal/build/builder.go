@@ -144,6 +144,20 @@ func (b *Builder) Lookup(ctx context.Context, spec Spec) (*Build, error) {
 	return lookup(cache, p.key), nil
 }
 
+// Find returns spec's key, and its build when the cache holds it (else
+// nil), without building; it does not count as a use of the build.
+func (b *Builder) Find(ctx context.Context, spec Spec) (*Build, string, error) {
+	p, _, err := b.resolve(ctx, spec)
+	if err != nil {
+		return nil, "", err
+	}
+	cache, err := b.cacheDir()
+	if err != nil {
+		return nil, "", err
+	}
+	return lookup(cache, p.key), p.key, nil
+}
+
 // Build returns spec's build from the cache, making it first when the cache
 // does not hold it. A failed build returns an *Error; nothing of it is
 // cached. When another process is making the same build, Build waits for it

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -100,7 +101,7 @@ usage or a bad suite file (file:line), 3 a cell could not complete.`,
 			spec.Suite, spec.Argv, spec.Version, spec.Cluster = s, argv, Version, c.Cluster
 			spec.Agents = ag.agents(cmd.Flags())
 			if dryRun {
-				return dryRunSuite(&spec, stdout)
+				return dryRunSuite(cmd.Context(), &spec, stdout)
 			}
 			names := spec.Targets
 			if len(names) == 0 {
@@ -192,8 +193,10 @@ func showSuite(args []string, preset string, stdout io.Writer) error {
 	return err
 }
 
-// dryRunSuite prints what the suite would run.
-func dryRunSuite(spec *plan.SuiteSpec, stdout io.Writer) error {
+// dryRunSuite prints what the suite would run: its cells, what its
+// targets build first (or find built), and the estimated time. A target
+// the run would refuse before it starts is refused here too.
+func dryRunSuite(ctx context.Context, spec *plan.SuiteSpec, stdout io.Writer) error {
 	s := spec.Suite
 	cells := s.Cells()
 	run, err := s.Only(cells, spec.Only)
@@ -219,6 +222,21 @@ func dryRunSuite(spec *plan.SuiteSpec, stdout io.Writer) error {
 		strings.Join(brief, ", "), s.Clients, s.Duration)
 	for _, c := range run {
 		fmt.Fprintf(stdout, "  %3d  %s\n", c.Index+1, c.Key())
+	}
+	if !strings.Contains(strings.Join(targets, " "), "{{") {
+		specs, err := target.ParseSpecs(targets, spec.Baseline, 1)
+		if err != nil {
+			return usage.Wrap(err)
+		}
+		for _, t := range specs {
+			line, err := target.BuildStatus(ctx, t, spec.Cluster)
+			if err != nil {
+				return err
+			}
+			if line != "" {
+				fmt.Fprintf(stdout, "target %s: %s\n", t.Name, line)
+			}
+		}
 	}
 	est := plan.EstimateSuite(s, len(run), len(targets))
 	fmt.Fprintf(stdout, "estimated time: %v, and the data's set-up in each cell\n", est.Round(time.Second))

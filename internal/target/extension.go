@@ -15,6 +15,9 @@ import (
 // server: ext=, then its make arguments or its own build command.
 const extForm = "ext=EXTPATH[@REV][+PATCH...][,make=ARGS|,run=CMD]"
 
+// extShort is extForm as a kind's form (help and errors) says it.
+const extShort = "ext=EXTPATH[@REV]..."
+
 // extItem reads one item of a spec that belongs to its extensions:
 // ext=EXTPATH[@REV][+PATCH...] adds one; make=ARGS (PGXS's make's
 // arguments, OPTFLAGS= PG_CFLAGS=-O1) and run=CMD (a build command that
@@ -129,4 +132,43 @@ func installedRecord(bld *build.Build, bin string, exts []build.Extension) *resu
 	m := bld.Manifest
 	return &result.Build{Source: "installed " + bin, Path: bin, Mode: build.KindInstalled, System: build.KindInstalled,
 		Configure: []string{}, Compiler: m.Compiler, Key: bld.Key, Extensions: extensionRecords(m, exts)}
+}
+
+// WithExtensions adds run's --ext values (EXTPATH[@REV][+PATCH...], then
+// ,make=ARGS or ,run=CMD) to run's target: the ephemeral cluster from the
+// installed server (settings:) or from source (--pg-src).
+func WithExtensions(t Spec, values []string) (Spec, error) {
+	var exts []build.Extension
+	for _, v := range values {
+		items, err := splitItems(v)
+		if err != nil {
+			return t, fmt.Errorf("--ext %q: %v", v, err)
+		}
+		if len(items) == 0 {
+			return t, fmt.Errorf("--ext %q: want %s", v, strings.TrimPrefix(extForm, "ext="))
+		}
+		items[0] = "ext=" + items[0]
+		for _, it := range items {
+			var isExt bool
+			if exts, isExt, err = extItem(it, exts); err != nil {
+				return t, fmt.Errorf("--ext %q: %v", v, err)
+			} else if !isExt || (it != items[0] && strings.HasPrefix(strings.TrimSpace(it), "ext=")) {
+				return t, fmt.Errorf("--ext %q: %q: want %s (one extension per --ext)", v, it, strings.TrimPrefix(extForm, "ext="))
+			}
+		}
+	}
+	if len(exts) == 0 {
+		return t, nil
+	}
+	switch a := t.Arg.(type) {
+	case SettingsArg:
+		a.Extensions = append(a.Extensions, exts...)
+		t.Arg = a
+	case SrcArg:
+		a.Extensions = append(a.Extensions, exts...)
+		t.Arg = a
+	default:
+		return t, errors.New("--ext builds an extension for the ephemeral cluster's server (the installed one, or --pg-src): not with --dsn")
+	}
+	return t, nil
 }

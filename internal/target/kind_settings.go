@@ -2,8 +2,7 @@ package target
 
 import (
 	"context"
-	"errors"
-	"fmt"
+		"fmt"
 	"strings"
 
 	"github.com/pgscale/pgscale/internal/build"
@@ -17,9 +16,9 @@ import (
 const Settings Kind = "settings"
 
 var settingsKind = kind{
-	name: Settings, form: "settings:k=v,...[," + extForm + "]", ephemeral: true, counts: true, builds: true,
+	name: Settings, form: "settings:k=v,...[," + extShort + "]", ephemeral: true, counts: true, builds: true,
 	help: "an ephemeral cluster from the default server binaries (--pg-bin) with those server settings; " +
-		"quote a value holding commas: k='a,b'; ext= (repeatable) builds an extension with that server's PGXS " +
+		"quote a value holding commas: k='a,b'; " + extForm + " (repeatable) builds an extension with that server's PGXS " +
 		"(its pg_config and development headers, postgresql-server-dev-NN), make= giving PGXS's make arguments " +
 		"(make='OPTFLAGS= PG_CFLAGS=-O1'), run= a build command of its own, and installs it into a copy of the " +
 		"server's tree that the cluster runs from, kept in the build cache (--build-cache)",
@@ -77,7 +76,7 @@ func (a SettingsArg) plan(ctx context.Context, spec Spec, o *opening) (starter, 
 	if len(a.Extensions) == 0 {
 		return &clusterStart{spec: spec, bin: bin, settings: a.Settings, opt: o.opt}, nil
 	}
-	bld, err := runBuild(ctx, spec, a.source(bin), installed(spec, bin, a.Extensions), o)
+	bld, err := buildOf(ctx, spec, a, o)
 	if err != nil {
 		return nil, err
 	}
@@ -101,26 +100,12 @@ func (a SettingsArg) source(bin string) string {
 
 func (a SettingsArg) needsBuild() bool { return len(a.Extensions) > 0 }
 
-func (a SettingsArg) build(ctx context.Context, spec Spec, o *opening) (*build.Build, error) {
-	if len(a.Extensions) == 0 {
-		return nil, usage.Errorf("%s: a settings: target without ext= builds nothing", spec)
-	}
+func (a SettingsArg) what(spec Spec, o *opening) (build.Spec, string, error) {
 	bin, err := FindBinDir(o.opt.PGBin)
 	if err != nil {
-		return nil, usage.Wrap(named(spec, err))
+		return nil, "", err
 	}
-	return runBuild(ctx, spec, a.source(bin), installed(spec, bin, a.Extensions), o)
-}
-
-func (a SettingsArg) key(ctx context.Context, spec Spec, o *opening) (string, error) {
-	if len(a.Extensions) == 0 {
-		return "", errors.New("a settings: target without ext= builds nothing")
-	}
-	bin, err := FindBinDir(o.opt.PGBin)
-	if err != nil {
-		return "", err
-	}
-	return (&build.Builder{Cache: o.opt.BuildCache}).Key(ctx, installed(spec, bin, a.Extensions))
+	return installed(spec, bin, a.Extensions), a.source(bin), nil
 }
 
 // settingsOf returns a settings target's settings, and whether spec is

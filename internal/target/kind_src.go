@@ -17,7 +17,7 @@ import (
 const Src Kind = "src"
 
 var srcKind = kind{
-	name: Src, form: "src:PATH[@REV][+PATCH...][,configure=ARGS][," + extForm + "]", ephemeral: true, counts: true, builds: true,
+	name: Src, form: "src:PATH[@REV][+PATCH...][,configure=ARGS][," + extShort + "]", ephemeral: true, counts: true, builds: true,
 	help: "an ephemeral cluster from PostgreSQL built from source: PATH a git repository at revision REV (default: the working tree " +
 		"as it is) or an unpacked release, the PATCH files applied in order, configure's ARGS after pgscale's defaults " +
 		"(--enable-debug --disable-cassert CFLAGS=-O2; quote ARGS holding commas: configure='...'), and extensions built " +
@@ -144,7 +144,7 @@ func (a SrcArg) postgres(spec Spec) build.Postgres {
 }
 
 func (a SrcArg) plan(ctx context.Context, spec Spec, o *opening) (starter, error) {
-	bld, err := a.build(ctx, spec, o)
+	bld, err := buildOf(ctx, spec, a, o)
 	if err != nil {
 		return nil, err
 	}
@@ -159,17 +159,10 @@ func (a SrcArg) plan(ctx context.Context, spec Spec, o *opening) (starter, error
 	return &clusterStart{spec: spec, bin: bin, opt: o.opt, record: func(t *result.Target) { t.Build = rec }}, nil
 }
 
-// build finds the target's build in the cache or makes it, saying what it
-// does through o.log. A build that fails is a usage error (its one line,
-// then the log's last lines); an interrupted one is not.
-func (a SrcArg) build(ctx context.Context, spec Spec, o *opening) (*build.Build, error) {
-	return runBuild(ctx, spec, a.Source.String(), a.postgres(spec), o)
-}
-
 func (SrcArg) needsBuild() bool { return true }
 
-func (a SrcArg) key(ctx context.Context, spec Spec, o *opening) (string, error) {
-	return (&build.Builder{Cache: o.opt.BuildCache}).Key(ctx, a.postgres(spec))
+func (a SrcArg) what(spec Spec, _ *opening) (build.Spec, string, error) {
+	return a.postgres(spec), a.Source.String(), nil
 }
 
 // maxTailLine is the longest line of a failed build's log shown.

@@ -73,7 +73,7 @@ func TestHelpNamesEveryKind(t *testing.T) {
 	if got := target.PoolerForms(); got != "pgbouncer, pgbouncer:k=v,... or proxy:FILE.yaml" {
 		t.Errorf("PoolerForms() = %q", got)
 	}
-	if f := target.Forms(); !strings.HasPrefix(f, "NAME=bin:DIR, NAME=settings:k=v,..., ") || !strings.HasSuffix(f, ", NAME=pgbouncer:[of=NAME,]k=v,... or NAME=proxy:[of=NAME,]FILE.yaml") {
+	if f := target.Forms(); !strings.HasPrefix(f, "NAME=bin:DIR, NAME=settings:k=v,...[,ext=EXTPATH[@REV]...], ") || !strings.HasSuffix(f, ", NAME=pgbouncer:[of=NAME,]k=v,... or NAME=proxy:[of=NAME,]FILE.yaml") {
 		t.Errorf("Forms() = %q", f)
 	}
 }
