@@ -125,6 +125,9 @@ usage or a bad suite file (file:line), 3 a cell could not complete.`,
 				return errors.Join(runErr, err)
 			}
 			d.Color = colorTerminal(stdout)
+			if len(run.Index.Targets) == 1 {
+				fmt.Fprintln(stdout) // after the cells' sweeps, told as run tells one
+			}
 			err = show(d, stdout, &outputs)
 			status := ""
 			if runErr != nil {
@@ -227,6 +230,13 @@ func dryRunSuite(ctx context.Context, spec *plan.SuiteSpec, stdout io.Writer) er
 		specs, err := target.ParseSpecs(targets, spec.Baseline, 1)
 		if err != nil {
 			return usage.Wrap(err)
+		}
+		note, err := s.CheckTargets(len(specs))
+		if err != nil {
+			return err
+		}
+		if note != "" {
+			fmt.Fprintln(stdout, note)
 		}
 		for _, t := range specs {
 			line, err := target.BuildStatus(ctx, t, spec.Cluster)

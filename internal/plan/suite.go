@@ -82,6 +82,13 @@ func RunSuite(ctx context.Context, spec SuiteSpec) (*SuiteRun, error) {
 	if err != nil {
 		return nil, usage.Wrap(err)
 	}
+	note, err := s.CheckTargets(len(specs))
+	if err != nil {
+		return nil, err
+	}
+	if note != "" {
+		spec.observer().Observe(observe.Notice{Text: note})
+	}
 	if err := spec.Cluster.Check(specs); err != nil {
 		return nil, err
 	}
@@ -244,6 +251,9 @@ func (spec *SuiteSpec) index(dir string, specs []target.Spec, cells []suite.Cell
 	for _, a := range s.Axes {
 		x.Axes = append(x.Axes, result.SuiteAxis{Name: a.Name, Values: a.Values})
 	}
+	for _, e := range s.Expect {
+		x.Rules = append(x.Rules, result.SuiteRule{Spec: e.Spec, Decision: e.Decision})
+	}
 	for _, c := range cells {
 		ps := map[string]string{}
 		for _, p := range c.Params {
@@ -375,20 +385,10 @@ func (spec *SuiteSpec) runCell(ctx context.Context, cs ABSpec, targets []*prepar
 	}
 	started := time.Now().UTC()
 	if len(targets) == 1 {
-		// A cell is not a run of its own: its steps are told on the side,
-		// as an A/B run's are, and no sweep report goes out.
-		obs := cs.observer()
+		// A cell of one target is a sweep, told as run tells one: its
+		// head, each step's evidence as the step ends, its table and
+		// diagnosis (what report of the cell's file prints).
 		name := targets[0].name
-		cs.Observer = observe.Func(func(e observe.Event) {
-			switch e := e.(type) {
-			case observe.RunStart, observe.RunEnd:
-			case observe.StepEnd:
-				e.Target = name
-				obs.Observe(e)
-			default:
-				obs.Observe(e)
-			}
-		})
 		want := filepath.Join(dir, name+".json")
 		f, path, err := cs.sweepOn(ctx, targets[0], wl, setup, ds, started, sweepFile{Path: want, Agents: coord})
 		if f == nil || path != want {
