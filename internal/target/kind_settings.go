@@ -2,7 +2,7 @@ package target
 
 import (
 	"context"
-		"fmt"
+	"fmt"
 	"strings"
 
 	"github.com/pgscale/pgscale/internal/build"
