@@ -245,7 +245,12 @@ func sweepTable(f *result.File, d *result.Diagnosis) *table {
 	for _, s := range f.Steps {
 		pooled = pooled || s.Probes != nil && s.Probes.Process != nil && s.Probes.Process.Pooler != nil
 	}
-	head := []string{"clients", "tps", "speedup", "efficiency", "lat avg ms", "p99 ms", "failed", "server cpu/txn"}
+	perCPU := d != nil && d.PerCPU // speedup is of throughput per CPU-second the system had: shown beside throughput
+	head := []string{"clients", "tps"}
+	if perCPU {
+		head = append(head, "tps/cpu-s")
+	}
+	head = append(head, "speedup", "efficiency", "lat avg ms", "p99 ms", "failed", "server cpu/txn")
 	if pooled {
 		head = append(head, "pooler cpu/txn")
 	}
@@ -278,9 +283,12 @@ func sweepTable(f *result.File, d *result.Diagnosis) *table {
 		if !s.Complete {
 			verdict += " (incomplete)"
 		}
-		row := []string{fmt.Sprint(s.Clients), fmt.Sprintf("%.1f", sum.TPS), fmt.Sprintf("%.2f×", sum.Speedup),
-			fmt.Sprintf("%.0f%%", sum.Efficiency*100), fmt.Sprintf("%.3f", sum.Latency.MeanMs), fmt.Sprintf("%.3f", sum.Latency.P99Ms),
-			fmt.Sprint(sum.Failed), srv}
+		row := []string{fmt.Sprint(s.Clients), fmt.Sprintf("%.1f", sum.TPS)}
+		if perCPU {
+			row = append(row, fmt.Sprintf("%.1f", d.Steps[i].TPSPerCPU))
+		}
+		row = append(row, fmt.Sprintf("%.2f×", sum.Speedup), fmt.Sprintf("%.0f%%", sum.Efficiency*100), fmt.Sprintf("%.3f", sum.Latency.MeanMs),
+			fmt.Sprintf("%.3f", sum.Latency.P99Ms), fmt.Sprint(sum.Failed), srv)
 		if pooled {
 			pl := "-"
 			if fg.HasPooler {
@@ -319,6 +327,9 @@ func verdictLines(d *result.Diagnosis) []string {
 		line := fmt.Sprintf("  %4d client%-1s  %-13s", v.Clients, prose.Plural(v.Clients), v.Verdict)
 		if v.Detail != "" {
 			line += "  " + v.Detail
+		}
+		if v.CPUShift != "" {
+			line += "; " + v.CPUShift
 		}
 		out = append(out, line+mark)
 	}
