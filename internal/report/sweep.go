@@ -221,14 +221,28 @@ func scalingTable(sc []diagnose.ScalingStep) *table {
 func expectLines(f *result.File) []string {
 	var out []string
 	for _, spec := range f.Expect {
+		if _, err := compare.ParseExpectation(spec); err != nil {
+			out = append(out, "  "+err.Error())
+		}
+	}
+	for _, o := range fileOutcomes(f) {
+		out = append(out, "  "+o.String())
+	}
+	return out
+}
+
+// fileOutcomes are the outcomes of the decision rules a file records, as
+// compare checks them (a rule that does not parse has none).
+func fileOutcomes(f *result.File) []compare.ExpectOutcome {
+	var out []compare.ExpectOutcome
+	for _, spec := range f.Expect {
 		e, err := compare.ParseExpectation(spec)
 		if err != nil {
-			out = append(out, "  "+err.Error())
 			continue
 		}
 		for _, o := range compare.Check(f, []compare.Expectation{e}) {
 			o.Target = ""
-			out = append(out, "  "+o.String())
+			out = append(out, o)
 		}
 	}
 	return out

@@ -42,6 +42,7 @@ func sweepSeries(label, name string, f *result.File, d *result.Diagnosis) scalin
 			s.Knee = f.Steps[d.Knee].Clients
 		}
 		s.Peak = f.Steps[d.Peak].Clients
+		s.PerCPU = d.PerCPU
 	}
 	return s
 }
