@@ -79,7 +79,7 @@ func TestHeldBackOnlyWithCPUToSpare(t *testing.T) {
 	cw := map[string]int64{"CPU": 900, "Client:ClientRead": 100}
 	mk := func(genWait float64) *result.File {
 		f := &result.File{Steps: []result.Step{
-			step(1, 1000, 1.0, 1.2, 0.4, 1, cw),  // others 92%
+			step(1, 1000, 1.0, 1.2, 0.4, 1, cw), // others 92%
 			step(2, 4000, 1.0, 1.4, 0.5, 1, cw), // others 90.5%: even
 		}}
 		f.Steps[0].Probes.Process.Generator.RunQueueWaitS = genWait
