@@ -34,29 +34,11 @@ func htmlDoc(d *Doc) html.Doc {
 	if d.Suite != nil {
 		doc.Matrices = htmlSuite(d.Suite)
 		doc.Title = "suite " + d.Suite.Name
-		for _, o := range d.Suite.Outcomes {
-			doc.Rules = append(doc.Rules, html.Rule{Text: o.String(), Holds: !o.Failed()})
-		}
-	} else {
-		doc.Rules = fileRules(d.Files)
+	}
+	for _, r := range docRules(d) {
+		doc.Rules = append(doc.Rules, html.Rule{Text: r.text, Holds: r.holds})
 	}
 	return doc
-}
-
-// fileRules are the outcomes of the decision rules the files record
-// (run --expect), each named by its file when there are several.
-func fileRules(files []compare.Input) []html.Rule {
-	var out []html.Rule
-	for _, in := range files {
-		for _, o := range fileOutcomes(in.File) {
-			text := o.String()
-			if len(files) > 1 {
-				text = in.Name + ": " + text
-			}
-			out = append(out, html.Rule{Text: text, Holds: !o.Failed()})
-		}
-	}
-	return out
 }
 
 // htmlSuite is a suite's matrix of tps changes for the page: a row per cell

@@ -11,8 +11,9 @@ import (
 )
 
 // A decision rule's (--expect) result is in every format a sweep's file
-// is written in: the text and markdown rules section, and the HTML page's
-// Rules section, each rule marked as holding or not.
+// is written in: the text and markdown rules section, the HTML page's
+// Rules section, each rule marked as holding or not, benchfmt's comment
+// lines and a BMF benchmark of its own.
 func TestRulesInEveryFormat(t *testing.T) {
 	f, err := result.Read(filepath.Join("testdata", "pooled.json"))
 	if err != nil {
@@ -24,7 +25,7 @@ func TestRulesInEveryFormat(t *testing.T) {
 	if len(outcomes) != 2 {
 		t.Fatalf("outcomes %+v", outcomes)
 	}
-	for _, format := range []string{"text", "markdown", "html"} {
+	for _, format := range []string{"text", "markdown", "html", "benchfmt"} {
 		out := string(write(t, format, d))
 		for _, o := range outcomes {
 			o.Target = ""
@@ -40,6 +41,16 @@ func TestRulesInEveryFormat(t *testing.T) {
 	page := string(write(t, "html", d))
 	if !strings.Contains(page, `<section id="rules"`) || !strings.Contains(page, `<a href="#rules">Rules</a>`) {
 		t.Errorf("the HTML page has no Rules section")
+	}
+	bmf := string(write(t, "bmf", d))
+	for _, o := range outcomes {
+		v := `{"value":0}`
+		if o.Holds {
+			v = `{"value":1}`
+		}
+		if !strings.Contains(strings.Join(strings.Fields(bmf), ""), `"`+o.Spec+`":`+v) {
+			t.Errorf("BMF lacks rule %s as %s:\n%s", o.Spec, v, bmf)
+		}
 	}
 	for _, o := range outcomes {
 		class := `<li class="bad">`
