@@ -144,6 +144,11 @@ func TestRunExt(t *testing.T) {
 	if strings.Contains(stderr, "takes minutes") {
 		t.Errorf("an extension build said it takes minutes:\n%s", stderr)
 	}
+	// The script uses no pgbench table: no pgbench data; the set-up says
+	// it runs.
+	if strings.Contains(stderr, "creating pgbench data") || !strings.Contains(stderr, "running --setup "+setup+"...") {
+		t.Errorf("the data's set-up words:\n%s", stderr)
+	}
 	for _, args := range [][]string{
 		{"run", "--ext", "/no/such/ext@v1", "-c", "1", "-T", "1"},
 		{"run", "--dsn", dsn("postgres"), "--ext", repo + "@base", "-c", "1", "-T", "1"},
