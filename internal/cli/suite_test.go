@@ -15,6 +15,7 @@ import (
 	"github.com/pgscale/pgscale/internal/result"
 	"github.com/pgscale/pgscale/internal/suite"
 	"github.com/pgscale/pgscale/internal/syncio"
+	"github.com/pgscale/pgscale/internal/testenv"
 	"github.com/pgscale/pgscale/internal/target/targettest"
 )
 
@@ -342,4 +343,38 @@ func mustRead(t *testing.T, path string) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// A one-target suite counted under Valgrind keeps each step's profile in
+// its bundle, beside the cell's result file (it used to write them under
+// results/ of the working directory, outside the bundle).
+func TestSuiteCountedProfilesInTheBundle(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a server under Valgrind; not with -short")
+	}
+	testenv.NeedProgram(t, "valgrind", "Debian: apt-get install valgrind")
+	dir := t.TempDir()
+	file := writeFile(t, filepath.Join(dir, "c.yaml"), `name: c
+targets: ["one=settings:"]
+scripts:
+  - sql: SELECT 1;
+init: false
+clients: [1]
+count: instructions
+transactions: 20
+`)
+	out := filepath.Join(t.TempDir(), "bundle")
+	code, stdout, stderr := pgscale(t, "suite", file, "--out", out)
+	if code != cli.ExitOK {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, lastLines(stderr, 20))
+	}
+	cell := filepath.Join(out, "cells", "001-all")
+	f := readResult(t, filepath.Join(cell, "one.json"))
+	p := f.Steps[0].Probes
+	if p == nil || p.Profile == nil || !strings.HasPrefix(p.Profile.File, filepath.Join("profiles", "one")+string(filepath.Separator)) {
+		t.Fatalf("the step's profile: %+v", p)
+	}
+	if _, err := os.Stat(filepath.Join(cell, p.Profile.File)); err != nil {
+		t.Error(err)
+	}
 }

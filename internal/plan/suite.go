@@ -390,6 +390,11 @@ func (spec *SuiteSpec) runCell(ctx context.Context, cs ABSpec, targets []*prepar
 		// diagnosis (what report of the cell's file prints).
 		name := targets[0].name
 		want := filepath.Join(dir, name+".json")
+		if (cs.Probes.On(probe.NameProfile) || cs.counting()) && cs.Probes.ProfileDir == "" {
+			// The cell's pprof files in the bundle, beside its result
+			// file, as an A/B cell's are.
+			targets[0].profileDir = filepath.Join(dir, "profiles", name)
+		}
 		f, path, err := cs.sweepOn(ctx, targets[0], wl, setup, ds, started, sweepFile{Path: want, Agents: coord})
 		if f == nil || path != want {
 			return nil, err // nothing measured, or kept outside the bundle, as err says
