@@ -79,7 +79,9 @@ func (e errString) Error() string { return string(e) }
 // why names the function that gained the loop, and the result files
 // record each build.
 func TestExtensionCommitsCounted(t *testing.T) {
-	buildtest.Slow(t)
+	if testing.Short() {
+		t.Skip("counts under Valgrind (a minute); not with -short")
+	}
 	needPGXS(t)
 	testenv.NeedProgram(t, "valgrind", "Debian: apt-get install valgrind")
 	repo, dir := loopRepo(t), t.TempDir()
@@ -105,7 +107,9 @@ func TestExtensionCommitsCounted(t *testing.T) {
 // rational_add) against the installed server: it builds with PGXS, its
 // operator runs, and counting names rational_add.
 func TestRealExtensionCounted(t *testing.T) {
-	buildtest.Slow(t)
+	if testing.Short() {
+		t.Skip("counts under Valgrind (a minute); not with -short")
+	}
 	needPGXS(t)
 	testenv.NeedProgram(t, "valgrind", "Debian: apt-get install valgrind")
 	repo, dir := buildtest.ExtSource(t), t.TempDir()
