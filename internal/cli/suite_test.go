@@ -15,8 +15,8 @@ import (
 	"github.com/pgscale/pgscale/internal/result"
 	"github.com/pgscale/pgscale/internal/suite"
 	"github.com/pgscale/pgscale/internal/syncio"
-	"github.com/pgscale/pgscale/internal/testenv"
 	"github.com/pgscale/pgscale/internal/target/targettest"
+	"github.com/pgscale/pgscale/internal/testenv"
 )
 
 // twoCells writes a two-cell, two-target suite file against the package's
