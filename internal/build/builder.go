@@ -58,7 +58,12 @@ type Build struct {
 }
 
 // BinDir returns the directory of a PostgreSQL build's server binaries.
-func (b *Build) BinDir() string { return filepath.Join(b.Dir, "bin") }
+func (b *Build) BinDir() string {
+	if b.Manifest != nil && b.Manifest.Bin != "" {
+		return filepath.Join(b.Dir, b.Manifest.Bin)
+	}
+	return filepath.Join(b.Dir, "bin")
+}
 
 // Cache entry layout: <cache>/<key>/{manifest.json,build.log,used,install|tree}.
 const (
@@ -137,6 +142,20 @@ func (b *Builder) Lookup(ctx context.Context, spec Spec) (*Build, error) {
 		return nil, err
 	}
 	return lookup(cache, p.key), nil
+}
+
+// Find returns spec's key, and its build when the cache holds it (else
+// nil), without building; it does not count as a use of the build.
+func (b *Builder) Find(ctx context.Context, spec Spec) (*Build, string, error) {
+	p, _, err := b.resolve(ctx, spec)
+	if err != nil {
+		return nil, "", err
+	}
+	cache, err := b.cacheDir()
+	if err != nil {
+		return nil, "", err
+	}
+	return lookup(cache, p.key), p.key, nil
 }
 
 // Build returns spec's build from the cache, making it first when the cache

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -16,7 +17,8 @@ type Entry struct {
 	// Root is the entry's directory.
 	Root     string
 	Manifest *Manifest
-	// Size is the bytes of its files.
+	// Size is the bytes of its files, leaving out those hard-linked to
+	// other files (an installed server's, mirrored).
 	Size     int64
 	Created  time.Time
 	LastUsed time.Time
@@ -48,7 +50,9 @@ func List(dir string) ([]Entry, error) {
 		}
 		filepath.WalkDir(root, func(_ string, d fs.DirEntry, err error) error {
 			if err == nil && d.Type().IsRegular() {
-				if fi, err := d.Info(); err == nil {
+				// A file hard-linked to another (the installed server's, in
+				// its copy) takes no space of the build's own.
+				if fi, err := d.Info(); err == nil && !hardLinked(fi) {
 					en.Size += fi.Size()
 				}
 			}
@@ -158,4 +162,10 @@ func removeEntry(dir, key string) error {
 		return err
 	}
 	return os.RemoveAll(gone)
+}
+
+// hardLinked says a file has other names too.
+func hardLinked(fi fs.FileInfo) bool {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	return ok && st.Nlink > 1
 }

@@ -14,8 +14,9 @@ const Schema = 1
 
 // Kinds of build, as Manifest.Kind names them.
 const (
-	KindPostgres = "postgres" // a PostgreSQL server build
-	KindCommand  = "command"  // any program built by its own command
+	KindPostgres  = "postgres"  // a PostgreSQL server build
+	KindCommand   = "command"   // any program built by its own command
+	KindInstalled = "installed" // an installed server's tree, mirrored, with extensions
 )
 
 // Manifest describes a cached build: what it was made from, how, and what
@@ -30,6 +31,10 @@ type Manifest struct {
 	// Base is, for a PostgreSQL build with extensions, the key of the
 	// server build it was made from (a copy of it, plus the extensions).
 	Base string `json:"base,omitempty"`
+	// Bin is, for an installed server's copy, its bin directory relative
+	// to the install directory (the installed server's own path:
+	// usr/lib/postgresql/15/bin); empty means bin.
+	Bin string `json:"bin,omitempty"`
 	// System is "autoconf" or "meson" for PostgreSQL.
 	System string `json:"system,omitempty"`
 	// Configure is every configure (or meson setup) argument, the
@@ -66,6 +71,10 @@ type Manifest struct {
 type ExtensionRecord struct {
 	Name   string       `json:"name"`
 	Source SourceRecord `json:"source"`
+	// Make are the arguments given to PGXS's make; Run the build command
+	// that replaced it.
+	Make []string `json:"make,omitempty"`
+	Run  string   `json:"run,omitempty"`
 	// Controls are the extension control files it installed, without
 	// ".control": the names CREATE EXTENSION takes.
 	Controls []string `json:"controls,omitempty"`

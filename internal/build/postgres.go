@@ -32,10 +32,11 @@ type Postgres struct {
 	Configure []string
 	// Contrib modules to build and install; nil means pg_stat_statements.
 	Contrib []string
-	// Extensions are built with PGXS against the server and installed
-	// into it. The server is built (and cached) on its own first, so
-	// changing an extension does not rebuild the server.
-	Extensions []Source
+	// Extensions are built against the server (with PGXS, or their own
+	// command) and installed into a copy of it. The server is built (and
+	// cached) on its own first, so changing an extension does not rebuild
+	// the server.
+	Extensions []Extension
 	// System is Autoconf or Meson; empty means meson when the tree has
 	// meson.build and meson and ninja are installed, else autoconf.
 	System string

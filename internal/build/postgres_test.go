@@ -311,7 +311,7 @@ func TestPostgresExtension(t *testing.T) {
 			phases = append(phases, e.Key[:8]+" "+e.Phase)
 		}
 	}
-	spec := build.Postgres{Name: "with-ext", Source: build.Source{Path: repo, Rev: "base"}, Extensions: []build.Source{{Path: ext, Rev: "HEAD"}}}
+	spec := build.Postgres{Name: "with-ext", Source: build.Source{Path: repo, Rev: "base"}, Extensions: []build.Extension{{Source: build.Source{Path: ext, Rev: "HEAD"}}}}
 	bld, err := b.Build(ctx, spec)
 	if err != nil {
 		t.Fatal(err)
@@ -343,5 +343,22 @@ func TestPostgresExtension(t *testing.T) {
 	// (Unless an earlier run left this very build in the cache.)
 	if !bld2.Cached && (!slices.Contains(phases, server.Key[:8]+" "+build.PhaseCached) || slices.Contains(phases, server.Key[:8]+" "+build.PhaseMake)) {
 		t.Errorf("phases %v: want the server found in the cache", phases)
+	}
+	// PGXS's make arguments (make=) are the extension's: another key,
+	// the same server, and what they say reaches the compiler.
+	withMake := spec
+	withMake.Extensions = []build.Extension{{Source: spec.Extensions[0].Source, Make: []string{"PG_CPPFLAGS=-DPGSCALE_MAKE_ARG=1"}}}
+	bld3, err := b.Build(ctx, withMake)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bld3.Key == bld2.Key || bld3.Manifest.Base != server.Key || !slices.Equal(bld3.Manifest.Extensions[0].Make, withMake.Extensions[0].Make) {
+		t.Errorf("make=: key %s (without: %s), base %s, record %+v", bld3.Key, bld2.Key, bld3.Manifest.Base, bld3.Manifest.Extensions)
+	}
+	if _, err := os.Stat(filepath.Join(pgConfig(t, bld3, "--pkglibdir"), "pgscale_test_ext.so")); err != nil {
+		t.Error(err)
+	}
+	if log, _ := os.ReadFile(filepath.Join(bld3.Root, "build.log")); !bld3.Cached && !strings.Contains(string(log), "-DPGSCALE_MAKE_ARG=1 ") {
+		t.Errorf("the compiler never saw PG_CPPFLAGS from make=:\n%s", log)
 	}
 }

@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"io"
+	"path/filepath"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -148,10 +149,42 @@ func describeBuild(m *build.Manifest) string {
 	if n, ok := m.FastPathSlots(); ok {
 		parts = append(parts, fmt.Sprintf("fast-path slots %d", n))
 	}
+	if m.Kind == build.KindInstalled {
+		parts[0] += " (the installed server's copy)"
+	}
 	for _, e := range m.Extensions {
-		parts = append(parts, "extension "+e.Name)
+		parts = append(parts, "extension "+extensionOf(e))
 	}
 	return strings.Join(parts, ", ")
+}
+
+// extensionOf says an extension of a build: its name, the revision and
+// patches it was built from, and its make arguments or build command:
+// "pgscale_loop@slow (commit 7c48ed4, +1 patch, make OPTFLAGS=)".
+func extensionOf(e build.ExtensionRecord) string {
+	s := e.Name
+	if e.Source.Rev != "" {
+		s += "@" + e.Source.Rev
+	}
+	var of []string
+	if c := e.Source.Commit; c != "" {
+		of = append(of, "commit "+c[:min(7, len(c))])
+	} else if e.Source.Mode == build.ModeWorktree || e.Source.Mode == build.ModeDir {
+		of = append(of, "the tree as it was")
+	}
+	for _, p := range e.Source.Patches {
+		of = append(of, "+"+filepath.Base(p.Path))
+	}
+	if len(e.Make) > 0 {
+		of = append(of, "make "+strings.Join(e.Make, " "))
+	}
+	if e.Run != "" {
+		of = append(of, "built by: "+e.Run)
+	}
+	if len(of) > 0 {
+		s += " (" + strings.Join(of, ", ") + ")"
+	}
+	return s
 }
 
 // listBuilds writes the cache's builds, the most recently used first.

@@ -91,7 +91,7 @@ func registerCluster(fs *pflag.FlagSet, o *plan.Common) {
 // registerBuildCache registers --build-cache, where src: targets' builds
 // are kept.
 func registerBuildCache(fs *pflag.FlagSet, dir *string) {
-	fs.StringVar(dir, "build-cache", "", "directory of the builds of src: targets (default: $PGSCALE_BUILD_CACHE, /var/cache/pgscale/builds for root, else ~/.cache/pgscale/builds)")
+	fs.StringVar(dir, "build-cache", "", "directory of the builds of src: targets and of extensions (ext=) (default: $PGSCALE_BUILD_CACHE, /var/cache/pgscale/builds for root, else ~/.cache/pgscale/builds)")
 }
 
 // registerInit registers pgbench -i's options; run takes them too, for the

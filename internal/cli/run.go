@@ -19,6 +19,7 @@ import (
 func newRunCmd(argv []string, stdout, stderr io.Writer) *cobra.Command {
 	var f loadFlags
 	var dsn, pooler, pgSrc string
+	var exts []string
 	var replicas int
 	var rec recordFlags
 	var ag agentFlags
@@ -41,7 +42,13 @@ accounted apart.
 
 With --pg-src the ephemeral cluster runs PostgreSQL built from source
 (PATH[@REV][+PATCH...][,configure=ARGS][,ext=EXTPATH[@REV]], as an ab
-target src: is), made once and kept in the build cache (--build-cache).`,
+target src: is), made once and kept in the build cache (--build-cache).
+
+With --ext (repeatable) an extension is built for the ephemeral cluster's
+server, the installed one (with its PGXS: its pg_config and development
+headers) or --pg-src's, and installed into a copy of that server, which
+the cluster runs from: EXTPATH[@REV][+PATCH...][,make=ARGS|,run=CMD], as
+an ab target's ext= is (settings:,ext=...).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			spec := plan.RunSpec{Common: f.common(cmd, argv, stdout, stderr), Target: target.ForRun(dsn), Pooler: pooler, Out: f.out}
@@ -53,6 +60,12 @@ target src: is), made once and kept in the build cache (--build-cache).`,
 				}
 				var err error
 				if spec.Target, err = target.FromSource(pgSrc); err != nil {
+					return usage.Wrap(err)
+				}
+			}
+			if len(exts) > 0 {
+				var err error
+				if spec.Target, err = target.WithExtensions(spec.Target, exts); err != nil {
 					return usage.Wrap(err)
 				}
 			}
@@ -97,6 +110,7 @@ target src: is), made once and kept in the build cache (--build-cache).`,
 	fs.IntVar(&replicas, "replicas", 0, "streaming replicas of the ephemeral cluster (pg_basebackup), replaying before the run starts; a --pooler proxy: sees them as upstreams")
 	registerCluster(fs, &f.c)
 	fs.StringVar(&pgSrc, "pg-src", "", "the ephemeral cluster's server built from source: PATH[@REV][+PATCH...][,configure=ARGS][,ext=EXTPATH[@REV]] (as an ab target src:)")
+	fs.StringArrayVar(&exts, "ext", nil, "an extension built for the ephemeral cluster's server (the installed one, or --pg-src's) and installed into a copy of it: EXTPATH[@REV][+PATCH...][,make=ARGS|,run=CMD] (repeatable)")
 	registerBuildCache(fs, &f.c.Cluster.BuildCache)
 	rec.register(fs, false)
 	ag.register(fs, true)

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -109,7 +110,7 @@ bounded), 1 one failed (or a decision rule did), 4 one is inconclusive
 			spec.Suite, spec.Argv, spec.Version, spec.Cluster = s, argv, Version, c.Cluster
 			spec.Agents = ag.agents(cmd.Flags())
 			if dryRun {
-				return dryRunSuite(&spec, stdout)
+				return dryRunSuite(cmd.Context(), &spec, stdout)
 			}
 			names := spec.Targets
 			if len(names) == 0 {
@@ -135,6 +136,9 @@ bounded), 1 one failed (or a decision rule did), 4 one is inconclusive
 				return errors.Join(runErr, err)
 			}
 			d.Color = colorTerminal(stdout)
+			if len(run.Index.Targets) == 1 {
+				fmt.Fprintln(stdout) // after the cells' sweeps, told as run tells one
+			}
 			err = show(d, stdout, &outputs)
 			status := ""
 			if runErr != nil {
@@ -205,8 +209,10 @@ func showSuite(args []string, preset string, stdout io.Writer) error {
 	return err
 }
 
-// dryRunSuite prints what the suite would run.
-func dryRunSuite(spec *plan.SuiteSpec, stdout io.Writer) error {
+// dryRunSuite prints what the suite would run: its cells, what its
+// targets build first (or find built), and the estimated time. A target
+// the run would refuse before it starts is refused here too.
+func dryRunSuite(ctx context.Context, spec *plan.SuiteSpec, stdout io.Writer) error {
 	s := spec.Suite
 	cells := s.Cells()
 	run, err := s.Only(cells, spec.Only)
@@ -232,6 +238,32 @@ func dryRunSuite(spec *plan.SuiteSpec, stdout io.Writer) error {
 		strings.Join(brief, ", "), s.Clients, s.Duration)
 	for _, c := range run {
 		fmt.Fprintf(stdout, "  %3d  %s\n", c.Index+1, c.Key())
+	}
+	templated := false
+	for _, t := range targets {
+		templated = templated || strings.Contains(t.Templates(), "{{")
+	}
+	if !templated {
+		specs, err := target.ParseGiven(targets, spec.Baseline, 1)
+		if err != nil {
+			return usage.Wrap(err)
+		}
+		note, err := s.CheckTargets(len(specs))
+		if err != nil {
+			return err
+		}
+		if note != "" {
+			fmt.Fprintln(stdout, note)
+		}
+		for _, t := range specs {
+			line, err := target.BuildStatus(ctx, t, spec.Cluster)
+			if err != nil {
+				return err
+			}
+			if line != "" {
+				fmt.Fprintf(stdout, "target %s: %s\n", t.Name, line)
+			}
+		}
 	}
 	est := plan.EstimateSuite(s, len(run), len(targets))
 	fmt.Fprintf(stdout, "estimated time: %v, and the data's set-up in each cell\n", est.Round(time.Second))

@@ -111,7 +111,7 @@ func TestKnee(t *testing.T) {
 func TestCutShortLeftOut(t *testing.T) {
 	f := &result.File{Steps: []result.Step{
 		step(1, 10000, 0.55, 3, 2, 0.1, map[string]int64{"CPU": 600, "Client:ClientRead": 400}),
-		step(2, 19000, 0.92, 6, 4, 6, map[string]int64{"CPU": 900, "Client:ClientRead": 1100}),
+		step(2, 19000, 0.92, 7.5, 6, 6, map[string]int64{"CPU": 900, "Client:ClientRead": 1100}),
 		step(4, 20000, 0.99, 9, 6, 20, map[string]int64{"CPU": 800, "Client:ClientRead": 3200}),
 		step(8, 40000, 0.99, 9, 6, 40, map[string]int64{"CPU": 700, "Client:ClientRead": 7300}),
 	}}
@@ -140,7 +140,7 @@ func TestCutShortLeftOut(t *testing.T) {
 func TestSweepParagraph(t *testing.T) {
 	f := &result.File{Steps: []result.Step{
 		step(1, 10000, 0.55, 3, 2, 0.1, map[string]int64{"CPU": 600, "Client:ClientRead": 400}),
-		step(2, 18000, 0.92, 6, 4, 6, map[string]int64{"CPU": 900, "Client:ClientRead": 1100}),
+		step(2, 18000, 0.92, 7.5, 6, 6, map[string]int64{"CPU": 900, "Client:ClientRead": 1100}),
 		step(4, 26000, 0.99, 9, 6, 20, map[string]int64{"CPU": 800, "Client:ClientRead": 3200}),
 		step(8, 26500, 0.99, 9, 6, 40, map[string]int64{"CPU": 700, "Client:ClientRead": 7300}),
 	}}
@@ -282,8 +282,8 @@ func TestKneeNamesTheVerdictChange(t *testing.T) {
 // paragraph says why; from 1 to 2 no efficiency is lost or gained.
 func TestSuperlinearFirstStepIsNoBaseline(t *testing.T) {
 	f := &result.File{Steps: []result.Step{
-		step(1, 9300, 0.30, 1, 1, 0, map[string]int64{"CPU": 200, "Client:ClientRead": 800}),
-		step(2, 131500, 0.98, 6, 4, 1, map[string]int64{"CPU": 1400, "Client:ClientRead": 600}),
+		step(1, 9300, 0.34, 1, 1, 0, map[string]int64{"CPU": 200, "Client:ClientRead": 800}),
+		step(2, 131500, 0.98, 9, 6, 1, map[string]int64{"CPU": 1400, "Client:ClientRead": 600}),
 		step(4, 150000, 0.99, 9, 6, 20, map[string]int64{"CPU": 1600, "Client:ClientRead": 2400}),
 	}}
 	diagnose.Scaling(f.Steps)
@@ -301,7 +301,7 @@ func TestSuperlinearFirstStepIsNoBaseline(t *testing.T) {
 		t.Errorf("diagnosis baseline %d, peak speedup %v", d.Baseline, d.PeakSpeedup)
 	}
 	for _, want := range []string{"1.1× 2 clients", "Speedup and efficiency are against 2 clients, not 1 client: 2 clients did 7.1× as much per client (707% efficiency against 1 client)",
-		"because 1 client was latency-bound: its backends waited for the client 80% of their time and the CPUs were 70% idle"} {
+		"because 1 client was latency-bound: its backends waited for the client 80% of their time and the CPUs were 66% idle"} {
 		if !strings.Contains(d.Paragraph, want) {
 			t.Errorf("paragraph lacks %q:\n%s", want, d.Paragraph)
 		}

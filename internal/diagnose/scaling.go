@@ -26,11 +26,11 @@ const SuperlinearGain = 0.10
 func Baseline(steps []result.Step) int {
 	ok := counted(steps)
 	clients := make([]int, len(steps))
-	tps := make([]float64, len(steps))
 	for i, s := range steps {
-		clients[i], tps[i] = s.Clients, s.Summary.TPS
+		clients[i] = s.Clients
 	}
-	return baseline(clients, tps, ok)
+	r, _, _ := rates(steps, ok)
+	return baseline(clients, r, ok)
 }
 
 // baseline is Baseline over client counts and their throughputs, ok
@@ -57,17 +57,20 @@ func baseline(clients []int, tps []float64, ok []bool) int {
 
 // Scaling fills in each step's speedup and efficiency against the
 // sweep's baseline (Baseline): speedup is tps over the baseline's,
-// efficiency the speedup over the ratio of client counts.
+// efficiency the speedup over the ratio of client counts. When the CPU the
+// system had changed across the steps by more than CapacityShift (other
+// processes taking or leaving it), speedup is of throughput per
+// CPU-second the system had (tps / SystemCPUs) instead.
 func Scaling(steps []result.Step) {
 	b := Baseline(steps)
 	if b < 0 {
 		return
 	}
-	base := steps[b]
+	r, _, _ := rates(steps, counted(steps))
 	for i := range steps {
 		s := &steps[i].Summary
-		s.Speedup = s.TPS / base.Summary.TPS
-		s.Efficiency = s.Speedup / (float64(steps[i].Clients) / float64(base.Clients))
+		s.Speedup = r[i] / r[b]
+		s.Efficiency = s.Speedup / (float64(steps[i].Clients) / float64(steps[b].Clients))
 	}
 }
 
@@ -89,13 +92,19 @@ func Rescaled(f *result.File) *result.File {
 type ScalingStep struct {
 	Clients int
 	TPS     float64
+	// SystemCPUs is the cores the system had (SystemCPUs; NaN when not
+	// measured), TPSPerCPU the throughput per CPU-second of them.
+	SystemCPUs, TPSPerCPU float64
+	// PerCPU says Speedup and Efficiency are of TPSPerCPU: the CPU the
+	// system had changed across the sweep by more than CapacityShift.
+	PerCPU bool
 	// Speedup and Efficiency are against the sweep's baseline client
 	// count: the first, unless a later one does more per client
 	// (Baseline).
 	Speedup, Efficiency float64
 	// GainPerDoubling is the throughput factor per doubling of clients
 	// from the previous count, (tps / previous tps)^(1 / doublings): 2 is
-	// linear. LossPerDoubling is the efficiency lost per doubling,
+	// linear (of TPSPerCPU with PerCPU). LossPerDoubling is the efficiency lost per doubling,
 	// 1 − GainPerDoubling/2 (negative when scaling is better than linear).
 	// Both are NaN at the first count, and LossPerDoubling from a count
 	// before the baseline: efficiency is not lost, nor gained, against a
@@ -123,11 +132,15 @@ func ScalingOf(steps []result.Step) []ScalingStep {
 		}
 		by[s.Clients] = append(by[s.Clients], i)
 	}
+	_, cores, use := rates(steps, ok)
 	var out []ScalingStep
 	for _, c := range order {
-		var tps, waits, cpuw, clw []float64
+		var tps, sys, per, waits, cpuw, clw []float64
 		for _, i := range by[c] {
 			tps = append(tps, steps[i].Summary.TPS)
+			if cores[i] > 0 {
+				sys, per = append(sys, cores[i]), append(per, steps[i].Summary.TPS/cores[i])
+			}
 			t := Compute(steps[i]).Time
 			if t.Known {
 				waits = append(waits, t.Contention())
@@ -137,15 +150,21 @@ func ScalingOf(steps []result.Step) []ScalingStep {
 				}
 			}
 		}
-		out = append(out, ScalingStep{Clients: c, TPS: median(tps), Waits: median(waits), CPUWait: median(cpuw), ClientWait: median(clw),
-			GainPerDoubling: math.NaN(), LossPerDoubling: math.NaN()})
+		out = append(out, ScalingStep{Clients: c, TPS: median(tps), SystemCPUs: median(sys), TPSPerCPU: median(per), PerCPU: use,
+			Waits: median(waits), CPUWait: median(cpuw), ClientWait: median(clw), GainPerDoubling: math.NaN(), LossPerDoubling: math.NaN()})
 	}
-	b := scalingBaseline(out)
+	rate := func(s ScalingStep) float64 {
+		if s.PerCPU {
+			return s.TPSPerCPU
+		}
+		return s.TPS
+	}
+	b := scalingBaseline(out, rate)
 	for i := range out {
 		s := &out[i]
 		if b >= 0 {
 			base := out[b]
-			s.Speedup = s.TPS / base.TPS
+			s.Speedup = rate(*s) / rate(base)
 			s.Efficiency = s.Speedup / (float64(s.Clients) / float64(base.Clients))
 		} else {
 			s.Speedup, s.Efficiency = math.NaN(), math.NaN()
@@ -154,8 +173,8 @@ func ScalingOf(steps []result.Step) []ScalingStep {
 			continue
 		}
 		prev := out[i-1]
-		if d := math.Log2(float64(s.Clients) / float64(prev.Clients)); d > 0 && prev.TPS > 0 && s.TPS > 0 {
-			s.GainPerDoubling = math.Pow(s.TPS/prev.TPS, 1/d)
+		if d := math.Log2(float64(s.Clients) / float64(prev.Clients)); d > 0 && rate(prev) > 0 && rate(*s) > 0 {
+			s.GainPerDoubling = math.Pow(rate(*s)/rate(prev), 1/d)
 			if i-1 >= b {
 				s.LossPerDoubling = 1 - s.GainPerDoubling/2
 			}
@@ -164,13 +183,13 @@ func ScalingOf(steps []result.Step) []ScalingStep {
 	return out
 }
 
-// scalingBaseline is Baseline over the client counts' medians.
-func scalingBaseline(sc []ScalingStep) int {
+// scalingBaseline is Baseline over the client counts' medians of rate.
+func scalingBaseline(sc []ScalingStep, rate func(ScalingStep) float64) int {
 	clients := make([]int, len(sc))
 	tps := make([]float64, len(sc))
 	ok := make([]bool, len(sc))
 	for i, s := range sc {
-		clients[i], tps[i], ok[i] = s.Clients, s.TPS, true
+		clients[i], tps[i], ok[i] = s.Clients, rate(s), true
 	}
 	return baseline(clients, tps, ok)
 }

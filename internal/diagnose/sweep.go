@@ -45,7 +45,18 @@ func Sweep(file *result.File) *result.Diagnosis {
 	if base := steps[d.Baseline].Summary.TPS; base > 0 {
 		d.PeakSpeedup = d.PeakTPS / base
 	}
-	d.Paragraph = paragraph(steps, figs, d)
+	r, cores, perCPU := rates(steps, ok)
+	d.PerCPU = perCPU
+	had := systemCPUs(steps)
+	for i := range steps {
+		if had[i] > 0 {
+			d.Steps[i].SystemCPUs, d.Steps[i].TPSPerCPU = had[i], steps[i].Summary.TPS/cores[i]
+		}
+		if perCPU {
+			d.Steps[i].CPUShift = cpuShift(steps, figs, had, i, d.Baseline)
+		}
+	}
+	d.Paragraph = paragraph(steps, figs, r, had, d)
 	return d
 }
 
@@ -54,8 +65,13 @@ func Sweep(file *result.File) *result.Diagnosis {
 // still gained (or there is only one step). Steps cut short are left out,
 // as they are of the peak: their throughput is of a window that did not
 // run to its end (unless no step completed).
+//
+// When the CPU the system had changed across the steps (CapacityShift),
+// the knee is of throughput per CPU-second it had: throughput that grew
+// only because other processes left the CPU has not kept scaling.
 func Knee(steps []result.Step) int {
 	ok := counted(steps)
+	r, _, _ := rates(steps, ok)
 	for i := range steps {
 		if !ok[i] {
 			continue
@@ -63,13 +79,13 @@ func Knee(steps []result.Step) int {
 		best, later := 0.0, false
 		for j := i + 1; j < len(steps); j++ {
 			if ok[j] {
-				best, later = max(best, steps[j].Summary.TPS), true
+				best, later = max(best, r[j]), true
 			}
 		}
 		if !later {
 			return -1
 		}
-		if best < steps[i].Summary.TPS*(1+KneeGain) {
+		if best < r[i]*(1+KneeGain) {
 			return i
 		}
 	}
@@ -104,7 +120,10 @@ func countedIndexes(steps []result.Step) []int {
 	return out
 }
 
-func paragraph(steps []result.Step, figs []Figures, d *result.Diagnosis) string {
+// paragraph says the sweep in plain English; r is what its speedup and
+// knee are of (throughput, or per CPU-second: rates), cores the CPU the
+// system had in each step.
+func paragraph(steps []result.Step, figs []Figures, r, cores []float64, d *result.Diagnosis) string {
 	var b strings.Builder
 	idx := countedIndexes(steps)
 	first, peak, last := steps[0], steps[d.Peak], steps[idx[len(idx)-1]]
@@ -127,10 +146,14 @@ func paragraph(steps []result.Step, figs []Figures, d *result.Diagnosis) string 
 		} else {
 			fmt.Fprintf(&b, "Throughput peaks at %s (%.0f tps, %.1f× %s).", prose.Count(peak.Clients, "client"), d.PeakTPS, d.PeakSpeedup, prose.Count(steps[d.Baseline].Clients, "client"))
 		}
+		what := "It"
+		if d.PerCPU {
+			what = "Throughput per CPU-second the system had"
+		}
 		if d.Knee >= 0 {
 			k := steps[d.Knee]
-			fmt.Fprintf(&b, " It stops growing at %s (%s: %+.0f%%)", prose.Count(k.Clients, "client"), prose.Count(last.Clients, "client"),
-				(last.Summary.TPS/k.Summary.TPS-1)*100)
+			fmt.Fprintf(&b, " %s stops growing at %s (%s: %+.0f%%)", what, prose.Count(k.Clients, "client"), prose.Count(last.Clients, "client"),
+				(r[idx[len(idx)-1]]/r[d.Knee]-1)*100)
 			if c, named := kneeChange(steps, d); c != "" {
 				b.WriteString(", " + c)
 				kneeSaid = named
@@ -143,11 +166,14 @@ func paragraph(steps []result.Step, figs []Figures, d *result.Diagnosis) string 
 			if idx[len(idx)-1] != len(steps)-1 {
 				which = "last complete step"
 			}
-			fmt.Fprintf(&b, " It is still growing at the %s (%s, %+.0f%% over %d).", which, prose.Count(last.Clients, "client"),
-				(last.Summary.TPS/prev.Summary.TPS-1)*100, prev.Clients)
+			fmt.Fprintf(&b, " %s is still growing at the %s (%s, %+.0f%% over %d).", what, which, prose.Count(last.Clients, "client"),
+				(r[idx[len(idx)-1]]/r[idx[len(idx)-2]]-1)*100, prev.Clients)
 		}
 	}
-	if s := baselineSentence(steps, figs, d.Baseline); s != "" {
+	if s := perCPUSentence(steps, figs, r, cores, d); s != "" {
+		b.WriteString(" " + s)
+	}
+	if s := baselineSentence(steps, figs, r, cores, d.Baseline); s != "" {
 		b.WriteString(" " + s)
 	}
 	ok := counted(steps)
@@ -193,7 +219,7 @@ func paragraph(steps []result.Step, figs []Figures, d *result.Diagnosis) string 
 	for _, f := range figs {
 		other = max(other, f.Elsewhere())
 	}
-	if other >= BusyElsewhere {
+	if other >= BusyElsewhere && !d.PerCPU {
 		fmt.Fprintf(&b, " Caution: other processes used up to %s of the machine during the run, so these figures describe a shared machine; measure again on a quiet one.", prose.Share(other))
 	}
 	return b.String()
@@ -243,15 +269,19 @@ func lossSentence(sc []ScalingStep) string {
 		return ""
 	}
 	l := sc[len(sc)-1]
+	what := "throughput"
+	if l.PerCPU {
+		what = "throughput per CPU-second"
+	}
 	var parts []string
 	if len(sc) >= 2 && !math.IsNaN(l.LossPerDoubling) {
 		prev := sc[len(sc)-2]
 		if l.LossPerDoubling >= 0 {
-			parts = append(parts, fmt.Sprintf("from %d to %s throughput gained %.2f× per doubling of clients (efficiency lost per doubling: %s)",
-				prev.Clients, prose.Count(l.Clients, "client"), l.GainPerDoubling, prose.Share(l.LossPerDoubling)))
+			parts = append(parts, fmt.Sprintf("from %d to %s %s gained %.2f× per doubling of clients (efficiency lost per doubling: %s)",
+				prev.Clients, prose.Count(l.Clients, "client"), what, l.GainPerDoubling, prose.Share(l.LossPerDoubling)))
 		} else {
-			parts = append(parts, fmt.Sprintf("from %d to %s throughput gained %.2f× per doubling of clients, better than linear",
-				prev.Clients, prose.Count(l.Clients, "client"), l.GainPerDoubling))
+			parts = append(parts, fmt.Sprintf("from %d to %s %s gained %.2f× per doubling of clients, better than linear",
+				prev.Clients, prose.Count(l.Clients, "client"), what, l.GainPerDoubling))
 		}
 	}
 	if !math.IsNaN(l.Waits) {
@@ -356,33 +386,52 @@ func explain(at string, v result.StepVerdict, f Figures) string {
 	return fmt.Sprintf("%s the bottleneck is unclear: %s.", at, v.Detail)
 }
 
-// baselineSentence says why speedup and efficiency are against step b
-// rather than the first: the first did much less per client, and what
-// held it back, from its evidence — its backends waiting for the client
-// while the CPUs sat idle is latency, not the system's capacity. Empty
-// when b is the first counted step.
-func baselineSentence(steps []result.Step, figs []Figures, b int) string {
+// baselineSentence says why speedup and efficiency are against a later
+// step than the first, when they are: the first did less per client (per
+// CPU-second, with r of rates) because it waited for each round trip on
+// idle CPUs, or because its load generator was short of CPU on a machine
+// others filled, or — only when the load generator had the CPU to spare —
+// because it held itself back.
+func baselineSentence(steps []result.Step, figs []Figures, r, cores []float64, b int) string {
 	idx := countedIndexes(steps)
 	if len(idx) == 0 || b == idx[0] {
 		return ""
 	}
 	first, base := steps[idx[0]], steps[b]
 	f := figs[idx[0]]
-	eff := (base.Summary.TPS / first.Summary.TPS) / (float64(base.Clients) / float64(first.Clients))
-	s := fmt.Sprintf("Speedup and efficiency are against %s, not %s: %s did %.1f× as much per client (%.0f%% efficiency against %s)",
-		prose.Count(base.Clients, "client"), prose.Count(first.Clients, "client"), prose.Count(base.Clients, "client"), eff, eff*100,
+	eff := (r[b] / r[idx[0]]) / (float64(base.Clients) / float64(first.Clients))
+	per := "per client"
+	if r[b] != base.Summary.TPS {
+		per = "per client and CPU-second"
+	}
+	s := fmt.Sprintf("Speedup and efficiency are against %s, not %s: %s did %.1f× as much %s (%.0f%% efficiency against %s)",
+		prose.Count(base.Clients, "client"), prose.Count(first.Clients, "client"), prose.Count(base.Clients, "client"), eff, per, eff*100,
 		prose.Count(first.Clients, "client"))
 	cw := f.Time.In("Client")
 	switch {
 	case f.Time.Known && f.HasHost && cw >= 0.3 && f.MachineBusy < 0.9:
 		s += fmt.Sprintf(", because %s was latency-bound: its backends waited for the client %s of their time and the CPUs were %s idle, so it measured each round trip's wake-up latency, not what the system can do.",
 			prose.Count(first.Clients, "client"), prose.Share(cw), prose.Share(1-f.MachineBusy))
+	case f.Time.Known && f.HasHost && !generatorSpare(f):
+		s += fmt.Sprintf(", because the load generator of %s was short of CPU: the CPUs were %s busy, other processes %s of the machine, and it waited for a CPU %s of the step (its backends waited for the client %s of their time); that is the machine's load, not the system holding itself back.",
+			prose.Count(first.Clients, "client"), prose.Share(f.MachineBusy), prose.Share(f.Elsewhere()), prose.Share(f.GeneratorRunQueue), prose.Share(cw))
 	case f.Time.Known && f.HasHost:
-		s += fmt.Sprintf(": %s held itself back (its backends waited for the client %s of their time; the CPUs were %s busy), not the system.",
+		s += fmt.Sprintf(": %s held itself back (its backends waited for the client %s of their time; the CPUs were %s busy and the load generator had CPU to spare), not the system.",
 			prose.Count(first.Clients, "client"), prose.Share(cw), prose.Share(f.MachineBusy))
 	default:
 		s += fmt.Sprintf(": %s held itself back — most often its own latency, one client waiting for each round trip while the server idles; no probe evidence says more.",
 			prose.Count(first.Clients, "client"))
 	}
 	return s
+}
+
+// GeneratorSpare is the most the load generator may wait for a CPU, as a
+// share of the step, and still count as having had the CPU to spare on a
+// busy machine.
+const GeneratorSpare = 0.05
+
+// generatorSpare says whether the load generator had CPU to spare in a
+// step: the machine had idle CPU, or it barely waited for one.
+func generatorSpare(f Figures) bool {
+	return f.MachineBusy < 0.9 || f.GeneratorRunQueue < GeneratorSpare
 }

@@ -68,6 +68,8 @@ var notRun = []struct{ match, why string }{
 	{"src:", "source builds: minutes each; internal/build's and internal/cli's tests build and run them"},
 	{"--pg-src", "a source build: minutes; internal/cli's tests run one"},
 	{"--coordinator", "agents: processes that meet in a coordination database; internal/agent's tests run them"},
+	{"~/myext", "an extension's repository the docs do not give; internal/cli's TestRunExt and TestExtensionCommitsCounted build and run one"},
+	{"--param base=proxy:base.yaml", "the definitions of two pooler builds the docs do not give (even --dry-run reads them); internal/cli's preset tests run pooler-ci"},
 }
 
 // expect names commands whose documented exit code is not 0 (or 0 or 1),

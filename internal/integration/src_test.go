@@ -142,7 +142,6 @@ scripts:
     sql: SELECT count(*) FROM fp;
 clients: [2]
 duration: 1s
-rounds: 1
 `)
 	out, store := filepath.Join(dir, "bundle"), filepath.Join(dir, "history.db")
 	code, stdout, stderr := pgscale(t, "suite", file, "--out", out, "--store", store)

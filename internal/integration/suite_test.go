@@ -293,3 +293,96 @@ func TestSuiteBadFile(t *testing.T) {
 		t.Errorf("exit %d: %s", code, stderr)
 	}
 }
+
+// The seed study's shape as a suite file of one target, its script, setup
+// and rule beside it, run and reported from another directory: the suite
+// prints each step's evidence and the diagnosis as run does, and its rule's
+// result; report of the bundle states the rule too (it used to leave it
+// out unless run from the suite file's directory).
+func TestSuiteOneTargetFromElsewhere(t *testing.T) {
+	noCIEnv(t)
+	db := "suiteone"
+	createDB(t, db)
+	dir := filepath.Join(t.TempDir(), "study")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(dir, "fn.sql"), "SELECT f(1);\n")
+	writeFile(t, filepath.Join(dir, "setup.sql"), "CREATE OR REPLACE FUNCTION f(int) RETURNS int LANGUAGE sql IMMUTABLE AS 'SELECT $1 + 1';\n")
+	file := writeFile(t, filepath.Join(dir, "seed.yaml"), `name: seed
+targets: ["one=dsn:`+dsn(db)+`"]
+setup: {file: setup.sql}
+scripts:
+  - file: fn.sql
+init: false
+clients: [1, 2]
+duration: 1s
+warmup: 0.2s
+rule: {measure: server-cpu/txn, clients: 2, against: 1, below: 400, decision: no optimisation needed}
+`)
+	out := filepath.Join(t.TempDir(), "bundle")
+	code, stdout, stderr := pgscale(t, "suite", file, "--out", out)
+	if code != cli.ExitOK {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, lastLines(stderr, 20))
+	}
+	for _, want := range []string{"\n1 client: ", "\n  cpu:  ", "\n  waits:  ", "\ndiagnosis:\n", "\n  Throughput ", "\nscaling (",
+		"\nrules:\n  one: server-cpu/txn@c=2<c=1+400%: "} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("the suite's output lacks %q:\n%s", want, stdout)
+		}
+	}
+	code, shown, stderr := pgscale(t, "report", out)
+	if code != cli.ExitOK || !strings.Contains(shown, "\nrules:\n  one: server-cpu/txn@c=2<c=1+400%: ") {
+		t.Errorf("report of the bundle: exit %d, no rule\n%s\n%s", code, shown, stderr)
+	}
+	// A part only a comparison uses, with the file's one target: one
+	// line at its place, nothing run.
+	bad := writeFile(t, filepath.Join(dir, "bad.yaml"), strings.Replace(string(mustRead(t, file)), "duration: 1s\n", "duration: 1s\nrounds: 3\n", 1))
+	code, stdout, stderr = pgscale(t, "suite", bad, "--out", filepath.Join(t.TempDir(), "b"))
+	if code != cli.ExitUsage || !strings.Contains(stderr, "bad.yaml:9: rounds: given, but the suite runs on one target") || strings.Count(strings.TrimSpace(stderr), "\n") > 0 {
+		t.Errorf("rounds with one target: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+}
+
+func mustRead(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// A one-target suite counted under Valgrind keeps each step's profile in
+// its bundle, beside the cell's result file (it used to write them under
+// results/ of the working directory, outside the bundle).
+func TestSuiteCountedProfilesInTheBundle(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a server under Valgrind; not with -short")
+	}
+	testenv.NeedProgram(t, "valgrind", "Debian: apt-get install valgrind")
+	dir := t.TempDir()
+	file := writeFile(t, filepath.Join(dir, "c.yaml"), `name: c
+targets: ["one=settings:"]
+scripts:
+  - sql: SELECT 1;
+init: false
+clients: [1]
+count: instructions
+transactions: 20
+`)
+	out := filepath.Join(t.TempDir(), "bundle")
+	code, stdout, stderr := pgscale(t, "suite", file, "--out", out)
+	if code != cli.ExitOK {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, lastLines(stderr, 20))
+	}
+	cell := filepath.Join(out, "cells", "001-all")
+	f := readResult(t, filepath.Join(cell, "one.json"))
+	p := f.Steps[0].Probes
+	if p == nil || p.Profile() == nil || !strings.HasPrefix(p.Profile().File, filepath.Join("profiles", "one")+string(filepath.Separator)) {
+		t.Fatalf("the step's profile: %+v", p)
+	}
+	if _, err := os.Stat(filepath.Join(cell, p.Profile().File)); err != nil {
+		t.Error(err)
+	}
+}

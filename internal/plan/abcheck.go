@@ -105,7 +105,7 @@ func (spec *ABSpec) check() ([]target.Spec, []disturb.Disturbance, uint64, error
 		dsn = dsn || !s.Ephemeral()
 	}
 	if spec.Data.Create && !dsn {
-		return nil, nil, 0, usage.Errorf("--init applies to dsn: targets; ephemeral targets are always initialised")
+		return nil, nil, 0, usage.Errorf("--init applies to dsn: targets; an ephemeral target gets pgbench's data whenever the workload uses pgbench's tables")
 	}
 	if !(spec.Confidence == 0 || spec.Confidence > 0 && spec.Confidence < 1) {
 		return nil, nil, 0, usage.Errorf("--confidence must be between 0 and 1, e.g. 0.95")

@@ -63,7 +63,7 @@ func Run(ctx context.Context, spec RunSpec) (*result.File, string, error) {
 		return nil, "", err
 	}
 	if spec.Data.Create && spec.Target.Ephemeral() {
-		return nil, "", usage.Errorf("--init applies to --dsn targets; an ephemeral cluster is always initialised")
+		return nil, "", usage.Errorf("--init applies to --dsn targets; an ephemeral cluster gets pgbench's data whenever the workload uses pgbench's tables")
 	}
 	if !spec.NoResultFile {
 		var err error

@@ -80,6 +80,22 @@ func named(name string, err error) error {
 	return usage.Prefix("target "+name+": ", err)
 }
 
+// needsPgbenchData says an ephemeral cluster is to get pgbench's data: the
+// scripts use its tables (a built-in script, or SQL naming pgbench_...),
+// or the set-up SQL or a disturbance does (a --disturb-file's script is
+// not read here: with one, the data is made).
+func (c *Common) needsPgbenchData(wl *workload.Loaded, setup string) bool {
+	if wl.UsesPgbenchTables() || strings.Contains(strings.ToLower(setup), "pgbench_") || len(c.Disturb.Files) > 0 {
+		return true
+	}
+	for _, d := range c.Disturb.Builtins {
+		if strings.Contains(strings.ToLower(d), "pgbench_") {
+			return true
+		}
+	}
+	return false
+}
+
 // needs is what the run asks of the servers it opens.
 func (c *Common) needs(ds []disturb.Disturbance, wl *workload.Loaded) target.Needs {
 	return target.Needs{DataBytes: workload.DataBytes(c.Data.Init.Scale), Connections: c.Load.maxClients() + disturb.Sessions(ds),
@@ -98,7 +114,7 @@ func (c *Common) prepare(ctx context.Context, p *prepared, wl *workload.Loaded, 
 	}
 	opts := func(s *target.Server) workload.PrepareOptions {
 		return workload.PrepareOptions{
-			Create: s.Ephemeral() && !c.Data.NoInit || c.Data.Create, Init: c.Data.Init, ScaleGiven: c.Data.ScaleGiven,
+			Create: s.Ephemeral() && !c.Data.NoInit && c.needsPgbenchData(wl, setup) || c.Data.Create, Init: c.Data.Init, ScaleGiven: c.Data.ScaleGiven,
 			NeedTables: wl.Builtin, Setup: setup, SetupName: c.setupName(), Where: s.Info.Description, Log: c.notice}
 	}
 	var logFrom int64

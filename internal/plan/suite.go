@@ -85,6 +85,10 @@ func RunSuite(ctx context.Context, spec SuiteSpec) (*SuiteRun, error) {
 	if err != nil {
 		return nil, usage.Wrap(err)
 	}
+	note, err := s.CheckTargets(len(specs))
+	if err != nil {
+		return nil, err
+	}
 	if err := spec.Cluster.Check(specs); err != nil {
 		return nil, err
 	}
@@ -103,6 +107,10 @@ func RunSuite(ctx context.Context, spec SuiteSpec) (*SuiteRun, error) {
 	}
 	if err := checkOut(dir, true); err != nil {
 		return nil, err
+	}
+	// Said once nothing refuses the run, so that a refusal is one line.
+	if note != "" {
+		spec.observer().Observe(observe.Notice{Text: note})
 	}
 	index, err := spec.index(dir, specs, cells, started)
 	if err != nil {
@@ -247,6 +255,9 @@ func (spec *SuiteSpec) index(dir string, specs []target.Spec, cells []suite.Cell
 	for _, a := range s.Axes {
 		x.Axes = append(x.Axes, result.SuiteAxis{Name: a.Name, Values: a.Values})
 	}
+	for _, e := range s.Expect {
+		x.Rules = append(x.Rules, result.SuiteRule{Spec: e.Spec, Decision: e.Decision})
+	}
 	for _, c := range cells {
 		ps := map[string]string{}
 		for _, p := range c.Params {
@@ -388,21 +399,16 @@ func (spec *SuiteSpec) runCell(ctx context.Context, cs ABSpec, targets []*prepar
 	}
 	started := time.Now().UTC()
 	if len(targets) == 1 {
-		// A cell is not a run of its own: its steps are told on the side,
-		// as an A/B run's are, and no sweep report goes out.
-		obs := cs.observer()
+		// A cell of one target is a sweep, told as run tells one: its
+		// head, each step's evidence as the step ends, its table and
+		// diagnosis (what report of the cell's file prints).
 		name := targets[0].name
-		cs.Observer = observe.Func(func(e observe.Event) {
-			switch e := e.(type) {
-			case observe.RunStart, observe.RunEnd:
-			case observe.StepEnd:
-				e.Target = name
-				obs.Observe(e)
-			default:
-				obs.Observe(e)
-			}
-		})
 		want := filepath.Join(dir, name+".json")
+		if (cs.Probes.On(probe.NameProfile) || cs.counting()) && cs.Probes.ProfileDir == "" {
+			// The cell's pprof files in the bundle, beside its result
+			// file, as an A/B cell's are.
+			targets[0].profileDir = filepath.Join(dir, "profiles", name)
+		}
 		f, path, err := cs.sweepOn(ctx, targets[0], wl, setup, ds, started, sweepFile{Path: want, Agents: coord})
 		if f == nil || path != want {
 			return nil, err // nothing measured, or kept outside the bundle, as err says

@@ -75,7 +75,47 @@ func writeBenchfmt(w io.Writer, d *Doc) error {
 			}
 		}
 	}
+	// The decision rules' outcomes, as comment lines benchstat skips.
+	for _, r := range docRules(d) {
+		if _, err := io.WriteString(w, "# rule: "+r.text+"\n"); err != nil {
+			return err
+		}
+	}
 	return nil
+}
+
+// docRule is one decision rule's outcome as a format states it.
+type docRule struct {
+	text  string
+	spec  string // the rule as written, with its target and cell
+	holds bool
+}
+
+// docRules are the decision rules' outcomes a document states: a suite's,
+// else those its files record (run --expect), each named by its file when
+// there are several.
+func docRules(d *Doc) []docRule {
+	var out []docRule
+	if d.Suite != nil {
+		for _, o := range d.Suite.Outcomes {
+			out = append(out, docRule{text: o.String(), spec: strings.Trim(o.Target+" "+o.Spec+" "+o.Cell, " "), holds: !o.Failed()})
+		}
+		return out
+	}
+	for _, in := range d.Files {
+		for _, r := range in.Rules {
+			if r.Outcome == nil {
+				continue
+			}
+			o := *r.Outcome
+			text, spec := o.String(), o.Spec
+			if len(d.Files) > 1 {
+				text, spec = in.Name+": "+text, in.Name+" "+spec
+			}
+			out = append(out, docRule{text: text, spec: spec, holds: !o.Failed()})
+		}
+	}
+	return out
 }
 
 // roundFor rounds a value for the format: whole units after a conversion

@@ -112,16 +112,31 @@ func FilesBMF(files []compare.FileAnalysis) BMF {
 }
 
 func writeBMF(w io.Writer, d *Doc) error {
-	if d.Analysis == nil {
+	var out BMF
+	switch {
+	case d.Analysis == nil:
 		return writeJSON(w, BMF{})
+	case d.Suite != nil:
+		out = SuiteBMF(d.Suite)
+	case d.Comparison != nil:
+		out = NewBMF(d.Comparison)
+	default:
+		out = FilesBMF(d.Files)
 	}
-	if d.Suite != nil {
-		return writeJSON(w, SuiteBMF(d.Suite))
+	// The decision rules' outcomes: a benchmark "rules", a measure per
+	// rule (its spec, target and cell), 1 when it holds, 0 when it fails
+	// or could not be checked.
+	for _, r := range docRules(d) {
+		if out["rules"] == nil {
+			out["rules"] = map[string]BMFMetric{}
+		}
+		v := 0.0
+		if r.holds {
+			v = 1
+		}
+		out["rules"][r.spec] = BMFMetric{Value: v}
 	}
-	if d.Comparison != nil {
-		return writeJSON(w, NewBMF(d.Comparison))
-	}
-	return writeJSON(w, FilesBMF(d.Files))
+	return writeJSON(w, out)
 }
 
 // cellLabel is "[partitions=32,rows=100]" for a suite cell's file, "" else.

@@ -39,6 +39,9 @@ func htmlDoc(d *Doc) html.Doc {
 		doc.Matrices = htmlSuite(d.Suite)
 		doc.Title = "suite " + d.Suite.Name
 	}
+	for _, r := range docRules(d) {
+		doc.Rules = append(doc.Rules, html.Rule{Text: r.text, Holds: r.holds})
+	}
 	return doc
 }
 

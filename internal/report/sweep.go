@@ -101,7 +101,14 @@ func buildLine(b *result.Build) string {
 		of = append(of, fmt.Sprintf("%d patches", n))
 	}
 	for _, e := range b.Extensions {
-		of = append(of, "extension "+e.Name)
+		of = append(of, "extension "+extensionLine(e))
+	}
+	if b.Mode == "installed" {
+		s := "the installed server " + b.Path + ", copied with " + strings.Join(of, ", ")
+		if b.Compiler != "" {
+			s += ", " + b.Compiler
+		}
+		return s + ", build " + shortKey(b.Key)
 	}
 	s := b.Path
 	if b.Rev != "" {
@@ -114,11 +121,38 @@ func buildLine(b *result.Build) string {
 	if b.Compiler != "" {
 		s += ", " + b.Compiler
 	}
-	key := b.Key
+	return s + ", build " + shortKey(b.Key)
+}
+
+// shortKey is a build key's first 8 digits.
+func shortKey(key string) string {
 	if len(key) > 8 {
-		key = key[:8]
+		return key[:8]
 	}
-	return s + ", build " + key
+	return key
+}
+
+// extensionLine names an extension of a build with its source and how it
+// was built: "pgvector (~/pgvector@v0.8.0, commit 1a2b3c4, 1 patch, make
+// OPTFLAGS=)".
+func extensionLine(e result.BuildExtension) string {
+	of := []string{e.Source}
+	if e.Commit != "" {
+		of = append(of, "commit "+ShortCommit(e.Commit))
+	}
+	switch n := len(e.Patches); {
+	case n == 1:
+		of = append(of, "1 patch")
+	case n > 1:
+		of = append(of, fmt.Sprintf("%d patches", n))
+	}
+	if len(e.Make) > 0 {
+		of = append(of, "make "+strings.Join(e.Make, " "))
+	}
+	if e.Run != "" {
+		of = append(of, "built by: "+e.Run)
+	}
+	return e.Name + " (" + strings.Join(of, ", ") + ")"
 }
 
 // poolerSettings are the pooler settings a reader looks for first.
@@ -207,7 +241,12 @@ func sweepTable(fa compare.FileAnalysis) *table {
 	for _, s := range f.Steps {
 		pooled = pooled || s.Probes != nil && s.Probes.Process() != nil && s.Probes.Process().Pooler != nil
 	}
-	head := []string{"clients", "tps", "speedup", "efficiency", "lat avg ms", "p99 ms", "failed", "server cpu/txn"}
+	perCPU := d != nil && d.PerCPU // speedup is of throughput per CPU-second the system had: shown beside throughput
+	head := []string{"clients", "tps"}
+	if perCPU {
+		head = append(head, "tps/cpu-s")
+	}
+	head = append(head, "speedup", "efficiency", "lat avg ms", "p99 ms", "failed", "server cpu/txn")
 	if pooled {
 		head = append(head, "pooler cpu/txn")
 	}
@@ -240,9 +279,12 @@ func sweepTable(fa compare.FileAnalysis) *table {
 		if !s.Complete {
 			verdict += " (incomplete)"
 		}
-		row := []string{fmt.Sprint(s.Clients), fmt.Sprintf("%.1f", sum.TPS), fmt.Sprintf("%.2f×", sum.Speedup),
-			fmt.Sprintf("%.0f%%", sum.Efficiency*100), fmt.Sprintf("%.3f", sum.Latency.MeanMs), fmt.Sprintf("%.3f", sum.Latency.P99Ms),
-			fmt.Sprint(sum.Failed), srv}
+		row := []string{fmt.Sprint(s.Clients), fmt.Sprintf("%.1f", sum.TPS)}
+		if perCPU {
+			row = append(row, fmt.Sprintf("%.1f", d.Steps[i].TPSPerCPU))
+		}
+		row = append(row, fmt.Sprintf("%.2f×", sum.Speedup), fmt.Sprintf("%.0f%%", sum.Efficiency*100), fmt.Sprintf("%.3f", sum.Latency.MeanMs),
+			fmt.Sprintf("%.3f", sum.Latency.P99Ms), fmt.Sprint(sum.Failed), srv)
 		if pooled {
 			pl := "-"
 			if fg.HasPooler {
@@ -281,6 +323,9 @@ func verdictLines(d *result.Diagnosis) []string {
 		line := fmt.Sprintf("  %4d client%-1s  %-13s", v.Clients, prose.Plural(v.Clients), v.Verdict)
 		if v.Detail != "" {
 			line += "  " + v.Detail
+		}
+		if v.CPUShift != "" {
+			line += "; " + v.CPUShift
 		}
 		out = append(out, line+mark)
 	}

@@ -103,7 +103,7 @@ type Build struct {
 	// changes were built).
 	Dirty     bool         `json:"dirty,omitempty"`
 	Patches   []BuildPatch `json:"patches,omitempty"`
-	System    string       `json:"system"`    // "autoconf" or "meson"
+	System    string       `json:"system"`    // "autoconf" or "meson"; "installed": a copy of the installed server, Path its bin directory
 	Configure []string     `json:"configure"` // every argument, defaults included, prefix left out
 	Compiler  string       `json:"compiler"`  // the C compiler's identity
 	Key       string       `json:"key"`       // the build cache's key
@@ -138,6 +138,10 @@ type BuildExtension struct {
 	Commit  string       `json:"commit,omitempty"`
 	Tree    string       `json:"tree"`
 	Patches []BuildPatch `json:"patches,omitempty"`
+	// Make are the arguments given to PGXS's make (make=), Run the build
+	// command that replaced it (run=).
+	Make []string `json:"make,omitempty"`
+	Run  string   `json:"run,omitempty"`
 	// Controls are the names CREATE EXTENSION takes.
 	Controls []string `json:"controls,omitempty"`
 }

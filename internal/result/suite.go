@@ -49,6 +49,17 @@ type SuiteIndex struct {
 	Baseline string            `json:"baseline"`
 	Axes     []SuiteAxis       `json:"axes"`
 	Cells    []SuiteCell       `json:"cells"`
+	// Rules are the suite's decision rules as the run read them (expect:,
+	// and a rule: written as one), so that a report of the bundle states
+	// them wherever it runs, without the suite's files.
+	Rules []SuiteRule `json:"rules,omitempty"`
+}
+
+// SuiteRule is one decision rule of a suite: its expectation as written
+// (QUANTITY@c=N OP VALUE) and what holding it means.
+type SuiteRule struct {
+	Spec     string `json:"spec"`
+	Decision string `json:"decision,omitempty"`
 }
 
 // SuiteAxis is one axis of the matrix and its values.

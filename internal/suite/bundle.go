@@ -1,7 +1,9 @@
 package suite
 
 import (
+	"fmt"
 	"path/filepath"
+	"strings"
 
 	"github.com/pgscale/pgscale/internal/compare"
 	"github.com/pgscale/pgscale/internal/result"
@@ -17,8 +19,7 @@ type Bundle struct {
 	Cells [][]compare.Input
 	// Files are every cell's files, in cell order.
 	Files []compare.Input
-	// Expect are the suite's decision rules; none when its source, kept
-	// in the index, no longer parses.
+	// Expect are the suite's decision rules, as the index recorded them.
 	Expect []compare.Expectation
 }
 
@@ -30,8 +31,8 @@ func ReadBundle(dir string) (*Bundle, error) {
 		return nil, usage.Wrap(err)
 	}
 	b := &Bundle{Index: x, Cells: make([][]compare.Input, len(x.Cells))}
-	if s, err := Parse(x.File, "", x.Name, []byte(x.Source), x.Quick); err == nil {
-		b.Expect = s.Expect
+	if b.Expect, err = bundleRules(x); err != nil {
+		return nil, usage.Errorf("%s: %v", dir, err)
 	}
 	for i, c := range x.Cells {
 		var ps []compare.Param
@@ -50,4 +51,32 @@ func ReadBundle(dir string) (*Bundle, error) {
 		}
 	}
 	return b, nil
+}
+
+// bundleRules are the suite's decision rules: as the index recorded them,
+// or, in a bundle written before it did, read from the suite's source
+// (its files relative to the suite file's directory, as when it ran). A
+// source that no longer reads is an error, not a suite without rules.
+func bundleRules(x *result.SuiteIndex) ([]compare.Expectation, error) {
+	if len(x.Rules) > 0 {
+		var out []compare.Expectation
+		for _, r := range x.Rules {
+			e, err := compare.ParseExpectation(r.Spec)
+			if err != nil {
+				return nil, fmt.Errorf("the index's decision rule %q: %v", r.Spec, err)
+			}
+			e.Decision = r.Decision
+			out = append(out, e)
+		}
+		return out, nil
+	}
+	dir := ""
+	if !strings.HasPrefix(x.File, "preset:") {
+		dir = filepath.Dir(x.File)
+	}
+	s, err := Parse(x.File, dir, x.Name, []byte(x.Source), x.Quick)
+	if err != nil {
+		return nil, fmt.Errorf("the suite's decision rules cannot be read from its source, kept in the index: %v", err)
+	}
+	return s.Expect, nil
 }

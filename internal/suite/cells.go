@@ -258,7 +258,7 @@ func (s *Suite) ScriptSource(sc Script, c Cell) (string, error) {
 	if sc.File != "" {
 		var err error
 		if src, err = readScript(s.Dir, sc.File); err != nil {
-			return "", usageAt(s, sc.line, "%v", err)
+			return "", usageAt(s, sc.line, "script %v", err)
 		}
 	}
 	return s.Expand(src, c), nil
@@ -272,7 +272,7 @@ func readScript(dir, file string) (string, error) {
 	}
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return "", fmt.Errorf("script %s: %v", file, err)
+		return "", fmt.Errorf("%s: %v", file, err)
 	}
 	return string(b), nil
 }

@@ -41,6 +41,15 @@ func (p *parsed) fill(s *Suite, fs *fileSpec) error {
 	if fs.Baseline != nil {
 		s.Baseline = *fs.Baseline
 	}
+	for _, g := range []struct {
+		key   string
+		given bool
+	}{{"baseline", fs.Baseline != nil}, {"rounds", fs.Rounds != nil}, {"slice", fs.Slice != nil}, {"bounds", len(fs.Bounds) > 0}} {
+		if g.given {
+			l, _ := p.line("$." + g.key)
+			s.comparing = append(s.comparing, givenPart{g.key, l})
+		}
+	}
 	seen := map[string]bool{}
 	for _, item := range fs.Matrix {
 		name, _ := item.Key.(string)
@@ -80,7 +89,14 @@ func (p *parsed) fill(s *Suite, fs *fileSpec) error {
 		s.Params = append(s.Params, Param{Name: name, Value: text})
 	}
 	if fs.Setup != nil {
-		s.Setup = *fs.Setup
+		s.Setup = fs.Setup.SQL
+		if fs.Setup.File != "" {
+			text, err := readScript(s.Dir, fs.Setup.File)
+			if err != nil {
+				return p.errAt("$.setup", "setup: %v", err)
+			}
+			s.Setup = text
+		}
 	}
 	builtin := false
 	for i, sc := range fs.Scripts {
@@ -115,6 +131,9 @@ func (p *parsed) fill(s *Suite, fs *fileSpec) error {
 		}
 		builtin = builtin || sc.Builtin != ""
 		s.Scripts = append(s.Scripts, out)
+	}
+	if len(fs.Scripts) == 1 && fs.Scripts[0].Weight != nil {
+		return p.errAt("$.scripts[0]", "weight: with one script there is nothing to weigh it against; drop it")
 	}
 	if len(s.Scripts) == 0 {
 		s.Scripts = []Script{{Builtin: "select-only", Name: "select-only", Weight: 1}}
@@ -276,6 +295,9 @@ func (p *parsed) check(s *Suite) error {
 	names := map[string]bool{}
 	for _, ax := range s.Axes {
 		names[ax.Name] = true
+		if given, _ := p.line("$." + ax.Name); optionAxes[ax.Name] && given > 0 {
+			return p.errAt("$."+ax.Name, "%s: given, and an axis of the matrix too, which sets it in every cell; drop one", ax.Name)
+		}
 		if ax.Name == "protocol" {
 			for _, v := range ax.Values {
 				if !proto[v] {
@@ -313,7 +335,7 @@ func (p *parsed) check(s *Suite) error {
 		if sc.File != "" {
 			src, err := readScript(s.Dir, sc.File)
 			if err != nil {
-				return p.errAt(fmt.Sprintf("$.scripts[%d]", i), "%v", err)
+				return p.errAt(fmt.Sprintf("$.scripts[%d]", i), "script %v", err)
 			}
 			texts = append(texts, struct{ text, path string }{src, fmt.Sprintf("$.scripts[%d]", i)})
 		}
@@ -334,6 +356,24 @@ func (p *parsed) check(s *Suite) error {
 	for _, ax := range s.Axes {
 		if !used[ax.Name] && !optionAxes[ax.Name] {
 			return p.errAt("$.matrix."+ax.Name, "axis %s is used by no template: write {{%s}} in setup or a script (or :%s in a script), or drop it", ax.Name, ax.Name, ax.Name)
+		}
+	}
+	for _, pr := range s.Params {
+		if !used[pr.Name] {
+			return p.errAt("$.params."+pr.Name, "parameter %s is used by no template: write {{%s}} in setup, a script or a target (or :%s in a script), or drop it", pr.Name, pr.Name, pr.Name)
+		}
+	}
+	// A define no script reads is given for nothing (a built-in script's
+	// variables are not known here: with one, every define may be its).
+	if !hasBuiltin(s.Scripts) {
+		for name := range s.Defines {
+			read := false
+			for _, t := range texts {
+				read = read || strings.Contains(t.text, ":"+name)
+			}
+			if !read {
+				return p.errAt("$.defines."+name, "define %s is read by no script (:%s); drop it", name, name)
+			}
 		}
 	}
 	// Bounds: each parses and matches some measure at some client count.
@@ -362,6 +402,45 @@ func (p *parsed) check(s *Suite) error {
 		return p.errAt("$.disturb", "disturbances need a duration, not transactions")
 	}
 	return nil
+}
+
+func hasBuiltin(scripts []Script) bool {
+	for _, sc := range scripts {
+		if sc.Builtin != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// CheckTargets checks the suite against the number of targets it runs on
+// (its own, or --target's). With one target every cell is a sweep, and the
+// parts of the file that only a comparison uses (bounds, baseline, rounds,
+// slice) are given for nothing: an error at the part's line, except for a
+// preset, which runs on the installed server alone unless --target names
+// targets to compare (its rounds are for those): a note says so then, for
+// the run to print.
+func (s *Suite) CheckTargets(n int) (note string, err error) {
+	if n > 1 || len(s.comparing) == 0 {
+		return "", nil
+	}
+	why := map[string]string{
+		"bounds":   "bounds judge a candidate against the baseline (a rule on a sweep is rule: or expect:)",
+		"baseline": "there is no other target to compare with it",
+		"rounds":   "rounds interleave targets",
+		"slice":    "slices interleave targets",
+	}
+	if len(s.Targets) <= 1 && !strings.HasPrefix(s.File, "preset:") {
+		g := s.comparing[0]
+		return "", usageAt(s, g.line, "%s: given, but the suite runs on one target, a sweep of it, where %s: give a second target or drop %s",
+			g.key, why[g.key], g.key)
+	}
+	var keys []string
+	for _, g := range s.comparing {
+		keys = append(keys, g.key+":")
+	}
+	return fmt.Sprintf("suite %s: one target, so every cell is a sweep of it; not used: %s (for comparing targets: give --target twice)",
+		s.Name, strings.Join(keys, ", ")), nil
 }
 
 func hasValue(axes []Axis, p Param) bool {

@@ -31,7 +31,9 @@ type Suite struct {
 	Name        string
 	Description string
 	// File is where it was read from ("preset:NAME" for a preset); Dir the
-	// directory that script files are relative to; Source its text.
+	// directory that every path in it is relative to (scripts, setup,
+	// target specs' trees, patches and definitions), absolute; Source its
+	// text.
 	File, Dir, Source string
 	Quick             bool // the --quick variant
 
@@ -76,6 +78,17 @@ type Suite struct {
 	// when one does not hold: the expect: list, and a rule: written as
 	// one.
 	Expect []compare.Expectation
+
+	// comparing are the parts of the file that only a comparison of two
+	// or more targets uses (bounds, baseline, rounds, slice), each with
+	// its line, for CheckTargets.
+	comparing []givenPart
+}
+
+// givenPart is a part of the suite file as given: its key and line.
+type givenPart struct {
+	key  string
+	line int
 }
 
 // Rule is the suite file's rule: a decision rule on a sweep, Measure at
@@ -134,7 +147,7 @@ type fileSpec struct {
 	Baseline     *string        `yaml:"baseline"`
 	Matrix       yaml.MapSlice  `yaml:"matrix"`
 	Params       yaml.MapSlice  `yaml:"params"`
-	Setup        *string        `yaml:"setup"`
+	Setup        *setupSpec     `yaml:"setup"`
 	Scripts      []scriptSpec   `yaml:"scripts"`
 	Init         *bool          `yaml:"init"`
 	Clients      []int          `yaml:"clients"`
@@ -227,7 +240,7 @@ func (t targetSpec) spec(dir string) (target.Given, error) {
 		return target.Given{}, fmt.Errorf(`a target spec is a string: quote it ("%s: ..."), as YAML reads a ': ' in a word as a key`, t.unquoted)
 	}
 	if t.Text != "" {
-		return target.Given{Spec: t.Text}, nil
+		return target.Given{Spec: target.RebaseSpec(t.Text, dir)}, nil
 	}
 	if t.Name == "" {
 		return target.Given{}, fmt.Errorf("a target map needs its name: (name: bouncer)")
@@ -237,11 +250,33 @@ func (t targetSpec) spec(dir string) (target.Given, error) {
 		if t.Spec == "" {
 			return target.Given{}, fmt.Errorf("target %s: give spec: (settings:, bin:DIR...) or proxy: (a definition, or its file)", t.Name)
 		}
-		return target.Given{Spec: t.Name + "=" + t.Spec}, nil
+		return target.Given{Spec: target.RebaseSpec(t.Name+"="+t.Spec, dir)}, nil
 	case t.Spec != "":
 		return target.Given{}, fmt.Errorf("target %s: spec: and proxy: both given; keep one", t.Name)
 	}
 	return target.Given{Name: t.Name, Kind: target.ProxyKind, Def: t.Proxy, Dir: dir}, nil
+}
+
+// setupSpec is the setup SQL, written inline or as {file: PATH}, a file
+// relative to the suite file.
+type setupSpec struct {
+	SQL  string
+	File string `yaml:"file"`
+}
+
+// UnmarshalYAML takes the setup written as text or as {file: PATH}.
+func (st *setupSpec) UnmarshalYAML(unmarshal func(any) error) error {
+	if err := unmarshal(&st.SQL); err == nil {
+		return nil
+	}
+	var m struct {
+		File string `yaml:"file"`
+	}
+	if err := unmarshal(&m); err != nil {
+		return err
+	}
+	st.File = m.File
+	return nil
 }
 
 // boundSpec is "tps=-5%" or {bound: "tps=-5%", cells: "partitions=32"}.
@@ -268,7 +303,13 @@ func ReadFile(path string, quick bool) (*Suite, error) {
 		return nil, usage.Wrap(err)
 	}
 	name := strings.TrimSuffix(strings.TrimSuffix(filepath.Base(path), ".yaml"), ".yml")
-	return Parse(path, filepath.Dir(path), name, data, quick)
+	// Every path in the file is relative to the file, wherever the
+	// command runs (and a report of its bundle runs later).
+	dir, err := filepath.Abs(filepath.Dir(path))
+	if err != nil {
+		return nil, usage.Wrap(err)
+	}
+	return Parse(path, dir, name, data, quick)
 }
 
 // Parse reads and checks a suite file's text: file names it in errors, dir

@@ -2,6 +2,7 @@ package target
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -11,40 +12,93 @@ import (
 	"github.com/pgscale/pgscale/internal/usage"
 )
 
-// builder is an Arg whose server is built before it starts (src:); its
-// plan builds it, and pgscale build makes it ahead of a run.
+// builder is an Arg whose server is built before it starts (src:, and
+// settings: with ext=); its plan builds it, and pgscale build makes it
+// ahead of a run.
 type builder interface {
-	build(ctx context.Context, spec Spec, o *opening) (*build.Build, error)
-	// key is the build's cache key, found without building.
-	key(ctx context.Context, spec Spec, o *opening) (string, error)
+	// needsBuild says the target has something to build (a settings:
+	// target only with extensions).
+	needsBuild() bool
+	// what is the build to make, and how progress lines name its source.
+	what(spec Spec, o *opening) (build.Spec, string, error)
+}
+
+// buildOf finds b's build in the cache or makes it (runBuild).
+func buildOf(ctx context.Context, spec Spec, b builder, o *opening) (*build.Build, error) {
+	w, source, err := b.what(spec, o)
+	if err != nil {
+		return nil, usage.Wrap(named(spec, err))
+	}
+	return runBuild(ctx, spec, source, w, o)
+}
+
+// builderOf is spec's builder when it builds something.
+func builderOf(spec Spec) (builder, error) {
+	b, ok := spec.Arg.(builder)
+	if !ok || !spec.kind().builds || !b.needsBuild() {
+		return nil, usage.Errorf("%s: this target builds nothing; pgscale build takes src: targets and settings: targets with ext=", spec)
+	}
+	return b, nil
 }
 
 // BuildKey returns the build cache's key of what spec's target is started
 // from, without building it (pgscale build --prune keeps those).
 func BuildKey(ctx context.Context, spec Spec, opt ClusterOptions) (string, error) {
-	b, ok := spec.Arg.(builder)
-	if !ok || !spec.kind().builds {
-		return "", usage.Errorf("%s: a %s: target is not built from source", spec, spec.Kind)
+	b, err := builderOf(spec)
+	if err != nil {
+		return "", err
 	}
-	k, err := b.key(ctx, spec, newOpening(opt, Needs{}, nil))
+	w, _, err := b.what(spec, newOpening(opt, Needs{}, nil))
+	if err == nil {
+		var k string
+		if k, err = (&build.Builder{Cache: opt.BuildCache}).Key(ctx, w); err == nil {
+			return k, nil
+		}
+	}
+	return "", usage.Wrap(named(spec, err))
+}
+
+// BuildStatus says, without building anything, what opening spec's target
+// builds first: nothing (""), or whether its build is in the build cache
+// ("pgscale_loop@base for the installed server (...): in the build cache
+// (8477b03f)", or "...: not in the build cache (key 8477b03f): built
+// before the run"). What would stop the build before it starts (no
+// development headers, headers of another version, a revision that does
+// not exist) is the usage error the run would give.
+func BuildStatus(ctx context.Context, spec Spec, opt ClusterOptions) (string, error) {
+	b, ok := spec.Arg.(builder)
+	if !ok || !spec.kind().builds || !b.needsBuild() {
+		return "", nil
+	}
+	w, source, err := b.what(spec, newOpening(opt, Needs{}, nil))
 	if err != nil {
 		return "", usage.Wrap(named(spec, err))
 	}
-	return k, nil
+	bld, key, err := (&build.Builder{Cache: opt.BuildCache}).Find(ctx, w)
+	if err != nil {
+		var he *build.HeadersError
+		if errors.As(err, &he) {
+			err = he
+		}
+		return "", usage.Wrap(named(spec, err))
+	}
+	if bld != nil {
+		return fmt.Sprintf("%s: in the build cache (%s)", source, short(key)), nil
+	}
+	return fmt.Sprintf("%s: not in the build cache (key %s): built before the run", source, short(key)), nil
 }
 
-// Build makes what spec's target is started from (a src: target's build),
-// or finds it in the build cache (opt.BuildCache), saying what it does
-// through log; nothing starts. A failed build is a usage error whose first
-// line names the target, the phase and the log; a target of a kind that
-// builds nothing is a usage error too.
+// Build makes what spec's target is started from (a src: target's build,
+// a settings: target's extensions), or finds it in the build cache
+// (opt.BuildCache), saying what it does through log; nothing starts. A
+// failed build is a usage error whose first line names the target, the
+// phase and the log; a target that builds nothing is a usage error too.
 func Build(ctx context.Context, spec Spec, opt ClusterOptions, log func(string)) (*build.Build, error) {
-	b, ok := spec.Arg.(builder)
-	if !ok || !spec.kind().builds {
-		return nil, usage.Errorf("%s: a %s: target is not built from source; pgscale build takes %s targets",
-			spec, spec.Kind, kindsWhere(func(k *kind) bool { return k.builds }))
+	b, err := builderOf(spec)
+	if err != nil {
+		return nil, err
 	}
-	return b.build(ctx, spec, newOpening(opt, Needs{}, log))
+	return buildOf(ctx, spec, b, newOpening(opt, Needs{}, log))
 }
 
 // buildProgressEvery is how often a long phase says it is still running.
@@ -90,7 +144,18 @@ func (p *buildProgress) event(e build.Event) {
 	}
 	if !p.built {
 		p.built = true
-		p.log(fmt.Sprintf("building %s: %s is not in the build cache (key %s); building it takes minutes", p.name, p.source, short(e.Key)))
+		what := p.source
+		if p.name == p.source {
+			what = "it"
+		}
+		if e.Phase == build.PhaseCopy {
+			// The server was found (or is the installed one): only the
+			// extensions are built, into a copy of it.
+			p.log(fmt.Sprintf("building %s: %s is not in the build cache (key %s); the server is, so only its extensions are built (seconds)",
+				p.name, what, short(e.Key)))
+		} else {
+			p.log(fmt.Sprintf("building %s: %s is not in the build cache (key %s); building it takes minutes", p.name, what, short(e.Key)))
+		}
 	}
 	msg := fmt.Sprintf("building %s: %s…", p.name, e.Phase)
 	if e.Phase == build.PhaseWait {
@@ -132,7 +197,11 @@ func (p *buildProgress) finished(b *build.Build) {
 		if m := b.Manifest; m != nil {
 			made = fmt.Sprintf(", made %s in %s", m.Created.UTC().Format("2006-01-02 15:04 UTC"), roundDuration(m.Duration()))
 		}
-		p.log(fmt.Sprintf("target %s: %s is built (from the build cache: %s%s)", p.name, p.source, b.Root, made))
+		if p.name == p.source {
+			p.log(fmt.Sprintf("%s is built (from the build cache: %s%s)", p.source, b.Root, made))
+		} else {
+			p.log(fmt.Sprintf("target %s: %s is built (from the build cache: %s%s)", p.name, p.source, b.Root, made))
+		}
 		return
 	}
 	var phases []string

@@ -36,7 +36,7 @@ var pgbouncerKind = kind{
 type PgBouncerArg struct{ Settings []Setting }
 
 // String returns the settings as k=v,...
-func (a PgBouncerArg) String() string { return SettingsArg(a).String() }
+func (a PgBouncerArg) String() string { return SettingsArg{Settings: a.Settings}.String() }
 
 func (a PgBouncerArg) plan(_ context.Context, spec Spec, o *opening) (starter, error) {
 	pp, err := planPooler(spec, a.Settings, o.needs)

@@ -13,15 +13,15 @@ import (
 )
 
 // Src is an ephemeral cluster from PostgreSQL that pgscale builds from
-// source: NAME=src:PATH[@REV][+PATCH...][,configure=ARGS][,ext=EXTPATH[@REV]].
+// source: NAME=src:PATH[@REV][+PATCH...][,configure=ARGS][,ext=EXTPATH[@REV][,make=ARGS|,run=CMD]].
 const Src Kind = "src"
 
 var srcKind = kind{
-	name: Src, form: "src:PATH[@REV][+PATCH...][,configure=ARGS][,ext=EXTPATH[@REV]]", ephemeral: true, counts: true, builds: true,
+	name: Src, form: "src:PATH[@REV][+PATCH...][,configure=ARGS][," + extShort + "]", ephemeral: true, counts: true, builds: true,
 	help: "an ephemeral cluster from PostgreSQL built from source: PATH a git repository at revision REV (default: the working tree " +
 		"as it is) or an unpacked release, the PATCH files applied in order, configure's ARGS after pgscale's defaults " +
 		"(--enable-debug --disable-cassert CFLAGS=-O2; quote ARGS holding commas: configure='...'), and extensions built " +
-		"against it with PGXS (ext=, repeatable); each build is made once and kept in the build cache (--build-cache)",
+		"against it with PGXS (ext=, repeatable; make= PGXS's make arguments, run= a build command of its own); each build is made once and kept in the build cache (--build-cache)",
 	parse: parseSrc,
 }
 
@@ -30,7 +30,7 @@ var srcKind = kind{
 type SrcArg struct {
 	Source     build.Source
 	Configure  []string
-	Extensions []build.Source
+	Extensions []build.Extension
 }
 
 func parseSrc(arg string) (Arg, error) {
@@ -38,7 +38,7 @@ func parseSrc(arg string) (Arg, error) {
 	if err != nil {
 		return nil, err
 	}
-	want := "want src:PATH[@REV][+PATCH...][,configure=ARGS][,ext=EXTPATH[@REV]]"
+	want := "want src:PATH[@REV][+PATCH...][,configure=ARGS][," + extForm + "]"
 	if len(items) == 0 || isSrcOption(items[0]) {
 		return nil, errors.New("src: names no source tree: " + want)
 	}
@@ -47,6 +47,12 @@ func parseSrc(arg string) (Arg, error) {
 		return nil, err
 	}
 	for _, it := range items[1:] {
+		var isExt bool
+		if a.Extensions, isExt, err = extItem(it, a.Extensions); err != nil {
+			return nil, err
+		} else if isExt {
+			continue
+		}
 		k, v, _ := strings.Cut(it, "=")
 		v = unquote(strings.TrimSpace(v))
 		switch strings.TrimSpace(k) {
@@ -56,12 +62,6 @@ func parseSrc(arg string) (Arg, error) {
 				return nil, fmt.Errorf("configure=: %v", err)
 			}
 			a.Configure = append(a.Configure, args...)
-		case "ext":
-			ext, err := build.ParseSource(v)
-			if err != nil {
-				return nil, fmt.Errorf("ext=: %v", err)
-			}
-			a.Extensions = append(a.Extensions, ext)
 		default:
 			return nil, fmt.Errorf("src: %q: %s", it, want)
 		}
@@ -72,7 +72,7 @@ func parseSrc(arg string) (Arg, error) {
 func isSrcOption(item string) bool {
 	k, _, ok := strings.Cut(item, "=")
 	k = strings.TrimSpace(k)
-	return ok && (k == "configure" || k == "ext")
+	return ok && (k == "configure" || k == "ext" || k == "make" || k == "run")
 }
 
 // unquote drops single quotes around a whole item or value.
@@ -126,10 +126,7 @@ func (a SrcArg) String() string {
 		}
 		parts = append(parts, "configure="+quoteItem(strings.Join(args, " ")))
 	}
-	for _, e := range a.Extensions {
-		parts = append(parts, "ext="+quoteItem(e.String()))
-	}
-	return strings.Join(parts, ",")
+	return strings.Join(append(parts, extStrings(a.Extensions)...), ",")
 }
 
 // quoteItem puts single quotes around a value holding a comma.
@@ -147,7 +144,7 @@ func (a SrcArg) postgres(spec Spec) build.Postgres {
 }
 
 func (a SrcArg) plan(ctx context.Context, spec Spec, o *opening) (starter, error) {
-	bld, err := a.build(ctx, spec, o)
+	bld, err := buildOf(ctx, spec, a, o)
 	if err != nil {
 		return nil, err
 	}
@@ -162,23 +159,10 @@ func (a SrcArg) plan(ctx context.Context, spec Spec, o *opening) (starter, error
 	return &clusterStart{spec: spec, bin: bin, opt: o.opt, record: func(t *result.Target) { t.Build = rec }}, nil
 }
 
-// build finds the target's build in the cache or makes it, saying what it
-// does through o.log. A build that fails is a usage error (its one line,
-// then the log's last lines); an interrupted one is not.
-func (a SrcArg) build(ctx context.Context, spec Spec, o *opening) (*build.Build, error) {
-	pr := newBuildProgress(spec, a.Source.String(), o.log)
-	b := &build.Builder{Cache: o.opt.BuildCache, Progress: pr.event}
-	bld, err := b.Build(ctx, a.postgres(spec))
-	pr.stop()
-	if err != nil {
-		return nil, buildError(spec, a.Source.String(), err)
-	}
-	pr.finished(bld)
-	return bld, nil
-}
+func (SrcArg) needsBuild() bool { return true }
 
-func (a SrcArg) key(ctx context.Context, spec Spec, o *opening) (string, error) {
-	return (&build.Builder{Cache: o.opt.BuildCache}).Key(ctx, a.postgres(spec))
+func (a SrcArg) what(spec Spec, _ *opening) (build.Spec, string, error) {
+	return a.postgres(spec), a.Source.String(), nil
 }
 
 // maxTailLine is the longest line of a failed build's log shown.
@@ -231,14 +215,7 @@ func (a SrcArg) record(ctx context.Context, bld *build.Build) (*result.Build, er
 		out, err := exec.CommandContext(ctx, "git", "-C", src.Path, "rev-parse", "--verify", "-q", src.Commit+":./").Output()
 		rec.Dirty = err == nil && strings.TrimSpace(string(out)) != src.Tree
 	}
-	for i, e := range m.Extensions {
-		x := result.BuildExtension{Name: e.Name, Source: e.Source.Path, Commit: e.Source.Commit, Tree: e.Source.Tree,
-			Patches: patchRecords(e.Source.Patches), Controls: e.Controls}
-		if i < len(a.Extensions) {
-			x.Source = a.Extensions[i].String()
-		}
-		rec.Extensions = append(rec.Extensions, x)
-	}
+	rec.Extensions = extensionRecords(m, a.Extensions)
 	return rec, nil
 }
 

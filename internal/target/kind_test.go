@@ -73,7 +73,7 @@ func TestHelpNamesEveryKind(t *testing.T) {
 	if got := target.PoolerForms(); got != "pgbouncer, pgbouncer:k=v,... or proxy:FILE.yaml" {
 		t.Errorf("PoolerForms() = %q", got)
 	}
-	if f := target.Forms(); !strings.HasPrefix(f, "NAME=bin:DIR, NAME=settings:k=v,..., ") || !strings.HasSuffix(f, ", NAME=pgbouncer:[of=NAME,]k=v,... or NAME=proxy:[of=NAME,]FILE.yaml") {
+	if f := target.Forms(); !strings.HasPrefix(f, "NAME=bin:DIR, NAME=settings:k=v,...[,ext=EXTPATH[@REV]...], ") || !strings.HasSuffix(f, ", NAME=pgbouncer:[of=NAME,]k=v,... or NAME=proxy:[of=NAME,]FILE.yaml") {
 		t.Errorf("Forms() = %q", f)
 	}
 }
@@ -142,7 +142,11 @@ func TestSrcSpec(t *testing.T) {
 			Source: build.Source{Path: "/src/postgres", Rev: "REL_15_STABLE"}, Configure: []string{"--enable-cassert", "CFLAGS=-O0 -g"}},
 		"ld=src:/src/postgres@master+/tmp/a.patch,configure='LDFLAGS=-Wl,--as-needed',ext=/src/myext@main,ext=/src/other+/tmp/x.patch": {
 			Source: build.Source{Path: "/src/postgres", Rev: "master", Patches: []string{"/tmp/a.patch"}}, Configure: []string{"LDFLAGS=-Wl,--as-needed"},
-			Extensions: []build.Source{{Path: "/src/myext", Rev: "main"}, {Path: "/src/other", Patches: []string{"/tmp/x.patch"}}}},
+			Extensions: []build.Extension{{Source: build.Source{Path: "/src/myext", Rev: "main"}}, {Source: build.Source{Path: "/src/other", Patches: []string{"/tmp/x.patch"}}}}},
+		"o=src:/src/postgres,ext=/src/myext@v1,make='OPTFLAGS= PG_CFLAGS=-O1',ext=/src/rs@v2,run='cargo pgrx package --out-dir \"$DESTDIR\"'": {
+			Source: build.Source{Path: "/src/postgres"}, Extensions: []build.Extension{
+				{Source: build.Source{Path: "/src/myext", Rev: "v1"}, Make: []string{"OPTFLAGS=", "PG_CFLAGS=-O1"}},
+				{Source: build.Source{Path: "/src/rs", Rev: "v2"}, Run: `cargo pgrx package --out-dir "$DESTDIR"`}}},
 	} {
 		spec, err := target.ParseSpec(in)
 		if err != nil || !reflect.DeepEqual(spec.Arg, want) || !spec.Ephemeral() {
@@ -150,11 +154,13 @@ func TestSrcSpec(t *testing.T) {
 		}
 	}
 	for in, want := range map[string]string{
-		"x=src:":                         "names no source tree",
-		"x=src:configure=--enable-debug": "names no source tree",
-		"x=src:/src/pg,bogus=1":          `"bogus=1": want src:PATH`,
-		`x=src:/src/pg,configure="-O2`:   "unbalanced double quote",
-		"x=src:/src/pg@master+":          "an empty patch name",
+		"x=src:":                                 "names no source tree",
+		"x=src:configure=--enable-debug":         "names no source tree",
+		"x=src:/src/pg,bogus=1":                  `"bogus=1": want src:PATH`,
+		`x=src:/src/pg,configure="-O2`:           "unbalanced double quote",
+		"x=src:/src/pg@master+":                  "an empty patch name",
+		"x=src:/src/pg,make=OPTFLAGS=":           "give it after the ext= it builds",
+		"x=src:/src/pg,ext=/e,make=A=1,run=make": "make= and run= both given",
 	} {
 		if _, err := target.ParseSpec(in); err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "\n") {
 			t.Errorf("ParseSpec(%q): %v, want one line with %q", in, err, want)

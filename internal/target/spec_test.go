@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pgscale/pgscale/internal/build"
 	"github.com/pgscale/pgscale/internal/target"
 )
 
@@ -19,6 +20,9 @@ func TestParseSpec(t *testing.T) {
 			Arg: target.SettingsArg{Settings: []target.Setting{{Name: "shared_buffers", Value: "2GB"}, {Name: "wal_buffers", Value: "64MB"}}}}},
 		{"pre=settings:shared_preload_libraries='pg_stat_statements,auto_explain', work_mem = 8MB", target.Spec{Name: "pre", Kind: target.Settings,
 			Arg: target.SettingsArg{Settings: []target.Setting{{Name: "shared_preload_libraries", Value: "pg_stat_statements,auto_explain"}, {Name: "work_mem", Value: "8MB"}}}}},
+		{"x=settings:work_mem=8MB,ext=/src/myext@slow+/tmp/a.patch,make=OPTFLAGS=", target.Spec{Name: "x", Kind: target.Settings,
+			Arg: target.SettingsArg{Settings: []target.Setting{{Name: "work_mem", Value: "8MB"}},
+				Extensions: []build.Extension{{Source: build.Source{Path: "/src/myext", Rev: "slow", Patches: []string{"/tmp/a.patch"}}, Make: []string{"OPTFLAGS="}}}}}},
 		{"pooled=dsn:postgres://app:s3cret@db1:6432/app", target.Spec{Name: "pooled", Kind: target.DSN, Arg: target.DSNArg{DSN: "postgres://app:s3cret@db1:6432/app"}}},
 		{"kw=dsn:host=db1 port=5432 dbname=app", target.Spec{Name: "kw", Kind: target.DSN, Arg: target.DSNArg{DSN: "host=db1 port=5432 dbname=app"}}},
 	} {
@@ -45,7 +49,7 @@ func TestParseSpecErrors(t *testing.T) {
 		"d=dsn:",                     // no connection string
 		"s=settings:a='b,c",          // unbalanced quote
 		"s=settings:novalue",         // not k=v
-		"s=settings:,ext=/src/myext", // an extension for the installed server: not yet
+		"s=settings:,make=OPTFLAGS=", // make= before any ext=
 		"p=dsn:postgres://u:pw@h/d",  // fine, but checked below for redaction
 	} {
 		_, err := target.ParseSpec(in)

@@ -99,6 +99,24 @@ type Loaded struct {
 	descs []string // pgbench's description of each script
 }
 
+// UsesPgbenchTables says the scripts use pgbench's tables: a built-in
+// script is among them, or an SQL command names one (pgbench_accounts,
+// pgbench_branches, ...). An ephemeral cluster is given pgbench's data
+// only then.
+func (l *Loaded) UsesPgbenchTables() bool {
+	if l.Builtin {
+		return true
+	}
+	for _, s := range l.Scripts {
+		for _, c := range s.Commands {
+			if c.Kind == script.KindSQL && strings.Contains(strings.ToLower(c.Text), "pgbench_") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 func splitWeight(arg string) (string, int, error) {
 	i := strings.LastIndexByte(arg, '@')
 	if i < 0 {

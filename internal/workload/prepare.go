@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/pgscale/pgscale/internal/usage"
 )
@@ -96,8 +99,8 @@ func Prepare(ctx context.Context, connect Connector, o PrepareOptions) (Prepared
 			o.Where, strings.Join(data.Missing, ", "))
 	}
 	if o.Setup != "" {
-		if err := conn.Exec(ctx, o.Setup).Close(); err != nil {
-			return Prepared{}, usage.Errorf("%s: %v", o.SetupName, err)
+		if err := runSetup(ctx, conn, o, log); err != nil {
+			return Prepared{}, err
 		}
 	}
 	p := Prepared{Scale: o.Init.Scale, Tables: data.Complete()}
@@ -139,6 +142,43 @@ func VacuumBeforeStep(ctx context.Context, connect Connector) error {
 		if err := conn.Exec(ctx, sql).Close(); err != nil {
 			return fmt.Errorf("%s: %w", sql, err)
 		}
+	}
+	return nil
+}
+
+// SetupProgressEvery is how often a set-up that is still running says so.
+const SetupProgressEvery = 30 * time.Second
+
+// runSetup runs the set-up SQL, saying that it does as it starts, every
+// SetupProgressEvery while it runs, and how long it took when that was
+// long enough to wonder.
+func runSetup(ctx context.Context, conn *pgconn.PgConn, o PrepareOptions, log func(string)) error {
+	name := o.SetupName
+	if name == "" {
+		name = "the set-up"
+	}
+	log(fmt.Sprintf("running %s...", name))
+	start := time.Now()
+	done := make(chan struct{})
+	go func() {
+		t := time.NewTicker(SetupProgressEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				log(fmt.Sprintf("running %s (%s)...", name, time.Since(start).Round(time.Second)))
+			}
+		}
+	}()
+	err := conn.Exec(ctx, o.Setup).Close()
+	close(done)
+	if err != nil {
+		return usage.Errorf("%s: %v", o.SetupName, err)
+	}
+	if took := time.Since(start); took >= SetupProgressEvery/6 {
+		log(fmt.Sprintf("%s took %s", name, took.Round(time.Second)))
 	}
 	return nil
 }

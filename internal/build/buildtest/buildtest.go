@@ -45,6 +45,16 @@ func PgBouncerSourceWith(t testing.TB, tag string) string {
 	return fixture(t, "PGSCALE_PGBOUNCER_SOURCE", "pgbouncer", ".ci/pgbouncer-source", tag)
 }
 
+// ExtSource returns the git repository .ci/ext-source makes
+// ($PGSCALE_EXT_SOURCE, else fixtures/pg_rational beside the PostgreSQL
+// one): Debian's pg_rational, a PGXS extension, with tags base and slow
+// (a loop in rational_add). Without it the test skips, or fails when
+// CI=true.
+func ExtSource(t testing.TB) string {
+	t.Helper()
+	return fixture(t, "PGSCALE_EXT_SOURCE", "pg_rational", ".ci/ext-source", "slow")
+}
+
 func fixture(t testing.TB, env, name, script, tag string) string {
 	t.Helper()
 	dir := os.Getenv(env)

@@ -338,3 +338,27 @@ func TestComparisonColours(t *testing.T) {
 	}
 	v.quiet(t)
 }
+
+// TestNoClippedLabels: in every chart of every fixture page, each piece of
+// text (titles, axis labels, ticks, legends) lies inside its chart, as
+// Chromium lays it out: an axis label longer than its axis is cut off at
+// the chart's edge (the speed-up chart's once was). Text boxes may reach
+// 3 px past the edge: glyph boxes include the ascent.
+func TestNoClippedLabels(t *testing.T) {
+	needBrowser(t)
+	for _, pg := range pages {
+		t.Run(pg.name, func(t *testing.T) {
+			ctx, v := open(t, pg.name+"-labels", fixturePage(t, pg.files...), 1100, 900)
+			js := `[...document.querySelectorAll('svg[role="img"]')].flatMap(s => {
+				const b = s.getBoundingClientRect();
+				return [...s.querySelectorAll('text')].filter(x => x.textContent.trim() !== '').map(x => [s.id, x.textContent, x.getBoundingClientRect()])
+					.filter(([, , r]) => r.left < b.left - 3 || r.right > b.right + 3 || r.top < b.top - 3 || r.bottom > b.bottom + 3)
+					.map(([id, text, r]) => id + ": " + text + " " + [Math.round(b.left - r.left), Math.round(r.right - b.right), Math.round(b.top - r.top), Math.round(r.bottom - b.bottom)].join("/"));
+			})`
+			if bad := eval[[]string](t, ctx, js); len(bad) > 0 {
+				t.Errorf("text outside its chart: %q", bad)
+			}
+			v.quiet(t)
+		})
+	}
+}

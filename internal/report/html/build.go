@@ -33,6 +33,7 @@ func build(doc Doc) *page {
 		p.Noise = pageNoise(doc.Noise)
 	}
 	p.Matrices = pageMatrices(doc.Matrices)
+	p.Rules = doc.Rules
 	sc := &scaling{}
 	for gi, g := range groups {
 		r := run{ID: fmt.Sprintf("run-%d", gi), Kind: "sweep"}
@@ -68,6 +69,7 @@ func build(doc Doc) *page {
 		for _, pt := range s.Points {
 			sc.Clients = append(sc.Clients, pt.Clients)
 		}
+		sc.PerCPU = sc.PerCPU || s.PerCPU
 	}
 	sc.Clients = uniqueSorted(sc.Clients)
 	sc.LogClients = geometric(sc.Clients)

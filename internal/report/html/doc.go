@@ -33,6 +33,17 @@ type Doc struct {
 	Matrices []Matrix
 	// Title, when set, names the page instead of its runs (a suite).
 	Title string
+	// Rules are the decision rules' outcomes (--expect, a suite's rule:),
+	// each worded as the text format words it.
+	Rules []Rule
+}
+
+// Rule is one decision rule's outcome on one target (and cell).
+type Rule struct {
+	Text string
+	// Holds says the rule held; a rule that failed or could not be
+	// checked does not.
+	Holds bool
 }
 
 // NamedFile is one result file. Name is the path it was read from: it is

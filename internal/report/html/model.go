@@ -17,6 +17,7 @@ type page struct {
 	Comparison *comparison `json:"comparison,omitempty"`
 	Noise      *noiseTable `json:"noise,omitempty"`
 	Matrices   []matrix    `json:"matrices,omitempty"`
+	Rules      []Rule      `json:"rules,omitempty"`
 	Runs       []run       `json:"runs"`
 	// Scaling has one series per sweep file and per A/B target.
 	Scaling   *scaling   `json:"scaling,omitempty"`
@@ -125,6 +126,8 @@ type scaling struct {
 	LogClients bool            `json:"log_clients"`
 	Clients    []int           `json:"clients"`
 	Series     []scalingSeries `json:"series"`
+	// PerCPU says some series' speedup is per CPU-second the system had.
+	PerCPU bool `json:"per_cpu,omitempty"`
 }
 
 // scalingSeries is one line: a sweep file, or one A/B target with each
@@ -136,8 +139,11 @@ type scalingSeries struct {
 	Rounds int `json:"rounds,omitempty"`
 	// Knee and Peak are the clients diagnose.Knee and the highest point
 	// fall on; Knee is 0 when throughput grew to the end.
-	Knee   int            `json:"knee_clients,omitempty"`
-	Peak   int            `json:"peak_clients"`
+	Knee int `json:"knee_clients,omitempty"`
+	Peak int `json:"peak_clients"`
+	// PerCPU says its speedup is of throughput per CPU-second the
+	// system had (the diagnosis's PerCPU).
+	PerCPU bool           `json:"per_cpu,omitempty"`
 	Points []scalingPoint `json:"points"`
 }
 

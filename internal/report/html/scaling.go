@@ -35,6 +35,9 @@ func sweepSeries(label, name string, fa compare.FileAnalysis) scalingSeries {
 		s.Points = append(s.Points, scalingPoint{Clients: st.Clients, TPS: num(sum.TPS), P99Ms: num(sum.Latency.P99Ms),
 			Speedup: numPtr(sum.Speedup), Efficiency: numPtr(sum.Efficiency), Incomplete: !st.Complete})
 	}
+	if d := fa.Diagnosis; d != nil {
+		s.PerCPU = d.PerCPU
+	}
 	return s
 }
 

@@ -52,7 +52,9 @@ var scalingMetrics = []scalingMetric{
 	{"scaling-p99", "p99 latency", "ms",
 		func(p scalingPoint) (float64, *num, *num, bool) { return float64(p.P99Ms), p.P99Lo, p.P99Hi, true },
 		func(p scalingPoint) []num { return p.RoundP99 }},
-	{"scaling-speedup", "Speedup over the baseline step", "× the baseline step's tps (the first, unless a later one does more per client)",
+	// The baseline step is the first unless a later one does more per
+	// client; the section's text says so, the axis has room for little.
+	{"scaling-speedup", "Speedup over the baseline step", "× the baseline step",
 		func(p scalingPoint) (float64, *num, *num, bool) {
 			if p.Speedup == nil {
 				return 0, nil, nil, false
@@ -73,7 +75,11 @@ func (e errPoints) YError(i int) (float64, float64) {
 // scalingSVG draws one metric of every series against clients, the knee
 // of each marked; speedup also draws the line of perfect scaling.
 func scalingSVG(sc *scaling, m scalingMetric) (template.HTML, bool, error) {
-	p := newPlot(m.title, "clients", m.ylabel)
+	title := m.title
+	if m.id == "scaling-speedup" && sc.PerCPU {
+		title += ", per CPU-second the system had"
+	}
+	p := newPlot(title, "clients", m.ylabel)
 	clientTicks(p, sc.Clients, sc.LogClients)
 	p.Y.Min = 0
 	drawn, multi := false, false
