@@ -1,6 +1,7 @@
 package report_test
 
 import (
+	stdhtml "html"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -32,9 +33,19 @@ func TestGoldenSuite(t *testing.T) {
 	} {
 		t.Run(f.name, func(t *testing.T) { golden.Check(t, f.name, write(t, f.format, d)) })
 	}
-	page := string(write(t, "html", d))
-	if !strings.Contains(page, "rows=10000, 2") || !strings.Contains(page, "Compared slow with base") {
-		t.Errorf("the html page lacks the suite's matrix")
+	page := stdhtml.UnescapeString(string(write(t, "html", d)))
+	// The page's matrix says what the text says: the suite's outcome, each
+	// cell's outcome beside its change, what a cell holds, the findings
+	// with their why, each cell's why and machine.
+	for _, want := range []string{"rows=10000, 2", "Compared slow with base", `<span class="badge bad">failed</span>`,
+		"-54.0% ± 6.4% <small>fail</small>", "-49.7% ± 44.6% <small>inconclusive</small>",
+		"each side's geometric mean of its rounds", "the change ± its 95% interval",
+		"Failed or inconclusive, and why:", "rows=100, slow: tps@c=2 -54.0% ± 6.4%, bound -20%: fail. Slower at 2 clients (tps -54.0% ± 6.4%) because",
+		"rows=100, slow: tps@c=1 -49.7% ± 44.6%, bound -20%: inconclusive. Past its bound, but its 95% interval reaches back inside it. About 11 rounds",
+		"Why:</p>", "rows=10000, slow: Slower at 1 client", "Machine:</p>", "rows=10000: the baseline's throughput at 1 client moved ±27.7%"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the html page lacks %q", want)
+		}
 	}
 	cd := suiteDoc(files, s)
 	cd.Color = true
