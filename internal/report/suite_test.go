@@ -76,7 +76,10 @@ func readBundle(bounds *stats.Bounds) (*compare.Suite, []compare.Input, error) {
 // A suite of one target shows each cell's own scaling instead of changes
 // (speedup, efficiency, server CPU per transaction, the share in SQL) and
 // the diagnosis of each step that has the probes' evidence: three cells of
-// recorded runs, one without probes, and a cell that was not run.
+// recorded runs, one without probes, and a cell that was not run. The
+// pooled cell's speedup is per CPU-second the system had (other processes
+// took the machine unevenly: 2.33× the throughput, 1.17× per CPU-second),
+// so the table has a tps/cpu-s column and a line naming that cell.
 func TestGoldenSuiteAlone(t *testing.T) {
 	x := &result.SuiteIndex{Name: "alone", Baseline: "installed", Targets: []result.ABTarget{{Name: "installed"}},
 		Axes: []result.SuiteAxis{{Name: "file", Values: []string{"pooled", "partitions", "version1", "sleep"}}}}
