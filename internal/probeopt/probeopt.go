@@ -1,7 +1,8 @@
 // Package probeopt is the user's choice of server-side probes and their
 // settings, and the flags that fill it: what a command line asks of the
 // probes, apart from the probes themselves (internal/probe), so that the
-// commands parse it without linking the code that samples the server.
+// commands parse it without importing the code that samples the server
+// (internal/cli may not; the runners hand the options to the probes).
 // Each probe registers here, from its own file, its name, default, flag
 // and settings' flags (Register).
 package probeopt
