@@ -204,6 +204,7 @@ func TestCountInstructionsWithoutValgrind(t *testing.T) {
 		{"ab", "--target", "a=settings:", "--target", "b=settings:", "-S", "-c", "1", "-T", "1", "--count", "instructions"},
 		{"ab", "--target", "a=settings:", "--target", "b=settings:", "-S", "-c", "1", "-t", "10", "--count", "cycles"},
 		{"run", "--dsn", dsn("postgres"), "-S", "-c", "1", "-t", "10", "--count", "instructions"},
+		{"suite", "--preset", "fastpath", "--quick", "-t", "10", "--count", "cycles"},
 	} {
 		if code, _, stderr := pgscale(t, args...); code != cli.ExitUsage {
 			t.Errorf("%v: exit %d, want %d: %s", args, code, cli.ExitUsage, stderr)

@@ -313,11 +313,7 @@ func (spec *SuiteSpec) cellSpec(c suite.Cell, seed uint64) (ABSpec, error) {
 	if s.Profile {
 		cs.Probes.Set(probe.NameProfile, true)
 	}
-	count, err := probeopt.ParseCount(s.Count)
-	if err != nil {
-		return cs, usage.Errorf("count: %q: %v", s.Count, err)
-	}
-	cs.Probes.SetCount(count)
+	cs.Probes.SetCount(s.Count)
 	defines := map[string]string{}
 	for k, v := range s.Defines {
 		defines[k] = v
