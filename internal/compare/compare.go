@@ -142,6 +142,21 @@ type Cell struct {
 	Why string
 }
 
+// Shown says whether the cell is one a matrix of the changes holds: a
+// measure with a bound, or one that changed significantly either way
+// (more than its smallest change of interest). Throughput, the measure
+// every reader looks for first, is always shown when it was compared.
+func (row Row) Shown(ci int) bool {
+	if ci >= len(row.Cells) {
+		return false
+	}
+	a := row.Cells[ci].Assessment
+	return row.Measure.Name == "tps" || a.Bound != nil || a.Effect == stats.Improved || a.Effect == stats.Regressed
+}
+
+// Clients is the client count of the row's step, 0 when it has none.
+func (row Row) Clients() int { return clientsOf(row.Measure.Step) }
+
 // Outcome is the comparison's verdict: the worst outcome of any
 // candidate's bounded measures, stats.NoBound when none had a bound.
 func (r *Comparison) Outcome() stats.Outcome { return worstOf(r.Verdicts) }

@@ -168,7 +168,7 @@ func commentHTMLFile(d *Doc) string {
 // findingLink is the differential flame graph of a finding's step: the
 // pooler's for a pooler measure, else the server's.
 func findingLink(links []html.FlameDiffLink, f compare.Finding) (html.FlameDiffLink, bool) {
-	pooler := strings.HasPrefix(f.Assessment.Measure.Name, "pooler")
+	pooler := poolerMeasure(f.Assessment.Measure.Name)
 	var any *html.FlameDiffLink
 	for i, l := range links {
 		if l.Clients != f.Clients {

@@ -30,7 +30,11 @@ func htmlDoc(d *Doc) html.Doc {
 		doc.Files = append(doc.Files, html.NamedFile{Name: name, File: fa.File, Analysis: fa})
 	}
 	if d.Comparison != nil {
-		doc.Comparison = htmlComparison(d.Comparison)
+		run := ""
+		if len(d.Files) > 0 && d.Files[0].File != nil && d.Files[0].File.AB != nil {
+			run = d.Files[0].File.AB.Run
+		}
+		doc.Comparison = htmlComparison(d.Comparison, run)
 	}
 	if d.Noise != nil {
 		doc.Noise = htmlNoise(d.Noise)
@@ -45,36 +49,65 @@ func htmlDoc(d *Doc) html.Doc {
 	return doc
 }
 
-// htmlSuite is a suite's matrix of tps changes for the page: a row per cell
-// and client count, a column per candidate; with the suite's headline as
-// its title.
+// htmlSuite is a suite's matrix of changes for the page, with the suite's
+// headline as its title: a row per cell and client count, named by the
+// cell's parameters, and a column per candidate and measure that some
+// cell shows (compare.Row.Shown: bounded, or changed; throughput always),
+// counted measures included, each with its outcome against its bound.
 func htmlSuite(s *compare.Suite) []html.Matrix {
 	if len(s.Candidates) == 0 {
 		return nil
 	}
-	m := html.Matrix{Title: s.Headline(), Corner: "cell, clients", Cols: s.Candidates, Outcome: s.Outcome().Verdict(), Class: outcomeClass(s.Outcome()),
+	m := html.Matrix{Title: s.Headline(), Corner: "cell, clients", Outcome: s.Outcome().Verdict(), Class: outcomeClass(s.Outcome()),
 		Findings: suiteFindings(s), Why: suiteWhy(s), Machine: suiteMachine(s), Note: suiteCellNote(s)}
+	type column struct {
+		ci      int
+		measure string
+	}
+	var cols []column
+	seen := map[column]bool{}
 	for _, sc := range s.Cells {
-		if len(sc.Inputs) == 0 {
-			row := html.MatrixRow{Label: sc.Key + " (" + sc.Status + ")"}
-			for range s.Candidates {
-				row.Cells = append(row.Cells, html.MatrixCell{Empty: true})
-			}
-			m.Rows = append(m.Rows, row)
+		if sc.Comparison == nil {
 			continue
 		}
-		for _, st := range sc.Steps {
-			c := st.Clients
-			row := html.MatrixRow{Label: fmt.Sprintf("%s, %d", sc.Key, c)}
+		for _, row := range sc.Comparison.Rows {
 			for ci := range s.Candidates {
-				a, ok := tpsAssessment(sc, ci, c)
-				if !ok {
-					row.Cells = append(row.Cells, html.MatrixCell{Empty: true})
+				if k := (column{ci, row.Measure.Name}); row.Shown(ci) && !seen[k] {
+					seen[k] = true
+					cols = append(cols, k)
+					title := measureLabel(row.Measure)
+					if len(s.Candidates) > 1 {
+						title = s.Candidates[ci] + ": " + title
+					}
+					m.Cols = append(m.Cols, title)
+				}
+			}
+		}
+	}
+	empty := func() []html.MatrixCell {
+		cells := make([]html.MatrixCell, len(cols))
+		for i := range cells {
+			cells[i].Empty = true
+		}
+		return cells
+	}
+	for _, sc := range s.Cells {
+		if len(sc.Inputs) == 0 || sc.Comparison == nil {
+			m.Rows = append(m.Rows, html.MatrixRow{Label: sc.Key + " (" + sc.Status + ")", Cells: empty()})
+			continue
+		}
+		run := ""
+		if f := sc.Inputs[0].File; f != nil && f.AB != nil {
+			run = f.AB.Run
+		}
+		for _, st := range sc.Steps {
+			row := html.MatrixRow{Label: fmt.Sprintf("%s, %d", sc.Key, st.Clients), Cells: empty()}
+			for k, col := range cols {
+				cr, ok := comparisonRow(sc.Comparison, col.measure, st.Clients)
+				if !ok || col.ci >= len(cr.Cells) {
 					continue
 				}
-				row.Cells = append(row.Cells, html.MatrixCell{Change: a.Change, Lo: a.Lo, Hi: a.Hi, Confidence: a.Confidence,
-					Text: stats.FormatChange(a.Change, a.Lo, a.Hi), Outcome: boundOutcome(a), Improved: a.Effect == stats.Improved,
-					Regressed: a.Effect == stats.Regressed, Outside: a.Outcome == stats.Fail})
+				row.Cells[k] = htmlMatrixCell(cr, col.ci, run, s.Candidates[col.ci])
 			}
 			m.Rows = append(m.Rows, row)
 		}
@@ -82,12 +115,38 @@ func htmlSuite(s *compare.Suite) []html.Matrix {
 	return []html.Matrix{m}
 }
 
+// comparisonRow is the row of a measure at a client count.
+func comparisonRow(c *compare.Comparison, measure string, clients int) (compare.Row, bool) {
+	step := compare.StepLabel(clients)
+	for _, row := range c.Rows {
+		if row.Measure.Name == measure && row.Measure.Step == step {
+			return row, true
+		}
+	}
+	return compare.Row{}, false
+}
+
+// htmlMatrixCell is candidate ci's change in a row, linked to the
+// evidence of A/B run run.
+func htmlMatrixCell(row compare.Row, ci int, run, cand string) html.MatrixCell {
+	cell := row.Cells[ci]
+	a := cell.Assessment
+	return html.MatrixCell{Change: a.Change, Lo: a.Lo, Hi: a.Hi, Confidence: a.Confidence,
+		Text: stats.FormatChange(a.Change, a.Lo, a.Hi), Outcome: boundOutcome(a), Improved: a.Effect == stats.Improved,
+		Regressed: a.Effect == stats.Regressed, Outside: a.Outcome == stats.Fail,
+		Key: row.Measure.Key(), Why: cell.Why, Run: run, Candidate: cand, Clients: row.Clients(), Pooler: poolerMeasure(row.Measure.Name)}
+}
+
+// poolerMeasure says a measure is the pooler's: its evidence is the
+// pooler's profile rather than the server's.
+func poolerMeasure(name string) bool { return strings.HasPrefix(name, "pooler") }
+
 // suiteCellNote says what a cell of a suite's matrix holds: the change
-// of the candidate's throughput, of which central value, at what level.
+// of a candidate's measure, of which central value, at what level.
 func suiteCellNote(s *compare.Suite) string {
 	for _, sc := range s.Cells {
 		if c := sc.Comparison; c != nil && len(c.Verdicts) > 0 {
-			return fmt.Sprintf("Each cell: the candidate's throughput (tps, each side's %s of its rounds) against the baseline's, the change ± its %s interval, and its outcome against the bound where one applied.",
+			return fmt.Sprintf("Each cell: a measure of the candidate (each side's %s of its rounds) against the baseline's, the change ± its %s interval, and its outcome against the bound where one applied.",
 				c.Centre, levelPct(1-c.Verdicts[0].Alpha))
 		}
 	}
@@ -105,8 +164,8 @@ func boundOutcome(a stats.Assessment) string {
 
 // htmlComparison words a comparison for the page as comparisonText does
 // for a terminal.
-func htmlComparison(r *compare.Comparison) *html.Comparison {
-	c := &html.Comparison{Baseline: r.Baseline, Method: methodLine(r), Incomplete: r.Incomplete, Notes: reportNotes(r), Centre: r.Centre}
+func htmlComparison(r *compare.Comparison, run string) *html.Comparison {
+	c := &html.Comparison{Baseline: r.Baseline, Method: methodLine(r), Incomplete: r.Incomplete, Notes: reportNotes(r), Centre: r.Centre, Run: run}
 	if r.Machine != nil {
 		c.Machine = r.Machine.Text
 	}
@@ -127,13 +186,15 @@ func htmlComparison(r *compare.Comparison) *html.Comparison {
 		if len(row.Cells) > 0 {
 			base = row.Cells[0].Assessment.Base
 		}
-		hr := html.ComparisonRow{Step: row.Measure.Step, Measure: measureLabel(row.Measure), Base: base, BaseText: FormatValue(base)}
-		for _, cell := range row.Cells {
+		hr := html.ComparisonRow{Step: row.Measure.Step, Measure: measureLabel(row.Measure), Name: row.Measure.Name, Clients: row.Clients(),
+			Base: base, BaseText: FormatValue(base)}
+		for ci, cell := range row.Cells {
 			a := cell.Assessment
 			hr.Cells = append(hr.Cells, html.ComparisonCell{Median: a.Cand, MedianText: FormatValue(a.Cand),
 				Change: a.Change, Lo: a.Lo, Hi: a.Hi, Confidence: a.Confidence, ChangeText: stats.FormatChange(a.Change, a.Lo, a.Hi),
 				P: a.P, PHolm: a.PHolm, N: a.N2, Bound: boundText(a), Status: a.StatusText(),
-				Improved: a.Effect == stats.Improved, Regressed: a.Effect == stats.Regressed, Outside: a.Outcome == stats.Fail})
+				Improved: a.Effect == stats.Improved, Regressed: a.Effect == stats.Regressed, Outside: a.Outcome == stats.Fail,
+				Shown: row.Shown(ci), Why: cell.Why, Pooler: poolerMeasure(row.Measure.Name), Outcome: boundOutcome(a)})
 		}
 		c.Rows = append(c.Rows, hr)
 	}

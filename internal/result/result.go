@@ -56,6 +56,15 @@ type Environment struct {
 	GOMAXPROCS int    `json:"gomaxprocs"`
 }
 
+// ClusterOwn are the settings pgscale gives every cluster it starts a
+// value of its own (internal/target's ephemeral clusters): where it
+// listens and keeps its files. They differ between any two clusters of a
+// run, so they tell targets apart by nothing the reader chose.
+var ClusterOwn = map[string]bool{
+	"listen_addresses": true, "port": true, "unix_socket_directories": true,
+	"data_directory": true, "hba_file": true, "ident_file": true, "config_file": true, "external_pid_file": true,
+}
+
 // Target is where the load went.
 type Target struct {
 	Kind          string            `json:"kind"`                // "ephemeral", "dsn", "pgbouncer" or "proxy"

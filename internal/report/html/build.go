@@ -78,6 +78,7 @@ func build(doc Doc) *page {
 	}
 	p.Profiles = profiles(doc.Files, labels)
 	p.FlameDiffs = flameDiffs(groups, doc.Files, labels)
+	linkCards(p, groups, doc.Files)
 	return p
 }
 
@@ -115,7 +116,8 @@ func groupFiles(files []NamedFile) []group {
 }
 
 // fileLabels names each file in charts: its target's name when it has one
-// (A/B), else its base name without .json; made unique with a number.
+// (A/B) with its suite cell's parameters ("base, workload=select-only"),
+// else its base name without .json; made unique with a number.
 func fileLabels(files []NamedFile) []string {
 	labels := make([]string, len(files))
 	seen := map[string]int{}
@@ -126,6 +128,9 @@ func fileLabels(files []NamedFile) []string {
 		}
 		if l == "" || l == "." {
 			l = fmt.Sprintf("file %d", i+1)
+		}
+		for _, p := range nf.Analysis.Cell {
+			l += ", " + p.Name + "=" + p.Value
 		}
 		seen[l]++
 		if n := seen[l]; n > 1 {

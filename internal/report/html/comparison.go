@@ -3,6 +3,7 @@ package html
 import (
 	"fmt"
 	"math"
+	"sort"
 
 	"github.com/pgscale/pgscale/internal/stats"
 )
@@ -27,6 +28,9 @@ type Comparison struct {
 	// mean"); Machine says what disturbed the measurements.
 	Centre  string
 	Machine []string
+	// Run is the A/B run compared (result.AB.Run), "" when the files
+	// are not of one: the matrix's cells link to its evidence.
+	Run string
 }
 
 // Candidate is one candidate's verdict against the baseline.
@@ -50,6 +54,10 @@ type Candidate struct {
 type ComparisonRow struct {
 	Step     string // "c=2"
 	Measure  string // "tps (txn/s)"
+	// Name is the measure's short name ("tps"), Clients the step's
+	// client count.
+	Name     string
+	Clients  int
 	Base     float64
 	BaseText string
 	Cells    []ComparisonCell
@@ -75,6 +83,15 @@ type ComparisonCell struct {
 	// Improved and Regressed mark a significant change and its direction;
 	// Outside a measure outside its bound.
 	Improved, Regressed, Outside bool
+	// Shown says the matrix of the changes holds the cell (bounded, or
+	// changed: compare.Row.Shown); Why says why it got its outcome;
+	// Pooler that its evidence is the pooler's profile, not the server's.
+	Shown  bool
+	Why    string
+	Pooler bool
+	// Outcome is the outcome against the bound ("pass", "fail",
+	// "inconclusive"), "" without one.
+	Outcome string
 }
 
 // Noise is an A/A calibration's noise table, as internal/report words it.
@@ -143,6 +160,16 @@ type MatrixCell struct {
 	Outcome                      string
 	Improved, Regressed, Outside bool
 	Empty                        bool
+	// Key names the measure at its step ("pooler-instr/txn@c=4"); Why
+	// says why it got its outcome (compare.Cell.Why).
+	Key, Why string
+	// Run is the A/B run the change is of (result.AB.Run), Candidate the
+	// candidate's target name and Clients the client count: the page
+	// links the cell to that run's evidence, the pooler's profile when
+	// Pooler is set. Run "" links nothing.
+	Run, Candidate string
+	Clients        int
+	Pooler         bool
 }
 
 // comparison is the page's form of a Comparison: the numbers as the JSON
@@ -221,6 +248,26 @@ type matrix struct {
 	Why      []string    `json:"why,omitempty"`
 	Machine  []string    `json:"machine,omitempty"`
 	Note     string      `json:"note,omitempty"`
+	// Cards are the evidence of each change drawn, in row order: what a
+	// cell links to.
+	Cards []card `json:"evidence,omitempty"`
+}
+
+// card is one change's evidence: what it is, its outcome and why, and
+// links to the timeline, the differential flame graph and the steps'
+// evidence of its run at its client count.
+type card struct {
+	ID      string   `json:"id"`
+	Title   string   `json:"title"`
+	Text    string   `json:"text"`
+	Outcome string   `json:"outcome,omitempty"`
+	Class   string   `json:"class"`
+	Why     string   `json:"why,omitempty"`
+	Links   []keyVal `json:"links,omitempty"` // href, text
+	// src is the cell it explains, at row ri and column ci, for linking
+	// once the page is built.
+	src    MatrixCell
+	ri, ci int
 }
 
 type matrixRow struct {
@@ -236,48 +283,103 @@ type matrixCell struct {
 	Outside bool   `json:"outside,omitempty"`
 	Empty   bool   `json:"empty,omitempty"`
 	Title   string `json:"-"`
+	// Href is the cell's evidence card on the page.
+	Href string `json:"href,omitempty"`
 }
 
 // pageComparison lays out c; its matrix has a row per step and a column
-// per candidate and measure.
+// per candidate and measure that some step shows (compare.Row.Shown:
+// bounded, or changed), each cell linking to its evidence.
 func pageComparison(c *Comparison) *comparison {
 	pc := &comparison{Baseline: c.Baseline, Candidates: c.Candidates, Method: c.Method, Incomplete: c.Incomplete, Notes: c.Notes,
 		Centre: c.Centre, Machine: c.Machine}
-	m := &matrix{ID: "matrix-comparison", Corner: "step", Title: "Change against " + c.Baseline}
+	m := &matrix{ID: "matrix-comparison", Corner: "clients", Title: "Change against " + c.Baseline}
+	colName := func(ci int, r ComparisonRow) string {
+		if len(c.Candidates) > 1 && ci < len(c.Candidates) {
+			return c.Candidates[ci].Name + ": " + r.Measure
+		}
+		return r.Measure
+	}
 	col := map[string]int{}
+	for _, r := range c.Rows {
+		for ci, cell := range r.Cells {
+			if name := colName(ci, r); cell.Shown && !hasKey(col, name) {
+				col[name] = len(m.Cols)
+				m.Cols = append(m.Cols, name)
+			}
+		}
+	}
 	row := map[string]int{}
 	for _, r := range c.Rows {
 		pr := comparisonRow{Step: r.Step, Measure: r.Measure, Base: num(r.Base), BaseText: r.BaseText}
 		if _, ok := row[r.Step]; !ok {
 			row[r.Step] = len(m.Rows)
-			m.Rows = append(m.Rows, matrixRow{Label: r.Step})
+			label := r.Step
+			if r.Clients > 0 {
+				label = clientsWord(r.Clients)
+			}
+			m.Rows = append(m.Rows, matrixRow{Label: label, Cells: emptyCells(len(m.Cols))})
 		}
 		for ci, cell := range r.Cells {
 			pr.Cells = append(pr.Cells, pageCell(cell))
-			name := r.Measure
-			if len(c.Candidates) > 1 && ci < len(c.Candidates) {
-				name = c.Candidates[ci].Name + ": " + r.Measure
+			k, ok := col[colName(ci, r)]
+			if !ok {
+				continue
 			}
-			if _, ok := col[name]; !ok {
-				col[name] = len(m.Cols)
-				m.Cols = append(m.Cols, name)
+			mc := MatrixCell{Change: cell.Change, Lo: cell.Lo, Hi: cell.Hi, Confidence: cell.Confidence,
+				Text: cell.ChangeText, Improved: cell.Improved, Regressed: cell.Regressed, Outside: cell.Outside,
+				Key: r.Name + "@" + r.Step, Why: cell.Why, Run: c.Run, Clients: r.Clients, Pooler: cell.Pooler}
+			mc.Outcome = cell.Outcome
+			if ci < len(c.Candidates) {
+				mc.Candidate = c.Candidates[ci].Name
 			}
-			mr := &m.Rows[row[r.Step]]
-			for len(mr.Cells) <= col[name] {
-				mr.Cells = append(mr.Cells, matrixCell{Empty: true, Class: "empty"})
-			}
-			mr.Cells[col[name]] = matrixOf(MatrixCell{Change: cell.Change, Lo: cell.Lo, Hi: cell.Hi, Confidence: cell.Confidence,
-				Text: cell.ChangeText, Improved: cell.Improved, Regressed: cell.Regressed, Outside: cell.Outside})
+			m.put(row[r.Step], k, mc)
 		}
 		pc.Rows = append(pc.Rows, pr)
 	}
-	for i := range m.Rows {
-		for len(m.Rows[i].Cells) < len(m.Cols) {
-			m.Rows[i].Cells = append(m.Rows[i].Cells, matrixCell{Empty: true, Class: "empty"})
-		}
+	if len(m.Cols) > 0 {
+		m.sortCards()
+		pc.Matrix = m
 	}
-	pc.Matrix = m
 	return pc
+}
+
+func hasKey(m map[string]int, k string) bool {
+	_, ok := m[k]
+	return ok
+}
+
+func emptyCells(n int) []matrixCell {
+	cells := make([]matrixCell, n)
+	for i := range cells {
+		cells[i] = matrixOf(MatrixCell{Empty: true})
+	}
+	return cells
+}
+
+// put lays out cell c at row ri, column ci, and gives a change its
+// evidence card, which the cell links to.
+func (m *matrix) put(ri, ci int, c MatrixCell) {
+	mc := matrixOf(c)
+	if !c.Empty {
+		id := fmt.Sprintf("%s-ev-%d-%d", m.ID, ri, ci)
+		mc.Href = "#" + id
+		title := m.Rows[ri].Label
+		if ci < len(m.Cols) {
+			title += " · " + m.Cols[ci]
+		}
+		m.Cards = append(m.Cards, card{ID: id, Title: title, Text: c.Text, Outcome: c.Outcome, Class: mc.Class, Why: c.Why,
+			src: c, ri: ri, ci: ci})
+	}
+	m.Rows[ri].Cells[ci] = mc
+}
+
+// sortCards puts the cards in the matrix's reading order.
+func (m *matrix) sortCards() {
+	sort.SliceStable(m.Cards, func(i, j int) bool {
+		a, b := m.Cards[i], m.Cards[j]
+		return a.ri < b.ri || a.ri == b.ri && a.ci < b.ci
+	})
 }
 
 func pageCell(c ComparisonCell) compCell {
@@ -304,16 +406,13 @@ func pageMatrices(ms []Matrix) []matrix {
 	for i, m := range ms {
 		pm := matrix{ID: fmt.Sprintf("matrix-%d", i), Title: m.Title, Corner: m.Corner, Cols: m.Cols,
 			Outcome: m.Outcome, Class: m.Class, Findings: m.Findings, Why: m.Why, Machine: m.Machine, Note: m.Note}
-		for _, r := range m.Rows {
-			pr := matrixRow{Label: r.Label}
+		for ri, r := range m.Rows {
+			pm.Rows = append(pm.Rows, matrixRow{Label: r.Label, Cells: emptyCells(len(m.Cols))})
 			for ci := range m.Cols {
-				c := MatrixCell{Empty: true}
 				if ci < len(r.Cells) {
-					c = r.Cells[ci]
+					pm.put(ri, ci, r.Cells[ci])
 				}
-				pr.Cells = append(pr.Cells, matrixOf(c))
 			}
-			pm.Rows = append(pm.Rows, pr)
 		}
 		out = append(out, pm)
 	}

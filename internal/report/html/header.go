@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/pgscale/pgscale/internal/result"
 )
 
 func abHead(g group, files []NamedFile) *abHeader {
@@ -18,10 +20,13 @@ func abHead(g group, files []NamedFile) *abHeader {
 			names[k] = true
 		}
 	}
-	// Settings that tell the targets apart, and those a target's own
-	// cluster set differently (port, socket directory) alike: the reader
-	// sees which is which by name.
+	// Settings that tell the targets apart; not those pgscale gives each
+	// cluster of its own (port, socket directory), which differ on every
+	// run.
 	for _, k := range sortedKeys(names) {
+		if result.ClusterOwn[k] {
+			continue
+		}
 		var vals []keyVal
 		same := true
 		for i, fi := range g.files {

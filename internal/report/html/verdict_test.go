@@ -1,0 +1,139 @@
+package html_test
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pgscale/pgscale/internal/compare"
+	"github.com/pgscale/pgscale/internal/report"
+	"github.com/pgscale/pgscale/internal/suite"
+)
+
+// poolerCIPage is the page of a real pooler-ci suite run, counted under
+// Valgrind (internal/report/testdata/pooler-ci: pgbouncer base against a
+// slow build), as pgscale report BUNDLE --format html makes it.
+func poolerCIPage(t *testing.T) []byte {
+	t.Helper()
+	b, err := suite.ReadBundle(filepath.Join("..", "testdata", "pooler-ci"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := compare.CompareSuite(b.Index, b.Cells, compare.SuiteOptions{Expect: b.Expect})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := compare.Analyze(b.Files)
+	a.Suite = s
+	return writeReport(t, report.NewDoc(a))
+}
+
+// verdictFirst is what the first screen of a page holds, as Chromium lays
+// it out at 1400 px: the first section's first paragraph and its place,
+// whether "What ran" is a closed <details>.
+const verdictFirst = `(() => {
+	const main = document.querySelector("main");
+	const first = main.firstElementChild;
+	const p = first.querySelector("p");
+	const runs = document.querySelector("#runs > details");
+	return {section: first.id, cls: p.className, text: p.textContent, top: p.getBoundingClientRect().top,
+		runsClosed: !!runs && !runs.open, runsHeight: document.getElementById("runs").getBoundingClientRect().height};
+})()`
+
+type firstScreen struct {
+	Section, Cls, Text string
+	Top                float64
+	RunsClosed         bool
+	RunsHeight         float64
+}
+
+// TestVerdictFirst: a suite's page and an A/B run's open on the outcome,
+// worded as the terminal words it, in the first screen; "What ran" is one
+// closed section.
+func TestVerdictFirst(t *testing.T) {
+	needBrowser(t)
+	for _, pg := range []struct {
+		name, outcome, headline string
+		page                    func(*testing.T) []byte
+	}{
+		{"pooler-ci", "failed", "Compared cand with base: failed: 2 of 2 bounded measures past their bounds", poolerCIPage},
+		{"abregress", "inconclusive", "Compared slow with base: inconclusive: 4 of 4 bounded measures undecided", func(t *testing.T) []byte {
+			return fixturePage(t, "abregress/base.json", "abregress/slow.json")
+		}},
+	} {
+		t.Run(pg.name, func(t *testing.T) {
+			ctx, v := open(t, pg.name+"-verdict", pg.page(t), 1400, 900)
+			got := eval[firstScreen](t, ctx, verdictFirst)
+			if !strings.Contains(got.Cls, "verdict-line") || !strings.HasPrefix(strings.TrimSpace(got.Text), pg.outcome+" ") || !strings.Contains(got.Text, pg.headline) {
+				t.Errorf("the page opens on %q (%s in #%s), want the outcome %q and %q", got.Text, got.Cls, got.Section, pg.outcome, pg.headline)
+			}
+			if got.Top > 300 {
+				t.Errorf("the verdict is %v px down the page", got.Top)
+			}
+			if !got.RunsClosed || got.RunsHeight > 120 {
+				t.Errorf("What ran is not one closed section: closed %v, %v px high", got.RunsClosed, got.RunsHeight)
+			}
+			v.quiet(t)
+		})
+	}
+}
+
+// TestCountedMeasureHasCell: in the counted pooler-ci page, the measure
+// that failed the gate (the pooler's instructions per transaction, which
+// the old matrix of throughput alone had no cell for) has a cell per
+// suite cell, named by the cell's parameters, red and framed, and a click
+// on it lands on its evidence: the why, a link to the timeline. The
+// settings pgscale sets per cluster are not "settings that differ".
+func TestCountedMeasureHasCell(t *testing.T) {
+	needBrowser(t)
+	ctx, v := open(t, "pooler-ci-matrix", poolerCIPage(t), 1400, 900)
+	cols := eval[[]string](t, ctx, `[...document.querySelectorAll("#matrix-0 tr:first-child th")].map(th => th.textContent)`)
+	col := -1
+	for i, c := range cols {
+		if strings.HasPrefix(c, "pooler-instr/txn") {
+			col = i
+		}
+	}
+	if col < 0 {
+		t.Fatalf("the matrix has no column for pooler-instr/txn: %q", cols)
+	}
+	rows := eval[[][]string](t, ctx, fmt.Sprintf(`[...document.querySelectorAll("#matrix-0 tr")].slice(1).map(tr => [tr.cells[0].textContent, tr.cells[%[1]d].className, tr.cells[%[1]d].textContent, getComputedStyle(tr.cells[%[1]d]).outlineStyle])`, col))
+	if len(rows) != 2 {
+		t.Fatalf("%d rows, want one per cell: %q", len(rows), rows)
+	}
+	for i, r := range rows {
+		want := []string{"workload=tpcb-like, 4", "workload=select-only, 4"}[i]
+		if r[0] != want {
+			t.Errorf("row %d is named %q, want %q", i, r[0], want)
+		}
+		if !strings.Contains(r[1], "worse-4") || !strings.Contains(r[1], "outside") || !strings.HasSuffix(r[2], "fail") || r[3] == "none" {
+			t.Errorf("%s: pooler-instr/txn cell %q (%s, outline %s), want red, framed, failed", r[0], r[2], r[1], r[3])
+		}
+	}
+	eval[bool](t, ctx, fmt.Sprintf(`document.querySelectorAll("#matrix-0 tr")[2].cells[%d].querySelector("a").click(), true`, col))
+	time.Sleep(100 * time.Millisecond)
+	landed := eval[[]string](t, ctx, `(() => {
+		const card = document.querySelector(":target"); if (!card) return ["", location.hash, ""];
+		const r = card.getBoundingClientRect();
+		return [card.id, location.hash, card.textContent, String(r.top > -2 && r.top < innerHeight), [...card.querySelectorAll("a")].map(l => l.hash).join(" ")] })()`)
+	if len(landed) < 5 || landed[0] == "" || "#"+landed[0] != landed[1] {
+		t.Fatalf("a click on the cell lands on %q", landed)
+	}
+	for _, want := range []string{"workload=select-only, 4", "pooler-instr/txn", "+1729.0% ± 59.6%", "Past its bound +1%"} {
+		if !strings.Contains(landed[2], want) {
+			t.Errorf("the evidence card lacks %q: %q", want, landed[2])
+		}
+	}
+	if landed[3] != "true" || !strings.Contains(landed[4], "#fig-timeline-ab1-c4") {
+		t.Errorf("the card is not in view (%s) or does not link the cell's timeline: %q", landed[3], landed[4])
+	}
+	if n := eval[int](t, ctx, `document.querySelectorAll("#fig-timeline-ab1-c4").length`); n != 1 {
+		t.Error("the timeline the card links to is not in the page")
+	}
+	if runs := eval[string](t, ctx, `document.getElementById("runs").textContent`); strings.Contains(runs, "unix_socket_directories:") || strings.Contains(runs, "settings that differ") {
+		t.Errorf("pgscale's own per-cluster settings are listed as settings that differ")
+	}
+	v.quiet(t)
+}
