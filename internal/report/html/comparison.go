@@ -52,8 +52,8 @@ type Candidate struct {
 
 // ComparisonRow is one measure at one step.
 type ComparisonRow struct {
-	Step     string // "c=2"
-	Measure  string // "tps (txn/s)"
+	Step    string // "c=2"
+	Measure string // "tps (txn/s)"
 	// Name is the measure's short name ("tps"), Clients the step's
 	// client count.
 	Name     string
