@@ -57,7 +57,9 @@ func build(doc Doc) *page {
 			p.Evidence = append(p.Evidence, fileEvidence(fi, labels[fi], doc.Files[fi].Name, fa))
 		} else {
 			for _, fi := range g.files {
-				sc.Series = append(sc.Series, abSeries(labels[fi], doc.Files[fi].Name, doc.Files[fi].Analysis))
+				s := abSeries(labels[fi], doc.Files[fi].Name, doc.Files[fi].Analysis)
+				s.Panel = panelName(g, doc.Files)
+				sc.Series = append(sc.Series, s)
 			}
 			p.Timelines = append(p.Timelines, abTimelines(gi, g, doc.Files, labels)...)
 			for _, fi := range g.files {
@@ -196,4 +198,17 @@ func clientsWord(n int) string {
 		return "1 client"
 	}
 	return fmt.Sprintf("%d clients", n)
+}
+
+// panelName names an A/B run's panel of the scaling charts: its suite
+// cell's parameters ("workload=select-only"), else the run.
+func panelName(g group, files []NamedFile) string {
+	var ps []string
+	for _, p := range files[g.files[0]].Analysis.Cell {
+		ps = append(ps, p.Name+"="+p.Value)
+	}
+	if len(ps) > 0 {
+		return strings.Join(ps, ", ")
+	}
+	return "A/B " + g.ab.Run
 }

@@ -135,6 +135,10 @@ type scaling struct {
 type scalingSeries struct {
 	Label  string `json:"label"`
 	Source string `json:"source"`
+	// Panel names the A/B run the series is a target of, by its suite
+	// cell's parameters when it has them: a page of several A/B runs
+	// draws each run's curves on axes of their own ("" for a sweep).
+	Panel string `json:"panel,omitempty"`
 	// Rounds is, for an A/B target, the rounds of the run; 0 for a sweep.
 	Rounds int `json:"rounds,omitempty"`
 	// Knee and Peak are the clients diagnose.Knee and the highest point

@@ -57,13 +57,57 @@ type view struct {
 	*page
 	CSS    template.CSS
 	Charts map[string]template.HTML
-	Flames []flameView
-	Diffs  []diffView
+	// ScalingCharts are the scaling charts in order: each metric, per
+	// panel when the page has several (scalingPanels).
+	ScalingCharts []chartView
+	Flames        []flameView
+	Diffs         []diffView
 	// StepTimelines are the sweeps' steps, shown side by side;
 	// RunTimelines the A/B runs', each the page's width.
 	StepTimelines, RunTimelines []timelineView
 	// Data is the page again, for the JSON block at its end.
 	Data *page
+}
+
+// chartView is a chart and its id.
+type chartView struct {
+	ID  string
+	SVG template.HTML
+}
+
+// scalingPanels splits the scaling curves into panels, one per A/B run
+// (Panel) when the page has several, each on axes of its own: a 700 tps
+// cell is no flat line beside a 20 000 tps one. Sweeps share one panel,
+// the lock study's view of several targets against clients.
+func scalingPanels(sc *scaling) []*scaling {
+	var names []string
+	by := map[string]*scaling{}
+	for _, s := range sc.Series {
+		p, ok := by[s.Panel]
+		if !ok {
+			p = &scaling{LogClients: sc.LogClients, Clients: sc.Clients}
+			by[s.Panel] = p
+			names = append(names, s.Panel)
+		}
+		p.Series = append(p.Series, s)
+		p.PerCPU = p.PerCPU || s.PerCPU
+	}
+	if len(names) < 2 {
+		return []*scaling{sc}
+	}
+	out := make([]*scaling, len(names))
+	for i, n := range names {
+		out[i] = by[n]
+	}
+	return out
+}
+
+// panelTitle names a panel by its series' run, "" for sweeps.
+func panelTitle(sc *scaling) string {
+	if p := sc.Series[0].Panel; p != "" {
+		return p
+	}
+	return "sweeps"
 }
 
 // timelineView is a timeline and its chart.
@@ -86,13 +130,21 @@ func (v *view) HasFailures() bool {
 func render(w io.Writer, p *page) error {
 	v := &view{page: p, CSS: template.CSS(styleCSS), Charts: map[string]template.HTML{}, Data: p}
 	if p.Scaling != nil {
-		for _, m := range scalingMetrics {
-			svg, ok, err := scalingSVG(p.Scaling, m)
-			if err != nil {
-				return err
-			}
-			if ok {
-				v.Charts[m.id] = svg
+		panels := scalingPanels(p.Scaling)
+		for k, sc := range panels {
+			for _, m := range scalingMetrics {
+				pm := m
+				if len(panels) > 1 {
+					pm.id, pm.title = fmt.Sprintf("%s-%d", m.id, k), m.title+": "+panelTitle(sc)
+				}
+				svg, ok, err := scalingSVG(sc, pm)
+				if err != nil {
+					return err
+				}
+				if ok {
+					v.Charts[pm.id] = svg
+					v.ScalingCharts = append(v.ScalingCharts, chartView{pm.id, svg})
+				}
 			}
 		}
 	}

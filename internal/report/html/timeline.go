@@ -72,7 +72,7 @@ func abTimelines(gi int, g group, files []NamedFile, labels []string) []timeline
 	var out []timeline
 	for _, c := range uniqueSorted(cs) {
 		t := timeline{ID: fmt.Sprintf("timeline-ab%d-c%d", gi, c), Clock: "run",
-			Title: fmt.Sprintf("A/B %s: %s, every round", g.ab.Run, clientsWord(c))}
+			Title: fmt.Sprintf("%s: %s, every round", panelName(g, files), clientsWord(c))}
 		roundStart := map[int]float64{}
 		for _, fi := range g.files {
 			ser := tlSeries{Label: labels[fi]}

@@ -137,3 +137,35 @@ func TestCountedMeasureHasCell(t *testing.T) {
 	}
 	v.quiet(t)
 }
+
+// TestScalingPanels: a suite's page draws each cell's curves on axes of
+// its own, titled and labelled by the cell's parameters, so the ~30 tps
+// tpcb-like cell is no flat line beside the ~200 tps select-only one.
+func TestScalingPanels(t *testing.T) {
+	needBrowser(t)
+	ctx, v := open(t, "pooler-ci-panels", poolerCIPage(t), 1400, 900)
+	type panel struct {
+		Texts []string
+		Top   float64
+	}
+	got := eval[[]panel](t, ctx, `["scaling-tps-0", "scaling-tps-1"].map(id => { const s = document.getElementById(id); if (!s) return {texts: [], top: 0};
+		const texts = [...s.querySelectorAll("text")].map(x => x.textContent.trim());
+		return {texts, top: Math.max(...texts.map(Number).filter(n => !isNaN(n)))} })`)
+	if len(got) != 2 {
+		t.Fatalf("%d panels", len(got))
+	}
+	for i, want := range []string{"workload=tpcb-like", "workload=select-only"} {
+		all := strings.Join(got[i].Texts, "|")
+		if !strings.Contains(all, "Throughput: "+want) || !strings.Contains(all, "base, "+want) || !strings.Contains(all, "cand, "+want) {
+			t.Errorf("panel %d is not titled and labelled by %s: %q", i, want, all)
+		}
+		if strings.Contains(all, "(2)") {
+			t.Errorf("panel %d labels a file by number: %q", i, all)
+		}
+	}
+	// Throughput ~30 against ~200 tps: each axis fits its own cell.
+	if !(got[0].Top < 100 && got[1].Top > 150) {
+		t.Errorf("the panels' highest ticks are %v and %v: not scaled each to its cell", got[0].Top, got[1].Top)
+	}
+	v.quiet(t)
+}
