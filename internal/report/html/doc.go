@@ -3,10 +3,13 @@
 // matrix and the per-measure table) or an A/A run's noise, scaling curves,
 // a per-second timeline of every step, the evidence behind each step's
 // verdict, and flame graphs of recorded profiles with differential ones of
-// an A/B run's candidates against the baseline, drawn as SVG in
-// Go (gonum.org/v1/plot) and inlined, so the page needs no network and runs
-// no script. Everything taken from a result file is escaped by html/template,
-// and every SVG is checked against an allowlist before it is inlined.
+// an A/B run's candidates against the baseline. Charts are SVG drawn in Go
+// (gonum.org/v1/plot) and inlined; flame graphs are drawn in the page by
+// its one script (flame.js: hover, zoom, search) from the page's data
+// block, which the Content-Security-Policy allows by its hash, and
+// nothing else. The page needs no network. Everything taken from a result
+// file is escaped by html/template (the script sets it as text only), and
+// every SVG is checked against an allowlist before it is inlined.
 package html
 
 import (

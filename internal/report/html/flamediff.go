@@ -326,49 +326,6 @@ func goneFunctions(cand, base *node) []share {
 	return out
 }
 
-// diffView is a differential graph laid out for the template.
-type diffView struct {
-	flameDiff
-	W, H  float64
-	Boxes []flameBox
-}
-
-func diffOf(d flameDiff) diffView {
-	v := diffView{flameDiff: d, W: flameW, H: float64(d.Depth) * flameRow}
-	total := float64(d.CandSamples)
-	for _, f := range d.Frames {
-		b := flameBox{X: round2(float64(f.Start) / total * flameW), Y: float64(f.Depth) * flameRow,
-			W: round2(float64(f.Value) / total * flameW), Fill: diffColor(f)}
-		delta := float64(f.CandShare - f.BaseShare)
-		b.Title = fmt.Sprintf("%s — %s %.1f%% of samples, %s %.1f%%: %+.1f points", f.Name, d.Candidate, 100*float64(f.CandShare),
-			d.Baseline, 100*float64(f.BaseShare), 100*delta)
-		if f.Depth > 0 && !f.Significant {
-			b.Title += " (within sampling noise)"
-		}
-		if f.Lib != "" {
-			b.Title += " [" + f.Lib + "]"
-		}
-		b.Text = fitLabel(f.Name, b.W)
-		v.Boxes = append(v.Boxes, b)
-	}
-	return v
-}
-
-// diffColor is red where the share grew, blue where it shrank, the deeper
-// the larger up to 5 points of the samples; pale within sampling noise.
-func diffColor(f diffFrame) string {
-	if f.Depth == 0 || !f.Significant {
-		return "rgb(225,225,222)"
-	}
-	delta := float64(f.CandShare - f.BaseShare)
-	k := math.Min(1, math.Abs(delta)/0.05)
-	light := 0.1 + 0.9*k
-	if delta > 0 {
-		return fmt.Sprintf("rgb(%d,%d,%d)", 240-int(20*light), 215-int(160*light), 210-int(160*light))
-	}
-	return fmt.Sprintf("rgb(%d,%d,%d)", 210-int(160*light), 220-int(120*light), 240-int(10*light))
-}
-
 // baselineFile is the index in files of A/B run g's baseline file, -1
 // when the page does not hold it.
 func baselineFile(g group, files []NamedFile) int {

@@ -3,13 +3,11 @@ package html
 import (
 	_ "embed"
 	"fmt"
-	"hash/fnv"
 	"html/template"
 	"io"
 	"math"
 	"strings"
 
-	"github.com/pgscale/pgscale/internal/prose"
 	"github.com/pgscale/pgscale/internal/stats"
 )
 
@@ -67,6 +65,10 @@ type view struct {
 	StepTimelines, RunTimelines []timelineView
 	// Data is the page again, for the JSON block at its end.
 	Data *page
+	// Script draws the flame graphs from Data; ScriptSrc is its hash, the
+	// one script the page's Content-Security-Policy allows.
+	Script    template.JS
+	ScriptSrc string
 }
 
 // chartView is a chart and its id.
@@ -128,7 +130,7 @@ func (v *view) HasFailures() bool {
 
 // render draws the page's charts and executes the template.
 func render(w io.Writer, p *page) error {
-	v := &view{page: p, CSS: template.CSS(styleCSS), Charts: map[string]template.HTML{}, Data: p}
+	v := &view{page: p, CSS: template.CSS(styleCSS), Charts: map[string]template.HTML{}, Data: p, Script: scriptJS(), ScriptSrc: scriptHash}
 	if p.Scaling != nil {
 		panels := scalingPanels(p.Scaling)
 		for k, sc := range panels {
@@ -251,89 +253,4 @@ func fmtNum(x any) string {
 		return fmt.Sprintf("%.2f", f)
 	}
 	return fmt.Sprintf("%.3f", f)
-}
-
-// Flame graph geometry, in the units of its viewBox.
-const (
-	flameW   = 1000.0
-	flameRow = 17.0
-	charW    = 6.6 // width of one character of the 11-unit label font
-)
-
-// flameView is a profile's flame graph laid out for the template: the root
-// on top, callees below their callers.
-type flameView struct {
-	profile
-	W, H  float64
-	Boxes []flameBox
-}
-
-type flameBox struct {
-	X, Y, W     float64
-	Text, Title string
-	Fill        string
-}
-
-func flameOf(p profile) flameView {
-	v := flameView{profile: p, W: flameW, H: float64(p.Depth) * flameRow}
-	if len(p.Frames) == 0 {
-		return v
-	}
-	total := float64(p.Frames[0].Value)
-	for _, f := range p.Frames {
-		b := flameBox{X: round2(float64(f.Start) / total * flameW), Y: float64(f.Depth) * flameRow,
-			W: round2(float64(f.Value) / total * flameW), Fill: frameColor(f)}
-		if p.Unit != "" {
-			b.Title = fmt.Sprintf("%s — %d %s (%.2f%%)", f.Name, f.Value, p.Unit, float64(f.Value)/total*100)
-			if f.Self > 0 {
-				b.Title += fmt.Sprintf(", %d in the function itself", f.Self)
-			}
-		} else {
-			b.Title = fmt.Sprintf("%s — %s (%.1f%%)", f.Name, prose.Count(int(f.Value), "sample"), float64(f.Value)/total*100)
-			if f.Self > 0 {
-				b.Title += fmt.Sprintf(", %d on CPU in the function itself", f.Self)
-			}
-		}
-		if f.Lib != "" {
-			b.Title += " [" + f.Lib + "]"
-		}
-		b.Text = fitLabel(f.Name, b.W)
-		v.Boxes = append(v.Boxes, b)
-	}
-	return v
-}
-
-// round2 keeps two decimals of a coordinate: a hundredth of a unit of a
-// 1000-unit graph is finer than any screen.
-func round2(x float64) float64 { return math.Round(x*100) / 100 }
-
-// fitLabel is as much of a function's name as fits a box w units wide,
-// cut with an ellipsis; empty when not even three characters fit.
-func fitLabel(name string, w float64) string {
-	fit := int((w - 6) / charW)
-	if fit < 3 {
-		return ""
-	}
-	r := []rune(name)
-	if len(r) > fit {
-		r = append(r[:fit-1], '…')
-	}
-	return string(r)
-}
-
-// frameColor is warm for the server's own code, blue for the kernel, and
-// varies a little by function so neighbours can be told apart.
-func frameColor(f frame) string {
-	h := fnv.New32a()
-	h.Write([]byte(f.Name))
-	k := float64(h.Sum32()%1000) / 1000
-	switch {
-	case f.Depth == 0:
-		return "rgb(200,200,200)"
-	case f.Lib == "kernel":
-		return fmt.Sprintf("rgb(%d,%d,%d)", 110+int(40*k), 160+int(40*k), 225)
-	case f.Lib == "postgres":
-		return fmt.Sprintf("rgb(%d,%d,%d)", 230, 110+int(90*k), 50+int(30*k))
-	}
-	return fmt.Sprintf("rgb(%d,%d,%d)", 215, 190+int(40*k), 70+int(40*k))
 }

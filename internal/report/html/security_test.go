@@ -1,10 +1,14 @@
 package html_test
 
 import (
+	"crypto/sha256"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	stdhtml "html"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -179,13 +183,43 @@ func checkSource(t *testing.T, name, src string, evil []string) {
 		}
 	}
 	// "onerror=" itself is in the page, as text: an attribute needs a tag.
-	for _, tag := range []string{"<img", "<script>", "<svg onload"} {
+	for _, tag := range []string{"<img", "<svg onload"} {
 		if strings.Contains(src, tag) {
 			t.Errorf("%s: the page holds %q", name, tag)
 		}
 	}
-	if n := strings.Count(src, "<script"); n != 1 {
-		t.Errorf("%s: %d script elements, want only the JSON data block", name, n)
+	checkScripts(t, name, src)
+}
+
+// checkScripts: a page holds the JSON data block and at most one script,
+// the page's own, which its Content-Security-Policy allows by its hash
+// and allows nothing else.
+func checkScripts(t *testing.T, name, src string) {
+	t.Helper()
+	csp := regexp.MustCompile(`<meta http-equiv="Content-Security-Policy" content="([^"]*)">`).FindStringSubmatch(src)
+	if csp == nil {
+		t.Fatalf("%s: no Content-Security-Policy", name)
+	}
+	policy := stdhtml.UnescapeString(csp[1])
+	scripts := regexp.MustCompile(`(?s)<script([^>]*)>(.*?)</script>`).FindAllStringSubmatch(src, -1)
+	if n := strings.Count(src, "<script"); n != len(scripts) || n < 1 || n > 2 {
+		t.Fatalf("%s: %d script elements, want the JSON data block and at most the page's own", name, n)
+	}
+	for _, sc := range scripts {
+		if sc[1] == ` type="application/json" id="pgscale-data"` {
+			continue
+		}
+		if sc[1] != "" {
+			t.Errorf("%s: a script element <script%s>", name, sc[1])
+		}
+		h := sha256.Sum256([]byte(sc[2]))
+		want := "script-src 'sha256-" + base64.StdEncoding.EncodeToString(h[:]) + "'"
+		if !strings.HasSuffix(policy, "; "+want) || strings.Count(policy, "script-src") != 1 {
+			t.Errorf("%s: the policy %q does not allow the page's script alone (%s)", name, policy, want)
+		}
+	}
+	if len(scripts) == 1 && strings.Contains(policy, "script-src") {
+		t.Errorf("%s: the policy %q allows a script the page does not have", name, policy)
 	}
 }
 
@@ -198,8 +232,8 @@ func TestHostileInBrowser(t *testing.T) {
 	if n := eval[int](t, ctx, `document.querySelectorAll("img, iframe, object, embed, [onload], [onerror]").length`); n != 0 {
 		t.Errorf("%d elements made from the file's text", n)
 	}
-	if got := eval[[]string](t, ctx, `[...document.scripts].map(s => s.type)`); len(got) != 1 || got[0] != "application/json" {
-		t.Errorf("scripts in the page: %q, want only the JSON data block", got)
+	if got := eval[[]string](t, ctx, `[...document.scripts].map(s => s.type)`); len(got) != 2 || got[0] != "application/json" || got[1] != "" {
+		t.Errorf("scripts in the page: %q, want the JSON data block and the page's own", got)
 	}
 	text := eval[string](t, ctx, `document.body.textContent`)
 	for _, s := range evil {
@@ -243,7 +277,7 @@ func TestHostileABInBrowser(t *testing.T) {
 		t.Errorf("%d elements made from the files' text", n)
 	}
 	if got := eval[[]string](t, ctx, `[...document.scripts].map(s => s.type)`); len(got) != 1 || got[0] != "application/json" {
-		t.Errorf("scripts in the page: %q, want only the JSON data block", got)
+		t.Errorf("scripts in the page: %q, want only the JSON data block (no flame graphs, no script)", got)
 	}
 	table := eval[string](t, ctx, `document.getElementById("comparison-table").textContent`)
 	for _, s := range []string{evilBase, evilTarget} {

@@ -1,0 +1,87 @@
+package html
+
+import (
+	"crypto/sha256"
+	_ "embed"
+	"encoding/base64"
+	"html/template"
+	"math"
+	"sort"
+)
+
+// flameScript draws the flame graphs in the page from its data block
+// (hover, zoom, search); the page's Content-Security-Policy allows it,
+// and nothing else, by its hash.
+//
+//go:embed flame.js
+var flameScript string
+
+// scriptHash is flameScript's CSP source expression.
+var scriptHash = func() string {
+	h := sha256.Sum256([]byte(flameScript))
+	return "'sha256-" + base64.StdEncoding.EncodeToString(h[:]) + "'"
+}()
+
+// topFrames is how many of a graph's frames its table lists: the page's
+// reading of a graph without its script.
+const topFrames = 12
+
+// flameView is a profile's flame graph for the template: its frames are
+// drawn by the page's script from the data block; Top lists the frames
+// with the most samples in the function itself, readable without it.
+type flameView struct {
+	profile
+	Top []flameRow
+}
+
+// flameRow is one frame of a graph's table.
+type flameRow struct {
+	Name, Lib                      string
+	Self, Value                    int64
+	SelfShare, Share               num
+	BaseShare, CandShare, DeltaPts num
+	Significant                    bool
+}
+
+func flameOf(p profile) flameView {
+	v := flameView{profile: p}
+	if len(p.Frames) == 0 {
+		return v
+	}
+	total := float64(p.Frames[0].Value)
+	for _, f := range p.Frames {
+		if f.Self > 0 && f.Depth > 0 {
+			v.Top = append(v.Top, flameRow{Name: f.Name, Lib: f.Lib, Self: f.Self, Value: f.Value,
+				SelfShare: num(float64(f.Self) / total), Share: num(float64(f.Value) / total)})
+		}
+	}
+	sort.SliceStable(v.Top, func(i, j int) bool { return v.Top[i].Self > v.Top[j].Self })
+	v.Top = v.Top[:min(len(v.Top), topFrames)]
+	return v
+}
+
+// diffView is a differential graph for the template, its frames drawn by
+// the page's script; Top lists the frames whose share changed most,
+// beyond sampling noise.
+type diffView struct {
+	flameDiff
+	Top []flameRow
+}
+
+func diffOf(d flameDiff) diffView {
+	v := diffView{flameDiff: d}
+	for _, f := range d.Frames {
+		if f.Significant {
+			v.Top = append(v.Top, flameRow{Name: f.Name, Lib: f.Lib, BaseShare: f.BaseShare, CandShare: f.CandShare,
+				DeltaPts: num(100 * float64(f.CandShare-f.BaseShare)), Significant: true})
+		}
+	}
+	sort.SliceStable(v.Top, func(i, j int) bool {
+		return math.Abs(float64(v.Top[i].DeltaPts)) > math.Abs(float64(v.Top[j].DeltaPts))
+	})
+	v.Top = v.Top[:min(len(v.Top), topFrames)]
+	return v
+}
+
+// scriptJS is flameScript as the template inlines it, verbatim.
+func scriptJS() template.JS { return template.JS(flameScript) }
