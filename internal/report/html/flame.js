@@ -142,6 +142,7 @@
       var lines = [f.name];
       if (diff) {
         lines.push(p.candidate + ": " + pct(f.candidate_share) + " of its samples; " + p.baseline + ": " + pct(f.baseline_share));
+        lines.push(count(f.value) + " of " + p.candidate + "'s samples with its callees, " + count(f.self || 0) + " in the function itself");
         var d = 100 * (f.candidate_share - f.baseline_share);
         lines.push((d >= 0 ? "+" : "") + d.toFixed(1) + " points" + (f.depth > 0 && !f.significant ? ", within sampling noise" : ""));
       } else {

@@ -75,6 +75,7 @@ func TestVerdictFirst(t *testing.T) {
 			if !got.RunsClosed || got.RunsHeight > 120 {
 				t.Errorf("What ran is not one closed section: closed %v, %v px high", got.RunsClosed, got.RunsHeight)
 			}
+			writeShot(t, ctx, pg.name+"-first-screen")
 			v.quiet(t)
 		})
 	}
@@ -167,5 +168,7 @@ func TestScalingPanels(t *testing.T) {
 	if !(got[0].Top < 100 && got[1].Top > 150) {
 		t.Errorf("the panels' highest ticks are %v and %v: not scaled each to its cell", got[0].Top, got[1].Top)
 	}
+	eval[bool](t, ctx, `document.getElementById("scaling").scrollIntoView(), true`)
+	writeShot(t, ctx, "pooler-ci-scaling")
 	v.quiet(t)
 }
