@@ -93,7 +93,6 @@
     bar.appendChild(status);
 
     var svg = document.createElementNS(NS, "svg");
-    svg.setAttribute("id", p.id);
     svg.setAttribute("role", "img");
     svg.setAttribute("aria-label", (diff ? "differential flame graph: " : "flame graph: ") + p.label);
     svg.setAttribute("viewBox", "0 0 " + W + " " + depth * ROW);

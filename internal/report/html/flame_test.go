@@ -162,7 +162,7 @@ func TestFlameGraphInteractive(t *testing.T) {
 func TestFlameGraphHostileName(t *testing.T) {
 	needBrowser(t)
 	ctx, v := open(t, "flame-hostile", writePage(t, hostileDoc(t)), 1100, 900)
-	id := eval[string](t, ctx, `document.querySelector("div.flamegraph svg").id`)
+	id := eval[string](t, ctx, `document.querySelector("div.flamegraph").id`)
 	labels := eval[string](t, ctx, `[...document.querySelectorAll("div.flamegraph svg text")].map(t => t.textContent).join("|")`)
 	if !strings.Contains(labels, evilFunc[:10]) {
 		t.Errorf("the graph does not show the function's name as text: %q", labels)

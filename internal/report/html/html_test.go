@@ -151,9 +151,7 @@ func TestChartsInPage(t *testing.T) {
 	for _, pg := range pages {
 		src := string(fixturePage(t, pg.files...))
 		for _, id := range pg.charts {
-			// A flame graph is drawn by the page's script where its
-			// data-flame names it.
-			if !strings.Contains(src, `id="`+id+`"`) && !strings.Contains(src, `data-flame="`+id+`"`) {
+			if !strings.Contains(src, `id="`+id+`"`) {
 				t.Errorf("%s: no element with id %q", pg.name, id)
 			}
 		}
