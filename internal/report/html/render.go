@@ -118,6 +118,22 @@ type timelineView struct {
 	SVG template.HTML
 }
 
+// HasGraphs says whether some flame graph has frames to draw: the page
+// then carries its script, and its policy allows it.
+func (v *view) HasGraphs() bool {
+	for _, f := range v.Flames {
+		if len(f.Frames) > 0 && f.SameAs == "" && f.Missing == "" {
+			return true
+		}
+	}
+	for _, d := range v.Diffs {
+		if len(d.Frames) > 0 && d.Missing == "" {
+			return true
+		}
+	}
+	return false
+}
+
 // HasFailures says whether any timeline has a failures panel.
 func (v *view) HasFailures() bool {
 	for _, t := range v.Timelines {
