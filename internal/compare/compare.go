@@ -144,14 +144,20 @@ type Cell struct {
 
 // Shown says whether the cell is one a matrix of the changes holds: a
 // measure with a bound, or one that changed significantly either way
-// (more than its smallest change of interest). Throughput, the measure
-// every reader looks for first, is always shown when it was compared.
+// (more than its smallest change of interest). The measures every reader
+// looks for first are always shown when they were compared: throughput,
+// and under Valgrind the instructions per transaction of the server and
+// of the pooler.
 func (row Row) Shown(ci int) bool {
 	if ci >= len(row.Cells) {
 		return false
 	}
 	a := row.Cells[ci].Assessment
-	return row.Measure.Name == "tps" || a.Bound != nil || a.Effect == stats.Improved || a.Effect == stats.Regressed
+	switch row.Measure.Name {
+	case "tps", "instr/txn", "pooler-instr/txn":
+		return true
+	}
+	return a.Bound != nil || a.Effect == stats.Improved || a.Effect == stats.Regressed
 }
 
 // Clients is the client count of the row's step, 0 when it has none.
