@@ -172,3 +172,25 @@ func TestScalingPanels(t *testing.T) {
 	writeShot(t, ctx, "pooler-ci-scaling")
 	v.quiet(t)
 }
+
+// TestCellLinksItsEvidence: in an A/B page with profiles (abdiff), a
+// change's card links the differential flame graph of its client count,
+// and following the link lands on it.
+func TestCellLinksItsEvidence(t *testing.T) {
+	needBrowser(t)
+	ctx, v := open(t, "abdiff-links", fixturePage(t, "abdiff/base.json", "abdiff/slow.json"), 1400, 900)
+	got := eval[[]string](t, ctx, `(() => {
+		const row = [...document.querySelectorAll("#matrix-comparison tr")].find(tr => tr.cells[0].textContent === "2 clients");
+		if (!row) return ["no row for 2 clients"];
+		const card = document.getElementById(row.cells[1].querySelector("a").hash.slice(1));
+		const diff = [...card.querySelectorAll("a")].find(a => a.textContent === "differential flame graph");
+		if (!diff) return ["no link to a differential flame graph in " + card.textContent];
+		diff.click();
+		const at = document.querySelector(":target");
+		return [diff.hash, at ? at.id : "", at && at.querySelector("svg[role=img]") ? "drawn" : "not drawn"];
+	})()`)
+	if len(got) != 3 || got[0] != "#fig-flame-diff-0-1-c2" || got[1] != "fig-flame-diff-0-1-c2" || got[2] != "drawn" {
+		t.Errorf("the 2-client change's evidence: %q, want a link landing on the drawn differential graph fig-flame-diff-0-1-c2", got)
+	}
+	v.quiet(t)
+}
