@@ -93,7 +93,7 @@ func TestSuiteRunsAndReadsBack(t *testing.T) {
 	}
 	// Columns widen with the figures: compare words, not spacing.
 	words := strings.Join(strings.Fields(stdout+stderr), " ")
-	for _, want := range []string{"Compared b with a: All ", "rows clients a tps b tps", "rows=20000: ", "cell 2/2: rows=20000"} {
+	for _, want := range []string{"Compared b with a: passed: all 4 bounded measures within their bounds", "rows clients a tps b tps", "rows=20000: ", "cell 2/2: rows=20000"} {
 		if !strings.Contains(words, want) {
 			t.Errorf("output lacks %q:\n%s", want, stdout)
 		}
