@@ -34,15 +34,17 @@ type flameView struct {
 	Top []flameRow
 }
 
-// flameRow is one frame of a graph's table.
+// flameRow is one frame of a graph's table: its own samples and shares
+// (a profile), or both sides' shares and the change in points (a
+// differential graph).
 type flameRow struct {
 	Name, Lib                      string
-	Self, Value                    int64
+	Self                           int64
 	SelfShare, Share               num
 	BaseShare, CandShare, DeltaPts num
-	Significant                    bool
 }
 
+// flameOf is a profile's graph with its table.
 func flameOf(p profile) flameView {
 	v := flameView{profile: p}
 	if len(p.Frames) == 0 {
@@ -51,7 +53,7 @@ func flameOf(p profile) flameView {
 	total := float64(p.Frames[0].Value)
 	for _, f := range p.Frames {
 		if f.Self > 0 && f.Depth > 0 {
-			v.Top = append(v.Top, flameRow{Name: f.Name, Lib: f.Lib, Self: f.Self, Value: f.Value,
+			v.Top = append(v.Top, flameRow{Name: f.Name, Lib: f.Lib, Self: f.Self,
 				SelfShare: num(float64(f.Self) / total), Share: num(float64(f.Value) / total)})
 		}
 	}
@@ -68,12 +70,13 @@ type diffView struct {
 	Top []flameRow
 }
 
+// diffOf is a differential graph with its table.
 func diffOf(d flameDiff) diffView {
 	v := diffView{flameDiff: d}
 	for _, f := range d.Frames {
 		if f.Significant {
 			v.Top = append(v.Top, flameRow{Name: f.Name, Lib: f.Lib, BaseShare: f.BaseShare, CandShare: f.CandShare,
-				DeltaPts: num(100 * float64(f.CandShare-f.BaseShare)), Significant: true})
+				DeltaPts: num(100 * float64(f.CandShare-f.BaseShare))})
 		}
 	}
 	sort.SliceStable(v.Top, func(i, j int) bool {
