@@ -98,8 +98,9 @@ func (v *visit) add(list *[]string, s string) {
 }
 
 // open writes pg to a file, opens it in a new tab and records what the
-// page logs, requests and opens; the tab closes with the test.
-func open(t *testing.T, name string, pg []byte, width, height int64) (context.Context, *visit) {
+// page logs, requests and opens; the tab closes with the test. Each of
+// setup runs in the tab before the page loads.
+func open(t *testing.T, name string, pg []byte, width, height int64, setup ...func(context.Context) error) (context.Context, *visit) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), name+".html")
 	if err := os.WriteFile(path, pg, 0o644); err != nil {
@@ -144,6 +145,11 @@ func open(t *testing.T, name string, pg []byte, width, height int64) (context.Co
 	}
 	if _, err := chromedp.Call(ctx, network.Enable, network.EnableParams{}); err != nil {
 		t.Fatal(err)
+	}
+	for _, f := range setup {
+		if err := f(ctx); err != nil {
+			t.Fatal(err)
+		}
 	}
 	err := chromedp.Do(ctx,
 		chromedp.EmulateViewport(width, height),

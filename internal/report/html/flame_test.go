@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/cdproto/input"
 	"github.com/chromedp/chromedp"
 )
@@ -192,4 +193,27 @@ func writeShot(t *testing.T, ctx context.Context, name string) {
 		t.Fatal(err)
 	}
 	os.WriteFile(filepath.Join(*shots, name+".png"), png, 0o644)
+}
+
+// TestFlameGraphWithoutScript: with JavaScript off, a page of flame
+// graphs still reads: each graph's table of its frames and the note that
+// the graphs need the script, and no empty search box.
+func TestFlameGraphWithoutScript(t *testing.T) {
+	needBrowser(t)
+	noScript := func(ctx context.Context) error {
+		_, err := chromedp.Call(ctx, emulation.SetScriptExecutionDisabled, emulation.SetScriptExecutionDisabledParams{Value: true})
+		return err
+	}
+	ctx, v := open(t, "flame-noscript", fixturePage(t, "abdiff/base.json", "abdiff/slow.json"), 1400, 900, noScript)
+	got := eval[[]int](t, ctx, `[document.querySelectorAll("div.flamegraph svg").length, document.querySelectorAll("div.flamegraph").length,
+		document.querySelectorAll("details.flame-top table tr").length, document.querySelectorAll("input[type=search]").length]`)
+	if got[0] != 0 || got[1] == 0 || got[2] <= got[1] || got[3] != 0 {
+		t.Errorf("without JavaScript: %d graphs drawn of %d, %d table rows, %d search boxes; want none drawn, a table each, no search box", got[0], got[1], got[2], got[3])
+	}
+	// The <noscript> note is an element, shown, only when scripts are off.
+	if note := eval[string](t, ctx, `(() => { const p = document.querySelector("#profiles noscript p.note");
+		return p && p.getBoundingClientRect().height > 0 ? p.textContent : "" })()`); !strings.Contains(note, "without JavaScript the tables") {
+		t.Errorf("no note shown that the graphs need the script: %q", note)
+	}
+	v.quiet(t)
 }
