@@ -118,7 +118,7 @@ func TestCountedMeasureHasCell(t *testing.T) {
 	landed := eval[[]string](t, ctx, `(() => {
 		const card = document.querySelector(":target"); if (!card) return ["", location.hash, ""];
 		const r = card.getBoundingClientRect();
-		return [card.id, location.hash, card.textContent, String(r.top > -2 && r.top < innerHeight), [...card.querySelectorAll("a")].map(l => l.hash).join(" ")] })()`)
+		return [card.id, location.hash, card.textContent, String(r.height > 0 && r.top > -2 && r.top < innerHeight), [...card.querySelectorAll("a")].map(l => l.hash).join(" ")] })()`)
 	if len(landed) < 5 || landed[0] == "" || "#"+landed[0] != landed[1] {
 		t.Fatalf("a click on the cell lands on %q", landed)
 	}
