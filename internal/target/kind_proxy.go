@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -86,7 +87,8 @@ type adminYAML struct {
 	Commands []struct {
 		Command string            `yaml:"command" json:"command"`
 		Pool    []string          `yaml:"pool" json:"pool,omitempty"`
-		Columns map[string]string `yaml:"columns" json:"columns"`
+		Columns map[string]string `yaml:"columns" json:"columns,omitempty"`
+		Count   map[string]string `yaml:"count" json:"count,omitempty"`
 	} `yaml:"commands" json:"commands"`
 }
 
@@ -286,23 +288,51 @@ func (y proxyYAML) def(name, dir string) (ProxyDef, error) {
 		d.Stop = sig
 	}
 	if a := y.Admin; a != nil {
-		if strings.TrimSpace(a.Connect) == "" || len(a.Commands) == 0 {
-			return bad("admin: needs connect: (the console's keywords, dbname=pgbouncer) and commands: (command:, pool:, columns:)")
+		if len(a.Commands) == 0 {
+			return bad("admin: needs commands: (command:, pool:, columns: or count:) and, unless the console is where the clients connect, connect: (dbname=pgbouncer)")
 		}
 		if err := ParseProxyTemplate("admin connect", a.Connect, nil); err != nil {
 			return bad("%v", err)
 		}
 		d.Admin = &ProxyAdmin{Connect: a.Connect}
 		for i, c := range a.Commands {
-			if strings.TrimSpace(c.Command) == "" || len(c.Columns) == 0 {
-				return bad("admin: commands[%d]: needs command: (SHOW POOLS) and columns: (FIGURE: COLUMN)", i)
+			if strings.TrimSpace(c.Command) == "" || len(c.Columns)+len(c.Count) == 0 {
+				return bad("admin: commands[%d]: needs command: (SHOW POOLS) and columns: (FIGURE: COLUMN) or count: (FIGURE: COLUMN = VALUE)", i)
 			}
-			for fig := range c.Columns {
+			ac := watch.AdminCommand{Command: c.Command, Pool: c.Pool}
+			for fig, col := range c.Columns {
 				if !slices.Contains(watch.Figures, fig) {
 					return bad("admin: commands[%d]: columns: %q is no pool figure (want %s)", i, fig, strings.Join(watch.Figures, ", "))
 				}
+				name, factor, err := adminColumn(col)
+				if err != nil {
+					return bad("admin: commands[%d]: columns: %s: %v", i, fig, err)
+				}
+				if ac.Columns == nil {
+					ac.Columns = map[string]string{}
+				}
+				ac.Columns[fig] = name
+				if factor != 1 {
+					if ac.Scale == nil {
+						ac.Scale = map[string]float64{}
+					}
+					ac.Scale[fig] = factor
+				}
 			}
-			d.Admin.Commands = append(d.Admin.Commands, watch.AdminCommand{Command: c.Command, Pool: c.Pool, Columns: c.Columns})
+			for fig, rule := range c.Count {
+				if !slices.Contains(watch.Figures, fig) {
+					return bad("admin: commands[%d]: count: %q is no pool figure (want %s)", i, fig, strings.Join(watch.Figures, ", "))
+				}
+				m, err := adminMatch(rule)
+				if err != nil {
+					return bad("admin: commands[%d]: count: %s: %v", i, fig, err)
+				}
+				if ac.Count == nil {
+					ac.Count = map[string]watch.RowMatch{}
+				}
+				ac.Count[fig] = m
+			}
+			d.Admin.Commands = append(d.Admin.Commands, ac)
 		}
 	}
 	if y.ServerConnections < 0 {
@@ -536,4 +566,45 @@ func (p *proxyStart) start(ctx context.Context, fronts []*Server, needs Needs, l
 		Kind: string(ProxyKind), Name: p.spec.Name, Description: Describe(cfg), BinDir: fi.BinDir, Preloaded: fi.Preloaded, Tmpfs: fi.Tmpfs,
 		Pooler: pl,
 	}}, nil
+}
+
+// adminColumn reads an admin command's column as written: "COLUMN", or
+// "COLUMN * FACTOR" (or "/ DIVISOR") for a pooler that writes another
+// unit than the figure's.
+func adminColumn(s string) (name string, factor float64, err error) {
+	s = strings.TrimSpace(s)
+	for _, op := range []string{"*", "/"} {
+		col, num, ok := strings.Cut(s, op)
+		if !ok {
+			continue
+		}
+		f, err := strconv.ParseFloat(strings.TrimSpace(num), 64)
+		if err != nil || f <= 0 || strings.TrimSpace(col) == "" {
+			return "", 0, fmt.Errorf("%q: want COLUMN, or COLUMN %s A POSITIVE NUMBER", s, op)
+		}
+		if op == "/" {
+			f = 1 / f
+		}
+		return strings.TrimSpace(col), f, nil
+	}
+	if s == "" {
+		return "", 0, fmt.Errorf("no column named")
+	}
+	return s, 1, nil
+}
+
+// adminMatch reads a count: rule, "COLUMN = VALUE" or "COLUMN != VALUE".
+func adminMatch(s string) (watch.RowMatch, error) {
+	m := watch.RowMatch{}
+	col, val, ok := strings.Cut(s, "!=")
+	if ok {
+		m.Not = true
+	} else if col, val, ok = strings.Cut(s, "="); !ok {
+		return m, fmt.Errorf("%q: want COLUMN = VALUE or COLUMN != VALUE", s)
+	}
+	m.Column, m.Value = strings.TrimSpace(col), strings.TrimSpace(val)
+	if m.Column == "" {
+		return m, fmt.Errorf("%q: no column named", s)
+	}
+	return m, nil
 }
