@@ -86,22 +86,50 @@ func TestEvidenceSchemas(t *testing.T) {
 	}
 }
 
+// evidenceExample is one kind of evidence in TestEvidenceSchemaApplies:
+// how to set a valid example of it, and how to break it.
+type evidenceExample struct {
+	set   func(p *result.Probes)
+	spoil func(e map[string]any)
+}
+
+// evidenceExamples are the kinds of evidence TestEvidenceSchemaApplies
+// knows, by name; a probe's own test file (evidence_NAME_test.go) may add
+// its kind from an init function instead of editing this one.
+var evidenceExamples = map[string]evidenceExample{
+	"process": {func(p *result.Probes) { p.SetProcess(&result.ProcessStats{CPUs: 2}) },
+		func(e map[string]any) { e["cpus"] = 0 }},
+	"counters": {func(p *result.Probes) { p.SetCounters(&result.Counters{Supported: true, Cycles: 10, Instructions: 20}) },
+		func(e map[string]any) { e["supported"] = false }},
+	"waits": {func(p *result.Probes) {
+		p.SetWaits(&result.Waits{Source: "pg_stat_activity", PeriodMs: 50, Samples: 1})
+	},
+		func(e map[string]any) { e["source"] = "guessed" }},
+	"locks": {func(p *result.Probes) { p.SetLocks(&result.Locks{Snapshots: 1, FastPathSlots: 16}) },
+		func(e map[string]any) { e["fast_path_slots"] = 0 }},
+	"statements": {func(p *result.Probes) { p.SetStatements(&result.Statements{ServerMs: 1, Calls: 1}) },
+		func(e map[string]any) { e["calls"] = -1 }},
+	"profile": {func(p *result.Probes) { p.SetProfile(&result.Profile{File: "p.pprof", Samples: 1}) },
+		func(e map[string]any) { e["unit"] = "furlongs" }},
+	"instructions": {func(p *result.Probes) {
+		p.SetInstructions(&result.Instructions{Tool: "callgrind", Transactions: 1, PerTxn: 1, Kernel: "not counted",
+			ByKind: []result.InstructionGroup{{Kind: "client backend", Processes: 1}}})
+	}, func(e map[string]any) { e["tool"] = "guessed" }},
+	"upstreams": {func(p *result.Probes) {
+		p.SetUpstreams(&result.Upstreams{Servers: []result.UpstreamStat{{Name: "a", Role: "primary", Transactions: 5, Share: 0.5},
+			{Name: "a-replica1", Role: "replica", Transactions: 5, Share: 0.5}}})
+	}, func(e map[string]any) { e["servers"].([]any)[1].(map[string]any)["role"] = "standby" }},
+}
+
 // TestEvidenceSchemaApplies: each probe's schema file is applied to its
 // evidence: a file that breaks it is invalid.
 func TestEvidenceSchemaApplies(t *testing.T) {
 	f := sample()
 	f.Schema, f.Version = result.Schema, result.Version
 	p := &result.Probes{ElapsedS: 1}
-	p.SetProcess(&result.ProcessStats{CPUs: 2})
-	p.SetCounters(&result.Counters{Supported: true, Cycles: 10, Instructions: 20})
-	p.SetWaits(&result.Waits{Source: "pg_stat_activity", PeriodMs: 50, Samples: 1})
-	p.SetLocks(&result.Locks{Snapshots: 1, FastPathSlots: 16})
-	p.SetStatements(&result.Statements{ServerMs: 1, Calls: 1})
-	p.SetProfile(&result.Profile{File: "p.pprof", Samples: 1})
-	p.SetInstructions(&result.Instructions{Tool: "callgrind", Transactions: 1, PerTxn: 1, Kernel: "not counted",
-		ByKind: []result.InstructionGroup{{Kind: "client backend", Processes: 1}}})
-	p.SetUpstreams(&result.Upstreams{Servers: []result.UpstreamStat{{Name: "a", Role: "primary", Transactions: 5, Share: 0.5},
-		{Name: "a-replica1", Role: "replica", Transactions: 5, Share: 0.5}}})
+	for _, ex := range evidenceExamples {
+		ex.set(p)
+	}
 	f.Steps[0].Probes = p
 	data, err := json.Marshal(f)
 	if err != nil {
@@ -110,22 +138,13 @@ func TestEvidenceSchemaApplies(t *testing.T) {
 	if err := result.ValidateJSON(data); err != nil {
 		t.Fatalf("a file with every probe's evidence: %v", err)
 	}
-	breaks := map[string]func(e map[string]any){
-		"process":      func(e map[string]any) { e["cpus"] = 0 },
-		"counters":     func(e map[string]any) { e["supported"] = false },
-		"waits":        func(e map[string]any) { e["source"] = "guessed" },
-		"locks":        func(e map[string]any) { e["fast_path_slots"] = 0 },
-		"statements":   func(e map[string]any) { e["calls"] = -1 },
-		"profile":      func(e map[string]any) { e["unit"] = "furlongs" },
-		"instructions": func(e map[string]any) { e["tool"] = "guessed" },
-		"upstreams":    func(e map[string]any) { e["servers"].([]any)[1].(map[string]any)["role"] = "standby" },
-	}
 	for _, name := range evidenceNames(t) {
-		brk, ok := breaks[name]
+		ex, ok := evidenceExamples[name]
 		if !ok {
-			t.Errorf("%s: no way to break its evidence in this test", name)
+			t.Errorf("%s: no example of its evidence in this test (evidenceExamples, or an init in evidence_%s_test.go)", name, name)
 			continue
 		}
+		brk := ex.spoil
 		var m map[string]any
 		if err := json.Unmarshal(data, &m); err != nil {
 			t.Fatal(err)
