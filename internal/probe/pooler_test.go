@@ -36,6 +36,35 @@ func pooled(t *testing.T, settings string, clients int, d time.Duration, src str
 		t.Fatal(err)
 	}
 	defer srv.Close()
+	return through(t, srv, clients, d, src)
+}
+
+// proxied is pooled through the proxy definition examples/proxy/NAME.yaml.
+func proxied(t *testing.T, name string, clients int, d time.Duration, src string) result.Step {
+	t.Helper()
+	specs, err := target.ParseSpecs([]string{"direct=dsn:" + cluster.ConnString("postgres"), "p=proxy:" + targettest.Example(t, name)}, "", 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	servers, err := target.OpenAll(ctx, specs, target.ClusterOptions{}, target.Needs{Clients: clients, Connections: clients}, nil)
+	defer func() {
+		for _, s := range servers {
+			s.Close()
+		}
+	}()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return through(t, servers[1], clients, d, src)
+}
+
+// through runs clients through srv's pooler with the probes beside them.
+func through(t *testing.T, srv *target.Server, clients int, d time.Duration, src string) result.Step {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
 	cfg := probe.DefaultConfig()
 	cfg.Server = srv.Watch()
 	set, err := probe.New(ctx, cfg)
@@ -128,5 +157,30 @@ func TestPoolerProbeNoQueue(t *testing.T) {
 	}
 	if w := p.Total.WaitPerTxnUS; w == nil || *w > 500 {
 		t.Errorf("wait per transaction %v µs: want well under a 2 ms turn", w)
+	}
+}
+
+// pgpool-II's mapping (examples/proxy/pgpool.yaml): its child processes
+// counted as clients and server connections, the probe's own session
+// taken off, the SELECTs its backend was given counted as queries.
+func TestPgpoolProbe(t *testing.T) {
+	testenv.Slow(t)
+	targettest.NeedPgpool(t)
+	s := proxied(t, "pgpool", 4, 3*time.Second, "SELECT pg_sleep(0.002);\n")
+	p := s.Probes.Pooler()
+	if p == nil {
+		t.Fatalf("no pooler evidence; unavailable: %+v", s.Probes.Unavailable)
+	}
+	if p.Program != "pgpool" || !p.OwnConnection || p.Samples < 3 {
+		t.Errorf("program %q, own connection %v, %d samples: want pgpool's console in the clients' database", p.Program, p.OwnConnection, p.Samples)
+	}
+	if a := p.Total.ClientsActive; a == nil || a.Mean < 2 || a.Max > 4 {
+		t.Errorf("clients active %+v: want up to the 4 clients, the probe's own left out", a)
+	}
+	if p.Total.ClientsWaiting != nil || p.Total.WaitPerTxnUS != nil {
+		t.Errorf("pgpool-II shows no waits, yet the evidence has them: %+v", p.Total)
+	}
+	if q := p.Total.Queries; q == nil || float64(*q) < 0.8*float64(p.LoadTransactions) {
+		t.Errorf("queries %v: want about the load's %d SELECTs", q, p.LoadTransactions)
 	}
 }
