@@ -118,6 +118,7 @@ const (
 	CauseContention = "contention" // a wait class's share of the backends' time
 	CauseSwitches   = "switches"   // server context switches per transaction
 	CausePooler     = "pooler"     // the pooler's CPU per transaction
+	CausePool       = "pool"       // the wait for a pooler's server connection per transaction
 	CauseFastPath   = "fast-path"  // fast-path slots overflowing on one side only
 	CauseClient     = "client"     // the load generator's CPU, or backends waiting for the client
 	CauseCPUQueue   = "cpu-queue"  // backends waiting for a CPU
@@ -220,6 +221,14 @@ func Explain(steps []DiffStep, opt stats.Options) Differential {
 		if c := st.Changes["pooler-cpu/txn"]; worse(c) {
 			a, pm := c.absolute()
 			sd.Causes = append(sd.Causes, Cause{CausePooler, "pooler-cpu/txn", fmt.Sprintf("the pooler spends %s %s CPU per transaction (%+.1f µs ± %.1f)", prose.Share(math.Abs(c.Change)), more, a, pm)})
+		}
+		if c := st.Changes["pooler-wait/txn"]; worse(c) {
+			a, pm := c.absolute()
+			longer := "longer"
+			if !sd.Slower {
+				longer = "shorter"
+			}
+			sd.Causes = append(sd.Causes, Cause{CausePool, "pooler-wait/txn", fmt.Sprintf("each transaction waits %s %s for one of the pool's server connections (%+.0f µs ± %.0f)", prose.Share(math.Abs(c.Change)), longer, a, pm)})
 		}
 		if c, ok := fastPathChange(st, sd.Slower); ok {
 			sd.Causes = append(sd.Causes, c)

@@ -1,0 +1,92 @@
+package integration_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/pgscale/pgscale/internal/cli"
+	"github.com/pgscale/pgscale/internal/diagnose"
+	"github.com/pgscale/pgscale/internal/target/targettest"
+	"github.com/pgscale/pgscale/internal/testenv"
+)
+
+// 32 clients through the built-in pgbouncer: with a pool of 4 server
+// connections, transactions holding theirs 4 ms, most clients wait for one
+// while the server idles, and the run says pool-bound with the figures, in
+// its output, its markdown, its result file and its HTML report; with a
+// pool of 32 the same load is not pool-bound.
+func TestPoolBoundThroughPgBouncer(t *testing.T) {
+	trackTime(t)
+	testenv.Slow(t)
+	targettest.NeedPgBouncer(t)
+	dir := t.TempDir()
+	script := filepath.Join(dir, "hold.sql")
+	if err := os.WriteFile(script, []byte("SELECT pg_sleep(0.004);\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run := func(pool string) (string, string) {
+		t.Helper()
+		out, md := filepath.Join(dir, "p"+pool+".json"), filepath.Join(dir, "p"+pool+".md")
+		code, shown, stderr := pgscale(t, "run", "--dsn", dsn("postgres"), "--pooler", "pgbouncer:default_pool_size="+pool,
+			"-f", script, "-M", "simple", "-c", "32", "-T", "3", "-P", "0", "--out", out, "--markdown", md)
+		if code != cli.ExitOK {
+			t.Fatalf("pool %s: exit %d\n%s", pool, code, stderr)
+		}
+		return shown, out
+	}
+
+	shown, out := run("4")
+	f := readResult(t, out)
+	s := f.Steps[0]
+	p := s.Probes.Pooler()
+	if p == nil || p.Total.ClientsWaiting == nil || p.Total.WaitPerTxnUS == nil || p.Total.MaxWaitMs == nil {
+		t.Fatalf("the result file lacks the pool's figures: %+v (unavailable %+v)", p, s.Probes.Unavailable)
+	}
+	if w := p.Total.ClientsWaiting.Mean; w < 16 || w > 29 {
+		t.Errorf("%.1f clients waiting on average: want most of the 28 beyond the pool", w)
+	}
+	if a := p.Total.ServersActive; a == nil || a.Max > 4 || a.Mean < 3 {
+		t.Errorf("server connections active %+v: want the pool's 4, busy", a)
+	}
+	// The pooler's count is the load's, over its own window.
+	if n := *p.Total.Transactions; float64(n) < 0.9*float64(p.LoadTransactions) || float64(n) > 1.1*float64(p.LoadTransactions) {
+		t.Errorf("pgbouncer counted %d transactions, the load %d in the same window", n, p.LoadTransactions)
+	}
+	// A transaction's wait for the pool is most of its latency.
+	if w, lat := *p.Total.WaitPerTxnUS/1000, s.Summary.Latency.MeanMs; w < 0.5*lat || w > lat {
+		t.Errorf("%.1f ms waited per transaction of %.1f ms latency: want most of it", w, lat)
+	}
+	if f.Diagnosis == nil || f.Diagnosis.Steps[0].Verdict != diagnose.PoolBound {
+		t.Fatalf("diagnosis %+v, want %s", f.Diagnosis, diagnose.PoolBound)
+	}
+	md, err := os.ReadFile(filepath.Join(dir, "p4.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []string{"pool-bound", "of 32 clients waited for one of 4 server connections (default_pool_size=4)", "the pool, not the server, is the limit", "waited per transaction"} {
+		if !strings.Contains(shown, w) {
+			t.Errorf("the output lacks %q:\n%s", w, shown)
+		}
+		if !strings.Contains(strings.ReplaceAll(string(md), `\_`, "_"), w) {
+			t.Errorf("the markdown lacks %q", w)
+		}
+	}
+	page := filepath.Join(dir, "p4.html")
+	if code, _, stderr := pgscale(t, "report", "--format", "html", out, "-o", page); code != cli.ExitOK {
+		t.Fatalf("report html: exit %d\n%s", code, stderr)
+	}
+	if html, _ := os.ReadFile(page); !strings.Contains(string(html), "waiting clients") || !strings.Contains(string(html), "pool-bound") {
+		t.Errorf("the HTML report lacks the waiting clients or the verdict")
+	}
+
+	_, out = run("32")
+	f = readResult(t, out)
+	if v := f.Diagnosis.Steps[0]; v.Verdict == diagnose.PoolBound {
+		t.Errorf("a pool of 32 before 32 clients: %s (%s)", v.Verdict, v.Detail)
+	}
+	if p := f.Steps[0].Probes.Pooler(); p == nil || p.Total.ClientsWaiting == nil || p.Total.ClientsWaiting.Mean > 8 {
+		t.Errorf("a pool of 32 before 32 clients: waiting %+v", p)
+	}
+}
