@@ -2,10 +2,12 @@ package integration_test
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/pgscale/pgscale/internal/build/buildtest"
 	"github.com/pgscale/pgscale/internal/cli"
 	"github.com/pgscale/pgscale/internal/diagnose"
 	"github.com/pgscale/pgscale/internal/target/targettest"
@@ -88,5 +90,44 @@ func TestPoolBoundThroughPgBouncer(t *testing.T) {
 	}
 	if p := f.Steps[0].Probes.Pooler(); p == nil || p.Total.ClientsWaiting == nil || p.Total.ClientsWaiting.Mean > 8 {
 		t.Errorf("a pool of 32 before 32 clients: waiting %+v", p)
+	}
+}
+
+// pgscale build NAME=proxy:FILE makes the build a definition's build:
+// names, ahead of the run, with its patch beside the definition (the
+// pgbouncer fixture at base with the diff to slow as a patch file): CI
+// warms the cache this way. A second call finds it.
+func TestBuildProxyDefinition(t *testing.T) {
+	trackTime(t)
+	buildtest.Slow(t)
+	repo := buildtest.PgBouncerSource(t)
+	dir := filepath.Join(t.TempDir(), "defs")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	patch, err := exec.Command("git", "-C", repo, "diff", "base", "slow").Output()
+	if err != nil || len(patch) == 0 {
+		t.Fatalf("git diff base slow: %v", err)
+	}
+	def := "build:\n  source: " + repo + "@base+slow.patch\n  run: ./configure --without-openssl && make\ncommand: \"{{build}}/pgbouncer {{dir}}/pgbouncer.ini\"\n"
+	for name, text := range map[string]string{"slow.patch": string(patch), "cand.yaml": def} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, want := range []string{"", "(from the cache, built by: ./configure --without-openssl && make)"} {
+		code, out, stderr := pgscale(t, "build", "cand=proxy:"+filepath.Join(dir, "cand.yaml"))
+		if code != cli.ExitOK || !strings.HasPrefix(out, "cand: build ") || !strings.Contains(out, want) {
+			t.Fatalf("build %d: exit %d, output %q\n%s", i+1, code, out, stderr)
+		}
+		tree := strings.TrimSpace(out[strings.LastIndex(out, ": ")+2:])
+		if src, err := os.ReadFile(filepath.Join(tree, "src", "client.c")); err != nil || !strings.Contains(string(src), "pgscale fixture") {
+			t.Errorf("build %d: %s/src/client.c lacks the patch's loop (%v)", i+1, tree, err)
+		}
+	}
+	// A target that builds nothing says so in one line, exit 2.
+	code, _, stderr := pgscale(t, "build", "p=proxy:"+targettest.Example(t, "pgbouncer"))
+	if code != cli.ExitUsage || !strings.Contains(stderr, "this target builds nothing") {
+		t.Errorf("a definition without build: exit %d\n%s", code, stderr)
 	}
 }

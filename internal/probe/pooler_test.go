@@ -3,6 +3,7 @@ package probe_test
 import (
 	"context"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -48,7 +49,8 @@ func proxied(t *testing.T, name string, clients int, d time.Duration, src string
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	servers, err := target.OpenAll(ctx, specs, target.ClusterOptions{}, target.Needs{Clients: clients, Connections: clients}, nil)
+	var lines []string
+	servers, err := target.OpenAll(ctx, specs, target.ClusterOptions{}, target.Needs{Clients: clients, Connections: clients}, func(s string) { lines = append(lines, s) })
 	defer func() {
 		for _, s := range servers {
 			s.Close()
@@ -56,6 +58,10 @@ func proxied(t *testing.T, name string, clients int, d time.Duration, src string
 	}()
 	if err != nil {
 		t.Fatal(err)
+	}
+	// Its start names the target it is.
+	if !slices.ContainsFunc(lines, func(l string) bool { return strings.HasPrefix(l, "starting "+name+" for p in front of ") }) {
+		t.Errorf("no line names the target started: %q", lines)
 	}
 	return through(t, servers[1], clients, d, src)
 }

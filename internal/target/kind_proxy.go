@@ -32,7 +32,7 @@ const ProxyKind Kind = "proxy"
 const maxFronts = 64
 
 var proxyKind = kind{
-	name: ProxyKind, form: "proxy:FILE.yaml", fronts: maxFronts, counts: true,
+	name: ProxyKind, form: "proxy:FILE.yaml", fronts: maxFronts, counts: true, builds: true,
 	help: "any pooler or proxy, started by pgscale in front of target NAME's server (of=NAME, repeated for several; " +
 		"by default the first target that is not a pooler) from the definition in FILE.yaml: its command line and the files it reads, " +
 		"templates of {{dir}}, {{port}} and {{upstream.host}}, {{upstream.port}}... (docs/poolers.md); its processes are accounted as the pooler",
@@ -349,8 +349,19 @@ func (y proxyYAML) def(name, dir string) (ProxyDef, error) {
 		if dir != "" && !filepath.IsAbs(src) && !strings.HasPrefix(src, "~/") {
 			src = filepath.Join(dir, src)
 		}
-		if _, err := build.ParseSource(src); err != nil {
+		parsed, err := build.ParseSource(src)
+		if err != nil {
 			return bad("build: %v", err)
+		}
+		// Its patches, like its tree, are relative to the definition's
+		// file, not to where pgscale runs.
+		if dir != "" && len(parsed.Patches) > 0 {
+			for i, p := range parsed.Patches {
+				if !filepath.IsAbs(p) {
+					parsed.Patches[i] = filepath.Join(dir, p)
+				}
+			}
+			src = parsed.String()
 		}
 		d.Build = &ProxyBuild{Source: src, Run: b.Run, Keep: b.Keep}
 	}
@@ -438,10 +449,7 @@ func buildProxy(ctx context.Context, spec Spec, b *ProxyBuild, log func(string))
 	if err != nil {
 		return nil, usage.Wrap(named(spec, err))
 	}
-	label := spec.Name + "'s proxy"
-	if spec.Name == "" {
-		label = "the proxy"
-	}
+	label := proxyLabel(spec)
 	builder := &build.Builder{Progress: func(e build.Event) {
 		switch {
 		case e.Phase == build.PhaseCached && e.Done:
@@ -461,6 +469,37 @@ func buildProxy(ctx context.Context, spec Spec, b *ProxyBuild, log func(string))
 		return nil, usage.Wrap(named(spec, err))
 	}
 	return bld, nil
+}
+
+// forTarget names a pooler's target in its progress lines, " for p4"
+// (nothing for run --pooler's, the run's one target).
+func forTarget(spec Spec) string {
+	if spec.Name == "" {
+		return ""
+	}
+	return " for " + spec.Name
+}
+
+// proxyLabel names a proxy's build in progress lines: "base's proxy".
+func proxyLabel(spec Spec) string {
+	if spec.Name == "" {
+		return "the proxy"
+	}
+	return spec.Name + "'s proxy"
+}
+
+// needsBuild says the definition has build: (pgscale build makes it ahead
+// of a run, as the run would).
+func (a ProxyArg) needsBuild() bool { return a.Def.Build != nil }
+
+// what is the definition's build, as the run makes it (buildProxy).
+func (a ProxyArg) what(spec Spec, _ *opening) (build.Spec, string, error) {
+	b := a.Def.Build
+	src, err := build.ParseSource(b.Source)
+	if err != nil {
+		return nil, "", err
+	}
+	return build.Command{Name: proxyLabel(spec), Source: src, Run: b.Run, Keep: b.Keep}, src.String(), nil
 }
 
 // proxyProgram finds the program a command line starts, when it is
@@ -533,7 +572,7 @@ func (p *proxyStart) start(ctx context.Context, fronts []*Server, needs Needs, l
 	if program == "" {
 		program = programName(p.def.Command)
 	}
-	log(fmt.Sprintf("starting %s in front of %s...", program, strings.Join(where, " and ")))
+	log(fmt.Sprintf("starting %s%s in front of %s...", program, forTarget(p.spec), strings.Join(where, " and ")))
 	opts := ProxyOptions{Def: p.def, Upstreams: ups, OSUser: p.opt.OSUser, Clients: needs.Clients + 10, Valgrind: p.opt.Valgrind}
 	if p.built != nil {
 		opts.Build = p.built.Dir
