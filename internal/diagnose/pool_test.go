@@ -59,7 +59,8 @@ func TestPoolBound(t *testing.T) {
 }
 
 // A candidate slower because its transactions wait longer for the pool
-// says so.
+// says so, first when the wait is most of what the median latency moved
+// (the figures of ab with pools of 4 and 16 before 32 clients).
 func TestExplainPoolWait(t *testing.T) {
 	s := func(r int) result.Step {
 		return step(32, 1000, 0.3, 0.5, 1, 0, map[string]int64{"CPU": 50, "Client:ClientRead": 950})
@@ -67,11 +68,14 @@ func TestExplainPoolWait(t *testing.T) {
 	ds := diagnose.DiffStep{Clients: 32, Base: rounds(6, s), Cand: rounds(6, s), Changes: map[string]diagnose.Change{
 		"tps":             change(4000, -0.7, 0.05),
 		"server-cpu/txn":  {Known: true, Base: 40, Cand: 40, Change: 0.01, Lo: -0.03, Hi: 0.05},
-		"pooler-wait/txn": change(600, 1.5, 0.2),
+		"pooler-wait/txn": change(4865, 6.145, 1.0),
+		"p50":             change(8.82, 3.093, 0.37),
+		"server-user/txn": change(30, 0.3, 0.1),
 	}}
 	d := diagnose.Explain([]diagnose.DiffStep{ds}, stats.Options{})
 	got := strings.Join(d.Sentences(), " ")
-	if !strings.Contains(got, "each transaction waits 150% longer for one of the pool's server connections (+900 µs ± 120)") {
+	if !strings.Contains(got, "because each transaction waits 614% longer for one of the pool's server connections (+29895 µs ± 4865), 100% of the median latency's +27.3 ms") ||
+		!strings.HasSuffix(got, ": the wait for the pool is most of the change in latency.") {
 		t.Errorf("differential does not name the pool's wait:\n%s", got)
 	}
 	if len(d.Steps) != 1 || len(d.Steps[0].Causes) == 0 || d.Steps[0].Causes[0].Kind != diagnose.CausePool {

@@ -131,3 +131,48 @@ func TestBuildProxyDefinition(t *testing.T) {
 		t.Errorf("a definition without build: exit %d\n%s", code, stderr)
 	}
 }
+
+// The balancing PgBouncer (examples/proxy/pgbouncer-balanced.yaml: a host
+// list of the primary and its replica) spreads select-only's reads over
+// both; a workload that writes through it is refused before anything
+// starts, in one line naming it and the write, by run and by a suite's
+// cell (the pooler-ci preset's tpcb-like cell), exit 2, no bundle left.
+func TestBalancedPgBouncer(t *testing.T) {
+	trackTime(t)
+	testenv.Slow(t)
+	targettest.NeedPgBouncer(t)
+	def := targettest.Example(t, "pgbouncer-balanced")
+	dir := t.TempDir()
+	out := filepath.Join(dir, "r.json")
+	code, stdout, stderr := pgscale(t, "run", "--replicas", "1", "--pooler", "proxy:"+def, "-S", "-M", "simple", "-c", "8", "-T", "2", "-P", "0", "--out", out)
+	if code != cli.ExitOK {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	u := readResult(t, out).Steps[0].Probes.Upstreams()
+	if u == nil || len(u.Servers) != 2 {
+		t.Fatalf("upstreams %+v", u)
+	}
+	// pgbouncer opens its server connections to the hosts in turn and
+	// hands out the idle ones in turn: how many it opened to each sets
+	// the split (here 54/46 to 84/16), never all on one.
+	for _, s := range u.Servers {
+		t.Logf("%s (%s): share %.2f", s.Name, s.Role, s.Share)
+		if s.Statements == nil || *s.Statements < 100 || s.Share < 0.1 {
+			t.Errorf("%s (%s) share %.2f: the host list should spread the reads over both", s.Name, s.Role, s.Share)
+		}
+	}
+
+	const refused = "is read_only: it may send any statement to a replica, and the workload writes (builtin:tpcb-like line 6: UPDATE pgbench_accounts"
+	code, _, stderr = pgscale(t, "run", "--replicas", "1", "--pooler", "proxy:"+def, "-b", "tpcb-like", "-M", "simple", "-c", "2", "-T", "2", "--out", filepath.Join(dir, "w.json"))
+	if code != cli.ExitUsage || !strings.Contains(stderr, "the pooler (proxy:"+def+") "+refused) || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
+		t.Errorf("tpcb-like through it: exit %d, want %d and one line:\n%s", code, cli.ExitUsage, stderr)
+	}
+	bundle := filepath.Join(dir, "suite")
+	code, _, stderr = pgscale(t, "suite", "--preset", "pooler-ci", "--quick", "--param", "base=proxy:"+def, "--param", "cand=proxy:"+def, "--out", bundle)
+	if code != cli.ExitUsage || !strings.HasPrefix(stderr, "pgscale: cell workload=tpcb-like: base (proxy:"+def+") "+refused) || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
+		t.Errorf("the preset's tpcb-like cell through it: exit %d, want %d and one line:\n%s", code, cli.ExitUsage, stderr)
+	}
+	if _, err := os.Stat(bundle); !os.IsNotExist(err) {
+		t.Errorf("a refused suite left %s (%v)", bundle, err)
+	}
+}

@@ -77,6 +77,7 @@ type proxyYAML struct {
 	Build             *buildYAML    `yaml:"build" json:"build,omitempty"`
 	ServerConnections int           `yaml:"server_connections" json:"server_connections,omitempty"`
 	Admin             *adminYAML    `yaml:"admin" json:"admin,omitempty"`
+	ReadOnly          bool          `yaml:"read_only" json:"read_only,omitempty"`
 }
 
 // adminYAML is a proxy's admin console as written: connection keywords
@@ -250,7 +251,7 @@ func (y proxyYAML) def(name, dir string) (ProxyDef, error) {
 	bad := func(format string, args ...any) (ProxyDef, error) {
 		return ProxyDef{}, fmt.Errorf("%s: %s", name, fmt.Sprintf(format, args...))
 	}
-	d := ProxyDef{Program: y.Program, Command: strings.TrimSpace(y.Command), Connect: y.Connect}
+	d := ProxyDef{Program: y.Program, Command: strings.TrimSpace(y.Command), Connect: y.Connect, ReadOnly: y.ReadOnly}
 	if d.Command == "" {
 		return bad("command: the program's command line is missing (command: pgbouncer {{dir}}/pgbouncer.ini)")
 	}
