@@ -235,7 +235,7 @@ func Explain(steps []DiffStep, opt stats.Options) Differential {
 			if l := st.Changes["p50"]; l.Known {
 				if dl, _ := l.absolute(); dl != 0 && a/1000/dl >= 0.5 {
 					poolFirst = true
-					text += fmt.Sprintf(", %s of the median latency's %+.1f ms", prose.Share(math.Min(a/1000/dl, 1)), dl)
+					text += fmt.Sprintf(", against the median latency's %+.1f ms", dl)
 				}
 			}
 			cause := Cause{CausePool, "pooler-wait/txn", text}
