@@ -5,7 +5,7 @@ package result
 // clients and server connections, how long clients waited for one, and
 // the transactions and queries it counted, for the whole pooler (Total),
 // per pool (a database and user in PgBouncer, PgCat and PgDog; a backend
-// node in pgpool-II's SHOW POOL_NODES) and per sample (Series). A figure
+// node in pgpool-II's SHOW POOL_NODES, when a mapping reads it) and per sample (Series). A figure
 // the definition's mapping does not name is absent, never zero.
 type Pools struct {
 	// Program names the pooler ("pgbouncer"), Commands the admin commands
