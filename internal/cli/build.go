@@ -30,8 +30,9 @@ func newBuildCmd(stdout, stderr io.Writer) *cobra.Command {
 		Short: "Build source targets ahead of a run; list and prune the build cache",
 		Long: `Build what src: targets run, ahead of a run (a CI job warms the cache this
 way), or find it built in the build cache. A SPEC is a target as --target takes
-it, NAME=src:PATH[@REV][+PATCH...][,configure=ARGS][,ext=EXTPATH[@REV]], or the
-same without NAME= (src:PATH@REV, or PATH@REV alone). Each build is made in a
+it, NAME=src:PATH[@REV][+PATCH...][,configure=ARGS][,ext=EXTPATH[@REV]] or
+NAME=proxy:FILE.yaml (a definition with build:), or the same without NAME=
+(src:PATH@REV, or PATH@REV alone). Each build is made in a
 scratch directory from an export of the tree (the checkout is never touched)
 and moved into the cache only when complete: a failed or interrupted build
 leaves nothing but its log. Progress goes to stderr; each build's key and
@@ -88,7 +89,11 @@ and the log, then the log's last lines follow), 3 when interrupted.`,
 				if b.Cached {
 					how = "from the cache"
 				}
-				fmt.Fprintf(stdout, "%s: build %s (%s, %s): %s\n", specName(s), b.Key, how, describeBuild(b.Manifest), b.BinDir())
+				at := b.BinDir()
+				if b.Manifest != nil && b.Manifest.Kind == build.KindCommand {
+					at = b.Dir // a program's build: {{build}}
+				}
+				fmt.Fprintf(stdout, "%s: build %s (%s, %s): %s\n", specName(s), b.Key, how, describeBuild(b.Manifest), at)
 			}
 			return nil
 		},
@@ -143,6 +148,8 @@ func describeBuild(m *build.Manifest) string {
 	var parts []string
 	if v := strings.TrimPrefix(m.Version, "postgres (PostgreSQL) "); v != "" {
 		parts = append(parts, "PostgreSQL "+v)
+	} else if m.Kind == build.KindCommand {
+		parts = append(parts, "built by: "+m.Command)
 	} else {
 		parts = append(parts, m.Kind)
 	}

@@ -38,6 +38,23 @@ func (md MeasureDef) Measure(step string) stats.Measure {
 	return stats.Measure{Name: md.Name, Step: step, Unit: md.Unit, Direction: md.Direction, MinChange: md.MinChange, Counted: md.Counted}
 }
 
+// registered are the measures a file of their own adds (its evidence's
+// measures, registered from an init function by RegisterMeasure), after
+// the built-in ones; filled when the program starts, only read after.
+var registered []MeasureDef
+
+// registerMeasure adds a measure after the built-in ones: a probe's
+// measures live in their own file (measure_NAME.go), which calls it from
+// an init function, so adding them changes no other file.
+func registerMeasure(md MeasureDef) {
+	for _, m := range registered {
+		if m.Name == md.Name {
+			panic("compare: measure " + md.Name + " registered twice")
+		}
+	}
+	registered = append(registered, md)
+}
+
 // Measures returns the measures compared per step, in report order:
 // throughput, median and 99th percentile latency, the load generator's CPU
 // per transaction, and what each transaction cost the server — CPU (and
@@ -48,6 +65,7 @@ func (md MeasureDef) Measure(step string) stats.Measure {
 // mispredicted branches and estimated cycles. The server's costs come
 // from the process probe with whole-step turns, and from the slice meter
 // in slices (diagnose.Compute); a step without them lacks those measures.
+// The measures registered from their own files follow.
 func Measures() []MeasureDef {
 	fig := func(read func(diagnose.Figures) (float64, bool)) func(*result.Step) float64 {
 		return func(s *result.Step) float64 {
@@ -75,7 +93,7 @@ func Measures() []MeasureDef {
 		}
 		return ""
 	}
-	return []MeasureDef{
+	return append([]MeasureDef{
 		{Name: "tps", Unit: "txn/s", Direction: stats.HigherIsBetter, Value: func(s *result.Step) float64 { return s.Summary.TPS }},
 		{Name: "p50", Unit: "ms", Direction: stats.LowerIsBetter, Value: func(s *result.Step) float64 { return s.Summary.Latency.P50Ms }},
 		{Name: "p99", Unit: "ms", Direction: stats.LowerIsBetter, Value: func(s *result.Step) float64 { return s.Summary.Latency.P99Ms }},
@@ -134,7 +152,7 @@ func Measures() []MeasureDef {
 			Value: simulated(func(c *result.CacheSim) uint64 { return c.EstCycles })},
 		{Name: "pooler-instr/txn", Unit: "instructions", Direction: stats.LowerIsBetter, Counted: true, MinChange: minInstructions,
 			Value: counted(func(i *result.Instructions) float64 { return i.PoolerPerTxn })},
-	}
+	}, registered...)
 }
 
 // The smallest changes of interest of the counted measures (MinChange),

@@ -118,6 +118,7 @@ const (
 	CauseContention = "contention" // a wait class's share of the backends' time
 	CauseSwitches   = "switches"   // server context switches per transaction
 	CausePooler     = "pooler"     // the pooler's CPU per transaction
+	CausePool       = "pool"       // the wait for a pooler's server connection per transaction
 	CauseFastPath   = "fast-path"  // fast-path slots overflowing on one side only
 	CauseClient     = "client"     // the load generator's CPU, or backends waiting for the client
 	CauseCPUQueue   = "cpu-queue"  // backends waiting for a CPU
@@ -221,6 +222,29 @@ func Explain(steps []DiffStep, opt stats.Options) Differential {
 			a, pm := c.absolute()
 			sd.Causes = append(sd.Causes, Cause{CausePooler, "pooler-cpu/txn", fmt.Sprintf("the pooler spends %s %s CPU per transaction (%+.1f µs ± %.1f)", prose.Share(math.Abs(c.Change)), more, a, pm)})
 		}
+		poolFirst := false
+		if c := st.Changes["pooler-wait/txn"]; worse(c) {
+			a, pm := c.absolute()
+			longer := "longer"
+			if !sd.Slower {
+				longer = "shorter"
+			}
+			text := fmt.Sprintf("each transaction waits %s %s for one of the pool's server connections (%+.0f µs ± %.0f)", prose.Share(math.Abs(c.Change)), longer, a, pm)
+			// The pool's wait leads when it is most of what the median
+			// latency moved: the pool's size, not the work, made the change.
+			if l := st.Changes["p50"]; l.Known {
+				if dl, _ := l.absolute(); dl != 0 && a/1000/dl >= 0.5 {
+					poolFirst = true
+					text += fmt.Sprintf(", against the median latency's %+.1f ms", dl)
+				}
+			}
+			cause := Cause{CausePool, "pooler-wait/txn", text}
+			if poolFirst {
+				sd.Causes = append([]Cause{cause}, sd.Causes...)
+			} else {
+				sd.Causes = append(sd.Causes, cause)
+			}
+		}
 		if c, ok := fastPathChange(st, sd.Slower); ok {
 			sd.Causes = append(sd.Causes, c)
 		}
@@ -253,6 +277,8 @@ func Explain(steps []DiffStep, opt stats.Options) Differential {
 		default:
 			s := head + " because " + strings.Join(texts, "; ")
 			switch {
+			case poolFirst:
+				s += ": the wait for the pool is most of the change in latency"
 			case work && !contention && judged:
 				s += "; wait events are unchanged: " + more + " work, not " + more + " contention"
 			case contention && !work && workJudged:

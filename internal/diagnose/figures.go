@@ -102,6 +102,9 @@ type Figures struct {
 	// Outages are the stretches in which the clients lost the server (a
 	// restart): the step's figures then describe part of it only.
 	Outages []result.Outage
+
+	// Pool is what the pooler's admin console said (pool.go).
+	Pool PoolFigures
 }
 
 // EventShare is one wait event and its share of the samples.
@@ -120,6 +123,7 @@ func (f Figures) Elsewhere() float64 { return max(f.OtherShare-f.PoolerShare, 0)
 func ComputeIn(file *result.File, s result.Step) Figures {
 	f := Compute(s)
 	f.RateTPS = file.Workload.RateTPS
+	f.Pool.Setting = poolSetting(file.Target.Pooler)
 	return f
 }
 
@@ -236,6 +240,7 @@ func Compute(s result.Step) Figures {
 		sort.SliceStable(f.TopEvents, func(i, j int) bool { return f.TopEvents[i].Share > f.TopEvents[j].Share })
 	}
 	f.Time = backendTime(s, f)
+	f.Pool = poolFigures(p.Pooler())
 	if p.Locks() != nil && p.Locks().Snapshots > 0 {
 		f.HasLocks, f.Locks = true, p.Locks()
 	}

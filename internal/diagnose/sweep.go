@@ -317,6 +317,8 @@ func explain(at string, v result.StepVerdict, f Figures) string {
 			s += " More pooler processes (so_reuseport) would move the limit."
 		}
 		return s
+	case PoolBound:
+		return poolExplain(at, f)
 	case CPUBound, ClientBound:
 		if v.Verdict == ClientBound && !cpuSaturated(f) {
 			if generatorFull(f) {

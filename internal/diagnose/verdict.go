@@ -12,6 +12,10 @@ import (
 const (
 	RateLimited = "rate-limited"
 	PoolerBound = "pooler-bound"
+	// PoolBound: the clients spent most of their time waiting for one of
+	// the pooler's server connections while the server had CPU to spare
+	// (pool.go): the pool's size set the throughput.
+	PoolBound   = "pool-bound"
 	CPUBound    = "cpu-bound"
 	LWLockBound = "lwlock-bound"
 	LockBound   = "lock-bound"
@@ -133,6 +137,9 @@ func Step(f, first Figures) result.StepVerdict {
 		ev = append(ev, fmt.Sprintf("server time %.3f ms per transaction of %.3f ms latency: network + client %.3f ms",
 			f.ServerMsPerTxn, f.LatencyMs, f.NetworkMs))
 	}
+	if line := poolEvidence(f); line != "" {
+		ev = append(ev, line)
+	}
 	for _, o := range f.Outages {
 		ev = append(ev, OutageLine(o))
 	}
@@ -159,6 +166,9 @@ func Step(f, first Figures) result.StepVerdict {
 	case t.Known && lk >= LockMajority*(1-t.CPUWait):
 		v.Verdict = LockBound
 		v.Detail = lockDetail(f)
+	case poolBound(f):
+		v.Verdict = PoolBound
+		v.Detail = poolDetail(f)
 	case cpuSaturated(f) && whose(f) == "the load generator":
 		v.Verdict = ClientBound
 		v.Detail = generatorDetail(f)
@@ -192,6 +202,10 @@ func Step(f, first Figures) result.StepVerdict {
 	default:
 		v.Verdict = Unclear
 		v.Detail = unclearWhy(f)
+	}
+	if v.Verdict == CPUBound && f.waitShare() >= PoolWaitDominant {
+		v.Detail += fmt.Sprintf("; %.1f of %s waited for a server connection, which a larger pool would not help on a saturated machine",
+			f.Pool.Waiting, prose.Count(f.Clients, "client"))
 	}
 	if f.HasLocks && f.Locks.Exhausted > 0 {
 		v.Detail += fmt.Sprintf("; fast-path slots exhausted: up to %d relation locks per backend beyond its %d slots, in the shared lock table", f.Locks.MaxSlowWeak, f.Locks.FastPathSlots)

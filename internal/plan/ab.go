@@ -59,6 +59,9 @@ func RunAB(ctx context.Context, spec ABSpec) (_ []*result.File, _ string, err er
 	if err != nil {
 		return nil, "", err
 	}
+	if err := checkReadOnly(specs, wl); err != nil {
+		return nil, "", err
+	}
 	layouts := 1
 	if n := spec.Reshuffle; spec.counting() && (!spec.ReshuffleGiven || n > 0) && spec.Rounds >= 2 {
 		if !spec.ReshuffleGiven {

@@ -80,6 +80,9 @@ func Run(ctx context.Context, spec RunSpec) (*result.File, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
+	if err := checkReadOnly([]target.Spec{spec.Target}, wl); err != nil {
+		return nil, "", err
+	}
 	spec.countNotice(1, 2, 1) // and the warm-up round
 	started := time.Now().UTC()
 	coord, err := spec.openAgents(ctx, spec.Agents)

@@ -143,6 +143,9 @@ func RunSuite(ctx context.Context, spec SuiteSpec) (*SuiteRun, error) {
 			return nil, usage.Prefix(fmt.Sprintf("cell %s: ", c.Key()), err)
 		}
 		wl, err := workload.Load(cs.Workload)
+		if err == nil {
+			err = checkReadOnly(specs, wl)
+		}
 		if err != nil {
 			return nil, usage.Prefix(fmt.Sprintf("cell %s: ", c.Key()), err)
 		}

@@ -83,9 +83,15 @@ func comparisonTable(r *compare.Comparison, color bool) *table {
 		}
 	}
 	for _, row := range r.Rows {
+		// The baseline's value from the first comparison that has it: a
+		// candidate lacking the measure (a direct target's pooler
+		// measures) leaves its pairs, not the baseline's value, out.
 		baseValue := math.NaN()
-		if len(row.Cells) > 0 {
-			baseValue = row.Cells[0].Assessment.Base
+		for _, c := range row.Cells {
+			if b := c.Assessment.Base; !math.IsNaN(b) && !math.IsInf(b, 0) {
+				baseValue = b
+				break
+			}
 		}
 		cells := []cell{{text: row.Measure.Step}, {text: measureLabel(row.Measure)}, {text: FormatValue(baseValue)}}
 		for ci, c := range row.Cells {
@@ -158,9 +164,12 @@ func methodLine(r *compare.Comparison) string {
 // are too few ...".
 func reportNotes(r *compare.Comparison) []string {
 	out := append([]string(nil), r.Notes...)
-	var errs []error
-	for _, v := range r.Verdicts {
-		errs = append(errs, v.Warnings...)
+	// Each candidate's warnings merged; with several candidates a
+	// warning not every one of them has names those it concerns.
+	var order []string
+	from := map[string][]string{}
+	for i, v := range r.Verdicts {
+		errs := append([]error(nil), v.Warnings...)
 		for _, a := range v.Assessments {
 			for _, w := range a.Warnings {
 				var sw *stats.Warning
@@ -170,8 +179,26 @@ func reportNotes(r *compare.Comparison) []string {
 				errs = append(errs, w)
 			}
 		}
+		name := ""
+		if i < len(r.Candidates) {
+			name = r.Candidates[i]
+		}
+		for _, line := range mergeWarnings(errs) {
+			if _, seen := from[line]; !seen {
+				order = append(order, line)
+			}
+			if !contains(from[line], name) {
+				from[line] = append(from[line], name)
+			}
+		}
 	}
-	return append(out, mergeWarnings(errs)...)
+	for _, line := range order {
+		if who := from[line]; len(r.Candidates) > 1 && len(who) < len(r.Candidates) {
+			line = strings.Join(who, ", ") + " against " + r.Baseline + ": " + line
+		}
+		out = append(out, line)
+	}
+	return out
 }
 
 // mergeWarnings merges warnings that differ only in the measure key they

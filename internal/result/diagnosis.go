@@ -29,7 +29,7 @@ type Diagnosis struct {
 // StepVerdict is one step's bottleneck and the evidence for it.
 type StepVerdict struct {
 	Clients int `json:"clients"`
-	// Verdict is one of rate-limited, pooler-bound, cpu-bound,
+	// Verdict is one of rate-limited, pooler-bound, cpu-bound, pool-bound,
 	// lwlock-bound, lock-bound, io-bound, client-bound, under-loaded,
 	// unclear.
 	Verdict string `json:"verdict"`

@@ -12,9 +12,9 @@ import (
 	"github.com/pgscale/pgscale/internal/usage"
 )
 
-// builder is an Arg whose server is built before it starts (src:, and
-// settings: with ext=); its plan builds it, and pgscale build makes it
-// ahead of a run.
+// builder is an Arg whose server or program is built before it starts
+// (src:, settings: with ext=, proxy: with build:); its plan builds it, and
+// pgscale build makes it ahead of a run.
 type builder interface {
 	// needsBuild says the target has something to build (a settings:
 	// target only with extensions).
@@ -36,7 +36,7 @@ func buildOf(ctx context.Context, spec Spec, b builder, o *opening) (*build.Buil
 func builderOf(spec Spec) (builder, error) {
 	b, ok := spec.Arg.(builder)
 	if !ok || !spec.kind().builds || !b.needsBuild() {
-		return nil, usage.Errorf("%s: this target builds nothing; pgscale build takes src: targets and settings: targets with ext=", spec)
+		return nil, usage.Errorf("%s: this target builds nothing; pgscale build takes src: targets, settings: targets with ext= and proxy: definitions with build:", spec)
 	}
 	return b, nil
 }

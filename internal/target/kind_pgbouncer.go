@@ -176,7 +176,7 @@ func versionAtLeast(version string, want [2]int) bool {
 // startPooled starts pgbouncer in front of front and returns it as a Server
 // whose Config points at the pooler.
 func startPooled(ctx context.Context, spec Spec, pp *poolerPlan, front *Server, opt ClusterOptions, log func(string)) (*Server, error) {
-	log(fmt.Sprintf("starting pgbouncer %s in front of %s...", pp.version, front.Info.Description))
+	log(fmt.Sprintf("starting pgbouncer %s%s in front of %s...", pp.version, forTarget(spec), front.Info.Description))
 	pb, err := StartPgBouncer(ctx, PgBouncerOptions{Binary: pp.binary, Server: front.Config, Settings: pp.settings,
 		TCP: opt.TCP, OSUser: opt.OSUser, Valgrind: opt.Valgrind})
 	if err != nil {

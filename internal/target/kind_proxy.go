@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -31,7 +32,7 @@ const ProxyKind Kind = "proxy"
 const maxFronts = 64
 
 var proxyKind = kind{
-	name: ProxyKind, form: "proxy:FILE.yaml", fronts: maxFronts, counts: true,
+	name: ProxyKind, form: "proxy:FILE.yaml", fronts: maxFronts, counts: true, builds: true,
 	help: "any pooler or proxy, started by pgscale in front of target NAME's server (of=NAME, repeated for several; " +
 		"by default the first target that is not a pooler) from the definition in FILE.yaml: its command line and the files it reads, " +
 		"templates of {{dir}}, {{port}} and {{upstream.host}}, {{upstream.port}}... (docs/poolers.md); its processes are accounted as the pooler",
@@ -76,6 +77,7 @@ type proxyYAML struct {
 	Build             *buildYAML    `yaml:"build" json:"build,omitempty"`
 	ServerConnections int           `yaml:"server_connections" json:"server_connections,omitempty"`
 	Admin             *adminYAML    `yaml:"admin" json:"admin,omitempty"`
+	ReadOnly          bool          `yaml:"read_only" json:"read_only,omitempty"`
 }
 
 // adminYAML is a proxy's admin console as written: connection keywords
@@ -86,7 +88,8 @@ type adminYAML struct {
 	Commands []struct {
 		Command string            `yaml:"command" json:"command"`
 		Pool    []string          `yaml:"pool" json:"pool,omitempty"`
-		Columns map[string]string `yaml:"columns" json:"columns"`
+		Columns map[string]string `yaml:"columns" json:"columns,omitempty"`
+		Count   map[string]string `yaml:"count" json:"count,omitempty"`
 	} `yaml:"commands" json:"commands"`
 }
 
@@ -248,7 +251,7 @@ func (y proxyYAML) def(name, dir string) (ProxyDef, error) {
 	bad := func(format string, args ...any) (ProxyDef, error) {
 		return ProxyDef{}, fmt.Errorf("%s: %s", name, fmt.Sprintf(format, args...))
 	}
-	d := ProxyDef{Program: y.Program, Command: strings.TrimSpace(y.Command), Connect: y.Connect}
+	d := ProxyDef{Program: y.Program, Command: strings.TrimSpace(y.Command), Connect: y.Connect, ReadOnly: y.ReadOnly}
 	if d.Command == "" {
 		return bad("command: the program's command line is missing (command: pgbouncer {{dir}}/pgbouncer.ini)")
 	}
@@ -286,23 +289,51 @@ func (y proxyYAML) def(name, dir string) (ProxyDef, error) {
 		d.Stop = sig
 	}
 	if a := y.Admin; a != nil {
-		if strings.TrimSpace(a.Connect) == "" || len(a.Commands) == 0 {
-			return bad("admin: needs connect: (the console's keywords, dbname=pgbouncer) and commands: (command:, pool:, columns:)")
+		if len(a.Commands) == 0 {
+			return bad("admin: needs commands: (command:, pool:, columns: or count:) and, unless the console is where the clients connect, connect: (dbname=pgbouncer)")
 		}
 		if err := ParseProxyTemplate("admin connect", a.Connect, nil); err != nil {
 			return bad("%v", err)
 		}
 		d.Admin = &ProxyAdmin{Connect: a.Connect}
 		for i, c := range a.Commands {
-			if strings.TrimSpace(c.Command) == "" || len(c.Columns) == 0 {
-				return bad("admin: commands[%d]: needs command: (SHOW POOLS) and columns: (FIGURE: COLUMN)", i)
+			if strings.TrimSpace(c.Command) == "" || len(c.Columns)+len(c.Count) == 0 {
+				return bad("admin: commands[%d]: needs command: (SHOW POOLS) and columns: (FIGURE: COLUMN) or count: (FIGURE: COLUMN = VALUE)", i)
 			}
-			for fig := range c.Columns {
+			ac := watch.AdminCommand{Command: c.Command, Pool: c.Pool}
+			for fig, col := range c.Columns {
 				if !slices.Contains(watch.Figures, fig) {
 					return bad("admin: commands[%d]: columns: %q is no pool figure (want %s)", i, fig, strings.Join(watch.Figures, ", "))
 				}
+				name, factor, err := adminColumn(col)
+				if err != nil {
+					return bad("admin: commands[%d]: columns: %s: %v", i, fig, err)
+				}
+				if ac.Columns == nil {
+					ac.Columns = map[string]string{}
+				}
+				ac.Columns[fig] = name
+				if factor != 1 {
+					if ac.Scale == nil {
+						ac.Scale = map[string]float64{}
+					}
+					ac.Scale[fig] = factor
+				}
 			}
-			d.Admin.Commands = append(d.Admin.Commands, watch.AdminCommand{Command: c.Command, Pool: c.Pool, Columns: c.Columns})
+			for fig, rule := range c.Count {
+				if !slices.Contains(watch.Figures, fig) {
+					return bad("admin: commands[%d]: count: %q is no pool figure (want %s)", i, fig, strings.Join(watch.Figures, ", "))
+				}
+				m, err := adminMatch(rule)
+				if err != nil {
+					return bad("admin: commands[%d]: count: %s: %v", i, fig, err)
+				}
+				if ac.Count == nil {
+					ac.Count = map[string]watch.RowMatch{}
+				}
+				ac.Count[fig] = m
+			}
+			d.Admin.Commands = append(d.Admin.Commands, ac)
 		}
 	}
 	if y.ServerConnections < 0 {
@@ -319,8 +350,19 @@ func (y proxyYAML) def(name, dir string) (ProxyDef, error) {
 		if dir != "" && !filepath.IsAbs(src) && !strings.HasPrefix(src, "~/") {
 			src = filepath.Join(dir, src)
 		}
-		if _, err := build.ParseSource(src); err != nil {
+		parsed, err := build.ParseSource(src)
+		if err != nil {
 			return bad("build: %v", err)
+		}
+		// Its patches, like its tree, are relative to the definition's
+		// file, not to where pgscale runs.
+		if dir != "" && len(parsed.Patches) > 0 {
+			for i, p := range parsed.Patches {
+				if !filepath.IsAbs(p) {
+					parsed.Patches[i] = filepath.Join(dir, p)
+				}
+			}
+			src = parsed.String()
 		}
 		d.Build = &ProxyBuild{Source: src, Run: b.Run, Keep: b.Keep}
 	}
@@ -408,10 +450,7 @@ func buildProxy(ctx context.Context, spec Spec, b *ProxyBuild, log func(string))
 	if err != nil {
 		return nil, usage.Wrap(named(spec, err))
 	}
-	label := spec.Name + "'s proxy"
-	if spec.Name == "" {
-		label = "the proxy"
-	}
+	label := proxyLabel(spec)
 	builder := &build.Builder{Progress: func(e build.Event) {
 		switch {
 		case e.Phase == build.PhaseCached && e.Done:
@@ -431,6 +470,37 @@ func buildProxy(ctx context.Context, spec Spec, b *ProxyBuild, log func(string))
 		return nil, usage.Wrap(named(spec, err))
 	}
 	return bld, nil
+}
+
+// forTarget names a pooler's target in its progress lines, " for p4"
+// (nothing for run --pooler's, the run's one target).
+func forTarget(spec Spec) string {
+	if spec.Name == "" {
+		return ""
+	}
+	return " for " + spec.Name
+}
+
+// proxyLabel names a proxy's build in progress lines: "base's proxy".
+func proxyLabel(spec Spec) string {
+	if spec.Name == "" {
+		return "the proxy"
+	}
+	return spec.Name + "'s proxy"
+}
+
+// needsBuild says the definition has build: (pgscale build makes it ahead
+// of a run, as the run would).
+func (a ProxyArg) needsBuild() bool { return a.Def.Build != nil }
+
+// what is the definition's build, as the run makes it (buildProxy).
+func (a ProxyArg) what(spec Spec, _ *opening) (build.Spec, string, error) {
+	b := a.Def.Build
+	src, err := build.ParseSource(b.Source)
+	if err != nil {
+		return nil, "", err
+	}
+	return build.Command{Name: proxyLabel(spec), Source: src, Run: b.Run, Keep: b.Keep}, src.String(), nil
 }
 
 // proxyProgram finds the program a command line starts, when it is
@@ -503,7 +573,7 @@ func (p *proxyStart) start(ctx context.Context, fronts []*Server, needs Needs, l
 	if program == "" {
 		program = programName(p.def.Command)
 	}
-	log(fmt.Sprintf("starting %s in front of %s...", program, strings.Join(where, " and ")))
+	log(fmt.Sprintf("starting %s%s in front of %s...", program, forTarget(p.spec), strings.Join(where, " and ")))
 	opts := ProxyOptions{Def: p.def, Upstreams: ups, OSUser: p.opt.OSUser, Clients: needs.Clients + 10, Valgrind: p.opt.Valgrind}
 	if p.built != nil {
 		opts.Build = p.built.Dir
@@ -536,4 +606,45 @@ func (p *proxyStart) start(ctx context.Context, fronts []*Server, needs Needs, l
 		Kind: string(ProxyKind), Name: p.spec.Name, Description: Describe(cfg), BinDir: fi.BinDir, Preloaded: fi.Preloaded, Tmpfs: fi.Tmpfs,
 		Pooler: pl,
 	}}, nil
+}
+
+// adminColumn reads an admin command's column as written: "COLUMN", or
+// "COLUMN * FACTOR" (or "/ DIVISOR") for a pooler that writes another
+// unit than the figure's.
+func adminColumn(s string) (name string, factor float64, err error) {
+	s = strings.TrimSpace(s)
+	for _, op := range []string{"*", "/"} {
+		col, num, ok := strings.Cut(s, op)
+		if !ok {
+			continue
+		}
+		f, err := strconv.ParseFloat(strings.TrimSpace(num), 64)
+		if err != nil || f <= 0 || strings.TrimSpace(col) == "" {
+			return "", 0, fmt.Errorf("%q: want COLUMN, or COLUMN %s A POSITIVE NUMBER", s, op)
+		}
+		if op == "/" {
+			f = 1 / f
+		}
+		return strings.TrimSpace(col), f, nil
+	}
+	if s == "" {
+		return "", 0, fmt.Errorf("no column named")
+	}
+	return s, 1, nil
+}
+
+// adminMatch reads a count: rule, "COLUMN = VALUE" or "COLUMN != VALUE".
+func adminMatch(s string) (watch.RowMatch, error) {
+	m := watch.RowMatch{}
+	col, val, ok := strings.Cut(s, "!=")
+	if ok {
+		m.Not = true
+	} else if col, val, ok = strings.Cut(s, "="); !ok {
+		return m, fmt.Errorf("%q: want COLUMN = VALUE or COLUMN != VALUE", s)
+	}
+	m.Column, m.Value = strings.TrimSpace(col), strings.TrimSpace(val)
+	if m.Column == "" {
+		return m, fmt.Errorf("%q: no column named", s)
+	}
+	return m, nil
 }

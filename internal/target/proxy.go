@@ -53,6 +53,10 @@ type ProxyDef struct {
 	// Admin, when set, is the program's admin console (admin:), for a
 	// probe of the pooler's pools.
 	Admin *ProxyAdmin
+	// ReadOnly says it may send any statement to a replica (read_only:,
+	// a pgbouncer balancing over a host list): a workload that writes is
+	// refused before the run (plan).
+	ReadOnly bool
 }
 
 // ProxyAdmin is a proxy's admin console as its definition names it:

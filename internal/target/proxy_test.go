@@ -405,3 +405,18 @@ func TestProxyOwnServer(t *testing.T) {
 		t.Errorf("its server's directory %s left after Close", dir)
 	}
 }
+
+// A patch in build.source, like the tree, is relative to the
+// definition's file, not to where pgscale runs.
+func TestProxyBuildPatchBesideTheDefinition(t *testing.T) {
+	def := writeDef(t, "command: \"{{build}}/pgbouncer {{dir}}/pgbouncer.ini\"\nbuild:\n  source: src@base+slow.patch\n  run: make\n")
+	dir := filepath.Dir(def)
+	spec, err := target.ParseSpec("p=proxy:" + def)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := spec.Arg.(target.ProxyArg).Def.Build
+	if want := filepath.Join(dir, "src") + "@base+" + filepath.Join(dir, "slow.patch"); b == nil || b.Source != want {
+		t.Errorf("build %+v, want source %s", b, want)
+	}
+}

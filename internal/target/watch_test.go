@@ -111,7 +111,9 @@ func checkAdmin(t *testing.T, ctx context.Context, admin *watch.Admin) {
 // one line naming what is wrong.
 func TestProxyAdminRefused(t *testing.T) {
 	for def, want := range map[string]string{
-		"command: pgbouncer x.ini\nadmin:\n  connect: dbname=pgbouncer\n":                                                                                         "admin: needs connect:",
+		"command: pgbouncer x.ini\nadmin:\n  connect: dbname=pgbouncer\n":                                                                                         "admin: needs commands:",
+		"command: pgbouncer x.ini\nadmin:\n  commands:\n    - command: SHOW STATS\n      columns: {wait_us_total: total_wait_time * ms}\n":                        "columns: wait_us_total",
+		"command: pgbouncer x.ini\nadmin:\n  commands:\n    - command: SHOW POOL_PROCESSES\n      count: {clients_active: status}\n":                              "want COLUMN = VALUE",
 		"command: pgbouncer x.ini\nadmin:\n  connect: dbname=pgbouncer\n  commands:\n    - command: SHOW POOLS\n      columns: {waiting: cl_waiting}\n":           `columns: "waiting" is no pool figure`,
 		"command: pgbouncer x.ini\nadmin:\n  connect: dbname={{nothing}}\n  commands:\n    - command: SHOW POOLS\n      columns: {clients_waiting: cl_waiting}\n": "admin connect",
 	} {
@@ -119,5 +121,34 @@ func TestProxyAdminRefused(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "\n") {
 			t.Errorf("%s: %v, want one line saying %q", def, err, want)
 		}
+	}
+}
+
+// An admin command may scale a column into the figure's unit (PgDog's
+// milliseconds) and count the rows that match (pgpool-II's one row per
+// process); a console without connect: is where the clients connect.
+func TestProxyAdminScaleAndCount(t *testing.T) {
+	def := "command: pgpool -n\nadmin:\n  commands:\n" +
+		"    - command: SHOW STATS\n      pool: [database]\n      columns: {wait_us_total: total_wait_time * 1000, transactions: total_xact_count}\n" +
+		"    - command: SHOW POOL_PROCESSES\n      count: {clients_active: status != Wait for connection, servers_active: status = Execute command}\n"
+	spec, err := target.ParseSpec("p=proxy:" + writeDef(t, def))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := spec.Arg.(target.ProxyArg).Def.Admin
+	if a == nil || len(a.Commands) != 2 || a.Connect != "" {
+		t.Fatalf("admin %+v", a)
+	}
+	c := a.Commands[0]
+	if c.Columns[watch.WaitMicroTotals] != "total_wait_time" || c.Scale[watch.WaitMicroTotals] != 1000 || c.Columns[watch.Transactions] != "total_xact_count" {
+		t.Errorf("columns %v, scale %v", c.Columns, c.Scale)
+	}
+	if _, ok := c.Scale[watch.Transactions]; ok {
+		t.Errorf("a column as it is has a scale: %v", c.Scale)
+	}
+	want := map[string]watch.RowMatch{watch.ClientsActive: {Column: "status", Value: "Wait for connection", Not: true},
+		watch.ServersActive: {Column: "status", Value: "Execute command"}}
+	if got := a.Commands[1].Count; !reflect.DeepEqual(got, want) {
+		t.Errorf("count %+v, want %+v", got, want)
 	}
 }

@@ -80,7 +80,8 @@ type Upstream struct {
 // Admin is a pooler's admin console: how to connect to it, and the
 // commands a probe of the pooler runs there with how their columns map to
 // pgscale's pool figures (PgBouncer's SHOW POOLS and SHOW STATS; PgCat's
-// and PgDog's alike; pgpool-II's SHOW POOL_PROCESSES).
+// and PgDog's alike; pgpool-II's SHOW POOL_PROCESSES and SHOW
+// POOL_NODES).
 type Admin struct {
 	Conn     *pgconn.Config
 	Commands []AdminCommand
@@ -96,6 +97,21 @@ type AdminCommand struct {
 	// Columns maps a pool figure (one of Figures) to the column that
 	// holds it.
 	Columns map[string]string
+	// Scale multiplies a figure's column by a factor, for a pooler that
+	// writes another unit than the figure's (PgDog's milliseconds: 1000
+	// for wait_us_total); a figure not in it is taken as it is.
+	Scale map[string]float64
+	// Count maps a pool figure to the rows it counts, for a pooler that
+	// lists one row per process or connection (pgpool-II's SHOW
+	// POOL_PROCESSES): each row that matches adds one.
+	Count map[string]RowMatch
+}
+
+// RowMatch picks the rows whose Column holds Value (or, with Not, does
+// not).
+type RowMatch struct {
+	Column, Value string
+	Not           bool
 }
 
 // Pool figures an admin command's columns map to.

@@ -1,0 +1,84 @@
+package diagnose_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/pgscale/pgscale/internal/diagnose"
+	"github.com/pgscale/pgscale/internal/result"
+	"github.com/pgscale/pgscale/internal/stats"
+)
+
+// pooled is step with the pooler probe's evidence: waiting clients on
+// average, a pool of servers server connections all active.
+func pooled(s result.Step, waiting, servers, maxWaitMs, waitPerTxnUS float64) result.Step {
+	zero := result.Gauge{}
+	s.Probes.SetPooler(&result.Pools{Program: "pgbouncer", Samples: 10, WindowS: 10, Total: result.PoolFigures{
+		ClientsActive:  &result.Gauge{Mean: float64(s.Clients) - waiting, Max: float64(s.Clients)},
+		ClientsWaiting: &result.Gauge{Mean: waiting, Max: waiting + 1},
+		ServersActive:  &result.Gauge{Mean: servers, Max: servers}, ServersIdle: &zero, ServersUsed: &zero,
+		MaxWaitMs: &maxWaitMs, WaitPerTxnUS: &waitPerTxnUS}})
+	return s
+}
+
+func TestPoolBound(t *testing.T) {
+	sleepy := map[string]int64{"CPU": 50, "Timeout:PgSleep": 900, "Client:ClientRead": 50}
+	file := &result.File{Target: result.Target{Kind: "pgbouncer", Pooler: &result.Pooler{Settings: map[string]string{"default_pool_size": "4"}}}}
+	for _, tc := range []struct {
+		name, want string
+		s          result.Step
+		detail     []string
+	}{
+		// The case: most clients wait for one of 4 server
+		// connections, the machine has room.
+		{"waits for the pool", diagnose.PoolBound, pooled(step(32, 900, 0.3, 0.5, 1, 0, sleepy), 28, 4, 12, 30000),
+			[]string{"on average 28.0 of 32 clients waited for one of 4 server connections (default_pool_size=4), 88% of their time", "longest wait 12.0 ms", "the pool, not the server, is the limit"}},
+		// A pool large enough: a few wait at moments, no verdict of it.
+		{"a pool large enough", diagnose.UnderLoaded, pooled(step(32, 6000, 0.4, 0.5, 1, 0, sleepy), 2, 30, 1, 100), nil},
+		// A saturated machine stays CPU-bound: a larger pool would not
+		// help, and the detail says the clients waited.
+		{"saturated machine", diagnose.CPUBound, pooled(step(32, 20000, 0.99, 16, 3, 8, map[string]int64{"CPU": 900, "Client:ClientRead": 100}), 26, 4, 2, 900),
+			[]string{"26.0 of 32 clients waited for a server connection, which a larger pool would not help"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := diagnose.ComputeIn(file, tc.s)
+			v := diagnose.Step(f, f)
+			if v.Verdict != tc.want {
+				t.Fatalf("verdict %s (%s), want %s", v.Verdict, v.Detail, tc.want)
+			}
+			for _, w := range tc.detail {
+				if !strings.Contains(v.Detail, w) {
+					t.Errorf("detail %q lacks %q", v.Detail, w)
+				}
+			}
+			if !strings.Contains(strings.Join(v.Evidence, "\n"), "pools: on average") {
+				t.Errorf("evidence lacks the pools: %q", v.Evidence)
+			}
+		})
+	}
+}
+
+// A candidate slower because its transactions wait longer for the pool
+// says so, first when the wait is most of what the median latency moved
+// (the figures of ab with pools of 4 and 16 before 32 clients).
+func TestExplainPoolWait(t *testing.T) {
+	s := func(r int) result.Step {
+		return step(32, 1000, 0.3, 0.5, 1, 0, map[string]int64{"CPU": 50, "Client:ClientRead": 950})
+	}
+	ds := diagnose.DiffStep{Clients: 32, Base: rounds(6, s), Cand: rounds(6, s), Changes: map[string]diagnose.Change{
+		"tps":             change(4000, -0.7, 0.05),
+		"server-cpu/txn":  {Known: true, Base: 40, Cand: 40, Change: 0.01, Lo: -0.03, Hi: 0.05},
+		"pooler-wait/txn": change(4865, 6.145, 1.0),
+		"p50":             change(8.82, 3.093, 0.37),
+		"server-user/txn": change(30, 0.3, 0.1),
+	}}
+	d := diagnose.Explain([]diagnose.DiffStep{ds}, stats.Options{})
+	got := strings.Join(d.Sentences(), " ")
+	if !strings.Contains(got, "because each transaction waits 614% longer for one of the pool's server connections (+29895 µs ± 4865), against the median latency's +27.3 ms") ||
+		!strings.HasSuffix(got, ": the wait for the pool is most of the change in latency.") {
+		t.Errorf("differential does not name the pool's wait:\n%s", got)
+	}
+	if len(d.Steps) != 1 || len(d.Steps[0].Causes) == 0 || d.Steps[0].Causes[0].Kind != diagnose.CausePool {
+		t.Errorf("causes %+v, want the pool's", d.Steps)
+	}
+}

@@ -1,0 +1,178 @@
+package integration_test
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/pgscale/pgscale/internal/build/buildtest"
+	"github.com/pgscale/pgscale/internal/cli"
+	"github.com/pgscale/pgscale/internal/diagnose"
+	"github.com/pgscale/pgscale/internal/target/targettest"
+	"github.com/pgscale/pgscale/internal/testenv"
+)
+
+// 32 clients through the built-in pgbouncer: with a pool of 4 server
+// connections, transactions holding theirs 4 ms, most clients wait for one
+// while the server idles, and the run says pool-bound with the figures, in
+// its output, its markdown, its result file and its HTML report; with a
+// pool of 32 the same load is not pool-bound.
+func TestPoolBoundThroughPgBouncer(t *testing.T) {
+	trackTime(t)
+	testenv.Slow(t)
+	targettest.NeedPgBouncer(t)
+	dir := t.TempDir()
+	script := filepath.Join(dir, "hold.sql")
+	if err := os.WriteFile(script, []byte("SELECT pg_sleep(0.004);\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run := func(pool string) (string, string) {
+		t.Helper()
+		out, md := filepath.Join(dir, "p"+pool+".json"), filepath.Join(dir, "p"+pool+".md")
+		code, shown, stderr := pgscale(t, "run", "--dsn", dsn("postgres"), "--pooler", "pgbouncer:default_pool_size="+pool,
+			"-f", script, "-M", "simple", "-c", "32", "-T", "3", "-P", "0", "--out", out, "--markdown", md)
+		if code != cli.ExitOK {
+			t.Fatalf("pool %s: exit %d\n%s", pool, code, stderr)
+		}
+		return shown, out
+	}
+
+	shown, out := run("4")
+	f := readResult(t, out)
+	s := f.Steps[0]
+	p := s.Probes.Pooler()
+	if p == nil || p.Total.ClientsWaiting == nil || p.Total.WaitPerTxnUS == nil || p.Total.MaxWaitMs == nil {
+		t.Fatalf("the result file lacks the pool's figures: %+v (unavailable %+v)", p, s.Probes.Unavailable)
+	}
+	if w := p.Total.ClientsWaiting.Mean; w < 16 || w > 29 {
+		t.Errorf("%.1f clients waiting on average: want most of the 28 beyond the pool", w)
+	}
+	if a := p.Total.ServersActive; a == nil || a.Max > 4 || a.Mean < 3 {
+		t.Errorf("server connections active %+v: want the pool's 4, busy", a)
+	}
+	// The pooler's count is the load's, over its own window.
+	if n := *p.Total.Transactions; float64(n) < 0.9*float64(p.LoadTransactions) || float64(n) > 1.1*float64(p.LoadTransactions) {
+		t.Errorf("pgbouncer counted %d transactions, the load %d in the same window", n, p.LoadTransactions)
+	}
+	// A transaction's wait for the pool is most of its latency.
+	if w, lat := *p.Total.WaitPerTxnUS/1000, s.Summary.Latency.MeanMs; w < 0.5*lat || w > lat {
+		t.Errorf("%.1f ms waited per transaction of %.1f ms latency: want most of it", w, lat)
+	}
+	if f.Diagnosis == nil || f.Diagnosis.Steps[0].Verdict != diagnose.PoolBound {
+		t.Fatalf("diagnosis %+v, want %s", f.Diagnosis, diagnose.PoolBound)
+	}
+	md, err := os.ReadFile(filepath.Join(dir, "p4.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []string{"pool-bound", "of 32 clients waited for one of 4 server connections (default_pool_size=4)", "the pool, not the server, is the limit", "waited per transaction"} {
+		if !strings.Contains(shown, w) {
+			t.Errorf("the output lacks %q:\n%s", w, shown)
+		}
+		if !strings.Contains(strings.ReplaceAll(string(md), `\_`, "_"), w) {
+			t.Errorf("the markdown lacks %q", w)
+		}
+	}
+	page := filepath.Join(dir, "p4.html")
+	if code, _, stderr := pgscale(t, "report", "--format", "html", out, "-o", page); code != cli.ExitOK {
+		t.Fatalf("report html: exit %d\n%s", code, stderr)
+	}
+	if html, _ := os.ReadFile(page); !strings.Contains(string(html), "waiting clients") || !strings.Contains(string(html), "pool-bound") {
+		t.Errorf("the HTML report lacks the waiting clients or the verdict")
+	}
+
+	_, out = run("32")
+	f = readResult(t, out)
+	if v := f.Diagnosis.Steps[0]; v.Verdict == diagnose.PoolBound {
+		t.Errorf("a pool of 32 before 32 clients: %s (%s)", v.Verdict, v.Detail)
+	}
+	if p := f.Steps[0].Probes.Pooler(); p == nil || p.Total.ClientsWaiting == nil || p.Total.ClientsWaiting.Mean > 8 {
+		t.Errorf("a pool of 32 before 32 clients: waiting %+v", p)
+	}
+}
+
+// pgscale build NAME=proxy:FILE makes the build a definition's build:
+// names, ahead of the run, with its patch beside the definition (the
+// pgbouncer fixture at base with the diff to slow as a patch file): CI
+// warms the cache this way. A second call finds it.
+func TestBuildProxyDefinition(t *testing.T) {
+	trackTime(t)
+	buildtest.Slow(t)
+	repo := buildtest.PgBouncerSource(t)
+	dir := filepath.Join(t.TempDir(), "defs")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	patch, err := exec.Command("git", "-C", repo, "diff", "base", "slow").Output()
+	if err != nil || len(patch) == 0 {
+		t.Fatalf("git diff base slow: %v", err)
+	}
+	def := "build:\n  source: " + repo + "@base+slow.patch\n  run: ./configure --without-openssl && make\ncommand: \"{{build}}/pgbouncer {{dir}}/pgbouncer.ini\"\n"
+	for name, text := range map[string]string{"slow.patch": string(patch), "cand.yaml": def} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, want := range []string{"", "(from the cache, built by: ./configure --without-openssl && make)"} {
+		code, out, stderr := pgscale(t, "build", "cand=proxy:"+filepath.Join(dir, "cand.yaml"))
+		if code != cli.ExitOK || !strings.HasPrefix(out, "cand: build ") || !strings.Contains(out, want) {
+			t.Fatalf("build %d: exit %d, output %q\n%s", i+1, code, out, stderr)
+		}
+		tree := strings.TrimSpace(out[strings.LastIndex(out, ": ")+2:])
+		if src, err := os.ReadFile(filepath.Join(tree, "src", "client.c")); err != nil || !strings.Contains(string(src), "pgscale fixture") {
+			t.Errorf("build %d: %s/src/client.c lacks the patch's loop (%v)", i+1, tree, err)
+		}
+	}
+	// A target that builds nothing says so in one line, exit 2.
+	code, _, stderr := pgscale(t, "build", "p=proxy:"+targettest.Example(t, "pgbouncer"))
+	if code != cli.ExitUsage || !strings.Contains(stderr, "this target builds nothing") {
+		t.Errorf("a definition without build: exit %d\n%s", code, stderr)
+	}
+}
+
+// The balancing PgBouncer (examples/proxy/pgbouncer-balanced.yaml: a host
+// list of the primary and its replica) spreads select-only's reads over
+// both; a workload that writes through it is refused before anything
+// starts, in one line naming it and the write, by run and by a suite's
+// cell (the pooler-ci preset's tpcb-like cell), exit 2, no bundle left.
+func TestBalancedPgBouncer(t *testing.T) {
+	trackTime(t)
+	testenv.Slow(t)
+	targettest.NeedPgBouncer(t)
+	def := targettest.Example(t, "pgbouncer-balanced")
+	dir := t.TempDir()
+	out := filepath.Join(dir, "r.json")
+	code, stdout, stderr := pgscale(t, "run", "--replicas", "1", "--pooler", "proxy:"+def, "-S", "-M", "simple", "-c", "8", "-T", "2", "-P", "0", "--out", out)
+	if code != cli.ExitOK {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	u := readResult(t, out).Steps[0].Probes.Upstreams()
+	if u == nil || len(u.Servers) != 2 {
+		t.Fatalf("upstreams %+v", u)
+	}
+	// pgbouncer opens its server connections to the hosts in turn and
+	// hands out the idle ones in turn: how many it opened to each sets
+	// the split (here 54/46 to 84/16), never all on one.
+	for _, s := range u.Servers {
+		t.Logf("%s (%s): share %.2f", s.Name, s.Role, s.Share)
+		if s.Statements == nil || *s.Statements < 100 || s.Share < 0.1 {
+			t.Errorf("%s (%s) share %.2f: the host list should spread the reads over both", s.Name, s.Role, s.Share)
+		}
+	}
+
+	const refused = "is read_only: it may send any statement to a replica, and the workload writes (builtin:tpcb-like line 6: UPDATE pgbench_accounts"
+	code, _, stderr = pgscale(t, "run", "--replicas", "1", "--pooler", "proxy:"+def, "-b", "tpcb-like", "-M", "simple", "-c", "2", "-T", "2", "--out", filepath.Join(dir, "w.json"))
+	if code != cli.ExitUsage || !strings.Contains(stderr, "the pooler (proxy:"+def+") "+refused) || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
+		t.Errorf("tpcb-like through it: exit %d, want %d and one line:\n%s", code, cli.ExitUsage, stderr)
+	}
+	bundle := filepath.Join(dir, "suite")
+	code, _, stderr = pgscale(t, "suite", "--preset", "pooler-ci", "--quick", "--param", "base=proxy:"+def, "--param", "cand=proxy:"+def, "--out", bundle)
+	if code != cli.ExitUsage || !strings.HasPrefix(stderr, "pgscale: cell workload=tpcb-like: base (proxy:"+def+") "+refused) || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
+		t.Errorf("the preset's tpcb-like cell through it: exit %d, want %d and one line:\n%s", code, cli.ExitUsage, stderr)
+	}
+	if _, err := os.Stat(bundle); !os.IsNotExist(err) {
+		t.Errorf("a refused suite left %s (%v)", bundle, err)
+	}
+}
