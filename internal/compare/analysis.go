@@ -5,6 +5,7 @@ import (
 	"sort"
 
 	"github.com/pgscale/pgscale/internal/diagnose"
+	"github.com/pgscale/pgscale/internal/micro"
 	"github.com/pgscale/pgscale/internal/result"
 	"github.com/pgscale/pgscale/internal/stats"
 )
@@ -20,6 +21,8 @@ type Analysis struct {
 	Comparison *Comparison
 	Noise      *Noise
 	Suite      *Suite
+	// Micro is a micro-benchmark run's analysis (pgscale micro).
+	Micro *micro.Analysis
 }
 
 // Analyze makes the analysis of files on their own; the caller adds the

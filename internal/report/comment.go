@@ -54,6 +54,12 @@ func writeComment(w io.Writer, d *Doc) error {
 		c := d.Comparison
 		title, base, cands, verdicts, outcome = "pgscale ab", c.Baseline, c.Candidates, c.Verdicts, c.Outcome()
 		rows = append(rows, suiteRows{c.Workload, c})
+	case d.Analysis != nil && d.Micro != nil:
+		var b strings.Builder
+		fmt.Fprintf(&b, "### pgscale micro: %s %s\n\n", outcomeMark(d.Micro.Outcome()), d.Micro.Outcome().Verdict())
+		microMarkdown(&b, d.Micro)
+		_, err := io.WriteString(w, b.String())
+		return err
 	default:
 		return needComparison("comment")
 	}
@@ -144,6 +150,9 @@ func writeComment(w io.Writer, d *Doc) error {
 		} else if len(findings) > 0 {
 			b.WriteString("No differential flame graphs: the runs recorded no profiles (`--profile`, a suite's `profile: true`, or `--count instructions` records them).\n\n")
 		}
+	}
+	if d.Micro != nil {
+		microMarkdown(&b, d.Micro)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

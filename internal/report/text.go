@@ -21,8 +21,15 @@ func writeText(w io.Writer, d *Doc) error {
 		noiseText(&b, d.Noise)
 	case d.Comparison != nil:
 		comparisonText(&b, d.Comparison, d.Color)
+	case d.Micro != nil:
 	default:
 		writeSweeps(textPage{&b}, d)
+	}
+	if d.Micro != nil {
+		if b.Len() > 0 {
+			b.WriteString("\n")
+		}
+		microText(&b, d.Micro, d.Color)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
@@ -44,8 +51,15 @@ func writeMarkdown(w io.Writer, d *Doc) error {
 		b.WriteString("```\n")
 	case d.Comparison != nil:
 		comparisonMarkdown(&b, d.Comparison)
+	case d.Micro != nil:
 	default:
 		writeSweeps(mdPage{&b}, d)
+	}
+	if d.Micro != nil {
+		if b.Len() > 0 {
+			b.WriteString("\n")
+		}
+		microMarkdown(&b, d.Micro)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
