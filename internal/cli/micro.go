@@ -19,7 +19,7 @@ import (
 
 func newMicroCmd(stdout, stderr io.Writer) *cobra.Command {
 	var targets, bounds, groups []string
-	var command, format, output, out, inconclusive string
+	var command, format, output, out, inconclusive, groupUnit string
 	var confidence float64
 	var timeout time.Duration
 	var keep bool
@@ -59,7 +59,7 @@ it are judged and written).`,
 			if err != nil {
 				return usage.Wrap(err)
 			}
-			opt := micro.Options{Bounds: mb, Groups: groups, Confidence: confidence}
+			opt := micro.Options{Bounds: mb, Groups: groups, GroupUnit: groupUnit, Confidence: confidence}
 			var run *micro.Run
 			if len(args) == 1 {
 				if run, err = micro.ReadRun(args[0]); err != nil {
@@ -118,6 +118,7 @@ it are judged and written).`,
 	fs.Var(roundsFlag{&rounds}, "rounds", "rounds: a number, or auto[:MAX|DURATION] to round until every bounded benchmark is decided (default 10, auto:30 with --bound)")
 	fs.StringArrayVar(&bounds, "bound", nil, "largest change allowed in the bad direction: micro:NAME=±N%, micro:PATTERN=±N% (* any characters), micro:NAME@UNIT=±N% (repeatable, or comma-separated)")
 	fs.StringArrayVar(&groups, "group", nil, "a group of benchmarks to sum up, by name prefix or pattern (repeatable; default: each benchmark family)")
+	fs.StringVar(&groupUnit, "group-unit", "", "the measure the groups sum up (default: each benchmark's time)")
 	fs.Float64Var(&confidence, "confidence", 0.95, "confidence level of intervals and tests (Holm-corrected over all measures)")
 	fs.DurationVar(&timeout, "timeout", 0, "end a run of the command that takes longer (0: none)")
 	fs.BoolVar(&keep, "keep", false, "keep the trees exported for revisions")

@@ -18,6 +18,9 @@ type Options struct {
 	// of its name before its last "::" or else before its first "/",
 	// when two or more benchmarks share it.
 	Groups []string
+	// GroupUnit is the measure the groups sum up; empty: each
+	// benchmark's primary one, its time.
+	GroupUnit string
 	// Confidence is the level of the intervals; 0: 95 %.
 	Confidence float64
 	// Interim asks only for the outcomes, as a runner deciding whether
@@ -106,9 +109,12 @@ func (c Candidate) Headline() string {
 	return s
 }
 
-// GroupSummary is a group of benchmarks' primary measures summed up.
+// GroupSummary is a group of benchmarks' primary measures (or those of
+// Options.GroupUnit) summed up.
 type GroupSummary struct {
 	Name string
+	// Unit is the measure summed up; empty: each benchmark's primary one.
+	Unit string
 	// Benches counts the group's benchmarks; Slower and Faster those
 	// whose time changed significantly (after Holm) for the worse and
 	// the better; Failed those past their bound.
@@ -134,7 +140,11 @@ func (g GroupSummary) Line() string {
 	if g.Failed > 0 {
 		parts = append(parts, fmt.Sprintf("%d past its bound", g.Failed))
 	}
-	return fmt.Sprintf("%s: %s, median %s", g.Name, strings.Join(parts, ", "), stats.FormatChange(g.Median, g.Lo, g.Hi))
+	name := g.Name
+	if g.Unit != "" {
+		name += " (" + g.Unit + ")"
+	}
+	return fmt.Sprintf("%s: %s, median %s", name, strings.Join(parts, ", "), stats.FormatChange(g.Median, g.Lo, g.Hi))
 }
 
 // series is one measure's per-round values on each target.
@@ -195,7 +205,7 @@ func Analyze(run *Run, opt Options) (*Analysis, error) {
 		for i, as := range v.Assessments {
 			c.Rows = append(c.Rows, Row{Bench: ss[i].bench, Unit: ss[i].unit, Primary: ss[i].primary, Assessment: as})
 		}
-		c.Groups = groups(c.Rows, opt.Groups, sopt)
+		c.Groups = groups(c.Rows, opt.Groups, opt.GroupUnit, sopt)
 		a.Candidates = append(a.Candidates, c)
 	}
 	return a, nil
@@ -345,12 +355,13 @@ func family(bench string) string {
 }
 
 // groups sums up the primary rows by group.
-func groups(rows []Row, given []string, opt stats.Options) []GroupSummary {
+func groups(rows []Row, given []string, unit string, opt stats.Options) []GroupSummary {
+	of := func(r Row) bool { return unit == "" && r.Primary || unit != "" && r.Unit == unit }
 	var names []string
 	members := map[string][]Row{}
 	if given == nil {
 		for _, r := range rows {
-			if f := family(r.Bench); r.Primary && f != "" {
+			if f := family(r.Bench); of(r) && f != "" {
 				if members[f] == nil {
 					names = append(names, f)
 				}
@@ -362,7 +373,7 @@ func groups(rows []Row, given []string, opt stats.Options) []GroupSummary {
 			names = append(names, g)
 			re := glob(g)
 			for _, r := range rows {
-				if r.Primary && (re.MatchString(r.Bench) || !strings.ContainsAny(g, "*?") && strings.HasPrefix(r.Bench, g)) {
+				if of(r) && (re.MatchString(r.Bench) || !strings.ContainsAny(g, "*?") && strings.HasPrefix(r.Bench, g)) {
 					members[g] = append(members[g], r)
 				}
 			}
@@ -374,7 +385,7 @@ func groups(rows []Row, given []string, opt stats.Options) []GroupSummary {
 		if given == nil && len(ms) < 2 {
 			continue
 		}
-		g := GroupSummary{Name: n, Benches: len(ms), Median: math.NaN(), Lo: math.Inf(-1), Hi: math.Inf(1)}
+		g := GroupSummary{Name: n, Unit: unit, Benches: len(ms), Median: math.NaN(), Lo: math.Inf(-1), Hi: math.Inf(1)}
 		var ratios []float64
 		for _, r := range ms {
 			switch r.Effect {

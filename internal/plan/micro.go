@@ -55,7 +55,9 @@ type microTree struct {
 }
 
 // RunMicro runs spec's command in each target's tree in interleaved
-// rounds (A B, then B A, ...) and returns what it measured. A command
+// rounds (A B, then B A, ...) and returns what it measured. Rounding until
+// decided, it stops once every bounded measure passed or failed (a
+// failure alone does not stop it), or at its most rounds. A command
 // that fails, prints nothing the format reads, or is interrupted ends the
 // run: the rounds before it are kept and the run records the problem (it
 // is then incomplete). An error is returned only when nothing could run.
@@ -132,10 +134,8 @@ func RunMicro(ctx context.Context, spec MicroSpec) (*micro.Run, error) {
 			if err != nil {
 				return nil, usage.Wrap(err)
 			}
-			if a.Outcome() == stats.Fail {
-				run.Stopped = "failed"
-				break
-			}
+			// Unlike an A/B run, a failure does not stop it: the others'
+			// outcomes are the table the comment shows.
 			if decided(a) {
 				run.Stopped = "decided"
 				break

@@ -1,0 +1,164 @@
+package integration_test
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/pgscale/pgscale/internal/cli"
+	"github.com/pgscale/pgscale/internal/micro"
+	"github.com/pgscale/pgscale/internal/testenv"
+)
+
+// microGoRepo makes a git repository of the Go fixture (testdata/microgo)
+// with two commits: "base", and "slow", where Sum does twice the work
+// (BenchmarkSum/n=1000 and n=10000 slower, the others unchanged).
+func microGoRepo(t *testing.T) string {
+	t.Helper()
+	testenv.NeedProgram(t, "git", "Debian: apt-get install git")
+	testenv.NeedProgram(t, "go", "the Go toolchain")
+	dir := filepath.Join(t.TempDir(), "microgo")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	copyFile := func(from, to string) {
+		b, err := os.ReadFile(filepath.Join("testdata", "microgo", from))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, to), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	git := func(args ...string) {
+		cmd := exec.Command("git", append([]string{"-c", "user.name=pgscale", "-c", "user.email=pgscale@localhost"}, args...)...)
+		cmd.Dir = dir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+	}
+	for _, f := range []string{"go.mod", "work.go", "work_test.go"} {
+		copyFile(f, f)
+	}
+	git("init", "-q")
+	git("add", ".")
+	git("commit", "-qm", "base")
+	git("tag", "base")
+	copyFile("work.go.slow", "work.go")
+	git("commit", "-qam", "Sum does twice the work")
+	git("tag", "slow")
+	return dir
+}
+
+// microGoCmd runs the fixture's benchmarks: each a fixed number of
+// iterations, wall and CPU time per iteration, allocations.
+const microGoCmd = "go test -run '^$' -bench . -benchmem -benchtime 20000x -count 1"
+
+// The Go fixture at its two commits under a CPU hog the test starts:
+// the two Sum benchmarks, which do twice the work, fail their bound on
+// CPU time per iteration; Checksum and Reverse, unchanged, pass theirs;
+// the group line says both Sum benchmarks are slower, and the comment
+// has the bot's micro section.
+func TestMicroGoFindsTheSlowedBenchmark(t *testing.T) {
+	testenv.Slow(t)
+	trackTime(t)
+	repo := microGoRepo(t)
+	startHog(t, 1)
+	dir := t.TempDir()
+	runFile, comment := filepath.Join(dir, "micro.json"), filepath.Join(dir, "comment.md")
+	code, stdout, stderr := pgscale(t, "micro", "--target", "base="+repo+"@base", "--target", "slow="+repo+"@slow",
+		"--cmd", microGoCmd, "--rounds", "auto:20", "--bound", "micro:*@cpu-ns/op=+10%", "--group-unit", "cpu-ns/op",
+		"--out", runFile, "--comment", comment)
+	t.Logf("exit %d\n%s\n%s", code, stdout, stderr)
+	if code != cli.ExitRegression {
+		t.Fatalf("exit %d, want 1 (a regression)", code)
+	}
+	run, err := micro.ReadRun(runFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := micro.Analyze(run, micro.Options{Bounds: mustBounds(t, "micro:*@cpu-ns/op=+10%")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"BenchmarkSum/n=1000": "fail", "BenchmarkSum/n=10000": "fail", "BenchmarkChecksum": "pass", "BenchmarkReverse": "pass"}
+	got := map[string]string{}
+	for _, r := range a.Candidates[0].Rows {
+		if r.Unit == "cpu-ns/op" {
+			got[r.Bench] = r.Outcome.String()
+			t.Logf("%s %s %s: %s", r.Bench, r.Unit, r.Comparison, r.Outcome)
+		}
+	}
+	for b, o := range want {
+		if got[b] != o {
+			t.Errorf("%s: %s, want %s", b, got[b], o)
+		}
+	}
+	if !regexp.MustCompile(`BenchmarkSum \(cpu-ns/op\): 2 of 2 slower, 2 past its bound, median \+\d+`).MatchString(stdout) {
+		t.Errorf("no group line saying both Sum benchmarks are slower:\n%s", stdout)
+	}
+	md, err := os.ReadFile(comment)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []string{"**Microbench** (slow against base): 2 of 4 measures within bounds (2 failed, 0 inconclusive)", "| `BenchmarkSum/n=10000` | cpu-ns/op |", "- BenchmarkSum (cpu-ns/op): 2 of 2 slower"} {
+		if !strings.Contains(string(md), w) {
+			t.Errorf("comment lacks %q:\n%s", w, md)
+		}
+	}
+	if strings.Contains(string(md), "BenchmarkReverse") || strings.Contains(string(md), "BenchmarkChecksum") {
+		t.Errorf("the comment's table lists a benchmark within its bound:\n%s", md)
+	}
+}
+
+func mustBounds(t *testing.T, specs ...string) []micro.Bound {
+	t.Helper()
+	bs, err := micro.ParseBounds(specs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bs
+}
+
+// Bad input gets one line each and the run is incomplete (exit 3), the
+// rounds before it judged: a command that fails, one that prints nothing
+// the format reads, and targets that report different benchmarks.
+func TestMicroBadInput(t *testing.T) {
+	trackTime(t)
+	testenv.NeedProgram(t, "git", "Debian: apt-get install git")
+	tree := t.TempDir()
+	bench := func(name string) string {
+		return "BenchmarkA 1000 10.0 ns/op\\n" + name + " 1000 20.0 ns/op\\n"
+	}
+	for _, tc := range []struct {
+		name, cmd, want string
+	}{
+		{"fails", "echo 'broken build' >&2; exit 3", `round 1, base: exit status 3: broken build`},
+		{"unparseable", "echo hello world", `round 1, base: its output holds no benchmark in the go format`},
+		{"names differ", `if [ "$PGSCALE_MICRO_TARGET" = base ]; then printf '` + bench("BenchmarkB") + `'; else printf '` + bench("BenchmarkC") + `'; fi`,
+			`BenchmarkB: not reported by cand; left out`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "m.json")
+			code, stdout, stderr := pgscale(t, "micro", "--target", "base="+tree, "--target", "cand="+tree, "--cmd", tc.cmd, "--rounds", "2", "--out", out)
+			if code != cli.ExitIncomplete {
+				t.Errorf("exit %d, want 3\n%s\n%s", code, stdout, stderr)
+			}
+			if !strings.Contains(stdout, "incomplete: "+tc.want) {
+				t.Errorf("stdout lacks %q:\n%s", tc.want, stdout)
+			}
+			if _, err := micro.ReadRun(out); err != nil {
+				t.Errorf("the run file: %v", err)
+			}
+		})
+	}
+	// The names that both report are still judged.
+	code, stdout, stderr := pgscale(t, "micro", "--target", "base="+tree, "--target", "cand="+tree, "--rounds", "2",
+		"--cmd", `printf 'BenchmarkA 1000 10.0 ns/op\n'`, "--bound", "micro:BenchmarkZ=+5%", "--out", filepath.Join(t.TempDir(), "m.json"))
+	if code != cli.ExitUsage || !strings.Contains(stderr, `bound "micro:BenchmarkZ=+5%": matches the primary measure of no benchmark`) {
+		t.Errorf("a bound that matches no benchmark: exit %d, want 2\n%s\n%s", code, stdout, stderr)
+	}
+}
