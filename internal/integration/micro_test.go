@@ -1,6 +1,7 @@
 package integration_test
 
 import (
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,19 +14,18 @@ import (
 	"github.com/pgscale/pgscale/internal/testenv"
 )
 
-// microGoRepo makes a git repository of the Go fixture (testdata/microgo)
-// with two commits: "base", and "slow", where Sum does twice the work
-// (BenchmarkSum/n=1000 and n=10000 slower, the others unchanged).
-func microGoRepo(t *testing.T) string {
+// microRepo makes a git repository of a fixture (testdata/FIXTURE's
+// files) with two commits: "base", and "slow", where SLOWED is replaced by
+// SLOWED.slow.
+func microRepo(t *testing.T, fixture, slowed string, files ...string) string {
 	t.Helper()
 	testenv.NeedProgram(t, "git", "Debian: apt-get install git")
-	testenv.NeedProgram(t, "go", "the Go toolchain")
-	dir := filepath.Join(t.TempDir(), "microgo")
+	dir := filepath.Join(t.TempDir(), fixture)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
 	copyFile := func(from, to string) {
-		b, err := os.ReadFile(filepath.Join("testdata", "microgo", from))
+		b, err := os.ReadFile(filepath.Join("testdata", fixture, from))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -40,17 +40,26 @@ func microGoRepo(t *testing.T) string {
 			t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
 		}
 	}
-	for _, f := range []string{"go.mod", "work.go", "work_test.go"} {
+	for _, f := range files {
 		copyFile(f, f)
 	}
 	git("init", "-q")
 	git("add", ".")
 	git("commit", "-qm", "base")
 	git("tag", "base")
-	copyFile("work.go.slow", "work.go")
-	git("commit", "-qam", "Sum does twice the work")
+	copyFile(slowed+".slow", slowed)
+	git("commit", "-qam", "twice the work")
 	git("tag", "slow")
 	return dir
+}
+
+// microGoRepo is the Go fixture (testdata/microgo) at its two commits:
+// at "slow" Sum does twice the work (BenchmarkSum/n=1000 and n=10000
+// slower, the others unchanged).
+func microGoRepo(t *testing.T) string {
+	t.Helper()
+	testenv.NeedProgram(t, "go", "the Go toolchain")
+	return microRepo(t, "microgo", "work.go", "go.mod", "work.go", "work_test.go")
 }
 
 // microGoCmd runs the fixture's benchmarks: each a fixed number of
@@ -160,5 +169,53 @@ func TestMicroBadInput(t *testing.T) {
 		"--cmd", `printf 'BenchmarkA 1000 10.0 ns/op\n'`, "--bound", "micro:BenchmarkZ=+5%", "--out", filepath.Join(t.TempDir(), "m.json"))
 	if code != cli.ExitUsage || !strings.Contains(stderr, `bound "micro:BenchmarkZ=+5%": matches the primary measure of no benchmark`) {
 		t.Errorf("a bound that matches no benchmark: exit %d, want 2\n%s\n%s", code, stdout, stderr)
+	}
+}
+
+// The Google Benchmark fixture (testdata/microgbench, C++, Debian's
+// libbenchmark-dev) at its two commits under a CPU hog: BM_Sum, whose
+// sum does twice the work at "slow", fails its bound on CPU time per
+// iteration at both sizes; BM_Copy passes.
+func TestMicroGoogleBenchmark(t *testing.T) {
+	testenv.Slow(t)
+	trackTime(t)
+	testenv.NeedProgram(t, "g++", "Debian: apt-get install g++")
+	if _, err := os.Stat("/usr/include/benchmark/benchmark.h"); err != nil {
+		testenv.Need(t, errors.New("Google Benchmark is not installed (Debian: apt-get install libbenchmark-dev)"))
+	}
+	repo := microRepo(t, "microgbench", "work.h", "bench.cc", "work.h")
+	startHog(t, 1)
+	dir := t.TempDir()
+	runFile := filepath.Join(dir, "micro.json")
+	// Built once per tree: the exported tree lasts the run.
+	cmd := "[ -x bench ] || g++ -O2 -o bench bench.cc -lbenchmark -lpthread; ./bench --benchmark_format=json --benchmark_min_time=0.05 --benchmark_repetitions=3"
+	code, stdout, stderr := pgscale(t, "micro", "--format", "gbench", "--target", "base="+repo+"@base", "--target", "slow="+repo+"@slow",
+		"--cmd", cmd, "--rounds", "auto:20", "--bound", "micro:*@cpu-ns/op=+10%", "--out", runFile)
+	t.Logf("exit %d\n%s\n%s", code, stdout, stderr)
+	if code != cli.ExitRegression {
+		t.Fatalf("exit %d, want 1 (a regression)", code)
+	}
+	run, err := micro.ReadRun(runFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := micro.Analyze(run, micro.Options{Bounds: mustBounds(t, "micro:*@cpu-ns/op=+10%")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"BM_Sum/1000": "fail", "BM_Sum/10000": "fail", "BM_Copy": "pass"}
+	got := map[string]string{}
+	for _, r := range a.Candidates[0].Rows {
+		if r.Unit == "cpu-ns/op" {
+			got[r.Bench] = r.Outcome.String()
+		}
+	}
+	for b, o := range want {
+		if got[b] != o {
+			t.Errorf("%s: %s, want %s", b, got[b], o)
+		}
+	}
+	if !strings.Contains(stdout, "BM_Sum: 2 of 2 slower") {
+		t.Errorf("no group line for BM_Sum:\n%s", stdout)
 	}
 }
