@@ -95,7 +95,7 @@ it are judged and written).`,
 			if err != nil {
 				return usage.Wrap(err)
 			}
-			d := report.NewDoc(&compare.Analysis{Micro: a})
+			d := report.NewDoc(&compare.Analysis{Micro: []*micro.Analysis{a}})
 			d.Color = isTerminal(stdout)
 			text, _ := report.Lookup("text")
 			werr := text.Write(stdout, d)

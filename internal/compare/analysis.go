@@ -21,8 +21,9 @@ type Analysis struct {
 	Comparison *Comparison
 	Noise      *Noise
 	Suite      *Suite
-	// Micro is a micro-benchmark run's analysis (pgscale micro).
-	Micro *micro.Analysis
+	// Micro are micro-benchmark runs' analyses: pgscale micro's, or a
+	// suite's micro cells'.
+	Micro []*micro.Analysis
 }
 
 // Analyze makes the analysis of files on their own; the caller adds the

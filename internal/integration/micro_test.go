@@ -219,3 +219,64 @@ func TestMicroGoogleBenchmark(t *testing.T) {
 		t.Errorf("no group line for BM_Sum:\n%s", stdout)
 	}
 }
+
+// A suite with a macro cell (an A/A of one database, within its bound)
+// and a micro cell (the Go fixture at its two commits): one verdict over
+// both — failed, by the slowed benchmarks — in the text and the comment,
+// the micro cell's run file in the bundle, and compare of the bundle
+// judging it again the same way.
+func TestSuiteMicroCell(t *testing.T) {
+	testenv.Slow(t)
+	trackTime(t)
+	noCIEnv(t)
+	repo := microGoRepo(t)
+	src := `name: with-micro
+targets: ["base=dsn:` + dsn("postgres") + `", "slow=dsn:` + dsn("postgres") + `"]
+scripts: [{builtin: select-only}]
+clients: [1]
+duration: 1s
+warmup: 0.2s
+rounds: 2
+bounds: [tps=-90%]
+micro:
+  - name: go
+    cmd: "` + microGoCmd + `"
+    trees: {base: "` + repo + `@base", slow: "` + repo + `@slow"}
+    bounds: ["micro:*@cpu-ns/op=+10%"]
+    group_unit: cpu-ns/op
+    rounds: auto:20
+`
+	file := filepath.Join(t.TempDir(), "micro.yaml")
+	if err := os.WriteFile(file, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "bundle")
+	comment := filepath.Join(t.TempDir(), "comment.md")
+	code, stdout, stderr := pgscale(t, "suite", file, "--out", out, "--comment", comment)
+	t.Logf("exit %d\n%s\n%s", code, stdout, lastLines(stderr, 20))
+	if code != cli.ExitRegression {
+		t.Fatalf("exit %d, want 1: the micro cell's slowed benchmarks fail", code)
+	}
+	if _, err := micro.ReadRun(filepath.Join(out, "micro-go.json")); err != nil {
+		t.Errorf("the micro cell's run file: %v", err)
+	}
+	for _, w := range []string{"micro cell go: micro-benchmarks: ", "slow against base: Microbench: 2 of 4 measures within bounds (2 failed, 0 inconclusive)"} {
+		if !strings.Contains(stdout, w) {
+			t.Errorf("stdout lacks %q", w)
+		}
+	}
+	md, err := os.ReadFile(comment)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []string{"### pgscale suite with-micro: ❌ passed: all 1 bounded measures within their bounds; micro-benchmarks failed",
+		"**Microbench go** (slow against base): 2 of 4 measures within bounds", "| `BenchmarkSum/n=1000` | cpu-ns/op |"} {
+		if !strings.Contains(string(md), w) {
+			t.Errorf("comment lacks %q:\n%s", w, md)
+		}
+	}
+	code, again, _ := pgscale(t, "compare", out)
+	if code != cli.ExitRegression || !strings.Contains(again, "slow against base: Microbench: 2 of 4 measures within bounds") {
+		t.Errorf("compare of the bundle: exit %d\n%s", code, again)
+	}
+}

@@ -32,6 +32,8 @@ type Options struct {
 // benchmark's measures with their change, bound and outcome, the verdict
 // and the group summaries. Every format lays it out.
 type Analysis struct {
+	// Name is a suite's micro cell's name; empty for pgscale micro.
+	Name            string
 	Command, Format string
 	// Targets are the targets' names, the baseline first.
 	Targets []string
@@ -162,7 +164,7 @@ type series struct {
 // It returns a *stats.BoundError when a bound matches nothing or has the
 // wrong sign.
 func Analyze(run *Run, opt Options) (*Analysis, error) {
-	a := &Analysis{Command: run.Command, Format: run.Format, RoundsMax: run.RoundsMax, Stopped: run.Stopped,
+	a := &Analysis{Name: run.Name, Command: run.Command, Format: run.Format, RoundsMax: run.RoundsMax, Stopped: run.Stopped,
 		Problems: append([]string(nil), run.Problems...), Rounds: len(run.Rounds)}
 	idx := map[string]int{}
 	for i, t := range run.Targets {
@@ -409,4 +411,14 @@ func groups(rows []Row, given []string, unit string, opt stats.Options) []GroupS
 	}
 	sort.SliceStable(out, func(i, j int) bool { return given == nil && out[i].Name < out[j].Name })
 	return out
+}
+
+// Judge is Analyze with the bounds and groups the run recorded (a suite's
+// micro cell's).
+func Judge(run *Run) (*Analysis, error) {
+	bs, err := ParseBounds(run.Bounds)
+	if err != nil {
+		return nil, err
+	}
+	return Analyze(run, Options{Bounds: bs, Groups: run.Groups, GroupUnit: run.GroupUnit})
 }

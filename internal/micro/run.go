@@ -15,7 +15,9 @@ const RunVersion = 1
 // and its file keeps it: the command, its format, the targets' trees and
 // every round's samples, so that the run can be judged again later.
 type Run struct {
-	Version int    `json:"version"`
+	Version int `json:"version"`
+	// Name is a suite's micro cell's name; empty for pgscale micro.
+	Name    string `json:"name,omitempty"`
 	Command string `json:"command"`
 	Format  string `json:"format"`
 	// Output is the file the command writes its results to, relative to
@@ -29,6 +31,12 @@ type Run struct {
 	// (auto), Stopped why it stopped; 0 and empty for a fixed number.
 	RoundsMax int    `json:"rounds_max,omitempty"`
 	Stopped   string `json:"stopped,omitempty"`
+	// Bounds, Groups and GroupUnit are how a suite's micro cell judges
+	// the run (its bounds: and groups:), kept so that a report of the
+	// bundle judges it the same way.
+	Bounds    []string `json:"bounds,omitempty"`
+	Groups    []string `json:"groups,omitempty"`
+	GroupUnit string   `json:"group_unit,omitempty"`
 	// Problems are what made the run incomplete, one line each: a
 	// command that failed, output that did not parse, benchmarks that
 	// only one side reports.

@@ -56,8 +56,11 @@ func writeComment(w io.Writer, d *Doc) error {
 		rows = append(rows, suiteRows{c.Workload, c})
 	case d.Analysis != nil && d.Micro != nil:
 		var b strings.Builder
-		fmt.Fprintf(&b, "### pgscale micro: %s %s\n\n", outcomeMark(d.Micro.Outcome()), d.Micro.Outcome().Verdict())
-		microMarkdown(&b, d.Micro)
+		o := microOutcome(d.Micro, stats.NoBound)
+		fmt.Fprintf(&b, "### pgscale micro: %s %s\n\n", outcomeMark(o), o.Verdict())
+		for _, m := range d.Micro {
+			microMarkdown(&b, m)
+		}
 		_, err := io.WriteString(w, b.String())
 		return err
 	default:
@@ -68,7 +71,9 @@ func writeComment(w io.Writer, d *Doc) error {
 		total, bounded, failed, inconclusive = total+v.Total, bounded+v.Bounded, failed+v.Failed, inconclusive+v.Inconclusive
 	}
 	var head string
-	switch outcome {
+	macro := outcome
+	outcome = microOutcome(d.Micro, outcome)
+	switch macro {
 	case stats.Fail:
 		head = fmt.Sprintf("failed: %d of %d bounded measures past their bounds", failed, bounded)
 		if inconclusive > 0 {
@@ -80,6 +85,9 @@ func writeComment(w io.Writer, d *Doc) error {
 		head = fmt.Sprintf("passed: all %d bounded measures within their bounds", bounded)
 	default:
 		head = fmt.Sprintf("no bounds given: %d measures compared", total)
+	}
+	if outcome != macro {
+		head += fmt.Sprintf("; micro-benchmarks %s", microOutcome(d.Micro, stats.NoBound).Verdict())
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "### %s: %s %s\n\n", title, outcomeMark(outcome), head)
@@ -151,8 +159,9 @@ func writeComment(w io.Writer, d *Doc) error {
 			b.WriteString("No differential flame graphs: the runs recorded no profiles (`--profile`, a suite's `profile: true`, or `--count instructions` records them).\n\n")
 		}
 	}
-	if d.Micro != nil {
-		microMarkdown(&b, d.Micro)
+	for _, m := range d.Micro {
+		b.WriteString("\n")
+		microMarkdown(&b, m)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

@@ -13,6 +13,9 @@ import (
 // every measure's row, the groups and why each measure outside its bound
 // is there.
 func microText(b *strings.Builder, m *micro.Analysis, color bool) {
+	if m.Name != "" {
+		fmt.Fprintf(b, "micro cell %s: ", m.Name)
+	}
 	fmt.Fprintf(b, "micro-benchmarks: %s (%s format), %s\n", m.Command, m.Format, microRounds(m))
 	fmt.Fprintf(b, "  times: %s\n", microTimes(m))
 	for _, p := range m.Problems {
@@ -50,7 +53,11 @@ func microText(b *strings.Builder, m *micro.Analysis, color bool) {
 // bounds, the table of the measures outside them, the group lines.
 func microMarkdown(b *strings.Builder, m *micro.Analysis) {
 	for _, c := range m.Candidates {
-		fmt.Fprintf(b, "%s **Microbench** (%s against %s): %s\n\n", outcomeMark(c.Verdict.Outcome), mdEscape(c.Name), mdEscape(m.Targets[0]), mdEscape(c.Headline()))
+		name := "Microbench"
+		if m.Name != "" {
+			name += " " + mdEscape(m.Name)
+		}
+		fmt.Fprintf(b, "%s **%s** (%s against %s): %s\n\n", outcomeMark(c.Verdict.Outcome), name, mdEscape(c.Name), mdEscape(m.Targets[0]), mdEscape(c.Headline()))
 		if out := c.Outside(); len(out) > 0 {
 			fmt.Fprintf(b, "| benchmark | measure | %s | %s | change | bound | status |\n| --- | --- | --: | --: | --: | --: | --- |\n", mdEscape(m.Targets[0]), mdEscape(c.Name))
 			for _, r := range out {
@@ -91,4 +98,13 @@ func microTimes(m *micro.Analysis) string {
 		parts = append(parts, fmt.Sprintf("%s %.1f s", t, m.Seconds[i]))
 	}
 	return strings.Join(parts, ", ")
+}
+
+// microOutcome is the worst of o and the micro-benchmark runs' outcomes:
+// one verdict over the macro and the micro cells.
+func microOutcome(ms []*micro.Analysis, o stats.Outcome) stats.Outcome {
+	for _, m := range ms {
+		o = stats.Worst(o, m.Outcome())
+	}
+	return o
 }

@@ -25,11 +25,11 @@ func writeText(w io.Writer, d *Doc) error {
 	default:
 		writeSweeps(textPage{&b}, d)
 	}
-	if d.Micro != nil {
+	for _, m := range d.Micro {
 		if b.Len() > 0 {
 			b.WriteString("\n")
 		}
-		microText(&b, d.Micro, d.Color)
+		microText(&b, m, d.Color)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
@@ -55,11 +55,11 @@ func writeMarkdown(w io.Writer, d *Doc) error {
 	default:
 		writeSweeps(mdPage{&b}, d)
 	}
-	if d.Micro != nil {
+	for _, m := range d.Micro {
 		if b.Len() > 0 {
 			b.WriteString("\n")
 		}
-		microMarkdown(&b, d.Micro)
+		microMarkdown(&b, m)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
