@@ -2,9 +2,12 @@ package report
 
 import (
 	"fmt"
+	"math"
+	"sort"
 	"strings"
 
 	"github.com/pgscale/pgscale/internal/micro"
+	"github.com/pgscale/pgscale/internal/report/html"
 	"github.com/pgscale/pgscale/internal/stats"
 )
 
@@ -107,4 +110,49 @@ func microOutcome(ms []*micro.Analysis, o stats.Outcome) stats.Outcome {
 		o = stats.Worst(o, m.Outcome())
 	}
 	return o
+}
+
+// htmlMicro lays the micro-benchmark runs out for the page: one table per
+// run and candidate, the failed and inconclusive measures first, then the
+// rest by change, largest first.
+func htmlMicro(ms []*micro.Analysis) []html.Micro {
+	var out []html.Micro
+	for _, m := range ms {
+		for _, c := range m.Candidates {
+			title := c.Name + " against " + m.Targets[0]
+			if m.Name != "" {
+				title = "micro cell " + m.Name + ": " + title
+			}
+			hm := html.Micro{Title: title, Outcome: c.Verdict.Outcome.Verdict(), Class: outcomeClass(c.Verdict.Outcome),
+				Headline: "Microbench: " + c.Headline(), Baseline: m.Targets[0], Name: c.Name, Problems: m.Problems,
+				Footnote: fmt.Sprintf("%s (%s format), %s; times: %s.", m.Command, m.Format, microRounds(m), microTimes(m))}
+			rows := append([]micro.Row(nil), c.Rows...)
+			rank := func(o stats.Outcome) int {
+				switch o {
+				case stats.Fail:
+					return 0
+				case stats.Inconclusive:
+					return 1
+				}
+				return 2
+			}
+			sort.SliceStable(rows, func(i, j int) bool {
+				if ri, rj := rank(rows[i].Outcome), rank(rows[j].Outcome); ri != rj {
+					return ri < rj
+				}
+				return rows[i].Change > rows[j].Change || !math.IsNaN(rows[i].Change) && math.IsNaN(rows[j].Change)
+			})
+			for _, r := range rows {
+				hm.Rows = append(hm.Rows, html.MicroRow{Bench: r.Bench, Unit: r.Unit, Base: FormatValue(r.Base), Cand: FormatValue(r.Cand),
+					Change: stats.FormatChange(r.Change, r.Lo, r.Hi), Bound: boundText(r.Assessment), Status: r.StatusText(),
+					ChangeValue: r.Change, Improved: r.Effect == stats.Improved, Regressed: r.Effect == stats.Regressed,
+					Outside: r.Outcome == stats.Fail || r.Outcome == stats.Inconclusive, Title: r.OutcomeWhy()})
+			}
+			for _, g := range c.Groups {
+				hm.Groups = append(hm.Groups, g.Line())
+			}
+			out = append(out, hm)
+		}
+	}
+	return out
 }

@@ -2,6 +2,7 @@ package report_test
 
 import (
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/pgscale/pgscale/internal/compare"
@@ -52,4 +53,15 @@ func TestMicroFormats(t *testing.T) {
 	golden.Check(t, "micro.txt", write(t, "text", d))
 	golden.Check(t, "micro.comment.md", write(t, "comment", d))
 	golden.Check(t, "micro.verdict.json", write(t, "verdict", d))
+	page := string(write(t, "html", d))
+	for _, w := range []string{`<a href="#micro">Micro-benchmarks</a>`, `<h3>patch against main</h3>`,
+		`<b>Microbench: 3 of 4 measures within bounds (1 failed, 0 inconclusive)</b>`, `<li>cached: 1 of 3 slower, 1 past its bound, median -0.0% ± ∞</li>`} {
+		if !strings.Contains(page, w) {
+			t.Errorf("the HTML page lacks %q", w)
+		}
+	}
+	// The failed measure leads the table.
+	if i, j := strings.Index(page, "<code>cached/delete</code>"), strings.Index(page, "<code>cached/get</code>"); i < 0 || j < 0 || i > j {
+		t.Errorf("the micro table does not lead with the failed measure (at %d, the first passed at %d)", i, j)
+	}
 }
