@@ -280,3 +280,40 @@ micro:
 		t.Errorf("compare of the bundle: exit %d\n%s", code, again)
 	}
 }
+
+// The trees of targets that build from a source: src:'s tree, the one
+// ext= extension of settings:, each at its revision; a kind with no
+// source is refused in one line. The command counts the lines of the
+// slowed Sum in its tree, so each side's value says which revision it ran
+// in.
+func TestMicroTreesOfBuildTargets(t *testing.T) {
+	trackTime(t)
+	repo := microGoRepo(t)
+	cmd := `printf 'BenchmarkTree 1 %d ns/op\n' $(( $(grep -c 'k < 2' work.go) + 1 ))`
+	for _, pair := range [][2]string{{"src:" + repo + "@base", "src:" + repo + "@slow"}, {"settings:ext=" + repo + "@base", "settings:ext=" + repo + "@slow"}} {
+		out := filepath.Join(t.TempDir(), "m.json")
+		code, stdout, stderr := pgscale(t, "micro", "--target", "base="+pair[0], "--target", "slow="+pair[1], "--cmd", cmd, "--rounds", "2", "--out", out)
+		if code != cli.ExitOK {
+			t.Fatalf("%v: exit %d\n%s\n%s", pair, code, stdout, stderr)
+		}
+		run, err := micro.ReadRun(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range run.Rounds {
+			for _, tr := range r.Runs {
+				want := map[string]float64{"base": 1, "slow": 2}[tr.Target]
+				if got := tr.Samples[0].Values[0].Value; got != want {
+					t.Errorf("%v: %s ran in a tree whose Sum has %v doubled loops, want %v", pair, tr.Target, got-1, want-1)
+				}
+			}
+		}
+		if run.Targets[1].Commit == "" || run.Targets[0].Commit == run.Targets[1].Commit {
+			t.Errorf("%v: commits %q", pair, run.Targets)
+		}
+	}
+	code, _, stderr := pgscale(t, "micro", "--target", "base=settings:", "--target", "slow="+repo, "--cmd", cmd)
+	if code != cli.ExitUsage || !strings.Contains(stderr, "target base: settings:: 0 extensions; name the tree to run in as PATH@REV") {
+		t.Errorf("settings: without an extension: exit %d\n%s", code, stderr)
+	}
+}

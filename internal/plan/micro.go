@@ -15,6 +15,7 @@ import (
 	"github.com/pgscale/pgscale/internal/proc"
 	"github.com/pgscale/pgscale/internal/stats"
 	"github.com/pgscale/pgscale/internal/syncio"
+	"github.com/pgscale/pgscale/internal/target"
 	"github.com/pgscale/pgscale/internal/usage"
 )
 
@@ -23,7 +24,9 @@ import (
 type MicroSpec struct {
 	// Targets are the trees, the baseline first: NAME and PATH[@REV][+PATCH...]
 	// (a directory as it is, or a git repository's tree at a revision,
-	// exported to a temporary directory).
+	// exported to a temporary directory), or a target spec of a kind that
+	// builds from a source (src:PATH@REV, settings:ext=PATH@REV, a proxy
+	// with build:), whose source tree it is.
 	Targets []MicroTarget
 	// Command is a shell command run in each tree (sh -c), with
 	// $PGSCALE_MICRO_TARGET set to the target's name.
@@ -184,9 +187,11 @@ func roundTimes(r micro.Round) string {
 }
 
 // microTreeOf is the tree of a target: a directory as it is, or a tree at
-// a revision (with patches) exported to a temporary directory.
+// a revision (with patches) exported to a temporary directory; for a
+// target spec of a kind that builds (src:, an ext= extension, a proxy's
+// build:), the source it builds from.
 func microTreeOf(ctx context.Context, t MicroTarget) (microTree, build.SourceRecord, error) {
-	src, err := build.ParseSource(t.Spec)
+	src, err := microSource(t.Spec)
 	if err != nil {
 		return microTree{}, build.SourceRecord{}, usage.Errorf("target %s: %v", t.Name, err)
 	}
@@ -214,6 +219,41 @@ func microTreeOf(ctx context.Context, t MicroTarget) (microTree, build.SourceRec
 		return microTree{}, build.SourceRecord{}, usage.Errorf("target %s: %v", t.Name, err)
 	}
 	return microTree{name: t.Name, dir: dir, temp: true}, rec, nil
+}
+
+// microSource reads a micro target's tree: PATH[@REV][+PATCH...], or a
+// target spec whose kind builds from a source: src:'s PostgreSQL tree,
+// the one ext= extension of settings: or src:, a proxy's build: source.
+func microSource(spec string) (build.Source, error) {
+	kind, _, ok := strings.Cut(spec, ":")
+	if !ok || strings.ContainsAny(kind, "/.~@") {
+		return build.ParseSource(spec)
+	}
+	ts, err := target.ParseSpec("tree=" + spec)
+	if err != nil {
+		return build.ParseSource(spec) // a path with a colon
+	}
+	one := func(exts []build.Extension, what string) (build.Source, error) {
+		if len(exts) != 1 {
+			return build.Source{}, fmt.Errorf("%s: %d extensions; name the tree to run in as PATH@REV", what, len(exts))
+		}
+		return exts[0].Source, nil
+	}
+	switch a := ts.Arg.(type) {
+	case target.SrcArg:
+		if len(a.Extensions) > 0 {
+			return one(a.Extensions, spec)
+		}
+		return a.Source, nil
+	case target.SettingsArg:
+		return one(a.Extensions, spec)
+	case target.ProxyArg:
+		if a.Def.Build == nil {
+			return build.Source{}, fmt.Errorf("%s: the proxy has no build: whose source to run in; name the tree as PATH@REV", spec)
+		}
+		return build.ParseSource(a.Def.Build.Source)
+	}
+	return build.Source{}, fmt.Errorf("%s: a %s target has no source tree; name the tree as PATH@REV", spec, ts.Kind)
 }
 
 // runMicroOnce runs the command once in a tree and reads its benchmarks.
