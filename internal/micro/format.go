@@ -49,6 +49,8 @@ var formats = []Format{
 	gbenchFormat,
 	pytestFormat,
 	bmfFormat,
+	libtestFormat,
+	divanFormat,
 }
 
 // Formats lists the registered formats in registry order.

@@ -66,6 +66,19 @@ tests/test_sort.py::test_slow ns/op=1.05e+06
 		{"bmf", "bmf.json", `bencher::mock_0 latency=88
 bencher::mock_1 latency=87 throughput=11.36^
 `},
+		// Rust's libtest lines (criterion's --output-format bencher
+		// writes the same), among cargo's own output.
+		{"libtest", "libtest.txt", `bench_fib_10 ns/op=190
+fib/20 ns/op=31912
+parse_big ns/op=1.23457e+06 MB/s=850^
+`},
+		// divan's table: a group, a "Timer precision" line inside the
+		// table, an allocation profile's and a throughput's rows.
+		{"divan", "divan.txt", `example/fibonacci/10 ns/op=197.5 mean-ns/op=198.1
+example/fibonacci/20 ns/op=24330 mean-ns/op=24410
+example/Line A ns/op=128.4 mean-ns/op=130.5
+example/copy ns/op=2.204e+07 mean-ns/op=2.21e+07
+`},
 	} {
 		t.Run(tc.format, func(t *testing.T) {
 			if got := show(parse(t, tc.format, tc.file)); got != tc.want {
@@ -85,6 +98,8 @@ func TestFormatErrors(t *testing.T) {
 		{"pytest", `{"benchmarks":[{"name":"test_x"}]}`, "pytest-benchmark JSON: test_x has no stats"},
 		{"bmf", `{"b":{"latency":{}}}`, "bencher metric format: b: measure latency has no value"},
 		{"bmf", `[1]`, "bencher metric format: "},
+		{"libtest", "test x ... bench: fast\n", `libtest bench line 1: want "test NAME ... bench: N ns/iter (+/- N)"`},
+		{"divan", "x      fastest │ slowest │ median │ mean        │ samples │ iters\n╰─ a   1 ns    │ 2 ns    │ 1 ns   │ 1 fortnight │ 1       │ 1\n", "divan table: a: mean: want a time such as 197.5 ns"},
 	} {
 		f, err := micro.LookupFormat(tc.format)
 		if err != nil {
@@ -95,7 +110,7 @@ func TestFormatErrors(t *testing.T) {
 			t.Errorf("%s %q: error %v, want %q", tc.format, tc.out, err, tc.want)
 		}
 	}
-	if _, err := micro.LookupFormat("csv"); err == nil || !strings.Contains(err.Error(), "want go, gbench, pytest, bmf") {
+	if _, err := micro.LookupFormat("csv"); err == nil || !strings.Contains(err.Error(), "want go, gbench, pytest, bmf, libtest, divan") {
 		t.Errorf("unknown format: %v", err)
 	}
 }
