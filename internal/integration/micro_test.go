@@ -317,3 +317,43 @@ func TestMicroTreesOfBuildTargets(t *testing.T) {
 		t.Errorf("settings: without an extension: exit %d\n%s", code, stderr)
 	}
 }
+
+// The pytest-benchmark fixture (testdata/micropytest, Debian's
+// python3-pytest-benchmark) at its two commits under a CPU hog, timed by
+// the process's CPU time (--benchmark-timer=time.process_time): total,
+// twice the work at "slow", fails its bound; join passes.
+func TestMicroPytestBenchmark(t *testing.T) {
+	testenv.Slow(t)
+	trackTime(t)
+	py := "/usr/bin/python3"
+	if err := exec.Command(py, "-c", "import pytest_benchmark").Run(); err != nil {
+		testenv.Need(t, errors.New("pytest-benchmark is not installed (Debian: apt-get install python3-pytest-benchmark)"))
+	}
+	repo := microRepo(t, "micropytest", "work.py", "work.py", "test_work.py")
+	startHog(t, 1)
+	runFile := filepath.Join(t.TempDir(), "micro.json")
+	cmd := py + " -m pytest -q -p no:cacheprovider --benchmark-json=bench.json --benchmark-timer=time.process_time --benchmark-min-rounds=50 --benchmark-max-time=0.2 test_work.py"
+	code, stdout, stderr := pgscale(t, "micro", "--format", "pytest", "--output", "bench.json", "--target", "base="+repo+"@base", "--target", "slow="+repo+"@slow",
+		"--cmd", cmd, "--rounds", "auto:20", "--bound", "micro:*=+10%", "--out", runFile)
+	t.Logf("exit %d\n%s\n%s", code, stdout, stderr)
+	if code != cli.ExitRegression {
+		t.Fatalf("exit %d, want 1 (a regression)", code)
+	}
+	run, err := micro.ReadRun(runFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := micro.Analyze(run, micro.Options{Bounds: mustBounds(t, "micro:*=+10%")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"test_work.py::test_total": "fail", "test_work.py::test_join": "pass"}
+	for _, r := range a.Candidates[0].Rows {
+		if r.Primary && want[r.Bench] != r.Outcome.String() {
+			t.Errorf("%s: %s %s, want %s", r.Bench, r.Comparison, r.Outcome, want[r.Bench])
+		}
+	}
+	if !strings.Contains(stdout, "test_work.py: 1 of 2 slower") {
+		t.Errorf("no group line for test_work.py:\n%s", stdout)
+	}
+}
