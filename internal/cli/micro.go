@@ -124,7 +124,9 @@ it are judged and written).`,
 	fs.BoolVar(&keep, "keep", false, "keep the trees exported for revisions")
 	fs.StringVar(&out, "out", "", "the run file (default results/micro-TIME.json)")
 	registerInconclusive(fs, &inconclusive)
-	outputs.register(fs, func(f report.Format) bool { return f.Name == "markdown" || f.Name == "comment" || f.Name == "verdict" || f.Name == "html" })
+	outputs.register(fs, func(f report.Format) bool {
+		return f.Name == "markdown" || f.Name == "comment" || f.Name == "verdict" || f.Name == "html"
+	})
 	return cmd
 }
 

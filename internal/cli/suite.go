@@ -318,10 +318,9 @@ func suiteVerdictError(s *compare.Suite, ms []*micro.Analysis, inconclusive stri
 	if s == nil {
 		return nil
 	}
-	outcome := s.Outcome()
+	outcome := (&compare.Analysis{Suite: s, Micro: ms}).Outcome()
 	var incomplete []string
 	for _, m := range ms {
-		outcome = stats.Worst(outcome, m.Outcome())
 		for _, c := range m.Candidates {
 			switch c.Verdict.Outcome {
 			case stats.Fail:

@@ -26,6 +26,23 @@ type Analysis struct {
 	Micro []*micro.Analysis
 }
 
+// Outcome is the one verdict over everything the analysis compares: the
+// worst of the comparison's (or the suite's) outcome and every
+// micro-benchmark run's.
+func (a *Analysis) Outcome() stats.Outcome {
+	o := stats.NoBound
+	switch {
+	case a.Suite != nil:
+		o = a.Suite.Outcome()
+	case a.Comparison != nil:
+		o = a.Comparison.Outcome()
+	}
+	for _, m := range a.Micro {
+		o = stats.Worst(o, m.Outcome())
+	}
+	return o
+}
+
 // Analyze makes the analysis of files on their own; the caller adds the
 // comparison, noise or suite it made of them.
 func Analyze(files []Input) *Analysis {

@@ -56,7 +56,7 @@ func writeComment(w io.Writer, d *Doc) error {
 		rows = append(rows, suiteRows{c.Workload, c})
 	case d.Analysis != nil && d.Micro != nil:
 		var b strings.Builder
-		o := microOutcome(d.Micro, stats.NoBound)
+		o := d.Analysis.Outcome()
 		fmt.Fprintf(&b, "### pgscale micro: %s %s\n\n", outcomeMark(o), o.Verdict())
 		for _, m := range d.Micro {
 			microMarkdown(&b, m)
@@ -72,7 +72,7 @@ func writeComment(w io.Writer, d *Doc) error {
 	}
 	var head string
 	macro := outcome
-	outcome = microOutcome(d.Micro, outcome)
+	outcome = d.Analysis.Outcome()
 	switch macro {
 	case stats.Fail:
 		head = fmt.Sprintf("failed: %d of %d bounded measures past their bounds", failed, bounded)
@@ -87,7 +87,7 @@ func writeComment(w io.Writer, d *Doc) error {
 		head = fmt.Sprintf("no bounds given: %d measures compared", total)
 	}
 	if outcome != macro {
-		head += fmt.Sprintf("; micro-benchmarks %s", microOutcome(d.Micro, stats.NoBound).Verdict())
+		head += "; micro-benchmarks " + outcome.Verdict()
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "### %s: %s %s\n\n", title, outcomeMark(outcome), head)

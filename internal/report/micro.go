@@ -103,15 +103,6 @@ func microTimes(m *micro.Analysis) string {
 	return strings.Join(parts, ", ")
 }
 
-// microOutcome is the worst of o and the micro-benchmark runs' outcomes:
-// one verdict over the macro and the micro cells.
-func microOutcome(ms []*micro.Analysis, o stats.Outcome) stats.Outcome {
-	for _, m := range ms {
-		o = stats.Worst(o, m.Outcome())
-	}
-	return o
-}
-
 // htmlMicro lays the micro-benchmark runs out for the page: one table per
 // run and candidate, the failed and inconclusive measures first, then the
 // rest by change, largest first.

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"github.com/pgscale/pgscale/internal/compare"
 	"github.com/pgscale/pgscale/internal/micro"
 	"github.com/pgscale/pgscale/internal/stats"
 )
@@ -83,24 +84,15 @@ func newVerdictMicro(m *micro.Analysis) VerdictMicro {
 }
 
 // withMicro adds the micro-benchmark runs to a verdict, its outcome the
-// worst over the macro and the micro cells: one verdict.
-func withMicro(v *Verdict, ms []*micro.Analysis) *Verdict {
-	o := stats.NoBound
-	switch v.Outcome {
-	case stats.Pass.String():
-		o = stats.Pass
-	case stats.Inconclusive.String():
-		o = stats.Inconclusive
-	case stats.Fail.String():
-		o = stats.Fail
-	}
-	for _, m := range ms {
+// analysis's one verdict over the macro and the micro cells.
+func withMicro(v *Verdict, a *compare.Analysis) *Verdict {
+	for _, m := range a.Micro {
 		v.Micro = append(v.Micro, newVerdictMicro(m))
-		o = stats.Worst(o, m.Outcome())
 		if !m.Complete() {
 			v.Complete = false
 		}
 	}
+	o := a.Outcome()
 	v.Outcome, v.Passed = o.String(), o == stats.Pass
 	return v
 }

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"fmt"
 	"io"
 	"strings"
 
@@ -30,6 +31,9 @@ func writeText(w io.Writer, d *Doc) error {
 			b.WriteString("\n")
 		}
 		microText(&b, m, d.Color)
+	}
+	if len(d.Micro) > 0 && (d.Suite != nil || d.Comparison != nil) {
+		fmt.Fprintf(&b, "\nverdict over the macro and the micro cells: %s\n", d.Analysis.Outcome().Verdict())
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
