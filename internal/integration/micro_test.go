@@ -1,6 +1,7 @@
 package integration_test
 
 import (
+	"encoding/json"
 	"errors"
 	"os"
 	"os/exec"
@@ -77,10 +78,10 @@ func TestMicroGoFindsTheSlowedBenchmark(t *testing.T) {
 	repo := microGoRepo(t)
 	startHog(t, 1)
 	dir := t.TempDir()
-	runFile, comment := filepath.Join(dir, "micro.json"), filepath.Join(dir, "comment.md")
+	runFile, comment, verdict, page := filepath.Join(dir, "micro.json"), filepath.Join(dir, "comment.md"), filepath.Join(dir, "verdict.json"), filepath.Join(dir, "report.html")
 	code, stdout, stderr := pgscale(t, "micro", "--target", "base="+repo+"@base", "--target", "slow="+repo+"@slow",
 		"--cmd", microGoCmd, "--rounds", "auto:20", "--bound", "micro:*@cpu-ns/op=+10%", "--group-unit", "cpu-ns/op",
-		"--out", runFile, "--comment", comment)
+		"--out", runFile, "--comment", comment, "--verdict", verdict, "--html", page)
 	t.Logf("exit %d\n%s\n%s", code, stdout, stderr)
 	if code != cli.ExitRegression {
 		t.Fatalf("exit %d, want 1 (a regression)", code)
@@ -120,6 +121,41 @@ func TestMicroGoFindsTheSlowedBenchmark(t *testing.T) {
 	}
 	if strings.Contains(string(md), "BenchmarkReverse") || strings.Contains(string(md), "BenchmarkChecksum") {
 		t.Errorf("the comment's table lists a benchmark within its bound:\n%s", md)
+	}
+	// The verdict file: every benchmark's measure with its outcome.
+	var v struct {
+		Outcome string `json:"outcome"`
+		Micro   []struct {
+			Candidates []struct {
+				Measures []struct {
+					Cell, Unit, Outcome string
+				} `json:"details"`
+			} `json:"candidates"`
+		} `json:"micro"`
+	}
+	b, err := os.ReadFile(verdict)
+	if err == nil {
+		err = json.Unmarshal(b, &v)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	gotV := map[string]string{}
+	for _, m := range v.Micro[0].Candidates[0].Measures {
+		if m.Unit == "cpu-ns/op" {
+			gotV[m.Cell] = m.Outcome
+		}
+	}
+	if v.Outcome != "fail" || len(gotV) != len(want) {
+		t.Errorf("verdict file: outcome %s, cpu-ns/op outcomes %v", v.Outcome, gotV)
+	}
+	for bench, o := range want {
+		if gotV[bench] != o {
+			t.Errorf("verdict file: %s %s, want %s", bench, gotV[bench], o)
+		}
+	}
+	if h, err := os.ReadFile(page); err != nil || !strings.Contains(string(h), `<section id="micro"`) || !strings.Contains(string(h), "<code>BenchmarkSum/n=10000</code>") {
+		t.Errorf("the HTML page has no micro section: %v", err)
 	}
 }
 
@@ -269,7 +305,12 @@ micro:
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, w := range []string{"### pgscale suite with-micro: ❌ passed: all 1 bounded measures within their bounds; micro-benchmarks failed",
+	// The macro cell, an A/A of two rounds, passes or is inconclusive;
+	// the one verdict is the micro cell's failure.
+	if !regexp.MustCompile(`(?m)^### pgscale suite with-micro: ❌ (passed|inconclusive): [^\n]*; micro-benchmarks failed$`).Match(md) {
+		t.Errorf("the comment's headline is not the one verdict:\n%s", md)
+	}
+	for _, w := range []string{
 		"**Microbench go** (slow against base): 2 of 4 measures within bounds", "| `BenchmarkSum/n=1000` | cpu-ns/op |"} {
 		if !strings.Contains(string(md), w) {
 			t.Errorf("comment lacks %q:\n%s", w, md)
