@@ -398,3 +398,31 @@ func TestMicroPytestBenchmark(t *testing.T) {
 		t.Errorf("no group line for test_work.py:\n%s", stdout)
 	}
 }
+
+// Rounding until decided stops at the first look that decides every
+// bounded benchmark: a command that reports the same times on both sides
+// is decided, passed, at the first look (round 3).
+func TestMicroRoundsUntilDecided(t *testing.T) {
+	trackTime(t)
+	tree := t.TempDir()
+	out := filepath.Join(t.TempDir(), "m.json")
+	code, stdout, stderr := pgscale(t, "micro", "--target", "base="+tree, "--target", "cand="+tree, "--rounds", "auto:10",
+		"--cmd", `printf 'BenchmarkA 1000 10.0 ns/op\nBenchmarkB 1000 20.0 ns/op\n'`, "--bound", "micro:*=+5%", "--out", out)
+	if code != cli.ExitOK {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	run, err := micro.ReadRun(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(run.Rounds) != 3 || run.RoundsMax != 10 || run.Stopped != "decided" {
+		t.Errorf("%d rounds of at most %d, stopped %q; want 3 of 10, decided", len(run.Rounds), run.RoundsMax, run.Stopped)
+	}
+	if !strings.Contains(stdout, "3 rounds of up to 10 (rounds until decided: decided)") || !strings.Contains(stdout, "Microbench: 2 of 2 measures within bounds") {
+		t.Errorf("stdout:\n%s", stdout)
+	}
+	// The order alternates: A B, then B A.
+	if run.Rounds[0].Runs[0].Target != "base" || run.Rounds[1].Runs[0].Target != "cand" {
+		t.Errorf("round orders %s, %s", run.Rounds[0].Runs[0].Target, run.Rounds[1].Runs[0].Target)
+	}
+}
