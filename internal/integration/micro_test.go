@@ -426,3 +426,35 @@ func TestMicroRoundsUntilDecided(t *testing.T) {
 		t.Errorf("round orders %s, %s", run.Rounds[0].Runs[0].Target, run.Rounds[1].Runs[0].Target)
 	}
 }
+
+// A micro cell runs in the trees it names, or in the source a target
+// builds from; a target with neither (a dsn: server) is refused in one
+// line before anything runs, as is a tree for no target of the suite.
+func TestSuiteMicroCellTrees(t *testing.T) {
+	trackTime(t)
+	for _, tc := range []struct{ trees, want string }{
+		{"", "micro cell go: target base: dsn:"},
+		{"\n    trees: {nobody: /tmp}", "micro cell go: trees: nobody is no target of the suite"},
+	} {
+		src := `name: trees
+targets: ["base=dsn:` + dsn("postgres") + `", "cand=dsn:` + dsn("postgres") + `"]
+scripts: [{builtin: select-only}]
+clients: [1]
+duration: 1s
+micro:
+  - name: go
+    cmd: "true"` + tc.trees + "\n"
+		file := filepath.Join(t.TempDir(), "trees.yaml")
+		if err := os.WriteFile(file, []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		out := filepath.Join(t.TempDir(), "bundle")
+		code, stdout, stderr := pgscale(t, "suite", file, "--out", out)
+		if code != cli.ExitUsage || !strings.Contains(stderr, tc.want) {
+			t.Errorf("exit %d, want 2 and %q\n%s\n%s", code, tc.want, stdout, stderr)
+		}
+		if _, err := os.Stat(out); err == nil {
+			t.Errorf("a refused suite left its bundle %s", out)
+		}
+	}
+}

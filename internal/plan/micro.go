@@ -48,8 +48,13 @@ type MicroSpec struct {
 	Notice func(string)
 }
 
-// MicroTarget is one tree of a micro-benchmark run.
-type MicroTarget struct{ Name, Spec string }
+// MicroTarget is one tree of a micro-benchmark run: Spec as given, or
+// Source when the tree is a target's own (a suite's micro cell that names
+// no tree for it).
+type MicroTarget struct {
+	Name, Spec string
+	Source     *build.Source
+}
 
 // microTree is a target's tree ready to run in.
 type microTree struct {
@@ -191,8 +196,11 @@ func roundTimes(r micro.Round) string {
 // target spec of a kind that builds (src:, an ext= extension, a proxy's
 // build:), the source it builds from.
 func microTreeOf(ctx context.Context, t MicroTarget) (microTree, build.SourceRecord, error) {
-	src, err := microSource(t.Spec)
-	if err != nil {
+	var src build.Source
+	var err error
+	if t.Source != nil {
+		src = *t.Source
+	} else if src, err = microSource(t.Spec); err != nil {
 		return microTree{}, build.SourceRecord{}, usage.Errorf("target %s: %v", t.Name, err)
 	}
 	if src.Rev == "" && len(src.Patches) == 0 {
@@ -233,6 +241,13 @@ func microSource(spec string) (build.Source, error) {
 	if err != nil {
 		return build.ParseSource(spec) // a path with a colon
 	}
+	return sourceOf(ts)
+}
+
+// sourceOf is the source a target builds from: src:'s PostgreSQL tree, the
+// one ext= extension of settings: or src:, a proxy's build: source.
+func sourceOf(ts target.Spec) (build.Source, error) {
+	spec := string(ts.Kind) + ":" + ts.Arg.String()
 	one := func(exts []build.Extension, what string) (build.Source, error) {
 		if len(exts) != 1 {
 			return build.Source{}, fmt.Errorf("%s: %d extensions; name the tree to run in as PATH@REV", what, len(exts))

@@ -112,7 +112,8 @@ func RunSuite(ctx context.Context, spec SuiteSpec) (*SuiteRun, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := spec.checkSuiteMicro(index); err != nil {
+	trees, err := spec.microTargets(specs)
+	if err != nil {
 		return nil, err
 	}
 	var todo []suite.Cell
@@ -126,7 +127,7 @@ func RunSuite(ctx context.Context, spec SuiteSpec) (*SuiteRun, error) {
 		if err := writeIndex(dir, index); err != nil {
 			return nil, err
 		}
-		return out, spec.runSuiteMicro(ctx, dir, index)
+		return out, spec.runSuiteMicro(ctx, dir, trees)
 	}
 	// Every cell's spec is checked before anything starts: a mistake in
 	// a template shows before the first cluster does.
@@ -208,7 +209,7 @@ func RunSuite(ctx context.Context, spec SuiteSpec) (*SuiteRun, error) {
 		}
 	}
 	// The micro cells need no server; they run after the macro cells.
-	return out, spec.runSuiteMicro(ctx, dir, index)
+	return out, spec.runSuiteMicro(ctx, dir, trees)
 }
 
 func oneLine(err error) string {

@@ -9,34 +9,50 @@ import (
 	"github.com/pgscale/pgscale/internal/compare"
 	"github.com/pgscale/pgscale/internal/micro"
 	"github.com/pgscale/pgscale/internal/observe"
-	"github.com/pgscale/pgscale/internal/result"
+	"github.com/pgscale/pgscale/internal/target"
 	"github.com/pgscale/pgscale/internal/usage"
 )
 
 // MicroFile is the name of a suite's micro cell's run file in its bundle.
 func MicroFile(name string) string { return "micro-" + name + ".json" }
 
-// checkSuiteMicro refuses, before anything runs, a micro cell that does
-// not name a tree for every target of the suite.
-func (spec *SuiteSpec) checkSuiteMicro(index *result.SuiteIndex) error {
+// microTargets are each micro cell's trees, by cell name, in the
+// suite's target order: the tree the cell names for a target, else the
+// source the target builds from (src:, its one ext= extension, a proxy's
+// build:). A cell that names a tree for no target of the suite, or a
+// target with neither, is refused before anything runs.
+func (spec *SuiteSpec) microTargets(specs []target.Spec) (map[string][]MicroTarget, error) {
+	out := map[string][]MicroTarget{}
+	names := map[string]bool{}
+	for _, t := range specs {
+		names[t.Name] = true
+	}
 	for _, m := range spec.Suite.Micro {
-		for _, t := range index.Targets {
-			if m.Trees[t.Name] == "" {
-				return usage.Errorf("micro cell %s: no tree for target %s (trees: %s: PATH@REV)", m.Name, t.Name, t.Name)
+		for name := range m.Trees {
+			if !names[name] {
+				return nil, usage.Errorf("micro cell %s: trees: %s is no target of the suite", m.Name, name)
 			}
 		}
-		if len(m.Trees) != len(index.Targets) {
-			return usage.Errorf("micro cell %s: its trees name %d targets, the suite has %d", m.Name, len(m.Trees), len(index.Targets))
+		for _, t := range specs {
+			mt := MicroTarget{Name: t.Name, Spec: m.Trees[t.Name]}
+			if mt.Spec == "" {
+				src, err := sourceOf(t)
+				if err != nil {
+					return nil, usage.Errorf("micro cell %s: target %s: %v (or give its tree: trees: {%s: PATH@REV})", m.Name, t.Name, err, t.Name)
+				}
+				mt.Spec, mt.Source = src.String(), &src
+			}
+			out[m.Name] = append(out[m.Name], mt)
 		}
 	}
-	return nil
+	return out, nil
 }
 
 // runSuiteMicro runs the suite's micro cells whose run file is not in the
 // bundle yet, complete, each after the macro cells, and writes each run
 // file; a cell that could not run is an error, one that ran incomplete is
 // written and judged as such.
-func (spec *SuiteSpec) runSuiteMicro(ctx context.Context, dir string, index *result.SuiteIndex) error {
+func (spec *SuiteSpec) runSuiteMicro(ctx context.Context, dir string, trees map[string][]MicroTarget) error {
 	obs := spec.observer()
 	for _, m := range spec.Suite.Micro {
 		path := filepath.Join(dir, MicroFile(m.Name))
@@ -58,9 +74,7 @@ func (spec *SuiteSpec) runSuiteMicro(ctx context.Context, dir string, index *res
 				ms.Rounds = compare.Rounds{Auto: true, Max: compare.DefaultAutoMax}
 			}
 		}
-		for _, t := range index.Targets {
-			ms.Targets = append(ms.Targets, MicroTarget{Name: t.Name, Spec: m.Trees[t.Name]})
-		}
+		ms.Targets = trees[m.Name]
 		run, err := RunMicro(ctx, ms)
 		if err != nil {
 			return fmt.Errorf("micro cell %s: %w", m.Name, err)

@@ -21,7 +21,9 @@ type Micro struct {
 	// file it writes instead of its standard output.
 	Cmd, Format, Output string
 	// Trees are each target's tree, by target name: PATH[@REV][+PATCH...],
-	// a PATH relative to the suite file.
+	// a PATH relative to the suite file; a target it does not name runs
+	// the command in the source it builds from (src:, its one ext=
+	// extension, a proxy's build:).
 	Trees map[string]string
 	// Bounds are micro-benchmark bounds (micro:PATTERN[@UNIT]=±N%), Groups
 	// the groups to sum up, GroupUnit the measure they sum up.
@@ -72,9 +74,6 @@ func (p *parsed) fillMicro(s *Suite, specs []microSpec) error {
 		}
 		if _, err := micro.ParseBounds(m.Bounds); err != nil {
 			return p.errAt(path+".bounds", "micro cell %s: %v", m.Name, err)
-		}
-		if len(m.Trees) < 2 {
-			return p.errAt(path, "micro cell %s: give trees: each target's tree by its name (base: ~/proj@main, cand: ~/proj@HEAD)", m.Name)
 		}
 		for name, tree := range m.Trees {
 			if tree == "" {
