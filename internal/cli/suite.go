@@ -279,15 +279,16 @@ func loadBundleWith(dir string, bounds *stats.Bounds, opt stats.Options) (*repor
 	if err != nil {
 		return nil, err
 	}
-	s, err := compare.CompareSuite(b.Index, b.Cells, compare.SuiteOptions{Expect: b.Expect, Bounds: bounds, Stats: opt})
+	ms, err := suiteMicro(dir)
+	if err != nil {
+		return nil, err
+	}
+	s, err := compare.CompareSuite(b.Index, b.Cells, compare.SuiteOptions{Expect: b.Expect, Bounds: bounds, Stats: opt, Micro: ms})
 	if err != nil {
 		return nil, usage.Wrap(err)
 	}
 	a := compare.Analyze(b.Files)
-	a.Suite = s
-	if a.Micro, err = suiteMicro(dir); err != nil {
-		return nil, err
-	}
+	a.Suite, a.Micro = s, ms
 	return report.NewDoc(a), nil
 }
 

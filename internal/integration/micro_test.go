@@ -296,6 +296,12 @@ micro:
 	if _, err := micro.ReadRun(filepath.Join(out, "micro-go.json")); err != nil {
 		t.Errorf("the micro cell's run file: %v", err)
 	}
+	// One Holm correction over the macro cell's 8 measures and the micro
+	// cell's 17 (4 benchmarks: time, CPU time, B/op, allocs/op, and
+	// Checksum's MB/s).
+	if !strings.Contains(stdout, "changes Holm-corrected over all 25 measures of the suite (17 of them its micro cells')") {
+		t.Errorf("the suite's method line does not count the micro cell's measures:\n%s", stdout)
+	}
 	for _, w := range []string{"micro cell go: micro-benchmarks: ", "slow against base: Microbench: 2 of 4 measures within bounds (2 failed, 0 inconclusive)"} {
 		if !strings.Contains(stdout, w) {
 			t.Errorf("stdout lacks %q", w)

@@ -51,6 +51,28 @@ type Analysis struct {
 	// Candidates are the comparisons of each candidate with the
 	// baseline.
 	Candidates []Candidate
+	// Stats are the options the benchmarks were judged with (the
+	// confidence, the look of a run that rounded until decided), for a
+	// suite that judges them again beside its macro cells (Rejudge).
+	Stats stats.Options
+
+	groups    []string
+	groupUnit string
+}
+
+// Rejudge replaces candidate ci's assessments by as, judged again by a
+// caller that decided them together with other families (a suite's
+// macro cells: Holm's correction over all of them, each family's share
+// of alpha), in the order of its rows; the candidate's verdict and groups
+// follow from them.
+func (a *Analysis) Rejudge(ci int, as []stats.Assessment, alpha float64) {
+	c := &a.Candidates[ci]
+	for i := range c.Rows {
+		c.Rows[i].Assessment = as[i]
+	}
+	c.Verdict = stats.Tally(stats.Verdict{Assessments: append([]stats.Assessment(nil), as...), Alpha: alpha,
+		Sequential: c.Verdict.Sequential, Warnings: c.Verdict.Warnings})
+	c.Groups = groups(c.Rows, a.groups, a.groupUnit, a.Stats)
 }
 
 // Complete reports whether the run and its analysis had no problems.
@@ -164,7 +186,7 @@ type series struct {
 // It returns a *stats.BoundError when a bound matches nothing or has the
 // wrong sign.
 func Analyze(run *Run, opt Options) (*Analysis, error) {
-	a := &Analysis{Name: run.Name, Command: run.Command, Format: run.Format, RoundsMax: run.RoundsMax, Stopped: run.Stopped,
+	a := &Analysis{Name: run.Name, Command: run.Command, Format: run.Format, RoundsMax: run.RoundsMax, Stopped: run.Stopped, groups: opt.Groups, groupUnit: opt.GroupUnit,
 		Problems: append([]string(nil), run.Problems...), Rounds: len(run.Rounds)}
 	idx := map[string]int{}
 	for i, t := range run.Targets {
@@ -181,6 +203,7 @@ func Analyze(run *Run, opt Options) (*Analysis, error) {
 	if run.RoundsMax > 0 {
 		sopt.Sequential = &stats.Sequential{Look: len(run.Rounds), Max: run.RoundsMax, Interim: opt.Interim}
 	}
+	a.Stats = sopt
 	for ci := 1; ci < len(a.Targets); ci++ {
 		c := Candidate{Name: a.Targets[ci]}
 		var cs []stats.Comparison
