@@ -43,6 +43,11 @@ const (
 	// workload shows (a few per cent), and leaves room for time on CPU
 	// and waits for the client in the rest.
 	WaitDominant = 0.25
+	// SleepDominant is the share of the backends' time in the workload's
+	// own sleeps (Timeout waits: pg_sleep) above which a saturated
+	// machine is not this workload's limit: backends that sleep half
+	// their time are not short of CPU, whatever fills the machine.
+	SleepDominant = 0.50
 	// IOPressure is the PSI io "some" share above which I/O stalls are
 	// the bottleneck even when wait samples are thin (fsync in the
 	// WAL writer, a checkpoint).
@@ -225,6 +230,12 @@ func cpuSaturated(f Figures) bool {
 	if !f.HasHost || f.MachineBusy < CPUSaturated {
 		return false
 	}
+	if f.Time.Known && f.Time.In("Timeout") >= SleepDominant {
+		// Other processes filled the machine while the backends slept
+		// (a 10 ms pg_sleep per transaction was called cpu-bound with
+		// other processes at 99 % of it).
+		return false
+	}
 	return !f.HasServer || f.MachineBusy-f.Elsewhere() >= Underloaded || f.RunQueuePerCore >= RunQueueSaturated
 }
 
@@ -274,7 +285,15 @@ func generatorDetail(f Figures) string {
 // the server out of sight, its backends must be on CPU in under half of
 // their time.
 func underLoaded(f Figures) bool {
-	if !f.HasHost || f.RunQueuePerCore >= RunQueueSaturated {
+	if !f.HasHost {
+		return false
+	}
+	if f.HasServer && f.Time.Known && f.Time.In("Timeout") >= SleepDominant && f.MachineBusy-f.Elsewhere() < Underloaded {
+		// Backends that sleep most of their time, with the machine's
+		// queue other processes': more clients would still go faster.
+		return true
+	}
+	if f.RunQueuePerCore >= RunQueueSaturated {
 		return false
 	}
 	if !f.HasServer {

@@ -405,7 +405,11 @@ func TestSlices(t *testing.T) {
 		if s.Target != order[i%len(order)] {
 			t.Errorf("slice %d served by target %d, want %d", i, s.Target, order[i%len(order)])
 		}
-		if s.Length < 150*time.Millisecond || s.Length > 200*time.Millisecond {
+		// A slice counts from the end of its settle to the collector's
+		// look at its end: 180 ms, later by as long as a loaded machine
+		// keeps the collector from its CPU (205 ms seen with two other
+		// test runs on the 2 cores), never the whole slice plus the next.
+		if s.Length < 150*time.Millisecond || s.Length > 300*time.Millisecond {
 			t.Errorf("slice %d counted for %v, want 180ms (200 minus the settle)", i, s.Length)
 		}
 		per[s.Target] += s.Counts.Transactions

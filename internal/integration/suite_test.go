@@ -53,6 +53,12 @@ bounds: [tps=-90%]
 	return path
 }
 
+// passedOrUndecided says whether a suite of two targets that are the same
+// ended passed or, with 2 rounds on a loaded machine, inconclusive
+// (±228 385 % once, from a t interval on one degree of freedom): what these
+// tests check is not the verdict, and an A/A suite must never fail.
+func passedOrUndecided(code int) bool { return code == cli.ExitOK || code == cli.ExitInconclusive }
+
 // A two-cell, two-target suite runs end to end; its bundle holds an index
 // and ordinary result files that report and compare read back: report of
 // the bundle prints what the suite printed, and compare of one cell's
@@ -67,9 +73,10 @@ func TestSuiteRunsAndReadsBack(t *testing.T) {
 	code, stdout, stderr := pgscale(t, "suite", file, "--out", out, "--markdown", filepath.Join(out, "suite.md"),
 		"--verdict", filepath.Join(out, "verdict.json"), "--benchfmt", filepath.Join(out, "suite.txt"),
 		"--store", hist, "--label", "a=main", "--commit", "b=2222222bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb")
-	if code != cli.ExitOK {
+	if !passedOrUndecided(code) {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, lastLines(stderr, 20))
 	}
+	suiteCode := code
 	// --store records every cell's files, each cell's series named after
 	// the suite and the cell, under each target's label and commit; adding
 	// the bundle again finds them stored.
@@ -93,10 +100,14 @@ func TestSuiteRunsAndReadsBack(t *testing.T) {
 	}
 	// Columns widen with the figures: compare words, not spacing.
 	words := strings.Join(strings.Fields(stdout+stderr), " ")
-	for _, want := range []string{"Compared b with a: All ", "rows clients a tps b tps", "rows=20000: ", "cell 2/2: rows=20000"} {
+	for _, want := range []string{"rows clients a tps b tps", "rows=20000: ", "cell 2/2: rows=20000"} {
 		if !strings.Contains(words, want) {
 			t.Errorf("output lacks %q:\n%s", want, stdout)
 		}
+	}
+	if headline := map[int]string{cli.ExitOK: "Compared b with a: passed: all 4 bounded measures within their bounds",
+		cli.ExitInconclusive: "Compared b with a: inconclusive: "}[suiteCode]; !strings.Contains(words, headline) {
+		t.Errorf("exit %d, output lacks %q:\n%s", suiteCode, headline, stdout)
 	}
 	printed := strings.TrimSuffix(stdout, "\nbundle: "+out+"\n")
 	code, shown, _ := pgscale(t, "report", out)
@@ -107,7 +118,7 @@ func TestSuiteRunsAndReadsBack(t *testing.T) {
 	if code, cmp, stderr := pgscale(t, "compare", filepath.Join(cell, "a.json"), filepath.Join(cell, "b.json")); code != 0 || !strings.Contains(cmp, "paired by round over 2 of 2 rounds") {
 		t.Errorf("compare of a cell: exit %d\n%s%s", code, cmp, stderr)
 	}
-	if code, again, _ := pgscale(t, "compare", out, "--bound", "tps=-95%"); code != 0 || !strings.Contains(again, "Compared b with a") {
+	if code, again, _ := pgscale(t, "compare", out, "--bound", "tps=-95%"); !passedOrUndecided(code) || !strings.Contains(again, "Compared b with a") {
 		t.Errorf("compare of the bundle: exit %d\n%s", code, again)
 	}
 	md, _ := os.ReadFile(filepath.Join(out, "suite.md"))
@@ -165,7 +176,7 @@ func TestSuiteResumeAfterAKill(t *testing.T) {
 	first := filepath.Join(out, x.Cells[0].Dir, "a.json")
 	before, _ := os.Stat(first)
 	code, stdo, stde := pgscale(t, "suite", file, "--resume", out)
-	if code != cli.ExitOK || strings.Contains(stde, "cell 1/2") || !strings.Contains(stde, "cell 2/2") {
+	if !passedOrUndecided(code) || strings.Contains(stde, "cell 1/2") || !strings.Contains(stde, "cell 2/2") {
 		t.Fatalf("--resume: exit %d; it must run cell 2 only\n%s\n%s", code, stdo, lastLines(stde, 10))
 	}
 	if after, _ := os.Stat(first); !after.ModTime().Equal(before.ModTime()) {

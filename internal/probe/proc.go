@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -50,6 +51,9 @@ type procProbe struct {
 	// listed no client backend.
 	clients  map[int]bool
 	activity *sqlConn
+	// clientsMu guards clients and the activity connection, which the
+	// step's loop reads while it runs.
+	clientsMu sync.Mutex
 
 	first, last *procSnap
 	// lastProbeCPU is the server CPU of each probe's backends in the last
@@ -154,22 +158,36 @@ func (p *procProbe) close() {
 	}
 }
 
-// readClients reads the client backends' pids from pg_stat_activity, for
-// a server whose process titles cannot be read (clients); nothing
-// otherwise. A failed read leaves them unknown (background), as before.
+// readClients adds the client backends' pids that pg_stat_activity lists
+// to clients, for a server whose process titles cannot be read; nothing
+// otherwise. It reads during the step as well as at its ends: a counted
+// backend leaves pg_stat_activity when its client goes but lives on while
+// callgrind writes its counts, and a loaded machine delays that past the
+// step's capture (the server: line then named no client backend). A
+// failed read leaves the pids unknown (background), as before.
 func (p *procProbe) readClients(ctx context.Context) {
 	if p.activity == nil {
 		return
 	}
-	p.clients = nil
+	p.clientsMu.Lock()
+	defer p.clientsMu.Unlock()
 	rows, err := p.activity.query(ctx, "SELECT pid FROM pg_stat_activity WHERE backend_type = 'client backend' AND application_name <> $1", probeApplicationName)
 	if err != nil {
 		return
 	}
-	p.clients = map[int]bool{}
+	if p.clients == nil {
+		p.clients = map[int]bool{}
+	}
 	for _, r := range rows {
 		p.clients[int(atoi64(r[0]))] = true
 	}
+}
+
+// isClient says whether pid was seen as a client backend.
+func (p *procProbe) isClient(pid int) bool {
+	p.clientsMu.Lock()
+	defer p.clientsMu.Unlock()
+	return p.clients[pid]
 }
 
 func (p *procProbe) begin(ctx context.Context, st *stepState) (func(<-chan struct{}), error) {
@@ -183,13 +201,32 @@ func (p *procProbe) begin(ctx context.Context, st *stepState) (func(<-chan struc
 		p.note = fmt.Sprintf("postmaster pid %d (found again after a restart)", p.serverPID)
 	}
 	p.restarted = [2]int{}
+	p.clientsMu.Lock()
+	p.clients = nil
+	p.clientsMu.Unlock()
 	p.readClients(ctx)
 	s, err := p.snapshot()
 	if err != nil {
 		return nil, err
 	}
 	p.first = s
-	return nil, nil
+	if p.activity == nil {
+		return nil, nil
+	}
+	return func(stop <-chan struct{}) {
+		tick := time.NewTicker(250 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+				p.readClients(ctx)
+			}
+		}
+	}, nil
 }
 
 func (p *procProbe) capture(ctx context.Context, _ *stepState) error {
@@ -439,7 +476,7 @@ func (p *procProbe) snapshot() (*procSnap, error) {
 			}
 			title := strings.Join(cl, " ")
 			ts.kind = backendKind(title)
-			if p.clients[st.PID] {
+			if p.isClient(st.PID) {
 				ts.kind = KindClientBackend
 			}
 			ts.collector = strings.Contains(title, "pg_wait_sampling collector")

@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"strings"
+	"sync"
 	"testing"
 
 	moremath "github.com/aclements/go-moremath/stats"
@@ -218,26 +220,46 @@ func TestFalseAlarmRates(t *testing.T) {
 	limit := 0.05 + 3*math.Sqrt(0.05*0.95/float64(runs))
 	var table strings.Builder
 	fmt.Fprintf(&table, "| shape | spread per round | rounds | %s |\n|---|---|---|%s\n", ruleNames(), strings.Repeat("---|", len(rules)))
+	type cell struct {
+		sh     shape
+		sd     float64
+		n      int
+		counts []int
+	}
+	var cells []*cell
 	for _, sh := range shapes {
 		for _, sd := range sds {
 			for _, n := range ns {
-				count := falseAlarms(7, sh, sd, n, runs)
-				fmt.Fprintf(&table, "| %s | %.0f%% | %d |", sh.name, 100*sd, n)
-				for _, c := range count {
-					fmt.Fprintf(&table, " %.1f%% |", 100*float64(c)/float64(runs))
-				}
-				table.WriteString("\n")
-				if rate := float64(count[len(rules)-1]) / float64(runs); rate > limit {
-					t.Errorf("%s rounds, spread %.0f%%, %d rounds: the chosen rule fails %.1f%% of A/A runs", sh.name, 100*sd, n, 100*rate)
-				}
+				cells = append(cells, &cell{sh: sh, sd: sd, n: n})
 			}
+		}
+	}
+	each(len(cells), func(i int) { c := cells[i]; c.counts = falseAlarms(7, c.sh, c.sd, c.n, runs) })
+	for _, c := range cells {
+		fmt.Fprintf(&table, "| %s | %.0f%% | %d |", c.sh.name, 100*c.sd, c.n)
+		for _, k := range c.counts {
+			fmt.Fprintf(&table, " %.1f%% |", 100*float64(k)/float64(runs))
+		}
+		table.WriteString("\n")
+		if rate := float64(c.counts[len(rules)-1]) / float64(runs); rate > limit {
+			t.Errorf("%s rounds, spread %.0f%%, %d rounds: the chosen rule fails %.1f%% of A/A runs", c.sh.name, 100*c.sd, c.n, 100*rate)
 		}
 	}
 	var power strings.Builder
 	fmt.Fprintf(&power, "| shape | rounds | %s |\n|---|---|%s\n", ruleNames(), strings.Repeat("---|", len(rules)))
-	for _, sh := range shapes {
-		for _, n := range []int{6, 10, 20} {
-			count := failures(7, sh, 0.05, n, runs/2, -0.10)
+	power10, power3 := make([][]int, len(shapes)*3), make([][]int, len(shapes)*3)
+	each(2*len(power10), func(i int) {
+		k := i / 2
+		sh, n := shapes[k/3], []int{6, 10, 20}[k%3]
+		if i%2 == 0 {
+			power10[k] = failures(7, sh, 0.05, n, runs/2, -0.10)
+		} else {
+			power3[k] = failures(7, sh, 0.05, n, runs/2, -0.03)
+		}
+	})
+	for si, sh := range shapes {
+		for ni, n := range []int{6, 10, 20} {
+			count := power10[3*si+ni]
 			fmt.Fprintf(&power, "| %s | %d |", sh.name, n)
 			for _, c := range count {
 				fmt.Fprintf(&power, " %.1f%% |", 100*float64(c)/float64(runs/2))
@@ -248,9 +270,9 @@ func TestFalseAlarmRates(t *testing.T) {
 	t.Logf("power: tps 10%% lower against -5%% (5%% spread per value), with 5 more bounded measures unchanged:\n%s", power.String())
 	var inside strings.Builder
 	fmt.Fprintf(&inside, "| shape | rounds | %s |\n|---|---|%s\n", ruleNames(), strings.Repeat("---|", len(rules)))
-	for _, sh := range shapes {
-		for _, n := range []int{6, 10, 20} {
-			count := failures(7, sh, 0.05, n, runs/2, -0.03)
+	for si, sh := range shapes {
+		for ni, n := range []int{6, 10, 20} {
+			count := power3[3*si+ni]
 			fmt.Fprintf(&inside, "| %s | %d |", sh.name, n)
 			for _, c := range count {
 				fmt.Fprintf(&inside, " %.1f%% |", 100*float64(c)/float64(runs/2))
@@ -263,6 +285,28 @@ func TestFalseAlarmRates(t *testing.T) {
 	}
 	t.Logf("false alarms: tps 3%% lower, inside its -5%% bound (5%% spread per value), 5 more bounded measures unchanged:\n%s", inside.String())
 	t.Logf("false alarms in %d A/A runs of %d measures, %d bounded at 5%%:\n%s", runs, gateMeasures, gateBounded, table.String())
+}
+
+// each calls f(0) … f(n-1) on as many goroutines as the machine has
+// CPUs: the simulation's cells are independent (each seeds its own
+// generator), so the tables come out the same as one at a time.
+func each(n int, f func(i int)) {
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range runtime.GOMAXPROCS(0) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				f(i)
+			}
+		}()
+	}
+	for i := range n {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
 }
 
 func ruleNames() string {
@@ -335,44 +379,59 @@ func TestSequentialFalseAlarms(t *testing.T) {
 		{"tps -10%", []float64{-0.10, 0, 0, 0, 0, 0}, 0.05, false},
 		{"tps -3%, bound -1%", nil, 0.02, false},
 	}
+	type cell struct {
+		sh                      shape
+		ci, max                 int
+		naive                   bool
+		fail, pass, inc, rounds int
+	}
+	var cells []*cell
 	for _, sh := range shs {
-		for _, c := range cases {
+		for ci, c := range cases {
 			for _, max := range maxes {
 				for _, naive := range []bool{false, true} {
 					if naive && !c.null {
 						continue
 					}
-					r := rand.New(rand.NewPCG(11, uint64(max)))
-					var fail, pass, inc, rounds int
-					for k := 0; k < runs; k++ {
-						var v stats.Verdict
-						var n int
-						if c.effect == nil {
-							v, n = powerRun(r, sh, c.sd, max)
-						} else {
-							v, n = sequentialRun(r, sh, c.sd, c.effect, max, naive)
-						}
-						rounds += n
-						switch v.Outcome {
-						case stats.Fail:
-							fail++
-						case stats.Pass:
-							pass++
-						default:
-							inc++
-						}
-					}
-					how := "spent"
-					if naive {
-						how = "naive (full alpha each)"
-					}
-					fmt.Fprintf(&table, "| %s | %.0f%% | %s | %d | %s | %.1f%% | %.1f%% | %.1f%% | %.1f |\n", sh.name, 100*c.sd, c.name, max, how,
-						100*float64(fail)/float64(runs), 100*float64(pass)/float64(runs), 100*float64(inc)/float64(runs), float64(rounds)/float64(runs))
-					if c.null && !naive && float64(fail)/float64(runs) > limit {
-						t.Errorf("%s, %s, spread %.0f%%, up to %d rounds: %d of %d runs failed", sh.name, c.name, 100*c.sd, max, fail, runs)
-					}
+					cells = append(cells, &cell{sh: sh, ci: ci, max: max, naive: naive})
 				}
 			}
+		}
+	}
+	each(len(cells), func(i int) {
+		e := cells[i]
+		c := cases[e.ci]
+		r := rand.New(rand.NewPCG(11, uint64(e.max)))
+		for k := 0; k < runs; k++ {
+			var v stats.Verdict
+			var n int
+			if c.effect == nil {
+				v, n = powerRun(r, e.sh, c.sd, e.max)
+			} else {
+				v, n = sequentialRun(r, e.sh, c.sd, c.effect, e.max, e.naive)
+			}
+			e.rounds += n
+			switch v.Outcome {
+			case stats.Fail:
+				e.fail++
+			case stats.Pass:
+				e.pass++
+			default:
+				e.inc++
+			}
+		}
+	})
+	for _, e := range cells {
+		c := cases[e.ci]
+		how := "spent"
+		if e.naive {
+			how = "naive (full alpha each)"
+		}
+		pct := func(k int) float64 { return 100 * float64(k) / float64(runs) }
+		fmt.Fprintf(&table, "| %s | %.0f%% | %s | %d | %s | %.1f%% | %.1f%% | %.1f%% | %.1f |\n", e.sh.name, 100*c.sd, c.name, e.max, how,
+			pct(e.fail), pct(e.pass), pct(e.inc), float64(e.rounds)/float64(runs))
+		if c.null && !e.naive && float64(e.fail)/float64(runs) > limit {
+			t.Errorf("%s, %s, spread %.0f%%, up to %d rounds: %d of %d runs failed", e.sh.name, c.name, 100*c.sd, e.max, e.fail, runs)
 		}
 	}
 	t.Logf("rounds until decided, %d runs each:\n%s", runs, table.String())
