@@ -319,3 +319,31 @@ func firstLine(s string) string {
 	l, _, _ := strings.Cut(s, "\n")
 	return l
 }
+
+// Export writes src's files into dst, an empty directory, as a build of it
+// would copy them (git archive of a revision; a working tree's tracked and
+// untracked files that are not ignored), with its patches applied (their
+// output appended to log, which may be nil), and returns what it exported.
+// It is for commands that run in a tree at a revision rather than build it
+// (micro-benchmarks).
+func Export(ctx context.Context, src Source, dst string, log *os.File) (SourceRecord, error) {
+	r, err := resolveSource(ctx, src)
+	if err != nil {
+		return SourceRecord{}, err
+	}
+	if err := r.export(ctx, dst); err != nil {
+		return SourceRecord{}, err
+	}
+	if len(r.patches) > 0 {
+		if log == nil {
+			if log, err = os.OpenFile(os.DevNull, os.O_WRONLY, 0); err != nil {
+				return SourceRecord{}, err
+			}
+			defer log.Close()
+		}
+		if err := applyPatches(ctx, &session{name: src.String(), log: log, env: os.Environ()}, dst, r); err != nil {
+			return SourceRecord{}, err
+		}
+	}
+	return r.rec, nil
+}

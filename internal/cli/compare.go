@@ -85,7 +85,7 @@ one failed, 4 when one is inconclusive (--inconclusive pass|fail maps it),
 				if err := show(d, stdout, &outputs); err != nil {
 					return err
 				}
-				return suiteVerdictError(d.Suite, inconclusive)
+				return suiteVerdictError(d.Suite, d.Micro, inconclusive)
 			}
 			inputs, err := readInputs(args)
 			if err != nil {

@@ -5,12 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/pgscale/pgscale/internal/compare"
+	"github.com/pgscale/pgscale/internal/micro"
 	"github.com/pgscale/pgscale/internal/plan"
 	"github.com/pgscale/pgscale/internal/probeopt"
 	"github.com/pgscale/pgscale/internal/report"
@@ -149,7 +151,7 @@ bounded), 1 one failed (or a decision rule did), 4 one is inconclusive
 			if runErr != nil || err != nil {
 				return errors.Join(err, runErr, recErr)
 			}
-			return errors.Join(suiteVerdictError(d.Suite, inconclusive), recErr)
+			return errors.Join(suiteVerdictError(d.Suite, d.Micro, inconclusive), recErr)
 		},
 	}
 	fs := cmd.Flags()
@@ -277,23 +279,64 @@ func loadBundleWith(dir string, bounds *stats.Bounds, opt stats.Options) (*repor
 	if err != nil {
 		return nil, err
 	}
-	s, err := compare.CompareSuite(b.Index, b.Cells, compare.SuiteOptions{Expect: b.Expect, Bounds: bounds, Stats: opt})
+	ms, err := suiteMicro(dir)
+	if err != nil {
+		return nil, err
+	}
+	s, err := compare.CompareSuite(b.Index, b.Cells, compare.SuiteOptions{Expect: b.Expect, Bounds: bounds, Stats: opt, Micro: ms})
 	if err != nil {
 		return nil, usage.Wrap(err)
 	}
 	a := compare.Analyze(b.Files)
-	a.Suite = s
+	a.Suite, a.Micro = s, ms
 	return report.NewDoc(a), nil
+}
+
+// suiteMicro judges the micro cells' run files of a bundle, as each
+// recorded its bounds and groups.
+func suiteMicro(dir string) ([]*micro.Analysis, error) {
+	paths, _ := filepath.Glob(filepath.Join(dir, plan.MicroFile("*")))
+	var out []*micro.Analysis
+	for _, p := range paths {
+		run, err := micro.ReadRun(p)
+		if err != nil {
+			return nil, usage.Wrap(err)
+		}
+		a, err := micro.Judge(run)
+		if err != nil {
+			return nil, usage.Prefix(p+": ", err)
+		}
+		out = append(out, a)
+	}
+	return out, nil
 }
 
 // suiteVerdictError is the exit code's error: a RegressionError when a
 // measure of a cell failed or a decision rule did, an InconclusiveError
 // when one could not be decided (as --inconclusive maps it).
-func suiteVerdictError(s *compare.Suite, inconclusive string) error {
+func suiteVerdictError(s *compare.Suite, ms []*micro.Analysis, inconclusive string) error {
+	var failing, undecided []string
 	if s == nil {
 		return nil
 	}
-	var failing, undecided []string
+	outcome := (&compare.Analysis{Suite: s, Micro: ms}).Outcome()
+	var incomplete []string
+	for _, m := range ms {
+		for _, c := range m.Candidates {
+			switch c.Verdict.Outcome {
+			case stats.Fail:
+				failing = append(failing, fmt.Sprintf("micro cell %s, %s: benchmarks past their bounds", m.Name, c.Name))
+			case stats.Inconclusive:
+				undecided = append(undecided, fmt.Sprintf("micro cell %s, %s: bounded benchmarks undecided", m.Name, c.Name))
+			}
+		}
+		if !m.Complete() {
+			incomplete = append(incomplete, fmt.Sprintf("micro cell %s incomplete: %s", m.Name, strings.Join(m.Problems, "; ")))
+		}
+	}
+	if len(incomplete) > 0 {
+		return errors.New(strings.Join(incomplete, "; "))
+	}
 	for i, v := range s.Verdicts {
 		switch v.Outcome {
 		case stats.Fail:
@@ -305,7 +348,7 @@ func suiteVerdictError(s *compare.Suite, inconclusive string) error {
 	if s.ExpectFailed() {
 		failing = append(failing, "a decision rule failed")
 	}
-	return outcomeError(s.Outcome(), inconclusive, strings.Join(failing, "; "), strings.Join(undecided, "; "))
+	return outcomeError(outcome, inconclusive, strings.Join(failing, "; "), strings.Join(undecided, "; "))
 }
 
 // splitList splits a comma list, trimming blanks.

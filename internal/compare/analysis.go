@@ -5,6 +5,7 @@ import (
 	"sort"
 
 	"github.com/pgscale/pgscale/internal/diagnose"
+	"github.com/pgscale/pgscale/internal/micro"
 	"github.com/pgscale/pgscale/internal/result"
 	"github.com/pgscale/pgscale/internal/stats"
 )
@@ -20,6 +21,26 @@ type Analysis struct {
 	Comparison *Comparison
 	Noise      *Noise
 	Suite      *Suite
+	// Micro are micro-benchmark runs' analyses: pgscale micro's, or a
+	// suite's micro cells'.
+	Micro []*micro.Analysis
+}
+
+// Outcome is the one verdict over everything the analysis compares: the
+// worst of the comparison's (or the suite's) outcome and every
+// micro-benchmark run's.
+func (a *Analysis) Outcome() stats.Outcome {
+	o := stats.NoBound
+	switch {
+	case a.Suite != nil:
+		o = a.Suite.Outcome()
+	case a.Comparison != nil:
+		o = a.Comparison.Outcome()
+	}
+	for _, m := range a.Micro {
+		o = stats.Worst(o, m.Outcome())
+	}
+	return o
 }
 
 // Analyze makes the analysis of files on their own; the caller adds the

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/pgscale/pgscale/internal/micro"
 	"github.com/pgscale/pgscale/internal/result"
 	"github.com/pgscale/pgscale/internal/stats"
 )
@@ -35,6 +36,9 @@ type Suite struct {
 	// Incomplete says which cells are missing or incomplete; empty when
 	// every cell was measured.
 	Incomplete string
+	// Family is how many measures Holm's correction of the effects ran
+	// over: every macro cell's and every micro cell's (SuiteOptions.Micro).
+	Family int
 }
 
 // SuiteCell is one cell: its parameters, its files and their comparison.
@@ -77,6 +81,11 @@ type SuiteOptions struct {
 	// cell's files recorded (pgscale compare BUNDLE --bound ...).
 	Bounds *stats.Bounds
 	Stats  stats.Options
+	// Micro are the suite's micro-benchmark cells, judged with the macro
+	// cells: every measure's effect Holm-corrected over all of them, each
+	// cell (macro or micro) deciding its bounded measures with an equal
+	// share of alpha. Their assessments are replaced (micro.Rejudge).
+	Micro []*micro.Analysis
 }
 
 // CompareSuite compares the cells of a suite bundle: x is its index,
@@ -113,7 +122,7 @@ func CompareSuite(x *result.SuiteIndex, cells [][]Input, o SuiteOptions) (*Suite
 		s.Incomplete = fmt.Sprintf("%d of %d cells not complete (%s)", len(missing), len(x.Cells), strings.Join(missing, "; "))
 	}
 	if len(s.Candidates) > 0 {
-		if err := s.judge(opt); err != nil {
+		if err := s.judge(opt, o.Micro); err != nil {
 			return nil, err
 		}
 		s.groups()
@@ -140,14 +149,29 @@ func CompareSuite(x *result.SuiteIndex, cells [][]Input, o SuiteOptions) (*Suite
 // an equal share of alpha, at the look of the cell's last round when it
 // rounded until decided: a cell decided alone during the run is decided
 // the same way here.
-func (s *Suite) judge(opt stats.Options) error {
+func (s *Suite) judge(opt stats.Options, ms []*micro.Analysis) error {
 	compared := 0
 	for _, cell := range s.Cells {
 		if cell.Comparison != nil {
 			compared++
 		}
 	}
-	for ci := range s.Candidates {
+	family := 0
+	for ci, cand := range s.Candidates {
+		// The micro cells that compare this candidate, each a family.
+		type microAt struct {
+			m  *micro.Analysis
+			ci int
+		}
+		var micros []microAt
+		for _, m := range ms {
+			for k, c := range m.Candidates {
+				if c.Name == cand {
+					micros = append(micros, microAt{m, k})
+				}
+			}
+		}
+		families := compared + len(micros)
 		var groups []stats.Group
 		type at struct{ cell, row int }
 		var where []at
@@ -158,8 +182,8 @@ func (s *Suite) judge(opt stats.Options) error {
 			}
 			g := stats.Group{Options: opt}
 			g.Options.Sequential = cmp.Sequential
-			if compared > 1 {
-				g.Options.Share = 1 / float64(compared)
+			if families > 1 {
+				g.Options.Share = 1 / float64(families)
 			}
 			for ri, row := range cmp.Rows {
 				g.Comparisons = append(g.Comparisons, row.Cells[ci].Assessment.Comparison)
@@ -172,9 +196,33 @@ func (s *Suite) judge(opt stats.Options) error {
 			}
 			groups = append(groups, g)
 		}
+		for _, mc := range micros {
+			g := stats.Group{Options: mc.m.Stats}
+			if families > 1 {
+				g.Options.Share = 1 / float64(families)
+			}
+			for _, r := range mc.m.Candidates[mc.ci].Rows {
+				g.Comparisons = append(g.Comparisons, r.Comparison)
+				if r.Bound != nil && !hasBound(g.Bounds, *r.Bound) {
+					g.Bounds = append(g.Bounds, *r.Bound)
+				}
+			}
+			groups = append(groups, g)
+		}
 		v, err := stats.EvaluateGroups(groups, opt)
 		if err != nil {
 			return err
+		}
+		family = max(family, v.Total)
+		if len(micros) > 0 {
+			rest := v.Assessments[len(where):]
+			for _, mc := range micros {
+				n := len(mc.m.Candidates[mc.ci].Rows)
+				mc.m.Rejudge(mc.ci, rest[:n], v.Alpha)
+				rest = rest[n:]
+			}
+			v.Assessments = v.Assessments[:len(where)]
+			v = stats.Tally(v)
 		}
 		sayInstead(&v)
 		for k, w := range where {
@@ -186,11 +234,12 @@ func (s *Suite) judge(opt stats.Options) error {
 		}
 		s.Verdicts = append(s.Verdicts, v)
 	}
+	s.Family = family
 	// Significance is the suite's now: explain every cell again with it.
 	for _, cell := range s.Cells {
 		if cell.Comparison != nil {
 			if len(s.Verdicts) > 0 {
-				cell.Comparison.suiteFamily = s.Verdicts[0].Total
+				cell.Comparison.suiteFamily = family
 			}
 			cell.Comparison.explain(opt)
 			cell.Comparison.findings()

@@ -39,6 +39,7 @@ var rules = []struct {
 	{"internal/compare", true, drivers},
 	{"internal/diagnose", true, drivers},
 	{"internal/trend", true, drivers},
+	{"internal/micro", true, drivers},
 	{"internal/report", true, drivers},
 	{"internal/report/html", true, drivers},
 	// The CLI wires flags to runners and renderers: it neither drives
@@ -58,6 +59,9 @@ var rules = []struct {
 	{"internal/compare", true, renderers},
 	{"internal/diagnose", true, renderers},
 	{"internal/trend", true, renderers},
+	{"internal/micro", true, renderers},
+	// Micro-benchmarks' analysis runs nothing: the runner is plan's.
+	{"internal/micro", true, running},
 	// The renderers lay out result files and the analysis: they run
 	// nothing, so they reach no target, build, engine, probe, runner,
 	// agent, suite or store (nor the command line).

@@ -112,6 +112,10 @@ func RunSuite(ctx context.Context, spec SuiteSpec) (*SuiteRun, error) {
 	if err != nil {
 		return nil, err
 	}
+	trees, err := spec.microTargets(specs)
+	if err != nil {
+		return nil, err
+	}
 	var todo []suite.Cell
 	for _, c := range run {
 		if index.Cells[c.Index].Status != result.CellComplete {
@@ -123,7 +127,7 @@ func RunSuite(ctx context.Context, spec SuiteSpec) (*SuiteRun, error) {
 		if err := writeIndex(dir, index); err != nil {
 			return nil, err
 		}
-		return out, nil
+		return out, spec.runSuiteMicro(ctx, dir, trees)
 	}
 	// Every cell's spec is checked before anything starts: a mistake in
 	// a template shows before the first cluster does.
@@ -207,7 +211,8 @@ func RunSuite(ctx context.Context, spec SuiteSpec) (*SuiteRun, error) {
 			return out, fmt.Errorf("cell %s: %w", c.Key(), runErr)
 		}
 	}
-	return out, nil
+	// The micro cells need no server; they run after the macro cells.
+	return out, spec.runSuiteMicro(ctx, dir, trees)
 }
 
 func oneLine(err error) string {

@@ -54,6 +54,15 @@ func writeComment(w io.Writer, d *Doc) error {
 		c := d.Comparison
 		title, base, cands, verdicts, outcome = "pgscale ab", c.Baseline, c.Candidates, c.Verdicts, c.Outcome()
 		rows = append(rows, suiteRows{c.Workload, c})
+	case d.Analysis != nil && d.Micro != nil:
+		var b strings.Builder
+		o := d.Analysis.Outcome()
+		fmt.Fprintf(&b, "### pgscale micro: %s %s\n\n", outcomeMark(o), o.Verdict())
+		for _, m := range d.Micro {
+			microMarkdown(&b, m)
+		}
+		_, err := io.WriteString(w, b.String())
+		return err
 	default:
 		return needComparison("comment")
 	}
@@ -62,7 +71,9 @@ func writeComment(w io.Writer, d *Doc) error {
 		total, bounded, failed, inconclusive = total+v.Total, bounded+v.Bounded, failed+v.Failed, inconclusive+v.Inconclusive
 	}
 	var head string
-	switch outcome {
+	macro := outcome
+	outcome = d.Analysis.Outcome()
+	switch macro {
 	case stats.Fail:
 		head = fmt.Sprintf("failed: %d of %d bounded measures past their bounds", failed, bounded)
 		if inconclusive > 0 {
@@ -74,6 +85,9 @@ func writeComment(w io.Writer, d *Doc) error {
 		head = fmt.Sprintf("passed: all %d bounded measures within their bounds", bounded)
 	default:
 		head = fmt.Sprintf("no bounds given: %d measures compared", total)
+	}
+	if outcome != macro {
+		head += "; micro-benchmarks " + outcome.Verdict()
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "### %s: %s %s\n\n", title, outcomeMark(outcome), head)
@@ -144,6 +158,10 @@ func writeComment(w io.Writer, d *Doc) error {
 		} else if len(findings) > 0 {
 			b.WriteString("No differential flame graphs: the runs recorded no profiles (`--profile`, a suite's `profile: true`, or `--count instructions` records them).\n\n")
 		}
+	}
+	for _, m := range d.Micro {
+		b.WriteString("\n")
+		microMarkdown(&b, m)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

@@ -43,6 +43,10 @@ func htmlDoc(d *Doc) html.Doc {
 		doc.Matrices = htmlSuite(d.Suite)
 		doc.Title = "suite " + d.Suite.Name
 	}
+	doc.Micro = htmlMicro(d.Micro)
+	if doc.Title == "" && len(d.Files) == 0 && len(d.Micro) > 0 {
+		doc.Title = "micro-benchmarks"
+	}
 	for _, r := range docRules(d) {
 		doc.Rules = append(doc.Rules, html.Rule{Text: r.text, Holds: r.holds})
 	}

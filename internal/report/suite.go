@@ -357,7 +357,11 @@ func suiteMethod(s *compare.Suite) string {
 	line := fmt.Sprintf("suite %s: %d of %d cells measured on %d target%s", s.Name, n, len(s.Cells), 1+len(s.Candidates), plural1(1+len(s.Candidates)))
 	if len(s.Verdicts) > 0 {
 		v := s.Verdicts[0]
-		line += fmt.Sprintf("; each cell paired by round, each side's geometric mean of its rounds, changes Holm-corrected over all %d measures of the suite; %g%% intervals", v.Total, 100*(1-v.Alpha))
+		family, micro := v.Total, ""
+		if s.Family > v.Total {
+			family, micro = s.Family, fmt.Sprintf(" (%d of them its micro cells')", s.Family-v.Total)
+		}
+		line += fmt.Sprintf("; each cell paired by round, each side's geometric mean of its rounds, changes Holm-corrected over all %d measures of the suite%s; %g%% intervals", family, micro, 100*(1-v.Alpha))
 		if v.Bounded > 0 {
 			line += fmt.Sprintf("; each cell's bounded measures decided as a family with an equal share of alpha (%s)", stats.FailRule)
 		}

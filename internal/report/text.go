@@ -1,6 +1,7 @@
 package report
 
 import (
+	"fmt"
 	"io"
 	"strings"
 
@@ -21,8 +22,18 @@ func writeText(w io.Writer, d *Doc) error {
 		noiseText(&b, d.Noise)
 	case d.Comparison != nil:
 		comparisonText(&b, d.Comparison, d.Color)
+	case d.Micro != nil:
 	default:
 		writeSweeps(textPage{&b}, d)
+	}
+	for _, m := range d.Micro {
+		if b.Len() > 0 {
+			b.WriteString("\n")
+		}
+		microText(&b, m, d.Color)
+	}
+	if len(d.Micro) > 0 && (d.Suite != nil || d.Comparison != nil) {
+		fmt.Fprintf(&b, "\nverdict over the macro and the micro cells: %s\n", d.Analysis.Outcome().Verdict())
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
@@ -44,8 +55,15 @@ func writeMarkdown(w io.Writer, d *Doc) error {
 		b.WriteString("```\n")
 	case d.Comparison != nil:
 		comparisonMarkdown(&b, d.Comparison)
+	case d.Micro != nil:
 	default:
 		writeSweeps(mdPage{&b}, d)
+	}
+	for _, m := range d.Micro {
+		if b.Len() > 0 {
+			b.WriteString("\n")
+		}
+		microMarkdown(&b, m)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

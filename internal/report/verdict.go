@@ -74,6 +74,9 @@ type Verdict struct {
 	// Expect are the decision rules' outcomes (suites).
 	Expect []VerdictExpect `json:"expect,omitempty"`
 	Notes  []string        `json:"notes,omitempty"`
+	// Micro are the micro-benchmark runs (a suite's micro cells, pgscale
+	// micro's run), whose outcomes Outcome includes.
+	Micro []VerdictMicro `json:"micro,omitempty"`
 }
 
 // VerdictExpect is one decision rule checked on one target (and cell).
@@ -490,12 +493,22 @@ func writeVerdict(w io.Writer, d *Doc) error {
 		return needComparison("verdict")
 	}
 	if d.Suite != nil {
-		return writeJSON(w, NewSuiteVerdict(d.Suite))
+		return writeJSON(w, withMicro(NewSuiteVerdict(d.Suite), d.Analysis))
+	}
+	if d.Comparison == nil && len(d.Micro) > 0 {
+		m := d.Micro[0]
+		v := &Verdict{Schema: VerdictSchema, Version: VerdictVersion, Complete: true, Headline: "micro-benchmarks " + d.Analysis.Outcome().Verdict(),
+			Baseline: m.Targets[0], Workload: "micro", Method: stats.Paired.String(), Test: stats.PairedTest, Centre: "geometric mean", Rule: stats.FailRule,
+			Outcome: stats.NoBound.String(), Candidates: []VerdictCandidate{}, Rounds: m.Rounds, RoundsMax: m.RoundsMax, Stopped: m.Stopped}
+		if len(m.Candidates) > 0 {
+			v.Confidence = 1 - m.Candidates[0].Verdict.Alpha
+		}
+		return writeJSON(w, withMicro(v, d.Analysis))
 	}
 	if d.Comparison == nil {
 		return needComparison("verdict")
 	}
-	return writeJSON(w, NewVerdict(d.Comparison))
+	return writeJSON(w, withMicro(NewVerdict(d.Comparison), d.Analysis))
 }
 
 // writeJSON writes v as indented JSON, with <, > and & as they are.

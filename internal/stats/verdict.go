@@ -349,6 +349,18 @@ func EvaluateGroups(groups []Group, opt Options) (Verdict, error) {
 		decide(as, g.Options)
 		v.Assessments = append(v.Assessments, as...)
 	}
+	return Tally(v), nil
+}
+
+// Tally sets v's outcome and counts from its assessments: the worst
+// outcome, the measures, the bounded ones by outcome, the significant
+// changes by effect. EvaluateGroups makes a verdict with it; a caller that
+// judged several families together (a suite with micro-benchmark cells)
+// makes each family's verdict from its part of the assessments with it.
+func Tally(v Verdict) Verdict {
+	v.Outcome = NoBound
+	v.Total, v.Bounded, v.Passed, v.Failed, v.Inconclusive = len(v.Assessments), 0, 0, 0, 0
+	v.Improved, v.Regressed, v.Negligible = 0, 0, 0
 	for _, a := range v.Assessments {
 		v.Outcome = Worst(v.Outcome, a.Outcome)
 		switch a.Outcome {
@@ -371,7 +383,7 @@ func EvaluateGroups(groups []Group, opt Options) (Verdict, error) {
 			v.Negligible++
 		}
 	}
-	return v, nil
+	return v
 }
 
 // checkBounds refuses measures without a direction, two comparisons of

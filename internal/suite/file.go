@@ -79,6 +79,8 @@ type Suite struct {
 	// when one does not hold: the expect: list, and a rule: written as
 	// one.
 	Expect []compare.Expectation
+	// Micro are the micro-benchmark cells (micro:).
+	Micro []Micro
 
 	// comparing are the parts of the file that only a comparison of two
 	// or more targets uses (bounds, baseline, rounds, slice), each with
@@ -168,6 +170,7 @@ type fileSpec struct {
 	Confidence   *float64       `yaml:"confidence"`
 	Rule         *Rule          `yaml:"rule"`
 	Expect       []string       `yaml:"expect"`
+	Micro        []microSpec    `yaml:"micro"`
 	Quick        *fileSpec      `yaml:"quick"`
 }
 
@@ -341,6 +344,9 @@ func Parse(file, dir, name string, data []byte, quick bool) (*Suite, error) {
 	if err := p.fill(s, &fs); err != nil {
 		return nil, err
 	}
+	if err := p.fillMicro(s, fs.Micro); err != nil {
+		return nil, err
+	}
 	if err := p.check(s); err != nil {
 		return nil, err
 	}
@@ -434,6 +440,9 @@ func overlay(s, q *fileSpec) {
 	}
 	if q.Expect != nil {
 		s.Expect = q.Expect
+	}
+	if q.Micro != nil {
+		s.Micro = q.Micro
 	}
 }
 

@@ -34,6 +34,7 @@ func build(doc Doc) *page {
 	}
 	p.Matrices = pageMatrices(doc.Matrices)
 	p.Rules = doc.Rules
+	p.Micro = pageMicro(doc.Micro)
 	sc := &scaling{}
 	for gi, g := range groups {
 		r := run{ID: fmt.Sprintf("run-%d", gi), Kind: "sweep"}

@@ -39,6 +39,9 @@ type Doc struct {
 	// Rules are the decision rules' outcomes (--expect, a suite's rule:),
 	// each worded as the text format words it.
 	Rules []Rule
+	// Micro are micro-benchmark runs' comparisons, one per run and
+	// candidate (pgscale micro, a suite's micro cells).
+	Micro []Micro
 }
 
 // Rule is one decision rule's outcome on one target (and cell).
@@ -64,7 +67,7 @@ type NamedFile struct {
 // Write renders doc as one HTML page on w. It refuses a file that fails
 // result validation.
 func Write(w io.Writer, doc Doc) error {
-	if len(doc.Files) == 0 {
+	if len(doc.Files) == 0 && len(doc.Micro) == 0 {
 		return errors.New("html report: no result files")
 	}
 	for _, f := range doc.Files {

@@ -18,6 +18,7 @@ type page struct {
 	Noise      *noiseTable `json:"noise,omitempty"`
 	Matrices   []matrix    `json:"matrices,omitempty"`
 	Rules      []Rule      `json:"rules,omitempty"`
+	Micro      []Micro     `json:"micro,omitempty"`
 	Runs       []run       `json:"runs"`
 	// Scaling has one series per sweep file and per A/B target.
 	Scaling   *scaling   `json:"scaling,omitempty"`

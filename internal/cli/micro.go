@@ -1,0 +1,140 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/pgscale/pgscale/internal/compare"
+	"github.com/pgscale/pgscale/internal/micro"
+	"github.com/pgscale/pgscale/internal/plan"
+	"github.com/pgscale/pgscale/internal/report"
+	"github.com/pgscale/pgscale/internal/usage"
+)
+
+func newMicroCmd(stdout, stderr io.Writer) *cobra.Command {
+	var targets, bounds, groups []string
+	var command, format, output, out, inconclusive, groupUnit string
+	var confidence float64
+	var timeout time.Duration
+	var keep bool
+	rounds := compare.Rounds{N: 10}
+	var outputs outputFlags
+	cmd := &cobra.Command{
+		Use:   "micro --target NAME=PATH[@REV] --target NAME=PATH[@REV] --cmd COMMAND [flags] | micro RUN.json",
+		Short: "Run a project's own micro-benchmarks in each target's tree, interleaved, and judge every benchmark",
+		Long: `Run a benchmark command in each target's tree in interleaved rounds (A B,
+then B A, ...), read its output in a known format (--format), and judge each
+benchmark's measures as the macro measures are judged: the change ± its
+uncertainty paired by round, Holm's correction over all the benchmarks, and
+against a bound pass, fail or inconclusive.
+
+A target is NAME=PATH (a directory as it is) or NAME=PATH@REV[+PATCH...] (a
+git repository's tree at a revision, exported to a temporary directory); the
+first is the baseline. The command runs there under sh -c, with
+$PGSCALE_MICRO_TARGET set to the target's name.
+
+Bounds name a benchmark or a pattern (* any characters): --bound
+'micro:BenchmarkSum/*=+5%' bounds the time per iteration of every matched
+benchmark, 'micro:BenchmarkSum@B/op=+0%' another of its measures. Groups
+(--group, a name prefix or a pattern; by default each benchmark family) are
+summed up: "BenchmarkSum: 3 of 3 slower, median +9.8% ± 1.2%".
+
+The rounds are written to a run file (--out); pgscale micro RUN.json judges
+one again. Exit code 0 when every bounded benchmark passed (or none was
+bounded), 1 when one failed, 4 when one is inconclusive, 2 for bad usage, 3
+when a command failed or printed nothing the format reads (the rounds before
+it are judged and written).`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := outputs.check(); err != nil {
+				return err
+			}
+			mb, err := micro.ParseBounds(bounds)
+			if err != nil {
+				return usage.Wrap(err)
+			}
+			opt := micro.Options{Bounds: mb, Groups: groups, GroupUnit: groupUnit, Confidence: confidence}
+			var run *micro.Run
+			if len(args) == 1 {
+				if run, err = micro.ReadRun(args[0]); err != nil {
+					return usage.Wrap(err)
+				}
+			} else {
+				spec := plan.MicroSpec{Command: command, Format: format, Output: output, Rounds: rounds, Options: opt,
+					Timeout: timeout, Keep: keep, Notice: func(s string) { fmt.Fprintln(stderr, s) }}
+				if !cmd.Flags().Changed("rounds") && len(mb) > 0 {
+					spec.Rounds = compare.Rounds{Auto: true, Max: compare.DefaultAutoMax}
+				}
+				for _, t := range targets {
+					name, path, ok := strings.Cut(t, "=")
+					if !ok || name == "" || path == "" {
+						return usage.Errorf("--target %q: want NAME=PATH or NAME=PATH@REV", t)
+					}
+					spec.Targets = append(spec.Targets, plan.MicroTarget{Name: name, Spec: path})
+				}
+				ctx, stop := interruptible(cmd.Context())
+				defer stop()
+				if run, err = plan.RunMicro(ctx, spec); err != nil {
+					return err
+				}
+				if out == "" {
+					out = filepath.Join("results", "micro-"+run.Started.Format("20060102T150405Z")+".json")
+				}
+				if err := run.Write(out); err != nil {
+					return err
+				}
+				fmt.Fprintf(stderr, "micro-benchmark run: %s\n", out)
+			}
+			a, err := micro.Analyze(run, opt)
+			if err != nil {
+				return usage.Wrap(err)
+			}
+			d := report.NewDoc(&compare.Analysis{Micro: []*micro.Analysis{a}})
+			d.Color = isTerminal(stdout)
+			text, _ := report.Lookup("text")
+			werr := text.Write(stdout, d)
+			d.Color = false
+			werr = errors.Join(werr, outputs.write(d))
+			if werr != nil {
+				return werr
+			}
+			if !a.Complete() {
+				return fmt.Errorf("micro-benchmarks incomplete: %s", strings.Join(a.Problems, "; "))
+			}
+			return outcomeError(a.Outcome(), inconclusive, "micro-benchmarks past their bounds", "micro-benchmarks undecided")
+		},
+	}
+	fs := cmd.Flags()
+	fs.StringArrayVar(&targets, "target", nil, "a tree to run the command in, NAME=PATH or NAME=PATH@REV[+PATCH...], the baseline first (repeatable)")
+	fs.StringVar(&command, "cmd", "", "the benchmark command, run with sh -c in each tree")
+	fs.StringVar(&format, "format", "go", "the command's output format: "+microFormatNames())
+	fs.StringVar(&output, "output", "", "the file the command writes its results to, relative to its tree (default: its standard output)")
+	fs.Var(roundsFlag{&rounds}, "rounds", "rounds: a number, or auto[:MAX|DURATION] to round until every bounded benchmark is decided (default 10, auto:30 with --bound)")
+	fs.StringArrayVar(&bounds, "bound", nil, "largest change allowed in the bad direction: micro:NAME=±N%, micro:PATTERN=±N% (* any characters), micro:NAME@UNIT=±N% (repeatable, or comma-separated)")
+	fs.StringArrayVar(&groups, "group", nil, "a group of benchmarks to sum up, by name prefix or pattern (repeatable; default: each benchmark family)")
+	fs.StringVar(&groupUnit, "group-unit", "", "the measure the groups sum up (default: each benchmark's time)")
+	fs.Float64Var(&confidence, "confidence", 0.95, "confidence level of intervals and tests (Holm-corrected over all measures)")
+	fs.DurationVar(&timeout, "timeout", 0, "end a run of the command that takes longer (0: none)")
+	fs.BoolVar(&keep, "keep", false, "keep the trees exported for revisions")
+	fs.StringVar(&out, "out", "", "the run file (default results/micro-TIME.json)")
+	registerInconclusive(fs, &inconclusive)
+	outputs.register(fs, func(f report.Format) bool {
+		return f.Name == "markdown" || f.Name == "comment" || f.Name == "verdict" || f.Name == "html"
+	})
+	return cmd
+}
+
+// microFormatNames lists the micro-benchmark formats for the help text.
+func microFormatNames() string {
+	var ns []string
+	for _, f := range micro.Formats() {
+		ns = append(ns, f.Name+" ("+f.Usage+")")
+	}
+	return strings.Join(ns, ", ")
+}

@@ -1,0 +1,466 @@
+package integration_test
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/pgscale/pgscale/internal/cli"
+	"github.com/pgscale/pgscale/internal/micro"
+	"github.com/pgscale/pgscale/internal/testenv"
+)
+
+// microRepo makes a git repository of a fixture (testdata/FIXTURE's
+// files) with two commits: "base", and "slow", where SLOWED is replaced by
+// SLOWED.slow.
+func microRepo(t *testing.T, fixture, slowed string, files ...string) string {
+	t.Helper()
+	testenv.NeedProgram(t, "git", "Debian: apt-get install git")
+	dir := filepath.Join(t.TempDir(), fixture)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	copyFile := func(from, to string) {
+		b, err := os.ReadFile(filepath.Join("testdata", fixture, from))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, to), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	git := func(args ...string) {
+		cmd := exec.Command("git", append([]string{"-c", "user.name=pgscale", "-c", "user.email=pgscale@localhost"}, args...)...)
+		cmd.Dir = dir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+	}
+	for _, f := range files {
+		copyFile(f, f)
+	}
+	git("init", "-q")
+	git("add", ".")
+	git("commit", "-qm", "base")
+	git("tag", "base")
+	copyFile(slowed+".slow", slowed)
+	git("commit", "-qam", "twice the work")
+	git("tag", "slow")
+	return dir
+}
+
+// microGoRepo is the Go fixture (testdata/microgo) at its two commits:
+// at "slow" Sum does twice the work (BenchmarkSum/n=1000 and n=10000
+// slower, the others unchanged).
+func microGoRepo(t *testing.T) string {
+	t.Helper()
+	testenv.NeedProgram(t, "go", "the Go toolchain")
+	return microRepo(t, "microgo", "work.go", "go.mod", "work.go", "work_test.go")
+}
+
+// microGoCmd runs the fixture's benchmarks: each a fixed number of
+// iterations, wall and CPU time per iteration, allocations.
+const microGoCmd = "go test -run '^$' -bench . -benchmem -benchtime 20000x -count 1"
+
+// The Go fixture at its two commits under a CPU hog the test starts:
+// the two Sum benchmarks, which do twice the work, fail their bound on
+// CPU time per iteration; Checksum and Reverse, unchanged, pass theirs;
+// the group line says both Sum benchmarks are slower, and the comment
+// has the bot's micro section.
+func TestMicroGoFindsTheSlowedBenchmark(t *testing.T) {
+	testenv.Slow(t)
+	trackTime(t)
+	repo := microGoRepo(t)
+	startHog(t, 1)
+	dir := t.TempDir()
+	runFile, comment, verdict, page := filepath.Join(dir, "micro.json"), filepath.Join(dir, "comment.md"), filepath.Join(dir, "verdict.json"), filepath.Join(dir, "report.html")
+	code, stdout, stderr := pgscale(t, "micro", "--target", "base="+repo+"@base", "--target", "slow="+repo+"@slow",
+		"--cmd", microGoCmd, "--rounds", "auto:20", "--bound", "micro:*@cpu-ns/op=+10%", "--group-unit", "cpu-ns/op",
+		"--out", runFile, "--comment", comment, "--verdict", verdict, "--html", page)
+	t.Logf("exit %d\n%s\n%s", code, stdout, stderr)
+	if code != cli.ExitRegression {
+		t.Fatalf("exit %d, want 1 (a regression)", code)
+	}
+	run, err := micro.ReadRun(runFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := micro.Analyze(run, micro.Options{Bounds: mustBounds(t, "micro:*@cpu-ns/op=+10%")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"BenchmarkSum/n=1000": "fail", "BenchmarkSum/n=10000": "fail", "BenchmarkChecksum": "pass", "BenchmarkReverse": "pass"}
+	got := map[string]string{}
+	for _, r := range a.Candidates[0].Rows {
+		if r.Unit == "cpu-ns/op" {
+			got[r.Bench] = r.Outcome.String()
+			t.Logf("%s %s %s: %s", r.Bench, r.Unit, r.Comparison, r.Outcome)
+		}
+	}
+	for b, o := range want {
+		if got[b] != o {
+			t.Errorf("%s: %s, want %s", b, got[b], o)
+		}
+	}
+	if !regexp.MustCompile(`BenchmarkSum \(cpu-ns/op\): 2 of 2 slower, 2 past its bound, median \+\d+`).MatchString(stdout) {
+		t.Errorf("no group line saying both Sum benchmarks are slower:\n%s", stdout)
+	}
+	md, err := os.ReadFile(comment)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []string{"**Microbench** (slow against base): 2 of 4 measures within bounds (2 failed, 0 inconclusive)", "| `BenchmarkSum/n=10000` | cpu-ns/op |", "- BenchmarkSum (cpu-ns/op): 2 of 2 slower"} {
+		if !strings.Contains(string(md), w) {
+			t.Errorf("comment lacks %q:\n%s", w, md)
+		}
+	}
+	if strings.Contains(string(md), "BenchmarkReverse") || strings.Contains(string(md), "BenchmarkChecksum") {
+		t.Errorf("the comment's table lists a benchmark within its bound:\n%s", md)
+	}
+	// The verdict file: every benchmark's measure with its outcome.
+	var v struct {
+		Outcome string `json:"outcome"`
+		Micro   []struct {
+			Candidates []struct {
+				Measures []struct {
+					Cell, Unit, Outcome string
+				} `json:"details"`
+			} `json:"candidates"`
+		} `json:"micro"`
+	}
+	b, err := os.ReadFile(verdict)
+	if err == nil {
+		err = json.Unmarshal(b, &v)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	gotV := map[string]string{}
+	for _, m := range v.Micro[0].Candidates[0].Measures {
+		if m.Unit == "cpu-ns/op" {
+			gotV[m.Cell] = m.Outcome
+		}
+	}
+	if v.Outcome != "fail" || len(gotV) != len(want) {
+		t.Errorf("verdict file: outcome %s, cpu-ns/op outcomes %v", v.Outcome, gotV)
+	}
+	for bench, o := range want {
+		if gotV[bench] != o {
+			t.Errorf("verdict file: %s %s, want %s", bench, gotV[bench], o)
+		}
+	}
+	if h, err := os.ReadFile(page); err != nil || !strings.Contains(string(h), `<section id="micro"`) || !strings.Contains(string(h), "<code>BenchmarkSum/n=10000</code>") {
+		t.Errorf("the HTML page has no micro section: %v", err)
+	}
+}
+
+func mustBounds(t *testing.T, specs ...string) []micro.Bound {
+	t.Helper()
+	bs, err := micro.ParseBounds(specs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bs
+}
+
+// Bad input gets one line each and the run is incomplete (exit 3), the
+// rounds before it judged: a command that fails, one that prints nothing
+// the format reads, and targets that report different benchmarks.
+func TestMicroBadInput(t *testing.T) {
+	trackTime(t)
+	testenv.NeedProgram(t, "git", "Debian: apt-get install git")
+	tree := t.TempDir()
+	bench := func(name string) string {
+		return "BenchmarkA 1000 10.0 ns/op\\n" + name + " 1000 20.0 ns/op\\n"
+	}
+	for _, tc := range []struct {
+		name, cmd, want string
+	}{
+		{"fails", "echo 'broken build' >&2; exit 3", `round 1, base: exit status 3: broken build`},
+		{"unparseable", "echo hello world", `round 1, base: its output holds no benchmark in the go format`},
+		{"names differ", `if [ "$PGSCALE_MICRO_TARGET" = base ]; then printf '` + bench("BenchmarkB") + `'; else printf '` + bench("BenchmarkC") + `'; fi`,
+			`BenchmarkB: not reported by cand; left out`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "m.json")
+			code, stdout, stderr := pgscale(t, "micro", "--target", "base="+tree, "--target", "cand="+tree, "--cmd", tc.cmd, "--rounds", "2", "--out", out)
+			if code != cli.ExitIncomplete {
+				t.Errorf("exit %d, want 3\n%s\n%s", code, stdout, stderr)
+			}
+			if !strings.Contains(stdout, "incomplete: "+tc.want) {
+				t.Errorf("stdout lacks %q:\n%s", tc.want, stdout)
+			}
+			if _, err := micro.ReadRun(out); err != nil {
+				t.Errorf("the run file: %v", err)
+			}
+		})
+	}
+	// The names that both report are still judged.
+	code, stdout, stderr := pgscale(t, "micro", "--target", "base="+tree, "--target", "cand="+tree, "--rounds", "2",
+		"--cmd", `printf 'BenchmarkA 1000 10.0 ns/op\n'`, "--bound", "micro:BenchmarkZ=+5%", "--out", filepath.Join(t.TempDir(), "m.json"))
+	if code != cli.ExitUsage || !strings.Contains(stderr, `bound "micro:BenchmarkZ=+5%": matches the primary measure of no benchmark`) {
+		t.Errorf("a bound that matches no benchmark: exit %d, want 2\n%s\n%s", code, stdout, stderr)
+	}
+}
+
+// The Google Benchmark fixture (testdata/microgbench, C++, Debian's
+// libbenchmark-dev) at its two commits under a CPU hog: BM_Sum, whose
+// sum does twice the work at "slow", fails its bound on CPU time per
+// iteration at both sizes; BM_Copy passes.
+func TestMicroGoogleBenchmark(t *testing.T) {
+	testenv.Slow(t)
+	trackTime(t)
+	testenv.NeedProgram(t, "g++", "Debian: apt-get install g++")
+	if _, err := os.Stat("/usr/include/benchmark/benchmark.h"); err != nil {
+		testenv.Need(t, errors.New("Google Benchmark is not installed (Debian: apt-get install libbenchmark-dev)"))
+	}
+	repo := microRepo(t, "microgbench", "work.h", "bench.cc", "work.h")
+	startHog(t, 1)
+	dir := t.TempDir()
+	runFile := filepath.Join(dir, "micro.json")
+	// Built once per tree: the exported tree lasts the run.
+	cmd := "[ -x bench ] || g++ -O2 -o bench bench.cc -lbenchmark -lpthread; ./bench --benchmark_format=json --benchmark_min_time=0.05 --benchmark_repetitions=3"
+	code, stdout, stderr := pgscale(t, "micro", "--format", "gbench", "--target", "base="+repo+"@base", "--target", "slow="+repo+"@slow",
+		"--cmd", cmd, "--rounds", "auto:20", "--bound", "micro:*@cpu-ns/op=+10%", "--out", runFile)
+	t.Logf("exit %d\n%s\n%s", code, stdout, stderr)
+	if code != cli.ExitRegression {
+		t.Fatalf("exit %d, want 1 (a regression)", code)
+	}
+	run, err := micro.ReadRun(runFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := micro.Analyze(run, micro.Options{Bounds: mustBounds(t, "micro:*@cpu-ns/op=+10%")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"BM_Sum/1000": "fail", "BM_Sum/10000": "fail", "BM_Copy": "pass"}
+	got := map[string]string{}
+	for _, r := range a.Candidates[0].Rows {
+		if r.Unit == "cpu-ns/op" {
+			got[r.Bench] = r.Outcome.String()
+		}
+	}
+	for b, o := range want {
+		if got[b] != o {
+			t.Errorf("%s: %s, want %s", b, got[b], o)
+		}
+	}
+	if !strings.Contains(stdout, "BM_Sum: 2 of 2 slower") {
+		t.Errorf("no group line for BM_Sum:\n%s", stdout)
+	}
+}
+
+// A suite with a macro cell (an A/A of one database, within its bound)
+// and a micro cell (the Go fixture at its two commits): one verdict over
+// both — failed, by the slowed benchmarks — in the text and the comment,
+// the micro cell's run file in the bundle, and compare of the bundle
+// judging it again the same way.
+func TestSuiteMicroCell(t *testing.T) {
+	testenv.Slow(t)
+	trackTime(t)
+	noCIEnv(t)
+	repo := microGoRepo(t)
+	src := `name: with-micro
+targets: ["base=dsn:` + dsn("postgres") + `", "slow=dsn:` + dsn("postgres") + `"]
+scripts: [{builtin: select-only}]
+clients: [1]
+duration: 1s
+warmup: 0.2s
+rounds: 2
+bounds: [tps=-90%]
+micro:
+  - name: go
+    cmd: "` + microGoCmd + `"
+    trees: {base: "` + repo + `@base", slow: "` + repo + `@slow"}
+    bounds: ["micro:*@cpu-ns/op=+10%"]
+    group_unit: cpu-ns/op
+    rounds: auto:20
+`
+	file := filepath.Join(t.TempDir(), "micro.yaml")
+	if err := os.WriteFile(file, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "bundle")
+	comment := filepath.Join(t.TempDir(), "comment.md")
+	code, stdout, stderr := pgscale(t, "suite", file, "--out", out, "--comment", comment)
+	t.Logf("exit %d\n%s\n%s", code, stdout, lastLines(stderr, 20))
+	if code != cli.ExitRegression {
+		t.Fatalf("exit %d, want 1: the micro cell's slowed benchmarks fail", code)
+	}
+	if _, err := micro.ReadRun(filepath.Join(out, "micro-go.json")); err != nil {
+		t.Errorf("the micro cell's run file: %v", err)
+	}
+	// One Holm correction over the macro cell's 8 measures and the micro
+	// cell's 17 (4 benchmarks: time, CPU time, B/op, allocs/op, and
+	// Checksum's MB/s).
+	if !strings.Contains(stdout, "changes Holm-corrected over all 25 measures of the suite (17 of them its micro cells')") {
+		t.Errorf("the suite's method line does not count the micro cell's measures:\n%s", stdout)
+	}
+	for _, w := range []string{"micro cell go: micro-benchmarks: ", "slow against base: Microbench: 2 of 4 measures within bounds (2 failed, 0 inconclusive)"} {
+		if !strings.Contains(stdout, w) {
+			t.Errorf("stdout lacks %q", w)
+		}
+	}
+	md, err := os.ReadFile(comment)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The macro cell, an A/A of two rounds, passes or is inconclusive;
+	// the one verdict is the micro cell's failure.
+	if !regexp.MustCompile(`(?m)^### pgscale suite with-micro: ❌ (passed|inconclusive): [^\n]*; micro-benchmarks failed$`).Match(md) {
+		t.Errorf("the comment's headline is not the one verdict:\n%s", md)
+	}
+	for _, w := range []string{
+		"**Microbench go** (slow against base): 2 of 4 measures within bounds", "| `BenchmarkSum/n=1000` | cpu-ns/op |"} {
+		if !strings.Contains(string(md), w) {
+			t.Errorf("comment lacks %q:\n%s", w, md)
+		}
+	}
+	code, again, _ := pgscale(t, "compare", out)
+	if code != cli.ExitRegression || !strings.Contains(again, "slow against base: Microbench: 2 of 4 measures within bounds") {
+		t.Errorf("compare of the bundle: exit %d\n%s", code, again)
+	}
+}
+
+// The trees of targets that build from a source: src:'s tree, the one
+// ext= extension of settings:, each at its revision; a kind with no
+// source is refused in one line. The command counts the lines of the
+// slowed Sum in its tree, so each side's value says which revision it ran
+// in.
+func TestMicroTreesOfBuildTargets(t *testing.T) {
+	trackTime(t)
+	repo := microGoRepo(t)
+	cmd := `printf 'BenchmarkTree 1 %d ns/op\n' $(( $(grep -c 'k < 2' work.go) + 1 ))`
+	for _, pair := range [][2]string{{"src:" + repo + "@base", "src:" + repo + "@slow"}, {"settings:ext=" + repo + "@base", "settings:ext=" + repo + "@slow"}} {
+		out := filepath.Join(t.TempDir(), "m.json")
+		code, stdout, stderr := pgscale(t, "micro", "--target", "base="+pair[0], "--target", "slow="+pair[1], "--cmd", cmd, "--rounds", "2", "--out", out)
+		if code != cli.ExitOK {
+			t.Fatalf("%v: exit %d\n%s\n%s", pair, code, stdout, stderr)
+		}
+		run, err := micro.ReadRun(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range run.Rounds {
+			for _, tr := range r.Runs {
+				want := map[string]float64{"base": 1, "slow": 2}[tr.Target]
+				if got := tr.Samples[0].Values[0].Value; got != want {
+					t.Errorf("%v: %s ran in a tree whose Sum has %v doubled loops, want %v", pair, tr.Target, got-1, want-1)
+				}
+			}
+		}
+		if run.Targets[1].Commit == "" || run.Targets[0].Commit == run.Targets[1].Commit {
+			t.Errorf("%v: commits %q", pair, run.Targets)
+		}
+	}
+	code, _, stderr := pgscale(t, "micro", "--target", "base=settings:", "--target", "slow="+repo, "--cmd", cmd)
+	if code != cli.ExitUsage || !strings.Contains(stderr, "target base: settings:: 0 extensions; name the tree to run in as PATH@REV") {
+		t.Errorf("settings: without an extension: exit %d\n%s", code, stderr)
+	}
+}
+
+// The pytest-benchmark fixture (testdata/micropytest, Debian's
+// python3-pytest-benchmark) at its two commits under a CPU hog, timed by
+// the process's CPU time (--benchmark-timer=time.process_time): total,
+// twice the work at "slow", fails its bound; join passes.
+func TestMicroPytestBenchmark(t *testing.T) {
+	testenv.Slow(t)
+	trackTime(t)
+	py := "/usr/bin/python3"
+	if err := exec.Command(py, "-c", "import pytest_benchmark").Run(); err != nil {
+		testenv.Need(t, errors.New("pytest-benchmark is not installed (Debian: apt-get install python3-pytest-benchmark)"))
+	}
+	repo := microRepo(t, "micropytest", "work.py", "work.py", "test_work.py")
+	startHog(t, 1)
+	runFile := filepath.Join(t.TempDir(), "micro.json")
+	cmd := py + " -m pytest -q -p no:cacheprovider --benchmark-json=bench.json --benchmark-timer=time.process_time --benchmark-min-rounds=50 --benchmark-max-time=0.2 test_work.py"
+	code, stdout, stderr := pgscale(t, "micro", "--format", "pytest", "--output", "bench.json", "--target", "base="+repo+"@base", "--target", "slow="+repo+"@slow",
+		"--cmd", cmd, "--rounds", "auto:20", "--bound", "micro:*=+10%", "--out", runFile)
+	t.Logf("exit %d\n%s\n%s", code, stdout, stderr)
+	if code != cli.ExitRegression {
+		t.Fatalf("exit %d, want 1 (a regression)", code)
+	}
+	run, err := micro.ReadRun(runFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := micro.Analyze(run, micro.Options{Bounds: mustBounds(t, "micro:*=+10%")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"test_work.py::test_total": "fail", "test_work.py::test_join": "pass"}
+	for _, r := range a.Candidates[0].Rows {
+		if r.Primary && want[r.Bench] != r.Outcome.String() {
+			t.Errorf("%s: %s %s, want %s", r.Bench, r.Comparison, r.Outcome, want[r.Bench])
+		}
+	}
+	if !strings.Contains(stdout, "test_work.py: 1 of 2 slower") {
+		t.Errorf("no group line for test_work.py:\n%s", stdout)
+	}
+}
+
+// Rounding until decided stops at the first look that decides every
+// bounded benchmark: a command that reports the same times on both sides
+// is decided, passed, at the first look (round 3).
+func TestMicroRoundsUntilDecided(t *testing.T) {
+	trackTime(t)
+	tree := t.TempDir()
+	out := filepath.Join(t.TempDir(), "m.json")
+	code, stdout, stderr := pgscale(t, "micro", "--target", "base="+tree, "--target", "cand="+tree, "--rounds", "auto:10",
+		"--cmd", `printf 'BenchmarkA 1000 10.0 ns/op\nBenchmarkB 1000 20.0 ns/op\n'`, "--bound", "micro:*=+5%", "--out", out)
+	if code != cli.ExitOK {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	run, err := micro.ReadRun(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(run.Rounds) != 3 || run.RoundsMax != 10 || run.Stopped != "decided" {
+		t.Errorf("%d rounds of at most %d, stopped %q; want 3 of 10, decided", len(run.Rounds), run.RoundsMax, run.Stopped)
+	}
+	if !strings.Contains(stdout, "3 rounds of up to 10 (rounds until decided: decided)") || !strings.Contains(stdout, "Microbench: 2 of 2 measures within bounds") {
+		t.Errorf("stdout:\n%s", stdout)
+	}
+	// The order alternates: A B, then B A.
+	if run.Rounds[0].Runs[0].Target != "base" || run.Rounds[1].Runs[0].Target != "cand" {
+		t.Errorf("round orders %s, %s", run.Rounds[0].Runs[0].Target, run.Rounds[1].Runs[0].Target)
+	}
+}
+
+// A micro cell runs in the trees it names, or in the source a target
+// builds from; a target with neither (a dsn: server) is refused in one
+// line before anything runs, as is a tree for no target of the suite.
+func TestSuiteMicroCellTrees(t *testing.T) {
+	trackTime(t)
+	for _, tc := range []struct{ trees, want string }{
+		{"", "micro cell go: target base: dsn:"},
+		{"\n    trees: {nobody: /tmp}", "micro cell go: trees: nobody is no target of the suite"},
+	} {
+		src := `name: trees
+targets: ["base=dsn:` + dsn("postgres") + `", "cand=dsn:` + dsn("postgres") + `"]
+scripts: [{builtin: select-only}]
+clients: [1]
+duration: 1s
+micro:
+  - name: go
+    cmd: "true"` + tc.trees + "\n"
+		file := filepath.Join(t.TempDir(), "trees.yaml")
+		if err := os.WriteFile(file, []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		out := filepath.Join(t.TempDir(), "bundle")
+		code, stdout, stderr := pgscale(t, "suite", file, "--out", out)
+		if code != cli.ExitUsage || !strings.Contains(stderr, tc.want) {
+			t.Errorf("exit %d, want 2 and %q\n%s\n%s", code, tc.want, stdout, stderr)
+		}
+		if _, err := os.Stat(out); err == nil {
+			t.Errorf("a refused suite left its bundle %s", out)
+		}
+	}
+}

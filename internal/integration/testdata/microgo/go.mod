@@ -1,0 +1,3 @@
+module example.com/microgo
+
+go 1.21

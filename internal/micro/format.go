@@ -1,0 +1,76 @@
+package micro
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Sample is one benchmark's figures from one run of a benchmark command:
+// a value per iteration (or per the format's own unit) for each measure
+// the format reports.
+type Sample struct {
+	// Name is the benchmark's full name as the format writes it
+	// ("BenchmarkSum/n=100-2", "BM_Sort/1024", "test_parse").
+	Name string `json:"name"`
+	// Iters is how many iterations the value is of; 0 when the format
+	// does not say.
+	Iters int `json:"iters,omitempty"`
+	// Values are the measures, the benchmark's primary one (its time)
+	// first.
+	Values []Value `json:"values"`
+}
+
+// Value is one measure of a sample.
+type Value struct {
+	// Unit names the measure: "ns/op", "B/op", "allocs/op", "MB/s",
+	// a user-defined metric's own unit.
+	Unit  string  `json:"unit"`
+	Value float64 `json:"value"`
+	// Higher marks a measure where higher is better (a throughput);
+	// lower is better otherwise.
+	Higher bool `json:"higher,omitempty"`
+}
+
+// Format is one benchmark output format of the registry.
+type Format struct {
+	// Name is the --format value.
+	Name string
+	// Usage says what produces it, for help texts.
+	Usage string
+	// Parse reads the command's standard output. It returns an error
+	// saying what and where when the output is not in the format, and
+	// an empty slice when it holds no benchmark.
+	Parse func(out []byte) ([]Sample, error)
+}
+
+// formats is the registry: one line per format.
+var formats = []Format{
+	goFormat,
+	gbenchFormat,
+	pytestFormat,
+	bmfFormat,
+	libtestFormat,
+	divanFormat,
+}
+
+// Formats lists the registered formats in registry order.
+func Formats() []Format { return append([]Format(nil), formats...) }
+
+// LookupFormat returns the format called name.
+func LookupFormat(name string) (Format, error) {
+	var names []string
+	for _, f := range formats {
+		if f.Name == name {
+			return f, nil
+		}
+		names = append(names, f.Name)
+	}
+	return Format{}, fmt.Errorf("unknown micro-benchmark format %q (want %s)", name, strings.Join(names, ", "))
+}
+
+// higherUnit reports whether a unit is a rate, better when higher:
+// "MB/s", "B/s", "items_per_second", "ops".
+func higherUnit(unit string) bool {
+	u := strings.ToLower(unit)
+	return strings.HasSuffix(u, "/s") || strings.HasSuffix(u, "per_second") || strings.HasSuffix(u, "/sec") || u == "ops" || u == "throughput"
+}

@@ -1,0 +1,104 @@
+package micro
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// RunVersion is the version of the micro-benchmark run file.
+const RunVersion = 1
+
+// Run is what a micro-benchmark run measured, as the runner records it
+// and its file keeps it: the command, its format, the targets' trees and
+// every round's samples, so that the run can be judged again later.
+type Run struct {
+	Version int `json:"version"`
+	// Name is a suite's micro cell's name; empty for pgscale micro.
+	Name    string `json:"name,omitempty"`
+	Command string `json:"command"`
+	Format  string `json:"format"`
+	// Output is the file the command writes its results to, relative to
+	// its tree; empty: its standard output.
+	Output  string    `json:"output,omitempty"`
+	Started time.Time `json:"started"`
+	// Targets are the trees the command ran in, the baseline first.
+	Targets []Target `json:"targets"`
+	Rounds  []Round  `json:"rounds"`
+	// RoundsMax is the most rounds of a run that rounds until decided
+	// (auto), Stopped why it stopped; 0 and empty for a fixed number.
+	RoundsMax int    `json:"rounds_max,omitempty"`
+	Stopped   string `json:"stopped,omitempty"`
+	// Bounds, Groups and GroupUnit are how a suite's micro cell judges
+	// the run (its bounds: and groups:), kept so that a report of the
+	// bundle judges it the same way.
+	Bounds    []string `json:"bounds,omitempty"`
+	Groups    []string `json:"groups,omitempty"`
+	GroupUnit string   `json:"group_unit,omitempty"`
+	// Problems are what made the run incomplete, one line each: a
+	// command that failed, output that did not parse, benchmarks that
+	// only one side reports.
+	Problems []string `json:"problems,omitempty"`
+}
+
+// Complete reports whether the run has no problems.
+func (r *Run) Complete() bool { return len(r.Problems) == 0 }
+
+// Target is one tree the command ran in.
+type Target struct {
+	// Name is the target's name (base, cand).
+	Name string `json:"name"`
+	// Spec is the target as given: PATH, PATH@REV.
+	Spec string `json:"spec"`
+	// Commit is the commit the tree is at, when it is a git revision.
+	Commit string `json:"commit,omitempty"`
+}
+
+// Round is one round: each target's run of the command, in the order
+// they ran (the round's order alternates, A B then B A).
+type Round struct {
+	Runs []TargetRun `json:"runs"`
+}
+
+// TargetRun is one run of the command in one target's tree.
+type TargetRun struct {
+	Target  string   `json:"target"`
+	Seconds float64  `json:"seconds"`
+	Samples []Sample `json:"samples"`
+}
+
+// Write writes the run to path as JSON, atomically.
+func (r *Run) Write(path string) error {
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	if dir := filepath.Dir(path); dir != "" {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return err
+		}
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+// ReadRun reads a run file.
+func ReadRun(path string) (*Run, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var r Run
+	if err := json.Unmarshal(b, &r); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if r.Version != RunVersion {
+		return nil, fmt.Errorf("%s: micro-benchmark run version %d, want %d", path, r.Version, RunVersion)
+	}
+	return &r, nil
+}

@@ -1,0 +1,313 @@
+package plan
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/pgscale/pgscale/internal/build"
+	"github.com/pgscale/pgscale/internal/compare"
+	"github.com/pgscale/pgscale/internal/micro"
+	"github.com/pgscale/pgscale/internal/proc"
+	"github.com/pgscale/pgscale/internal/stats"
+	"github.com/pgscale/pgscale/internal/syncio"
+	"github.com/pgscale/pgscale/internal/target"
+	"github.com/pgscale/pgscale/internal/usage"
+)
+
+// MicroSpec is a micro-benchmark run: one command run in each target's
+// tree, in interleaved rounds, its output read in a known format.
+type MicroSpec struct {
+	// Targets are the trees, the baseline first: NAME and PATH[@REV][+PATCH...]
+	// (a directory as it is, or a git repository's tree at a revision,
+	// exported to a temporary directory), or a target spec of a kind that
+	// builds from a source (src:PATH@REV, settings:ext=PATH@REV, a proxy
+	// with build:), whose source tree it is.
+	Targets []MicroTarget
+	// Command is a shell command run in each tree (sh -c), with
+	// $PGSCALE_MICRO_TARGET set to the target's name.
+	Command string
+	// Format is the output's format (micro.LookupFormat).
+	Format string
+	// Output is the file the command writes its results to, relative to
+	// the tree; empty: its standard output.
+	Output string
+	// Rounds is a fixed number of rounds or rounds until decided.
+	Rounds compare.Rounds
+	// Options are how a run that rounds until decided judges each look.
+	Options micro.Options
+	// Timeout ends a command that has not finished within it; 0: none.
+	Timeout time.Duration
+	// Keep leaves the exported trees in place.
+	Keep bool
+	// Notice, when set, is told what the run does, one line at a time.
+	Notice func(string)
+}
+
+// MicroTarget is one tree of a micro-benchmark run: Spec as given, or
+// Source when the tree is a target's own (a suite's micro cell that names
+// no tree for it).
+type MicroTarget struct {
+	Name, Spec string
+	Source     *build.Source
+}
+
+// microTree is a target's tree ready to run in.
+type microTree struct {
+	name, dir string
+	temp      bool
+}
+
+// RunMicro runs spec's command in each target's tree in interleaved
+// rounds (A B, then B A, ...) and returns what it measured. Rounding until
+// decided, it stops once every bounded measure passed or failed (a
+// failure alone does not stop it), or at its most rounds. A command
+// that fails, prints nothing the format reads, or is interrupted ends the
+// run: the rounds before it are kept and the run records the problem (it
+// is then incomplete). An error is returned only when nothing could run.
+func RunMicro(ctx context.Context, spec MicroSpec) (*micro.Run, error) {
+	format, err := micro.LookupFormat(spec.Format)
+	if err != nil {
+		return nil, usage.Wrap(err)
+	}
+	if len(spec.Targets) < 2 {
+		return nil, usage.Errorf("micro needs two targets or more, the baseline first (--target base=PATH@REV --target cand=PATH@REV)")
+	}
+	if strings.TrimSpace(spec.Command) == "" {
+		return nil, usage.Errorf("micro needs the benchmark command (--cmd 'go test -run ^$ -bench .')")
+	}
+	notice := spec.Notice
+	if notice == nil {
+		notice = func(string) {}
+	}
+	run := &micro.Run{Version: micro.RunVersion, Command: spec.Command, Format: format.Name, Output: spec.Output, Started: time.Now().UTC()}
+	var trees []microTree
+	defer func() {
+		for _, t := range trees {
+			if t.temp && !spec.Keep {
+				os.RemoveAll(t.dir)
+			}
+		}
+	}()
+	for _, t := range spec.Targets {
+		tree, rec, err := microTreeOf(ctx, t)
+		if err != nil {
+			return nil, err
+		}
+		if tree.temp {
+			notice(fmt.Sprintf("%s: %s exported to %s", t.Name, t.Spec, tree.dir))
+		}
+		trees = append(trees, tree)
+		run.Targets = append(run.Targets, micro.Target{Name: t.Name, Spec: t.Spec, Commit: rec.Commit})
+	}
+	max := spec.Rounds.N
+	if spec.Rounds.Auto {
+		max = spec.Rounds.Max
+		run.RoundsMax = max
+	}
+	for r := 0; max == 0 || r < max; r++ {
+		order := make([]int, len(trees))
+		for i := range order {
+			order[i] = i
+			if r%2 == 1 {
+				order[i] = len(trees) - 1 - i
+			}
+		}
+		var round micro.Round
+		for _, ti := range order {
+			start := time.Now()
+			samples, err := runMicroOnce(ctx, spec, format, trees[ti])
+			took := time.Since(start)
+			if err != nil {
+				run.Problems = append(run.Problems, fmt.Sprintf("round %d, %s: %v", r+1, trees[ti].name, err))
+				notice(run.Problems[len(run.Problems)-1])
+				return run, nil
+			}
+			round.Runs = append(round.Runs, micro.TargetRun{Target: trees[ti].name, Seconds: took.Seconds(), Samples: samples})
+		}
+		run.Rounds = append(run.Rounds, round)
+		notice(fmt.Sprintf("round %d: %s", r+1, roundTimes(round)))
+		if r == 0 && spec.Rounds.Auto && spec.Rounds.Budget > 0 {
+			max = max1(int(spec.Rounds.Budget/roundTime(round)), stats.FirstLook)
+			run.RoundsMax = max
+		}
+		if spec.Rounds.Auto && len(run.Rounds) >= stats.FirstLook {
+			opt := spec.Options
+			opt.Interim = true
+			a, err := micro.Analyze(run, opt)
+			if err != nil {
+				return nil, usage.Wrap(err)
+			}
+			// Unlike an A/B run, a failure does not stop it: the others'
+			// outcomes are the table the comment shows.
+			if decided(a) {
+				run.Stopped = "decided"
+				break
+			}
+		}
+	}
+	if spec.Rounds.Auto && run.Stopped == "" {
+		run.Stopped = "max"
+	}
+	return run, nil
+}
+
+// decided reports whether every candidate's bounded measures are decided.
+func decided(a *micro.Analysis) bool {
+	for _, c := range a.Candidates {
+		if !c.Verdict.Decided() {
+			return false
+		}
+	}
+	return len(a.Candidates) > 0
+}
+
+func max1(a, b int) int {
+	if a > b {
+		return a
+	}
+	return b
+}
+
+// roundTime is a round's time, all its runs.
+func roundTime(r micro.Round) time.Duration {
+	var s float64
+	for _, tr := range r.Runs {
+		s += tr.Seconds
+	}
+	return time.Duration(s * float64(time.Second))
+}
+
+// roundTimes says how long each run of a round took: "base 3.1 s, cand 3.0 s".
+func roundTimes(r micro.Round) string {
+	var parts []string
+	for _, tr := range r.Runs {
+		parts = append(parts, fmt.Sprintf("%s %.1f s", tr.Target, tr.Seconds))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// microTreeOf is the tree of a target: a directory as it is, or a tree at
+// a revision (with patches) exported to a temporary directory; for a
+// target spec of a kind that builds (src:, an ext= extension, a proxy's
+// build:), the source it builds from.
+func microTreeOf(ctx context.Context, t MicroTarget) (microTree, build.SourceRecord, error) {
+	var src build.Source
+	var err error
+	if t.Source != nil {
+		src = *t.Source
+	} else if src, err = microSource(t.Spec); err != nil {
+		return microTree{}, build.SourceRecord{}, usage.Errorf("target %s: %v", t.Name, err)
+	}
+	if src.Rev == "" && len(src.Patches) == 0 {
+		dir, err := filepath.Abs(src.Path)
+		if err == nil {
+			var fi os.FileInfo
+			if fi, err = os.Stat(dir); err == nil && !fi.IsDir() {
+				err = errors.New("not a directory")
+			}
+		}
+		if err != nil {
+			return microTree{}, build.SourceRecord{}, usage.Errorf("target %s: %s: %v", t.Name, src.Path, err)
+		}
+		rec, _ := build.ResolveSource(ctx, src)
+		return microTree{name: t.Name, dir: dir}, rec, nil
+	}
+	dir, err := os.MkdirTemp("", "pgscale-micro-"+t.Name+"-")
+	if err != nil {
+		return microTree{}, build.SourceRecord{}, err
+	}
+	rec, err := build.Export(ctx, src, dir, nil)
+	if err != nil {
+		os.RemoveAll(dir)
+		return microTree{}, build.SourceRecord{}, usage.Errorf("target %s: %v", t.Name, err)
+	}
+	return microTree{name: t.Name, dir: dir, temp: true}, rec, nil
+}
+
+// microSource reads a micro target's tree: PATH[@REV][+PATCH...], or a
+// target spec whose kind builds from a source: src:'s PostgreSQL tree,
+// the one ext= extension of settings: or src:, a proxy's build: source.
+func microSource(spec string) (build.Source, error) {
+	kind, _, ok := strings.Cut(spec, ":")
+	if !ok || strings.ContainsAny(kind, "/.~@") {
+		return build.ParseSource(spec)
+	}
+	ts, err := target.ParseSpec("tree=" + spec)
+	if err != nil {
+		return build.ParseSource(spec) // a path with a colon
+	}
+	return sourceOf(ts)
+}
+
+// sourceOf is the source a target builds from: src:'s PostgreSQL tree, the
+// one ext= extension of settings: or src:, a proxy's build: source.
+func sourceOf(ts target.Spec) (build.Source, error) {
+	spec := string(ts.Kind) + ":" + ts.Arg.String()
+	one := func(exts []build.Extension, what string) (build.Source, error) {
+		if len(exts) != 1 {
+			return build.Source{}, fmt.Errorf("%s: %d extensions; name the tree to run in as PATH@REV", what, len(exts))
+		}
+		return exts[0].Source, nil
+	}
+	switch a := ts.Arg.(type) {
+	case target.SrcArg:
+		if len(a.Extensions) > 0 {
+			return one(a.Extensions, spec)
+		}
+		return a.Source, nil
+	case target.SettingsArg:
+		return one(a.Extensions, spec)
+	case target.ProxyArg:
+		if a.Def.Build == nil {
+			return build.Source{}, fmt.Errorf("%s: the proxy has no build: whose source to run in; name the tree as PATH@REV", spec)
+		}
+		return build.ParseSource(a.Def.Build.Source)
+	}
+	return build.Source{}, fmt.Errorf("%s: a %s target has no source tree; name the tree as PATH@REV", spec, ts.Kind)
+}
+
+// runMicroOnce runs the command once in a tree and reads its benchmarks.
+func runMicroOnce(ctx context.Context, spec MicroSpec, format micro.Format, t microTree) ([]micro.Sample, error) {
+	var out, errOut syncio.Buffer
+	var file string
+	if spec.Output != "" {
+		file = filepath.Join(t.dir, spec.Output)
+		os.Remove(file)
+	}
+	err := proc.Run(ctx, proc.Spec{
+		Name: "the benchmark command", Path: "/bin/sh", Args: []string{"-c", spec.Command}, Dir: t.dir,
+		Env:    append(os.Environ(), "PGSCALE_MICRO_TARGET="+t.name),
+		Output: &out, Stderr: &errOut, Timeout: spec.Timeout,
+	})
+	if err != nil {
+		last := proc.LastLines(errOut.String(), 1)
+		if last == "" {
+			last = proc.LastLines(out.String(), 1)
+		}
+		if last != "" {
+			return nil, fmt.Errorf("%v: %s", err, strings.TrimSpace(last))
+		}
+		return nil, err
+	}
+	data := []byte(out.String())
+	where := "its output"
+	if file != "" {
+		if data, err = os.ReadFile(file); err != nil {
+			return nil, fmt.Errorf("the command wrote no %s: %v", spec.Output, err)
+		}
+		where = spec.Output
+	}
+	samples, err := format.Parse(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", where, err)
+	}
+	if len(samples) == 0 {
+		return nil, fmt.Errorf("%s holds no benchmark in the %s format", where, format.Name)
+	}
+	return samples, nil
+}
