@@ -23,7 +23,7 @@ import (
 func newSuiteCmd(argv []string, stdout, stderr io.Writer) *cobra.Command {
 	var (
 		preset, only, resume    string
-		count                   string
+		count                   probeopt.Count
 		transactions            int
 		quick, showOnly, dryRun bool
 		params, axes            []string
@@ -74,12 +74,8 @@ bounded), 1 one failed (or a decision rule did), 4 one is inconclusive
 					return err
 				}
 			}
-			if count != "" {
-				c, err := probeopt.ParseCount(count)
-				if err != nil {
-					return usage.Errorf("--count %q: %v", count, err)
-				}
-				s.Count = c.String()
+			if cmd.Flags().Changed("count") {
+				s.Count = count
 			}
 			if transactions > 0 {
 				s.Transactions, s.Duration = transactions, 0
@@ -166,7 +162,7 @@ bounded), 1 one failed (or a decision rule did), 4 one is inconclusive
 	fs.StringArrayVar(&spec.Targets, "target", nil, "replace the suite's targets: "+target.Forms()+" (repeatable)")
 	fs.StringVar(&spec.Baseline, "baseline", "", "with --target: the target the others are compared with (default: the first)")
 	fs.StringArrayVar(&params, "param", nil, "set a parameter of the suite: NAME=VALUE (repeatable)")
-	fs.StringVar(&count, "count", "", "instructions: count the servers' (and a proxy's) instructions per transaction under Valgrind, as the suite file's count: does (needs -t)")
+	fs.Var(probeopt.CountInto(&count), "count", "instructions[,cache]: count the servers' (and a proxy's) instructions per transaction under Valgrind, with cache also simulate caches and branch prediction, as the suite file's count: does (needs -t)")
 	fs.IntVarP(&transactions, "transactions", "t", 0, "transactions per client in each step, instead of the suite's duration")
 	fs.Var(roundsFlag{&rounds}, "rounds", "replace the suite's rounds: N, or auto[:MAX|DURATION] to round every cell until its bounded measures are decided")
 	registerInconclusive(fs, &inconclusive)

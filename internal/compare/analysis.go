@@ -48,6 +48,11 @@ type FileAnalysis struct {
 	Diagnosis *result.Diagnosis
 	// Scaling is the scaling analysis by client count (diagnose.ScalingOf).
 	Scaling []diagnose.ScalingStep
+	// PerCPU says Rescaled's speedup and efficiency are of throughput per
+	// CPU-second the system had (each step's TPSPerCPU), not of
+	// throughput: other processes took the machine's CPU unevenly across
+	// its steps (diagnose.PerCPUSecond).
+	PerCPU bool
 	// Rules are the outcomes of the decision rules the file records, in
 	// order; a rule that no longer parses is a line of its own.
 	Rules []RuleLine
@@ -71,6 +76,9 @@ type StepAnalysis struct {
 	// Values are the step's value of each measure it has (Measures), by
 	// name.
 	Values map[string]float64
+	// TPSPerCPU is the step's throughput per CPU-second the system had
+	// (diagnose.PerCPUSecond); 0 when not measured.
+	TPSPerCPU float64
 	// Knee and Peak mark a sweep's knee and peak step.
 	Knee, Peak bool
 }
@@ -106,6 +114,11 @@ func AnalyzeFile(in Input) FileAnalysis {
 	f := diagnose.Rescaled(in.File)
 	fa := FileAnalysis{Input: in, Rescaled: f, Scaling: diagnose.ScalingOf(f.Steps)}
 	fa.Steps = analyzeSteps(f)
+	per, use := diagnose.PerCPUSecond(f.Steps)
+	fa.PerCPU = use
+	for i := range fa.Steps {
+		fa.Steps[i].TPSPerCPU = per[i]
+	}
 	if f.AB == nil {
 		fa.Diagnosis = diagnose.Sweep(f)
 	}

@@ -136,6 +136,10 @@ type Cell struct {
 	// Assessment is the comparison with the baseline, judged against
 	// its bound.
 	Assessment stats.Assessment
+	// Why says, for a bounded measure, why it got its outcome (the
+	// assessment's OutcomeWhy) and for a failed or inconclusive one the
+	// why of its Finding besides; "" without a bound.
+	Why string
 }
 
 // Outcome is the comparison's verdict: the worst outcome of any
@@ -503,6 +507,7 @@ func (r *Comparison) findings() {
 	for ci, cand := range r.Candidates {
 		for _, row := range r.Rows {
 			a := row.Cells[ci].Assessment
+			row.Cells[ci].Why = sentence(a.OutcomeWhy())
 			if a.Outcome != stats.Fail && a.Outcome != stats.Inconclusive {
 				continue
 			}
@@ -531,6 +536,11 @@ func (r *Comparison) findings() {
 			}
 			f.Why = strings.Join(why, " ")
 			r.Findings[ci] = append(r.Findings[ci], f)
+			if a.Outcome == stats.Fail && f.Why != "" {
+				row.Cells[ci].Why += " " + f.Why
+			} else if a.Outcome == stats.Inconclusive {
+				row.Cells[ci].Why = f.Why
+			}
 		}
 	}
 }

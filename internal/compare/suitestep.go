@@ -18,6 +18,11 @@ type SuiteStep struct {
 	// completed; Figures are its figures (FileAnalysis).
 	Last    *result.Step
 	Figures diagnose.Figures
+	// PerCPU says Last's speedup and efficiency are of the baseline's
+	// throughput per CPU-second the system had, TPSPerCPU (its file's
+	// FileAnalysis.PerCPU), not of its throughput.
+	PerCPU    bool
+	TPSPerCPU float64
 	// Verdict is Last's verdict as the file's analysis judged it (against
 	// the first step of its round); nil without the probes' evidence.
 	Verdict *result.StepVerdict
@@ -94,6 +99,7 @@ func suiteSteps(fas []FileAnalysis) []SuiteStep {
 		}
 		if last >= 0 {
 			st.Last, st.Figures = &base.Rescaled.Steps[last], base.Steps[last].Figures
+			st.PerCPU, st.TPSPerCPU = base.PerCPU, base.Steps[last].TPSPerCPU
 			if st.Last.Probes != nil {
 				v := base.Steps[last].Verdict
 				st.Verdict = &v

@@ -116,6 +116,22 @@ func rates(steps []result.Step, ok []bool) ([]float64, []float64, bool) {
 	return r, cores, use
 }
 
+// PerCPUSecond returns each step's throughput per CPU-second the system
+// had (0 where the process probe did not measure it), against the cores
+// Scaling takes it against, and whether Scaling bases speedup and
+// efficiency on it: what a table shows beside throughput, labelled, when
+// its speedup is per CPU-second.
+func PerCPUSecond(steps []result.Step) ([]float64, bool) {
+	_, cores, use := rates(steps, counted(steps))
+	out := make([]float64, len(steps))
+	for i, s := range steps {
+		if cores[i] > 0 {
+			out[i] = s.Summary.TPS / cores[i]
+		}
+	}
+	return out, use
+}
+
 // cpuShift says how the CPU the system had at step i differs from the
 // baseline step b's, when it does by more than CapacityShift: "the server
 // and load generator had 1.6 of 2 cores (other processes 20%), 0.4 at 1

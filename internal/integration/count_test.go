@@ -204,6 +204,7 @@ func TestCountInstructionsWithoutValgrind(t *testing.T) {
 		{"ab", "--target", "a=settings:", "--target", "b=settings:", "-S", "-c", "1", "-T", "1", "--count", "instructions"},
 		{"ab", "--target", "a=settings:", "--target", "b=settings:", "-S", "-c", "1", "-t", "10", "--count", "cycles"},
 		{"run", "--dsn", dsn("postgres"), "-S", "-c", "1", "-t", "10", "--count", "instructions"},
+		{"suite", "--preset", "fastpath", "--quick", "-t", "10", "--count", "cycles"},
 	} {
 		if code, _, stderr := pgscale(t, args...); code != cli.ExitUsage {
 			t.Errorf("%v: exit %d, want %d: %s", args, code, cli.ExitUsage, stderr)
@@ -214,11 +215,14 @@ func TestCountInstructionsWithoutValgrind(t *testing.T) {
 // A counted run makes its data and runs its set-up natively, then counts
 // under Valgrind: the set-up fails if its backend is Valgrind's (its
 // comm, which PostgreSQL's process titles leave alone, is the tool's),
-// and the steps are counted all the same. The run says both.
+// and the steps are counted all the same. The run says both, and its
+// step's evidence names the client backend in the server: line (under
+// Valgrind a process's command line is Valgrind's, and every backend was
+// called background) and has no cache line without ,cache (it printed
+// "0 L1 instruction misses ... caches I1 , D1 , LL").
 func TestCountedSetupNative(t *testing.T) {
-	if testing.Short() {
-		t.Skip("a counted run under Valgrind (half a minute); not with -short")
-	}
+	trackTime(t)
+	testenv.Slow(t)
 	testenv.NeedProgram(t, "valgrind", "Debian: apt-get install valgrind")
 	dir := t.TempDir()
 	setup := filepath.Join(dir, "setup.sql")
@@ -243,6 +247,20 @@ END $$;
 	for _, want := range []string{"made natively in", "restarting the server under Valgrind", "the warm-up round took"} {
 		if !strings.Contains(stderr, want) {
 			t.Errorf("the run does not say %q:\n%s", want, stderr)
+		}
+	}
+	server := ""
+	for _, l := range strings.Split(stdout, "\n") {
+		if f := strings.Fields(l); len(f) > 0 && f[0] == "server:" {
+			server = l
+		}
+	}
+	if !strings.Contains(server, "client backend ×1") {
+		t.Errorf("the server: line names no client backend: %q\n%s", server, stdout)
+	}
+	for _, bad := range []string{"cache (simulated)", "caches I1", "l1i-miss"} {
+		if strings.Contains(stdout, bad) {
+			t.Errorf("%q in a run counted without ,cache:\n%s", bad, stdout)
 		}
 	}
 }

@@ -17,6 +17,7 @@ import (
 // its signal and statement, exit 3, instead of the lost connection's
 // "unexpected EOF" as a usage error.
 func TestSetupCrashNamed(t *testing.T) {
+	trackTime(t)
 	dir := t.TempDir()
 	setup := filepath.Join(dir, "setup.sql")
 	if err := os.WriteFile(setup, []byte("CREATE TABLE t (x int);\nCOPY t FROM PROGRAM 'kill -SEGV $PPID';\n"), 0o644); err != nil {
@@ -36,9 +37,8 @@ func TestSetupCrashNamed(t *testing.T) {
 // stops at once with one line carrying Valgrind's own line, the function
 // and what to do, exit 3, and the incomplete result file says the same.
 func TestCountedCrashUnderValgrind(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds an extension and runs a server under Valgrind (half a minute); not with -short")
-	}
+	trackTime(t)
+	testenv.Slow(t)
 	testenv.NeedProgram(t, "valgrind", "Debian: apt-get install valgrind")
 	testenv.NeedProgram(t, "make", "Debian: apt-get install make")
 	testenv.NeedProgram(t, "gcc", "Debian: apt-get install gcc")

@@ -58,7 +58,33 @@ var rules = []struct {
 	{"internal/compare", true, renderers},
 	{"internal/diagnose", true, renderers},
 	{"internal/trend", true, renderers},
+	// The renderers lay out result files and the analysis: they run
+	// nothing, so they reach no target, build, engine, probe, runner,
+	// agent, suite or store (nor the command line).
+	{"internal/report", true, running},
+	{"internal/report/html", true, running},
+	// The single mechanisms sit below all that use them: one
+	// child-process package, one migrator, one load config, one view of
+	// the watched server, the probes' options and the connection-error
+	// classes reach none of their users.
+	{"internal/proc", true, users},
+	{"internal/migrate", true, users},
+	{"internal/load", true, users},
+	{"internal/watch", true, users},
+	{"internal/probeopt", true, users},
+	{"internal/connerr", true, users},
 }
+
+// running is what runs an experiment, which the renderers must not reach.
+var running = []string{
+	module + "internal/target", module + "internal/build", module + "internal/engine", module + "internal/probe",
+	module + "internal/plan", module + "internal/agent", module + "internal/suite", module + "internal/store",
+	module + "internal/cli",
+}
+
+// users are the packages that use the single mechanisms (internal/proc,
+// migrate, load, watch, probeopt, connerr), which must not reach them.
+var users = append([]string{module + "internal/report", module + "internal/report/"}, running...)
 
 // above are what the engine and its parts must not reach: where the
 // server is, what runs an experiment, the server-side evidence, the

@@ -108,10 +108,6 @@ func RunSuite(ctx context.Context, spec SuiteSpec) (*SuiteRun, error) {
 	if err := checkOut(dir, true); err != nil {
 		return nil, err
 	}
-	// Said once nothing refuses the run, so that a refusal is one line.
-	if note != "" {
-		spec.observer().Observe(observe.Notice{Text: note})
-	}
 	index, err := spec.index(dir, specs, cells, started)
 	if err != nil {
 		return nil, err
@@ -154,6 +150,11 @@ func RunSuite(ctx context.Context, spec SuiteSpec) (*SuiteRun, error) {
 		needs.DataBytes, needs.Connections = max(needs.DataBytes, n.DataBytes), max(needs.Connections, n.Connections)
 		needs.Clients, needs.Prepared = max(needs.Clients, n.Clients), needs.Prepared || n.Prepared
 		cellSpecs[i] = cs
+	}
+	// Said once nothing refuses the run (every cell checked), so that a
+	// refusal is one line.
+	if note != "" {
+		spec.observer().Observe(observe.Notice{Text: note})
 	}
 	// The bundle is made once every cell is known to be runnable: a
 	// mistake leaves no directory behind.
@@ -312,11 +313,7 @@ func (spec *SuiteSpec) cellSpec(c suite.Cell, seed uint64) (ABSpec, error) {
 	if s.Profile {
 		cs.Probes.Set(probe.NameProfile, true)
 	}
-	count, err := probeopt.ParseCount(s.Count)
-	if err != nil {
-		return cs, usage.Errorf("count: %q: %v", s.Count, err)
-	}
-	cs.Probes.SetCount(count)
+	cs.Probes.SetCount(s.Count)
 	defines := map[string]string{}
 	for k, v := range s.Defines {
 		defines[k] = v

@@ -1,7 +1,8 @@
 // Package probeopt is the user's choice of server-side probes and their
 // settings, and the flags that fill it: what a command line asks of the
 // probes, apart from the probes themselves (internal/probe), so that the
-// commands parse it without linking the code that samples the server.
+// commands parse it without importing the code that samples the server
+// (internal/cli may not; the runners hand the options to the probes).
 // Each probe registers here, from its own file, its name, default, flag
 // and settings' flags (Register).
 package probeopt
@@ -125,12 +126,17 @@ func (o *Options) SetCount(c Count) {
 	o.CacheSim = o.CacheSim || c.Cache
 }
 
-// CountFlag is --count as a flag filling o.
-func CountFlag(o *Options) pflag.Value { return countFlag{o} }
+// CountFlag is --count as a flag filling o (run's and ab's).
+func CountFlag(o *Options) pflag.Value { return countFlag{o.SetCount} }
+
+// CountInto is --count as a flag filling c (suite's, which replaces the
+// suite file's count:).
+func CountInto(c *Count) pflag.Value { return countFlag{func(v Count) { *c = v }} }
 
 // countFlag is --count: what to count, a comma list of "instructions"
-// and "cache" (which counts the instructions too).
-type countFlag struct{ o *Options }
+// and "cache" (which counts the instructions too), read by ParseCount and
+// handed to set.
+type countFlag struct{ set func(Count) }
 
 func (f countFlag) Set(v string) error {
 	c, err := ParseCount(v)
@@ -140,7 +146,7 @@ func (f countFlag) Set(v string) error {
 	if !c.Instructions {
 		return errors.New("want instructions, or instructions,cache")
 	}
-	f.o.SetCount(c)
+	f.set(c)
 	return nil
 }
 

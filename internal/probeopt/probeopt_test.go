@@ -38,6 +38,24 @@ func TestParseCount(t *testing.T) {
 	}
 }
 
+// suite --count fills a Count (which replaces the suite file's count:)
+// with the parser run's and ab's --count use; an empty value counts
+// nothing and is refused as a flag.
+func TestCountInto(t *testing.T) {
+	for _, in := range []string{"instructions,cache", "cycles", ""} {
+		var c probeopt.Count
+		fs := pflag.NewFlagSet("suite", pflag.ContinueOnError)
+		fs.Var(probeopt.CountInto(&c), "count", "")
+		err := fs.Parse([]string{"--count", in})
+		switch {
+		case in == "instructions,cache" && (err != nil || c != probeopt.Count{Instructions: true, Cache: true}):
+			t.Errorf("--count %s: %+v, %v", in, c, err)
+		case in != "instructions,cache" && (err == nil || !strings.Contains(err.Error(), "want instructions")):
+			t.Errorf("--count %q: %+v, %v; want refused", in, c, err)
+		}
+	}
+}
+
 // The probes register themselves in rank order, process accounting first;
 // the flags come from what they registered.
 func TestRegistryAndFlags(t *testing.T) {

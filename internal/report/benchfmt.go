@@ -12,6 +12,11 @@ import (
 	"github.com/pgscale/pgscale/internal/compare"
 )
 
+// benchfmtHeader opens the format's output: how to compare it, and which
+// central value each tool reports (a comment line benchstat skips).
+const benchfmtHeader = "# pgscale results, one line per step and round; compare the targets with: benchstat -col target -ignore round FILE" +
+	" (benchstat's centre: the median of the rounds, compared unpaired; pgscale's verdict: each side's geometric mean of its rounds, paired by round)\n"
+
 // writeBenchfmt writes every complete step of the document's files in Go's
 // benchmark format (golang.org/x/perf/benchfmt), one result per file,
 // round and client count, with the file's target and the step's round as
@@ -25,7 +30,7 @@ import (
 // FILE` (without -ignore round it makes one table per round). It compares
 // rounds as independent values; pgscale's own verdict pairs them.
 func writeBenchfmt(w io.Writer, d *Doc) error {
-	if _, err := io.WriteString(w, "# pgscale results; compare the targets with: benchstat -col target -ignore round FILE\n"); err != nil {
+	if _, err := io.WriteString(w, benchfmtHeader); err != nil {
 		return err
 	}
 	bw := benchfmt.NewWriter(w)

@@ -53,14 +53,14 @@ func bmfInto(out BMF, r *compare.Comparison, label string) {
 	ms := exportUnits()
 	add := func(target string, row compare.Row, sum summaryLike) {
 		m, ok := ms[row.Measure.Name]
-		if !ok || math.IsNaN(sum.median) {
+		if !ok || math.IsNaN(sum.centre) {
 			return
 		}
 		name := fmt.Sprintf("%s/%s/clients=%s", target, label, strings.TrimPrefix(row.Measure.Step, "c="))
 		if out[name] == nil {
 			out[name] = map[string]BMFMetric{}
 		}
-		met := BMFMetric{Value: round3(sum.median * m.factor)}
+		met := BMFMetric{Value: round3(sum.centre * m.factor)}
 		if lo, hi := round3(sum.lo*m.factor), round3(sum.hi*m.factor); !math.IsInf(lo, 0) && !math.IsInf(hi, 0) && !math.IsNaN(lo) && !math.IsNaN(hi) {
 			met.Lower, met.Upper = &lo, &hi
 		}
@@ -81,7 +81,7 @@ func bmfInto(out BMF, r *compare.Comparison, label string) {
 // 37500.00000000001 from unit conversions.
 func round3(x float64) float64 { return math.Round(x*1000) / 1000 }
 
-type summaryLike struct{ median, lo, hi float64 }
+type summaryLike struct{ centre, lo, hi float64 }
 
 // FilesBMF is result files in Bencher Metric Format: every exported
 // measure's central value per client count (the geometric mean of the

@@ -30,7 +30,8 @@ var commentColumns = []struct{ measure, title string }{
 // per transaction as "geometric mean (change ± uncertainty)", then one line
 // per failed or inconclusive measure with its why and a link to its
 // differential flame graph in the HTML report written beside it
-// (Outputs["html"], default report.html).
+// (Outputs["html"], default report.html), or when the runs recorded no
+// profiles a line saying how to record them.
 func writeComment(w io.Writer, d *Doc) error {
 	type suiteRows struct {
 		name string
@@ -140,6 +141,8 @@ func writeComment(w io.Writer, d *Doc) error {
 		}
 		if len(graphs) > 0 {
 			b.WriteString("Differential flame graphs: " + strings.Join(graphs, " · ") + "\n\n")
+		} else if len(findings) > 0 {
+			b.WriteString("No differential flame graphs: the runs recorded no profiles (`--profile`, a suite's `profile: true`, or `--count instructions` records them).\n\n")
 		}
 	}
 	_, err := io.WriteString(w, b.String())

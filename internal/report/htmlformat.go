@@ -53,7 +53,7 @@ func htmlSuite(s *compare.Suite) []html.Matrix {
 		return nil
 	}
 	m := html.Matrix{Title: s.Headline(), Corner: "cell, clients", Cols: s.Candidates, Outcome: s.Outcome().Verdict(), Class: outcomeClass(s.Outcome()),
-		Findings: suiteFindings(s), Why: suiteWhy(s), Machine: suiteMachine(s)}
+		Findings: suiteFindings(s), Why: suiteWhy(s), Machine: suiteMachine(s), Note: suiteCellNote(s)}
 	for _, sc := range s.Cells {
 		if len(sc.Inputs) == 0 {
 			row := html.MatrixRow{Label: sc.Key + " (" + sc.Status + ")"}
@@ -73,13 +73,34 @@ func htmlSuite(s *compare.Suite) []html.Matrix {
 					continue
 				}
 				row.Cells = append(row.Cells, html.MatrixCell{Change: a.Change, Lo: a.Lo, Hi: a.Hi, Confidence: a.Confidence,
-					Text: stats.FormatChange(a.Change, a.Lo, a.Hi), Improved: a.Effect == stats.Improved,
+					Text: stats.FormatChange(a.Change, a.Lo, a.Hi), Outcome: boundOutcome(a), Improved: a.Effect == stats.Improved,
 					Regressed: a.Effect == stats.Regressed, Outside: a.Outcome == stats.Fail})
 			}
 			m.Rows = append(m.Rows, row)
 		}
 	}
 	return []html.Matrix{m}
+}
+
+// suiteCellNote says what a cell of a suite's matrix holds: the change
+// of the candidate's throughput, of which central value, at what level.
+func suiteCellNote(s *compare.Suite) string {
+	for _, sc := range s.Cells {
+		if c := sc.Comparison; c != nil && len(c.Verdicts) > 0 {
+			return fmt.Sprintf("Each cell: the candidate's throughput (tps, each side's %s of its rounds) against the baseline's, the change ± its %s interval, and its outcome against the bound where one applied.",
+				c.Centre, levelPct(1-c.Verdicts[0].Alpha))
+		}
+	}
+	return ""
+}
+
+// boundOutcome is a bounded assessment's outcome word, "" without a
+// bound.
+func boundOutcome(a stats.Assessment) string {
+	if a.Bound == nil {
+		return ""
+	}
+	return a.Outcome.String()
 }
 
 // htmlComparison words a comparison for the page as comparisonText does

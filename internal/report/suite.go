@@ -30,7 +30,11 @@ func suiteTable(s *compare.Suite, color bool) *table {
 		}
 	}
 	alone := len(s.Candidates) == 0 // one target: its own scaling instead of changes
+	perCPU := alone && len(perCPUCells(s)) > 0
 	if alone {
+		if perCPU {
+			head = append(head, "tps/cpu-s") // what some cells' speedup is of (perCPUNote)
+		}
 		head = append(head, "speedup", "efficiency", "server cpu/txn", "in sql")
 	}
 	disturbed := s.Disturbed() // a disturbance study: each target's tps during and after the window
@@ -116,6 +120,13 @@ func suiteTable(s *compare.Suite, color bool) *table {
 				}
 			}
 			if alone {
+				if perCPU {
+					per := "-"
+					if st.Last != nil && st.PerCPU && st.TPSPerCPU > 0 {
+						per = FormatValue(st.TPSPerCPU)
+					}
+					cells = append(cells, cell_(per))
+				}
 				cells = append(cells, aloneCells(st)...)
 			}
 			if disturbed {
@@ -157,6 +168,40 @@ func aloneCells(st compare.SuiteStep) []cell {
 	}
 	sum := st.Last.Summary
 	return []cell{cell_(fmt.Sprintf("%.2f×", sum.Speedup)), cell_(fmt.Sprintf("%.0f%%", sum.Efficiency*100)), cell_(srv), cell_(sql)}
+}
+
+// perCPUCells are the keys of the cells whose speedup and efficiency are
+// of throughput per CPU-second the system had (compare.SuiteStep.PerCPU).
+func perCPUCells(s *compare.Suite) []string {
+	var out []string
+	for _, sc := range s.Cells {
+		for _, st := range sc.Steps {
+			if st.Last != nil && st.PerCPU {
+				out = append(out, sc.Key)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// perCPUNote says, under a one-target suite's table, which cells' speedup
+// and efficiency are per CPU-second (the tps/cpu-s column), as the sweep
+// table's diagnosis does; "" when none is.
+func perCPUNote(s *compare.Suite) string {
+	if len(s.Candidates) > 0 {
+		return ""
+	}
+	keys := perCPUCells(s)
+	if len(keys) == 0 {
+		return ""
+	}
+	whose := "their"
+	if len(keys) == 1 {
+		whose = "its"
+	}
+	return "Speedup and efficiency of " + strings.Join(keys, ", ") + " are of throughput per CPU-second the server and load generator had (tps/cpu-s), " +
+		"not of throughput: other processes took the machine's CPU unevenly across " + whose + " steps"
 }
 
 // cell_ is a plain cell.
@@ -335,6 +380,9 @@ func suiteText(b *strings.Builder, s *compare.Suite, color bool) {
 	b.WriteString(s.Headline() + "\n")
 	b.WriteString(suiteMethod(s) + "\n\n")
 	suiteTable(s, color).text(b, 0)
+	if n := perCPUNote(s); n != "" {
+		b.WriteString("\n" + strings.Join(prose.Wrap(n+".", 96), "\n") + "\n")
+	}
 	if g := suiteGroups(s); len(g) > 0 {
 		b.WriteString("\ngroups:\n")
 		for _, l := range g {
@@ -379,6 +427,9 @@ func suiteMarkdown(b *strings.Builder, s *compare.Suite) {
 	fmt.Fprintf(b, "%s **%s**\n\n", outcomeMark(s.Outcome()), mdText(s.Headline()))
 	fmt.Fprintf(b, "%s.\n\n", mdText(suiteMethod(s)))
 	suiteTable(s, false).markdown(b)
+	if n := perCPUNote(s); n != "" {
+		fmt.Fprintf(b, "\n%s.\n", mdText(n))
+	}
 	mdList(b, "\n", suiteGroups(s))
 	mdList(b, "\n**Failed or inconclusive**\n\n", suiteFindings(s))
 	mdList(b, "\n**Why**\n\n", suiteWhy(s))

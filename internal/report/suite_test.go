@@ -1,6 +1,7 @@
 package report_test
 
 import (
+	stdhtml "html"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -32,9 +33,19 @@ func TestGoldenSuite(t *testing.T) {
 	} {
 		t.Run(f.name, func(t *testing.T) { golden.Check(t, f.name, write(t, f.format, d)) })
 	}
-	page := string(write(t, "html", d))
-	if !strings.Contains(page, "rows=10000, 2") || !strings.Contains(page, "Compared slow with base") {
-		t.Errorf("the html page lacks the suite's matrix")
+	page := stdhtml.UnescapeString(string(write(t, "html", d)))
+	// The page's matrix says what the text says: the suite's outcome, each
+	// cell's outcome beside its change, what a cell holds, the findings
+	// with their why, each cell's why and machine.
+	for _, want := range []string{"rows=10000, 2", "Compared slow with base", `<span class="badge bad">failed</span>`,
+		"-54.0% ± 6.4% <small>fail</small>", "-49.7% ± 44.6% <small>inconclusive</small>",
+		"each side's geometric mean of its rounds", "the change ± its 95% interval",
+		"Failed or inconclusive, and why:", "rows=100, slow: tps@c=2 -54.0% ± 6.4%, bound -20%: fail. Slower at 2 clients (tps -54.0% ± 6.4%) because",
+		"rows=100, slow: tps@c=1 -49.7% ± 44.6%, bound -20%: inconclusive. Past its bound, but its 95% interval reaches back inside it. About 11 rounds",
+		"Why:</p>", "rows=10000, slow: Slower at 1 client", "Machine:</p>", "rows=10000: the baseline's throughput at 1 client moved ±27.7%"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the html page lacks %q", want)
+		}
 	}
 	cd := suiteDoc(files, s)
 	cd.Color = true
@@ -65,7 +76,10 @@ func readBundle(bounds *stats.Bounds) (*compare.Suite, []compare.Input, error) {
 // A suite of one target shows each cell's own scaling instead of changes
 // (speedup, efficiency, server CPU per transaction, the share in SQL) and
 // the diagnosis of each step that has the probes' evidence: three cells of
-// recorded runs, one without probes, and a cell that was not run.
+// recorded runs, one without probes, and a cell that was not run. The
+// pooled cell's speedup is per CPU-second the system had (other processes
+// took the machine unevenly: 2.33× the throughput, 1.17× per CPU-second),
+// so the table has a tps/cpu-s column and a line naming that cell.
 func TestGoldenSuiteAlone(t *testing.T) {
 	x := &result.SuiteIndex{Name: "alone", Baseline: "installed", Targets: []result.ABTarget{{Name: "installed"}},
 		Axes: []result.SuiteAxis{{Name: "file", Values: []string{"pooled", "partitions", "version1", "sleep"}}}}

@@ -348,7 +348,11 @@ type VerdictMeasure struct {
 	Decide             string   `json:"decide,omitempty"`
 	Spread             *float64 `json:"spread,omitempty"`
 	RoundsNeeded       int      `json:"rounds_needed,omitempty"`
-	Warnings           []string `json:"warnings,omitempty"`
+	// Why says why a bounded measure got its outcome, and for a failed
+	// or inconclusive one its step's differential diagnosis (the why of
+	// its finding); absent without a bound.
+	Why      string   `json:"why,omitempty"`
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // NewVerdict builds the verdict file's contents from a comparison.
@@ -403,7 +407,7 @@ func verdictMeasures(r *compare.Comparison, ci int) []VerdictMeasure {
 	var out []VerdictMeasure
 	for _, row := range r.Rows {
 		a := row.Cells[ci].Assessment
-		m := VerdictMeasure{Key: a.Measure.Key(), Measure: a.Measure.Name, Step: a.Measure.Step, Unit: a.Measure.Unit,
+		m := VerdictMeasure{Why: row.Cells[ci].Why, Key: a.Measure.Key(), Measure: a.Measure.Name, Step: a.Measure.Step, Unit: a.Measure.Unit,
 			Direction: a.Measure.Direction.String(), N: a.N2, Baseline: num(a.Base), Candidate: num(a.Cand),
 			Change: num(a.Change), Lo: num(a.Lo), Hi: num(a.Hi), Text: stats.FormatChange(a.Change, a.Lo, a.Hi),
 			P: num(a.P), PHolm: num(a.PHolm), Significant: a.Significant, Effect: a.EffectText(),

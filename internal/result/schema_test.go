@@ -86,22 +86,47 @@ func TestEvidenceSchemas(t *testing.T) {
 	}
 }
 
+// evidenceCase is one kind of evidence as the schema tests use it: a
+// value its schema accepts (set records it) and a change to its JSON that
+// its schema refuses (breaks).
+type evidenceCase struct {
+	set    func(p *result.Probes)
+	breaks func(e map[string]any)
+}
+
+// evidenceCases are the kinds' cases, registered by each kind's test file
+// (evidence_NAME_test.go, beside evidence_NAME.go): adding a probe's
+// evidence adds its case and changes no shared test.
+var evidenceCases = map[string]evidenceCase{}
+
+func registerEvidenceCase(name string, c evidenceCase) {
+	if _, ok := evidenceCases[name]; ok {
+		panic("evidence case " + name + " registered twice")
+	}
+	evidenceCases[name] = c
+}
+
 // TestEvidenceSchemaApplies: each probe's schema file is applied to its
-// evidence: a file that breaks it is invalid.
+// evidence: a file with every kind's evidence is valid, and one that
+// breaks a kind's is not.
 func TestEvidenceSchemaApplies(t *testing.T) {
 	f := sample()
 	f.Schema, f.Version = result.Schema, result.Version
 	p := &result.Probes{ElapsedS: 1}
-	p.SetProcess(&result.ProcessStats{CPUs: 2})
-	p.SetCounters(&result.Counters{Supported: true, Cycles: 10, Instructions: 20})
-	p.SetWaits(&result.Waits{Source: "pg_stat_activity", PeriodMs: 50, Samples: 1})
-	p.SetLocks(&result.Locks{Snapshots: 1, FastPathSlots: 16})
-	p.SetStatements(&result.Statements{ServerMs: 1, Calls: 1})
-	p.SetProfile(&result.Profile{File: "p.pprof", Samples: 1})
-	p.SetInstructions(&result.Instructions{Tool: "callgrind", Transactions: 1, PerTxn: 1, Kernel: "not counted",
-		ByKind: []result.InstructionGroup{{Kind: "client backend", Processes: 1}}})
-	p.SetUpstreams(&result.Upstreams{Servers: []result.UpstreamStat{{Name: "a", Role: "primary", Transactions: 5, Share: 0.5},
-		{Name: "a-replica1", Role: "replica", Transactions: 5, Share: 0.5}}})
+	names := evidenceNames(t)
+	for _, name := range names {
+		c, ok := evidenceCases[name]
+		if !ok {
+			t.Errorf("%s: no test case of its own: evidence_%s_test.go registers one (registerEvidenceCase)", name, name)
+			continue
+		}
+		c.set(p)
+	}
+	for name := range evidenceCases {
+		if !slices.Contains(names, name) {
+			t.Errorf("evidence_%s_test.go: a test case for %q, which is no evidence in result.Probes", name, name)
+		}
+	}
 	f.Steps[0].Probes = p
 	data, err := json.Marshal(f)
 	if err != nil {
@@ -110,20 +135,9 @@ func TestEvidenceSchemaApplies(t *testing.T) {
 	if err := result.ValidateJSON(data); err != nil {
 		t.Fatalf("a file with every probe's evidence: %v", err)
 	}
-	breaks := map[string]func(e map[string]any){
-		"process":      func(e map[string]any) { e["cpus"] = 0 },
-		"counters":     func(e map[string]any) { e["supported"] = false },
-		"waits":        func(e map[string]any) { e["source"] = "guessed" },
-		"locks":        func(e map[string]any) { e["fast_path_slots"] = 0 },
-		"statements":   func(e map[string]any) { e["calls"] = -1 },
-		"profile":      func(e map[string]any) { e["unit"] = "furlongs" },
-		"instructions": func(e map[string]any) { e["tool"] = "guessed" },
-		"upstreams":    func(e map[string]any) { e["servers"].([]any)[1].(map[string]any)["role"] = "standby" },
-	}
-	for _, name := range evidenceNames(t) {
-		brk, ok := breaks[name]
+	for _, name := range names {
+		c, ok := evidenceCases[name]
 		if !ok {
-			t.Errorf("%s: no way to break its evidence in this test", name)
 			continue
 		}
 		var m map[string]any
@@ -131,7 +145,7 @@ func TestEvidenceSchemaApplies(t *testing.T) {
 			t.Fatal(err)
 		}
 		probes := m["steps"].([]any)[0].(map[string]any)["probes"].(map[string]any)
-		brk(probes[name].(map[string]any))
+		c.breaks(probes[name].(map[string]any))
 		bad, _ := json.Marshal(m)
 		if err := result.ValidateJSON(bad); err == nil {
 			t.Errorf("%s: evidence that breaks evidence_%s.schema.json was accepted", name, name)

@@ -151,6 +151,40 @@ func (a Assessment) Decide() string {
 	return s
 }
 
+// OutcomeWhy says in a phrase why a bounded measure got its outcome: for
+// a pass "its 95% interval (-2.1% … +1.3%) lies wholly on the good side
+// of its bound -5%", for a failure the test against the bound and the
+// interval past it, for an inconclusive one its Reason and what would
+// decide it; "" without a bound.
+func (a Assessment) OutcomeWhy() string {
+	if a.Bound == nil {
+		return ""
+	}
+	pct := FormatPercent
+	if a.DecisionHi-a.DecisionLo < 2*fineBelow {
+		pct = func(x float64) string { return fmt.Sprintf("%+.3f%%", 100*x) }
+	}
+	iv := fmt.Sprintf("%s interval (%s … %s)", levelText(a.DecisionConfidence), pct(a.DecisionLo), pct(a.DecisionHi))
+	switch a.Outcome {
+	case Pass:
+		return fmt.Sprintf("its %s lies wholly on the good side of its bound %s", iv, formatLimit(a.Bound.Percent))
+	case Fail:
+		s := fmt.Sprintf("past its bound %s: the test against it gives p %.2g (%.2g after Holm over the bounded measures) and its %s lies wholly past it",
+			formatLimit(a.Bound.Percent), a.PBound, a.PBoundHolm, iv)
+		if a.PairedDetail != nil && !a.Measure.Counted {
+			s += ", the signed-rank test's part included"
+		}
+		return s
+	case Inconclusive:
+		s := a.Reason
+		if d := a.Decide(); d != "" {
+			s += "; " + d
+		}
+		return s
+	}
+	return ""
+}
+
 // Verdict is the outcome of one comparison over all its measures.
 type Verdict struct {
 	// Assessments are the measures, in the order given to Evaluate.

@@ -209,7 +209,7 @@ func (p *parsed) fill(s *Suite, fs *fileSpec) error {
 		if err != nil {
 			return p.errAt("$.count", "count: %q: %v (or nothing)", *fs.Count, err)
 		}
-		s.Count = c.String()
+		s.Count = c
 	}
 	if fs.Profile != nil {
 		s.Profile = *fs.Profile

@@ -21,6 +21,7 @@ import (
 	"github.com/goccy/go-yaml/parser"
 
 	"github.com/pgscale/pgscale/internal/compare"
+	"github.com/pgscale/pgscale/internal/probeopt"
 	"github.com/pgscale/pgscale/internal/target"
 	"github.com/pgscale/pgscale/internal/usage"
 )
@@ -64,11 +65,11 @@ type Suite struct {
 	Scale      int
 	Probes     bool
 	Profile    bool
-	// Count is "instructions" to count the servers' (and a proxy's)
-	// instructions per transaction under Valgrind (--count instructions),
-	// "instructions,cache" to simulate their caches too; empty otherwise
-	// (probeopt.ParseCount reads it).
-	Count      string
+	// Count is what to count under Valgrind: the servers' (and a
+	// proxy's) instructions per transaction (count: instructions), and
+	// their caches too (count: instructions,cache); nothing when zero.
+	// probeopt.ParseCount reads the file's value, once.
+	Count      probeopt.Count
 	Disturb    []string
 	Defines    map[string]string
 	Bounds     []Bound

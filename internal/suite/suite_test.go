@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pgscale/pgscale/internal/probeopt"
 	"github.com/pgscale/pgscale/internal/suite"
 	"github.com/pgscale/pgscale/internal/target"
 	"github.com/pgscale/pgscale/internal/usage"
@@ -113,7 +114,7 @@ func TestTargetParamsAndCount(t *testing.T) {
 	}
 	src := strings.Replace(good, "rounds: 3\n", "rounds: 3\ncount: instructions\ntransactions: 100\n", 1)
 	src = strings.Replace(src, "duration: 2s\n", "", 1)
-	if s, err = suite.Parse("demo.yaml", "", "demo", []byte(src), false); err != nil || s.Count != "instructions" {
+	if s, err = suite.Parse("demo.yaml", "", "demo", []byte(src), false); err != nil || s.Count != (probeopt.Count{Instructions: true}) {
 		t.Errorf("count: instructions: %v, %+v", err, s)
 	}
 	src = strings.Replace(src, "count: instructions", "count: cycles", 1)
@@ -122,7 +123,7 @@ func TestTargetParamsAndCount(t *testing.T) {
 	}
 	// As run and ab take it: the cache simulation too.
 	src = strings.Replace(src, "count: cycles", "count: instructions,cache", 1)
-	if s, err = suite.Parse("demo.yaml", "", "demo", []byte(src), false); err != nil || s.Count != "instructions,cache" {
+	if s, err = suite.Parse("demo.yaml", "", "demo", []byte(src), false); err != nil || s.Count != (probeopt.Count{Instructions: true, Cache: true}) {
 		t.Errorf("count: instructions,cache: %v, %+v", err, s)
 	}
 }

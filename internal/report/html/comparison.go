@@ -122,6 +122,9 @@ type Matrix struct {
 	// cell: lines under the grid.
 	Outcome, Class         string
 	Findings, Why, Machine []string
+	// Note says what a cell holds: which change of which central value,
+	// at what level (the figure's caption).
+	Note string
 }
 
 // MatrixRow is one row of a Matrix, a cell per column.
@@ -133,8 +136,11 @@ type MatrixRow struct {
 // MatrixCell is one change. Empty marks a cell with nothing measured.
 type MatrixCell struct {
 	Change, Lo, Hi, Confidence float64
-	// Text is what the cell shows ("-5.4% ± 0.9%").
+	// Text is what the cell shows ("-5.4% ± 0.9%"); Outcome its
+	// outcome against its bound ("pass", "fail", "inconclusive"), ""
+	// when none applied.
 	Text                         string
+	Outcome                      string
 	Improved, Regressed, Outside bool
 	Empty                        bool
 }
@@ -214,6 +220,7 @@ type matrix struct {
 	Findings []string    `json:"findings,omitempty"`
 	Why      []string    `json:"why,omitempty"`
 	Machine  []string    `json:"machine,omitempty"`
+	Note     string      `json:"note,omitempty"`
 }
 
 type matrixRow struct {
@@ -224,6 +231,7 @@ type matrixRow struct {
 type matrixCell struct {
 	change
 	Text    string `json:"text"`
+	Outcome string `json:"outcome,omitempty"`
 	Class   string `json:"class"`
 	Outside bool   `json:"outside,omitempty"`
 	Empty   bool   `json:"empty,omitempty"`
@@ -295,7 +303,7 @@ func pageMatrices(ms []Matrix) []matrix {
 	var out []matrix
 	for i, m := range ms {
 		pm := matrix{ID: fmt.Sprintf("matrix-%d", i), Title: m.Title, Corner: m.Corner, Cols: m.Cols,
-			Outcome: m.Outcome, Class: m.Class, Findings: m.Findings, Why: m.Why, Machine: m.Machine}
+			Outcome: m.Outcome, Class: m.Class, Findings: m.Findings, Why: m.Why, Machine: m.Machine, Note: m.Note}
 		for _, r := range m.Rows {
 			pr := matrixRow{Label: r.Label}
 			for ci := range m.Cols {
@@ -316,13 +324,15 @@ func matrixOf(c MatrixCell) matrixCell {
 	if c.Empty {
 		return matrixCell{Empty: true, Class: "empty", Text: "–", Title: "not measured"}
 	}
-	out := matrixCell{change: changeOf(c.Change, c.Lo, c.Hi, c.Confidence), Text: c.Text,
+	out := matrixCell{change: changeOf(c.Change, c.Lo, c.Hi, c.Confidence), Text: c.Text, Outcome: c.Outcome,
 		Class: changeClass(c.Change, c.Improved, c.Regressed), Outside: c.Outside}
 	out.Title = intervalTitle(out.change)
 	if !c.Improved && !c.Regressed {
 		out.Title += "; not significant"
 	}
-	if c.Outside {
+	if c.Outcome != "" {
+		out.Title += "; " + c.Outcome + " against its bound"
+	} else if c.Outside {
 		out.Title += "; outside its bound"
 	}
 	return out

@@ -235,3 +235,20 @@ func TestGapBreaksTheLine(t *testing.T) {
 		t.Errorf("%s: %d gaps in an untouched step", other.ID, other.Gaps)
 	}
 }
+
+// TestPerCPUColumn: a sweep whose speedup is per CPU-second the system had
+// (sweep.json: other processes took the machine unevenly) shows that
+// throughput in the scaling table's tps/cpu-s column, beside throughput;
+// one whose speedup is of throughput has no such column.
+func TestPerCPUColumn(t *testing.T) {
+	src := string(fixturePage(t, "sweep.json"))
+	_, table, _ := strings.Cut(src, `<table id="scaling-table">`)
+	table, _, _ = strings.Cut(table, "</table>")
+	if !strings.Contains(table, `<th class="n">tps</th><th class="n">tps/cpu-s</th>`) || !strings.Contains(table, ">71223<") {
+		t.Errorf("the scaling table has no tps/cpu-s column with the first step's 71223:\n%s", table)
+	}
+	src = string(fixturePage(t, "version1.json"))
+	if strings.Contains(src, "tps/cpu-s") {
+		t.Error("a sweep whose speedup is of throughput shows a tps/cpu-s column")
+	}
+}

@@ -158,7 +158,10 @@ type scalingPoint struct {
 	P99Lo *num `json:"p99_lo,omitempty"`
 	P99Hi *num `json:"p99_hi,omitempty"`
 	// Speedup and Efficiency, as the result file has them (sweeps).
-	Speedup    *num `json:"speedup,omitempty"`
+	Speedup *num `json:"speedup,omitempty"`
+	// TPSPerCPU is the throughput per CPU-second the system had, which
+	// the speedup of a series with PerCPU is of (sweeps).
+	TPSPerCPU  *num `json:"tps_per_cpu,omitempty"`
 	Efficiency *num `json:"efficiency,omitempty"`
 	// Incomplete marks a step cut short (sweeps), or, for an A/B median,
 	// the number of rounds left out because their step was cut short.

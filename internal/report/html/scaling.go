@@ -30,13 +30,15 @@ func geometric(cs []int) bool {
 // peak.
 func sweepSeries(label, name string, fa compare.FileAnalysis) scalingSeries {
 	s := scalingSeries{Label: label, Source: name, Knee: fa.Knee, Peak: fa.Peak}
-	for _, st := range fa.Rescaled.Steps {
+	s.PerCPU = fa.PerCPU
+	for i, st := range fa.Rescaled.Steps {
 		sum := st.Summary
-		s.Points = append(s.Points, scalingPoint{Clients: st.Clients, TPS: num(sum.TPS), P99Ms: num(sum.Latency.P99Ms),
-			Speedup: numPtr(sum.Speedup), Efficiency: numPtr(sum.Efficiency), Incomplete: !st.Complete})
-	}
-	if d := fa.Diagnosis; d != nil {
-		s.PerCPU = d.PerCPU
+		p := scalingPoint{Clients: st.Clients, TPS: num(sum.TPS), P99Ms: num(sum.Latency.P99Ms),
+			Speedup: numPtr(sum.Speedup), Efficiency: numPtr(sum.Efficiency), Incomplete: !st.Complete}
+		if s.PerCPU && fa.Steps[i].TPSPerCPU > 0 {
+			p.TPSPerCPU = numPtr(fa.Steps[i].TPSPerCPU)
+		}
+		s.Points = append(s.Points, p)
 	}
 	return s
 }
