@@ -62,6 +62,7 @@ func newRoot(argv []string, stdout, stderr io.Writer) *cobra.Command {
 		newHistoryCmd(stdout),
 		newAgentCmd(stdout, stderr),
 		newBuildCmd(stdout, stderr),
+		newBisectCmd(argv, stdout, stderr),
 	)
 	root.SetOut(stdout)
 	root.SetErr(stderr)

@@ -157,6 +157,7 @@ func (spec *BisectSpec) open(ctx context.Context) (*bisectRun, error) {
 	if err != nil {
 		return nil, usage.Wrap(fmt.Errorf("bisect: %w", err))
 	}
+	t.Name = "" // the messages name the target as given
 	if target.HasFrontName(t) {
 		return nil, usage.Errorf("bisect: %s names another target to front (of=NAME); bisect runs one target: give it a server of its own, of='SPEC' (default of='settings:')", spec.Target)
 	}

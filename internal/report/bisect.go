@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/pgscale/pgscale/internal/prose"
+	"github.com/pgscale/pgscale/internal/report/html"
 	"github.com/pgscale/pgscale/internal/result"
 	"github.com/pgscale/pgscale/internal/stats"
 )
@@ -265,3 +266,9 @@ func bisectDur(s float64) time.Duration {
 }
 
 func shortHash(h string) string { return result.BisectCommit{Hash: h}.Short() }
+
+// WriteBisectHTML writes a bisect's log as one self-contained HTML page:
+// the measure against commit order, the culprits and the steps.
+func WriteBisectHTML(w io.Writer, b *result.Bisect) error {
+	return html.WriteBisect(w, b, BisectHeadline(b))
+}

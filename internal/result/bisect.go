@@ -233,9 +233,9 @@ type BisectFunction struct {
 
 // BisectCulprit is a commit that carries the change, or part of it.
 type BisectCulprit struct {
-	Commit  BisectCommit `json:"commit"`
-	Parent  string       `json:"parent"`
-	Change  BisectChange `json:"change"`
+	Commit BisectCommit `json:"commit"`
+	Parent string       `json:"parent"`
+	Change BisectChange `json:"change"`
 	// Share is its change as a part of the ends' change.
 	Share float64 `json:"share"`
 	// DiffStat is git diff --stat of the commit against its parent.
