@@ -159,7 +159,9 @@ func bisectChart(b *result.Bisect) *chartView {
 
 func short(h string) string { return result.BisectCommit{Hash: h}.Short() }
 
-var bisectTmpl = template.Must(template.New("bisect").Funcs(templateFuncs).Parse(`<!DOCTYPE html>
+var bisectTmpl = template.Must(template.New("bisect").Funcs(templateFuncs).Funcs(template.FuncMap{
+	"share": func(x float64) string { return fmt.Sprintf("%.0f%%", 100*x) },
+}).Parse(`<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>{{.Headline}}</title><style>{{.CSS}}
 .bisect-chart text{font-size:11px;font-family:sans-serif}
 .bisect-diff{white-space:pre;font-family:monospace;background:#f6f8fa;padding:.5em}
@@ -182,7 +184,7 @@ var bisectTmpl = template.Must(template.New("bisect").Funcs(templateFuncs).Parse
 <p>Carries <b>{{$c.Change}}</b> ({{$c.Share}} of the change) against its parent <code>{{$c.Parent}}</code>.</p>
 {{if $c.BisectCulprit.Change.Why}}<ul>{{range $c.BisectCulprit.Change.Why}}<li>{{.}}</li>{{end}}</ul>{{end}}
 {{if $c.BisectCulprit.Change.Functions}}<table><tr><th>function</th><th>before</th><th>after</th><th>per transaction</th><th>of the change</th></tr>
-{{range $c.BisectCulprit.Change.Functions}}<tr><td><code>{{if .Inside}}inside {{end}}{{.Function}}</code></td><td>{{fmtnum .Base}}</td><td>{{fmtnum .Cand}}</td><td>{{printf "%+.0f" .Delta}}</td><td>{{pct .Share}}</td></tr>
+{{range $c.BisectCulprit.Change.Functions}}<tr><td><code>{{if .Inside}}inside {{end}}{{.Function}}</code></td><td>{{fmtnum .Base}}</td><td>{{fmtnum .Cand}}</td><td>{{printf "%+.0f" .Delta}}</td><td>{{share .Share}}</td></tr>
 {{end}}</table>{{end}}
 <div class="bisect-diff">{{$c.DiffStat}}</div>
 {{end}}{{range .Log.Unresolved}}<p><b>Unresolved</b> <code>{{.First}}..{{.Last}}</code>: {{.Why}}</p>
