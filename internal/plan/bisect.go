@@ -186,6 +186,17 @@ func (spec *BisectSpec) open(ctx context.Context) (*bisectRun, error) {
 			return nil, err
 		}
 		r.log.Complete, r.log.Reason, r.log.Outcome, r.log.Culprits, r.log.Unresolved = false, "", "", nil, nil
+		// The step that was interrupted (the last) runs again, from the
+		// start: its rounds so far are dropped with its files.
+		steps := r.log.Steps[:0]
+		for _, st := range r.log.Steps {
+			if st.Complete {
+				steps = append(steps, st)
+			} else if st.Dir != "" {
+				os.RemoveAll(filepath.Join(r.dir, st.Dir))
+			}
+		}
+		r.log.Steps = steps
 		r.notice(fmt.Sprintf("resuming %s: %s done of the %s", r.path(), prose.Count(r.done(), "step"), prose.Count(len(commits)-1, "commit")))
 		return r, nil
 	}
