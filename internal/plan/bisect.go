@@ -99,7 +99,7 @@ func RunBisect(ctx context.Context, spec BisectSpec) (*result.Bisect, string, er
 	case err == nil:
 		r.log.Complete, r.log.Reason = true, ""
 	case ctx.Err() != nil:
-		r.log.Reason = fmt.Sprintf("interrupted at step %d; pgscale bisect --resume %s continues", len(r.log.Steps), r.dir)
+		r.log.Reason = fmt.Sprintf("interrupted at step %d; pgscale bisect --resume %s continues", max(len(r.log.Steps)-1, 0), r.dir)
 		err = fmt.Errorf("interrupted; the %s done are in %s (pgscale bisect --resume %s continues): %w",
 			prose.Count(r.done(), "step"), r.path(), r.dir, ctx.Err())
 	default:

@@ -319,13 +319,16 @@ func (r *bisectRun) spanChange(lo, hi int) *result.BisectChange {
 }
 
 // tolerance is the change an interval's midpoint is judged against: the
-// smallest change of interest for a counted measure (exact to a few
-// instructions, it tells 0.1 % apart in three rounds), and for a
-// time-based one at least a quarter of the interval's change, so that
-// the rounds needed stay few where the spread is wide.
+// smallest change of interest, or a quarter of the interval's change when
+// that is more, so that the rounds needed stay few where the noise is
+// wide against the smallest change of interest: a time-based measure's,
+// and a counted one's that is not exact (a pooler's instructions per
+// transaction move by a per cent from one cluster layout to the next,
+// with its timers and event loop). A part of the change smaller than the
+// quarter is not told apart from none.
 func (r *bisectRun) tolerance(c *result.BisectChange) float64 {
 	tol := r.log.MinChange
-	if !r.log.Counted && c != nil {
+	if c != nil {
 		tol = math.Max(tol, math.Abs(c.Change)/4)
 	}
 	return tol
