@@ -132,8 +132,10 @@ func buildAutoconf(ctx context.Context, s *session, dir, prefix, stage, jobs str
 		// The prefix comes from a config.site, not the command line:
 		// configure writes its command line into pg_config.h
 		// (CONFIGURE_ARGS), which every file includes, and the prefix
-		// is the build's own (its key), so with it there no file of
-		// one build would be a ccache hit for another (a bisect's
+		// is the build's own (its key). ccache's preprocessed mode hit
+		// anyway (the macro is in no file's preprocessed text), but its
+		// direct mode, which hashes the headers' text and skips the
+		// preprocessor, could not hit across builds (a bisect's
 		// midpoints, a patch's builds).
 		site := filepath.Join(filepath.Dir(dir), "config.site")
 		if err := os.WriteFile(site, []byte("prefix="+shellQuote([]string{prefix})+"\n"), 0o644); err != nil {
