@@ -351,7 +351,7 @@ func (r *bisectRun) conclude(ctx context.Context, s *search) {
 		l.Outcome = result.BisectUndetermined
 	}
 	for _, c := range l.Culprits {
-		r.notice(fmt.Sprintf("%s carries %s (%s of the change): %s", short(c.Commit.Hash), changeText(&c.Change), pct(c.Share), c.Commit.Subject))
+		r.notice(fmt.Sprintf("%s carries %s (%.0f%% of the change): %s", short(c.Commit.Hash), changeText(&c.Change), 100*c.Share, c.Commit.Subject))
 	}
 }
 
