@@ -72,6 +72,34 @@ func TestBisectReports(t *testing.T) {
 	}
 }
 
+// A change split over two commits names each part, in the HTML page
+// too, counted from 1.
+func TestBisectReportSplit(t *testing.T) {
+	b := bisectLog()
+	b.Outcome = result.BisectSplit
+	second := b.Culprits[0]
+	second.Commit.Hash, second.Commit.Subject = strings.Repeat("d", 40), "tip"
+	b.Culprits[0].Share, second.Share = 0.5, 0.5
+	b.Culprits = append(b.Culprits, second)
+	var text, page strings.Builder
+	if err := report.WriteBisect(&text, b); err != nil {
+		t.Fatal(err)
+	}
+	if err := report.WriteBisectHTML(&page, b); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"the change is split over 2 places", "part 1 of 2: " + strings.Repeat("c", 40), "part 2 of 2: " + strings.Repeat("d", 40)} {
+		if !strings.Contains(text.String(), want) {
+			t.Errorf("text does not say %q:\n%s", want, text.String())
+		}
+	}
+	for _, want := range []string{"Part 1 of 2: <code>", "Part 2 of 2: <code>"} {
+		if !strings.Contains(page.String(), want) {
+			t.Errorf("HTML does not hold %q", want)
+		}
+	}
+}
+
 // A bisect stopped part way says so in its headline and at its end.
 func TestBisectReportIncomplete(t *testing.T) {
 	b := bisectLog()

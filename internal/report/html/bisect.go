@@ -22,7 +22,7 @@ func WriteBisect(w io.Writer, b *result.Bisect, headline string) error {
 	}
 	for _, c := range b.Culprits {
 		v.Culprits = append(v.Culprits, culpritView{BisectCulprit: c, Change: stats.FormatChange(c.Change.Change, c.Change.Lo, c.Change.Hi),
-			Share: fmt.Sprintf("%.0f%%", 100*c.Share)})
+			Share: fmt.Sprintf("%.0f%%", 100*c.Share), Part: len(v.Culprits) + 1})
 	}
 	for _, s := range b.Steps {
 		sv := stepView{BisectStep: s, Commit: short(s.Commit), Against: short(s.Lo), Class: s.Class}
@@ -59,6 +59,8 @@ type bisectView struct {
 type culpritView struct {
 	result.BisectCulprit
 	Change, Share string
+	// Part is its place among the parts of a split change, from 1.
+	Part int
 }
 
 type stepView struct {
@@ -117,7 +119,7 @@ func bisectChart(b *result.Bisect) *chartView {
 	lo, hi = lo-pad, hi+pad
 	n := len(b.Commits)
 	cv := &chartView{W: max(480, 60*n+120), H: 320, Left: 90, Top: 20, Bottom: 250, Unit: b.Unit}
-	cv.Right = float64(cv.W) - 30
+	cv.Right = float64(cv.W) - 70 // room for the last commit's slanted label
 	x := func(i int) float64 {
 		if n == 1 {
 			return cv.Left
@@ -179,7 +181,7 @@ var bisectTmpl = template.Must(template.New("bisect").Funcs(templateFuncs).Funcs
 <text transform="translate({{.X}},{{$.Chart.Bottom}}) rotate(45)" dx="6" dy="10">{{.Label}}</text>
 {{end}}</svg>
 <p>Filled: measured (green good, red bad, orange part of a split change, grey skipped); hollow: not measured. The dashed line is where the change comes in.</p>{{end}}
-{{range $i, $c := .Culprits}}<h2>{{if gt (len $.Culprits) 1}}Part {{$i}}{{else}}First bad commit{{end}}: <code>{{$c.Commit.Hash}}</code></h2>
+{{range $i, $c := .Culprits}}<h2>{{if gt (len $.Culprits) 1}}Part {{$c.Part}} of {{len $.Culprits}}{{else}}First bad commit{{end}}: <code>{{$c.Commit.Hash}}</code></h2>
 <p>{{$c.Commit.Subject}}</p>
 <p>Carries <b>{{$c.Change}}</b> ({{$c.Share}} of the change) against its parent <code>{{$c.Parent}}</code>.</p>
 {{if $c.BisectCulprit.Change.Why}}<ul>{{range $c.BisectCulprit.Change.Why}}<li>{{.}}</li>{{end}}</ul>{{end}}
