@@ -130,7 +130,7 @@ type bisectRun struct {
 	worse bool
 	// built lists the commits built (or found built) in this run.
 	built map[string]*build.Build
-	// began is when the run started, for the estimate.
+	// stepTime is how long each step run here took, for the estimate.
 	stepTime []time.Duration
 }
 
