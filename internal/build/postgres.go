@@ -129,8 +129,19 @@ func (p Postgres) plan(ctx context.Context, b *Builder, t toolchain) (*plan, err
 
 func buildAutoconf(ctx context.Context, s *session, dir, prefix, stage, jobs string, args, contrib []string, t toolchain) error {
 	err := s.phase(ctx, PhaseConfigure, func() error {
-		a := append([]string{"--prefix=" + prefix}, args...)
-		return s.run(ctx, dir, nil, "./configure", append(a, "CC="+t.ccEnv())...)
+		// The prefix comes from a config.site, not the command line:
+		// configure writes its command line into pg_config.h
+		// (CONFIGURE_ARGS), which every file includes, and the prefix
+		// is the build's own (its key). ccache's preprocessed mode hit
+		// anyway (the macro is in no file's preprocessed text), but its
+		// direct mode, which hashes the headers' text and skips the
+		// preprocessor, could not hit across builds (a bisect's
+		// midpoints, a patch's builds).
+		site := filepath.Join(filepath.Dir(dir), "config.site")
+		if err := os.WriteFile(site, []byte("prefix="+shellQuote([]string{prefix})+"\n"), 0o644); err != nil {
+			return err
+		}
+		return s.run(ctx, dir, []string{"CONFIG_SITE=" + site}, "./configure", append(args, "CC="+t.ccEnv())...)
 	})
 	if err != nil {
 		return err

@@ -123,6 +123,33 @@ func (p positive) Set(v string) error {
 
 func (p positive) Type() string { return "int" }
 
+// fraction is a change given as a percentage ("1%", "0.5%") or a
+// fraction ("0.01"), kept as a fraction, at least 0.
+type fraction struct{ f *float64 }
+
+func (p fraction) String() string {
+	if p.f == nil || *p.f == 0 {
+		return ""
+	}
+	return strconv.FormatFloat(100**p.f, 'g', -1, 64) + "%"
+}
+
+func (p fraction) Set(v string) error {
+	s := strings.TrimSpace(v)
+	pct := strings.HasSuffix(s, "%")
+	x, err := strconv.ParseFloat(strings.TrimSuffix(s, "%"), 64)
+	if err != nil || x < 0 || (!pct && x >= 1) {
+		return fmt.Errorf("%q is not a change: give a percentage such as 1%% or 0.5%%", v)
+	}
+	if pct {
+		x /= 100
+	}
+	*p.f = x
+	return nil
+}
+
+func (p fraction) Type() string { return "percent" }
+
 // defines collects -D name=value.
 type defines struct{ m map[string]string }
 

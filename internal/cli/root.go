@@ -63,6 +63,7 @@ func newRoot(argv []string, stdout, stderr io.Writer) *cobra.Command {
 		newAgentCmd(stdout, stderr),
 		newBuildCmd(stdout, stderr),
 		newMicroCmd(stdout, stderr),
+		newBisectCmd(argv, stdout, stderr),
 	)
 	root.SetOut(stdout)
 	root.SetErr(stderr)

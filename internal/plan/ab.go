@@ -255,6 +255,10 @@ func (spec *ABSpec) untilDecided(ab *AB, files func(*ABRun) []*result.File) {
 	if spec.Budget > 0 {
 		ab.Deadline = time.Now().Add(spec.Budget)
 	}
+	if spec.Decide != nil {
+		ab.Decided = func(run *ABRun) (bool, string) { return spec.Decide(files(run)) }
+		return
+	}
 	bounds, err := stats.ParseBounds(spec.Bounds)
 	if err != nil {
 		return // checked before the run

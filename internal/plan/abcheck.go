@@ -144,7 +144,7 @@ func (spec *ABSpec) checkAuto(targets int) error {
 	switch {
 	case spec.Calibrate:
 		return usage.Errorf("--rounds auto decides bounded measures; --calibrate measures the noise: give --calibrate a number of rounds")
-	case len(spec.Bounds) == 0:
+	case len(spec.Bounds) == 0 && spec.Decide == nil:
 		return usage.Errorf("--rounds auto rounds until every bounded measure is decided: give --bound (e.g. --bound tps=-5%%), or a number of rounds")
 	}
 	if spec.RoundsMax <= 0 {

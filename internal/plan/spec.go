@@ -135,6 +135,11 @@ type ABSpec struct {
 	// fixes how the looks spend alpha).
 	RoundsMax int
 	Budget    time.Duration
+	// Decide, when set with RoundsMax, decides in place of the bounds,
+	// after every complete round, whether the rounds so far are enough,
+	// from the files they make: done, and why in words (pgscale bisect
+	// classifying a commit by the verdict's outcomes).
+	Decide func(files []*result.File) (done bool, why string)
 	// Share, in (0, 1), is the part of alpha the run's bounded measures
 	// get when it decides them (a suite's cell: 1/cells, as the suite's
 	// verdict judges them); 0 means all of it.

@@ -194,8 +194,19 @@ func buildError(spec Spec, source string, err error) error {
 		}
 		b.WriteString("\n    | " + l)
 	}
-	return usage.Wrap(named(spec, errors.New(b.String())))
+	return usage.Wrap(named(spec, &buildFailed{msg: b.String(), err: be}))
 }
+
+// buildFailed is a build that failed, in the words buildError gives it; it
+// still is the *build.Error (errors.As), so that a caller can tell a
+// commit that does not build from other mistakes (pgscale bisect skips it).
+type buildFailed struct {
+	msg string
+	err *build.Error
+}
+
+func (e *buildFailed) Error() string { return e.msg }
+func (e *buildFailed) Unwrap() error { return e.err }
 
 // record is what the result file says of the build: the source as this
 // target resolves it (the cache may hold the same tree from another

@@ -29,6 +29,15 @@ func PGSource(t testing.TB) string {
 	return fixture(t, "PGSCALE_PG_SOURCE", "postgresql-15", ".ci/pg-source", "fp21")
 }
 
+// PGBisectSource returns the PostgreSQL source fixture with the commit
+// lines .ci/pg-bisect-source adds on top of base (tags bisect,
+// bisect-halves and bisect-broken). Without them the test skips, or fails
+// when CI=true.
+func PGBisectSource(t testing.TB) string {
+	t.Helper()
+	return fixture(t, "PGSCALE_PG_SOURCE", "postgresql-15", ".ci/pg-bisect-source", "bisect-broken")
+}
+
 // PgBouncerSource returns the git repository .ci/pgbouncer-source makes
 // ($PGSCALE_PGBOUNCER_SOURCE, else fixtures/pgbouncer beside the
 // PostgreSQL one), with tags base and slow. Without it the test skips, or

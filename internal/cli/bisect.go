@@ -1,0 +1,189 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/pgscale/pgscale/internal/plan"
+	"github.com/pgscale/pgscale/internal/report"
+	"github.com/pgscale/pgscale/internal/result"
+	"github.com/pgscale/pgscale/internal/usage"
+)
+
+func newBisectCmd(argv []string, stdout, stderr io.Writer) *cobra.Command {
+	var f loadFlags
+	spec := plan.BisectSpec{Slice: plan.ABSlice, Reshuffle: plan.ABReshuffle}
+	var resume string
+	cmd := &cobra.Command{
+		Use:   "bisect --good REV --bad REV TARGETSPEC [flags]",
+		Short: "Find the commit that changed a measure: build each midpoint, measure it interleaved against the ends, judge it",
+		Long: `Find which commit between a good and a bad revision changed a measure.
+
+TARGETSPEC is a target with a source written without a revision, which is
+built at each commit (the build cache and ccache make a midpoint a short
+build): src:PATH, settings:,ext=PATH, src:PATH@REV,ext=PATH, or a proxy:
+definition whose build: has a source (fronting a server of its own).
+
+It measures both ends first, in interleaved A/B rounds, and refuses in one
+line when they do not differ by more than the smallest change of interest
+(--min-change; instr/txn's own 0.1 %, else 1 %). Then it measures midpoints,
+each interleaved against the two ends of the interval that holds the change
+until the verdict's outcomes classify it (like the good end, like the bad
+end, or unlike either: the change is split), in rounds until decided, at most
+--rounds. A midpoint that cannot be classified in those rounds, or does not
+build, is skipped, as git bisect skip does, and its neighbour measured
+instead. It prints the first bad commit (or each part of a split change):
+hash, subject, the change it carries with its interval, the counted why (the
+functions, with --count instructions) and git diff --stat.
+
+The measure: --measure (default instr/txn with --count instructions, tps
+without; pooler-instr/txn or pooler-cpu/txn for a proxy). instr/txn is
+counted under Valgrind and repeats to a few instructions: three rounds
+decide a step.
+
+The bisect log (bisect.json, each step's commit, measures and
+classification, written after every step), bisect.txt, bisect.md (for an
+issue comment) and bisect.html go to --out DIR (default
+results/bisect-<UTC time>), each step's result files beside them.
+--resume DIR continues an interrupted bisect from its log, with the command
+line it records (or the one given): completed steps are not run again and
+builds are found in the build cache.
+
+Exit code 0 when the commit (or the commits) carrying the change were
+named, 2 for bad usage or ends that do not differ, 4 when the ends could
+not be told apart or the change could not be placed, 3 when the bisect was
+interrupted or a step could not run (the log says what was done).`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if resume != "" && len(args) == 0 {
+				return resumeBisect(cmd, argv, resume, stdout, stderr)
+			}
+			if len(args) == 0 {
+				return usage.Errorf("bisect: give the target to build at each commit: pgscale bisect --good REV --bad REV src:PATH")
+			}
+			fs := cmd.Flags()
+			spec.Common = f.common(cmd, argv, stdout, stderr)
+			spec.Target = args[0]
+			spec.Out, spec.SliceGiven, spec.ReshuffleGiven = f.out, fs.Changed("slice"), fs.Changed("reshuffle")
+			if resume != "" {
+				if f.out != "" && filepath.Clean(f.out) != filepath.Clean(resume) {
+					return usage.Errorf("bisect: --resume %s and --out %s name two directories: the log to continue is in --resume's", resume, f.out)
+				}
+				spec.Out, spec.Resume = resume, true
+			}
+			if f.describe {
+				return describe(spec.Workload, stdout)
+			}
+			ctx, stop := interruptible(cmd.Context())
+			defer stop()
+			log, dir, runErr := plan.RunBisect(ctx, spec)
+			stop()
+			if log == nil {
+				return runErr
+			}
+			return errors.Join(showBisect(log, dir, stdout), bisectError(log, runErr))
+		},
+	}
+	fs := cmd.Flags()
+	fs.SortFlags = false
+	fs.StringVar(&spec.Good, "good", "", "the good end: a revision (commit, tag, branch) of the source's repository")
+	fs.StringVar(&spec.Bad, "bad", "", "the bad end: a revision after --good on its first-parent line")
+	fs.StringVar(&spec.Measure, "measure", "", "the measure judged: "+measureNames()+" (default instr/txn with --count instructions, else tps; for a proxy pooler-instr/txn or pooler-cpu/txn)")
+	fs.Var(fraction{&spec.MinChange}, "min-change", "smallest change of interest, e.g. 1% or 0.5%: the ends must differ by more (default: the measure's own, instr/txn 0.1%; else 1%)")
+	fs.IntVar(&spec.RoundsMax, "rounds", plan.BisectRounds, "the most interleaved rounds a step takes to classify its commit (it stops once classified)")
+	fs.StringVar(&resume, "resume", "", "continue the bisect whose log is in DIR (its own command line, or the one given): completed steps are not run again, builds come from the build cache")
+	fs.Float64Var(&spec.Confidence, "confidence", 0, "confidence level of the intervals and tests (default 0.95)")
+	fs.StringVar(&spec.OrderSeed, "order-seed", "time", "seed of the target order in each round: time, rand, or an integer")
+	fs.Var(seconds{&spec.Slice}, "slice", "interleave the commits in slices of this length inside every step (default 100ms); 0: whole-step turns")
+	fs.Var(seconds{&spec.Settle}, "slice-settle", "with --slice: the first part of every slice not counted (default a tenth of the slice)")
+	fs.IntVar(&spec.Reshuffle, "reshuffle", plan.ABReshuffle, "re-create the ephemeral clusters every N rounds (with --count the default is 1)")
+	f.register(fs, "directory of the bisect log, its reports and each step's result files (default results/bisect-<UTC time>)")
+	registerCluster(fs, &f.c)
+	registerBuildCache(fs, &f.c.Cluster.BuildCache)
+	if fl := fs.Lookup("warmup"); fl != nil {
+		f.c.Load.Warmup = plan.ABWarmup
+		fl.DefValue = plan.ABWarmup.String()
+	}
+	if fl := fs.Lookup("client"); fl != nil {
+		f.c.Load.Clients = []int{1}
+		fl.DefValue, fl.Usage = "1", "the client count the measure is judged at (one)"
+	}
+	return cmd
+}
+
+// resumeBisect runs again the command line a bisect's log records, to
+// continue it.
+func resumeBisect(cmd *cobra.Command, argv []string, dir string, stdout, stderr io.Writer) error {
+	log, err := result.ReadBisect(filepath.Join(dir, result.BisectFile))
+	if err != nil {
+		return usage.Errorf("bisect --resume %s: %v", dir, err)
+	}
+	if len(log.Argv) < 2 || log.Argv[1] != "bisect" {
+		return usage.Errorf("bisect --resume %s: its log records no bisect command line; give it: pgscale bisect --resume %s --good REV --bad REV TARGETSPEC ...", dir, dir)
+	}
+	args := []string{"bisect"}
+	rest := log.Argv[2:]
+	for i := 0; i < len(rest); i++ {
+		a := rest[i]
+		switch {
+		case a == "--resume" || a == "--out":
+			i++ // its value
+		case strings.HasPrefix(a, "--resume=") || strings.HasPrefix(a, "--out="):
+		default:
+			args = append(args, a)
+		}
+	}
+	args = append(args, "--resume", dir)
+	fmt.Fprintf(stderr, "bisect: resuming %s: pgscale %s\n", dir, strings.Join(args, " "))
+	root := newRoot(argv, stdout, stderr)
+	root.SetArgs(args)
+	return root.ExecuteContext(cmd.Context())
+}
+
+// showBisect prints the bisect's text report and writes it, the markdown
+// and the HTML page beside the log.
+func showBisect(log *result.Bisect, dir string, stdout io.Writer) error {
+	fmt.Fprintln(stdout)
+	if err := report.WriteBisect(stdout, log); err != nil {
+		return err
+	}
+	var errs []error
+	write := func(name string, fn func(io.Writer) error) {
+		f, err := os.Create(filepath.Join(dir, name))
+		if err != nil {
+			errs = append(errs, err)
+			return
+		}
+		errs = append(errs, fn(f), f.Close())
+	}
+	write("bisect.txt", func(w io.Writer) error { return report.WriteBisect(w, log) })
+	write("bisect.md", func(w io.Writer) error { return report.WriteBisectMarkdown(w, log) })
+	write("bisect.html", func(w io.Writer) error { return report.WriteBisectHTML(w, log) })
+	fmt.Fprintf(stdout, "\nbisect log: %s (reports bisect.txt, bisect.md, bisect.html beside it)\n", filepath.Join(dir, result.BisectFile))
+	return errors.Join(errs...)
+}
+
+// bisectError is the error that sets the bisect's exit code: none when it
+// named the commits, a usage error when the ends do not differ, an
+// inconclusive one when they could not be told apart or the change could
+// not be placed, and the run's error when it stopped early.
+func bisectError(log *result.Bisect, runErr error) error {
+	var ee *plan.BisectEndsError
+	switch {
+	case errors.As(runErr, &ee) && ee.Outcome == result.BisectNoChange:
+		return usage.Wrap(runErr)
+	case errors.As(runErr, &ee):
+		return &InconclusiveError{Msg: runErr.Error()}
+	case runErr != nil:
+		return runErr
+	case log.Outcome == result.BisectUndetermined:
+		return &InconclusiveError{Msg: "bisect: " + report.BisectHeadline(log)}
+	}
+	return nil
+}

@@ -1,0 +1,217 @@
+package target
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/goccy/go-yaml"
+
+	"github.com/pgscale/pgscale/internal/build"
+	"github.com/pgscale/pgscale/internal/usage"
+)
+
+// Revisioned is the source of a target that pgscale bisect moves from
+// commit to commit: the one of its sources written without a revision.
+type Revisioned struct {
+	// What names the source within the target: "the server",
+	// "extension EXTPATH", "the proxy's build".
+	What string
+	// Source is the source as written (no revision); Path is absolute.
+	Source build.Source
+}
+
+// revisable is an Arg with sources at revisions: the server and the
+// extensions of src:, the extensions of settings:, a proxy's build:.
+type revisable interface {
+	// sources lists them, each with its revision as written.
+	sources() []Revisioned
+	// atRev returns the Arg with source i at rev.
+	atRev(i int, rev string) (Arg, error)
+}
+
+// BisectSource returns the one source of spec's target written without a
+// revision, which bisect builds at each commit; the target's other
+// sources keep the revisions they were given. A target with no source,
+// or with more than one written without a revision, is a usage error
+// that says how to write it.
+func BisectSource(spec Spec) (Revisioned, int, error) {
+	r, ok := spec.Arg.(revisable)
+	if !ok {
+		return Revisioned{}, 0, usage.Errorf("%s builds nothing from source: bisect takes src:PATH, settings:,ext=PATH, src:PATH@REV,ext=PATH or a proxy: definition whose build: has a source", spec)
+	}
+	srcs := r.sources()
+	found := -1
+	for i, s := range srcs {
+		if s.Source.Rev != "" {
+			continue
+		}
+		if found >= 0 {
+			return Revisioned{}, 0, usage.Errorf("%s: %s and %s are both written without a revision; give the one not bisected its revision (PATH@REV)", spec, srcs[found].What, s.What)
+		}
+		found = i
+	}
+	if found < 0 {
+		if len(srcs) == 0 {
+			return Revisioned{}, 0, usage.Errorf("%s builds nothing from source: bisect takes src:PATH, settings:,ext=PATH or a proxy: definition whose build: has a source", spec)
+		}
+		return Revisioned{}, 0, usage.Errorf("%s: every source has a revision; write the one to bisect without @REV (bisect builds it at each commit between --good and --bad)", spec)
+	}
+	s := srcs[found]
+	abs, err := filepath.Abs(s.Source.Path)
+	if err != nil {
+		return Revisioned{}, 0, usage.Errorf("%s: %v", spec, err)
+	}
+	s.Source.Path = abs
+	return s, found, nil
+}
+
+// AtRevision returns spec with its source i (BisectSource's) at rev.
+func AtRevision(spec Spec, i int, rev string) (Spec, error) {
+	r, ok := spec.Arg.(revisable)
+	if !ok {
+		return Spec{}, fmt.Errorf("%s builds nothing from source", spec)
+	}
+	a, err := r.atRev(i, rev)
+	if err != nil {
+		return Spec{}, err
+	}
+	spec.Arg = a
+	return spec, nil
+}
+
+// BuildAt makes what spec's target starts from (a src: target's build, a
+// settings: target's extensions, a proxy's build: program), or finds it
+// in the build cache, saying what it does through log; nothing starts. A
+// build that fails is an error that holds a *build.Error (errors.As);
+// other mistakes are usage errors.
+func BuildAt(ctx context.Context, spec Spec, opt ClusterOptions, log func(string)) (*build.Build, error) {
+	if a, ok := spec.Arg.(ProxyArg); ok {
+		if a.Def.Build == nil {
+			return nil, usage.Errorf("%s: the proxy's definition has no build:", spec)
+		}
+		return buildProxy(ctx, spec, a.Def.Build, log)
+	}
+	return Build(ctx, spec, opt, log)
+}
+
+func (a SrcArg) sources() []Revisioned {
+	out := []Revisioned{{What: "the server", Source: a.Source}}
+	for _, e := range a.Extensions {
+		out = append(out, Revisioned{What: "extension " + e.Source.Path, Source: e.Source})
+	}
+	return out
+}
+
+func (a SrcArg) atRev(i int, rev string) (Arg, error) {
+	if i == 0 {
+		a.Source.Rev = rev
+		return a, nil
+	}
+	a.Extensions = atRevExt(a.Extensions, i-1, rev)
+	return a, nil
+}
+
+func (a SettingsArg) sources() []Revisioned {
+	var out []Revisioned
+	for _, e := range a.Extensions {
+		out = append(out, Revisioned{What: "extension " + e.Source.Path, Source: e.Source})
+	}
+	return out
+}
+
+func (a SettingsArg) atRev(i int, rev string) (Arg, error) {
+	a.Extensions = atRevExt(a.Extensions, i, rev)
+	return a, nil
+}
+
+// atRevExt returns a copy of exts with extension i at rev.
+func atRevExt(exts []build.Extension, i int, rev string) []build.Extension {
+	out := append([]build.Extension(nil), exts...)
+	out[i].Source.Rev = rev
+	return out
+}
+
+func (a ProxyArg) sources() []Revisioned {
+	if a.Def.Build == nil {
+		return nil
+	}
+	src, err := build.ParseSource(a.Def.Build.Source)
+	if err != nil {
+		return nil // checked when the definition was read
+	}
+	return []Revisioned{{What: "the proxy's build", Source: src}}
+}
+
+// atRev writes the definition again with its build's source at rev, as an
+// inline definition (the file, if any, is left alone), its paths made
+// absolute: the command's program and the source were taken from the
+// file's directory.
+func (a ProxyArg) atRev(_ int, rev string) (Arg, error) {
+	src, err := build.ParseSource(a.Def.Build.Source)
+	if err != nil {
+		return nil, err
+	}
+	if src.Path, err = filepath.Abs(src.Path); err != nil {
+		return nil, err
+	}
+	src.Rev = rev
+	raw := []byte(a.Inline)
+	if a.File != "" {
+		if raw, err = os.ReadFile(a.File); err != nil {
+			return nil, fmt.Errorf("proxy: %v", err)
+		}
+	}
+	var m map[string]any
+	if err := yaml.Unmarshal(raw, &m); err != nil {
+		return nil, fmt.Errorf("the proxy definition: %s", oneLine(yaml.FormatError(err, false, true)))
+	}
+	if p, ok := m["proxy"].(map[string]any); ok && m["command"] == nil {
+		m = p // a suite file's target map: name: and proxy:
+	}
+	b, _ := m["build"].(map[string]any)
+	if b == nil {
+		return nil, fmt.Errorf("the proxy definition has no build: with a source")
+	}
+	b["source"] = src.String()
+	m["command"] = a.Def.Command
+	js, err := json.Marshal(m)
+	if err != nil {
+		return nil, fmt.Errorf("the proxy definition: %w", err)
+	}
+	out, err := readProxy(js, "the proxy definition", "")
+	if err != nil {
+		return nil, err
+	}
+	out.Inline = string(js)
+	return out, nil
+}
+
+// Fronted returns a pooler or proxy spec that names no server to front
+// with one of its own (of='settings:'), as bisect measures each commit's
+// pooler on a server of its own; other specs come back as they are.
+func Fronted(spec Spec) Spec {
+	k := spec.kind()
+	if k.fronts == 0 || len(spec.Of) > 0 {
+		return spec
+	}
+	s := spec
+	s.Of = []string{"settings:"}
+	if err := s.ownFronts(); err != nil {
+		return spec
+	}
+	return s
+}
+
+// HasFrontName reports whether spec fronts another target by its name
+// (of=NAME), which a command of one target cannot give it.
+func HasFrontName(spec Spec) bool {
+	for _, of := range spec.Of {
+		if _, own := spec.own(of); !own {
+			return true
+		}
+	}
+	return false
+}
