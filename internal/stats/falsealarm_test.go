@@ -6,10 +6,10 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"strings"
-	"sync"
 	"testing"
 
 	moremath "github.com/aclements/go-moremath/stats"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/pgscale/pgscale/internal/stats"
 )
@@ -291,22 +291,12 @@ func TestFalseAlarmRates(t *testing.T) {
 // CPUs: the simulation's cells are independent (each seeds its own
 // generator), so the tables come out the same as one at a time.
 func each(n int, f func(i int)) {
-	next := make(chan int)
-	var wg sync.WaitGroup
-	for range runtime.GOMAXPROCS(0) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				f(i)
-			}
-		}()
-	}
+	var g errgroup.Group
+	g.SetLimit(runtime.GOMAXPROCS(0))
 	for i := range n {
-		next <- i
+		g.Go(func() error { f(i); return nil })
 	}
-	close(next)
-	wg.Wait()
+	g.Wait()
 }
 
 func ruleNames() string {
