@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/goccy/go-yaml"
 
+	proxyexamples "github.com/pgscale/pgscale/examples/proxy"
 	"github.com/pgscale/pgscale/internal/build"
 	"github.com/pgscale/pgscale/internal/result"
 	"github.com/pgscale/pgscale/internal/secret"
@@ -139,6 +141,9 @@ func parseProxyArg(arg string) (Arg, error) {
 		return a, nil
 	}
 	b, err := os.ReadFile(arg)
+	if ex, ok := proxyexamples.Read(arg); errors.Is(err, fs.ErrNotExist) && ok {
+		b, err = ex, nil // the example pgscale carries, wherever it runs
+	}
 	if err != nil {
 		return nil, fmt.Errorf("proxy: %v", err)
 	}
