@@ -3,6 +3,7 @@ package proxy_test
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	proxyexamples "github.com/pgscale/pgscale/examples/proxy"
@@ -63,5 +64,34 @@ func TestProxyExampleFromAnyDirectory(t *testing.T) {
 	}
 	if _, err := target.ParseSpecs([]string{"p=proxy:examples/proxy/nope.yaml"}, "", 1); err == nil {
 		t.Errorf("a definition that is neither a file nor carried was read")
+	}
+}
+
+// Every example is a definition pgscale reads; the sharding one says to
+// pgscale (shards:) what its pgdog.toml says to PgDog (sharded_tables).
+func TestEveryExampleReads(t *testing.T) {
+	paths, _ := filepath.Glob("*.yaml")
+	for _, p := range paths {
+		specs, err := target.ParseSpecs([]string{"s1=settings:", "s2=settings:", "p=proxy:" + p}, "", 2)
+		if err != nil {
+			t.Errorf("%s: %v", p, err)
+			continue
+		}
+		a := specs[2].Arg.(target.ProxyArg)
+		if p != "pgdog-sharded.yaml" {
+			if len(a.Def.Shards) != 0 {
+				t.Errorf("%s shards %v", p, a.Def.Shards)
+			}
+			continue
+		}
+		if len(a.Def.Shards) != 2 || len(specs[2].Of) != 2 {
+			t.Fatalf("%s: shards %v over %v", p, a.Def.Shards, specs[2].Of)
+		}
+		toml := a.Def.Files[0].Template
+		for _, sh := range a.Def.Shards {
+			if !strings.Contains(toml, "name = \""+sh.Table+"\"\ncolumn = \""+sh.Column+"\"") {
+				t.Errorf("%s: shards: %s by %s is not in its sharded_tables", p, sh.Table, sh.Column)
+			}
+		}
 	}
 }
