@@ -114,7 +114,7 @@ bounded), 1 one failed (or a decision rule did), 4 one is inconclusive
 				// Before the run: a build given for one side of a pair
 				// and not the other would read as the build's verdict.
 				for _, n := range s.Apart(given) {
-					fmt.Fprintln(stderr, "pgscale: note: "+n)
+					spec.Notes = append(spec.Notes, "pgscale: note: "+n)
 				}
 			}
 			if dryRun {
@@ -292,6 +292,9 @@ func dryRunSuite(ctx context.Context, spec *plan.SuiteSpec, stdout io.Writer) er
 				fmt.Fprintf(stdout, "target %s: %s\n", t.Name, line)
 			}
 		}
+	}
+	for _, n := range spec.Notes {
+		fmt.Fprintln(stdout, n)
 	}
 	est := plan.EstimateSuite(s, len(run), len(targets))
 	fmt.Fprintf(stdout, "estimated time: %v, and the data's set-up in each cell\n", est.Round(time.Second))

@@ -52,6 +52,10 @@ type SuiteSpec struct {
 	// target's step in its turn (ABSpec.Agents); they join once, for the
 	// whole suite.
 	Agents *AgentsSpec
+	// Notes are said before the run, once every cell is checked (a
+	// refusal stays one line): a parameter given without another that
+	// goes with it (suite.Suite.Apart).
+	Notes []string
 }
 
 // SuiteRun is what a suite run left in its bundle.
@@ -159,9 +163,10 @@ func RunSuite(ctx context.Context, spec SuiteSpec) (*SuiteRun, error) {
 		wl, err := workload.Load(cs.Workload)
 		if err == nil {
 			// Against the cell's own targets: a writing workload through
-			// a definition that balances over a replica is refused here,
-			// before anything starts, whichever cell it is.
-			err = checkReadOnly(ts, wl)
+			// a definition that balances over a replica, or a transaction
+			// across a sharding one's shards, is refused here, before
+			// anything starts, whichever cell it is.
+			err = checkTopology(ts, wl)
 		}
 		if err != nil {
 			return nil, usage.Prefix(fmt.Sprintf("cell %s: ", c.Key()), err)
@@ -175,6 +180,9 @@ func RunSuite(ctx context.Context, spec SuiteSpec) (*SuiteRun, error) {
 	// refusal is one line.
 	if note != "" {
 		spec.observer().Observe(observe.Notice{Text: note})
+	}
+	for _, n := range spec.Notes {
+		spec.observer().Observe(observe.Notice{Text: n})
 	}
 	if len(spec.Targets) > 0 && len(s.Own) > 0 {
 		spec.observer().Observe(observe.Notice{Text: fmt.Sprintf("suite %s: --target replaces its targets in every cell, so the cells' own (%s) are not used",
