@@ -31,17 +31,7 @@ func TestCrossShard(t *testing.T) {
 		{name: "not by the key", sql: "BEGIN;\nUPDATE pgbench_accounts SET abalance = 0 WHERE aid = 1;\nDELETE FROM pgbench_accounts WHERE abalance > 0;\nEND;\n", shards: accounts, want: "s line 2: UPDATE pgbench_accounts ... (by aid = 1), and line 3: DELETE FROM pgbench_accounts ... (not by aid: every shard)"},
 		{name: "one key value", sql: "BEGIN;\nUPDATE pgbench_accounts SET abalance = 0 WHERE aid = :aid;\nINSERT INTO pgbench_history (aid, delta) VALUES (:aid, 1);\nCOMMIT;\n", shards: byAid},
 	} {
-		w := workload.Spec{}
-		if tc.builtin != "" {
-			w.Scripts = []workload.ScriptArg{{Kind: "b", Arg: tc.builtin}}
-		} else {
-			w.Scripts = []workload.ScriptArg{{Kind: "sql", Arg: "s", Source: tc.sql, Weight: 1}}
-		}
-		l, err := workload.Load(w)
-		if err != nil {
-			t.Fatalf("%s: %v", tc.name, err)
-		}
-		got, crosses := l.CrossShard(tc.shards)
+		got, crosses := loadOne(t, tc.builtin, tc.sql).CrossShard(tc.shards)
 		if crosses != (tc.want != "") || !strings.Contains(got, tc.want) {
 			t.Errorf("%s: %v %q, want %q", tc.name, crosses, got, tc.want)
 		}
