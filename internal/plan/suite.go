@@ -143,9 +143,10 @@ func RunSuite(ctx context.Context, spec SuiteSpec) (*SuiteRun, error) {
 	cellSpecs := make([]ABSpec, len(todo))
 	cellTargets := make([][]target.Spec, len(todo))
 	cellGiven := make([][]target.Given, len(todo))
+	cellOwn := make([]bool, len(todo))
 	needs := target.Needs{}
 	for i, c := range todo {
-		given, ts, err := spec.cellTargets(c, specs)
+		given, ts, own, err := spec.cellTargets(c, specs)
 		if err != nil {
 			return nil, usage.Prefix(fmt.Sprintf("cell %s: ", c.Key()), err)
 		}
@@ -174,7 +175,7 @@ func RunSuite(ctx context.Context, spec SuiteSpec) (*SuiteRun, error) {
 		n := cs.needs(ds, wl)
 		needs.DataBytes, needs.Connections = max(needs.DataBytes, n.DataBytes), max(needs.Connections, n.Connections)
 		needs.Clients, needs.Prepared = max(needs.Clients, n.Clients), needs.Prepared || n.Prepared
-		cellSpecs[i], cellTargets[i], cellGiven[i] = cs, ts, given
+		cellSpecs[i], cellTargets[i], cellGiven[i], cellOwn[i] = cs, ts, given, own
 	}
 	// Said once nothing refuses the run (every cell checked), so that a
 	// refusal is one line.
@@ -217,8 +218,11 @@ func RunSuite(ctx context.Context, spec SuiteSpec) (*SuiteRun, error) {
 	for i, c := range todo {
 		obs.Observe(observe.CellStart{Index: c.Index, Cells: len(cells), Key: c.Key()})
 		if key := targetsKey(cellTargets[i]); targets == nil || key != openKey {
-			if targets != nil {
+			switch {
+			case cellOwn[i]:
 				obs.Observe(observe.Notice{Text: fmt.Sprintf("cell %s runs on targets of its own: %s", c.Key(), briefTargets(cellGiven[i]))})
+			case targets != nil:
+				obs.Observe(observe.Notice{Text: fmt.Sprintf("cell %s runs on the suite's targets again", c.Key())})
 			}
 			closeAll(targets)
 			targets, err = spec.common().openAll(ctx, cellTargets[i], needs)
@@ -342,24 +346,23 @@ func sameParams(a, b map[string]string) bool {
 // cellTargets are the targets cell c runs on, as given and parsed: the
 // suite's (specs, parsed), or those a cells: entry of the suite file gives
 // it in place of the suite's of the same names (not with --target, which
-// replaces every cell's), each checked as the suite's are.
-func (spec *SuiteSpec) cellTargets(c suite.Cell, specs []target.Spec) ([]target.Given, []target.Spec, error) {
+// replaces every cell's), each checked as the suite's are; own says which.
+func (spec *SuiteSpec) cellTargets(c suite.Cell, specs []target.Spec) (gs []target.Given, ts []target.Spec, own bool, err error) {
 	given, baseline := spec.targets()
 	if len(spec.Targets) > 0 {
-		return given, specs, nil
+		return given, specs, false, nil
 	}
-	own, ok := spec.Suite.CellTargets(c)
+	mine, ok := spec.Suite.CellTargets(c)
 	if !ok {
-		return given, specs, nil
+		return given, specs, false, nil
 	}
-	ts, err := target.ParseGiven(own, baseline, 1)
-	if err != nil {
-		return nil, nil, usage.Wrap(err)
+	if ts, err = target.ParseGiven(mine, baseline, 1); err != nil {
+		return nil, nil, false, usage.Wrap(err)
 	}
 	if err := spec.Cluster.Check(ts); err != nil {
-		return nil, nil, err
+		return nil, nil, false, err
 	}
-	return own, ts, nil
+	return mine, ts, true, nil
 }
 
 // targetsKey tells one cell's targets from another's: the same key, the
