@@ -2,7 +2,9 @@ package micro
 
 import (
 	"fmt"
+	"io/fs"
 	"strings"
+	"time"
 )
 
 // Sample is one benchmark's figures from one run of a benchmark command:
@@ -41,6 +43,10 @@ type Format struct {
 	// saying what and where when the output is not in the format, and
 	// an empty slice when it holds no benchmark.
 	Parse func(out []byte) ([]Sample, error)
+	// Tree, for a format whose results are files under a directory (the
+	// command's --output DIR: criterion's target/criterion), reads those
+	// written since the command started; Parse is then nil.
+	Tree func(fsys fs.FS, since time.Time) ([]Sample, error)
 }
 
 // formats is the registry: one line per format.
@@ -51,6 +57,7 @@ var formats = []Format{
 	bmfFormat,
 	libtestFormat,
 	divanFormat,
+	criterionFormat,
 }
 
 // Formats lists the registered formats in registry order.

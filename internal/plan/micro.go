@@ -80,6 +80,9 @@ func RunMicro(ctx context.Context, spec MicroSpec) (*micro.Run, error) {
 	if strings.TrimSpace(spec.Command) == "" {
 		return nil, usage.Errorf("micro needs the benchmark command (--cmd 'go test -run ^$ -bench .')")
 	}
+	if format.Tree != nil && spec.Output == "" {
+		return nil, usage.Errorf("the %s format reads the files the command writes under a directory: name it with --output (%s)", format.Name, format.Usage)
+	}
 	notice := spec.Notice
 	if notice == nil {
 		notice = func(string) {}
@@ -277,8 +280,14 @@ func runMicroOnce(ctx context.Context, spec MicroSpec, format micro.Format, t mi
 	var file string
 	if spec.Output != "" {
 		file = filepath.Join(t.dir, spec.Output)
-		os.Remove(file)
+		if format.Tree == nil {
+			os.Remove(file)
+		}
 	}
+	// What the command writes from now on is this run's: a directory of
+	// results (criterion's) keeps those of earlier runs beside them. File
+	// times are kept to the second by some file systems.
+	since := time.Now().Truncate(time.Second)
 	err := proc.Run(ctx, proc.Spec{
 		Name: "the benchmark command", Path: "/bin/sh", Args: []string{"-c", spec.Command}, Dir: t.dir,
 		Env:    append(os.Environ(), "PGSCALE_MICRO_TARGET="+t.name),
@@ -296,6 +305,16 @@ func runMicroOnce(ctx context.Context, spec MicroSpec, format micro.Format, t mi
 	}
 	data := []byte(out.String())
 	where := "its output"
+	if file != "" && format.Tree != nil {
+		samples, err := format.Tree(os.DirFS(file), since)
+		if err != nil {
+			return nil, err
+		}
+		if len(samples) == 0 {
+			return nil, fmt.Errorf("the command wrote no %s results under %s", format.Name, spec.Output)
+		}
+		return samples, nil
+	}
 	if file != "" {
 		if data, err = os.ReadFile(file); err != nil {
 			return nil, fmt.Errorf("the command wrote no %s: %v", spec.Output, err)
