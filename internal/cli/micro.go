@@ -25,6 +25,7 @@ func newMicroCmd(stdout, stderr io.Writer) *cobra.Command {
 	var keep bool
 	rounds := compare.Rounds{N: 10}
 	var outputs outputFlags
+	var rec recordFlags
 	cmd := &cobra.Command{
 		Use:   "micro --target NAME=PATH[@REV] --target NAME=PATH[@REV] --cmd COMMAND [flags] | micro RUN.json",
 		Short: "Run a project's own micro-benchmarks in each target's tree, interleaved, and judge every benchmark",
@@ -49,7 +50,14 @@ The rounds are written to a run file (--out); pgscale micro RUN.json judges
 one again. Exit code 0 when every bounded benchmark passed (or none was
 bounded), 1 when one failed, 4 when one is inconclusive, 2 for bad usage, 3
 when a command failed or printed nothing the format reads (the rounds before
-it are judged and written).`,
+it are judged and written).
+
+With --store (or $PGSCALE_STORE) the run file is recorded in the history
+store, each target's measures as series of their own ("micro:PROJECT", the
+tree's directory name; each benchmark's measure "micro:NAME" or
+"micro:NAME@UNIT"), under --label NAME=LABEL (default the target's name)
+and the commit its tree was at: pgscale history check finds their change
+points.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := outputs.check(); err != nil {
@@ -65,7 +73,18 @@ it are judged and written).`,
 				if run, err = micro.ReadRun(args[0]); err != nil {
 					return usage.Wrap(err)
 				}
+				var names []string
+				for _, t := range run.Targets {
+					names = append(names, t.Name)
+				}
+				if err := rec.check(names); err != nil {
+					return err
+				}
+				out = args[0]
 			} else {
+				if err := rec.check(targetNames(targets)); err != nil {
+					return err
+				}
 				spec := plan.MicroSpec{Command: command, Format: format, Output: output, Rounds: rounds, Options: opt,
 					Timeout: timeout, Keep: keep, Notice: func(s string) { fmt.Fprintln(stderr, s) }}
 				if !cmd.Flags().Changed("rounds") && len(mb) > 0 {
@@ -101,13 +120,14 @@ it are judged and written).`,
 			werr := text.Write(stdout, d)
 			d.Color = false
 			werr = errors.Join(werr, outputs.write(d))
+			recErr := rec.record(cmd.Context(), stdout, []written{{path: out, micro: true}})
 			if werr != nil {
-				return werr
+				return errors.Join(werr, recErr)
 			}
 			if !a.Complete() {
-				return fmt.Errorf("micro-benchmarks incomplete: %s", strings.Join(a.Problems, "; "))
+				return errors.Join(fmt.Errorf("micro-benchmarks incomplete: %s", strings.Join(a.Problems, "; ")), recErr)
 			}
-			return outcomeError(a.Outcome(), inconclusive, "micro-benchmarks past their bounds", "micro-benchmarks undecided")
+			return errors.Join(outcomeError(a.Outcome(), inconclusive, "micro-benchmarks past their bounds", "micro-benchmarks undecided"), recErr)
 		},
 	}
 	fs := cmd.Flags()
@@ -124,6 +144,7 @@ it are judged and written).`,
 	fs.BoolVar(&keep, "keep", false, "keep the trees exported for revisions")
 	fs.StringVar(&out, "out", "", "the run file (default results/micro-TIME.json)")
 	registerInconclusive(fs, &inconclusive)
+	rec.register(fs, true)
 	outputs.register(fs, func(f report.Format) bool {
 		return f.Name == "markdown" || f.Name == "comment" || f.Name == "verdict" || f.Name == "html"
 	})

@@ -3,6 +3,7 @@ package integration_test
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -467,3 +468,114 @@ micro:
 	}
 }
 
+// chainRepo makes a git repository of n commits c1..cN whose file cost
+// holds base, and from commit step on, base*1.2; it returns the
+// repository and its commits' hashes.
+func chainRepo(t *testing.T, n, step int) (string, []string) {
+	t.Helper()
+	testenv.NeedProgram(t, "git", "Debian: apt-get install git")
+	dir := filepath.Join(t.TempDir(), "chain")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	git := func(args ...string) string {
+		cmd := exec.Command("git", append([]string{"-c", "user.name=pgscale", "-c", "user.email=pgscale@localhost"}, args...)...)
+		cmd.Dir = dir
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	git("init", "-q")
+	var commits []string
+	for i := 1; i <= n; i++ {
+		cost := 1000
+		if i >= step {
+			cost = 1200
+		}
+		if err := os.WriteFile(filepath.Join(dir, "cost"), []byte(fmt.Sprintf("%d\n%d\n", cost, i)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		git("add", ".")
+		git("commit", "-qm", fmt.Sprintf("c%d", i))
+		git("tag", fmt.Sprintf("c%d", i))
+		commits = append(commits, git("rev-parse", "HEAD"))
+	}
+	return dir, commits
+}
+
+// chainCmd prints two benchmarks in Go's format: BenchmarkWork takes
+// the tree's cost, BenchmarkSteady 500 ns, each ±1 % at random.
+const chainCmd = `r() { od -An -N2 -tu2 /dev/urandom | tr -d ' '; }; ` +
+	`printf 'BenchmarkWork 1000 %d ns/op\nBenchmarkSteady 1000 %d ns/op\n' $(( $(head -1 cost) * (9900 + $(r) % 200) / 10000 )) $(( 500 * (9900 + $(r) % 200) / 10000 ))`
+
+// Micro-benchmark runs recorded with --store over a line of commits, as
+// a CI job would after each push (the commit before and the commit
+// pushed): the store keeps each target's benchmarks as series, history
+// list shows them, check finds the change point on BenchmarkWork at
+// the commit that made it 20 % slower and fails its bound, and what
+// reads result files (export, a stored baseline) refuses the micro rows in
+// one line. About 20 s (eight micro runs of three rounds).
+func TestMicroHistory(t *testing.T) {
+	testenv.Slow(t)
+	trackTime(t)
+	noCIEnv(t)
+	repo, commits := chainRepo(t, 9, 6)
+	dir := t.TempDir()
+	loc := filepath.Join(dir, "history.db")
+	var runFiles []string
+	for i := 2; i <= 9; i++ {
+		out := filepath.Join(dir, fmt.Sprintf("m%d.json", i))
+		code, stdout, stderr := pgscale(t, "micro", "--target", fmt.Sprintf("prev=%s@c%d", repo, i-1), "--target", fmt.Sprintf("head=%s@c%d", repo, i),
+			"--label", "prev=main-prev", "--label", "head=main", "--cmd", chainCmd, "--rounds", "3", "--out", out, "--store", loc)
+		if code != cli.ExitOK {
+			t.Fatalf("run %d: exit %d\n%s\n%s", i, code, stdout, stderr)
+		}
+		want := fmt.Sprintf("stored: %s (target head) as result %d in %s (label main, commit %s from the tree of %s@c%d, 2 points)", out, 2*(i-1), loc, commits[i-1][:7], repo, i)
+		if !strings.Contains(stdout, want) {
+			t.Fatalf("run %d: stdout lacks %q:\n%s", i, want, stdout)
+		}
+		runFiles = append(runFiles, out)
+	}
+	project := "micro:chain"
+	code, list, stderr := pgscale(t, "history", "list", "--store", loc, "workload="+project, "label=main")
+	if code != cli.ExitOK || !regexp.MustCompile(`(?m)^\s+\d+\s+micro:chain\s+main\s+-\s+micro:BenchmarkWork\s+[0-9a-f]{12}\s+8\s+1[12]\d\d\s+ns/op\s+`+commits[8][:7]).MatchString(list) {
+		t.Errorf("history list: exit %d\n%s%s", code, list, stderr)
+	}
+	code, check, stderr := pgscale(t, "history", "check", "--store", loc, "--bound", "micro:BenchmarkWork=+5%,micro:BenchmarkSteady=+5%")
+	t.Logf("history check: exit %d\n%s%s", code, check, stderr)
+	if code != cli.ExitRegression {
+		t.Errorf("history check: exit %d, want 1", code)
+	}
+	for _, w := range []string{
+		"micro:chain | main | micro:BenchmarkWork | ",
+		fmt.Sprintf("regressed, outside bounds (bound +5%%)\n  between %s (result 8, ", commits[4][:7]),
+		fmt.Sprintf(") and %s (result 10, ", commits[5][:7]),
+		"micro:chain | main-prev | micro:BenchmarkWork | ",
+	} {
+		if !strings.Contains(check, w) {
+			t.Errorf("history check lacks %q", w)
+		}
+	}
+	if strings.Contains(check, "BenchmarkSteady |") {
+		t.Errorf("history check found a change point in BenchmarkSteady")
+	}
+	if code, _, stderr := pgscale(t, "history", "check", "--store", loc, "--bound", "micro:BenchmarkNone=+5%"); code != cli.ExitUsage || !strings.Contains(stderr, "matches the primary measure of no benchmark of the series") {
+		t.Errorf("a bound on no series: exit %d\n%s", code, stderr)
+	}
+	code, _, stderr = pgscale(t, "history", "show", "--store", loc, "measure=micro:BenchmarkWork", "label=main", "--format", "html", "-o", filepath.Join(dir, "trend.html"))
+	if code != cli.ExitOK {
+		t.Errorf("history show --format html: exit %d\n%s", code, stderr)
+	} else if page, err := os.ReadFile(filepath.Join(dir, "trend.html")); err != nil || !strings.Contains(string(page), "micro:BenchmarkWork (ns/op), main") {
+		t.Errorf("the trend page has no chart of micro:BenchmarkWork: %v", err)
+	}
+	code, _, stderr = pgscale(t, "history", "export", "--store", loc)
+	if code != cli.ExitUsage || !oneLine(stderr) || !strings.Contains(stderr, "the series of micro:chain are micro-benchmarks'") {
+		t.Errorf("history export of micro series: exit %d\n%s", code, stderr)
+	}
+	code, again, stderr := pgscale(t, "history", "add", "--store", loc, runFiles[0])
+	if code != cli.ExitOK || strings.Count(again, "was stored before") != 2 {
+		t.Errorf("history add of a stored run: exit %d\n%s%s", code, again, stderr)
+	}
+}

@@ -218,7 +218,7 @@ func Analyze(run *Run, opt Options) (*Analysis, error) {
 			ms = append(ms, m)
 			primary = append(primary, s.primary)
 		}
-		bounds, err := resolve(opt.Bounds, ms, primary)
+		bounds, err := resolve(opt.Bounds, ms, primary, "of this run")
 		if err != nil {
 			return nil, err
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/pgscale/pgscale/internal/compare"
 	"github.com/pgscale/pgscale/internal/micro"
 	"github.com/pgscale/pgscale/internal/proc"
+	"github.com/pgscale/pgscale/internal/result"
 	"github.com/pgscale/pgscale/internal/stats"
 	"github.com/pgscale/pgscale/internal/syncio"
 	"github.com/pgscale/pgscale/internal/target"
@@ -87,7 +88,10 @@ func RunMicro(ctx context.Context, spec MicroSpec) (*micro.Run, error) {
 	if notice == nil {
 		notice = func(string) {}
 	}
-	run := &micro.Run{Version: micro.RunVersion, Command: spec.Command, Format: format.Name, Output: spec.Output, Started: time.Now().UTC()}
+	// The machine, so that a history store can file the run's series
+	// under its fingerprint as it files a result file's.
+	env := result.CollectEnvironment()
+	run := &micro.Run{Version: micro.RunVersion, Command: spec.Command, Format: format.Name, Output: spec.Output, Started: time.Now().UTC(), Environment: &env}
 	var trees []microTree
 	defer func() {
 		for _, t := range trees {
