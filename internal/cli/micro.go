@@ -13,6 +13,7 @@ import (
 	"github.com/pgscale/pgscale/internal/compare"
 	"github.com/pgscale/pgscale/internal/micro"
 	"github.com/pgscale/pgscale/internal/plan"
+	"github.com/pgscale/pgscale/internal/probeopt"
 	"github.com/pgscale/pgscale/internal/report"
 	"github.com/pgscale/pgscale/internal/usage"
 )
@@ -26,6 +27,7 @@ func newMicroCmd(stdout, stderr io.Writer) *cobra.Command {
 	rounds := compare.Rounds{N: 10}
 	var outputs outputFlags
 	var rec recordFlags
+	var count probeopt.Count
 	cmd := &cobra.Command{
 		Use:   "micro --target NAME=PATH[@REV] --target NAME=PATH[@REV] --cmd COMMAND [flags] | micro RUN.json",
 		Short: "Run a project's own micro-benchmarks in each target's tree, interleaved, and judge every benchmark",
@@ -47,7 +49,15 @@ benchmark, 'micro:BenchmarkSum@B/op=+0%' another of its measures. Groups
 summed up: "BenchmarkSum: 3 of 3 slower, median +9.8% ± 1.2%".
 
 The rounds are written to a run file (--out); pgscale micro RUN.json judges
-one again. Exit code 0 when every bounded benchmark passed (or none was
+one again.
+
+With --count instructions each benchmark is counted instead of timed: run
+alone under Valgrind's callgrind for N and for 2N iterations (N from a native
+calibration run), its instr/op is the difference of the two counts divided
+by N, what one more iteration executes, whatever the machine's load. The
+command runs its benchmark program through $` + plan.ExecVar + ` (empty when not
+counting): go test -exec "$` + plan.ExecVar + `" ..., or $` + plan.ExecVar + ` ./bench ...
+Formats go and gbench (Google Benchmark 1.8 or later). Exit code 0 when every bounded benchmark passed (or none was
 bounded), 1 when one failed, 4 when one is inconclusive, 2 for bad usage, 3
 when a command failed or printed nothing the format reads (the rounds before
 it are judged and written).
@@ -86,7 +96,7 @@ points.`,
 					return err
 				}
 				spec := plan.MicroSpec{Command: command, Format: format, Output: output, Rounds: rounds, Options: opt,
-					Timeout: timeout, Keep: keep, Notice: func(s string) { fmt.Fprintln(stderr, s) }}
+					Timeout: timeout, Keep: keep, Count: count, Notice: func(s string) { fmt.Fprintln(stderr, s) }}
 				if !cmd.Flags().Changed("rounds") && len(mb) > 0 {
 					spec.Rounds = compare.Rounds{Auto: true, Max: compare.DefaultAutoMax}
 				}
@@ -142,6 +152,7 @@ points.`,
 	fs.Float64Var(&confidence, "confidence", 0.95, "confidence level of intervals and tests (Holm-corrected over all measures)")
 	fs.DurationVar(&timeout, "timeout", 0, "end a run of the command that takes longer (0: none)")
 	fs.BoolVar(&keep, "keep", false, "keep the trees exported for revisions")
+	fs.Var(probeopt.CountInto(&count), "count", "instructions[,cache]: count each benchmark's instructions per iteration (instr/op) under Valgrind's callgrind instead of timing it, with cache also the simulated caches' misses and estimated cycles; the command runs its benchmark program through $"+plan.ExecVar+" (go test -exec \"$"+plan.ExecVar+"\")")
 	fs.StringVar(&out, "out", "", "the run file (default results/micro-TIME.json)")
 	registerInconclusive(fs, &inconclusive)
 	rec.register(fs, true)

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -577,5 +578,65 @@ func TestMicroHistory(t *testing.T) {
 	code, again, stderr := pgscale(t, "history", "add", "--store", loc, runFiles[0])
 	if code != cli.ExitOK || strings.Count(again, "was stored before") != 2 {
 		t.Errorf("history add of a stored run: exit %d\n%s%s", code, again, stderr)
+	}
+}
+
+// The Go fixture at its two commits counted under callgrind (--count
+// instructions) with a CPU hog running: BenchmarkSum/n=1000, which does
+// twice the work at "slow", executes twice the instructions per
+// iteration and fails its bound; BenchmarkReverse, unchanged, counts the
+// same to a fraction of a percent and passes. The command builds the test
+// binary once and runs it through $PGSCALE_MICRO_EXEC; about 2 minutes
+// on the loaded 2-core machine (each count is a process under callgrind).
+func TestMicroCountedFindsTheSlowedBenchmark(t *testing.T) {
+	testenv.Slow(t)
+	trackTime(t)
+	testenv.NeedProgram(t, "valgrind", "Debian: apt-get install valgrind")
+	repo := microGoRepo(t)
+	startHog(t, 1)
+	runFile := filepath.Join(t.TempDir(), "micro.json")
+	cmd := `[ -x b.test ] || go test -c -o b.test; $PGSCALE_MICRO_EXEC ./b.test -test.run '^$' -test.bench '^Benchmark(Sum|Reverse)$/^n=1000$' -test.benchtime 20000x`
+	code, stdout, stderr := pgscale(t, "micro", "--target", "base="+repo+"@base", "--target", "slow="+repo+"@slow", "--count", "instructions",
+		"--cmd", cmd, "--rounds", "3", "--bound", "micro:*@instr/op=+1%", "--out", runFile)
+	t.Logf("exit %d\n%s\n%s", code, stdout, stderr)
+	if code != cli.ExitRegression {
+		t.Fatalf("exit %d, want 1 (a regression)", code)
+	}
+	run, err := micro.ReadRun(runFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run.Counted == nil || run.Counted.Events != "instructions" || run.Counted.Iterations["BenchmarkSum/n=1000"] < 1 || len(run.Counted.Calibration) != 2 {
+		t.Fatalf("the run file's counting: %+v", run.Counted)
+	}
+	a, err := micro.Analyze(run, micro.Options{Bounds: mustBounds(t, "micro:*@instr/op=+1%")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, r := range a.Candidates[0].Rows {
+		got[r.Bench+" "+r.Unit] = r.Outcome.String()
+		switch r.Bench {
+		case "BenchmarkSum/n=1000":
+			if !(r.Change > 0.9 && r.Change < 1.1) {
+				t.Errorf("%s: %s, want about +100%%", r.Bench, r.Comparison)
+			}
+		case "BenchmarkReverse":
+			if math.Abs(r.Change) > 0.005 {
+				t.Errorf("%s: %s, want within 0.5%%", r.Bench, r.Comparison)
+			}
+		}
+	}
+	want := map[string]string{"BenchmarkSum/n=1000 instr/op": "fail", "BenchmarkReverse instr/op": "pass"}
+	if len(got) != len(want) {
+		t.Errorf("measures %v, want %v", got, want)
+	}
+	for k, o := range want {
+		if got[k] != o {
+			t.Errorf("%s: %s, want %s", k, got[k], o)
+		}
+	}
+	if !strings.Contains(stdout, "counted: instructions per iteration under valgrind") {
+		t.Errorf("the output does not say the run was counted")
 	}
 }

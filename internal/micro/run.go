@@ -47,6 +47,29 @@ type Run struct {
 	// command that failed, output that did not parse, benchmarks that
 	// only one side reports.
 	Problems []string `json:"problems,omitempty"`
+	// Counted says how a counted run (--count) counted; nil for a run of
+	// the command as it is, whose measures are the program's own.
+	Counted *Counted `json:"counted,omitempty"`
+}
+
+// Counted is how a run counted its benchmarks' instructions under
+// Valgrind's callgrind: each benchmark run alone, in processes of its own,
+// for N and for 2N iterations; a round's value is the difference of the
+// two counts divided by N, what one more iteration costs, the process's
+// start, the harness and the benchmark's set-up cancelled.
+type Counted struct {
+	// Events are what was counted: "instructions", or
+	// "instructions,cache" with the cache and branch simulation.
+	Events string `json:"events"`
+	// Valgrind is the tool's version; Options its options.
+	Valgrind string   `json:"valgrind"`
+	Options  []string `json:"options"`
+	// Iterations are each benchmark's N, chosen from the baseline's
+	// calibration run.
+	Iterations map[string]int `json:"iterations"`
+	// Calibration are the targets' native runs of the command, from
+	// which the benchmarks and their iterations were taken.
+	Calibration []TargetRun `json:"calibration"`
 }
 
 // Complete reports whether the run has no problems.
