@@ -80,22 +80,9 @@ func TestMicroGoFindsTheSlowedBenchmark(t *testing.T) {
 	repo := microGoRepo(t)
 	startHog(t, 1)
 	dir := t.TempDir()
-	runFile, comment, verdict, page := filepath.Join(dir, "micro.json"), filepath.Join(dir, "comment.md"), filepath.Join(dir, "verdict.json"), filepath.Join(dir, "report.html")
-	code, stdout, stderr := pgscale(t, "micro", "--target", "base="+repo+"@base", "--target", "slow="+repo+"@slow",
-		"--cmd", microGoCmd, "--rounds", "auto:20", "--bound", "micro:*@cpu-ns/op=+10%", "--group-unit", "cpu-ns/op",
-		"--out", runFile, "--comment", comment, "--verdict", verdict, "--html", page)
-	t.Logf("exit %d\n%s\n%s", code, stdout, stderr)
-	if code != cli.ExitRegression {
-		t.Fatalf("exit %d, want 1 (a regression)", code)
-	}
-	run, err := micro.ReadRun(runFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, err := micro.Analyze(run, micro.Options{Bounds: mustBounds(t, "micro:*@cpu-ns/op=+10%")})
-	if err != nil {
-		t.Fatal(err)
-	}
+	comment, verdict, page := filepath.Join(dir, "comment.md"), filepath.Join(dir, "verdict.json"), filepath.Join(dir, "report.html")
+	_, a, stdout := microRegressed(t, "micro:*@cpu-ns/op=+10%", "--target", "base="+repo+"@base", "--target", "slow="+repo+"@slow",
+		"--cmd", microGoCmd, "--rounds", "auto:20", "--group-unit", "cpu-ns/op", "--comment", comment, "--verdict", verdict, "--html", page)
 	want := map[string]string{"BenchmarkSum/n=1000": "fail", "BenchmarkSum/n=10000": "fail", "BenchmarkChecksum": "pass", "BenchmarkReverse": "pass"}
 	got := map[string]string{}
 	for _, r := range a.Candidates[0].Rows {
@@ -161,6 +148,28 @@ func TestMicroGoFindsTheSlowedBenchmark(t *testing.T) {
 	}
 }
 
+// microRegressed runs pgscale micro with args and --bound bound, wants
+// exit 1 (a regression), and returns the run file, it judged against the
+// bound, and the standard output.
+func microRegressed(t *testing.T, bound string, args ...string) (*micro.Run, *micro.Analysis, string) {
+	t.Helper()
+	runFile := filepath.Join(t.TempDir(), "micro.json")
+	code, stdout, stderr := pgscale(t, append(append([]string{"micro"}, args...), "--bound", bound, "--out", runFile)...)
+	t.Logf("exit %d\n%s\n%s", code, stdout, stderr)
+	if code != cli.ExitRegression {
+		t.Fatalf("exit %d, want 1 (a regression)", code)
+	}
+	run, err := micro.ReadRun(runFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := micro.Analyze(run, micro.Options{Bounds: mustBounds(t, bound)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return run, a, stdout
+}
+
 func mustBounds(t *testing.T, specs ...string) []micro.Bound {
 	t.Helper()
 	bs, err := micro.ParseBounds(specs)
@@ -223,24 +232,10 @@ func TestMicroGoogleBenchmark(t *testing.T) {
 	}
 	repo := microRepo(t, "microgbench", "work.h", "bench.cc", "work.h")
 	startHog(t, 1)
-	dir := t.TempDir()
-	runFile := filepath.Join(dir, "micro.json")
 	// Built once per tree: the exported tree lasts the run.
 	cmd := "[ -x bench ] || g++ -O2 -o bench bench.cc -lbenchmark -lpthread; ./bench --benchmark_format=json --benchmark_min_time=0.05 --benchmark_repetitions=3"
-	code, stdout, stderr := pgscale(t, "micro", "--format", "gbench", "--target", "base="+repo+"@base", "--target", "slow="+repo+"@slow",
-		"--cmd", cmd, "--rounds", "auto:20", "--bound", "micro:*@cpu-ns/op=+10%", "--out", runFile)
-	t.Logf("exit %d\n%s\n%s", code, stdout, stderr)
-	if code != cli.ExitRegression {
-		t.Fatalf("exit %d, want 1 (a regression)", code)
-	}
-	run, err := micro.ReadRun(runFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, err := micro.Analyze(run, micro.Options{Bounds: mustBounds(t, "micro:*@cpu-ns/op=+10%")})
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, a, stdout := microRegressed(t, "micro:*@cpu-ns/op=+10%", "--format", "gbench", "--target", "base="+repo+"@base", "--target", "slow="+repo+"@slow",
+		"--cmd", cmd, "--rounds", "auto:20")
 	want := map[string]string{"BM_Sum/1000": "fail", "BM_Sum/10000": "fail", "BM_Copy": "pass"}
 	got := map[string]string{}
 	for _, r := range a.Candidates[0].Rows {
@@ -382,22 +377,9 @@ func TestMicroPytestBenchmark(t *testing.T) {
 	}
 	repo := microRepo(t, "micropytest", "work.py", "work.py", "test_work.py")
 	startHog(t, 1)
-	runFile := filepath.Join(t.TempDir(), "micro.json")
 	cmd := py + " -m pytest -q -p no:cacheprovider --benchmark-json=bench.json --benchmark-timer=time.process_time --benchmark-min-rounds=50 --benchmark-max-time=0.2 test_work.py"
-	code, stdout, stderr := pgscale(t, "micro", "--format", "pytest", "--output", "bench.json", "--target", "base="+repo+"@base", "--target", "slow="+repo+"@slow",
-		"--cmd", cmd, "--rounds", "auto:20", "--bound", "micro:*@min-ns/op=+10%", "--group-unit", "min-ns/op", "--out", runFile)
-	t.Logf("exit %d\n%s\n%s", code, stdout, stderr)
-	if code != cli.ExitRegression {
-		t.Fatalf("exit %d, want 1 (a regression)", code)
-	}
-	run, err := micro.ReadRun(runFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, err := micro.Analyze(run, micro.Options{Bounds: mustBounds(t, "micro:*@min-ns/op=+10%")})
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, a, stdout := microRegressed(t, "micro:*@min-ns/op=+10%", "--format", "pytest", "--output", "bench.json", "--target", "base="+repo+"@base", "--target", "slow="+repo+"@slow",
+		"--cmd", cmd, "--rounds", "auto:20", "--group-unit", "min-ns/op")
 	want := map[string]string{"test_work.py::test_total": "fail", "test_work.py::test_join": "pass"}
 	for _, r := range a.Candidates[0].Rows {
 		if r.Unit == "min-ns/op" && want[r.Bench] != r.Outcome.String() {
@@ -594,24 +576,11 @@ func TestMicroCountedFindsTheSlowedBenchmark(t *testing.T) {
 	testenv.NeedProgram(t, "valgrind", "Debian: apt-get install valgrind")
 	repo := microGoRepo(t)
 	startHog(t, 1)
-	runFile := filepath.Join(t.TempDir(), "micro.json")
 	cmd := `[ -x b.test ] || go test -c -o b.test; $PGSCALE_MICRO_EXEC ./b.test -test.run '^$' -test.bench '^Benchmark(Sum|Reverse)$/^n=1000$' -test.benchtime 20000x`
-	code, stdout, stderr := pgscale(t, "micro", "--target", "base="+repo+"@base", "--target", "slow="+repo+"@slow", "--count", "instructions",
-		"--cmd", cmd, "--rounds", "3", "--bound", "micro:*@instr/op=+1%", "--out", runFile)
-	t.Logf("exit %d\n%s\n%s", code, stdout, stderr)
-	if code != cli.ExitRegression {
-		t.Fatalf("exit %d, want 1 (a regression)", code)
-	}
-	run, err := micro.ReadRun(runFile)
-	if err != nil {
-		t.Fatal(err)
-	}
+	run, a, stdout := microRegressed(t, "micro:*@instr/op=+1%", "--target", "base="+repo+"@base", "--target", "slow="+repo+"@slow", "--count", "instructions",
+		"--cmd", cmd, "--rounds", "3")
 	if run.Counted == nil || run.Counted.Events != "instructions" || run.Counted.Iterations["BenchmarkSum/n=1000"] < 1 || len(run.Counted.Calibration) != 2 {
 		t.Fatalf("the run file's counting: %+v", run.Counted)
-	}
-	a, err := micro.Analyze(run, micro.Options{Bounds: mustBounds(t, "micro:*@instr/op=+1%")})
-	if err != nil {
-		t.Fatal(err)
 	}
 	got := map[string]string{}
 	for _, r := range a.Candidates[0].Rows {
