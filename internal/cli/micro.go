@@ -144,7 +144,7 @@ points.`,
 	fs.StringArrayVar(&targets, "target", nil, "a tree to run the command in, NAME=PATH or NAME=PATH@REV[+PATCH...], the baseline first (repeatable)")
 	fs.StringVar(&command, "cmd", "", "the benchmark command, run with sh -c in each tree")
 	fs.StringVar(&format, "format", "go", "the command's output format: "+microFormatNames())
-	fs.StringVar(&output, "output", "", "the file the command writes its results to, relative to its tree (default: its standard output)")
+	fs.StringVar(&output, "output", "", "the file the command writes its results to, or the directory for criterion (target/criterion), relative to its tree (default: its standard output)")
 	fs.Var(roundsFlag{&rounds}, "rounds", "rounds: a number, or auto[:MAX|DURATION] to round until every bounded benchmark is decided (default 10, auto:30 with --bound)")
 	fs.StringArrayVar(&bounds, "bound", nil, "largest change allowed in the bad direction: micro:NAME=±N%, micro:PATTERN=±N% (* any characters), micro:NAME@UNIT=±N% (repeatable, or comma-separated)")
 	fs.StringArrayVar(&groups, "group", nil, "a group of benchmarks to sum up, by name prefix or pattern (repeatable; default: each benchmark family)")
@@ -156,6 +156,7 @@ points.`,
 	fs.StringVar(&out, "out", "", "the run file (default results/micro-TIME.json)")
 	registerInconclusive(fs, &inconclusive)
 	rec.register(fs, true)
+	fs.Lookup("commit").Usage = "commit [NAME=]SHA target NAME measured, or every target without one (default: the commit the target's tree was at, PATH@REV; else the CI environment's commit; repeatable)"
 	outputs.register(fs, func(f report.Format) bool {
 		return f.Name == "markdown" || f.Name == "comment" || f.Name == "verdict" || f.Name == "html"
 	})
