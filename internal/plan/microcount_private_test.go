@@ -46,7 +46,7 @@ func TestCalibratedIters(t *testing.T) {
 		s    micro.Sample
 		want int
 	}{
-		{micro.Sample{Values: []micro.Value{{Unit: "ns/op", Value: 400}}}, 5000},
+		{micro.Sample{Values: []micro.Value{{Unit: "ns/op", Value: 400}}}, 25000},
 		{micro.Sample{Values: []micro.Value{{Unit: "ns/op", Value: 3e7}}}, 1},
 		{micro.Sample{Iters: 77, Values: []micro.Value{{Unit: "latency", Value: 3}}}, 77},
 		{micro.Sample{Values: []micro.Value{{Unit: "latency", Value: 3}}}, 1000},
