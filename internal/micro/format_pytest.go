@@ -7,11 +7,8 @@ import (
 )
 
 // pytestFormat is pytest-benchmark's JSON (--benchmark-json=FILE): each
-// test's median time per call as ns/op, its least as min-ns/op, and every
-// numeric extra_info value (benchmark.extra_info) under its own name,
-// lower is better. The least of a test's many rounds is the steadiest
-// figure on a loaded machine, whose other processes only ever add to a
-// round's time.
+// test's median time per call as ns/op, and every numeric extra_info
+// value (benchmark.extra_info) under its own name, lower is better.
 var pytestFormat = Format{
 	Name:  "pytest",
 	Usage: "pytest-benchmark's JSON (--benchmark-json=FILE; give the file with --output)",
@@ -26,7 +23,6 @@ func parsePytest(out []byte) ([]Sample, error) {
 			ExtraInfo map[string]json.RawMessage `json:"extra_info"`
 			Stats     *struct {
 				Median     float64 `json:"median"`
-				Min        float64 `json:"min"`
 				Iterations int     `json:"iterations"`
 				Rounds     int     `json:"rounds"`
 			} `json:"stats"`
@@ -47,7 +43,7 @@ func parsePytest(out []byte) ([]Sample, error) {
 		if b.Stats == nil {
 			return nil, fmt.Errorf("pytest-benchmark JSON: %s has no stats", name)
 		}
-		s := Sample{Name: name, Iters: b.Stats.Iterations * b.Stats.Rounds, Values: []Value{{Unit: "ns/op", Value: b.Stats.Median * 1e9}, {Unit: "min-ns/op", Value: b.Stats.Min * 1e9}}}
+		s := Sample{Name: name, Iters: b.Stats.Iterations * b.Stats.Rounds, Values: []Value{{Unit: "ns/op", Value: b.Stats.Median * 1e9}}}
 		var keys []string
 		for k := range b.ExtraInfo {
 			keys = append(keys, k)
