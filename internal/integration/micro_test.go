@@ -288,7 +288,8 @@ micro:
 	}
 	out := filepath.Join(t.TempDir(), "bundle")
 	comment := filepath.Join(t.TempDir(), "comment.md")
-	code, stdout, stderr := pgscale(t, "suite", file, "--out", out, "--comment", comment)
+	loc := filepath.Join(t.TempDir(), "history.db")
+	code, stdout, stderr := pgscale(t, "suite", file, "--out", out, "--comment", comment, "--store", loc)
 	t.Logf("exit %d\n%s\n%s", code, stdout, lastLines(stderr, 20))
 	if code != cli.ExitRegression {
 		t.Fatalf("exit %d, want 1: the micro cell's slowed benchmarks fail", code)
@@ -325,6 +326,23 @@ micro:
 	code, again, _ := pgscale(t, "compare", out)
 	if code != cli.ExitRegression || !strings.Contains(again, "slow against base: Microbench: 2 of 4 measures within bounds") {
 		t.Errorf("compare of the bundle: exit %d\n%s", code, again)
+	}
+	// --store kept the micro cell's run beside the macro cell's files, a
+	// series per benchmark's measure under the suite's name, and history
+	// add of the bundle finds them stored.
+	runFile := filepath.Join(out, "micro-go.json")
+	for _, target := range []string{"base", "slow"} {
+		if !strings.Contains(stdout, "stored: "+runFile+" (target "+target+") as result ") {
+			t.Errorf("stdout does not say the micro cell's run was stored for %s", target)
+		}
+	}
+	code, list, _ := pgscale(t, "history", "list", "--store", loc, "workload=with-micro", "label=slow", "measure=micro:BenchmarkSum/n=1000@cpu-ns/op")
+	if code != cli.ExitOK || !strings.Contains(list, "with-micro micro:go  slow") {
+		t.Errorf("history list of the suite's micro series: exit %d\n%s", code, list)
+	}
+	code, added, _ := pgscale(t, "history", "add", "--store", loc, out)
+	if code != cli.ExitOK || !strings.Contains(added, "stored: "+runFile+" (target slow) was stored before") {
+		t.Errorf("history add of the bundle: exit %d\n%s", code, added)
 	}
 }
 
