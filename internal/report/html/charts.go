@@ -83,7 +83,11 @@ func scalingCharts(sc *scaling) [][]chartBox {
 			of[i] = strconv.Itoa(si)
 			s := sc.Series[si]
 			if s.Baseline {
+				// The target's name: the panel's title says the cell.
 				base = s.Label
+				if s.target != "" {
+					base = s.target
+				}
 			}
 			for _, pt := range s.Points {
 				for _, c := range pt.Costs {
