@@ -227,12 +227,19 @@
       c.strokeStyle = s.stroke();
       c.fillStyle = s.stroke();
       if (m.lo != null && m.hi != null) {
-        var y0 = ypos(u, m.lo), y1 = ypos(u, m.hi);
+        // An end past the axis is drawn at its edge as an arrowhead.
+        var sc = u.scales.y, lo = Math.max(m.lo, sc.min), hi = Math.min(m.hi, sc.max);
+        var y0 = ypos(u, lo), y1 = ypos(u, hi);
         c.lineWidth = px;
         c.beginPath();
         c.moveTo(x, y0); c.lineTo(x, y1);
-        c.moveTo(x - 4 * px, y0); c.lineTo(x + 4 * px, y0);
-        c.moveTo(x - 4 * px, y1); c.lineTo(x + 4 * px, y1);
+        [[y0, m.lo >= sc.min, 1], [y1, m.hi <= sc.max, -1]].forEach(function (e) {
+          if (e[1]) {
+            c.moveTo(x - 4 * px, e[0]); c.lineTo(x + 4 * px, e[0]);
+          } else {
+            c.moveTo(x - 4 * px, e[0] - 6 * px * e[2]); c.lineTo(x, e[0]); c.lineTo(x + 4 * px, e[0] - 6 * px * e[2]);
+          }
+        });
         c.stroke();
       }
       (m.rounds || []).forEach(function (r) {
@@ -304,7 +311,7 @@
         var i = cs.indexOf(v.clients);
         ys[i] = v.y;
         at[i] = v;
-        all.push(v.y, v.hi);
+        all.push(v.y);
         (v.rounds || []).forEach(function (r) { all.push(r); });
       });
       spec.series.push({ label: label, color: col, dash: dash, span: true });
@@ -371,19 +378,26 @@
       marks.push({ at: cs.map(function () { return null; }) });
       if (cs.length > 1) all.push(cs[cs.length - 1] / c0);
     }
-    if (metric === "change") {
-      var lo = 0, hi = 0;
-      marks.forEach(function (m) {
-        m.at.forEach(function (v) {
-          if (!v) return;
-          lo = Math.min(lo, v.lo != null ? v.lo : v.y);
-          hi = Math.max(hi, v.hi != null ? v.hi : v.y);
-        });
+    // The axis holds the values, the rounds and the intervals, but an
+    // interval far wider than the values (two rounds make one) would
+    // flatten them: it runs off the axis instead, and the tooltip gives
+    // it.
+    var lo = metric === "change" ? 0 : Infinity, hi = 0;
+    all.forEach(function (v) { if (v != null && isFinite(v)) { lo = Math.min(lo, v); hi = Math.max(hi, v); } });
+    if (!isFinite(lo)) lo = 0;
+    var span = Math.max(hi - lo, Math.abs(hi), metric === "change" ? 1 : 0);
+    marks.forEach(function (m) {
+      m.at.forEach(function (v) {
+        if (!v) return;
+        if (v.lo != null && v.lo >= lo - span) lo = Math.min(lo, v.lo);
+        if (v.hi != null && v.hi <= hi + span) hi = Math.max(hi, v.hi);
       });
+    });
+    if (metric === "change") {
       var pad = Math.max((hi - lo) * 0.1, 1);
       spec.yrange = function () { return [lo - pad, hi + pad]; };
     } else {
-      spec.yrange = function () { return [0, top(all)]; };
+      spec.yrange = function () { return [0, hi > 0 ? hi * 1.08 : 1]; };
     }
     spec.over = function (u, c, px) {
       if (metric === "change") {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -441,6 +442,56 @@ func TestPoolerQueueChart(t *testing.T) {
 	lo, hi := areaRange(t, ctx, id, 1)
 	if math.Abs(lo-0.5) > 0.1 || math.Abs(hi-1.5) > 0.1 {
 		t.Errorf("after a drag over 0.5–1.5 s of the throughput, the queue shows %v–%v s", lo, hi)
+	}
+	v.quiet(t)
+}
+
+// TestWideIntervalOffAxis: an interval far wider than the values (the ab
+// fixture's p99 at 2 clients reaches 1.49 ms from 0.06) runs off the
+// p99 chart's axis, which stays scaled to the values and rounds, so the
+// lines do not flatten; the tooltip still gives the interval.
+func TestWideIntervalOffAxis(t *testing.T) {
+	needBrowser(t)
+	pg := fixturePage(t, "ab/a.json", "ab/b.json")
+	var d struct {
+		Scaling struct {
+			Series []struct {
+				Points []struct {
+					P99    float64   `json:"p99_ms"`
+					Hi     float64   `json:"p99_hi"`
+					Rounds []float64 `json:"round_p99_ms"`
+				} `json:"points"`
+			} `json:"series"`
+		} `json:"scaling"`
+	}
+	if err := json.Unmarshal(embeddedData(t, pg), &d); err != nil {
+		t.Fatal(err)
+	}
+	var most, widest float64
+	for _, s := range d.Scaling.Series {
+		for _, p := range s.Points {
+			most = max(most, p.P99)
+			if len(p.Rounds) > 0 {
+				most = max(most, slices.Max(p.Rounds))
+			}
+			widest = max(widest, p.Hi)
+		}
+	}
+	if widest < 4*most {
+		t.Fatalf("the fixture's widest p99 interval reaches %v, its values %v: no interval to run off the axis", widest, most)
+	}
+	ctx, v := open(t, "wide", pg, 1400, 900)
+	plotArea(t, ctx, "scaling-p99", 0)
+	label := eval[string](t, ctx, `document.querySelector("#scaling-p99 .u-wrap").getAttribute("aria-label")`)
+	var top float64
+	if _, err := fmt.Sscanf(label[strings.LastIndex(label, " to ")+1:], "to %g", &top); err != nil {
+		t.Fatalf("label %q says no y range", label)
+	}
+	if top < most || top >= widest {
+		t.Errorf("the p99 axis reaches %v: want the values' %v and not the interval's %v", top, most, widest)
+	}
+	if tip := hover(t, ctx, "scaling-p99", 0, 0.98, 0.5); !strings.Contains(tip, fmt.Sprintf("– %.2f]", widest)) {
+		t.Errorf("the tooltip %q does not give the wide interval up to %v", tip, widest)
 	}
 	v.quiet(t)
 }
