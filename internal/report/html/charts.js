@@ -530,9 +530,8 @@
       var first = plots[0];
       t.series.forEach(function (s, k) {
         if (!first.series[k + 1].show) return;
-        var j = nearest(per[k], i);
-        if (j == null) return;
-        var p = per[k][j];
+        var p = nearest(per[k], x[i]);
+        if (!p) return;
         var line = (many ? s.label + ", " : "") + fmt(p.t) + "–" + fmt(p.t + p.len_s) + " s: " + fmt(p.tps) + " tps, p99 " + fmt(p.p99_ms) +
           " ms, mean " + fmt(p.mean_ms) + " ms";
         if (p.failed) line += ", " + p.failed + " failed";
@@ -572,13 +571,21 @@
     return align(plots);
   }
 
-  // nearest is the index of the item of pts nearest i that is a point.
-  function nearest(pts, i) {
-    for (var d = 0; d < pts.length; d++) {
-      if (pts[i - d]) return i - d;
-      if (pts[i + d]) return i + d;
-    }
-    return null;
+  // nearest is the interval of pts whose middle is nearest the time at,
+  // if at is within one interval's length of it: a target that ran
+  // nothing there (another's slice, another client count's step) says
+  // nothing.
+  function nearest(pts, at) {
+    var best = null, d = Infinity;
+    pts.forEach(function (p) {
+      if (!p) return;
+      var e = Math.abs(p.t + p.len_s / 2 - at);
+      if (e < d) {
+        d = e;
+        best = p;
+      }
+    });
+    return best && d <= best.len_s ? best : null;
   }
 
   // bars draws a file's steps as stacked bars: where the machine's CPU
