@@ -235,6 +235,9 @@ func (b *Builder) obtain(ctx context.Context, cache, name string, p *plan, t too
 		if be.Log == "" {
 			be.Log = keepFailedLog(cache, p.key, logf)
 		}
+		if ctx.Err() == nil {
+			rememberFailure(cache, p.key, be)
+		}
 		return nil, err
 	}
 	m.Phases = s.phases
@@ -250,7 +253,7 @@ func (b *Builder) obtain(ctx context.Context, cache, name string, p *plan, t too
 		}
 		return nil, fmt.Errorf("build %s: into the cache: %w", name, err)
 	}
-	os.Remove(filepath.Join(cache, failedDir, p.key+".log"))
+	forgetFailure(cache, p.key)
 	return &Build{Key: p.key, Root: root, Dir: filepath.Join(root, dirOf(&m)), Manifest: &m}, nil
 }
 

@@ -92,9 +92,28 @@ func BuildAt(ctx context.Context, spec Spec, opt ClusterOptions, log func(string
 		if a.Def.Build == nil {
 			return nil, usage.Errorf("%s: the proxy's definition has no build:", spec)
 		}
-		return buildProxy(ctx, spec, a.Def.Build, log)
+		return buildProxy(ctx, spec, a, opt.BuildCache, log)
 	}
 	return Build(ctx, spec, opt, log)
+}
+
+// FailedBuild returns the remembered failure of what BuildAt would build
+// for spec (build.Builder.Failed), or nil: the build's last attempt failed
+// and nothing has built it since. It builds nothing; a target that builds
+// nothing, or whose build cannot be planned, is a usage error.
+func FailedBuild(ctx context.Context, spec Spec, opt ClusterOptions) (*build.Failure, error) {
+	b, err := builderOf(spec)
+	if err != nil {
+		return nil, err
+	}
+	w, _, err := b.what(spec, newOpening(opt, Needs{}, nil))
+	if err == nil {
+		var f *build.Failure
+		if f, err = (&build.Builder{Cache: opt.BuildCache}).Failed(ctx, w); err == nil {
+			return f, nil
+		}
+	}
+	return nil, usage.Wrap(named(spec, err))
 }
 
 func (a SrcArg) sources() []Revisioned {
