@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/goccy/go-yaml"
 
@@ -30,6 +31,19 @@ type revisable interface {
 	sources() []Revisioned
 	// atRev returns the Arg with source i at rev.
 	atRev(i int, rev string) (Arg, error)
+}
+
+// Recorded returns the spec as a result file records it
+// (result.Target.Spec): KIND:ARG without the A/B name, every relative path
+// in it made absolute (RebaseSpec against the working directory),
+// passwords redacted.
+func (t Spec) Recorded() string {
+	t.Name = ""
+	s := t.String()
+	if wd, err := os.Getwd(); err == nil {
+		s = strings.TrimPrefix(RebaseSpec("x="+s, wd), "x=")
+	}
+	return s
 }
 
 // BisectSource returns the one source of spec's target written without a
