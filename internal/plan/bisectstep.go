@@ -127,7 +127,8 @@ func (r *bisectRun) knownFailure(ctx context.Context, st *result.BisectStep, mid
 	if err != nil || f == nil {
 		return false, nil // a build that cannot be planned says so when it is tried
 	}
-	st.Build = &result.BisectBuild{Key: f.Key, Cached: true, Failed: fmt.Sprintf("phase %s (log: %s)", f.Phase, f.Log)}
+	// Cached: what the step knows of the build came from the cache.
+	st.Build = &result.BisectBuild{Key: f.Key, Cached: true, Failed: fmt.Sprintf("at %s, remembered: phase %s (log: %s)", clock(f.When), f.Phase, f.Log)}
 	st.Class, st.Complete = result.BisectUnbuildable, true
 	st.Why = fmt.Sprintf("%s did not build at %s (cached failure: phase %s, log: %s): skipped, as git bisect skip does (pgscale build of it tries again)",
 		short(st.Commit), clock(f.When), f.Phase, f.Log)
