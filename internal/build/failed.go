@@ -77,18 +77,14 @@ func readFailure(cache, key string) (*Failure, error) {
 // building: pgscale bisect skips a commit whose build is known to fail.
 // Build itself always tries again.
 func (b *Builder) Failed(ctx context.Context, spec Spec) (*Failure, error) {
-	p, _, err := b.resolve(ctx, spec)
+	cache, key, err := b.locate(ctx, spec)
 	if err != nil {
 		return nil, err
 	}
-	cache, err := b.cacheDir()
-	if err != nil {
-		return nil, err
-	}
-	if lookup(cache, p.key) != nil {
+	if lookup(cache, key) != nil {
 		return nil, nil
 	}
-	return readFailure(cache, p.key)
+	return readFailure(cache, key)
 }
 
 // AsError returns the failure as the *Error its build returned, for a

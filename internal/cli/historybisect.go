@@ -15,6 +15,7 @@ import (
 
 	"github.com/pgscale/pgscale/internal/compare"
 	"github.com/pgscale/pgscale/internal/plan"
+	"github.com/pgscale/pgscale/internal/prose"
 	"github.com/pgscale/pgscale/internal/report"
 	"github.com/pgscale/pgscale/internal/result"
 	"github.com/pgscale/pgscale/internal/stats"
@@ -110,7 +111,7 @@ does not have) it says so in one line, exit 2.
 				h.ID, h.Key, stats.FormatChange(c.Change, c.Lo, c.Hi), report.ShortCommit(c.Before.Commit), c.Before.ResultID,
 				c.Before.Time.UTC().Format("2006-01-02 15:04"), report.ShortCommit(c.After.Commit), c.After.ResultID, c.After.Time.UTC().Format("2006-01-02 15:04"))
 			argv := append([]string{"pgscale"}, bargs...)
-			fmt.Fprintf(stderr, "history bisect: pgscale %s\n", shellWords(bargs))
+			fmt.Fprintf(stderr, "history bisect: pgscale %s\n", prose.Command(bargs))
 			root := newRoot(argv, cmd.OutOrStdout(), stderr)
 			root.SetArgs(bargs)
 			return root.ExecuteContext(ctx)
@@ -371,17 +372,4 @@ func (f *historyBisectFlags) commandArgs(argv []string) ([]string, error) {
 		return nil, usage.Errorf("history bisect: the runs ran --setup %s, which a result file does not keep and is not there now: give the file (--setup FILE)", setup)
 	}
 	return append(args, "--setup", abs), nil
-}
-
-// shellWords writes a command line as a shell would take it back.
-func shellWords(args []string) string {
-	out := make([]string, len(args))
-	for i, a := range args {
-		if a != "" && !strings.ContainsAny(a, " \t\n'\"\\$`!*?[]{}()<>|&;#~,") {
-			out[i] = a
-			continue
-		}
-		out[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
-	}
-	return strings.Join(out, " ")
 }

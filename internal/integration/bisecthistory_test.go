@@ -1,9 +1,6 @@
 package integration_test
 
 import (
-	"fmt"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -31,11 +28,10 @@ import (
 //	[loop]    work: a 2000-step hash loop per call
 //	[bisect]  README: a line on bisecting
 //
-// Every commit has a fixed date and author; only broken's differs between
-// runs.
+// Every commit has a fixed date and author (gitLine); only broken's
+// differs between runs.
 func bisectExtRepo(t *testing.T) string {
 	t.Helper()
-	dir := t.TempDir()
 	const head = "#include \"postgres.h\"\n#include \"fmgr.h\"\nPG_MODULE_MAGIC;\nPG_FUNCTION_INFO_V1(pgscale_bx_work);\n"
 	body := func(comment, semicolon, loop string) string {
 		return head + comment + "Datum pgscale_bx_work(PG_FUNCTION_ARGS) {\n  volatile uint32 h = 2166136261u" + semicolon + "\n" + loop +
@@ -43,39 +39,10 @@ func bisectExtRepo(t *testing.T) string {
 	}
 	const comment = "/* pgscale_bx_work returns its argument plus one. */\n"
 	const loop = "  for (int i = 0; i < 2000; i++)\n    h = (h ^ (uint32) i) * 16777619u;\n"
-	git := func(env []string, args ...string) {
-		t.Helper()
-		cmd := exec.Command("git", append([]string{"-C", dir, "-c", "user.name=pgscale", "-c", "user.email=pgscale@localhost"}, args...)...)
-		cmd.Env = append(os.Environ(), env...)
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-	}
-	git(nil, "init", "-q")
-	n := 0
-	commit := func(subject string, files map[string]string, tag string) {
-		t.Helper()
-		for name, b := range files {
-			if err := os.WriteFile(filepath.Join(dir, name), []byte(b), 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
-		date := fmt.Sprintf("2025-01-02T00:%02d:00Z", n)
-		env := []string{"GIT_AUTHOR_DATE=" + date, "GIT_COMMITTER_DATE=" + date}
-		git(env, "add", "-A")
-		git(env, "commit", "-q", "-m", subject)
-		if tag != "" {
-			git(nil, "tag", tag)
-		}
-		n++
-	}
-	commit("pgscale_bx: one function", map[string]string{
-		"Makefile": "MODULES = pgscale_bx\nEXTENSION = pgscale_bx\nDATA = pgscale_bx--1.0.sql\n" +
-			"PG_CONFIG ?= pg_config\nPGXS := $(shell $(PG_CONFIG) --pgxs)\ninclude $(PGXS)\n",
-		"pgscale_bx.c":        body("", ";", ""),
-		"pgscale_bx.control":  "default_version = '1.0'\nmodule_pathname = '$libdir/pgscale_bx'\nrelocatable = true\n",
-		"pgscale_bx--1.0.sql": "CREATE FUNCTION pgscale_bx_work(int) RETURNS int AS 'MODULE_PATHNAME' LANGUAGE C STRICT;\n",
-	}, "base")
+	dir, commit := gitLine(t)
+	files := pgxsFiles("pgscale_bx")
+	files["pgscale_bx.c"] = body("", ";", "")
+	commit("pgscale_bx: one function", files, "base")
 	commit("README: what it is", map[string]string{"README": "pgscale_bx: a function to bisect.\n"}, "start")
 	commit("work: say what it returns", map[string]string{"pgscale_bx.c": body(comment, ";", "")}, "")
 	commit("README: how to install it", map[string]string{"README": "pgscale_bx: a function to bisect.\nmake install, then CREATE EXTENSION pgscale_bx.\n"}, "")
@@ -206,19 +173,10 @@ func TestHistoryBisectRefuses(t *testing.T) {
 	trackTime(t)
 	noCIEnv(t)
 	// A repository of three commits, for a target whose source is real.
-	repo := t.TempDir()
+	repo, commit := gitLine(t)
 	var commits []string
-	for i, msg := range []string{"one", "two", "three"} {
-		writeFile(t, filepath.Join(repo, "f"), msg+"\n")
-		for _, args := range [][]string{{"init", "-q"}, {"add", "-A"}, {"commit", "-q", "-m", msg}} {
-			if i > 0 && args[0] == "init" {
-				continue
-			}
-			cmd := exec.Command("git", append([]string{"-C", repo, "-c", "user.name=t", "-c", "user.email=t@t"}, args...)...)
-			if out, err := cmd.CombinedOutput(); err != nil {
-				t.Fatalf("git %v: %v\n%s", args, err, out)
-			}
-		}
+	for _, msg := range []string{"one", "two", "three"} {
+		commit(msg, map[string]string{"f": msg + "\n"}, "")
 		commits = append(commits, gitRev(t, repo, "HEAD"))
 	}
 	ext := "settings:,ext=" + repo
