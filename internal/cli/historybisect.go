@@ -198,16 +198,16 @@ func (f *historyBisectFlags) bisectArgs(cmd *cobra.Command, h trend.History, c t
 	if out, err = filepath.Abs(out); err != nil {
 		return nil, usage.Errorf("history bisect: --out: %v", err)
 	}
-	args := []string{"bisect", "--good", good, "--bad", bad, ta.String()}
-	wl, err := workloadArgs(after.Workload, filepath.Join(out, "scripts"))
-	if err != nil {
-		return nil, err
-	}
-	args = append(args, wl...)
 	cmdArgs, err := f.commandArgs(after.Command)
 	if err != nil {
 		return nil, err
 	}
+	// The scripts are written last: a refusal leaves nothing behind.
+	wl, err := workloadArgs(after.Workload, filepath.Join(out, "scripts"))
+	if err != nil {
+		return nil, err
+	}
+	args := append([]string{"bisect", "--good", good, "--bad", bad, ta.String()}, wl...)
 	args = append(args, cmdArgs...)
 	args = append(args, "-c", strconv.Itoa(h.Clients), "--measure", h.Measure)
 	for _, md := range compare.Measures() {
