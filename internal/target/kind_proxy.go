@@ -605,6 +605,13 @@ func (p *proxyStart) start(ctx context.Context, fronts []*Server, needs Needs, l
 	if b := p.built; b != nil {
 		m := b.Manifest
 		pl.Build = &result.PoolerBuild{Source: p.def.Build.Source, Commit: m.Source.Commit, Tree: m.Source.Tree, Key: b.Key, Command: m.Command}
+		// The commit this definition's source resolves to: the cache may
+		// hold the same tree built from another commit.
+		if src, err := build.ParseSource(p.def.Build.Source); err == nil {
+			if r, err := build.ResolveSource(ctx, src); err == nil {
+				pl.Build.Commit, pl.Build.Tree = r.Commit, r.Tree
+			}
+		}
 	}
 	return &Server{Config: cfg, Pooler: px, Fronts: front, log: log, Info: result.Target{
 		Kind: string(ProxyKind), Name: p.spec.Name, Description: Describe(cfg), BinDir: fi.BinDir, Preloaded: fi.Preloaded, Tmpfs: fi.Tmpfs,
