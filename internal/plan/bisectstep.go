@@ -44,16 +44,17 @@ func (r *bisectRun) step(ctx context.Context, lo, mid, hi, stepsLeft int) (*resu
 	r.announce(st, mid)
 	l.Steps = append(l.Steps, *st)
 	st = &l.Steps[len(l.Steps)-1]
-	began := time.Now()
-	defer func() { r.stepTime = append(r.stepTime, time.Since(began)) }()
-
 	// A midpoint whose build is known to fail (the build cache remembers
-	// it) is skipped at once; pgscale build of it tries again.
+	// it) is skipped at once, and its instant is no step for the estimate;
+	// pgscale build of it tries again.
 	if !ends {
 		if skipped, err := r.knownFailure(ctx, st, mid); skipped || err != nil {
 			return st, err
 		}
 	}
+	began := time.Now()
+	defer func() { r.stepTime = append(r.stepTime, time.Since(began)) }()
+
 	// Build what is not built yet in this run: the commit, and the ends
 	// of its interval (in the build cache since their own step).
 	for _, c := range idx {
