@@ -28,7 +28,7 @@ func TestBisectProxyFindsTheCommit(t *testing.T) {
 	testenv.Slow(t)
 	buildtest.Slow(t)
 	testenv.NeedProgram(t, "valgrind", "Debian: apt-get install valgrind")
-	repo := buildtest.PgBouncerSourceWith(t, "bisect-short")
+	repo := buildtest.PgBouncerBisectSource(t)
 	dir := t.TempDir()
 	example, err := os.ReadFile(targettest.Example(t, "pgbouncer"))
 	if err != nil {
