@@ -1,6 +1,8 @@
 package target_test
 
 import (
+	"context"
+	"os/exec"
 	"strings"
 	"testing"
 
@@ -81,5 +83,48 @@ func TestSpecRecorded(t *testing.T) {
 	}
 	if got, want := spec.Recorded(), "src:/tmp/pg@v1+/tmp/fix.patch,ext=/tmp/ext"; got != want {
 		t.Errorf("recorded %q, want %q", got, want)
+	}
+}
+
+// A proxy's build goes into the build cache the options name (--build-cache),
+// as a src: target's does, not the default one; a failed one is
+// remembered there and said before it is tried again.
+func TestProxyBuildUsesTheBuildCache(t *testing.T) {
+	repo := t.TempDir()
+	for _, args := range [][]string{{"init", "-q"}, {"commit", "-q", "--allow-empty", "-m", "first"}} {
+		if out, err := exec.Command("git", append([]string{"-C", repo, "-c", "user.name=t", "-c", "user.email=t@t"}, args...)...).CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	def := func(run string) target.Spec {
+		t.Helper()
+		s, err := target.ParseSpec(`p=proxy:{"command": "{{build}}/prog {{dir}}", "build": {"source": "` + repo + `@HEAD", "run": "` + run + `"}}`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	cache := t.TempDir()
+	opt := target.ClusterOptions{BuildCache: cache}
+	var said []string
+	log := func(s string) { said = append(said, s) }
+	bld, err := target.BuildAt(context.Background(), def("touch prog"), opt, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(bld.Root, cache+"/") {
+		t.Errorf("the proxy was built into %s, not the cache named, %s", bld.Root, cache)
+	}
+	bad := def("echo no; exit 3")
+	if _, err := target.BuildAt(context.Background(), bad, opt, log); err == nil {
+		t.Fatal("a build command that fails built")
+	}
+	if f, err := target.FailedBuild(context.Background(), bad, opt); err != nil || f == nil || f.Phase != "build" {
+		t.Fatalf("the failure is not remembered in %s: %+v, %v", cache, f, err)
+	}
+	said = nil
+	target.BuildAt(context.Background(), bad, opt, log)
+	if !strings.Contains(strings.Join(said, "\n"), "failed at") || !strings.Contains(strings.Join(said, "\n"), "building it again") {
+		t.Errorf("building it again does not say the last failure:\n%s", strings.Join(said, "\n"))
 	}
 }
