@@ -18,8 +18,9 @@ func filterHelp() string {
 	return `A FILTER is one or more terms, all of which a series must match: N (the
 series numbered N in pgscale history list), workload=NAME (the workload's
 name, or its whole key when quoted with its options: 'select-only -s 1 -M
-prepared'), label=LABEL, c=N (clients), measure=NAME (` + measureNames() + `)
-and machine=FINGERPRINT.`
+prepared'; micro-benchmarks' micro:PROJECT), label=LABEL, c=N (clients),
+measure=NAME (` + measureNames() + `; a micro-benchmark's
+micro:BENCH or micro:BENCH@UNIT) and machine=FINGERPRINT.`
 }
 
 // newHistoryCmd is `pgscale history`: the store it opens, shared by the
@@ -30,10 +31,11 @@ func newHistoryCmd(stdout io.Writer) *cobra.Command {
 		Use:   "history list|show|check|add|export|ack|bisect",
 		Short: "The run history: series across commits, trend charts, change points",
 		Long: `pgscale keeps a history of result files in a store (an SQLite file by default,
-PostgreSQL for teams): run and ab record what they write with --store (or
-$` + store.EnvLocation + `), history add records files written before. Each file's
-figures become points of series: one measure at one client count of one
-workload, on one label (a line of history: main, patched) and one machine.
+PostgreSQL for teams): run, ab, suite and micro record what they write with
+--store (or $` + store.EnvLocation + `), history add records files written before.
+Each file's figures become points of series: one measure at one client count
+of one workload, on one label (a line of history: main, patched) and one
+machine; a micro-benchmark's measure on one target of a micro run.
 history check finds the change points in each series (E-Divisive means
 with a t-test, as Apache Otava does) and exits 1 when one is a regression
 past a --bound.

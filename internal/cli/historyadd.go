@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/pgscale/pgscale/internal/micro"
 	"github.com/pgscale/pgscale/internal/result"
 	"github.com/pgscale/pgscale/internal/store"
 	"github.com/pgscale/pgscale/internal/usage"
@@ -22,7 +23,10 @@ func newHistoryAddCmd(stdout io.Writer, open opener) *cobra.Command {
 		Short: "Record existing result files in the store",
 		Long: `Record result files (a directory stands for the result files in it, a
 suite's bundle for its cells' files, each cell a workload "SUITE CELL") in the
-store, each whole, with its figures indexed as points. Every file is
+store, each whole, with its figures indexed as points. A micro-benchmark run
+file (pgscale micro's, a suite's micro cell's) is recorded once per target,
+its benchmarks' measures the points, the commit each tree was at its
+commit unless --commit gives one. Every file is
 checked first (the result schema, its rules, no password anywhere): when
 one fails, nothing is stored. A file stored before is not stored again.
 
@@ -63,6 +67,17 @@ files of another time.`,
 				raw, err := os.ReadFile(w.path)
 				if err != nil {
 					return usage.Wrap(err)
+				}
+				if w.micro || micro.IsRun(raw) {
+					run, err := store.CheckMicro(raw)
+					if err != nil {
+						return usage.Errorf("%s: %v", w.path, err)
+					}
+					pending = append(pending, store.Pending{Path: w.path, Raw: raw, Workload: w.series, Micro: true})
+					for _, t := range run.Targets {
+						names = append(names, t.Name)
+					}
+					continue
 				}
 				if err := store.Check(raw); err != nil {
 					return usage.Errorf("%s: %v", w.path, err)

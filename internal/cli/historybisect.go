@@ -90,6 +90,9 @@ does not have) it says so in one line, exit 2.
 				return usage.Errorf("history bisect: %s matches %d series; name one (its number in pgscale history list, or add measure= and c=)", strings.Join(args, " "), len(hs))
 			}
 			h := hs[0]
+			if h.Micro() {
+				return usage.Errorf("history bisect: series %d is a micro-benchmark's (%s): history bisect measures a workload on a target built at each commit; name a series of run, ab or suite", h.ID, h.Measure)
+			}
 			c, err := changeToBisect(h, f.resultID)
 			if err != nil {
 				return err

@@ -3,10 +3,12 @@ package cli
 import (
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/pgscale/pgscale/internal/compare"
+	"github.com/pgscale/pgscale/internal/micro"
 	"github.com/pgscale/pgscale/internal/report"
 	"github.com/pgscale/pgscale/internal/stats"
 	"github.com/pgscale/pgscale/internal/trend"
@@ -26,7 +28,9 @@ a Student t-test between the segments either side, p < 0.001, as Apache
 Otava does it; docs/history.md) and report every change point after the
 series' acknowledged one: its size ± uncertainty, the means either side
 and the commits it lies between. A change point is outside bounds when it
-is past its --bound in the bad direction (tps=-2%, p99=+5%, tps@c=8=-2%).
+is past its --bound in the bad direction (tps=-2%, p99=+5%, tps@c=8=-2%; a
+micro-benchmark's as pgscale micro takes them: 'micro:BenchmarkSum/*=+5%',
+'micro:*@cpu-ns/op=+10%').
 
 Exit code 0 when no change point is outside its bound (without bounds,
 whatever was found), 1 when one is, 2 for bad usage.
@@ -36,7 +40,12 @@ whatever was found), 1 when one is, 2 for bad usage.
 			if !(confidence > 0 && confidence < 1) {
 				return usage.Errorf("--confidence must be between 0 and 1, e.g. 0.95")
 			}
-			b, err := stats.ParseBounds(bounds)
+			macro, micros := splitMicroBounds(bounds)
+			b, err := stats.ParseBounds(macro)
+			if err != nil {
+				return usage.Wrap(err)
+			}
+			mb, err := micro.ParseBounds(micros)
 			if err != nil {
 				return usage.Wrap(err)
 			}
@@ -58,6 +67,13 @@ whatever was found), 1 when one is, 2 for bad usage.
 					return usage.Wrap(err)
 				}
 			}
+			if len(mb) > 0 && len(series) > 0 {
+				resolved, err := microSeriesBounds(series, mb)
+				if err != nil {
+					return usage.Wrap(err)
+				}
+				b = append(b, resolved...)
+			}
 			changes, warns, err := st.Changes(ctx, f, stats.ChangePointOptions{Options: stats.Options{Confidence: confidence}})
 			if err != nil {
 				return err
@@ -76,15 +92,50 @@ whatever was found), 1 when one is, 2 for bad usage.
 	return cmd
 }
 
-// seriesClients returns the client counts of the series, once each.
+// seriesClients returns the client counts of the series, once each
+// (micro-benchmarks' have none).
 func seriesClients(series []trend.Series) []int {
 	var out []int
 	seen := map[int]bool{}
 	for _, s := range series {
-		if !seen[s.Clients] {
+		if !seen[s.Clients] && !s.Micro() {
 			seen[s.Clients] = true
 			out = append(out, s.Clients)
 		}
 	}
 	return out
+}
+
+// splitMicroBounds parts --bound values into the measures' bounds and the
+// micro-benchmarks' (micro:PATTERN[@UNIT]=±N%), each a comma list.
+func splitMicroBounds(specs []string) (macro, micros []string) {
+	for _, spec := range specs {
+		for _, part := range strings.Split(spec, ",") {
+			if micro.IsBound(part) {
+				micros = append(micros, part)
+			} else if strings.TrimSpace(part) != "" {
+				macro = append(macro, part)
+			}
+		}
+	}
+	return macro, micros
+}
+
+// microSeriesBounds resolves micro-benchmark bounds against the
+// micro-benchmark series as a run's analysis resolves them: each
+// series' measure gets the most specific bound that matches it, a bound
+// on no series is an error.
+func microSeriesBounds(series []trend.Series, bounds []micro.Bound) (stats.Bounds, error) {
+	var ms []stats.Measure
+	var primary []bool
+	seen := map[string]bool{}
+	for _, s := range series {
+		m, p, ok := micro.SeriesMeasure(s.Key.Measure, s.Unit, s.HigherIsBetter)
+		if !ok || !s.Micro() || seen[m.Key()] {
+			continue
+		}
+		seen[m.Key()] = true
+		ms, primary = append(ms, m), append(primary, p)
+	}
+	return micro.ResolveBounds(bounds, ms, primary)
 }

@@ -2,13 +2,17 @@ package cli
 
 import (
 	"bytes"
+	"fmt"
 	"io"
+	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/pgscale/pgscale/internal/compare"
 	"github.com/pgscale/pgscale/internal/report"
+	"github.com/pgscale/pgscale/internal/store"
 	"github.com/pgscale/pgscale/internal/usage"
 )
 
@@ -25,6 +29,8 @@ file's target named LABEL@COMMIT: benchstat -col target FILE compares the
 commits) or bmf (Bencher Metric Format, one benchmark per file and client
 count, named LABEL@COMMIT/WORKLOAD/clients=N, a second run of one commit
 with #2 after it). Whole files are written, every measure of them.
+Micro-benchmark runs are not result files: their series are left out, with
+a note.
 
 ` + filterHelp(),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -47,9 +53,25 @@ with #2 after it). Whole files are written, every measure of them.
 			if len(runs) == 0 {
 				return noSeries(st, args)
 			}
+			var files []store.Run
+			var micros []string
+			for _, r := range runs {
+				if r.Kind == store.KindResult {
+					files = append(files, r)
+				} else if !slices.Contains(micros, r.Workload) {
+					micros = append(micros, r.Workload)
+				}
+			}
+			if len(micros) > 0 {
+				msg := fmt.Sprintf("the series of %s are micro-benchmarks', whose run files export does not write (history show and check read them, pgscale micro RUN.json judges a run)", strings.Join(micros, ", "))
+				if len(files) == 0 {
+					return usage.Errorf("%s; select result files' series with a filter", msg)
+				}
+				fmt.Fprintf(cmd.ErrOrStderr(), "pgscale: note: %s: left out\n", msg)
+			}
 			var inputs []compare.Input
 			used := map[string]int{}
-			for _, r := range runs {
+			for _, r := range files {
 				file, err := st.File(cmd.Context(), r.ResultID)
 				if err != nil {
 					return err

@@ -13,6 +13,7 @@ import (
 	"github.com/pgscale/pgscale/internal/compare"
 	"github.com/pgscale/pgscale/internal/micro"
 	"github.com/pgscale/pgscale/internal/plan"
+	"github.com/pgscale/pgscale/internal/probeopt"
 	"github.com/pgscale/pgscale/internal/report"
 	"github.com/pgscale/pgscale/internal/usage"
 )
@@ -25,6 +26,8 @@ func newMicroCmd(stdout, stderr io.Writer) *cobra.Command {
 	var keep bool
 	rounds := compare.Rounds{N: 10}
 	var outputs outputFlags
+	var rec recordFlags
+	var count probeopt.Count
 	cmd := &cobra.Command{
 		Use:   "micro --target NAME=PATH[@REV] --target NAME=PATH[@REV] --cmd COMMAND [flags] | micro RUN.json",
 		Short: "Run a project's own micro-benchmarks in each target's tree, interleaved, and judge every benchmark",
@@ -46,10 +49,25 @@ benchmark, 'micro:BenchmarkSum@B/op=+0%' another of its measures. Groups
 summed up: "BenchmarkSum: 3 of 3 slower, median +9.8% ± 1.2%".
 
 The rounds are written to a run file (--out); pgscale micro RUN.json judges
-one again. Exit code 0 when every bounded benchmark passed (or none was
+one again.
+
+With --count instructions each benchmark is counted instead of timed: run
+alone under Valgrind's callgrind for N and for 2N iterations (N from a native
+calibration run), its instr/op is the difference of the two counts divided
+by N, what one more iteration executes, whatever the machine's load. The
+command runs its benchmark program through $` + plan.ExecVar + ` (empty when not
+counting): go test -exec "$` + plan.ExecVar + `" ..., or $` + plan.ExecVar + ` ./bench ...
+Formats go and gbench (Google Benchmark 1.8 or later). Exit code 0 when every bounded benchmark passed (or none was
 bounded), 1 when one failed, 4 when one is inconclusive, 2 for bad usage, 3
 when a command failed or printed nothing the format reads (the rounds before
-it are judged and written).`,
+it are judged and written).
+
+With --store (or $PGSCALE_STORE) the run file is recorded in the history
+store, each target's measures as series of their own ("micro:PROJECT", the
+tree's directory name; each benchmark's measure "micro:NAME" or
+"micro:NAME@UNIT"), under --label NAME=LABEL (default the target's name)
+and the commit its tree was at: pgscale history check finds their change
+points.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := outputs.check(); err != nil {
@@ -65,9 +83,20 @@ it are judged and written).`,
 				if run, err = micro.ReadRun(args[0]); err != nil {
 					return usage.Wrap(err)
 				}
+				var names []string
+				for _, t := range run.Targets {
+					names = append(names, t.Name)
+				}
+				if err := rec.check(names); err != nil {
+					return err
+				}
+				out = args[0]
 			} else {
+				if err := rec.check(targetNames(targets)); err != nil {
+					return err
+				}
 				spec := plan.MicroSpec{Command: command, Format: format, Output: output, Rounds: rounds, Options: opt,
-					Timeout: timeout, Keep: keep, Notice: func(s string) { fmt.Fprintln(stderr, s) }}
+					Timeout: timeout, Keep: keep, Count: count, Notice: func(s string) { fmt.Fprintln(stderr, s) }}
 				if !cmd.Flags().Changed("rounds") && len(mb) > 0 {
 					spec.Rounds = compare.Rounds{Auto: true, Max: compare.DefaultAutoMax}
 				}
@@ -101,20 +130,21 @@ it are judged and written).`,
 			werr := text.Write(stdout, d)
 			d.Color = false
 			werr = errors.Join(werr, outputs.write(d))
+			recErr := rec.record(cmd.Context(), stdout, []written{{path: out, micro: true}})
 			if werr != nil {
-				return werr
+				return errors.Join(werr, recErr)
 			}
 			if !a.Complete() {
-				return fmt.Errorf("micro-benchmarks incomplete: %s", strings.Join(a.Problems, "; "))
+				return errors.Join(fmt.Errorf("micro-benchmarks incomplete: %s", strings.Join(a.Problems, "; ")), recErr)
 			}
-			return outcomeError(a.Outcome(), inconclusive, "micro-benchmarks past their bounds", "micro-benchmarks undecided")
+			return errors.Join(outcomeError(a.Outcome(), inconclusive, "micro-benchmarks past their bounds", "micro-benchmarks undecided"), recErr)
 		},
 	}
 	fs := cmd.Flags()
 	fs.StringArrayVar(&targets, "target", nil, "a tree to run the command in, NAME=PATH or NAME=PATH@REV[+PATCH...], the baseline first (repeatable)")
 	fs.StringVar(&command, "cmd", "", "the benchmark command, run with sh -c in each tree")
 	fs.StringVar(&format, "format", "go", "the command's output format: "+microFormatNames())
-	fs.StringVar(&output, "output", "", "the file the command writes its results to, relative to its tree (default: its standard output)")
+	fs.StringVar(&output, "output", "", "the file the command writes its results to, or the directory for criterion (target/criterion), relative to its tree (default: its standard output)")
 	fs.Var(roundsFlag{&rounds}, "rounds", "rounds: a number, or auto[:MAX|DURATION] to round until every bounded benchmark is decided (default 10, auto:30 with --bound)")
 	fs.StringArrayVar(&bounds, "bound", nil, "largest change allowed in the bad direction: micro:NAME=±N%, micro:PATTERN=±N% (* any characters), micro:NAME@UNIT=±N% (repeatable, or comma-separated)")
 	fs.StringArrayVar(&groups, "group", nil, "a group of benchmarks to sum up, by name prefix or pattern (repeatable; default: each benchmark family)")
@@ -122,8 +152,11 @@ it are judged and written).`,
 	fs.Float64Var(&confidence, "confidence", 0.95, "confidence level of intervals and tests (Holm-corrected over all measures)")
 	fs.DurationVar(&timeout, "timeout", 0, "end a run of the command that takes longer (0: none)")
 	fs.BoolVar(&keep, "keep", false, "keep the trees exported for revisions")
+	fs.Var(probeopt.CountInto(&count), "count", "instructions[,cache]: count each benchmark's instructions per iteration (instr/op) under Valgrind's callgrind instead of timing it, with cache also the simulated caches' misses and estimated cycles; the command runs its benchmark program through $"+plan.ExecVar+" (go test -exec \"$"+plan.ExecVar+"\")")
 	fs.StringVar(&out, "out", "", "the run file (default results/micro-TIME.json)")
 	registerInconclusive(fs, &inconclusive)
+	rec.register(fs, true)
+	fs.Lookup("commit").Usage = "commit [NAME=]SHA target NAME measured, or every target without one (default: the commit the target's tree was at, PATH@REV; else the CI environment's commit; repeatable)"
 	outputs.register(fs, func(f report.Format) bool {
 		return f.Name == "markdown" || f.Name == "comment" || f.Name == "verdict" || f.Name == "html"
 	})

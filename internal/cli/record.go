@@ -11,6 +11,8 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/pgscale/pgscale/internal/micro"
+	"github.com/pgscale/pgscale/internal/plan"
 	"github.com/pgscale/pgscale/internal/report"
 	"github.com/pgscale/pgscale/internal/result"
 	"github.com/pgscale/pgscale/internal/store"
@@ -105,13 +107,16 @@ func perTarget(flag string, vals, targets []string) (map[string]string, error) {
 	return out, nil
 }
 
-// written is a result file a runner wrote.
+// written is a result file a runner wrote, or a micro-benchmark run
+// file.
 type written struct {
 	path string
 	file *result.File
 	// series is the workload's name in the store (store.Meta.Workload):
 	// a suite's cell's, or empty.
 	series string
+	// micro marks a micro-benchmark run file (file is then nil).
+	micro bool
 }
 
 // bundleFiles returns the result files of a suite's bundle, each named
@@ -132,8 +137,17 @@ func bundleFiles(dir string) ([]written, bool, error) {
 			if err != nil {
 				return nil, true, usage.Wrap(err)
 			}
-			out = append(out, written{path, f, store.CellKey(x.Name, c.Key)})
+			out = append(out, written{path: path, file: f, series: store.CellKey(x.Name, c.Key)})
 		}
+	}
+	// The micro cells' run files, each its cell's benchmarks.
+	paths, _ := filepath.Glob(filepath.Join(dir, plan.MicroFile("*")))
+	for _, p := range paths {
+		run, err := micro.ReadRun(p)
+		if err != nil {
+			return nil, true, usage.Wrap(err)
+		}
+		out = append(out, written{path: p, series: store.CellKey(x.Name, store.MicroCell(run.Project())), micro: true})
 	}
 	return out, true, nil
 }
@@ -158,7 +172,7 @@ func (r *recordFlags) record(ctx context.Context, w io.Writer, files []written) 
 	defer st.Close()
 	pending := make([]store.Pending, len(files))
 	for i, wf := range files {
-		pending[i] = store.Pending{Path: wf.path, File: wf.file, Workload: wf.series}
+		pending[i] = store.Pending{Path: wf.path, File: wf.file, Workload: wf.series, Micro: wf.micro}
 	}
 	added, err := st.AddFiles(ctx, pending, store.AddOptions{Labels: labels, Commits: commits, Git: true})
 	for _, a := range added {
@@ -195,8 +209,12 @@ func storedLine(location string, a store.Added) string {
 		}
 		commit = "commit " + report.ShortCommit(a.Meta.Commit) + " from " + source
 	}
-	if a.Duplicate {
-		return fmt.Sprintf("stored: %s was stored before, as result %d in %s; nothing added", a.Path, a.ResultID, location)
+	path := a.Path
+	if a.Target != "" {
+		path += " (target " + a.Target + ")"
 	}
-	return fmt.Sprintf("stored: %s as result %d in %s (label %s, %s, %d points)", a.Path, a.ResultID, location, a.Label, commit, a.Points)
+	if a.Duplicate {
+		return fmt.Sprintf("stored: %s was stored before, as result %d in %s; nothing added", path, a.ResultID, location)
+	}
+	return fmt.Sprintf("stored: %s as result %d in %s (label %s, %s, %d points)", path, a.ResultID, location, a.Label, commit, a.Points)
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -67,6 +68,7 @@ bounded), 1 one failed (or a decision rule did), 4 one is inconclusive
 			if err != nil {
 				return err
 			}
+			var given []string
 			for _, p := range params {
 				name, value, ok := strings.Cut(p, "=")
 				if !ok {
@@ -75,6 +77,7 @@ bounded), 1 one failed (or a decision rule did), 4 one is inconclusive
 				if err := s.SetParam(name, value); err != nil {
 					return err
 				}
+				given = append(given, name)
 			}
 			if cmd.Flags().Changed("count") {
 				s.Count = count
@@ -107,6 +110,13 @@ bounded), 1 one failed (or a decision rule did), 4 one is inconclusive
 			}
 			spec.Suite, spec.Argv, spec.Version, spec.Cluster = s, argv, Version, c.Cluster
 			spec.Agents = ag.agents(cmd.Flags())
+			if len(spec.Targets) == 0 {
+				// Before the run: a build given for one side of a pair
+				// and not the other would read as the build's verdict.
+				for _, n := range s.Apart(given) {
+					spec.Notes = append(spec.Notes, "pgscale: note: "+n)
+				}
+			}
 			if dryRun {
 				return dryRunSuite(cmd.Context(), &spec, stdout)
 			}
@@ -234,8 +244,17 @@ func dryRunSuite(ctx context.Context, spec *plan.SuiteSpec, stdout io.Writer) er
 	}
 	fmt.Fprintf(stdout, "suite %s: %d of %d cells, %s on %s; clients %v, %v per step\n", s.Name, len(run), len(cells), what,
 		strings.Join(brief, ", "), s.Clients, s.Duration)
+	var own [][]target.Given // the cells' own targets (cells:), for their builds
 	for _, c := range run {
-		fmt.Fprintf(stdout, "  %3d  %s\n", c.Index+1, c.Key())
+		on := ""
+		if gs, ok := s.CellTargets(c); ok && len(spec.Targets) == 0 {
+			var brief []string
+			for _, g := range gs {
+				brief = append(brief, g.Brief())
+			}
+			on, own = "  on "+strings.Join(brief, ", "), append(own, gs)
+		}
+		fmt.Fprintf(stdout, "  %3d  %s%s\n", c.Index+1, c.Key(), on)
 	}
 	templated := false
 	for _, t := range targets {
@@ -253,6 +272,17 @@ func dryRunSuite(ctx context.Context, spec *plan.SuiteSpec, stdout io.Writer) er
 		if note != "" {
 			fmt.Fprintln(stdout, note)
 		}
+		for _, gs := range own {
+			ts, err := target.ParseGiven(gs, spec.Baseline, 1)
+			if err != nil {
+				return usage.Wrap(err)
+			}
+			for _, t := range ts {
+				if !slices.ContainsFunc(specs, func(s target.Spec) bool { return s.String() == t.String() }) {
+					specs = append(specs, t)
+				}
+			}
+		}
 		for _, t := range specs {
 			line, err := target.BuildStatus(ctx, t, spec.Cluster)
 			if err != nil {
@@ -262,6 +292,9 @@ func dryRunSuite(ctx context.Context, spec *plan.SuiteSpec, stdout io.Writer) er
 				fmt.Fprintf(stdout, "target %s: %s\n", t.Name, line)
 			}
 		}
+	}
+	for _, n := range spec.Notes {
+		fmt.Fprintln(stdout, n)
 	}
 	est := plan.EstimateSuite(s, len(run), len(targets))
 	fmt.Fprintf(stdout, "estimated time: %v, and the data's set-up in each cell\n", est.Round(time.Second))

@@ -10,6 +10,7 @@ import (
 	"github.com/pgscale/pgscale/internal/build/buildtest"
 	"github.com/pgscale/pgscale/internal/cli"
 	"github.com/pgscale/pgscale/internal/diagnose"
+	"github.com/pgscale/pgscale/internal/result"
 	"github.com/pgscale/pgscale/internal/target/targettest"
 	"github.com/pgscale/pgscale/internal/testenv"
 )
@@ -174,5 +175,130 @@ func TestBalancedPgBouncer(t *testing.T) {
 	}
 	if _, err := os.Stat(bundle); !os.IsNotExist(err) {
 		t.Errorf("a refused suite left %s (%v)", bundle, err)
+	}
+}
+
+// A suite's cell on targets of its own (cells:): the tpcb-like cell
+// through pgbouncer in front of a primary and its replica sends every
+// statement to the primary; the select-only cell, on the balancing
+// definition under the same target name, has the targets in use closed
+// and its own opened, and spreads its reads over both. The same suite
+// giving the balancing definition to the tpcb-like cell is refused before
+// anything starts, in one line naming the cell, the target and the write,
+// exit 2, no bundle, and so is its tpcb-like cell through a sharding
+// definition (its transaction writes beyond one shard); a parameter given
+// without the one that goes with it (given_together:) is said before the
+// run. About 40 s on 2 loaded cores (load average 13), the refusals
+// under a second.
+func TestSuiteCellsOnTargetsOfTheirOwn(t *testing.T) {
+	trackTime(t)
+	testenv.Slow(t)
+	targettest.NeedPgBouncer(t)
+	def := targettest.Example(t, "pgbouncer-balanced")
+	dir := t.TempDir()
+	file := filepath.Join(dir, "cells.yaml")
+	src := `name: cells
+targets: ["p={{plain}},of='settings:replicas=1'"]
+params: {plain: "pgbouncer:", balanced: "proxy:` + def + `"}
+given_together: [[plain, balanced]]
+matrix:
+  workload: [tpcb-like, select-only]
+scripts:
+  - builtin: "{{workload}}"
+cells:
+  - where: workload=select-only
+    targets: ["p={{balanced}},of='settings:replicas=1'"]
+protocol: simple
+clients: [4]
+duration: 2s
+warmup: 0.5s
+`
+	if err := os.WriteFile(file, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bundle := filepath.Join(dir, "bundle")
+	code, stdout, stderr := pgscale(t, "suite", file, "--out", bundle, "--param", "plain=pgbouncer:default_pool_size=8")
+	if code != cli.ExitOK {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, lastLines(stderr, 10))
+	}
+	// A parameter given without the one that goes with it: said before
+	// the run, not refused.
+	if !strings.Contains(stderr, "pgscale: note: --param plain is given without balanced, which cells takes with it: in the cells workload=select-only, p is balanced, left at its default (proxy:"+def+"): give --param balanced=... too\n") {
+		t.Errorf("no note of the parameter given apart:\n%s", stderr)
+	}
+	if !strings.Contains(stderr, "cell workload=select-only runs on targets of its own: p=proxy:"+def) {
+		t.Errorf("the reopening is not said:\n%s", stderr)
+	}
+	x, err := result.ReadSuiteIndex(bundle)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range x.Cells {
+		f := readResult(t, filepath.Join(bundle, c.Dir, c.Files[0]))
+		u := f.Steps[0].Probes.Upstreams()
+		if u == nil || len(u.Servers) != 2 {
+			t.Fatalf("cell %s: upstreams %+v", c.Key, u)
+		}
+		for _, s := range u.Servers {
+			n := int64(0)
+			if s.Statements != nil {
+				n = *s.Statements
+			}
+			t.Logf("cell %s: %s (%s) share %.2f, %d statements", c.Key, s.Name, s.Role, s.Share, n)
+			switch {
+			case c.Key == "workload=tpcb-like" && s.Role == "replica" && n != 0,
+				c.Key == "workload=tpcb-like" && s.Role == "primary" && n < 100:
+				t.Errorf("cell %s: %s has %d statements: want every one on the primary", c.Key, s.Role, n)
+			case c.Key == "workload=select-only" && (n < 100 || s.Share < 0.1):
+				t.Errorf("cell %s: %s share %.2f: the balancing definition should spread the reads over both", c.Key, s.Role, s.Share)
+			}
+		}
+		// Each cell's file records the target it ran on.
+		if kind := map[string]string{"workload=tpcb-like": "pgbouncer", "workload=select-only": "proxy"}[c.Key]; f.Target.Kind != kind {
+			t.Errorf("cell %s ran on a %s target, want %s", c.Key, f.Target.Kind, kind)
+		}
+	}
+
+	// The balancing definition in the writing cell: refused, one line.
+	bad := filepath.Join(dir, "bad.yaml")
+	if err := os.WriteFile(bad, []byte(strings.Replace(src, "where: workload=select-only", "where: workload=tpcb-like", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	none := filepath.Join(dir, "none")
+	code, _, stderr = pgscale(t, "suite", bad, "--out", none)
+	want := "pgscale: cell workload=tpcb-like: p (proxy:" + def + ") is read_only: it may send any statement to a replica, and the workload writes (builtin:tpcb-like line 6: UPDATE pgbench_accounts"
+	if code != cli.ExitUsage || !strings.HasPrefix(stderr, want) || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
+		t.Errorf("exit %d, want %d and one line beginning %q:\n%s", code, cli.ExitUsage, want, stderr)
+	}
+	if _, err := os.Stat(none); !os.IsNotExist(err) {
+		t.Errorf("a refused suite left %s (%v)", none, err)
+	}
+
+	// A cell through a sharding definition (shards:, in front of two
+	// servers of its own) whose transaction writes beyond one shard: the
+	// same, naming the cell and the two writes.
+	shardDef := filepath.Join(dir, "sharded.yaml")
+	if err := os.WriteFile(shardDef, []byte("command: pgbouncer {{dir}}/x.ini\nshards: {pgbench_accounts: aid, pgbench_history: aid}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sharded := strings.NewReplacer("p={{balanced}},of='settings:replicas=1'", "p=proxy:"+shardDef+",of='settings:',of='settings:'",
+		"where: workload=select-only", "where: workload=tpcb-like", "given_together: [[plain, balanced]]\n", "",
+		`, balanced: "proxy:`+def+`"`, "").Replace(src)
+	if err := os.WriteFile(bad, []byte(sharded), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr = pgscale(t, "suite", bad, "--out", none)
+	want = "pgscale: cell workload=tpcb-like: p (proxy:" + shardDef + ") shards pgbench_accounts by aid and pgbench_history by aid over 2 servers, and a transaction of the workload writes beyond one shard (builtin:tpcb-like line 6: UPDATE pgbench_accounts ... (by aid = :aid), and line 8: UPDATE pgbench_tellers ... (not sharded: every shard))"
+	if code != cli.ExitUsage || !strings.HasPrefix(stderr, want) || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
+		t.Errorf("sharded: exit %d, want %d and one line beginning %q:\n%s", code, cli.ExitUsage, want, stderr)
+	}
+	if _, err := os.Stat(none); !os.IsNotExist(err) {
+		t.Errorf("a refused suite left %s (%v)", none, err)
+	}
+
+	// pooler-ci: a build given for base and not for base_balanced.
+	code, stdout, _ = pgscale(t, "suite", "--preset", "pooler-ci", "--quick", "--dry-run", "--param", "base=pgbouncer:default_pool_size=5")
+	if code != cli.ExitOK || !strings.Contains(stdout, "pgscale: note: --param base is given without base_balanced, which pooler-ci takes with it: in the cells workload=select-only, base is base_balanced, left at its default (proxy:examples/proxy/pgbouncer-balanced.yaml)") {
+		t.Errorf("--dry-run: exit %d, no note of the parameter given apart:\n%s", code, stdout)
 	}
 }

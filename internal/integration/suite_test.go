@@ -250,6 +250,26 @@ func TestSuitePresets(t *testing.T) {
 			}
 		},
 		"pooler-ci": func(t *testing.T, _, bundle string) {
+			// tpcb-like through base and cand: every statement to the
+			// primary; select-only through the balancing definitions
+			// (cells:): its reads on the replica too, in every round.
+			x, err := result.ReadSuiteIndex(bundle)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, c := range x.Cells {
+				for _, name := range c.Files {
+					for _, s := range readResult(t, filepath.Join(bundle, c.Dir, name)).Steps {
+						u := s.Probes.Upstreams()
+						if u == nil || len(u.Servers) != 2 || u.Servers[1].Statements == nil {
+							t.Fatalf("cell %s, %s: upstreams %+v", c.Key, name, u)
+						}
+						if n := *u.Servers[1].Statements; (n > 0) != (c.Key == "workload=select-only") {
+							t.Errorf("cell %s, %s, round %d: %d statements on the replica", c.Key, name, s.Round, n)
+						}
+					}
+				}
+			}
 			code, comment, stderr := pgscale(t, "report", "--format", "comment", bundle)
 			if code != cli.ExitOK {
 				t.Fatalf("report --format comment: exit %d (report judges nothing)\n%s", code, stderr)

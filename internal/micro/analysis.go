@@ -37,6 +37,10 @@ type Analysis struct {
 	Command, Format string
 	// Targets are the targets' names, the baseline first.
 	Targets []string
+	// Counted says what a counted run counted ("instructions", or
+	// "instructions,cache") and how, in one sentence; empty for a run
+	// whose measures are the program's own.
+	Counted string
 	// Rounds is the number of complete rounds compared; RoundsMax and
 	// Stopped are the run's own (auto).
 	Rounds    int
@@ -196,6 +200,9 @@ func Analyze(run *Run, opt Options) (*Analysis, error) {
 	if len(a.Targets) < 2 {
 		return nil, fmt.Errorf("micro: a comparison needs two targets, the run has %d", len(a.Targets))
 	}
+	if c := run.Counted; c != nil {
+		a.Counted = fmt.Sprintf("%s per iteration under %s's callgrind: each benchmark alone, the difference of its counts at 2N and N iterations divided by N", c.Events, c.Valgrind)
+	}
 	a.Seconds = make([]float64, len(a.Targets))
 	ss, problems := collect(run, idx, a.Seconds)
 	a.Problems = append(a.Problems, problems...)
@@ -214,11 +221,14 @@ func Analyze(run *Run, opt Options) (*Analysis, error) {
 			if s.higher {
 				m.Direction = stats.HigherIsBetter
 			}
+			if min, ok := CountedUnit(s.unit); ok && run.Counted != nil {
+				m.Counted, m.MinChange = true, min
+			}
 			cs = append(cs, compareSeries(m, s.values[0], s.values[ci], sopt))
 			ms = append(ms, m)
 			primary = append(primary, s.primary)
 		}
-		bounds, err := resolve(opt.Bounds, ms, primary)
+		bounds, err := resolve(opt.Bounds, ms, primary, "of this run")
 		if err != nil {
 			return nil, err
 		}

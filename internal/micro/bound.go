@@ -113,7 +113,7 @@ func (b Bound) better(o Bound) bool {
 // as a stats.Bound on the measure's key; a bound that matches no
 // benchmark is an error (almost always a typo, which would otherwise
 // pass silently).
-func resolve(bounds []Bound, ms []stats.Measure, primary []bool) (stats.Bounds, error) {
+func resolve(bounds []Bound, ms []stats.Measure, primary []bool, of string) (stats.Bounds, error) {
 	used := make([]bool, len(bounds))
 	var out stats.Bounds
 	for i, m := range ms {
@@ -138,7 +138,7 @@ func resolve(bounds []Bound, ms []stats.Measure, primary []bool) (stats.Bounds, 
 			if b.Unit != "" {
 				what = fmt.Sprintf("no benchmark's %s", b.Unit)
 			}
-			return nil, &stats.BoundError{Spec: b.Spec, Msg: "matches " + what + " of this run; check the name, the pattern (* for any characters) and the unit"}
+			return nil, &stats.BoundError{Spec: b.Spec, Msg: "matches " + what + " " + of + "; check the name, the pattern (* for any characters) and the unit"}
 		}
 	}
 	return out, nil

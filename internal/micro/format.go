@@ -2,7 +2,9 @@ package micro
 
 import (
 	"fmt"
+	"io/fs"
 	"strings"
+	"time"
 )
 
 // Sample is one benchmark's figures from one run of a benchmark command:
@@ -41,6 +43,32 @@ type Format struct {
 	// saying what and where when the output is not in the format, and
 	// an empty slice when it holds no benchmark.
 	Parse func(out []byte) ([]Sample, error)
+	// Tree, for a format whose results are files under a directory (the
+	// command's --output DIR: criterion's target/criterion), reads those
+	// written since the command started; Parse is then nil.
+	Tree func(fsys fs.FS, since time.Time) ([]Sample, error)
+	// Count says how the format's program runs one benchmark for a
+	// fixed number of iterations, which counting its instructions needs
+	// (pgscale micro --count); nil when it cannot.
+	Count *Counting
+}
+
+// Counting is how a format's benchmark program is counted: its
+// arguments that run one benchmark for a fixed number of iterations,
+// and what it needs to run under Valgrind.
+type Counting struct {
+	// Args are appended to the program's own arguments: the last of a
+	// repeated flag wins in Go's and Google Benchmark's flag parsers.
+	Args func(bench string, iters int) []string
+	// Env is the program's environment under Valgrind, added to the
+	// command's: NAME=VALUE, or NAME+=VALUE to add to a comma list.
+	Env []string
+	// Clock names functions that mark a thread working to the clock, not
+	// per iteration (Go's runtime.sysmon): such threads are not counted.
+	Clock []string
+	// Needs says what the program must support, for the error of one
+	// that fails when counted ("Google Benchmark 1.8 or later").
+	Needs string
 }
 
 // formats is the registry: one line per format.
@@ -51,6 +79,7 @@ var formats = []Format{
 	bmfFormat,
 	libtestFormat,
 	divanFormat,
+	criterionFormat,
 }
 
 // Formats lists the registered formats in registry order.

@@ -3,7 +3,9 @@ package micro
 import (
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"sort"
+	"strconv"
 )
 
 // gbenchFormat is Google Benchmark's JSON (--benchmark_format=json, or
@@ -16,6 +18,12 @@ var gbenchFormat = Format{
 	Name:  "gbench",
 	Usage: "Google Benchmark's JSON (--benchmark_format=json)",
 	Parse: parseGbench,
+	Count: &Counting{
+		Args: func(bench string, iters int) []string {
+			return []string{"--benchmark_filter=^" + regexp.QuoteMeta(bench) + "$", "--benchmark_min_time=" + strconv.Itoa(iters) + "x", "--benchmark_repetitions=1"}
+		},
+		Needs: "Google Benchmark 1.8 or later, whose --benchmark_min_time=Nx runs N iterations (1.7 and earlier choose them by time)",
+	},
 }
 
 // gbenchFields are the keys of a benchmark run that are not user

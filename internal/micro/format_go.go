@@ -3,6 +3,9 @@ package micro
 import (
 	"bytes"
 	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
 
 	"golang.org/x/perf/benchfmt"
 )
@@ -14,6 +17,28 @@ var goFormat = Format{
 	Name:  "go",
 	Usage: "Go's benchmark format (go test -bench; golang.org/x/perf/benchfmt)",
 	Parse: parseGo,
+	Count: &Counting{
+		Args: func(bench string, iters int) []string {
+			return []string{"-test.run=^$", "-test.bench=" + goBenchPattern(bench), "-test.benchtime=" + strconv.Itoa(iters) + "x", "-test.count=1"}
+		},
+		// Under Valgrind 3.19 a Go program dies of the signals of
+		// asynchronous preemption (callgrind's signal bookkeeping asserts)
+		// and of RDTSCP (which Valgrind's CPU claims and cannot run);
+		// one P keeps the runtime's idle threads from spinning.
+		Env:   []string{"GODEBUG+=asyncpreemptoff=1,cpu.rdtscp=off", "GOMAXPROCS=1"},
+		Clock: []string{"runtime.sysmon"},
+		Needs: "a test binary run through $PGSCALE_MICRO_EXEC (go test -exec \"$PGSCALE_MICRO_EXEC\")",
+	},
+}
+
+// goBenchPattern is the -test.bench pattern of one benchmark: each
+// level of its name anchored ("^BenchmarkSum$/^n=1000$").
+func goBenchPattern(bench string) string {
+	parts := strings.Split(bench, "/")
+	for i, p := range parts {
+		parts[i] = "^" + regexp.QuoteMeta(p) + "$"
+	}
+	return strings.Join(parts, "/")
 }
 
 func parseGo(out []byte) ([]Sample, error) {

@@ -110,7 +110,7 @@ func TestFormatErrors(t *testing.T) {
 			t.Errorf("%s %q: error %v, want %q", tc.format, tc.out, err, tc.want)
 		}
 	}
-	if _, err := micro.LookupFormat("csv"); err == nil || !strings.Contains(err.Error(), "want go, gbench, pytest, bmf, libtest, divan") {
+	if _, err := micro.LookupFormat("csv"); err == nil || !strings.Contains(err.Error(), "want go, gbench, pytest, bmf, libtest, divan, criterion") {
 		t.Errorf("unknown format: %v", err)
 	}
 }

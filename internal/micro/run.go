@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/pgscale/pgscale/internal/result"
 )
 
 // RunVersion is the version of the micro-benchmark run file.
@@ -24,6 +26,10 @@ type Run struct {
 	// its tree; empty: its standard output.
 	Output  string    `json:"output,omitempty"`
 	Started time.Time `json:"started"`
+	// Environment is the machine the benchmarks ran on, as a result
+	// file records it: a history store files the run's series under its
+	// fingerprint. Runs written before it was recorded have none.
+	Environment *result.Environment `json:"environment,omitempty"`
 	// Targets are the trees the command ran in, the baseline first.
 	Targets []Target `json:"targets"`
 	Rounds  []Round  `json:"rounds"`
@@ -41,6 +47,29 @@ type Run struct {
 	// command that failed, output that did not parse, benchmarks that
 	// only one side reports.
 	Problems []string `json:"problems,omitempty"`
+	// Counted says how a counted run (--count) counted; nil for a run of
+	// the command as it is, whose measures are the program's own.
+	Counted *Counted `json:"counted,omitempty"`
+}
+
+// Counted is how a run counted its benchmarks' instructions under
+// Valgrind's callgrind: each benchmark run alone, in processes of its own,
+// for N and for 2N iterations; a round's value is the difference of the
+// two counts divided by N, what one more iteration costs, the process's
+// start, the harness and the benchmark's set-up cancelled.
+type Counted struct {
+	// Events are what was counted: "instructions", or
+	// "instructions,cache" with the cache and branch simulation.
+	Events string `json:"events"`
+	// Valgrind is the tool's version; Options its options.
+	Valgrind string   `json:"valgrind"`
+	Options  []string `json:"options"`
+	// Iterations are each benchmark's N, chosen from the baseline's
+	// calibration run.
+	Iterations map[string]int `json:"iterations"`
+	// Calibration are the targets' native runs of the command, from
+	// which the benchmarks and their iterations were taken.
+	Calibration []TargetRun `json:"calibration"`
 }
 
 // Complete reports whether the run has no problems.
@@ -93,12 +122,37 @@ func ReadRun(path string) (*Run, error) {
 	if err != nil {
 		return nil, err
 	}
-	var r Run
-	if err := json.Unmarshal(b, &r); err != nil {
+	r, err := ParseRun(b)
+	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
+	return r, nil
+}
+
+// ParseRun reads a run file's bytes.
+func ParseRun(b []byte) (*Run, error) {
+	var r Run
+	if err := json.Unmarshal(b, &r); err != nil {
+		return nil, err
+	}
 	if r.Version != RunVersion {
-		return nil, fmt.Errorf("%s: micro-benchmark run version %d, want %d", path, r.Version, RunVersion)
+		return nil, fmt.Errorf("micro-benchmark run version %d, want %d", r.Version, RunVersion)
 	}
 	return &r, nil
+}
+
+// IsRun reports whether b looks like a micro-benchmark run file rather
+// than a result file: a JSON object with a command string, a format and
+// rounds (a result file's command is a list, and it has steps).
+func IsRun(b []byte) bool {
+	var probe struct {
+		Command json.RawMessage `json:"command"`
+		Format  *string         `json:"format"`
+		Rounds  json.RawMessage `json:"rounds"`
+	}
+	if json.Unmarshal(b, &probe) != nil || probe.Format == nil || probe.Rounds == nil {
+		return false
+	}
+	var cmd string
+	return json.Unmarshal(probe.Command, &cmd) == nil
 }

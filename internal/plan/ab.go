@@ -59,7 +59,7 @@ func RunAB(ctx context.Context, spec ABSpec) (_ []*result.File, _ string, err er
 	if err != nil {
 		return nil, "", err
 	}
-	if err := checkReadOnly(specs, wl); err != nil {
+	if err := checkTopology(specs, wl); err != nil {
 		return nil, "", err
 	}
 	layouts := 1

@@ -12,7 +12,9 @@ import (
 	"github.com/pgscale/pgscale/internal/build"
 	"github.com/pgscale/pgscale/internal/compare"
 	"github.com/pgscale/pgscale/internal/micro"
+	"github.com/pgscale/pgscale/internal/probeopt"
 	"github.com/pgscale/pgscale/internal/proc"
+	"github.com/pgscale/pgscale/internal/result"
 	"github.com/pgscale/pgscale/internal/stats"
 	"github.com/pgscale/pgscale/internal/syncio"
 	"github.com/pgscale/pgscale/internal/target"
@@ -44,6 +46,10 @@ type MicroSpec struct {
 	Timeout time.Duration
 	// Keep leaves the exported trees in place.
 	Keep bool
+	// Count counts the benchmarks' instructions (and with Cache the
+	// simulated caches' misses) per iteration under Valgrind's callgrind
+	// instead of reading the program's own measures (microcount.go).
+	Count probeopt.Count
 	// Notice, when set, is told what the run does, one line at a time.
 	Notice func(string)
 }
@@ -80,11 +86,24 @@ func RunMicro(ctx context.Context, spec MicroSpec) (*micro.Run, error) {
 	if strings.TrimSpace(spec.Command) == "" {
 		return nil, usage.Errorf("micro needs the benchmark command (--cmd 'go test -run ^$ -bench .')")
 	}
+	if format.Tree != nil && spec.Output == "" {
+		return nil, usage.Errorf("the %s format reads the files the command writes under a directory: name it with --output (%s)", format.Name, format.Usage)
+	}
 	notice := spec.Notice
 	if notice == nil {
 		notice = func(string) {}
 	}
-	run := &micro.Run{Version: micro.RunVersion, Command: spec.Command, Format: format.Name, Output: spec.Output, Started: time.Now().UTC()}
+	var counter *microCount
+	if spec.Count.Instructions {
+		if counter, err = newMicroCount(spec, format); err != nil {
+			return nil, err
+		}
+		defer counter.close()
+	}
+	// The machine, so that a history store can file the run's series
+	// under its fingerprint as it files a result file's.
+	env := result.CollectEnvironment()
+	run := &micro.Run{Version: micro.RunVersion, Command: spec.Command, Format: format.Name, Output: spec.Output, Started: time.Now().UTC(), Environment: &env}
 	var trees []microTree
 	defer func() {
 		for _, t := range trees {
@@ -104,6 +123,16 @@ func RunMicro(ctx context.Context, spec MicroSpec) (*micro.Run, error) {
 		trees = append(trees, tree)
 		run.Targets = append(run.Targets, micro.Target{Name: t.Name, Spec: t.Spec, Commit: rec.Commit})
 	}
+	if counter != nil {
+		start := time.Now()
+		if err := counter.calibrate(ctx, spec, format, trees, run); err != nil {
+			run.Problems = append(run.Problems, err.Error())
+			notice(err.Error())
+			return run, nil
+		}
+		notice(fmt.Sprintf("counting: calibrated natively in %.1f s; each round counts %d benchmarks per target under callgrind, each at N and 2N iterations (%s)",
+			time.Since(start).Seconds(), len(counter.benches), itersList(counter)))
+	}
 	max := spec.Rounds.N
 	if spec.Rounds.Auto {
 		max = spec.Rounds.Max
@@ -120,7 +149,12 @@ func RunMicro(ctx context.Context, spec MicroSpec) (*micro.Run, error) {
 		var round micro.Round
 		for _, ti := range order {
 			start := time.Now()
-			samples, err := runMicroOnce(ctx, spec, format, trees[ti])
+			var samples []micro.Sample
+			if counter != nil {
+				samples, err = counter.round(ctx, spec, format, trees[ti])
+			} else {
+				samples, err = runMicroOnce(ctx, spec, format, trees[ti], nil)
+			}
 			took := time.Since(start)
 			if err != nil {
 				run.Problems = append(run.Problems, fmt.Sprintf("round %d, %s: %v", r+1, trees[ti].name, err))
@@ -271,17 +305,25 @@ func sourceOf(ts target.Spec) (build.Source, error) {
 	return build.Source{}, fmt.Errorf("%s: a %s target has no source tree; name the tree as PATH@REV", spec, ts.Kind)
 }
 
-// runMicroOnce runs the command once in a tree and reads its benchmarks.
-func runMicroOnce(ctx context.Context, spec MicroSpec, format micro.Format, t microTree) ([]micro.Sample, error) {
+// runMicroOnce runs the command once in a tree, its environment with env
+// added, and reads its benchmarks. $PGSCALE_MICRO_EXEC is empty unless env
+// sets it (microcount.go).
+func runMicroOnce(ctx context.Context, spec MicroSpec, format micro.Format, t microTree, env []string) ([]micro.Sample, error) {
 	var out, errOut syncio.Buffer
 	var file string
 	if spec.Output != "" {
 		file = filepath.Join(t.dir, spec.Output)
-		os.Remove(file)
+		if format.Tree == nil {
+			os.Remove(file)
+		}
 	}
+	// What the command writes from now on is this run's: a directory of
+	// results (criterion's) keeps those of earlier runs beside them. File
+	// times are kept to the second by some file systems.
+	since := time.Now().Truncate(time.Second)
 	err := proc.Run(ctx, proc.Spec{
 		Name: "the benchmark command", Path: "/bin/sh", Args: []string{"-c", spec.Command}, Dir: t.dir,
-		Env:    append(os.Environ(), "PGSCALE_MICRO_TARGET="+t.name),
+		Env:    append(append(os.Environ(), "PGSCALE_MICRO_TARGET="+t.name, ExecVar+"="), env...),
 		Output: &out, Stderr: &errOut, Timeout: spec.Timeout,
 	})
 	if err != nil {
@@ -296,6 +338,16 @@ func runMicroOnce(ctx context.Context, spec MicroSpec, format micro.Format, t mi
 	}
 	data := []byte(out.String())
 	where := "its output"
+	if file != "" && format.Tree != nil {
+		samples, err := format.Tree(os.DirFS(file), since)
+		if err != nil {
+			return nil, err
+		}
+		if len(samples) == 0 {
+			return nil, fmt.Errorf("the command wrote no %s results under %s", format.Name, spec.Output)
+		}
+		return samples, nil
+	}
 	if file != "" {
 		if data, err = os.ReadFile(file); err != nil {
 			return nil, fmt.Errorf("the command wrote no %s: %v", spec.Output, err)
@@ -310,4 +362,13 @@ func runMicroOnce(ctx context.Context, spec MicroSpec, format micro.Format, t mi
 		return nil, fmt.Errorf("%s holds no benchmark in the %s format", where, format.Name)
 	}
 	return samples, nil
+}
+
+// itersList says each counted benchmark's N: "BenchmarkSum/n=1000 6667, ...".
+func itersList(c *microCount) string {
+	var parts []string
+	for _, b := range c.benches {
+		parts = append(parts, fmt.Sprintf("%s %d", b, c.iters[b]))
+	}
+	return strings.Join(parts, ", ")
 }

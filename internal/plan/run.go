@@ -80,7 +80,7 @@ func Run(ctx context.Context, spec RunSpec) (*result.File, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	if err := checkReadOnly([]target.Spec{spec.Target}, wl); err != nil {
+	if err := checkTopology([]target.Spec{spec.Target}, wl); err != nil {
 		return nil, "", err
 	}
 	spec.countNotice(1, 2, 1) // and the warm-up round

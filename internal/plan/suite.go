@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/pgscale/pgscale/internal/agent"
@@ -51,6 +52,10 @@ type SuiteSpec struct {
 	// target's step in its turn (ABSpec.Agents); they join once, for the
 	// whole suite.
 	Agents *AgentsSpec
+	// Notes are said before the run, once every cell is checked (a
+	// refusal stays one line): a parameter given without another that
+	// goes with it (suite.Suite.Apart).
+	Notes []string
 }
 
 // SuiteRun is what a suite run left in its bundle.
@@ -136,19 +141,33 @@ func RunSuite(ctx context.Context, spec SuiteSpec) (*SuiteRun, error) {
 		return nil, err
 	}
 	cellSpecs := make([]ABSpec, len(todo))
+	cellTargets := make([][]target.Spec, len(todo))
+	cellGiven := make([][]target.Given, len(todo))
+	cellOwn := make([]bool, len(todo))
 	needs := target.Needs{}
 	for i, c := range todo {
-		cs, err := spec.cellSpec(c, seed)
+		given, ts, own, err := spec.cellTargets(c, specs)
+		if err != nil {
+			return nil, usage.Prefix(fmt.Sprintf("cell %s: ", c.Key()), err)
+		}
+		if spec.Agents != nil {
+			reachable(&spec.Cluster, ts)
+		}
+		cs, err := spec.cellSpec(c, seed, given)
 		if err != nil {
 			return nil, err
 		}
-		ds, err := cs.checkCell(specs)
+		ds, err := cs.checkCell(ts)
 		if err != nil {
 			return nil, usage.Prefix(fmt.Sprintf("cell %s: ", c.Key()), err)
 		}
 		wl, err := workload.Load(cs.Workload)
 		if err == nil {
-			err = checkReadOnly(specs, wl)
+			// Against the cell's own targets: a writing workload through
+			// a definition that balances over a replica, or a transaction
+			// across a sharding one's shards, is refused here, before
+			// anything starts, whichever cell it is.
+			err = checkTopology(ts, wl)
 		}
 		if err != nil {
 			return nil, usage.Prefix(fmt.Sprintf("cell %s: ", c.Key()), err)
@@ -156,12 +175,19 @@ func RunSuite(ctx context.Context, spec SuiteSpec) (*SuiteRun, error) {
 		n := cs.needs(ds, wl)
 		needs.DataBytes, needs.Connections = max(needs.DataBytes, n.DataBytes), max(needs.Connections, n.Connections)
 		needs.Clients, needs.Prepared = max(needs.Clients, n.Clients), needs.Prepared || n.Prepared
-		cellSpecs[i] = cs
+		cellSpecs[i], cellTargets[i], cellGiven[i], cellOwn[i] = cs, ts, given, own
 	}
 	// Said once nothing refuses the run (every cell checked), so that a
 	// refusal is one line.
 	if note != "" {
 		spec.observer().Observe(observe.Notice{Text: note})
+	}
+	for _, n := range spec.Notes {
+		spec.observer().Observe(observe.Notice{Text: n})
+	}
+	if len(spec.Targets) > 0 && len(s.Own) > 0 {
+		spec.observer().Observe(observe.Notice{Text: fmt.Sprintf("suite %s: --target replaces its targets in every cell, so the cells' own (%s) are not used",
+			s.Name, strings.Join(s.OwnKeys(), "; "))})
 	}
 	// The bundle is made once every cell is known to be runnable: a
 	// mistake leaves no directory behind.
@@ -183,16 +209,31 @@ func RunSuite(ctx context.Context, spec SuiteSpec) (*SuiteRun, error) {
 	if coord != nil {
 		defer func() { _ = coord.Close(ctx, suiteErr) }()
 	}
-	targets, err := spec.common().openAll(ctx, specs, needs)
-	defer closeAll(targets)
-	if err != nil {
-		suiteErr = err
-		return out, err
-	}
+	// The targets stay open from cell to cell while the cells run on the
+	// same ones; a cell on targets of its own (cells:) has those in use
+	// closed and its own opened.
+	var targets []*prepared
+	openKey := ""
+	defer func() { closeAll(targets) }()
 	for i, c := range todo {
 		obs.Observe(observe.CellStart{Index: c.Index, Cells: len(cells), Key: c.Key()})
+		if key := targetsKey(cellTargets[i]); targets == nil || key != openKey {
+			switch {
+			case cellOwn[i]:
+				obs.Observe(observe.Notice{Text: fmt.Sprintf("cell %s runs on targets of its own: %s", c.Key(), briefTargets(cellGiven[i]))})
+			case targets != nil:
+				obs.Observe(observe.Notice{Text: fmt.Sprintf("cell %s runs on the suite's targets again", c.Key())})
+			}
+			closeAll(targets)
+			targets, err = spec.common().openAll(ctx, cellTargets[i], needs)
+			if err != nil {
+				suiteErr = err
+				return out, err
+			}
+			openKey = key
+		}
 		cell := &index.Cells[c.Index]
-		files, runErr := spec.runCell(ctx, cellSpecs[i], targets, specs, filepath.Join(dir, cell.Dir), seed, coord)
+		files, runErr := spec.runCell(ctx, cellSpecs[i], targets, cellTargets[i], filepath.Join(dir, cell.Dir), seed, coord)
 		suiteErr = runErr
 		cell.Files = files
 		switch {
@@ -302,13 +343,56 @@ func sameParams(a, b map[string]string) bool {
 	return true
 }
 
+// cellTargets are the targets cell c runs on, as given and parsed: the
+// suite's (specs, parsed), or those a cells: entry of the suite file gives
+// it in place of the suite's of the same names (not with --target, which
+// replaces every cell's), each checked as the suite's are; own says which.
+func (spec *SuiteSpec) cellTargets(c suite.Cell, specs []target.Spec) (gs []target.Given, ts []target.Spec, own bool, err error) {
+	given, baseline := spec.targets()
+	if len(spec.Targets) > 0 {
+		return given, specs, false, nil
+	}
+	mine, ok := spec.Suite.CellTargets(c)
+	if !ok {
+		return given, specs, false, nil
+	}
+	if ts, err = target.ParseGiven(mine, baseline, 1); err != nil {
+		return nil, nil, false, usage.Wrap(err)
+	}
+	if err := spec.Cluster.Check(ts); err != nil {
+		return nil, nil, false, err
+	}
+	return mine, ts, true, nil
+}
+
+// targetsKey tells one cell's targets from another's: the same key, the
+// same targets, kept open from one cell to the next.
+func targetsKey(ts []target.Spec) string {
+	var b strings.Builder
+	for _, t := range ts {
+		b.WriteString(t.String())
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+// briefTargets writes targets for a line of text, a proxy's inline
+// definition as its program's name.
+func briefTargets(gs []target.Given) string {
+	out := make([]string, len(gs))
+	for i, g := range gs {
+		out[i] = g.Brief()
+	}
+	return strings.Join(out, ", ")
+}
+
 // cellSpec is the A/B spec of one cell: the suite's workload with the
 // cell's parameters in its templates, options and script variables, and
 // the bounds that apply to it.
-func (spec *SuiteSpec) cellSpec(c suite.Cell, seed uint64) (ABSpec, error) {
+func (spec *SuiteSpec) cellSpec(c suite.Cell, seed uint64, given []target.Given) (ABSpec, error) {
 	s := spec.Suite
-	specsIn, baseline := spec.targets()
-	cs := ABSpec{Common: *spec.common(), Given: specsIn, Baseline: baseline, Rounds: s.Rounds, RoundsMax: s.RoundsMax, Budget: s.Budget,
+	_, baseline := spec.targets()
+	cs := ABSpec{Common: *spec.common(), Given: given, Baseline: baseline, Rounds: s.Rounds, RoundsMax: s.RoundsMax, Budget: s.Budget,
 		OrderSeed: strconv.FormatUint(seed, 10), Slice: s.Slice, SliceGiven: s.SliceGiven, Confidence: s.Confidence, Agents: spec.Agents}
 	probes := probeopt.DefaultOptions()
 	if spec.Probes != nil {

@@ -65,6 +65,9 @@ func costOf(v [numEvents]uint64) Cost {
 	return Cost{Ir: v[0], Syscalls: v[1], Sim: Sim{v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9], v[10], v[11], v[12], v[13]}}
 }
 
+// Add returns the sum of two costs.
+func (c Cost) Add(o Cost) Cost { return c.add(o) }
+
 func (c Cost) add(o Cost) Cost {
 	a, b := c.vec(), o.vec()
 	for i := range a {

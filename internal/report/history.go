@@ -41,7 +41,11 @@ func WriteSeries(w io.Writer, location string, series []trend.Series) error {
 		if s.AckedResult != 0 {
 			acked = "at result " + strconv.FormatInt(s.AckedResult, 10)
 		}
-		t.row(strconv.FormatInt(s.ID, 10), s.Workload, s.Label, strconv.Itoa(s.Clients), s.Measure, s.Machine,
+		clients := strconv.Itoa(s.Clients)
+		if s.Micro() {
+			clients = "-" // a micro-benchmark's measure
+		}
+		t.row(strconv.FormatInt(s.ID, 10), s.Workload, s.Label, clients, s.Measure, s.Machine,
 			strconv.Itoa(s.Count), FormatValue(s.Last.Value), s.Unit, ShortCommit(s.Last.Name()), formatWhen(s.Last.Time), acked)
 	}
 	t.text(&b, 0)

@@ -14,6 +14,9 @@ func WriteHistoryHTML(w io.Writer, h *History) error {
 	t := html.Trend{Title: "pgscale history", Store: h.Store}
 	for i, s := range h.Series {
 		title := fmt.Sprintf("%s at %d clients, %s", s.Measure, s.Clients, s.Label)
+		if s.Micro() {
+			title = fmt.Sprintf("%s (%s), %s", s.Measure, s.Unit, s.Label)
+		}
 		ts := html.TrendSeries{ID: s.ID, Key: s.Key.String(), Title: title, Measure: s.Measure, Unit: s.Unit, HigherIsBetter: s.HigherIsBetter}
 		for _, p := range s.Points {
 			ts.Points = append(ts.Points, html.TrendPoint{Value: p.Value, Lo: p.Lo, Hi: p.Hi, N: p.N, Commit: p.Name(), Short: ShortCommit(p.Name()), Time: p.Time, Result: p.ResultID})

@@ -21,6 +21,9 @@ func microText(b *strings.Builder, m *micro.Analysis, color bool) {
 	}
 	fmt.Fprintf(b, "micro-benchmarks: %s (%s format), %s\n", m.Command, m.Format, microRounds(m))
 	fmt.Fprintf(b, "  times: %s\n", microTimes(m))
+	if m.Counted != "" {
+		fmt.Fprintf(b, "  counted: %s\n", m.Counted)
+	}
 	for _, p := range m.Problems {
 		fmt.Fprintf(b, "  incomplete: %s\n", p)
 	}

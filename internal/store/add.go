@@ -48,6 +48,67 @@ type Recorded struct {
 	Machine Machine
 	// Label is the label its points went under.
 	Label string
+	// Target is the target of a micro-benchmark run whose part this row
+	// holds (AddMicro); empty for a result file.
+	Target string
+}
+
+// The kinds of stored rows: a result file, or one target's part of a
+// micro-benchmark run file.
+const (
+	KindResult = "result"
+	KindMicro  = "micro"
+)
+
+// insertMachine records a machine, once.
+func insertMachine(ctx context.Context, tx *sql.Tx, m Machine) error {
+	_, err := tx.ExecContext(ctx, `INSERT INTO pgscale_machines (fingerprint, os, cpu_model, cpus, memory_gib, kernel)
+		VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (fingerprint) DO NOTHING`,
+		m.Fingerprint, m.OS, m.CPUModel, m.CPUs, m.MemoryGiB, m.Kernel)
+	return err
+}
+
+// resultRow is a row of pgscale_results to insert.
+type resultRow struct {
+	digest, kind, workload, machine string
+	meta                            Meta
+	started                         time.Time
+	complete                        bool
+	body                            []byte
+}
+
+// insertResult inserts a row of pgscale_results and returns its id, or
+// the id of the row with the same digest stored before and true.
+func insertResult(ctx context.Context, tx *sql.Tx, r resultRow) (int64, bool, error) {
+	var id int64
+	err := tx.QueryRowContext(ctx, `INSERT INTO pgscale_results (digest, label, commit_id, started, recorded, machine, workload, complete, body, kind)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT (digest) DO NOTHING RETURNING id`,
+		r.digest, r.meta.Label, r.meta.Commit, formatTime(r.started), formatTime(time.Now()), r.machine, r.workload, r.complete, string(r.body), r.kind).Scan(&id)
+	if errors.Is(err, sql.ErrNoRows) {
+		err = tx.QueryRowContext(ctx, `SELECT id FROM pgscale_results WHERE digest = $1`, r.digest).Scan(&id)
+		return id, true, err
+	}
+	return id, false, err
+}
+
+// insertPoints indexes the points of a stored row in their series,
+// making the series that do not exist yet, and returns how many it
+// indexed.
+func insertPoints(ctx context.Context, tx *sql.Tx, resultID int64, workload, label, machine string, points []point) (int, error) {
+	for _, p := range points {
+		var series int64
+		if err := tx.QueryRowContext(ctx, `INSERT INTO pgscale_series (workload, label, clients, measure, machine, unit, higher_is_better)
+			VALUES ($1, $2, $3, $4, $5, $6, $7)
+			ON CONFLICT (workload, label, clients, measure, machine) DO UPDATE SET unit = excluded.unit RETURNING id`,
+			workload, label, p.clients, p.measure, machine, p.unit, p.higher).Scan(&series); err != nil {
+			return 0, err
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO pgscale_points (series_id, result_id, value, lo, hi, n) VALUES ($1, $2, $3, $4, $5, $6)`,
+			series, resultID, p.value, nullFloat(p.lo), nullFloat(p.hi), p.n); err != nil {
+			return 0, err
+		}
+	}
+	return len(points), nil
 }
 
 // Add stores a result file whole and indexes its points: for every client
@@ -79,36 +140,20 @@ func (s *Store) Add(ctx context.Context, f *result.File, raw []byte, meta Meta) 
 	}
 	rec := Recorded{Machine: m, Label: meta.Label}
 	err = s.inTx(ctx, func(tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO pgscale_machines (fingerprint, os, cpu_model, cpus, memory_gib, kernel)
-			VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (fingerprint) DO NOTHING`,
-			m.Fingerprint, m.OS, m.CPUModel, m.CPUs, m.MemoryGiB, m.Kernel); err != nil {
+		if err := insertMachine(ctx, tx, m); err != nil {
 			return err
 		}
-		err := tx.QueryRowContext(ctx, `INSERT INTO pgscale_results (digest, label, commit_id, started, recorded, machine, workload, complete, body)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (digest) DO NOTHING RETURNING id`,
-			digest, meta.Label, meta.Commit, formatTime(f.Started), formatTime(time.Now()), m.Fingerprint, workload, f.Complete, string(raw)).Scan(&rec.ResultID)
-		if errors.Is(err, sql.ErrNoRows) {
-			rec.Duplicate = true
-			return tx.QueryRowContext(ctx, `SELECT id FROM pgscale_results WHERE digest = $1`, digest).Scan(&rec.ResultID)
-		}
+		id, dup, err := insertResult(ctx, tx, resultRow{digest: digest, kind: KindResult, meta: meta, workload: workload,
+			started: f.Started, machine: m.Fingerprint, complete: f.Complete, body: raw})
 		if err != nil {
 			return err
 		}
-		for _, p := range s.points(f) {
-			var series int64
-			if err := tx.QueryRowContext(ctx, `INSERT INTO pgscale_series (workload, label, clients, measure, machine, unit, higher_is_better)
-				VALUES ($1, $2, $3, $4, $5, $6, $7)
-				ON CONFLICT (workload, label, clients, measure, machine) DO UPDATE SET unit = excluded.unit RETURNING id`,
-				workload, meta.Label, p.clients, p.measure, m.Fingerprint, p.unit, p.higher).Scan(&series); err != nil {
-				return err
-			}
-			if _, err := tx.ExecContext(ctx, `INSERT INTO pgscale_points (series_id, result_id, value, lo, hi, n) VALUES ($1, $2, $3, $4, $5, $6)`,
-				series, rec.ResultID, p.value, nullFloat(p.lo), nullFloat(p.hi), p.n); err != nil {
-				return err
-			}
-			rec.Points++
+		rec.ResultID, rec.Duplicate = id, dup
+		if dup {
+			return nil
 		}
-		return nil
+		rec.Points, err = insertPoints(ctx, tx, id, workload, meta.Label, m.Fingerprint, s.points(f))
+		return err
 	})
 	if err != nil {
 		return Recorded{}, fmt.Errorf("store %s: recording a result: %w", s.location, err)

@@ -7,10 +7,12 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/pgscale/pgscale/internal/micro"
 	"github.com/pgscale/pgscale/internal/result"
 )
 
-// Pending is a result file for AddFiles to record.
+// Pending is a result file, or a micro-benchmark run file, for AddFiles
+// to record.
 type Pending struct {
 	// Path is where the file is; Raw holds its bytes, or is nil for
 	// AddFiles to read them from Path.
@@ -22,6 +24,9 @@ type Pending struct {
 	File *result.File
 	// Workload is Meta.Workload: a suite cell's CellKey, or empty.
 	Workload string
+	// Micro marks a micro-benchmark run file (AddMicro); one is also
+	// known by its bytes (micro.IsRun) when File is nil.
+	Micro bool
 }
 
 // AddOptions say under which label and commit AddFiles records each file.
@@ -51,8 +56,10 @@ type Added struct {
 
 // AddFiles records the files in order with Add, each under the label and
 // commit o gives its target, the commit found (git, the CI environment)
-// when o gives none. It returns what it stored, also when a file fails:
-// those before it stay stored.
+// when o gives none; a micro-benchmark run file with AddMicro, each of
+// its targets likewise, the commit found being that of its tree. It
+// returns what it stored, also when a file fails: those before it stay
+// stored.
 func (s *Store) AddFiles(ctx context.Context, files []Pending, o AddOptions) ([]Added, error) {
 	var out []Added
 	for _, p := range files {
@@ -62,6 +69,14 @@ func (s *Store) AddFiles(ctx context.Context, files []Pending, o AddOptions) ([]
 			if raw, err = os.ReadFile(p.Path); err != nil {
 				return out, fmt.Errorf("store %s: %w", s.location, err)
 			}
+		}
+		if p.Micro || p.File == nil && micro.IsRun(raw) {
+			added, err := s.addMicroFile(ctx, p, raw, o)
+			out = append(out, added...)
+			if err != nil {
+				return out, err
+			}
+			continue
 		}
 		f := p.File
 		if f == nil {
@@ -83,6 +98,33 @@ func (s *Store) AddFiles(ctx context.Context, files []Pending, o AddOptions) ([]
 		out = append(out, a)
 	}
 	return out, nil
+}
+
+// addMicroFile records a micro-benchmark run file, each target under the
+// label and commit o gives it, else the commit its tree was at, else the
+// CI environment's.
+func (s *Store) addMicroFile(ctx context.Context, p Pending, raw []byte, o AddOptions) ([]Added, error) {
+	metas := map[string]Added{}
+	recs, err := s.AddMicro(ctx, raw, func(t micro.Target) Meta {
+		a := Added{Path: p.Path, Meta: Meta{Label: pick(o.Labels, t.Name), Commit: pick(o.Commits, t.Name), Workload: p.Workload}}
+		switch {
+		case a.Meta.Commit != "":
+		case t.Commit != "":
+			a.Meta.Commit, a.CommitFrom = t.Commit, "the tree of "+t.Spec
+		default:
+			a.Meta.Commit, a.CommitFrom = o.findCommit(ctx, result.Target{})
+		}
+		metas[t.Name] = a
+		return a.Meta
+	})
+	var out []Added
+	for _, r := range recs {
+		a := metas[r.Target]
+		a.Meta.Label = r.Label
+		a.Recorded = r
+		out = append(out, a)
+	}
+	return out, err
 }
 
 // pick returns name's value, else the one for every target.

@@ -36,3 +36,9 @@ func (s *Store) Rows(ctx context.Context, table string) (int, error) {
 	err := s.db.QueryRowContext(ctx, fmt.Sprintf(`SELECT count(*) FROM %s`, table)).Scan(&n)
 	return n, err
 }
+
+// OpenVersion opens a store as the pgscale whose last migration was to
+// version v would.
+func OpenVersion(ctx context.Context, location string, v int) (*Store, error) {
+	return open(ctx, location, migrations[:v], nil)
+}

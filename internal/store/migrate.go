@@ -58,11 +58,17 @@ var migrations = []migrate.Migration{
 			acked TEXT NOT NULL,
 			PRIMARY KEY (series_id, result_id))`,
 	}},
+	// A row of pgscale_results is a result file, or one target's part of
+	// a micro-benchmark run file (the whole file its body); what reads a
+	// body as a result file refuses the others.
+	{Version: 2, Stmts: []string{
+		`ALTER TABLE pgscale_results ADD COLUMN kind TEXT NOT NULL DEFAULT 'result'`,
+	}},
 }
 
 // SchemaVersion is the version of the store's schema this pgscale writes:
 // that of the last migration.
-const SchemaVersion = 1
+const SchemaVersion = 2
 
 // ErrNewerSchema is returned (wrapped) by Open for a store whose schema is
 // newer than this pgscale knows.

@@ -20,6 +20,9 @@ type Run struct {
 	Workload, Machine string
 	// Complete is the file's own flag.
 	Complete bool
+	// Kind is KindResult for a result file, KindMicro for a target's part
+	// of a micro-benchmark run file.
+	Kind string
 }
 
 // Name returns the commit, or the label when no commit was recorded.
@@ -34,7 +37,7 @@ func (r Run) Name() string {
 // in time order (ties in the order they were recorded).
 func (s *Store) Runs(ctx context.Context, f Filter) ([]Run, error) {
 	cond, args := f.where()
-	rows, err := s.db.QueryContext(ctx, `SELECT r.id, r.label, r.commit_id, r.started, r.workload, r.machine, r.complete
+	rows, err := s.db.QueryContext(ctx, `SELECT r.id, r.label, r.commit_id, r.started, r.workload, r.machine, r.complete, r.kind
 		FROM pgscale_results r
 		WHERE EXISTS (SELECT 1 FROM pgscale_points p JOIN pgscale_series s ON s.id = p.series_id
 			WHERE p.result_id = r.id AND `+cond+`)
@@ -47,7 +50,7 @@ func (s *Store) Runs(ctx context.Context, f Filter) ([]Run, error) {
 	for rows.Next() {
 		var r Run
 		var started string
-		if err := rows.Scan(&r.ResultID, &r.Label, &r.Commit, &started, &r.Workload, &r.Machine, &r.Complete); err != nil {
+		if err := rows.Scan(&r.ResultID, &r.Label, &r.Commit, &started, &r.Workload, &r.Machine, &r.Complete, &r.Kind); err != nil {
 			return nil, fmt.Errorf("store %s: listing runs: %w", s.location, err)
 		}
 		if r.Started, err = parseTime(started); err != nil {
@@ -68,9 +71,15 @@ func (s *Store) Runs(ctx context.Context, f Filter) ([]Run, error) {
 // label's newest run there measured — that run alone when it recorded no
 // commit, since runs without one cannot be told apart by what they ran.
 func (s *Store) Baseline(ctx context.Context, label, commit, workload, machine string) ([]Run, error) {
-	runs, err := s.Runs(ctx, Filter{Label: label, Workload: workload, Machine: machine})
+	all, err := s.Runs(ctx, Filter{Label: label, Workload: workload, Machine: machine})
 	if err != nil {
 		return nil, err
+	}
+	var runs []Run // result files: a micro-benchmark run is no baseline of one
+	for _, r := range all {
+		if r.Kind == KindResult {
+			runs = append(runs, r)
+		}
 	}
 	what := fmt.Sprintf("label %s, workload %q, machine %s", label, workload, machine)
 	if len(runs) == 0 {
@@ -109,8 +118,14 @@ func (s *Store) Baseline(ctx context.Context, label, commit, workload, machine s
 	return out, nil
 }
 
-// File returns a stored result file decoded, checked as Add checked it.
+// File returns a stored result file decoded, checked as Add checked it. A
+// row that holds a micro-benchmark run is refused in one line.
 func (s *Store) File(ctx context.Context, id int64) (*result.File, error) {
+	var kind, label, workload string
+	err := s.db.QueryRowContext(ctx, `SELECT kind, label, workload FROM pgscale_results WHERE id = $1`, id).Scan(&kind, &label, &workload)
+	if err == nil && kind != KindResult {
+		return nil, fmt.Errorf("store %s: result %d is a micro-benchmark run (%s, label %s), not a result file: pgscale history show and check read its series; pgscale micro judges its file", s.location, id, workload, label)
+	}
 	raw, err := s.Result(ctx, id)
 	if err != nil {
 		return nil, err

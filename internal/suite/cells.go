@@ -109,12 +109,7 @@ func ParseOnly(s string) ([]Filter, error) {
 // or a value the axis does not have, is a usage error.
 func (s *Suite) Only(cells []Cell, filters []Filter) ([]Cell, error) {
 	for _, f := range filters {
-		var ax *Axis
-		for i := range s.Axes {
-			if s.Axes[i].Name == f.Name {
-				ax = &s.Axes[i]
-			}
-		}
+		ax := s.axis(f.Name)
 		if ax == nil {
 			return nil, usage.Errorf("--only: %s names no axis of %s", f.Name, s.Name)
 		}
@@ -126,16 +121,22 @@ func (s *Suite) Only(cells []Cell, filters []Filter) ([]Cell, error) {
 	}
 	var out []Cell
 	for _, c := range cells {
-		keep := true
-		for _, f := range filters {
-			v, _ := c.Value(f.Name)
-			keep = keep && contains(f.Values, v)
-		}
-		if keep {
+		if c.keeps(filters) {
 			out = append(out, c)
 		}
 	}
 	return out, nil
+}
+
+// keeps reports whether every filter keeps the cell: its value of each
+// filter's parameter is one of the filter's values.
+func (c Cell) keeps(filters []Filter) bool {
+	for _, f := range filters {
+		if v, _ := c.Value(f.Name); !contains(f.Values, v) {
+			return false
+		}
+	}
+	return true
 }
 
 func contains(xs []string, x string) bool {
@@ -191,19 +192,25 @@ func (s *Suite) expandOnce(text string, c Cell) string {
 func (s *Suite) TargetSpecs() []target.Given {
 	out := make([]target.Given, len(s.Targets))
 	for i, t := range s.Targets {
-		out[i] = t.Expand(func(text string) string {
-			return template.ReplaceAllStringFunc(text, func(m string) string {
-				name := template.FindStringSubmatch(m)[1]
-				for _, p := range s.Params {
-					if p.Name == name {
-						return p.Value
-					}
-				}
-				return m
-			})
-		})
+		out[i] = s.expandParams(t)
 	}
 	return out
+}
+
+// expandParams is g with the parameters' values in its {{name}}
+// templates; other {{...}} (a proxy's own templates) are left as they are.
+func (s *Suite) expandParams(g target.Given) target.Given {
+	return g.Expand(func(text string) string {
+		return template.ReplaceAllStringFunc(text, func(m string) string {
+			name := template.FindStringSubmatch(m)[1]
+			for _, p := range s.Params {
+				if p.Name == name {
+					return p.Value
+				}
+			}
+			return m
+		})
+	})
 }
 
 // SetParam sets a parameter's value (--param NAME=VALUE); a name that is

@@ -322,7 +322,7 @@ func (p *parsed) check(s *Suite) error {
 	for _, pr := range s.Params {
 		texts = append(texts, struct{ text, path string }{pr.Value, "$.params." + pr.Name})
 	}
-	for _, t := range s.Targets { // a parameter a target names is used; a proxy's own templates are not the suite's
+	for _, t := range append(append([]target.Given(nil), s.Targets...), s.ownTemplates()...) { // a parameter a target names is used; a proxy's own templates are not the suite's
 		for _, n := range templateNames(t.Templates()) {
 			used[n] = true
 		}

@@ -81,6 +81,14 @@ type Suite struct {
 	Expect []compare.Expectation
 	// Micro are the micro-benchmark cells (micro:).
 	Micro []Micro
+	// Own are the cells that run on targets of their own (cells:): each
+	// entry replaces, in the cells it matches, the suite's targets of the
+	// same names.
+	Own []OwnTargets
+	// Together are parameters given together (given_together:): one of a
+	// group set with --param and another left at its default is said
+	// before the run (Apart).
+	Together [][]string
 
 	// comparing are the parts of the file that only a comparison of two
 	// or more targets uses (bounds, baseline, rounds, slice), each with
@@ -171,6 +179,8 @@ type fileSpec struct {
 	Rule         *Rule          `yaml:"rule"`
 	Expect       []string       `yaml:"expect"`
 	Micro        []microSpec    `yaml:"micro"`
+	Cells        []ownSpec      `yaml:"cells"`
+	Together     [][]string     `yaml:"given_together"`
 	Quick        *fileSpec      `yaml:"quick"`
 }
 
@@ -347,7 +357,13 @@ func Parse(file, dir, name string, data []byte, quick bool) (*Suite, error) {
 	if err := p.fillMicro(s, fs.Micro); err != nil {
 		return nil, err
 	}
+	if err := p.fillOwn(s, fs.Cells, fs.Together); err != nil {
+		return nil, err
+	}
 	if err := p.check(s); err != nil {
+		return nil, err
+	}
+	if err := p.checkOwn(s); err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -443,6 +459,12 @@ func overlay(s, q *fileSpec) {
 	}
 	if q.Micro != nil {
 		s.Micro = q.Micro
+	}
+	if q.Cells != nil {
+		s.Cells = q.Cells
+	}
+	if q.Together != nil {
+		s.Together = q.Together
 	}
 }
 

@@ -229,3 +229,79 @@ func joinTargets(ts []target.Given) string {
 	}
 	return strings.Join(out, " ")
 }
+
+// A cells: entry gives the cells it matches targets of their own, in
+// place of the suite's of the same names (the pooler-ci preset's
+// load-balanced cell through balancing definitions), with the parameters'
+// values in their templates; --param of one of a given_together: group
+// without the other is said, naming where the other stands.
+func TestCellsOwnTargets(t *testing.T) {
+	s, err := suite.Preset("pooler-ci", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cells := s.Cells()
+	if gs, own := s.CellTargets(cells[0]); own || joinTargets(gs) != joinTargets(s.TargetSpecs()) {
+		t.Errorf("cell %s: own %v, targets %s", cells[0].Key(), own, joinTargets(gs))
+	}
+	if err := s.SetParam("base_balanced", "proxy:bal.yaml"); err != nil {
+		t.Fatal(err)
+	}
+	gs, own := s.CellTargets(cells[1])
+	want := "base=proxy:bal.yaml,of='settings:replicas=1' cand=proxy:examples/proxy/pgbouncer-balanced.yaml,of='settings:replicas=1'"
+	if !own || joinTargets(gs) != want {
+		t.Errorf("cell %s: own %v, targets %s, want %s", cells[1].Key(), own, joinTargets(gs), want)
+	}
+	if got := s.OwnKeys(); strings.Join(got, " ") != "workload=select-only" {
+		t.Errorf("own keys %v", got)
+	}
+	notes := s.Apart([]string{"base", "cand", "cand_balanced"})
+	if len(notes) != 1 || notes[0] != "--param base is given without base_balanced, which pooler-ci takes with it: in the cells workload=select-only, base is base_balanced, left at its default (proxy:bal.yaml): give --param base_balanced=... too" {
+		t.Errorf("notes %q", notes)
+	}
+	for _, given := range [][]string{nil, {"base", "base_balanced"}, {"base", "base_balanced", "cand", "cand_balanced"}} {
+		if notes := s.Apart(given); len(notes) != 0 {
+			t.Errorf("given %v: notes %q", given, notes)
+		}
+	}
+}
+
+// A cells: entry's mistakes are one line at its place, before anything
+// runs: a where: naming no axis or no value of it, a target that is none
+// of the suite's, a cell given a target twice, given_together: naming no
+// parameter.
+func TestCellsOwnTargetsErrors(t *testing.T) {
+	base := good + "cells:\n  - where: partitions=16\n    targets: [\"b=settings:work_mem=16MB\"]\n"
+	if s, err := suite.Parse("demo.yaml", "", "demo", []byte(base), false); err != nil {
+		t.Fatal(err)
+	} else if gs, own := s.CellTargets(s.Cells()[4]); !own || joinTargets(gs) != "a=settings: b=settings:work_mem=16MB" {
+		t.Errorf("cell %s: %v %s", s.Cells()[4].Key(), own, joinTargets(gs))
+	}
+	for _, tc := range []struct{ name, edit, want string }{
+		{"no axis", "where: zone=16", "demo.yaml:19:12: where: zone names no axis of demo (axes: partitions, rows, protocol)"},
+		{"no value", "where: partitions=17", "demo.yaml:19:12: where: partitions=17 is not a value of the axis (0, 16)"},
+		{"not --only's form", "where: partitions", "demo.yaml:19:12: where: \"partitions\" is not NAME=VALUE"},
+		{"no where", "where: ''", "demo.yaml:19:10: cells: give where:"},
+		{"not the suite's", "c=settings:", "demo.yaml:20:15: target c is none of the suite's targets (a, b)"},
+		{"twice", "- where: rows=100\n    targets: [\"b=settings:\"]\n  - where: partitions=16", "demo.yaml:21:10: cell partitions=16,rows=100,protocol=simple gets target b from cells[0] too"},
+		{"together", "given_together", "demo.yaml:21:18: given_together: x is no parameter of the suite"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			src := base
+			switch {
+			case strings.HasPrefix(tc.edit, "where:"):
+				src = strings.Replace(src, "where: partitions=16", tc.edit, 1)
+			case tc.edit == "c=settings:":
+				src = strings.Replace(src, "b=settings:work_mem=16MB", tc.edit, 1)
+			case tc.edit == "given_together":
+				src += "given_together: [[x, y]]\n"
+			default:
+				src = strings.Replace(src, "- where: partitions=16", tc.edit, 1)
+			}
+			_, err := suite.Parse("demo.yaml", "", "demo", []byte(src), false)
+			if err == nil || !usage.Is(err) || !strings.HasPrefix(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
+				t.Errorf("error %v; want one usage line beginning %q", err, tc.want)
+			}
+		})
+	}
+}

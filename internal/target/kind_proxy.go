@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -15,6 +17,7 @@ import (
 
 	"github.com/goccy/go-yaml"
 
+	proxyexamples "github.com/pgscale/pgscale/examples/proxy"
 	"github.com/pgscale/pgscale/internal/build"
 	"github.com/pgscale/pgscale/internal/result"
 	"github.com/pgscale/pgscale/internal/secret"
@@ -78,6 +81,7 @@ type proxyYAML struct {
 	ServerConnections int           `yaml:"server_connections" json:"server_connections,omitempty"`
 	Admin             *adminYAML    `yaml:"admin" json:"admin,omitempty"`
 	ReadOnly          bool          `yaml:"read_only" json:"read_only,omitempty"`
+	Shards            yaml.MapSlice `yaml:"shards" json:"shards,omitempty"`
 }
 
 // adminYAML is a proxy's admin console as written: connection keywords
@@ -139,6 +143,9 @@ func parseProxyArg(arg string) (Arg, error) {
 		return a, nil
 	}
 	b, err := os.ReadFile(arg)
+	if ex, ok := proxyexamples.Read(arg); errors.Is(err, fs.ErrNotExist) && ok {
+		b, err = ex, nil // the example pgscale carries, wherever it runs
+	}
 	if err != nil {
 		return nil, fmt.Errorf("proxy: %v", err)
 	}
@@ -244,6 +251,9 @@ func oneLine(s string) string {
 	return strings.Join(strings.Fields(strings.ReplaceAll(s, "\n", " ")), " ")
 }
 
+// shardName is a table (maybe schema-qualified) or a column in shards:.
+var shardName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_$]*(\.[A-Za-z_][A-Za-z0-9_$]*)?$`)
+
 // def checks a definition as written and turns it into a ProxyDef: the
 // templates parse, ready and stop read, relative program paths are taken
 // from dir (the definition file's).
@@ -254,6 +264,14 @@ func (y proxyYAML) def(name, dir string) (ProxyDef, error) {
 	d := ProxyDef{Program: y.Program, Command: strings.TrimSpace(y.Command), Connect: y.Connect, ReadOnly: y.ReadOnly}
 	if d.Command == "" {
 		return bad("command: the program's command line is missing (command: pgbouncer {{dir}}/pgbouncer.ini)")
+	}
+	for _, item := range y.Shards {
+		table, ok := item.Key.(string)
+		column, isText := item.Value.(string)
+		if !ok || !isText || !shardName.MatchString(table) || !shardName.MatchString(column) {
+			return bad("shards: each is TABLE: COLUMN, the column its rows are sharded by (pgbench_accounts: aid)")
+		}
+		d.Shards = append(d.Shards, ProxyShard{Table: table, Column: column})
 	}
 	if dir != "" {
 		d.Command = relativeProgram(d.Command, dir)

@@ -57,7 +57,15 @@ type ProxyDef struct {
 	// a pgbouncer balancing over a host list): a workload that writes is
 	// refused before the run (plan).
 	ReadOnly bool
+	// Shards say how it shards the rows of the servers it fronts, as its
+	// own configuration does (shards:, TABLE: COLUMN): a workload whose
+	// transaction writes beyond one shard is refused before the run
+	// (plan).
+	Shards []ProxyShard
 }
+
+// ProxyShard is a table a sharding proxy routes by one of its columns.
+type ProxyShard struct{ Table, Column string }
 
 // ProxyAdmin is a proxy's admin console as its definition names it:
 // Connect, connection keywords (a template, as Connect is) that turn where

@@ -3,7 +3,6 @@ package trend
 import (
 	"fmt"
 
-	"github.com/pgscale/pgscale/internal/compare"
 	"github.com/pgscale/pgscale/internal/stats"
 )
 
@@ -61,14 +60,11 @@ func ChangePointsOf(hs []History, opt stats.ChangePointOptions) [][]Change {
 
 // Comparison returns the change as a comparison of the segments either
 // side, for judging against bounds (stats.JudgeChange): its measure is the
-// series' measure at its step ("tps" at "c=8").
+// series' measure at its step ("tps" at "c=8"), a micro-benchmark's as a
+// run's analysis names it (its benchmark, at its unit).
 func (c Change) Comparison() stats.Comparison {
-	dir := stats.LowerIsBetter
-	if c.Series.HigherIsBetter {
-		dir = stats.HigherIsBetter
-	}
 	return stats.Comparison{
-		Measure: stats.Measure{Name: c.Series.Measure, Step: compare.StepLabel(c.Series.Clients), Unit: c.Series.Unit, Direction: dir},
+		Measure: c.Series.AsMeasure(),
 		N1:      c.NBefore, N2: c.NAfter, Base: c.ChangePoint.Before, Cand: c.ChangePoint.After,
 		Change: c.Change, Lo: c.Lo, Hi: c.Hi, Confidence: c.Confidence, P: c.P, Test: stats.ChangePointTest,
 	}

@@ -10,10 +10,15 @@ import (
 	"time"
 
 	"github.com/pgscale/pgscale/internal/compare"
+	"github.com/pgscale/pgscale/internal/micro"
+	"github.com/pgscale/pgscale/internal/stats"
 )
 
 // Key identifies a series: one measure at one client count of one
-// workload on one target label and one machine.
+// workload on one target label and one machine. A micro-benchmark's
+// measure has no client count (0), its workload is "micro:PROJECT" or a
+// suite's "SUITE micro:CELL", and its measure is named as a bound names
+// it (micro.SeriesName).
 type Key struct {
 	Workload string
 	Label    string
@@ -23,9 +28,19 @@ type Key struct {
 }
 
 // String formats the key as "select-only -s 1 -M prepared | main | c=8 |
-// tps | 3f2a1b9c04d5".
+// tps | 3f2a1b9c04d5", a micro-benchmark's without the client count
+// ("micro:microgo | main | micro:BenchmarkSum/n=1000 | 3f2a1b9c04d5").
 func (k Key) String() string {
-	return strings.Join([]string{k.Workload, k.Label, "c=" + strconv.Itoa(k.Clients), k.Measure, k.Machine}, " | ")
+	parts := []string{k.Workload, k.Label, "c=" + strconv.Itoa(k.Clients), k.Measure, k.Machine}
+	if k.Micro() {
+		parts = append(parts[:2], parts[3:]...)
+	}
+	return strings.Join(parts, " | ")
+}
+
+// Micro reports whether the series is a micro-benchmark's measure.
+func (k Key) Micro() bool {
+	return k.Clients == 0 && strings.HasPrefix(k.Measure, micro.Prefix)
 }
 
 // Before orders keys for reading: by workload, label and client count,
@@ -105,4 +120,20 @@ func (p Point) Name() string {
 type History struct {
 	Series
 	Points []Point
+}
+
+// AsMeasure is the series' measure as comparisons and bounds name it: the
+// measure at its step ("tps" at "c=8"), a micro-benchmark's as a run's
+// analysis names it (micro.SeriesMeasure: the benchmark, at its unit).
+func (s Series) AsMeasure() stats.Measure {
+	if s.Micro() {
+		if m, _, ok := micro.SeriesMeasure(s.Key.Measure, s.Unit, s.HigherIsBetter); ok {
+			return m
+		}
+	}
+	dir := stats.LowerIsBetter
+	if s.HigherIsBetter {
+		dir = stats.HigherIsBetter
+	}
+	return stats.Measure{Name: s.Key.Measure, Step: compare.StepLabel(s.Clients), Unit: s.Unit, Direction: dir}
 }

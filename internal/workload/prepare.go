@@ -174,6 +174,11 @@ func runSetup(ctx context.Context, conn *pgconn.PgConn, o PrepareOptions, log fu
 	}()
 	err := conn.Exec(ctx, o.Setup).Close()
 	close(done)
+	if err != nil && ctx.Err() != nil {
+		// Interrupted (Ctrl-C, a suite stopped): the run could not
+		// complete, which is no fault of the SQL.
+		return fmt.Errorf("%s: %w", name, ctx.Err())
+	}
 	if err != nil {
 		return usage.Errorf("%s: %v", o.SetupName, err)
 	}

@@ -2,10 +2,12 @@ package workload_test
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/pgscale/pgscale/internal/usage"
 	"github.com/pgscale/pgscale/internal/workload"
 )
 
@@ -48,7 +50,16 @@ func TestSetupSaysItRuns(t *testing.T) {
 	o.Setup = "SELECT no_such_function();"
 	start := time.Now()
 	_, err := workload.Prepare(context.Background(), connector("setupnotice"), o)
-	if err == nil || !strings.HasPrefix(err.Error(), "--setup s.sql: ") || strings.Contains(err.Error(), "\n") || time.Since(start) > 10*time.Second {
+	if err == nil || !usage.Is(err) || !strings.HasPrefix(err.Error(), "--setup s.sql: ") || strings.Contains(err.Error(), "\n") || time.Since(start) > 10*time.Second {
 		t.Errorf("failing set-up: %v", err)
+	}
+	// Interrupted while it runs (Ctrl-C): the run could not complete,
+	// which is no mistake of the user's (exit 3, not 2).
+	o.Setup = "SELECT pg_sleep(30);"
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(500*time.Millisecond, cancel)
+	_, err = workload.Prepare(ctx, connector("setupnotice"), o)
+	if err == nil || usage.Is(err) || !errors.Is(err, context.Canceled) {
+		t.Errorf("interrupted set-up: %v (usage error %v)", err, usage.Is(err))
 	}
 }

@@ -21,19 +21,26 @@ func TestWrites(t *testing.T) {
 		{sql: "WITH a AS (SELECT 1) SELECT * FROM a;\n"},
 		{sql: "SELECT 1 \\; insert into t values (1);\n", writes: true},
 	} {
-		w := workload.Spec{}
-		if tc.builtin != "" {
-			w.Scripts = []workload.ScriptArg{{Kind: "b", Arg: tc.builtin}}
-		} else {
-			w.Scripts = []workload.ScriptArg{{Kind: "sql", Arg: "s", Source: tc.sql, Weight: 1}}
-		}
-		l, err := workload.Load(w)
-		if err != nil {
-			t.Fatalf("%s%s: %v", tc.builtin, tc.sql, err)
-		}
-		cmd, ok := l.Writes()
+		cmd, ok := loadOne(t, tc.builtin, tc.sql).Writes()
 		if ok != tc.writes || (tc.first != "" && (len(cmd) < len(tc.first) || cmd[:len(tc.first)] != tc.first)) {
 			t.Errorf("%s%q: writes %v (%q), want %v", tc.builtin, tc.sql, ok, cmd, tc.writes)
 		}
 	}
+}
+
+// loadOne loads a workload of one script: a built-in, or sql as a script
+// called s.
+func loadOne(t *testing.T, builtin, sql string) *workload.Loaded {
+	t.Helper()
+	w := workload.Spec{}
+	if builtin != "" {
+		w.Scripts = []workload.ScriptArg{{Kind: "b", Arg: builtin}}
+	} else {
+		w.Scripts = []workload.ScriptArg{{Kind: "sql", Arg: "s", Source: sql, Weight: 1}}
+	}
+	l, err := workload.Load(w)
+	if err != nil {
+		t.Fatalf("%s%s: %v", builtin, sql, err)
+	}
+	return l
 }

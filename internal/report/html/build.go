@@ -60,6 +60,8 @@ func build(doc Doc) *page {
 			for _, fi := range g.files {
 				s := abSeries(labels[fi], doc.Files[fi].Name, doc.Files[fi].Analysis)
 				s.Panel = panelName(g, doc.Files)
+				s.run, s.target = g.ab.Run, doc.Files[fi].File.Target.Name
+				s.isBase = s.target == g.ab.Baseline
 				sc.Series = append(sc.Series, s)
 			}
 			p.Timelines = append(p.Timelines, abTimelines(gi, g, doc.Files, labels)...)
@@ -77,6 +79,7 @@ func build(doc Doc) *page {
 	sc.Clients = uniqueSorted(sc.Clients)
 	sc.LogClients = geometric(sc.Clients)
 	if len(sc.Clients) > 0 {
+		baselineChanges(sc, doc)
 		p.Scaling = sc
 	}
 	p.Profiles = profiles(doc.Files, labels)

@@ -1,143 +1,141 @@
 package html
 
 import (
-	"bytes"
+	_ "embed"
 	"fmt"
-	"html/template"
-	"image/color"
 	"strconv"
-
-	"gonum.org/v1/plot"
-	"gonum.org/v1/plot/font"
-	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/vg"
-	"gonum.org/v1/plot/vg/draw"
-	"gonum.org/v1/plot/vg/vgsvg"
+	"strings"
 )
 
-// The charts are drawn by gonum.org/v1/plot into SVG, then passed through
-// sanitizeSVG, which rewrites them from an allowlist of elements and
-// attributes before they are inlined in the page.
+// The charts are drawn in the browser: charts.js reads the page's data
+// block and hands each chart to uPlot (uplot.go). The page holds, for
+// every chart, an empty box saying what to draw from the data (chartBox);
+// the tables beside the charts give every number without the script.
 
-// Chart sizes, in points; the page scales them to its width.
-const (
-	chartW      = vg.Length(480)
-	chartH      = vg.Length(270)
-	panelH      = vg.Length(115)
-	barChartH   = vg.Length(250)
-	maxTickRuns = 14 // client counts labelled one by one up to this many
-)
+//go:embed charts.js
+var chartsJS string
 
-// seriesColors are the Okabe-Ito colours, told apart with most kinds of
-// colour blindness, for one line per file or target.
-var seriesColors = []color.RGBA{
-	{0x00, 0x72, 0xB2, 0xff}, // blue
-	{0xD5, 0x5E, 0x00, 0xff}, // vermillion
-	{0x00, 0x9E, 0x73, 0xff}, // green
-	{0xCC, 0x79, 0xA7, 0xff}, // reddish purple
-	{0xE6, 0x9F, 0x00, 0xff}, // orange
-	{0x56, 0xB4, 0xE9, 0xff}, // sky blue
-	{0x55, 0x55, 0x55, 0xff}, // grey
-	{0xF0, 0xE4, 0x42, 0xff}, // yellow
+var chartsScript = newScript(compact(chartsJS))
+
+// chartBox is one chart's place in the page: what charts.js draws there
+// (Kind), from which part of the data block (Of: indexes or an id, Metric,
+// Measures), titled and labelled as Go decides.
+type chartBox struct {
+	ID, Kind, Of, Metric, Measures string
+	Title, YLabel                  string
 }
 
-func seriesColor(i int) color.RGBA { return seriesColors[i%len(seriesColors)] }
+// chartTemplate writes a chart's box, empty until charts.js draws in it;
+// the page's template and the probes' views parse it.
+const chartTemplate = `{{define "chart"}}<div class="uchart" id="{{.ID}}" data-chart="{{.Kind}}" data-of="{{.Of}}"
+{{- with .Metric}} data-metric="{{.}}"{{end}}{{with .Measures}} data-measures="{{.}}"{{end}} data-title="{{.Title}}"
+{{- with .YLabel}} data-ylabel="{{.}}"{{end}}></div>{{end}}`
 
-// Parts of the machine's CPU and wait classes, in their bars' colours.
-var (
-	cpuColors = map[string]color.RGBA{
-		"server": {0x00, 0x72, 0xB2, 0xff}, "load generator": {0xE6, 0x9F, 0x00, 0xff}, "pooler": {0xCC, 0x79, 0xA7, 0xff},
-		"probes": {0x55, 0x55, 0x55, 0xff}, "other": {0xB0, 0xB0, 0xB0, 0xff}, "idle": {0xF2, 0xF2, 0xF2, 0xff},
-	}
-	waitColors = map[string]color.RGBA{
-		"CPU": {0x00, 0x9E, 0x73, 0xff}, "LWLock": {0xD5, 0x5E, 0x00, 0xff}, "Lock": {0x99, 0x22, 0x22, 0xff},
-		"IO": {0xE6, 0x9F, 0x00, 0xff}, "BufferPin": {0x88, 0x44, 0x00, 0xff}, "IPC": {0xCC, 0x79, 0xA7, 0xff},
-		"Extension": {0x77, 0x55, 0xAA, 0xff}, "Timeout": {0x88, 0x88, 0x88, 0xff}, "Activity": {0xC8, 0xC8, 0xC8, 0xff},
-		"Client": {0x56, 0xB4, 0xE9, 0xff},
-	}
-	otherWaitColor = color.RGBA{0x33, 0x33, 0x33, 0xff}
-	// Translucent fills are NRGBA: color.RGBA is alpha-premultiplied.
-	windowFill    = color.NRGBA{0xD5, 0x5E, 0x00, 0x38}
-	notRunFill    = color.NRGBA{0x80, 0x80, 0x80, 0x48}
-	failColor     = color.RGBA{0xCC, 0x00, 0x00, 0xff}
-	incompleteRed = color.RGBA{0xB0, 0x00, 0x00, 0xff}
-)
-
-var sans = font.Font{Typeface: "Liberation", Variant: "Sans"}
-
-// newPlot is a plot in the page's sans-serif type, sizes in points.
-func newPlot(title, x, y string) *plot.Plot {
-	p := plot.New()
-	p.Title.Text = title
-	p.Title.TextStyle.Font = font.From(sans, 11)
-	p.X.Label.Text, p.Y.Label.Text = x, y
-	for _, a := range []*plot.Axis{&p.X, &p.Y} {
-		a.Label.TextStyle.Font = font.From(sans, 9.5)
-		a.Tick.Label.Font = font.From(sans, 8.5)
-	}
-	p.Legend.TextStyle.Font = font.From(sans, 8.5)
-	p.Legend.Top, p.Legend.Left = true, true
-	p.Legend.ThumbnailWidth = vg.Points(16)
-	p.Legend.Padding = vg.Points(1.5)
-	p.X.Tick.Marker, p.Y.Tick.Marker = cleanTicks, cleanTicks
-	p.Add(plotter.NewGrid())
-	return p
+// box is a chart's place, for the templates: kind, id, of, metric, title.
+func box(kind, id, of, metric, title string) chartBox {
+	return chartBox{ID: id, Kind: kind, Of: of, Metric: metric, Title: title}
 }
 
-// cleanTicks are gonum's default ticks labelled with no trailing zeros.
-var cleanTicks = plot.TickerFunc(func(min, max float64) []plot.Tick {
-	ts := plot.DefaultTicks{}.Ticks(min, max)
-	for i := range ts {
-		if ts[i].Label != "" {
-			ts[i].Label = tickLabel(ts[i].Value)
+// scalingPanel is a panel of the scaling charts: a name and its lines, as
+// indexes into scaling.Series.
+type scalingPanel struct {
+	name   string
+	series []int
+}
+
+// scalingPanels splits the scaling curves into panels, one per A/B run
+// (Panel) when the page has several, each on axes of its own: a 700 tps
+// cell is no flat line beside a 20 000 tps one. Sweeps share one panel,
+// the lock study's view of several targets against clients.
+func scalingPanels(sc *scaling) []scalingPanel {
+	var out []scalingPanel
+	at := map[string]int{}
+	for i, s := range sc.Series {
+		k, ok := at[s.Panel]
+		if !ok {
+			k = len(out)
+			at[s.Panel] = k
+			name := s.Panel
+			if name == "" {
+				name = "sweeps"
+			}
+			out = append(out, scalingPanel{name: name})
+		}
+		out[k].series = append(out[k].series, i)
+	}
+	return out
+}
+
+// scalingCharts are each panel's charts in order, each on its own axes
+// against clients (small multiples, a row per panel): throughput, p99
+// latency, the costs per transaction, the speedup of a sweep and, with
+// two lines or more, each line's change against the panel's baseline; a
+// chart with nothing to draw is left out.
+func scalingCharts(sc *scaling) [][]chartBox {
+	panels := scalingPanels(sc)
+	out := make([][]chartBox, len(panels))
+	for k, p := range panels {
+		of := make([]string, len(p.series))
+		has := map[string]bool{}
+		points := map[string]int{}
+		var base string
+		for i, si := range p.series {
+			of[i] = strconv.Itoa(si)
+			s := sc.Series[si]
+			if s.Baseline {
+				// The target's name: the panel's title says the cell.
+				base = s.Label
+				if s.target != "" {
+					base = s.target
+				}
+			}
+			for _, pt := range s.Points {
+				for _, c := range pt.Costs {
+					has[c.Measure] = true
+				}
+				if pt.Speedup != nil {
+					points[s.Label]++
+				}
+				has["vs"] = has["vs"] || pt.VsBase != nil
+			}
+			has["speedup"] = has["speedup"] || points[s.Label] > 1
+		}
+		add := func(metric, title, ylabel string, measures ...string) {
+			id := "scaling-" + metric
+			if len(panels) > 1 {
+				id, title = fmt.Sprintf("%s-%d", id, k), title+": "+p.name
+			}
+			out[k] = append(out[k], chartBox{ID: id, Kind: "scaling", Of: strings.Join(of, " "), Metric: metric,
+				Measures: strings.Join(measures, " "), Title: title, YLabel: ylabel})
+		}
+		add("tps", "Throughput", "transactions per second")
+		add("p99", "p99 latency", "ms")
+		if ms := present(has, "instr/txn", "pooler-instr/txn"); len(ms) > 0 {
+			add("cost", "Instructions per transaction", "instructions, counted", ms...)
+		} else if ms := present(has, "server-cpu/txn", "pooler-cpu/txn"); len(ms) > 0 {
+			add("cost", "CPU per transaction", "µs", ms...)
+		}
+		if has["speedup"] {
+			title := "Speedup over the baseline step"
+			if sc.PerCPU {
+				title += ", per CPU-second the system had"
+			}
+			add("speedup", title, "× the baseline step")
+		}
+		if has["vs"] {
+			add("change", "Throughput against "+base, "% change")
 		}
 	}
-	return ts
-})
-
-// blankTicks mark the default ticks with no labels, for a panel whose
-// axis the panel below labels.
-var blankTicks = plot.TickerFunc(func(min, max float64) []plot.Tick {
-	ts := plot.DefaultTicks{}.Ticks(min, max)
-	for i := range ts {
-		ts[i].Label = ""
-	}
-	return ts
-})
-
-func tickLabel(v float64) string {
-	r, _ := strconv.ParseFloat(strconv.FormatFloat(v, 'g', 6, 64), 64)
-	return strconv.FormatFloat(r, 'f', -1, 64)
+	return out
 }
 
-// chartSVG draws plots stacked in a column, the x axes aligned, and
-// returns the sanitised SVG.
-func chartSVG(id, label string, w, h vg.Length, plots ...*plot.Plot) (template.HTML, error) {
-	c := vgsvg.New(w, h)
-	dc := draw.New(c)
-	if len(plots) == 1 {
-		plots[0].Draw(dc)
-	} else {
-		rows := make([][]*plot.Plot, len(plots))
-		for i, p := range plots {
-			rows[i] = []*plot.Plot{p}
-		}
-		tiles := draw.Tiles{Rows: len(plots), Cols: 1, PadY: vg.Points(4)}
-		canvases := plot.Align(rows, tiles, dc)
-		for i, p := range plots {
-			p.Draw(canvases[i][0])
+// present is those of names that has holds, in order.
+func present(has map[string]bool, names ...string) []string {
+	var out []string
+	for _, n := range names {
+		if has[n] {
+			out = append(out, n)
 		}
 	}
-	var buf bytes.Buffer
-	if _, err := c.WriteTo(&buf); err != nil {
-		return "", fmt.Errorf("chart %s: %w", id, err)
-	}
-	return sanitizeSVG(buf.Bytes(), id, label)
-}
-
-func ptrVal(n *num) float64 {
-	if n == nil {
-		return 0
-	}
-	return float64(*n)
+	return out
 }

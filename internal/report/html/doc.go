@@ -3,13 +3,14 @@
 // matrix and the per-measure table) or an A/A run's noise, scaling curves,
 // a per-second timeline of every step, the evidence behind each step's
 // verdict, and flame graphs of recorded profiles with differential ones of
-// an A/B run's candidates against the baseline. Charts are SVG drawn in Go
-// (gonum.org/v1/plot) and inlined; flame graphs are drawn in the page by
-// its one script (flame.js: hover, zoom, search) from the page's data
-// block, which the Content-Security-Policy allows by its hash, and
-// nothing else. The page needs no network. Everything taken from a result
-// file is escaped by html/template (the script sets it as text only), and
-// every SVG is checked against an allowlist before it is inlined.
+// an A/B run's candidates against the baseline. The page draws its charts
+// and flame graphs itself, from its JSON data block: charts.js hands the
+// charts to uPlot (vendored under uplot/: hover, drag to zoom, legends
+// that toggle), flame.js draws the flame graphs (hover, zoom, search) and
+// sort.js sorts the micro-benchmark tables; the Content-Security-Policy
+// allows those scripts by their hashes, and nothing else. The page needs
+// no network. Everything taken from a result file is escaped by
+// html/template, and the scripts set it as text only.
 package html
 
 import (

@@ -265,5 +265,5 @@ func evidenceParts(s result.Step, fg diagnose.Figures) []evidencePart {
 
 // viewTemplate parses a view's template, with the page's functions.
 func viewTemplate(probe, text string) *template.Template {
-	return template.Must(template.New(probe).Funcs(templateFuncs).Parse(text))
+	return template.Must(template.Must(template.New(probe).Funcs(templateFuncs).Parse(chartTemplate)).Parse(text))
 }

@@ -8,8 +8,9 @@ import (
 	"github.com/pgscale/pgscale/internal/result"
 )
 
-// The pooler's part draws the waiting clients beside the throughput and a
-// row per pool, a pool's name escaped and a figure the mapping lacks as
+// The pooler's part has a chart of the waiting clients beside the
+// throughput (its data: the queue and the load per interval) and a row
+// per pool, a pool's name escaped and a figure the mapping lacks as
 // "–".
 func TestPoolerView(t *testing.T) {
 	n, w := int64(100), 4.0
@@ -30,8 +31,11 @@ func TestPoolerView(t *testing.T) {
 			t.Fatal(err)
 		}
 		out = string(h)
+		if d := part.data.(*poolerPools); len(d.Load) != 2 || d.Load[1].T != 1.5 || d.Load[1].TPS != 50 {
+			t.Errorf("the load beside the queue: %+v, want the two intervals' throughput at their middles", d.Load)
+		}
 	}
-	for _, want := range []string{"<svg", "clients waiting", "&lt;script&gt;x&lt;/script&gt;/u", "the pooler counted 100 transactions, the load 99", "<td class=\"n\">–</td>"} {
+	for _, want := range []string{`data-chart="pooler"`, "clients waiting", "&lt;script&gt;x&lt;/script&gt;/u", "the pooler counted 100 transactions, the load 99", "<td class=\"n\">–</td>"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the pooler's part lacks %q:\n%s", want, out)
 		}

@@ -1,26 +1,18 @@
 package html
 
 import (
-	"crypto/sha256"
 	_ "embed"
-	"encoding/base64"
-	"html/template"
 	"math"
 	"sort"
 )
 
-// flameScript draws the flame graphs in the page from its data block
-// (hover, zoom, search); the page's Content-Security-Policy allows it,
-// and nothing else, by its hash.
+// flameJS draws the flame graphs in the page from its data block (hover,
+// zoom, search); the page's Content-Security-Policy allows it by its hash.
 //
 //go:embed flame.js
-var flameScript string
+var flameJS string
 
-// scriptHash is flameScript's CSP source expression.
-var scriptHash = func() string {
-	h := sha256.Sum256([]byte(flameScript))
-	return "'sha256-" + base64.StdEncoding.EncodeToString(h[:]) + "'"
-}()
+var flameScript = newScript(compact(flameJS))
 
 // topFrames is how many of a graph's frames its table lists: the page's
 // reading of a graph without its script.
@@ -85,6 +77,3 @@ func diffOf(d flameDiff) diffView {
 	v.Top = v.Top[:min(len(v.Top), topFrames)]
 	return v
 }
-
-// scriptJS is flameScript as the template inlines it, verbatim.
-func scriptJS() template.JS { return template.JS(flameScript) }

@@ -3,6 +3,7 @@ package html_test
 import (
 	"bytes"
 	"encoding/json"
+	"math"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -206,8 +207,12 @@ func TestGapBreaksTheLine(t *testing.T) {
 	doc.Files[0].Analysis = compare.AnalyzeFile(compare.Input{Name: doc.Files[0].Name, File: doc.Files[0].File})
 	var data struct {
 		Timelines []struct {
-			ID     string `json:"id"`
-			Gaps   int    `json:"gaps"`
+			ID       string `json:"id"`
+			Gaps     int    `json:"gaps"`
+			GapSpans []struct {
+				From float64 `json:"from_s"`
+				To   float64 `json:"to_s"`
+			} `json:"gap_spans"`
 			Series []struct {
 				Segments [][]struct {
 					T float64 `json:"t"`
@@ -227,6 +232,9 @@ func TestGapBreaksTheLine(t *testing.T) {
 	}
 	if got := tl.Series[0].Segments[1][0].T; got < lost.StartS+lost.LengthS-1e-6 {
 		t.Errorf("the second segment starts at %v s, before the lost interval ended", got)
+	}
+	if g := tl.GapSpans; len(g) != 1 || math.Abs(g[0].From-lost.StartS) > 0.01 || math.Abs(g[0].To-(lost.StartS+lost.LengthS)) > 0.01 {
+		t.Errorf("the gap is marked at %+v, want the lost interval's %v–%v s", g, lost.StartS, lost.StartS+lost.LengthS)
 	}
 	if len(tl.Windows) != 1 || tl.Windows[0].From != 1 {
 		t.Errorf("windows %+v, want the ddl-churn window from 1 s", tl.Windows)
@@ -250,5 +258,62 @@ func TestPerCPUColumn(t *testing.T) {
 	src = string(fixturePage(t, "version1.json"))
 	if strings.Contains(src, "tps/cpu-s") {
 		t.Error("a sweep whose speedup is of throughput shows a tps/cpu-s column")
+	}
+}
+
+// TestSweepsAgainstTheFirst: two sweeps of one workload (the lock study's
+// master and patch) share a panel, and the second's throughput is drawn
+// against the first's at each client count: 10 % more in every step here.
+// A sweep of another workload is no change of them.
+func TestSweepsAgainstTheFirst(t *testing.T) {
+	var doc html.Doc
+	for i, n := range []string{"sweep.json", "sweep.json", "hot-row.json"} {
+		path := filepath.Join("testdata", n)
+		f, err := result.Read(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i == 1 {
+			path = filepath.Join("testdata", "patched.json")
+			for k := range f.Steps {
+				f.Steps[k].Summary.TPS *= 1.1
+			}
+		}
+		doc.Files = append(doc.Files, html.NamedFile{Name: path, File: f, Analysis: compare.AnalyzeFile(compare.Input{Name: path, File: f})})
+	}
+	pg := writePage(t, doc)
+	var data struct {
+		Scaling struct {
+			Series []struct {
+				Label    string `json:"label"`
+				Baseline bool   `json:"baseline"`
+				Points   []struct {
+					Vs *struct {
+						Change float64 `json:"change"`
+						Text   string  `json:"text"`
+					} `json:"vs_baseline"`
+				} `json:"points"`
+			} `json:"series"`
+		} `json:"scaling"`
+	}
+	if err := json.Unmarshal(embeddedData(t, pg), &data); err != nil {
+		t.Fatal(err)
+	}
+	ss := data.Scaling.Series
+	if len(ss) != 3 || !ss[0].Baseline || ss[1].Baseline {
+		t.Fatalf("lines %+v, want three, the first the baseline", ss)
+	}
+	for _, p := range ss[1].Points {
+		if p.Vs == nil || math.Abs(p.Vs.Change-0.1) > 1e-4 || p.Vs.Text != "+10.0%" {
+			t.Errorf("%s against %s: %+v, want +10%% at every client count", ss[1].Label, ss[0].Label, p.Vs)
+		}
+	}
+	for _, p := range append(ss[0].Points, ss[2].Points...) {
+		if p.Vs != nil {
+			t.Errorf("a change %+v of the baseline or of another workload", p.Vs)
+		}
+	}
+	if !strings.Contains(string(pg), `id="scaling-change" data-chart="scaling" data-of="0 1 2" data-metric="change"`) {
+		t.Error("the page has no chart of the changes against the first sweep")
 	}
 }

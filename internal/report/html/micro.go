@@ -1,5 +1,19 @@
 package html
 
+import (
+	_ "embed"
+	"math"
+	"strconv"
+)
+
+// sortJS sorts a table of the page's micro section by the column whose
+// header is clicked; the page carries it where it has such a table.
+//
+//go:embed sort.js
+var sortJS string
+
+var sortScript = newScript(compact(sortJS))
+
 // Micro is a micro-benchmark run's comparison of one candidate with the
 // baseline, laid out for the page's micro section: the bot's headline,
 // the benchmarks' measures (the failed and inconclusive first, then by
@@ -47,4 +61,13 @@ func pageMicro(ms []Micro) []Micro {
 		out[i] = m
 	}
 	return out
+}
+
+// SortChange is the row's change as sort.js orders the change column by
+// it: the fraction, "" when there is none.
+func (r MicroRow) SortChange() string {
+	if math.IsNaN(r.ChangeValue) || math.IsInf(r.ChangeValue, 0) {
+		return ""
+	}
+	return strconv.FormatFloat(r.ChangeValue, 'g', -1, 64)
 }

@@ -148,8 +148,16 @@ type scalingSeries struct {
 	Peak int `json:"peak_clients"`
 	// PerCPU says its speedup is of throughput per CPU-second the
 	// system had (the diagnosis's PerCPU).
-	PerCPU bool           `json:"per_cpu,omitempty"`
-	Points []scalingPoint `json:"points"`
+	PerCPU bool `json:"per_cpu,omitempty"`
+	// Baseline marks the line the others of its panel are compared with
+	// (their points' VsBase).
+	Baseline bool           `json:"baseline,omitempty"`
+	Points   []scalingPoint `json:"points"`
+	// run and target are the A/B run and target of the line ("" for a
+	// sweep); isBase says the target is the run's baseline; workload
+	// tells a sweep's workload from another's.
+	run, target, workload string
+	isBase                bool
 }
 
 type scalingPoint struct {
@@ -174,6 +182,31 @@ type scalingPoint struct {
 	LeftOut    int   `json:"rounds_left_out,omitempty"`
 	RoundTPS   []num `json:"round_tps,omitempty"`
 	RoundP99   []num `json:"round_p99_ms,omitempty"`
+	// Costs are the costs per transaction (costMeasures) the point has:
+	// the step's (sweeps), or the central value over the rounds with its
+	// interval (A/B).
+	Costs []cost `json:"costs,omitempty"`
+	// VsBase is, in a panel of several lines, the change of throughput
+	// against the panel's baseline line at the same client count.
+	VsBase *vsBase `json:"vs_baseline,omitempty"`
+}
+
+// cost is one cost per transaction at a point of a scaling line.
+type cost struct {
+	Measure string `json:"measure"`
+	Value   num    `json:"value"`
+	Lo      *num   `json:"lo,omitempty"`
+	Hi      *num   `json:"hi,omitempty"`
+}
+
+// vsBase is a change against the baseline, a fraction (-0.05 is 5 %
+// lower), with its interval where a comparison made one, and as the text
+// formats write it ("-5.4% ± 0.9%").
+type vsBase struct {
+	Change num    `json:"change"`
+	Lo     *num   `json:"lo,omitempty"`
+	Hi     *num   `json:"hi,omitempty"`
+	Text   string `json:"text"`
 }
 
 // timeline is the per-interval series of one step (clock "step": seconds
@@ -194,8 +227,11 @@ type timeline struct {
 	Rounds []mark `json:"rounds,omitempty"`
 	Failed int64  `json:"failed"`
 	// Gaps counts breaks in the series: intervals missing between two
-	// measured ones (a reconnect, a stall of the collector).
-	Gaps int `json:"gaps"`
+	// measured ones of a step (a reconnect, a stall of the collector);
+	// GapSpans says where they are. A line also breaks between two
+	// steps (an A/B run's rounds), which is no gap.
+	Gaps     int    `json:"gaps"`
+	GapSpans []span `json:"gap_spans,omitempty"`
 }
 
 type span struct {

@@ -6,6 +6,7 @@ import (
 	"html/template"
 	"io"
 	"math"
+	"strconv"
 	"strings"
 
 	"github.com/pgscale/pgscale/internal/stats"
@@ -22,7 +23,6 @@ var styleCSS string
 var templateFuncs = template.FuncMap{
 	"pct":     pct,
 	"fmtnum":  fmtNum,
-	"ptr":     func(n *num) float64 { return ptrVal(n) },
 	"clients": clientsWord,
 	"change": func(c *change) string {
 		if c.Lo == nil || c.Hi == nil {
@@ -39,6 +39,7 @@ var templateFuncs = template.FuncMap{
 	"join":  strings.Join,
 	"deref": func(n *num) num { return *n },
 	"note":  pointNote,
+	"box":   box,
 	"rounds": func(n int) string {
 		if n <= 0 {
 			return "–"
@@ -48,16 +49,16 @@ var templateFuncs = template.FuncMap{
 }
 
 // tmpl is parsed once; it holds no state of a page.
-var tmpl = template.Must(template.New("page").Funcs(templateFuncs).Parse(pageTemplate))
+var tmpl = template.Must(template.Must(template.New("page").Funcs(templateFuncs).Parse(pageTemplate)).Parse(chartTemplate))
 
-// view is what the template reads: the page, and the charts drawn from it.
+// view is what the template reads: the page, where its charts go, and
+// the scripts it carries.
 type view struct {
 	*page
-	CSS    template.CSS
-	Charts map[string]template.HTML
-	// ScalingCharts are the scaling charts in order: each metric, per
-	// panel when the page has several (scalingPanels).
-	ScalingCharts []chartView
+	CSS template.CSS
+	// ScalingCharts are the scaling charts, a row per panel
+	// (scalingPanels), each metric's chart in order.
+	ScalingCharts [][]chartBox
 	Flames        []flameView
 	Diffs         []diffView
 	// StepTimelines are the sweeps' steps, shown side by side;
@@ -65,61 +66,31 @@ type view struct {
 	StepTimelines, RunTimelines []timelineView
 	// Data is the page again, for the JSON block at its end.
 	Data *page
-	// Script draws the flame graphs from Data; ScriptSrc is its hash, the
-	// one script the page's Content-Security-Policy allows.
-	Script    template.JS
+	// Scripts are the page's own scripts, in order: uPlot and charts.js
+	// where the page has a chart, flame.js where it has a flame graph,
+	// sort.js where it has micro-benchmarks. ScriptSrc is their hashes,
+	// which the Content-Security-Policy allows, and nothing else.
+	Scripts   []pageScript
 	ScriptSrc string
 }
 
-// chartView is a chart and its id.
-type chartView struct {
-	ID  string
-	SVG template.HTML
-}
-
-// scalingPanels splits the scaling curves into panels, one per A/B run
-// (Panel) when the page has several, each on axes of its own: a 700 tps
-// cell is no flat line beside a 20 000 tps one. Sweeps share one panel,
-// the lock study's view of several targets against clients.
-func scalingPanels(sc *scaling) []*scaling {
-	var names []string
-	by := map[string]*scaling{}
-	for _, s := range sc.Series {
-		p, ok := by[s.Panel]
-		if !ok {
-			p = &scaling{LogClients: sc.LogClients, Clients: sc.Clients}
-			by[s.Panel] = p
-			names = append(names, s.Panel)
-		}
-		p.Series = append(p.Series, s)
-		p.PerCPU = p.PerCPU || s.PerCPU
-	}
-	if len(names) < 2 {
-		return []*scaling{sc}
-	}
-	out := make([]*scaling, len(names))
-	for i, n := range names {
-		out[i] = by[n]
-	}
-	return out
-}
-
-// panelTitle names a panel by its series' run, "" for sweeps.
-func panelTitle(sc *scaling) string {
-	if p := sc.Series[0].Panel; p != "" {
-		return p
-	}
-	return "sweeps"
-}
-
-// timelineView is a timeline and its chart.
+// timelineView is a timeline and its place in the data block's timelines.
 type timelineView struct {
 	timeline
-	SVG template.HTML
+	Index int
+}
+
+// Box is the timeline's chart.
+func (t timelineView) Box() chartBox {
+	title := t.Title
+	if len(t.Incomplete) > 0 {
+		title += " (incomplete)"
+	}
+	return box("timeline", t.ID, strconv.Itoa(t.Index), "", title)
 }
 
 // HasGraphs says whether some flame graph has frames to draw: the page
-// then carries its script, and its policy allows it.
+// then carries flame.js.
 func (v *view) HasGraphs() bool {
 	for _, f := range v.Flames {
 		if len(f.Frames) > 0 && f.SameAs == "" && f.Missing == "" {
@@ -134,6 +105,30 @@ func (v *view) HasGraphs() bool {
 	return false
 }
 
+// HasCharts says whether the page has a chart to draw: it then carries
+// uPlot and charts.js.
+func (v *view) HasCharts() bool {
+	if len(v.ScalingCharts) > 0 || len(v.Timelines) > 0 {
+		return true
+	}
+	for _, e := range v.Evidence {
+		if e.HasCPU || e.HasWaits {
+			return true
+		}
+		for _, s := range e.Steps {
+			for _, p := range s.Parts {
+				if c, ok := p.data.(charted); ok && c.charted() {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// charted is a probe's data that draws a chart.
+type charted interface{ charted() bool }
+
 // HasFailures says whether any timeline has a failures panel.
 func (v *view) HasFailures() bool {
 	for _, t := range v.Timelines {
@@ -144,53 +139,18 @@ func (v *view) HasFailures() bool {
 	return false
 }
 
-// render draws the page's charts and executes the template.
+// render lays out the page's charts and scripts and executes the
+// template.
 func render(w io.Writer, p *page) error {
-	v := &view{page: p, CSS: template.CSS(styleCSS), Charts: map[string]template.HTML{}, Data: p, Script: scriptJS(), ScriptSrc: scriptHash}
+	v := &view{page: p, CSS: template.CSS(styleCSS), Data: p}
 	if p.Scaling != nil {
-		panels := scalingPanels(p.Scaling)
-		for k, sc := range panels {
-			for _, m := range scalingMetrics {
-				pm := m
-				if len(panels) > 1 {
-					pm.id, pm.title = fmt.Sprintf("%s-%d", m.id, k), m.title+": "+panelTitle(sc)
-				}
-				svg, ok, err := scalingSVG(sc, pm)
-				if err != nil {
-					return err
-				}
-				if ok {
-					v.Charts[pm.id] = svg
-					v.ScalingCharts = append(v.ScalingCharts, chartView{pm.id, svg})
-				}
-			}
-		}
+		v.ScalingCharts = scalingCharts(p.Scaling)
 	}
-	for _, t := range p.Timelines {
-		svg, err := timelineSVG(t)
-		if err != nil {
-			return err
-		}
+	for i, t := range p.Timelines {
 		if t.Clock == "run" {
-			v.RunTimelines = append(v.RunTimelines, timelineView{t, svg})
+			v.RunTimelines = append(v.RunTimelines, timelineView{t, i})
 		} else {
-			v.StepTimelines = append(v.StepTimelines, timelineView{t, svg})
-		}
-	}
-	for _, e := range p.Evidence {
-		if e.HasCPU {
-			svg, err := cpuSVG(e)
-			if err != nil {
-				return err
-			}
-			v.Charts["cpu-"+e.ID] = svg
-		}
-		if e.HasWaits {
-			svg, err := waitsSVG(e)
-			if err != nil {
-				return err
-			}
-			v.Charts["waits-"+e.ID] = svg
+			v.StepTimelines = append(v.StepTimelines, timelineView{t, i})
 		}
 	}
 	for _, pr := range p.Profiles {
@@ -199,6 +159,17 @@ func render(w io.Writer, p *page) error {
 	for _, d := range p.FlameDiffs {
 		v.Diffs = append(v.Diffs, diffOf(d))
 	}
+	if v.HasCharts() {
+		v.CSS += template.CSS(uplotCSS)
+		v.Scripts = append(v.Scripts, uplotScript, chartsScript)
+	}
+	if v.HasGraphs() {
+		v.Scripts = append(v.Scripts, flameScript)
+	}
+	if len(p.Micro) > 0 {
+		v.Scripts = append(v.Scripts, sortScript)
+	}
+	v.ScriptSrc = scriptPolicy(v.Scripts)
 	if err := tmpl.Execute(w, v); err != nil {
 		return fmt.Errorf("html report: %w", err)
 	}
@@ -215,7 +186,7 @@ func pointNote(s scalingSeries, p scalingPoint) string {
 		parts = append(parts, "peak")
 	}
 	if s.Rounds > 0 {
-		parts = append(parts, fmt.Sprintf("median of %d rounds", len(p.RoundTPS)))
+		parts = append(parts, fmt.Sprintf("geometric mean of %d rounds", len(p.RoundTPS)))
 	}
 	switch {
 	case p.LeftOut > 0:
@@ -237,7 +208,8 @@ func pct(x num) string {
 	}
 }
 
-// fmtNum shows a figure with the digits that matter at its size.
+// fmtNum shows a figure with the digits that matter at its size, of its
+// value to six significant digits as the data block has it.
 func fmtNum(x any) string {
 	var f float64
 	switch v := x.(type) {
@@ -257,10 +229,14 @@ func fmtNum(x any) string {
 	default:
 		return fmt.Sprint(x)
 	}
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return "–"
+	}
+	// The figure the data block holds (num): the charts' tooltips show
+	// the same digits.
+	f, _ = strconv.ParseFloat(strconv.FormatFloat(f, 'g', 6, 64), 64)
 	a := math.Abs(f)
 	switch {
-	case math.IsNaN(f) || math.IsInf(f, 0):
-		return "–"
 	case a >= 100:
 		return fmt.Sprintf("%.0f", f)
 	case a >= 10:

@@ -1,9 +1,13 @@
 package html
 
 import (
+	"fmt"
 	"math"
+	"strings"
 
 	"github.com/pgscale/pgscale/internal/compare"
+	"github.com/pgscale/pgscale/internal/result"
+	"github.com/pgscale/pgscale/internal/stats"
 )
 
 // geometric says whether client counts grow by a roughly constant factor
@@ -29,7 +33,7 @@ func geometric(cs []int) bool {
 // sweepSeries is one sweep file's curve, with its analysis's knee and
 // peak.
 func sweepSeries(label, name string, fa compare.FileAnalysis) scalingSeries {
-	s := scalingSeries{Label: label, Source: name, Knee: fa.Knee, Peak: fa.Peak}
+	s := scalingSeries{Label: label, Source: name, Knee: fa.Knee, Peak: fa.Peak, workload: workloadKey(fa.Rescaled.Workload)}
 	s.PerCPU = fa.PerCPU
 	for i, st := range fa.Rescaled.Steps {
 		sum := st.Summary
@@ -37,6 +41,11 @@ func sweepSeries(label, name string, fa compare.FileAnalysis) scalingSeries {
 			Speedup: numPtr(sum.Speedup), Efficiency: numPtr(sum.Efficiency), Incomplete: !st.Complete}
 		if s.PerCPU && fa.Steps[i].TPSPerCPU > 0 {
 			p.TPSPerCPU = numPtr(fa.Steps[i].TPSPerCPU)
+		}
+		for _, m := range costMeasures {
+			if v, ok := fa.Steps[i].Values[m]; ok {
+				p.Costs = append(p.Costs, cost{Measure: m, Value: num(v)})
+			}
 		}
 		s.Points = append(s.Points, p)
 	}
@@ -61,6 +70,11 @@ func abSeries(label, name string, fa compare.FileAnalysis) scalingSeries {
 		l := p.Measures["p99"]
 		pt := scalingPoint{Clients: p.Clients, TPS: num(t.GeoMean), TPSLo: numPtr(t.GeoLo), TPSHi: numPtr(t.GeoHi),
 			P99Ms: num(l.GeoMean), P99Lo: numPtr(l.GeoLo), P99Hi: numPtr(l.GeoHi), LeftOut: p.LeftOut, Incomplete: p.LeftOut > 0}
+		for _, m := range costMeasures {
+			if c, ok := p.Measures[m]; ok {
+				pt.Costs = append(pt.Costs, cost{Measure: m, Value: num(c.GeoMean), Lo: numPtr(c.GeoLo), Hi: numPtr(c.GeoHi)})
+			}
+		}
 		for _, v := range p.Values["tps"] {
 			pt.RoundTPS = append(pt.RoundTPS, num(v))
 		}
@@ -70,4 +84,97 @@ func abSeries(label, name string, fa compare.FileAnalysis) scalingSeries {
 		s.Points = append(s.Points, pt)
 	}
 	return s
+}
+
+// costMeasures are the costs per transaction a scaling panel draws
+// against clients: the server's and the pooler's CPU, or, counted under
+// Valgrind, their instructions.
+var costMeasures = []string{"server-cpu/txn", "pooler-cpu/txn", "instr/txn", "pooler-instr/txn"}
+
+// runChange is where a change of throughput is found: an A/B run, a
+// candidate and a client count.
+type runChange struct {
+	run, candidate string
+	clients        int
+}
+
+// tpsChanges are the comparisons' changes of throughput on the page, the
+// page's own comparison's and the suite's matrices', by run, candidate
+// and client count.
+func tpsChanges(doc Doc) map[runChange]MatrixCell {
+	out := map[runChange]MatrixCell{}
+	if c := doc.Comparison; c != nil && c.Run != "" {
+		for _, r := range c.Rows {
+			if r.Name != "tps" {
+				continue
+			}
+			for ci, cell := range r.Cells {
+				if ci < len(c.Candidates) {
+					out[runChange{c.Run, c.Candidates[ci].Name, r.Clients}] = MatrixCell{Change: cell.Change, Lo: cell.Lo, Hi: cell.Hi}
+				}
+			}
+		}
+	}
+	for _, m := range doc.Matrices {
+		for _, r := range m.Rows {
+			for _, cell := range r.Cells {
+				if !cell.Empty && cell.Run != "" && strings.HasPrefix(cell.Key, "tps@") {
+					out[runChange{cell.Run, cell.Candidate, cell.Clients}] = cell
+				}
+			}
+		}
+	}
+	return out
+}
+
+// workloadKey tells workloads apart by their scripts.
+func workloadKey(w result.Workload) string {
+	var b strings.Builder
+	for _, s := range w.Scripts {
+		fmt.Fprintf(&b, "%d\x00%s\x00", s.Weight, s.Source)
+	}
+	return b.String()
+}
+
+// baselineChanges sets, in every panel of two lines or more, each line's
+// change of throughput against the panel's baseline at each client count
+// (the lock study's view): for an A/B target the comparison's change with
+// its interval, for a sweep of the same workload as the first the ratio
+// to its throughput at the same client count (one step each: no
+// interval). Sweeps of other workloads are no change of one another.
+func baselineChanges(sc *scaling, doc Doc) {
+	changes := tpsChanges(doc)
+	for _, panel := range scalingPanels(sc) {
+		if len(panel.series) < 2 {
+			continue
+		}
+		base := panel.series[0]
+		for _, i := range panel.series {
+			if sc.Series[i].isBase {
+				base = i
+			}
+		}
+		at := map[int]num{}
+		for _, p := range sc.Series[base].Points {
+			at[p.Clients] = p.TPS
+		}
+		for _, i := range panel.series {
+			s := &sc.Series[i]
+			if i == base {
+				continue
+			}
+			for k := range s.Points {
+				p := &s.Points[k]
+				if s.run != "" {
+					if c, ok := changes[runChange{s.run, s.target, p.Clients}]; ok && !math.IsNaN(c.Change) {
+						p.VsBase = &vsBase{Change: num(c.Change), Lo: numPtr(c.Lo), Hi: numPtr(c.Hi), Text: stats.FormatChange(c.Change, c.Lo, c.Hi)}
+					}
+				} else if b, ok := at[p.Clients]; ok && b > 0 && !math.IsNaN(float64(p.TPS)) && s.workload == sc.Series[base].workload {
+					ch := float64(p.TPS/b) - 1
+					p.VsBase = &vsBase{Change: num(ch), Text: stats.FormatPercent(ch)}
+				}
+				sc.Series[base].Baseline = sc.Series[base].Baseline || p.VsBase != nil
+			}
+		}
+	}
 }

@@ -14,15 +14,15 @@ import (
 const gapTolerance = 0.05
 
 // points turns a step's intervals into contiguous segments on a clock
-// shifted by offset seconds, and counts the gaps between them.
-func points(st result.Step, offset float64) (segs [][]tlPoint, gaps int, failed int64) {
+// shifted by offset seconds, and says where the gaps between them are.
+func points(st result.Step, offset float64) (segs [][]tlPoint, gaps []span, failed int64) {
 	var cur []tlPoint
 	end := math.NaN()
 	for _, iv := range st.Intervals {
 		if !math.IsNaN(end) && iv.StartS > end+gapTolerance+0.25*iv.LengthS {
 			segs = append(segs, cur)
 			cur = nil
-			gaps++
+			gaps = append(gaps, span{From: num(end + offset), To: num(iv.StartS + offset)})
 		}
 		cur = append(cur, tlPoint{T: num(iv.StartS + offset), Len: num(iv.LengthS), TPS: num(iv.TPS),
 			MeanMs: num(iv.Latency.MeanMs), P99Ms: num(iv.Latency.P99Ms), Failed: iv.Failed})
@@ -42,7 +42,7 @@ func stepTimeline(fi, si int, label string, f *result.File) timeline {
 		Title: fmt.Sprintf("%s, step %d: %s", label, si+1, clientsWord(st.Clients))}
 	segs, gaps, failed := points(st, 0)
 	t.Series = []tlSeries{{Label: label, Segments: segs}}
-	t.Gaps, t.Failed = gaps, failed
+	t.Gaps, t.GapSpans, t.Failed = len(gaps), gaps, failed
 	if !st.Complete {
 		t.Incomplete = append(t.Incomplete, st.Reason)
 		if plan := f.Workload.DurationS; plan > st.ElapsedS {
@@ -88,10 +88,11 @@ func abTimelines(gi int, g group, files []NamedFile, labels []string) []timeline
 				// Slices of one step interleave with the other targets':
 				// the step's gaps between its own slices are the design.
 				if g.ab.SliceS > 0 {
-					segs, gaps = joinSegments(segs), 0
+					segs, gaps = joinSegments(segs), nil
 				}
 				ser.Segments = append(ser.Segments, segs...)
-				t.Gaps += gaps
+				t.Gaps += len(gaps)
+				t.GapSpans = append(t.GapSpans, gaps...)
 				t.Failed += failed
 				if !st.Complete {
 					t.Incomplete = append(t.Incomplete, fmt.Sprintf("%s round %d: %s", labels[fi], st.Round, st.Reason))

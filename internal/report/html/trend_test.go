@@ -70,8 +70,9 @@ func history(t *testing.T) ([]trend.History, []string) {
 }
 
 // pgscale history show --format html opens in Chromium with no console
-// message or request: a chart per series with a size, a hover title on
-// every point naming its commit, the change point marked.
+// message or request: a chart per series with a size; hovering a run
+// names its commit and value, and the run after the change point the
+// change and the commits it lies between.
 func TestTrendInBrowser(t *testing.T) {
 	needBrowser(t)
 	hs, commits := history(t)
@@ -81,26 +82,29 @@ func TestTrendInBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	pg := buf.Bytes()
+	checkScripts(t, "history", string(pg))
 	ctx, v := open(t, "history", pg, 1100, 900)
-	charts := eval[[]string](t, ctx, `[...document.querySelectorAll('svg[role="img"]')].filter(s => { const r = s.getBoundingClientRect(); return r.width > 300 && r.height > 80 }).map(s => s.id)`)
+	waitDrawn(t, ctx)
+	charts := eval[[]string](t, ctx, `[...document.querySelectorAll('div.uchart')].filter(s => { const c = s.querySelector("canvas"); const r = c && c.getBoundingClientRect(); return r && r.width > 300 && r.height > 80 }).map(s => s.id)`)
 	if len(charts) != 4 {
 		t.Fatalf("charts drawn with a size: %v, want the 4 client counts' tps", charts)
 	}
 	for _, id := range charts {
-		titles := eval[[]string](t, ctx, fmt.Sprintf(`[...document.querySelectorAll('#%s circle > title')].map(e => e.textContent)`, id))
-		if len(titles) != 20 || !strings.HasPrefix(titles[0], commits[0]+": ") || !strings.HasPrefix(titles[19], commits[19]+": ") {
-			t.Errorf("%s: %d point titles, first %q; want 20 naming their commits", id, len(titles), first(titles))
-		}
-		// The change: between the 10th and 11th commits, about -4 %.
-		marks := eval[[]string](t, ctx, fmt.Sprintf(`[...document.querySelectorAll('#%s rect > title')].map(e => e.textContent)`, id))
-		if len(marks) != 1 || !strings.Contains(marks[0], "between "+commits[9][:7]+" and "+commits[10][:7]) || !strings.HasPrefix(marks[0], "change -") {
-			t.Errorf("%s: change marks %q, want one between the 10th and 11th commits", id, marks)
-		}
-		// Each hover circle sits on a drawn point: inside the chart's box.
-		if out := eval[int](t, ctx, fmt.Sprintf(`(() => { const b = document.getElementById(%q).getBoundingClientRect();
-			return [...document.querySelectorAll('#%s circle')].filter(c => { const r = c.getBoundingClientRect();
-			return r.left < b.left || r.right > b.right || r.top < b.top || r.bottom > b.bottom }).length })()`, id, id)); out != 0 {
-			t.Errorf("%s: %d hover circles outside the chart", id, out)
+		// The x axis runs from half a run before the first to half after
+		// the last of the 20: run k is at (k - 0.5) / 20 of the width.
+		for _, run := range []int{1, 11, 20} {
+			tip := hover(t, ctx, id, 0, (float64(run)-0.5)/20, 0.5)
+			if !strings.HasPrefix(tip, commits[run-1]+": ") || !strings.Contains(tip, fmt.Sprintf(", run %d, ", run)) {
+				t.Errorf("%s: hovering run %d shows %q, want its commit", id, run, tip)
+			}
+			// The change: between the 10th and 11th commits, about -4 %.
+			change := strings.Contains(tip, "\nchange -") && strings.Contains(tip, "between "+commits[9][:7]+" and "+commits[10][:7])
+			if change != (run == 11) {
+				t.Errorf("%s: hovering run %d shows %q: the change belongs to run 11", id, run, tip)
+			}
+			if run == 11 && id == charts[0] {
+				writeShot(t, ctx, "history-trend")
+			}
 		}
 	}
 	var data struct {
@@ -169,15 +173,20 @@ func TestTrendEscapes(t *testing.T) {
 	if strings.Count(pg, "&lt;script&gt;alert(1)") < 12 {
 		t.Errorf("the hostile commit is not shown as text")
 	}
-	if n := strings.Count(pg, "<script"); n != 1 {
-		t.Errorf("%d <script elements, want the data block alone", n)
-	}
+	checkScripts(t, "hostile history", pg)
 	if browser == nil {
 		return
 	}
 	ctx, v := open(t, "history-hostile", buf.Bytes(), 1100, 900)
-	if n := eval[int](t, ctx, `document.querySelectorAll('img, script:not(#pgscale-data), svg [onload]').length`); n != 0 {
+	if n := eval[int](t, ctx, `document.querySelectorAll('img, svg [onload], [onload], [onerror]').length`); n != 0 {
 		t.Errorf("%d elements made of the store's text", n)
+	}
+	ownScripts(t, ctx, buf.Bytes())
+	if tip := hover(t, ctx, "trend-1", 0, 0.5/12, 0.5); !strings.HasPrefix(tip, hostile+": ") {
+		t.Errorf("the tooltip says %q, not the commit as text", tip)
+	}
+	if title := eval[string](t, ctx, `document.querySelector("#trend-1 .u-title").textContent`); title != hostile {
+		t.Errorf("the chart's title is %q, not the series' title as text", title)
 	}
 	v.quiet(t)
 }

@@ -145,16 +145,17 @@ func TestCountedMeasureHasCell(t *testing.T) {
 func TestScalingPanels(t *testing.T) {
 	needBrowser(t)
 	ctx, v := open(t, "pooler-ci-panels", poolerCIPage(t), 1400, 900)
+	waitDrawn(t, ctx)
 	type panel struct {
 		Texts []string
-		Top   float64
+		Label string
 	}
-	got := eval[[]panel](t, ctx, `["scaling-tps-0", "scaling-tps-1"].map(id => { const s = document.getElementById(id); if (!s) return {texts: [], top: 0};
-		const texts = [...s.querySelectorAll("text")].map(x => x.textContent.trim());
-		return {texts, top: Math.max(...texts.map(Number).filter(n => !isNaN(n)))} })`)
+	got := eval[[]panel](t, ctx, `["scaling-tps-0", "scaling-tps-1"].map(id => { const s = document.getElementById(id); if (!s) return {texts: [], label: ""};
+		return {texts: [...s.querySelectorAll(".u-title, .u-label")].map(x => x.textContent), label: s.querySelector(".u-wrap").getAttribute("aria-label")} })`)
 	if len(got) != 2 {
 		t.Fatalf("%d panels", len(got))
 	}
+	var tops [2]float64
 	for i, want := range []string{"workload=tpcb-like", "workload=select-only"} {
 		all := strings.Join(got[i].Texts, "|")
 		if !strings.Contains(all, "Throughput: "+want) || !strings.Contains(all, "base, "+want) || !strings.Contains(all, "cand, "+want) {
@@ -163,13 +164,17 @@ func TestScalingPanels(t *testing.T) {
 		if strings.Contains(all, "(2)") {
 			t.Errorf("panel %d labels a file by number: %q", i, all)
 		}
+		// The plot area says the y range it draws: "...; transactions per second 0 to 35".
+		if _, err := fmt.Sscanf(got[i].Label[strings.LastIndex(got[i].Label, " to ")+1:], "to %g", &tops[i]); err != nil {
+			t.Errorf("panel %d: label %q says no y range", i, got[i].Label)
+		}
 	}
 	// Throughput ~30 against ~200 tps: each axis fits its own cell.
-	if !(got[0].Top < 100 && got[1].Top > 150) {
-		t.Errorf("the panels' highest ticks are %v and %v: not scaled each to its cell", got[0].Top, got[1].Top)
+	if !(tops[0] < 100 && tops[1] > 150) {
+		t.Errorf("the panels' y axes reach %v and %v: not scaled each to its cell", tops[0], tops[1])
 	}
 	eval[bool](t, ctx, `document.getElementById("scaling").scrollIntoView(), true`)
-	writeShot(t, ctx, "pooler-ci-scaling")
+	writeShot(t, ctx, "html-report-panels")
 	v.quiet(t)
 }
 
@@ -187,7 +192,7 @@ func TestCellLinksItsEvidence(t *testing.T) {
 		if (!diff) return ["no link to a differential flame graph in " + card.textContent];
 		diff.click();
 		const at = document.querySelector(":target");
-		return [diff.hash, at ? at.id : "", at && at.querySelector("svg[role=img]") ? "drawn" : "not drawn"];
+		return [diff.hash, at ? at.id : "", at && at.querySelector("div.flamegraph svg") ? "drawn" : "not drawn"];
 	})()`)
 	if len(got) != 3 || got[0] != "#fig-flame-diff-0-1-c2" || got[1] != "fig-flame-diff-0-1-c2" || got[2] != "drawn" {
 		t.Errorf("the 2-client change's evidence: %q, want a link landing on the drawn differential graph fig-flame-diff-0-1-c2", got)
