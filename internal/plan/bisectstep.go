@@ -118,7 +118,7 @@ func (r *bisectRun) step(ctx context.Context, lo, mid, hi, stepsLeft int) (*resu
 
 // knownFailure skips step st when the build cache remembers that commit
 // mid's build failed and nothing has built it since: it says when, in
-// which phase, and where the log is, and saves the log.
+// which phase, and where the build log is, and saves the bisect log.
 func (r *bisectRun) knownFailure(ctx context.Context, st *result.BisectStep, mid int) (bool, error) {
 	spec, err := r.at(mid)
 	if err != nil {
