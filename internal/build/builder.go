@@ -133,29 +133,30 @@ func (b *Builder) Key(ctx context.Context, spec Spec) (string, error) {
 // Lookup returns spec's build when the cache holds it, else nil. It does
 // not count as a use of the build.
 func (b *Builder) Lookup(ctx context.Context, spec Spec) (*Build, error) {
-	p, _, err := b.resolve(ctx, spec)
-	if err != nil {
-		return nil, err
-	}
-	cache, err := b.cacheDir()
-	if err != nil {
-		return nil, err
-	}
-	return lookup(cache, p.key), nil
+	bld, _, err := b.Find(ctx, spec)
+	return bld, err
 }
 
 // Find returns spec's key, and its build when the cache holds it (else
 // nil), without building; it does not count as a use of the build.
 func (b *Builder) Find(ctx context.Context, spec Spec) (*Build, string, error) {
+	cache, key, err := b.locate(ctx, spec)
+	if err != nil {
+		return nil, "", err
+	}
+	return lookup(cache, key), key, nil
+}
+
+// locate returns the cache directory and spec's key in it.
+func (b *Builder) locate(ctx context.Context, spec Spec) (cache, key string, err error) {
 	p, _, err := b.resolve(ctx, spec)
 	if err != nil {
-		return nil, "", err
+		return "", "", err
 	}
-	cache, err := b.cacheDir()
-	if err != nil {
-		return nil, "", err
+	if cache, err = b.cacheDir(); err != nil {
+		return "", "", err
 	}
-	return lookup(cache, p.key), p.key, nil
+	return cache, p.key, nil
 }
 
 // Build returns spec's build from the cache, making it first when the cache
@@ -235,6 +236,9 @@ func (b *Builder) obtain(ctx context.Context, cache, name string, p *plan, t too
 		if be.Log == "" {
 			be.Log = keepFailedLog(cache, p.key, logf)
 		}
+		if ctx.Err() == nil {
+			rememberFailure(cache, p.key, be)
+		}
 		return nil, err
 	}
 	m.Phases = s.phases
@@ -250,7 +254,7 @@ func (b *Builder) obtain(ctx context.Context, cache, name string, p *plan, t too
 		}
 		return nil, fmt.Errorf("build %s: into the cache: %w", name, err)
 	}
-	os.Remove(filepath.Join(cache, failedDir, p.key+".log"))
+	forgetFailure(cache, p.key)
 	return &Build{Key: p.key, Root: root, Dir: filepath.Join(root, dirOf(&m)), Manifest: &m}, nil
 }
 

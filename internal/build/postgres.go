@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/pgscale/pgscale/internal/prose"
 )
 
 // Build systems of PostgreSQL.
@@ -138,7 +140,7 @@ func buildAutoconf(ctx context.Context, s *session, dir, prefix, stage, jobs str
 		// preprocessor, could not hit across builds (a bisect's
 		// midpoints, a patch's builds).
 		site := filepath.Join(filepath.Dir(dir), "config.site")
-		if err := os.WriteFile(site, []byte("prefix="+shellQuote([]string{prefix})+"\n"), 0o644); err != nil {
+		if err := os.WriteFile(site, []byte("prefix="+prose.Command([]string{prefix})+"\n"), 0o644); err != nil {
 			return err
 		}
 		return s.run(ctx, dir, []string{"CONFIG_SITE=" + site}, "./configure", append(args, "CC="+t.ccEnv())...)

@@ -43,7 +43,8 @@ type Error struct {
 	Key   string
 	Phase string
 	// Log is the failed build's log, kept under the cache's failed/
-	// directory until the next failure of the same key or a prune.
+	// directory (with the failure remembered beside it: Failure) until the
+	// key builds or a prune.
 	Log string
 	// Tail is the failed phase's last lines of output (about 20), led by
 	// its first compiler error when that came earlier.

@@ -6,10 +6,10 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/pgscale/pgscale/internal/proc"
+	"github.com/pgscale/pgscale/internal/prose"
 )
 
 // session is one build in progress: its log, its environment and where it
@@ -63,24 +63,11 @@ func (s *session) emit(e Event) {
 // own, killed whole when ctx ends, so no compiler outlives an interrupted
 // build.
 func (s *session) run(ctx context.Context, dir string, extra []string, name string, args ...string) error {
-	fmt.Fprintf(s.log, "$ (cd %s && %s)\n", dir, shellQuote(append([]string{name}, args...)))
+	fmt.Fprintf(s.log, "$ (cd %s && %s)\n", dir, prose.Command(append([]string{name}, args...)))
 	err := proc.Run(ctx, proc.Spec{Name: name, Path: name, Args: args, Dir: dir,
 		Env: append(append([]string(nil), s.env...), extra...), Output: s.log})
 	if err != nil {
 		return fmt.Errorf("%s: %w", name, err)
 	}
 	return nil
-}
-
-// shellQuote renders args as a shell would need them, for the log.
-func shellQuote(args []string) string {
-	q := make([]string, len(args))
-	for i, a := range args {
-		if a != "" && !strings.ContainsAny(a, " \t\n'\"\\$`!*?[]{}()<>|&;#~") {
-			q[i] = a
-			continue
-		}
-		q[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
-	}
-	return strings.Join(q, " ")
 }

@@ -31,12 +31,15 @@ func newBuildCmd(stdout, stderr io.Writer) *cobra.Command {
 		Long: `Build what src: targets run, ahead of a run (a CI job warms the cache this
 way), or find it built in the build cache. A SPEC is a target as --target takes
 it, NAME=src:PATH[@REV][+PATCH...][,configure=ARGS][,ext=EXTPATH[@REV]] or
+NAME=settings:,ext=EXTPATH[@REV] (extensions for the installed server) or
 NAME=proxy:FILE.yaml (a definition with build:), or the same without NAME=
-(src:PATH@REV, or PATH@REV alone). Each build is made in a
-scratch directory from an export of the tree (the checkout is never touched)
-and moved into the cache only when complete: a failed or interrupted build
-leaves nothing but its log. Progress goes to stderr; each build's key and
-directory to stdout.
+(src:PATH@REV, settings:,ext=EXTPATH@REV, or PATH@REV alone). Each build is
+made in a scratch directory from an export of the tree (the checkout is never
+touched) and moved into the cache only when complete: a failed or interrupted
+build leaves nothing but its log and the failure remembered beside it
+(pgscale bisect skips a commit whose build is known to fail); a SPEC whose
+last build failed is built again. Progress goes to stderr; each build's key
+and directory to stdout.
 
 --list shows the cache's builds: key, name, source, commit, server version,
 fast-path slots, size, when made and how long it took, when last used.
@@ -115,10 +118,16 @@ func buildSpecs(args []string) ([]target.Spec, error) {
 	for _, a := range args {
 		var s target.Spec
 		var err error
+		before, _, named := strings.Cut(a, "=")
 		switch rest, src := strings.CutPrefix(a, string(target.Src)+":"); {
 		case src:
 			s, err = target.FromSource(rest)
-		case strings.Contains(a, "="):
+		case named && strings.Contains(before, ":"):
+			// A target of another kind without NAME= (settings:,ext=PATH).
+			if s, err = target.ParseSpec("x=" + a); err == nil {
+				s.Name = ""
+			}
+		case named:
 			s, err = target.ParseSpec(a)
 		default:
 			s, err = target.FromSource(a)
@@ -135,6 +144,9 @@ func buildSpecs(args []string) ([]target.Spec, error) {
 func specName(s target.Spec) string {
 	if s.Name != "" {
 		return s.Name
+	}
+	if s.Kind != target.Src {
+		return s.String()
 	}
 	return s.Arg.String()
 }

@@ -28,7 +28,7 @@ micro:BENCH or micro:BENCH@UNIT) and machine=FINGERPRINT.`
 func newHistoryCmd(stdout io.Writer) *cobra.Command {
 	var location string
 	cmd := &cobra.Command{
-		Use:   "history list|show|check|add|export|ack",
+		Use:   "history list|show|check|add|export|ack|bisect",
 		Short: "The run history: series across commits, trend charts, change points",
 		Long: `pgscale keeps a history of result files in a store (an SQLite file by default,
 PostgreSQL for teams): run, ab, suite and micro record what they write with
@@ -56,6 +56,7 @@ $XDG_DATA_HOME/pgscale/history.db, else ~/.local/share/pgscale/history.db.
 		newHistoryAddCmd(stdout, open),
 		newHistoryExportCmd(stdout, open),
 		newHistoryAckCmd(stdout, open),
+		newHistoryBisectCmd(stdout, open),
 	)
 	return cmd
 }

@@ -72,7 +72,7 @@ var notRun = []struct{ match, why string }{
 	{"~/myext", "an extension's repository the docs do not give; internal/cli's TestRunExt and TestExtensionCommitsCounted build and run one"},
 	{"micro --target base=~/proj", "a project's repository at two revisions the docs do not give; internal/integration's TestMicroGoFindsTheSlowedBenchmark runs one"},
 	{"micro --target prev=~/proj", "a project's repository at two revisions the docs do not give; internal/integration's TestMicroHistory stores runs of one"},
-	{"bisect --resume results/", "the log of a bisect the docs only show; internal/integration's TestBisectFindsTheCommitSkippingOneThatDoesNotBuild resumes one"},
+	{"bisect --resume results/", "the log of a bisect the docs only show; internal/integration's TestHistoryBisectFindsTheCommitSkippingOnesThatDoNotBuild resumes one"},
 	{"--param base=proxy:base.yaml", "the definitions of two pooler builds the docs do not give (even --dry-run reads them); internal/cli's preset tests run pooler-ci"},
 }
 

@@ -1,6 +1,7 @@
 package integration_test
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,41 +18,65 @@ import (
 // function gains a 20 000-step loop.
 func loopRepo(t *testing.T) string {
 	t.Helper()
-	dir := t.TempDir()
 	body := func(loop string) string {
 		return "#include \"postgres.h\"\n#include \"fmgr.h\"\nPG_MODULE_MAGIC;\nPG_FUNCTION_INFO_V1(pgscale_cli_work);\n" +
 			"Datum pgscale_cli_work(PG_FUNCTION_ARGS) {\n  volatile uint32 h = 0;\n" + loop +
 			"  PG_RETURN_INT32(PG_GETARG_INT32(0) + 1 + (int32) (h & 0));\n}\n"
 	}
-	write := func(files map[string]string) {
+	dir, commit := gitLine(t)
+	files := pgxsFiles("pgscale_cli")
+	files["pgscale_cli.c"] = body("")
+	commit("base", files, "base")
+	commit("slow", map[string]string{"pgscale_cli.c": body("  for (int i = 0; i < 20000; i++)\n    h = h * 31 + i;\n")}, "slow")
+	return dir
+}
+
+// gitLine makes a git repository in a temporary directory and returns it
+// with a function that commits files to it with a subject, tagging the
+// commit when tag is not empty. The Nth commit is dated N minutes after
+// 2025-01-02 00:00 UTC and has a fixed author, so a line's commits are the
+// same on every run that writes the same files.
+func gitLine(t *testing.T) (string, func(subject string, files map[string]string, tag string)) {
+	t.Helper()
+	dir := t.TempDir()
+	git := func(env []string, args ...string) {
+		t.Helper()
+		cmd := exec.Command("git", append([]string{"-C", dir, "-c", "user.name=pgscale", "-c", "user.email=pgscale@localhost"}, args...)...)
+		cmd.Env = append(os.Environ(), env...)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	git(nil, "init", "-q")
+	n := 0
+	return dir, func(subject string, files map[string]string, tag string) {
+		t.Helper()
 		for name, b := range files {
 			if err := os.WriteFile(filepath.Join(dir, name), []byte(b), 0o644); err != nil {
 				t.Fatal(err)
 			}
 		}
-	}
-	git := func(args ...string) {
-		cmd := exec.Command("git", append([]string{"-C", dir, "-c", "user.name=t", "-c", "user.email=t@t"}, args...)...)
-		cmd.Env = append(os.Environ(), "GIT_AUTHOR_DATE=2025-01-01T00:00:00Z", "GIT_COMMITTER_DATE=2025-01-01T00:00:00Z")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
+		date := fmt.Sprintf("2025-01-02T00:%02d:00Z", n)
+		env := []string{"GIT_AUTHOR_DATE=" + date, "GIT_COMMITTER_DATE=" + date}
+		git(env, "add", "-A")
+		git(env, "commit", "-q", "-m", subject)
+		if tag != "" {
+			git(nil, "tag", tag)
 		}
+		n++
 	}
-	write(map[string]string{
-		"Makefile": "MODULES = pgscale_cli\nEXTENSION = pgscale_cli\nDATA = pgscale_cli--1.0.sql\n" +
+}
+
+// pgxsFiles are the files of a PGXS extension NAME of one SQL-callable C
+// function NAME_work(int) but its C file (NAME.c, the caller's): the
+// Makefile, the control file and the install script.
+func pgxsFiles(name string) map[string]string {
+	return map[string]string{
+		"Makefile": "MODULES = " + name + "\nEXTENSION = " + name + "\nDATA = " + name + "--1.0.sql\n" +
 			"PG_CONFIG ?= pg_config\nPGXS := $(shell $(PG_CONFIG) --pgxs)\ninclude $(PGXS)\n",
-		"pgscale_cli.c":        body(""),
-		"pgscale_cli.control":  "default_version = '1.0'\nmodule_pathname = '$libdir/pgscale_cli'\nrelocatable = true\n",
-		"pgscale_cli--1.0.sql": "CREATE FUNCTION pgscale_cli_work(int) RETURNS int AS 'MODULE_PATHNAME' LANGUAGE C STRICT;\n",
-	})
-	git("init", "-q")
-	git("add", "-A")
-	git("commit", "-q", "-m", "base")
-	git("tag", "base")
-	write(map[string]string{"pgscale_cli.c": body("  for (int i = 0; i < 20000; i++)\n    h = h * 31 + i;\n")})
-	git("commit", "-q", "-a", "-m", "slow")
-	git("tag", "slow")
-	return dir
+		name + ".control":  "default_version = '1.0'\nmodule_pathname = '$libdir/" + name + "'\nrelocatable = true\n",
+		name + "--1.0.sql": "CREATE FUNCTION " + name + "_work(int) RETURNS int AS 'MODULE_PATHNAME' LANGUAGE C STRICT;\n",
+	}
 }
 
 // needPGXS skips (fails with CI=true) without the installed server's

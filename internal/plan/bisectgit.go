@@ -98,3 +98,11 @@ func diffStat(ctx context.Context, dir, parent, commit string) string {
 	}
 	return out
 }
+
+// BisectCommits resolves a bisect's ends in the repository holding dir
+// and returns the commits bisect walks from good to bad, or the usage
+// error it would refuse them with: pgscale history bisect checks the
+// commits a store recorded before it starts anything.
+func BisectCommits(ctx context.Context, dir, good, bad string) ([]result.BisectCommit, error) {
+	return bisectCommits(ctx, dir, good, bad)
+}

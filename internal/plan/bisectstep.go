@@ -44,6 +44,14 @@ func (r *bisectRun) step(ctx context.Context, lo, mid, hi, stepsLeft int) (*resu
 	r.announce(st, mid)
 	l.Steps = append(l.Steps, *st)
 	st = &l.Steps[len(l.Steps)-1]
+	// A midpoint whose build is known to fail (the build cache remembers
+	// it) is skipped at once, and its instant is no step for the estimate;
+	// pgscale build of it tries again.
+	if !ends {
+		if skipped, err := r.knownFailure(ctx, st, mid); skipped || err != nil {
+			return st, err
+		}
+	}
 	began := time.Now()
 	defer func() { r.stepTime = append(r.stepTime, time.Since(began)) }()
 
@@ -106,6 +114,27 @@ func (r *bisectRun) step(ctx context.Context, lo, mid, hi, stepsLeft int) (*resu
 	r.notice(fmt.Sprintf("step %d: %s (built in %v, measured in %v, %s)", st.N, st.Why,
 		secs(st.BuildS), secs(st.MeasureS), prose.Count(st.Rounds, "round")))
 	return st, r.save()
+}
+
+// knownFailure skips step st when the build cache remembers that commit
+// mid's build failed and nothing has built it since: it says when, in
+// which phase, and where the build log is, and saves the bisect log.
+func (r *bisectRun) knownFailure(ctx context.Context, st *result.BisectStep, mid int) (bool, error) {
+	spec, err := r.at(mid)
+	if err != nil {
+		return false, err
+	}
+	f, err := target.FailedBuild(ctx, spec, r.spec.Cluster)
+	if err != nil || f == nil {
+		return false, nil // a build that cannot be planned says so when it is tried
+	}
+	// Cached: what the step knows of the build came from the cache.
+	st.Build = &result.BisectBuild{Key: f.Key, Cached: true, Failed: fmt.Sprintf("at %s, remembered: phase %s (log: %s)", clock(f.When), f.Phase, f.Log)}
+	st.Class, st.Complete = result.BisectUnbuildable, true
+	st.Why = fmt.Sprintf("%s did not build at %s (cached failure: phase %s, log: %s): skipped, as git bisect skip does (pgscale build of it tries again)",
+		short(st.Commit), clock(f.When), f.Phase, f.Log)
+	r.notice(fmt.Sprintf("step %d: %s", st.N, st.Why))
+	return true, r.save()
 }
 
 // announce says what a step measures, how much is left, and an estimate.
@@ -441,6 +470,16 @@ func outcomeWord(o stats.Outcome) string {
 		return "changed"
 	}
 	return "undecided"
+}
+
+// clock says when t was: its time of day, with the date when that was not
+// today.
+func clock(t time.Time) string {
+	t = t.Local()
+	if y, m, d := t.Date(); y == time.Now().Year() && m == time.Now().Month() && d == time.Now().Day() {
+		return t.Format("15:04")
+	}
+	return t.Format("2006-01-02 15:04")
 }
 
 // ceilLog2 is ⌈log₂ n⌉ for n ≥ 1.

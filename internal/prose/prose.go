@@ -53,3 +53,17 @@ func Wrap(text string, width int) []string {
 	}
 	return lines
 }
+
+// Command writes a command line for people to read and paste: each word
+// as it is, or in single quotes when a shell would split or expand it.
+func Command(args []string) string {
+	q := make([]string, len(args))
+	for i, a := range args {
+		if a != "" && !strings.ContainsAny(a, " \t\n'\"\\$`!*?[]{}()<>|&;#~") {
+			q[i] = a
+			continue
+		}
+		q[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+	}
+	return strings.Join(q, " ")
+}

@@ -21,3 +21,10 @@ func TestWords(t *testing.T) {
 		t.Errorf("Wrap: %q", lines)
 	}
 }
+
+func TestCommand(t *testing.T) {
+	got := prose.Command([]string{"pgscale", "bisect", "settings:,ext=/src/x", "-f", "my file.sql", "--set", "a='b'", ""})
+	if want := `pgscale bisect settings:,ext=/src/x -f 'my file.sql' --set 'a='\''b'\''' ''`; got != want {
+		t.Errorf("Command: %s, want %s", got, want)
+	}
+}

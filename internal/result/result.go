@@ -91,6 +91,11 @@ type Target struct {
 	// Build is how the server was built from source (a src: target);
 	// absent for a server pgscale did not build.
 	Build *Build `json:"build,omitempty"`
+	// Spec is the target as given (KIND:ARG, without its A/B name), its
+	// paths absolute and passwords redacted: what pgscale history bisect
+	// builds again at other commits. Absent in files written before
+	// pgscale recorded it.
+	Spec string `json:"spec,omitempty"`
 }
 
 // Build is a server pgscale built from source, as its build cache

@@ -92,6 +92,10 @@ func extStrings(exts []build.Extension) []string {
 func runBuild(ctx context.Context, spec Spec, source string, what build.Spec, o *opening) (*build.Build, error) {
 	pr := newBuildProgress(spec, source, o.log)
 	b := &build.Builder{Cache: o.opt.BuildCache, Progress: pr.event}
+	if f, err := b.Failed(ctx, what); err == nil && f != nil {
+		o.log(fmt.Sprintf("building %s: its last build (key %s) failed at %s in phase %s (log: %s); building it again",
+			pr.name, short(f.Key), f.When.Format("2006-01-02 15:04 UTC"), f.Phase, f.Log))
+	}
 	bld, err := b.Build(ctx, what)
 	pr.stop()
 	if err != nil {
@@ -106,14 +110,19 @@ func runBuild(ctx context.Context, spec Spec, source string, what build.Spec, o 
 }
 
 // extensionRecords is what the result file says of the extensions a build
-// holds, each with its source as the spec gave it.
-func extensionRecords(m *build.Manifest, given []build.Extension) []result.BuildExtension {
+// holds, each with its source as the spec gave it, and its commit and tree
+// as this target resolves them: the cache may hold the same tree built
+// from another commit, whose manifest names that commit.
+func extensionRecords(ctx context.Context, m *build.Manifest, given []build.Extension) []result.BuildExtension {
 	var out []result.BuildExtension
 	for i, e := range m.Extensions {
 		x := result.BuildExtension{Name: e.Name, Source: e.Source.Path, Commit: e.Source.Commit, Tree: e.Source.Tree,
 			Patches: patchRecords(e.Source.Patches), Make: e.Make, Run: e.Run, Controls: e.Controls}
 		if i < len(given) {
 			x.Source = given[i].Source.String()
+			if src, err := build.ResolveSource(ctx, given[i].Source); err == nil {
+				x.Commit, x.Tree = src.Commit, src.Tree
+			}
 		}
 		out = append(out, x)
 	}
@@ -128,10 +137,10 @@ func installed(spec Spec, bin string, exts []build.Extension) build.Installed {
 
 // installedRecord is what the result file says of the installed server's
 // copy with extensions.
-func installedRecord(bld *build.Build, bin string, exts []build.Extension) *result.Build {
+func installedRecord(ctx context.Context, bld *build.Build, bin string, exts []build.Extension) *result.Build {
 	m := bld.Manifest
 	return &result.Build{Source: "installed " + bin, Path: bin, Mode: build.KindInstalled, System: build.KindInstalled,
-		Configure: []string{}, Compiler: m.Compiler, Key: bld.Key, Extensions: extensionRecords(m, exts)}
+		Configure: []string{}, Compiler: m.Compiler, Key: bld.Key, Extensions: extensionRecords(ctx, m, exts)}
 }
 
 // WithExtensions adds run's --ext values (EXTPATH[@REV][+PATCH...], then

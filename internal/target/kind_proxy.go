@@ -438,7 +438,7 @@ func (a ProxyArg) plan(ctx context.Context, spec Spec, o *opening) (starter, err
 	var built *build.Build
 	if def.Build != nil {
 		var err error
-		if built, err = buildProxy(ctx, spec, def.Build, o.log); err != nil {
+		if built, err = buildProxy(ctx, spec, a, o.opt.BuildCache, o.log); err != nil {
 			return nil, err
 		}
 	}
@@ -460,16 +460,17 @@ func (a ProxyArg) plan(ctx context.Context, spec Spec, o *opening) (starter, err
 }
 
 // buildProxy builds a proxy's program from its source at its revision
-// (or finds the build in the cache), saying what it does through log. A
-// build that fails is an error naming its phase and log; a source that
-// cannot be read is a usage error.
-func buildProxy(ctx context.Context, spec Spec, b *ProxyBuild, log func(string)) (*build.Build, error) {
-	src, err := build.ParseSource(b.Source)
+// (or finds the build in the build cache dir), saying what it does
+// through log. A build that fails is an error naming its phase and log; a
+// source that cannot be read is a usage error.
+func buildProxy(ctx context.Context, spec Spec, a ProxyArg, cache string, log func(string)) (*build.Build, error) {
+	w, src, err := a.what(spec, nil)
 	if err != nil {
 		return nil, usage.Wrap(named(spec, err))
 	}
+	b := a.Def.Build
 	label := proxyLabel(spec)
-	builder := &build.Builder{Progress: func(e build.Event) {
+	builder := &build.Builder{Cache: cache, Progress: func(e build.Event) {
 		switch {
 		case e.Phase == build.PhaseCached && e.Done:
 			log(fmt.Sprintf("%s: %s found in the build cache (%s)", label, src, e.Key))
@@ -479,7 +480,10 @@ func buildProxy(ctx context.Context, spec Spec, b *ProxyBuild, log func(string))
 			log(fmt.Sprintf("%s: built in %s", label, e.Elapsed.Round(time.Second)))
 		}
 	}}
-	bld, err := builder.Build(ctx, build.Command{Name: label, Source: src, Run: b.Run, Keep: b.Keep})
+	if f, err := builder.Failed(ctx, w); err == nil && f != nil {
+		log(fmt.Sprintf("%s: the last build of %s (%s) failed at %s in phase %s (log: %s); building it again", label, src, short(f.Key), f.When.Format("2006-01-02 15:04 UTC"), f.Phase, f.Log))
+	}
+	bld, err := builder.Build(ctx, w)
 	if err != nil {
 		var be *build.Error
 		if errors.As(err, &be) {
@@ -619,6 +623,13 @@ func (p *proxyStart) start(ctx context.Context, fronts []*Server, needs Needs, l
 	if b := p.built; b != nil {
 		m := b.Manifest
 		pl.Build = &result.PoolerBuild{Source: p.def.Build.Source, Commit: m.Source.Commit, Tree: m.Source.Tree, Key: b.Key, Command: m.Command}
+		// The commit this definition's source resolves to: the cache may
+		// hold the same tree built from another commit.
+		if src, err := build.ParseSource(p.def.Build.Source); err == nil {
+			if r, err := build.ResolveSource(ctx, src); err == nil {
+				pl.Build.Commit, pl.Build.Tree = r.Commit, r.Tree
+			}
+		}
 	}
 	return &Server{Config: cfg, Pooler: px, Fronts: front, log: log, Info: result.Target{
 		Kind: string(ProxyKind), Name: p.spec.Name, Description: Describe(cfg), BinDir: fi.BinDir, Preloaded: fi.Preloaded, Tmpfs: fi.Tmpfs,

@@ -84,7 +84,7 @@ func (a SettingsArg) plan(ctx context.Context, spec Spec, o *opening) (starter, 
 	if err != nil {
 		return nil, named(spec, fmt.Errorf("the build in %s: %w", bld.Root, err))
 	}
-	rec := installedRecord(bld, bin, a.Extensions)
+	rec := installedRecord(ctx, bld, bin, a.Extensions)
 	return &clusterStart{spec: spec, bin: copyBin, settings: a.Settings, opt: o.opt, record: func(t *result.Target) { t.Build = rec }}, nil
 }
 

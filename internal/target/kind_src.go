@@ -226,7 +226,7 @@ func (a SrcArg) record(ctx context.Context, bld *build.Build) (*result.Build, er
 		out, err := exec.CommandContext(ctx, "git", "-C", src.Path, "rev-parse", "--verify", "-q", src.Commit+":./").Output()
 		rec.Dirty = err == nil && strings.TrimSpace(string(out)) != src.Tree
 	}
-	rec.Extensions = extensionRecords(m, a.Extensions)
+	rec.Extensions = extensionRecords(ctx, m, a.Extensions)
 	return rec, nil
 }
 

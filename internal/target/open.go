@@ -331,6 +331,7 @@ func (o *opening) open(ctx context.Context, p *planned, servers []*Server, needs
 		return nil, err
 	}
 	srv.how = &startPlan{st: p.st, needs: needs, fronts: fronts}
+	srv.Info.Spec = p.spec.Recorded()
 	if len(owned) > 0 {
 		srv.owned = owned
 		if srv.Info.Pooler != nil {

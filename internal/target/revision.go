@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/goccy/go-yaml"
 
 	"github.com/pgscale/pgscale/internal/build"
+	"github.com/pgscale/pgscale/internal/result"
 	"github.com/pgscale/pgscale/internal/usage"
 )
 
@@ -30,6 +32,19 @@ type revisable interface {
 	sources() []Revisioned
 	// atRev returns the Arg with source i at rev.
 	atRev(i int, rev string) (Arg, error)
+}
+
+// Recorded returns the spec as a result file records it
+// (result.Target.Spec): KIND:ARG without the A/B name, every relative path
+// in it made absolute (RebaseSpec against the working directory),
+// passwords redacted.
+func (t Spec) Recorded() string {
+	t.Name = ""
+	s := t.String()
+	if wd, err := os.Getwd(); err == nil {
+		s = strings.TrimPrefix(RebaseSpec("x="+s, wd), "x=")
+	}
+	return s
 }
 
 // BisectSource returns the one source of spec's target written without a
@@ -92,9 +107,28 @@ func BuildAt(ctx context.Context, spec Spec, opt ClusterOptions, log func(string
 		if a.Def.Build == nil {
 			return nil, usage.Errorf("%s: the proxy's definition has no build:", spec)
 		}
-		return buildProxy(ctx, spec, a.Def.Build, log)
+		return buildProxy(ctx, spec, a, opt.BuildCache, log)
 	}
 	return Build(ctx, spec, opt, log)
+}
+
+// FailedBuild returns the remembered failure of what BuildAt would build
+// for spec (build.Builder.Failed), or nil: the build's last attempt failed
+// and nothing has built it since. It builds nothing; a target that builds
+// nothing, or whose build cannot be planned, is a usage error.
+func FailedBuild(ctx context.Context, spec Spec, opt ClusterOptions) (*build.Failure, error) {
+	b, err := builderOf(spec)
+	if err != nil {
+		return nil, err
+	}
+	w, _, err := b.what(spec, newOpening(opt, Needs{}, nil))
+	if err == nil {
+		var f *build.Failure
+		if f, err = (&build.Builder{Cache: opt.BuildCache}).Failed(ctx, w); err == nil {
+			return f, nil
+		}
+	}
+	return nil, usage.Wrap(named(spec, err))
 }
 
 func (a SrcArg) sources() []Revisioned {
@@ -214,4 +248,113 @@ func HasFrontName(spec Spec) bool {
 		}
 	}
 	return false
+}
+
+// recordedCommits returns, for each of spec's sources (sources' order),
+// the commit its build was made at as rec, the result file's record of
+// the target, says ("" where it says none).
+func recordedCommits(spec Spec, rec result.Target) []string {
+	r, ok := spec.Arg.(revisable)
+	if !ok {
+		return nil
+	}
+	out := make([]string, len(r.sources()))
+	ext := func(from int) {
+		if rec.Build == nil {
+			return
+		}
+		for j, e := range rec.Build.Extensions {
+			if from+j < len(out) {
+				out[from+j] = e.Commit
+			}
+		}
+	}
+	switch spec.Arg.(type) {
+	case SrcArg:
+		if rec.Build != nil && len(out) > 0 {
+			out[0] = rec.Build.Commit
+		}
+		ext(1)
+	case SettingsArg:
+		ext(0)
+	case ProxyArg:
+		if p := rec.Pooler; p != nil && p.Build != nil && len(out) > 0 {
+			out[0] = p.Build.Commit
+		}
+	}
+	return out
+}
+
+// sameCommit says whether two names of a commit agree: one a prefix of
+// the other, at least 7 hex digits.
+func sameCommit(a, b string) bool {
+	if len(a) < 7 || len(b) < 7 {
+		return false
+	}
+	return strings.HasPrefix(a, b) || strings.HasPrefix(b, a)
+}
+
+// BisectBetween makes spec, a target as a result file recorded it
+// (result.Target.Spec), ready for bisect between commits good and bad,
+// the commits its runs either side of a change recorded (before and
+// after, their records of the target): the source whose builds were made
+// at those commits — else, for a target of one source, that source — is
+// written without a revision, and every other source written without
+// one is pinned at the commit its build recorded, so that only the
+// bisected source moves. A target built from no source, or none of whose
+// sources was built at those commits, is a usage error saying so.
+func BisectBetween(spec Spec, before, after result.Target, good, bad string) (Spec, Revisioned, error) {
+	r, ok := spec.Arg.(revisable)
+	if !ok || len(r.sources()) == 0 {
+		return Spec{}, Revisioned{}, usage.Errorf("%s was not built from source: bisect builds src:PATH, settings:,ext=PATH or a proxy: definition with build: at each commit", spec)
+	}
+	srcs := r.sources()
+	rb, ra := recordedCommits(spec, before), recordedCommits(spec, after)
+	found := -1
+	for i := range srcs {
+		if sameCommit(rb[i], good) && sameCommit(ra[i], bad) {
+			found = i
+			break
+		}
+	}
+	if found < 0 && len(srcs) == 1 {
+		found = 0 // the commits were given (--commit, the CI's) for its one source
+	}
+	if found < 0 {
+		var built []string
+		for i, s := range srcs {
+			built = append(built, fmt.Sprintf("%s at %s and %s", s.What, shortCommit(rb[i]), shortCommit(ra[i])))
+		}
+		return Spec{}, Revisioned{}, usage.Errorf("%s: no source of it was built at %s and %s (%s): the commits name no source to bisect",
+			spec, shortCommit(good), shortCommit(bad), strings.Join(built, "; "))
+	}
+	out := spec
+	for i, s := range srcs {
+		rev := s.Source.Rev
+		switch {
+		case i == found:
+			rev = ""
+		case rev == "" && ra[i] != "":
+			rev = ra[i]
+		case rev == "":
+			return Spec{}, Revisioned{}, usage.Errorf("%s: %s is written without a revision and its build recorded no commit: bisect cannot hold it still while %s moves", spec, s.What, srcs[found].What)
+		}
+		var err error
+		if out, err = AtRevision(out, i, rev); err != nil {
+			return Spec{}, Revisioned{}, usage.Wrap(named(spec, err))
+		}
+	}
+	rev, _, err := BisectSource(out)
+	return out, rev, err
+}
+
+// shortCommit is a commit's first 7 hex digits, "no commit" for none.
+func shortCommit(c string) string {
+	switch {
+	case c == "":
+		return "no commit"
+	case len(c) > 7:
+		return c[:7]
+	}
+	return c
 }

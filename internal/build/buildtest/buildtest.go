@@ -54,6 +54,14 @@ func PgBouncerSourceWith(t testing.TB, tag string) string {
 	return fixture(t, "PGSCALE_PGBOUNCER_SOURCE", "pgbouncer", ".ci/pgbouncer-source", tag)
 }
 
+// PgBouncerBisectSource returns the pgbouncer source fixture with the
+// lines .ci/pgbouncer-bisect-source adds on top of base (tags bisect and
+// bisect-short). Without them the test skips, or fails when CI=true.
+func PgBouncerBisectSource(t testing.TB) string {
+	t.Helper()
+	return fixture(t, "PGSCALE_PGBOUNCER_SOURCE", "pgbouncer", ".ci/pgbouncer-bisect-source", "bisect-short")
+}
+
 // ExtSource returns the git repository .ci/ext-source makes
 // ($PGSCALE_EXT_SOURCE, else fixtures/pg_rational beside the PostgreSQL
 // one): Debian's pg_rational, a PGXS extension, with tags base and slow
