@@ -32,7 +32,7 @@ type Bisect struct {
 	Reason   string `json:"reason,omitempty"`
 	// Target is the target spec as given; Source the path of the source
 	// it builds at each commit, and What which of its sources that is
-	// ("the server", "extension PATH", "the proxy's build").
+	// ("the server", "the extension", "the proxy's build"; its path is Source).
 	Target string `json:"target"`
 	Source string `json:"source"`
 	What   string `json:"what"`

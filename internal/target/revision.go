@@ -18,12 +18,23 @@ import (
 // Revisioned is the source of a target that pgscale bisect moves from
 // commit to commit: the one of its sources written without a revision.
 type Revisioned struct {
-	// What names the source within the target: "the server",
-	// "extension EXTPATH", "the proxy's build".
+	// What names the source within the target: "the server", "the
+	// extension", "the proxy's build" (its path is Source.Path).
 	What string
 	// Source is the source as written (no revision); Path is absolute.
 	Source build.Source
 }
+
+// Label names the source among the target's others: an extension by its
+// path, since a target may have several.
+func (r Revisioned) Label() string {
+	if r.What == extensionWhat {
+		return r.What + " " + r.Source.Path
+	}
+	return r.What
+}
+
+const extensionWhat = "the extension"
 
 // revisable is an Arg with sources at revisions: the server and the
 // extensions of src:, the extensions of settings:, a proxy's build:.
@@ -64,7 +75,7 @@ func BisectSource(spec Spec) (Revisioned, int, error) {
 			continue
 		}
 		if found >= 0 {
-			return Revisioned{}, 0, usage.Errorf("%s: %s and %s are both written without a revision; give the one not bisected its revision (PATH@REV)", spec, srcs[found].What, s.What)
+			return Revisioned{}, 0, usage.Errorf("%s: %s and %s are both written without a revision; give the one not bisected its revision (PATH@REV)", spec, srcs[found].Label(), s.Label())
 		}
 		found = i
 	}
@@ -134,7 +145,7 @@ func FailedBuild(ctx context.Context, spec Spec, opt ClusterOptions) (*build.Fai
 func (a SrcArg) sources() []Revisioned {
 	out := []Revisioned{{What: "the server", Source: a.Source}}
 	for _, e := range a.Extensions {
-		out = append(out, Revisioned{What: "extension " + e.Source.Path, Source: e.Source})
+		out = append(out, Revisioned{What: extensionWhat, Source: e.Source})
 	}
 	return out
 }
@@ -151,7 +162,7 @@ func (a SrcArg) atRev(i int, rev string) (Arg, error) {
 func (a SettingsArg) sources() []Revisioned {
 	var out []Revisioned
 	for _, e := range a.Extensions {
-		out = append(out, Revisioned{What: "extension " + e.Source.Path, Source: e.Source})
+		out = append(out, Revisioned{What: extensionWhat, Source: e.Source})
 	}
 	return out
 }
@@ -323,7 +334,7 @@ func BisectBetween(spec Spec, before, after result.Target, good, bad string) (Sp
 	if found < 0 {
 		var built []string
 		for i, s := range srcs {
-			built = append(built, fmt.Sprintf("%s at %s and %s", s.What, shortCommit(rb[i]), shortCommit(ra[i])))
+			built = append(built, fmt.Sprintf("%s at %s and %s", s.Label(), shortCommit(rb[i]), shortCommit(ra[i])))
 		}
 		return Spec{}, Revisioned{}, usage.Errorf("%s: no source of it was built at %s and %s (%s): the commits name no source to bisect",
 			spec, shortCommit(good), shortCommit(bad), strings.Join(built, "; "))
@@ -337,7 +348,7 @@ func BisectBetween(spec Spec, before, after result.Target, good, bad string) (Sp
 		case rev == "" && ra[i] != "":
 			rev = ra[i]
 		case rev == "":
-			return Spec{}, Revisioned{}, usage.Errorf("%s: %s is written without a revision and its build recorded no commit: bisect cannot hold it still while %s moves", spec, s.What, srcs[found].What)
+			return Spec{}, Revisioned{}, usage.Errorf("%s: %s is written without a revision and its build recorded no commit: bisect cannot hold it still while %s moves", spec, s.Label(), srcs[found].Label())
 		}
 		var err error
 		if out, err = AtRevision(out, i, rev); err != nil {

@@ -37,7 +37,7 @@ func TestBisectBetween(t *testing.T) {
 	}{
 		// The extension moved, the server is pinned where it was built.
 		{spec: "src:/pg,ext=/ext", before: rec(pgA, exA), after: rec(pgA, exB), good: exA, bad: exB[:7],
-			want: "src:/pg@" + pgA + ",ext=/ext", what: "extension /ext"},
+			want: "src:/pg@" + pgA + ",ext=/ext", what: "the extension /ext"},
 		// The server moved; the extension keeps its revision.
 		{spec: "src:/pg,ext=/ext@v1", before: rec(pgA, exA), after: rec(pgB, exA), good: pgA[:10], bad: pgB,
 			want: "src:/pg,ext=/ext@v1", what: "the server"},
@@ -46,11 +46,11 @@ func TestBisectBetween(t *testing.T) {
 			want: "src:/pg", what: "the server"},
 		// The installed server's extension, recorded under the CI's commits.
 		{spec: "settings:,ext=/ext", before: result.Target{Build: &result.Build{Extensions: []result.BuildExtension{{}}}},
-			after: result.Target{}, good: "5555555", bad: "6666666", want: "settings:ext=/ext", what: "extension /ext"},
+			after: result.Target{}, good: "5555555", bad: "6666666", want: "settings:ext=/ext", what: "the extension /ext"},
 		{spec: "settings:", good: pgA, bad: pgB, err: "was not built from source"},
 		{spec: "bin:/usr/lib/postgresql/15/bin", good: pgA, bad: pgB, err: "was not built from source"},
 		{spec: "src:/pg,ext=/ext", before: rec(pgA, exA), after: rec(pgA, exA), good: "7777777", bad: "8888888",
-			err: "no source of it was built at 7777777 and 8888888 (the server at 1111111 and 1111111; extension /ext at 3333333 and 3333333)"},
+			err: "no source of it was built at 7777777 and 8888888 (the server at 1111111 and 1111111; the extension /ext at 3333333 and 3333333)"},
 	} {
 		spec, err := target.ParseSpec("x=" + tc.spec)
 		if err != nil {
@@ -68,8 +68,8 @@ func TestBisectBetween(t *testing.T) {
 			t.Errorf("%s: %v", tc.spec, err)
 			continue
 		}
-		if got.String() != tc.want || rev.What != tc.what {
-			t.Errorf("%s: %s bisecting %s, want %s bisecting %s", tc.spec, got, rev.What, tc.want, tc.what)
+		if got.String() != tc.want || rev.Label() != tc.what {
+			t.Errorf("%s: %s bisecting %s, want %s bisecting %s", tc.spec, got, rev.Label(), tc.want, tc.what)
 		}
 	}
 }
