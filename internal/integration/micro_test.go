@@ -423,7 +423,7 @@ func TestMicroPytestBenchmark(t *testing.T) {
 	startHog(t, 1)
 	cmd := py + " -m pytest -q -p no:cacheprovider --benchmark-json=bench.json --benchmark-timer=time.process_time --benchmark-min-rounds=50 --benchmark-max-time=0.2 test_work.py"
 	_, a, stdout := microRegressed(t, "micro:*=+10%", "--format", "pytest", "--output", "bench.json", "--target", "base="+repo+"@base", "--target", "slow="+repo+"@slow",
-		"--cmd", cmd, "--rounds", "auto:20")
+		"--cmd", cmd, "--rounds", "auto:12")
 	got := map[string]string{}
 	for _, r := range a.Candidates[0].Rows {
 		if r.Primary {
