@@ -2,6 +2,7 @@ package html
 
 import (
 	"fmt"
+	"github.com/pgscale/pgscale/internal/prose"
 	"strings"
 	"time"
 
@@ -50,7 +51,7 @@ func abHead(g group, files []NamedFile) *abHeader {
 
 func header(fi int, nf NamedFile, label string) fileHeader {
 	f := nf.File
-	h := fileHeader{ID: fmt.Sprintf("file-%d", fi), Name: nf.Name, Label: label, Command: shellJoin(f.Command),
+	h := fileHeader{ID: fmt.Sprintf("file-%d", fi), Name: nf.Name, Label: label, Command: prose.Command(f.Command),
 		Complete: f.Complete, Reason: f.Reason, Started: stamp(f.Started), Finished: stamp(f.Finished),
 		Pgscale: f.Pgscale, Version: f.Version, Steps: len(f.Steps)}
 	for _, s := range f.Steps {
@@ -102,17 +103,4 @@ func stamp(t time.Time) string {
 		return ""
 	}
 	return t.UTC().Format("2006-01-02 15:04:05 UTC")
-}
-
-// shellJoin joins argv for reading, quoting words a shell would split.
-func shellJoin(argv []string) string {
-	out := make([]string, len(argv))
-	for i, a := range argv {
-		if a != "" && !strings.ContainsAny(a, " \t\n'\"\\$`;&|<>()*?[]{}!#~") {
-			out[i] = a
-			continue
-		}
-		out[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
-	}
-	return strings.Join(out, " ")
 }
