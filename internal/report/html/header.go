@@ -2,10 +2,10 @@ package html
 
 import (
 	"fmt"
-	"github.com/pgscale/pgscale/internal/prose"
 	"strings"
 	"time"
 
+	"github.com/pgscale/pgscale/internal/prose"
 	"github.com/pgscale/pgscale/internal/result"
 )
 
