@@ -263,11 +263,7 @@ func TestMicroBadInput(t *testing.T) {
 func TestMicroGoogleBenchmark(t *testing.T) {
 	testenv.Slow(t)
 	trackTime(t)
-	testenv.NeedProgram(t, "g++", "Debian: apt-get install g++")
-	if _, err := os.Stat("/usr/include/benchmark/benchmark.h"); err != nil {
-		testenv.Need(t, errors.New("Google Benchmark is not installed (Debian: apt-get install libbenchmark-dev)"))
-	}
-	repo := microRepo(t, "microgbench", "work.h", "bench.cc", "work.h")
+	repo := needGbench(t)
 	startHog(t, 1)
 	// Built once per tree: the exported tree lasts the run.
 	cmd := "[ -x bench ] || g++ -O2 -o bench bench.cc -lbenchmark -lpthread; ./bench --benchmark_format=json --benchmark_min_time=0.05 --benchmark_repetitions=3"
@@ -283,6 +279,124 @@ func TestMicroGoogleBenchmark(t *testing.T) {
 	wantMicroOutcomes(t, "cpu-ns/op", got, []string{"BM_Sum/1000", "BM_Sum/10000"}, []string{"BM_Copy"})
 	if !strings.Contains(stdout, "BM_Sum: 2 of 2 slower") {
 		t.Errorf("no group line for BM_Sum:\n%s", stdout)
+	}
+}
+
+// needGbench skips (fails in CI) without g++ and Google Benchmark, and
+// makes the Google Benchmark fixture's repository (testdata/microgbench):
+// at "slow" BM_Sum does twice the work.
+func needGbench(t *testing.T) string {
+	t.Helper()
+	testenv.NeedProgram(t, "g++", "Debian: apt-get install g++")
+	if _, err := os.Stat("/usr/include/benchmark/benchmark.h"); err != nil {
+		testenv.Need(t, errors.New("Google Benchmark is not installed (Debian: apt-get install libbenchmark-dev)"))
+	}
+	return microRepo(t, "microgbench", "work.h", "bench.cc", "work.h")
+}
+
+// The Google Benchmark fixture counted under callgrind (--count
+// instructions) with a CPU hog running. Debian's Google Benchmark (1.7)
+// chooses its iterations by time and refuses --benchmark_min_time=Nx, so
+// each count runs a benchmark for a time and reads the iterations it
+// reports, and only the benchmark's loop is counted (from
+// State::StartKeepRunning's return to FinishKeepRunning): BM_Sum, twice
+// the work at "slow", doubles its instructions per iteration and fails
+// its bound at both sizes; BM_Copy counts the same to the instruction and
+// passes. About 40 s on the loaded 2-core machine.
+func TestMicroGoogleBenchmarkCounted(t *testing.T) {
+	testenv.Slow(t)
+	trackTime(t)
+	testenv.NeedProgram(t, "valgrind", "Debian: apt-get install valgrind")
+	repo := needGbench(t)
+	startHog(t, 1)
+	cmd := "[ -x bench ] || g++ -O2 -o bench bench.cc -lbenchmark -lpthread; $PGSCALE_MICRO_EXEC ./bench --benchmark_format=json --benchmark_min_time=0.05 --benchmark_repetitions=3"
+	run, a, stdout := microRegressed(t, "micro:*@instr/op=+1%", "--format", "gbench", "--target", "base="+repo+"@base", "--target", "slow="+repo+"@slow",
+		"--count", "instructions", "--cmd", cmd, "--rounds", "2")
+	if c := run.Counted; c == nil || len(c.Loop) != 2 || len(c.Timed) != 2 || c.Seconds["BM_Sum/1000"] <= 0 {
+		t.Fatalf("the run file's counting: %+v", run.Counted)
+	}
+	got := map[string]string{}
+	for _, r := range a.Candidates[0].Rows {
+		got[r.Bench] = r.Outcome.String()
+		t.Logf("%s %s %s: %s", r.Bench, r.Unit, r.Comparison, r.Outcome)
+		switch r.Bench {
+		case "BM_Sum/1000", "BM_Sum/10000":
+			if !(r.Change > 0.95 && r.Change < 1.05) {
+				t.Errorf("%s: %s, want about +100%%", r.Bench, r.Comparison)
+			}
+		case "BM_Copy":
+			if math.Abs(r.Change) > 0.001 {
+				t.Errorf("%s: %s, want unchanged", r.Bench, r.Comparison)
+			}
+		}
+	}
+	want := map[string]string{"BM_Sum/1000": "fail", "BM_Sum/10000": "fail", "BM_Copy": "pass"}
+	if len(got) != len(want) {
+		t.Errorf("measures %v, want %v", got, want)
+	}
+	for b, o := range want {
+		if got[b] != o {
+			t.Errorf("%s: %s, want %s", b, got[b], o)
+		}
+	}
+	// The count is of the loop alone, whatever iterations a count ran: the
+	// same value in every round.
+	for _, r := range run.Rounds {
+		for _, tr := range r.Runs {
+			for _, s := range tr.Samples {
+				if first := run.Rounds[0].Runs[0]; s.Name == "BM_Copy" && s.Values[0].Value != sampleOf(first.Samples, "BM_Copy").Values[0].Value {
+					t.Errorf("BM_Copy %s: %v instructions an iteration, %v in round 1's %s", tr.Target, s.Values[0].Value, sampleOf(first.Samples, "BM_Copy").Values[0].Value, first.Target)
+				}
+			}
+		}
+	}
+	if !strings.Contains(stdout, "run for T and 2T seconds, divided by the difference of the iterations the program reported") {
+		t.Errorf("the output does not say how the run was counted")
+	}
+}
+
+// sampleOf is the sample of bench in ss (a zero one if none).
+func sampleOf(ss []micro.Sample, bench string) micro.Sample {
+	for _, s := range ss {
+		if s.Name == bench {
+			return s
+		}
+	}
+	return micro.Sample{Values: []micro.Value{{}}}
+}
+
+// --count refuses, in one line and before anything runs, a format whose
+// program cannot be counted and a command that does not run its program
+// through $PGSCALE_MICRO_EXEC (exit 2); a program of the gbench format
+// that is not Google Benchmark's, whose loop callgrind never sees, is one
+// line too, the run incomplete (exit 3).
+func TestMicroCountRefusals(t *testing.T) {
+	trackTime(t)
+	tree := t.TempDir()
+	marker := filepath.Join(tree, "ran")
+	for _, tc := range []struct{ name, format, cmd, want string }{
+		{"pytest", "pytest", "touch " + marker + "; $PGSCALE_MICRO_EXEC true", "--count: the pytest format's program cannot be run for a fixed number of iterations"},
+		{"no exec", "go", "touch " + marker + "; ./b.test -test.bench .", "--count: the command must run its benchmark program through $PGSCALE_MICRO_EXEC"},
+	} {
+		code, stdout, stderr := pgscale(t, "micro", "--format", tc.format, "--output", "out.json", "--target", "base="+tree, "--target", "cand="+tree,
+			"--count", "instructions", "--cmd", tc.cmd, "--out", filepath.Join(t.TempDir(), "m.json"))
+		if code != cli.ExitUsage || !oneLine(stderr) || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%s: exit %d, want 2 and %q\n%s%s", tc.name, code, tc.want, stdout, stderr)
+		}
+		if _, err := os.Stat(marker); err == nil {
+			t.Errorf("%s: the command ran before the refusal", tc.name)
+		}
+	}
+	testenv.NeedProgram(t, "valgrind", "Debian: apt-get install valgrind")
+	fake := `{"benchmarks": [{"name": "BM_Fake", "iterations": 5, "real_time": 10, "cpu_time": 10, "time_unit": "ns"}]}`
+	if err := os.WriteFile(filepath.Join(tree, "fake.json"), []byte(fake), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// The arguments a count appends go to sh as its $1, $2, ...: unread.
+	code, stdout, stderr := pgscale(t, "micro", "--format", "gbench", "--target", "base="+tree, "--target", "cand="+tree, "--count", "instructions", "--rounds", "2",
+		"--cmd", "$PGSCALE_MICRO_EXEC /bin/sh -c 'cat fake.json' sh", "--out", filepath.Join(t.TempDir(), "m.json"))
+	if code != cli.ExitIncomplete || !strings.Contains(stdout, "incomplete: round 1, base: counting BM_Fake (0.1 s): callgrind saw no loop of the benchmark's") {
+		t.Errorf("a gbench program without Google Benchmark's loop: exit %d, want 3\n%s%s", code, stdout, stderr)
 	}
 }
 

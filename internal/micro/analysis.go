@@ -201,7 +201,7 @@ func Analyze(run *Run, opt Options) (*Analysis, error) {
 		return nil, fmt.Errorf("micro: a comparison needs two targets, the run has %d", len(a.Targets))
 	}
 	if c := run.Counted; c != nil {
-		a.Counted = fmt.Sprintf("%s per iteration under %s's callgrind: each benchmark alone, the difference of its counts at 2N and N iterations divided by N", c.Events, c.Valgrind)
+		a.Counted = countedHow(c, len(run.Targets))
 	}
 	a.Seconds = make([]float64, len(a.Targets))
 	ss, problems := collect(run, idx, a.Seconds)
@@ -454,4 +454,22 @@ func Judge(run *Run) (*Analysis, error) {
 		return nil, err
 	}
 	return Analyze(run, Options{Bounds: bs, Groups: run.Groups, GroupUnit: run.GroupUnit})
+}
+
+// countedHow says how a counted run counted: "instructions per iteration
+// under valgrind-3.19.0's callgrind: each benchmark alone, ...".
+func countedHow(c *Counted, targets int) string {
+	what := "its counts"
+	if len(c.Loop) == 2 {
+		what = fmt.Sprintf("the counts of its loop (from %s's return to the call of %s)", strings.TrimSuffix(c.Loop[0], "()"), strings.TrimSuffix(c.Loop[1], "()"))
+	}
+	how := fmt.Sprintf("%s per iteration under %s's callgrind: each benchmark alone, ", c.Events, c.Valgrind)
+	timed := "run for T and 2T seconds, divided by the difference of the iterations the program reported (it chooses them by time)"
+	switch {
+	case len(c.Timed) == 0:
+		return how + fmt.Sprintf("the difference of %s at 2N and N iterations divided by N", what)
+	case len(c.Timed) >= targets:
+		return how + fmt.Sprintf("the difference of %s %s", what, timed)
+	}
+	return how + fmt.Sprintf("the difference of %s at 2N and N iterations divided by N; in %s %s", what, strings.Join(c.Timed, ", "), timed)
 }
