@@ -14,6 +14,7 @@ import (
 
 	"github.com/pgscale/pgscale/internal/cli"
 	"github.com/pgscale/pgscale/internal/micro"
+	"github.com/pgscale/pgscale/internal/plan"
 	"github.com/pgscale/pgscale/internal/testenv"
 )
 
@@ -482,6 +483,101 @@ micro:
 	code, added, _ := pgscale(t, "history", "add", "--store", loc, out)
 	if code != cli.ExitOK || !strings.Contains(added, "stored: "+runFile+" (target slow) was stored before") {
 		t.Errorf("history add of the bundle: exit %d\n%s", code, added)
+	}
+}
+
+// suite --count counts a suite's micro cells: here by resuming a bundle
+// whose macro cell (an A/A on one database, which counting would run
+// under Valgrind on servers of its own, minutes) is complete and whose
+// micro cells' run files are gone. The Google Benchmark cell, whose
+// command runs its program through $PGSCALE_MICRO_EXEC, is counted:
+// BM_Sum/1000 doubles its instructions and fails the cell's instr/op
+// bound, BM_Copy passes, and the cell's bound on cpu-ns/op, a timed
+// measure, is said not used (as the instr/op bound is in the timed run
+// before); the BMF cell, whose program cannot be counted, runs timed,
+// said in one line before anything runs (and by --dry-run). With a CPU
+// hog; about a minute.
+func TestSuiteMicroCellCounted(t *testing.T) {
+	testenv.Slow(t)
+	trackTime(t)
+	noCIEnv(t)
+	testenv.NeedProgram(t, "valgrind", "Debian: apt-get install valgrind")
+	repo := needGbench(t)
+	startHog(t, 1)
+	src := `name: counted-micro
+targets: ["base=dsn:` + dsn("postgres") + `", "slow=dsn:` + dsn("postgres") + `"]
+scripts: [{builtin: select-only}]
+clients: [1]
+duration: 1s
+warmup: 0.2s
+rounds: 2
+micro:
+  - name: gb
+    format: gbench
+    cmd: "[ -x bench ] || g++ -O2 -o bench bench.cc -lbenchmark -lpthread; $PGSCALE_MICRO_EXEC ./bench --benchmark_format=json --benchmark_min_time=0.01 '--benchmark_filter=BM_Sum/1000$|BM_Copy'"
+    trees: {base: "` + repo + `@base", slow: "` + repo + `@slow"}
+    bounds: ["micro:*@cpu-ns/op=+50%", "micro:*@instr/op=+1%"]
+    group_unit: cpu-ns/op
+    rounds: 2
+  - name: bm
+    format: bmf
+    cmd: "printf '{\"b\":{\"latency\":{\"value\":1}}}'"
+    trees: {base: "` + repo + `@base", slow: "` + repo + `@slow"}
+    rounds: 2
+`
+	file := filepath.Join(t.TempDir(), "counted.yaml")
+	if err := os.WriteFile(file, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	note := "pgscale: note: micro cell bm is not counted but timed, as without count: the bmf format's program cannot be run for a fixed number of iterations"
+	code, dry, stderr := pgscale(t, "suite", file, "--dry-run", "--count", "instructions")
+	if code != cli.ExitOK || !strings.Contains(dry, note) {
+		t.Errorf("--dry-run --count: exit %d, want 0 and the note %q\n%s%s", code, note, dry, stderr)
+	}
+	out := filepath.Join(t.TempDir(), "bundle")
+	code, stdout, stderr := pgscale(t, "suite", file, "--out", out)
+	t.Logf("timed: exit %d\n%s\n%s", code, stdout, lastLines(stderr, 10))
+	if code == cli.ExitUsage || code == cli.ExitIncomplete {
+		t.Fatalf("the timed suite: exit %d", code)
+	}
+	if !strings.Contains(stdout, "not used: bound micro:*@instr/op=+1%: this run was timed") {
+		t.Errorf("the timed run does not say its instr/op bound is not used:\n%s", stdout)
+	}
+	for _, name := range []string{"gb", "bm"} {
+		if err := os.Remove(filepath.Join(out, plan.MicroFile(name))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	code, stdout, stderr = pgscale(t, "suite", file, "--resume", out, "--count", "instructions")
+	t.Logf("counted: exit %d\n%s\n%s", code, stdout, lastLines(stderr, 20))
+	if code != cli.ExitRegression {
+		t.Fatalf("exit %d, want 1: BM_Sum/1000's instructions double", code)
+	}
+	if !strings.Contains(stderr+stdout, note) {
+		t.Errorf("no note that the BMF cell is timed")
+	}
+	run, err := micro.ReadRun(filepath.Join(out, plan.MicroFile("gb")))
+	if err != nil || run.Counted == nil || len(run.Counted.Timed) != 2 {
+		t.Fatalf("the counted cell's run file: %v, %+v", err, run)
+	}
+	a, err := micro.Judge(run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, r := range a.Candidates[0].Rows {
+		got[r.Bench+" "+r.Unit] = r.Outcome.String()
+		t.Logf("%s %s %s: %s", r.Bench, r.Unit, r.Comparison, r.Outcome)
+	}
+	want := map[string]string{"BM_Sum/1000 instr/op": "fail", "BM_Copy instr/op": "pass"}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("outcomes %v, want %v", got, want)
+	}
+	if !strings.Contains(stdout, "not used: bound micro:*@cpu-ns/op=+50%: this run was counted") {
+		t.Errorf("the counted run does not say its cpu-ns/op bound is not used:\n%s", stdout)
+	}
+	if bm, err := micro.ReadRun(filepath.Join(out, plan.MicroFile("bm"))); err != nil || bm.Counted != nil {
+		t.Errorf("the BMF cell's run file: %v, counted %+v", err, bm)
 	}
 }
 

@@ -60,17 +60,8 @@ type microCount struct {
 // format that can run one benchmark for a fixed number of iterations, a
 // command that runs its program through $PGSCALE_MICRO_EXEC, Valgrind.
 func newMicroCount(spec MicroSpec, format micro.Format) (*microCount, error) {
-	if format.Count == nil {
-		var can []string
-		for _, f := range micro.Formats() {
-			if f.Count != nil {
-				can = append(can, f.Name)
-			}
-		}
-		return nil, usage.Errorf("--count: the %s format's program cannot be run for a fixed number of iterations, which counting needs (formats that can: %s)", format.Name, strings.Join(can, ", "))
-	}
-	if !strings.Contains(spec.Command, ExecVar) {
-		return nil, usage.Errorf("--count: the command must run its benchmark program through $%s, which is Valgrind when counting and empty otherwise: go test -exec \"$%s\" ..., or $%s ./bench ...", ExecVar, ExecVar, ExecVar)
+	if err := microCountable(spec.Command, format); err != nil {
+		return nil, usage.Errorf("--count: %v", err)
 	}
 	v, err := target.FindValgrind()
 	if err != nil {
@@ -85,6 +76,26 @@ func newMicroCount(spec MicroSpec, format micro.Format) (*microCount, error) {
 		c.options = append(c.options, probe.CacheSimOptions()...)
 	}
 	return c, nil
+}
+
+// microCountable says why a command's benchmarks cannot be counted, nil
+// when they can: its format's program cannot run one benchmark for a
+// number of iterations it obeys or reports, or the command does not run
+// its program through $PGSCALE_MICRO_EXEC.
+func microCountable(command string, format micro.Format) error {
+	if format.Count == nil {
+		var can []string
+		for _, f := range micro.Formats() {
+			if f.Count != nil {
+				can = append(can, f.Name)
+			}
+		}
+		return fmt.Errorf("the %s format's program cannot be run for a fixed number of iterations, which counting needs (formats that can: %s)", format.Name, strings.Join(can, ", "))
+	}
+	if !strings.Contains(command, ExecVar) {
+		return fmt.Errorf("the command must run its benchmark program through $%s, which is Valgrind when counting and empty otherwise: go test -exec \"$%s\" ..., or $%s ./bench ...", ExecVar, ExecVar, ExecVar)
+	}
+	return nil
 }
 
 // record is what the run file keeps of the counting.
