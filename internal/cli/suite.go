@@ -97,6 +97,9 @@ bounded), 1 one failed (or a decision rule did), 4 one is inconclusive
 					return err
 				}
 			}
+			for _, n := range s.Unmatched(axes) {
+				spec.Notes = append(spec.Notes, "pgscale: note: "+n)
+			}
 			if only != "" {
 				if spec.Only, err = suite.ParseOnly(only); err != nil {
 					return usage.Errorf("--only: %v", err)
