@@ -256,9 +256,10 @@ func timedSeconds(s micro.Sample) float64 {
 
 // microTimedLeast is the least T (timedSeconds): under callgrind 0.1 s
 // is some ten thousand iterations of a benchmark that natively takes
-// 300 ns, its loop's count exact to the instruction in a C++ program, and
-// the two counts of a benchmark (T and 2T, with the runs the program
-// makes to choose its iterations) take about half a second.
+// 300 ns, its loop's count exact to the instruction in a C++ program; the
+// loops of a benchmark's two counts (T and 2T, with the runs the program
+// makes to choose its iterations) take about half a second under
+// callgrind, the two processes about 1.8 s in all here.
 const microTimedLeast = 100 * time.Millisecond
 
 // close removes the counting's files.
