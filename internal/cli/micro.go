@@ -57,7 +57,9 @@ calibration run), its instr/op is the difference of the two counts divided
 by N, what one more iteration executes, whatever the machine's load. The
 command runs its benchmark program through $` + plan.ExecVar + ` (empty when not
 counting): go test -exec "$` + plan.ExecVar + `" ..., or $` + plan.ExecVar + ` ./bench ...
-Formats go and gbench (Google Benchmark 1.8 or later). Exit code 0 when every bounded benchmark passed (or none was
+Formats go and gbench; Google Benchmark before 1.8, which chooses its
+iterations by time, runs for a time and its loop alone is counted, divided
+by the iterations it reports. Exit code 0 when every bounded benchmark passed (or none was
 bounded), 1 when one failed, 4 when one is inconclusive, 2 for bad usage, 3
 when a command failed or printed nothing the format reads (the rounds before
 it are judged and written).

@@ -97,6 +97,9 @@ bounded), 1 one failed (or a decision rule did), 4 one is inconclusive
 					return err
 				}
 			}
+			for _, n := range s.Unmatched(axes) {
+				spec.Notes = append(spec.Notes, "pgscale: note: "+n)
+			}
 			if only != "" {
 				if spec.Only, err = suite.ParseOnly(only); err != nil {
 					return usage.Errorf("--only: %v", err)
@@ -174,7 +177,7 @@ bounded), 1 one failed (or a decision rule did), 4 one is inconclusive
 	fs.StringArrayVar(&spec.Targets, "target", nil, "replace the suite's targets: "+target.Forms()+" (repeatable)")
 	fs.StringVar(&spec.Baseline, "baseline", "", "with --target: the target the others are compared with (default: the first)")
 	fs.StringArrayVar(&params, "param", nil, "set a parameter of the suite: NAME=VALUE (repeatable)")
-	fs.Var(probeopt.CountInto(&count), "count", "instructions[,cache]: count the servers' (and a proxy's) instructions per transaction under Valgrind, with cache also simulate caches and branch prediction, as the suite file's count: does (needs -t)")
+	fs.Var(probeopt.CountInto(&count), "count", "instructions[,cache]: count the servers' (and a proxy's) instructions per transaction under Valgrind, with cache also simulate caches and branch prediction, as the suite file's count: does (needs -t); micro cells counted as micro --count counts them, where their format and command allow")
 	fs.IntVarP(&transactions, "transactions", "t", 0, "transactions per client in each step, instead of the suite's duration")
 	fs.Var(roundsFlag{&rounds}, "rounds", "replace the suite's rounds: N, or auto[:MAX|DURATION] to round every cell until its bounded measures are decided")
 	registerInconclusive(fs, &inconclusive)
@@ -293,7 +296,11 @@ func dryRunSuite(ctx context.Context, spec *plan.SuiteSpec, stdout io.Writer) er
 			}
 		}
 	}
-	for _, n := range spec.Notes {
+	_, microNotes, err := spec.MicroCounts()
+	if err != nil {
+		return err
+	}
+	for _, n := range append(append([]string(nil), spec.Notes...), microNotes...) {
 		fmt.Fprintln(stdout, n)
 	}
 	est := plan.EstimateSuite(s, len(run), len(targets))

@@ -196,6 +196,18 @@ func TestSuiteResumeAfterAKill(t *testing.T) {
 // with an interval, and states the pooler's CPU per transaction;
 // pooler-ci's comment has its headline and a row per suite with the
 // throughput and the pooler's costs, each with an interval.
+// --matrix that leaves a cells: entry no cell says so in a note, before
+// the run and in --dry-run, and runs (pooler-ci at its pooled cell alone:
+// its balanced cell's targets have nothing to do).
+func TestSuiteMatrixLeavesCellsEntry(t *testing.T) {
+	trackTime(t)
+	code, stdout, stderr := pgscale(t, "suite", "--preset", "pooler-ci", "--quick", "--dry-run", "--matrix", "workload=tpcb-like")
+	note := "pgscale: note: pooler-ci: cells[0] (where: workload=select-only) is for no cell after --matrix workload=tpcb-like: its targets are not used"
+	if code != cli.ExitOK || !strings.Contains(stdout, note) {
+		t.Errorf("exit %d, want 0 and %q\n%s%s", code, note, stdout, stderr)
+	}
+}
+
 func TestSuitePresets(t *testing.T) {
 	trackTime(t)
 	testenv.Slow(t)

@@ -26,6 +26,46 @@ type Options struct {
 	// Interim asks only for the outcomes, as a runner deciding whether
 	// to go on does.
 	Interim bool
+	// Either marks bounds and a group unit written for a run timed or
+	// counted alike (a suite file's micro cell, which the suite's count:
+	// or --count counts): a bound on a counted measure (instr/op) of a
+	// run that counted nothing, or on a measure of the program's own
+	// (cpu-ns/op) of a counted run, is left out and said (Unused), not an
+	// error, as a macro bound on a measure the run did not take is; the
+	// group unit too. A bound without a unit bounds the primary measure
+	// either way.
+	Either bool
+}
+
+// either leaves out of opt the bounds and the group unit of the other
+// way of running (Options.Either), and says each.
+func either(opt Options, counted bool) (Options, []string) {
+	var unused []string
+	other := func(unit string) bool {
+		if unit == "" {
+			return false
+		}
+		_, c := CountedUnit(unit)
+		return c != counted
+	}
+	why := "this run was timed: counted measures such as instr/op are a counted run's (count: instructions)"
+	if counted {
+		why = "this run was counted: it measures instr/op and the simulated caches', not the program's own"
+	}
+	var keep []Bound
+	for _, b := range opt.Bounds {
+		if other(b.Unit) {
+			unused = append(unused, fmt.Sprintf("bound %s: %s", b.Spec, why))
+			continue
+		}
+		keep = append(keep, b)
+	}
+	opt.Bounds = keep
+	if other(opt.GroupUnit) {
+		unused = append(unused, fmt.Sprintf("group unit %s (the groups sum up the primary measure): %s", opt.GroupUnit, why))
+		opt.GroupUnit = ""
+	}
+	return opt, unused
 }
 
 // Analysis is a micro-benchmark run judged: per candidate, every
@@ -49,6 +89,9 @@ type Analysis struct {
 	// Problems are what made the run incomplete, one line each, the
 	// benchmarks left out because one side did not report them included.
 	Problems []string
+	// Unused are the bounds and group unit written for the run's other
+	// way (Options.Either), one line each.
+	Unused []string
 	// Seconds is each target's time running the command, summed over
 	// the rounds, in Targets' order.
 	Seconds []float64
@@ -190,8 +233,12 @@ type series struct {
 // It returns a *stats.BoundError when a bound matches nothing or has the
 // wrong sign.
 func Analyze(run *Run, opt Options) (*Analysis, error) {
+	var unused []string
+	if opt.Either {
+		opt, unused = either(opt, run.Counted != nil)
+	}
 	a := &Analysis{Name: run.Name, Command: run.Command, Format: run.Format, RoundsMax: run.RoundsMax, Stopped: run.Stopped, groups: opt.Groups, groupUnit: opt.GroupUnit,
-		Problems: append([]string(nil), run.Problems...), Rounds: len(run.Rounds)}
+		Problems: append([]string(nil), run.Problems...), Rounds: len(run.Rounds), Unused: unused}
 	idx := map[string]int{}
 	for i, t := range run.Targets {
 		a.Targets = append(a.Targets, t.Name)
@@ -201,7 +248,7 @@ func Analyze(run *Run, opt Options) (*Analysis, error) {
 		return nil, fmt.Errorf("micro: a comparison needs two targets, the run has %d", len(a.Targets))
 	}
 	if c := run.Counted; c != nil {
-		a.Counted = fmt.Sprintf("%s per iteration under %s's callgrind: each benchmark alone, the difference of its counts at 2N and N iterations divided by N", c.Events, c.Valgrind)
+		a.Counted = countedHow(c, len(run.Targets))
 	}
 	a.Seconds = make([]float64, len(a.Targets))
 	ss, problems := collect(run, idx, a.Seconds)
@@ -447,11 +494,29 @@ func groups(rows []Row, given []string, unit string, opt stats.Options) []GroupS
 }
 
 // Judge is Analyze with the bounds and groups the run recorded (a suite's
-// micro cell's).
+// micro cell's), written for the run timed or counted (Options.Either).
 func Judge(run *Run) (*Analysis, error) {
 	bs, err := ParseBounds(run.Bounds)
 	if err != nil {
 		return nil, err
 	}
-	return Analyze(run, Options{Bounds: bs, Groups: run.Groups, GroupUnit: run.GroupUnit})
+	return Analyze(run, Options{Bounds: bs, Groups: run.Groups, GroupUnit: run.GroupUnit, Either: true})
+}
+
+// countedHow says how a counted run counted: "instructions per iteration
+// under valgrind-3.19.0's callgrind: each benchmark alone, ...".
+func countedHow(c *Counted, targets int) string {
+	what := "its counts"
+	if len(c.Loop) == 2 {
+		what = fmt.Sprintf("the counts of its loop (from %s's return to the call of %s)", strings.TrimSuffix(c.Loop[0], "()"), strings.TrimSuffix(c.Loop[1], "()"))
+	}
+	how := fmt.Sprintf("%s per iteration under %s's callgrind: each benchmark alone, ", c.Events, c.Valgrind)
+	timed := "run for T and 2T seconds, divided by the difference of the iterations the program reported (it chooses them by time)"
+	switch {
+	case len(c.Timed) == 0:
+		return how + fmt.Sprintf("the difference of %s at 2N and N iterations divided by N", what)
+	case len(c.Timed) >= targets:
+		return how + fmt.Sprintf("the difference of %s %s", what, timed)
+	}
+	return how + fmt.Sprintf("the difference of %s at 2N and N iterations divided by N; in %s %s", what, strings.Join(c.Timed, ", "), timed)
 }

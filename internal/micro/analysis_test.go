@@ -169,3 +169,43 @@ func TestHeadlineWithoutBounds(t *testing.T) {
 		t.Errorf("headline %q", got)
 	}
 }
+
+// Bounds written for a run timed or counted alike (a suite's micro cell,
+// Options.Either): a timed run leaves out the bound on instr/op, a counted
+// run the bound and group unit of the program's own measures, each said;
+// a bound without a unit bounds the primary measure either way. Without
+// Either a bound that matches nothing is an error.
+func TestAnalyzeEither(t *testing.T) {
+	timed := simulated(6, []string{"a/x", "a/y"}, 1000, nil)
+	bs := bounds(t, "micro:*@ns/op=+5%", "micro:*@instr/op=+1%")
+	if _, err := micro.Analyze(timed, micro.Options{Bounds: bs}); err == nil {
+		t.Errorf("a bound on instr/op of a timed run: no error without Either")
+	}
+	a, err := micro.Analyze(timed, micro.Options{Bounds: bs, GroupUnit: "ns/op", Either: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(a.Unused) != 1 || !strings.HasPrefix(a.Unused[0], "bound micro:*@instr/op=+1%: this run was timed") || a.Candidates[0].Verdict.Bounded != 2 {
+		t.Errorf("timed: unused %q, %d bounded", a.Unused, a.Candidates[0].Verdict.Bounded)
+	}
+	counted := simulated(6, []string{"a/x", "a/y"}, 1000, nil)
+	counted.Counted = &micro.Counted{Events: "instructions", Valgrind: "valgrind-3.19.0"}
+	for _, r := range counted.Rounds {
+		for _, tr := range r.Runs {
+			for i := range tr.Samples {
+				tr.Samples[i].Values = []micro.Value{{Unit: micro.UnitInstructions, Value: 4009}}
+			}
+		}
+	}
+	a, err = micro.Analyze(counted, micro.Options{Bounds: append(bs, bounds(t, "micro:a/x=+2%")...), GroupUnit: "ns/op", Either: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"bound micro:*@ns/op=+5%: this run was counted: it measures instr/op and the simulated caches', not the program's own",
+		"group unit ns/op (the groups sum up the primary measure): this run was counted: it measures instr/op and the simulated caches', not the program's own",
+	}
+	if strings.Join(a.Unused, "\n") != strings.Join(want, "\n") || a.Candidates[0].Verdict.Bounded != 2 || len(a.Candidates[0].Groups) != 1 {
+		t.Errorf("counted: unused %q, %d bounded, groups %+v", a.Unused, a.Candidates[0].Verdict.Bounded, a.Candidates[0].Groups)
+	}
+}

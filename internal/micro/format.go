@@ -17,6 +17,10 @@ type Sample struct {
 	// Iters is how many iterations the value is of; 0 when the format
 	// does not say.
 	Iters int `json:"iters,omitempty"`
+	// Threads is how many threads ran the benchmark's loop together,
+	// when the format says and it is more than one (Google Benchmark's
+	// ->Threads(N)); a counted run counts only benchmarks of one.
+	Threads int `json:"threads,omitempty"`
 	// Values are the measures, the benchmark's primary one (its time)
 	// first.
 	Values []Value `json:"values"`
@@ -54,12 +58,29 @@ type Format struct {
 }
 
 // Counting is how a format's benchmark program is counted: its
-// arguments that run one benchmark for a fixed number of iterations,
+// arguments that run one benchmark for a fixed number of iterations (or,
+// in a program that cannot, for a time), what of the process to count,
 // and what it needs to run under Valgrind.
 type Counting struct {
 	// Args are appended to the program's own arguments: the last of a
 	// repeated flag wins in Go's and Google Benchmark's flag parsers.
 	Args func(bench string, iters int) []string
+	// Timed, for a program that may not take Args (Google Benchmark
+	// before 1.8 chooses its iterations by time and refuses
+	// --benchmark_min_time=Nx), are the arguments that run one benchmark
+	// for at least secs seconds of its own time; the iterations counted
+	// are then those it reports. nil: Args always works.
+	Timed func(bench string, secs float64) []string
+	// Loop names the program's functions that open and close a
+	// benchmark's measured loop (Google Benchmark's
+	// State::StartKeepRunning and FinishKeepRunning, called from the
+	// loop's inline code in the program). Callgrind dumps its counts as
+	// the first returns and as the second is entered, and only the
+	// process's last loop is counted: the run the program reported,
+	// without the process's start, the benchmark's set-up or the runs a
+	// harness makes to choose its iterations. Empty: the whole process is
+	// counted.
+	Loop [2]string
 	// Env is the program's environment under Valgrind, added to the
 	// command's: NAME=VALUE, or NAME+=VALUE to add to a comma list.
 	Env []string
@@ -67,7 +88,7 @@ type Counting struct {
 	// per iteration (Go's runtime.sysmon): such threads are not counted.
 	Clock []string
 	// Needs says what the program must support, for the error of one
-	// that fails when counted ("Google Benchmark 1.8 or later").
+	// that fails when counted ("Google Benchmark's symbols").
 	Needs string
 }
 

@@ -19,10 +19,21 @@ var gbenchFormat = Format{
 	Usage: "Google Benchmark's JSON (--benchmark_format=json)",
 	Parse: parseGbench,
 	Count: &Counting{
+		// Google Benchmark 1.8 and later run N iterations with
+		// --benchmark_min_time=Nx; 1.7 (Debian 12's) and earlier refuse
+		// it and choose the iterations by time, so a count runs for a
+		// time and reads the iterations from the JSON. Either way the
+		// benchmark's loop alone is counted: a process runs a benchmark
+		// several times to choose its iterations, each time with its
+		// set-up, and only its last run is the one it reports.
 		Args: func(bench string, iters int) []string {
 			return []string{"--benchmark_filter=^" + regexp.QuoteMeta(bench) + "$", "--benchmark_min_time=" + strconv.Itoa(iters) + "x", "--benchmark_repetitions=1"}
 		},
-		Needs: "Google Benchmark 1.8 or later, whose --benchmark_min_time=Nx runs N iterations (1.7 and earlier choose them by time)",
+		Timed: func(bench string, secs float64) []string {
+			return []string{"--benchmark_filter=^" + regexp.QuoteMeta(bench) + "$", "--benchmark_min_time=" + strconv.FormatFloat(secs, 'f', -1, 64), "--benchmark_repetitions=1"}
+		},
+		Loop:  [2]string{"benchmark::State::StartKeepRunning()", "benchmark::State::FinishKeepRunning()"},
+		Needs: "a program linked with Google Benchmark's library, its symbols kept (benchmark::State::StartKeepRunning, whose return starts the counted loop)",
 	},
 }
 
@@ -52,6 +63,7 @@ func parseGbench(out []byte) ([]Sample, error) {
 			Name         string  `json:"name"`
 			RunType      string  `json:"run_type"`
 			Iterations   int     `json:"iterations"`
+			Threads      int     `json:"threads"`
 			RealTime     float64 `json:"real_time"`
 			CPUTime      float64 `json:"cpu_time"`
 			TimeUnit     string  `json:"time_unit"`
@@ -83,6 +95,9 @@ func parseGbench(out []byte) ([]Sample, error) {
 			{Unit: "ns/op", Value: f.RealTime * scale},
 			{Unit: "cpu-ns/op", Value: f.CPUTime * scale},
 		}}
+		if f.Threads > 1 {
+			s.Threads = f.Threads
+		}
 		var counters []string
 		for k := range b {
 			if !gbenchFields[k] {

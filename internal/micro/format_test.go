@@ -52,12 +52,13 @@ BenchmarkChecksum ns/op=3524 MB/s=18598.1^ cpu-ns/op=1569 B/op=1 allocs/op=0
 BenchmarkReverse ns/op=2719
 `},
 		// Google Benchmark's user guide's JSON example, plus an
-		// aggregate (left out) and a run in microseconds with a user
-		// counter.
+		// aggregate (left out), a run in microseconds with a user
+		// counter and a run of four threads.
 		{"gbench", "gbench.json", `BM_SetInsert/1024/1 ns/op=29275 cpu-ns/op=29836 bytes_per_second=134066^ items_per_second=33516^
 BM_SetInsert/1024/8 ns/op=32317 cpu-ns/op=32429 bytes_per_second=986770^ items_per_second=246693^
 BM_SetInsert/1024/10 ns/op=32724 cpu-ns/op=33355 bytes_per_second=1.19923e+06^ items_per_second=299807^
 BM_UserCounter ns/op=1500 cpu-ns/op=1250 Foo=7
+BM_Contended/threads:4 ns/op=40 cpu-ns/op=160
 `},
 		{"pytest", "pytest.json", `tests/test_sort.py::test_fast ns/op=170 items=1000
 tests/test_sort.py::test_slow ns/op=1.05e+06
@@ -85,6 +86,17 @@ example/copy ns/op=2.204e+07 mean-ns/op=2.21e+07
 				t.Errorf("got\n%swant\n%s", got, tc.want)
 			}
 		})
+	}
+}
+
+// A Google Benchmark run of several threads says how many (a counted run
+// leaves it out); one of one thread says nothing.
+func TestGbenchThreads(t *testing.T) {
+	for _, s := range parse(t, "gbench", "gbench.json") {
+		want := map[string]int{"BM_Contended/threads:4": 4}[s.Name]
+		if s.Threads != want {
+			t.Errorf("%s: %d threads, want %d", s.Name, s.Threads, want)
+		}
 	}
 }
 

@@ -54,9 +54,11 @@ type Run struct {
 
 // Counted is how a run counted its benchmarks' instructions under
 // Valgrind's callgrind: each benchmark run alone, in processes of its own,
-// for N and for 2N iterations; a round's value is the difference of the
-// two counts divided by N, what one more iteration costs, the process's
-// start, the harness and the benchmark's set-up cancelled.
+// for N and for 2N iterations (or, in a program that chooses its
+// iterations by time, for T and 2T seconds, the iterations it reported
+// read); a round's value is the difference of the two counts divided by
+// the difference of the iterations, what one more iteration costs, the
+// process's start, the harness and the benchmark's set-up cancelled.
 type Counted struct {
 	// Events are what was counted: "instructions", or
 	// "instructions,cache" with the cache and branch simulation.
@@ -65,8 +67,18 @@ type Counted struct {
 	Valgrind string   `json:"valgrind"`
 	Options  []string `json:"options"`
 	// Iterations are each benchmark's N, chosen from the baseline's
-	// calibration run.
-	Iterations map[string]int `json:"iterations"`
+	// calibration run; absent when every target was counted by time.
+	Iterations map[string]int `json:"iterations,omitempty"`
+	// Timed are the targets whose program would not run a fixed number
+	// of iterations (Google Benchmark before 1.8), counted by time;
+	// Seconds each benchmark's T there.
+	Timed   []string           `json:"timed,omitempty"`
+	Seconds map[string]float64 `json:"seconds,omitempty"`
+	// Loop, when the format's program has them, are the functions whose
+	// return and entry bound a benchmark's loop (Google Benchmark's
+	// State::StartKeepRunning and FinishKeepRunning): only each process's
+	// last loop, the run it reported, was counted.
+	Loop []string `json:"loop,omitempty"`
 	// Calibration are the targets' native runs of the command, from
 	// which the benchmarks and their iterations were taken.
 	Calibration []TargetRun `json:"calibration"`

@@ -125,13 +125,14 @@ func RunMicro(ctx context.Context, spec MicroSpec) (*micro.Run, error) {
 	}
 	if counter != nil {
 		start := time.Now()
-		if err := counter.calibrate(ctx, spec, format, trees, run); err != nil {
+		how, err := counter.calibrate(ctx, spec, format, trees, run)
+		if err != nil {
 			run.Problems = append(run.Problems, err.Error())
 			notice(err.Error())
 			return run, nil
 		}
-		notice(fmt.Sprintf("counting: calibrated natively in %.1f s; each round counts %d benchmarks per target under callgrind, each at N and 2N iterations (%s)",
-			time.Since(start).Seconds(), len(counter.benches), itersList(counter)))
+		notice(fmt.Sprintf("counting: calibrated natively in %.1f s; each round counts %d benchmarks per target under callgrind, %s",
+			time.Since(start).Seconds(), len(counter.benches), how))
 	}
 	max := spec.Rounds.N
 	if spec.Rounds.Auto {
@@ -369,6 +370,15 @@ func itersList(c *microCount) string {
 	var parts []string
 	for _, b := range c.benches {
 		parts = append(parts, fmt.Sprintf("%s %d", b, c.iters[b]))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// secsList says each counted benchmark's T: "BM_Sum/1000 0.1 s, ...".
+func secsList(c *microCount) string {
+	var parts []string
+	for _, b := range c.benches {
+		parts = append(parts, fmt.Sprintf("%s %g s", b, c.secs[b]))
 	}
 	return strings.Join(parts, ", ")
 }

@@ -121,6 +121,10 @@ func RunSuite(ctx context.Context, spec SuiteSpec) (*SuiteRun, error) {
 	if err != nil {
 		return nil, err
 	}
+	counts, microNotes, err := spec.MicroCounts()
+	if err != nil {
+		return nil, err
+	}
 	var todo []suite.Cell
 	for _, c := range run {
 		if index.Cells[c.Index].Status != result.CellComplete {
@@ -132,7 +136,10 @@ func RunSuite(ctx context.Context, spec SuiteSpec) (*SuiteRun, error) {
 		if err := writeIndex(dir, index); err != nil {
 			return nil, err
 		}
-		return out, spec.runSuiteMicro(ctx, dir, trees)
+		for _, n := range microNotes {
+			spec.observer().Observe(observe.Notice{Text: n})
+		}
+		return out, spec.runSuiteMicro(ctx, dir, trees, counts)
 	}
 	// Every cell's spec is checked before anything starts: a mistake in
 	// a template shows before the first cluster does.
@@ -182,7 +189,7 @@ func RunSuite(ctx context.Context, spec SuiteSpec) (*SuiteRun, error) {
 	if note != "" {
 		spec.observer().Observe(observe.Notice{Text: note})
 	}
-	for _, n := range spec.Notes {
+	for _, n := range append(append([]string(nil), spec.Notes...), microNotes...) {
 		spec.observer().Observe(observe.Notice{Text: n})
 	}
 	if len(spec.Targets) > 0 && len(s.Own) > 0 {
@@ -253,7 +260,7 @@ func RunSuite(ctx context.Context, spec SuiteSpec) (*SuiteRun, error) {
 		}
 	}
 	// The micro cells need no server; they run after the macro cells.
-	return out, spec.runSuiteMicro(ctx, dir, trees)
+	return out, spec.runSuiteMicro(ctx, dir, trees, counts)
 }
 
 func oneLine(err error) string {

@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/pgscale/pgscale/internal/compare"
 	"github.com/pgscale/pgscale/internal/micro"
 	"github.com/pgscale/pgscale/internal/observe"
+	"github.com/pgscale/pgscale/internal/probeopt"
 	"github.com/pgscale/pgscale/internal/target"
 	"github.com/pgscale/pgscale/internal/usage"
 )
@@ -48,11 +50,60 @@ func (spec *SuiteSpec) microTargets(specs []target.Spec) (map[string][]MicroTarg
 	return out, nil
 }
 
+// MicroCounts is what a counted suite (count:, --count) counts of each
+// micro cell, by name, and what it says of them before anything runs: a
+// cell is counted as pgscale micro --count counts (instr/op, and with
+// cache the simulated caches'), unless its format's program cannot be or
+// its command does not run it through $PGSCALE_MICRO_EXEC — it is then
+// timed, as without count:, which a note says in one line; a counted cell
+// whose bounds are all on measures of the program's own (cpu-ns/op) has a
+// note too: they are not used (micro.Options.Either), and nothing of it
+// is judged. A suite that counts nothing counts no micro cell. Valgrind
+// missing is an error.
+func (spec *SuiteSpec) MicroCounts() (map[string]probeopt.Count, []string, error) {
+	s := spec.Suite
+	if !s.Count.Instructions || len(s.Micro) == 0 {
+		return nil, nil, nil
+	}
+	counts := map[string]probeopt.Count{}
+	var notes []string
+	for _, m := range s.Micro {
+		format, err := micro.LookupFormat(m.Format)
+		if err != nil {
+			return nil, nil, usage.Errorf("micro cell %s: %v", m.Name, err)
+		}
+		if err := microCountable(m.Cmd, format); err != nil {
+			notes = append(notes, fmt.Sprintf("pgscale: note: micro cell %s is not counted but timed, as without count: %v", m.Name, err))
+			continue
+		}
+		counts[m.Name] = s.Count
+		bounds, err := micro.ParseBounds(m.Bounds)
+		if err != nil {
+			return nil, nil, usage.Errorf("micro cell %s: %v", m.Name, err)
+		}
+		judged := len(bounds) == 0
+		for _, b := range bounds {
+			_, counted := micro.CountedUnit(b.Unit)
+			judged = judged || b.Unit == "" || counted
+		}
+		if !judged {
+			notes = append(notes, fmt.Sprintf("pgscale: note: micro cell %s is counted, and none of its bounds is on a counted measure (%s): its changes are shown, not judged; bound instr/op (micro:*@instr/op=+1%%)",
+				m.Name, strings.Join(m.Bounds, ", ")))
+		}
+	}
+	if len(counts) > 0 {
+		if _, err := target.FindValgrind(); err != nil {
+			return nil, nil, err
+		}
+	}
+	return counts, notes, nil
+}
+
 // runSuiteMicro runs the suite's micro cells whose run file is not in the
-// bundle yet, complete, each after the macro cells, and writes each run
-// file; a cell that could not run is an error, one that ran incomplete is
-// written and judged as such.
-func (spec *SuiteSpec) runSuiteMicro(ctx context.Context, dir string, trees map[string][]MicroTarget) error {
+// bundle yet, complete, each after the macro cells (counted as counts
+// says: MicroCounts), and writes each run file; a cell that could not
+// run is an error, one that ran incomplete is written and judged as such.
+func (spec *SuiteSpec) runSuiteMicro(ctx context.Context, dir string, trees map[string][]MicroTarget, counts map[string]probeopt.Count) error {
 	obs := spec.observer()
 	for _, m := range spec.Suite.Micro {
 		path := filepath.Join(dir, MicroFile(m.Name))
@@ -61,13 +112,14 @@ func (spec *SuiteSpec) runSuiteMicro(ctx context.Context, dir string, trees map[
 		} else if err != nil && !os.IsNotExist(err) {
 			obs.Observe(observe.Notice{Text: fmt.Sprintf("micro cell %s: %v; running it again", m.Name, err)})
 		}
-		ms := MicroSpec{Command: m.Cmd, Format: m.Format, Output: m.Output, Rounds: m.Rounds, Timeout: m.Timeout,
+		ms := MicroSpec{Command: m.Cmd, Format: m.Format, Output: m.Output, Rounds: m.Rounds, Timeout: m.Timeout, Count: counts[m.Name],
 			Notice: func(s string) { obs.Observe(observe.Notice{Text: "micro cell " + m.Name + ": " + s}) }}
 		bounds, err := micro.ParseBounds(m.Bounds)
 		if err != nil {
 			return usage.Wrap(err)
 		}
-		ms.Options = micro.Options{Bounds: bounds, Groups: m.Groups, GroupUnit: m.GroupUnit}
+		// The file's bounds serve the cell timed and counted alike.
+		ms.Options = micro.Options{Bounds: bounds, Groups: m.Groups, GroupUnit: m.GroupUnit, Either: true}
 		if ms.Rounds == (compare.Rounds{}) {
 			ms.Rounds = compare.Rounds{N: 10}
 			if len(bounds) > 0 {

@@ -21,8 +21,8 @@ func TestParseCallgrind(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d.PID != 22431 || d.Trigger != "dump pgscale-1" {
-		t.Errorf("pid %d, trigger %q", d.PID, d.Trigger)
+	if d.PID != 22431 || d.Part != 1 || d.Trigger != "dump pgscale-1" {
+		t.Errorf("pid %d, part %d, trigger %q", d.PID, d.Part, d.Trigger)
 	}
 	// Without the simulation callgrind writes its cache lines empty: no
 	// caches (a counted run without ,cache printed "caches I1 , D1 , LL").
@@ -211,5 +211,40 @@ fn=(3)
 	}
 	if kept != 1100 {
 		t.Errorf("%d instructions kept, want 1100 (PostgresMain and exec_simple_query)", kept)
+	}
+}
+
+// A dump that --dump-before=FUNC asked for (a part of a Google Benchmark
+// program's process, the loop of BM_Sum as callgrind 3.19 wrote it): its
+// trigger names the option whole, though the line holds an "=", and the
+// command line's "=" do not make header lines of their own.
+func TestParseCallgrindDumpBefore(t *testing.T) {
+	dump := `# callgrind format
+version: 1
+creator: callgrind-3.19.0
+pid: 9995
+cmd:  ./bench --benchmark_format=json --benchmark_filter=^BM_Sum/1000$
+part: 10
+thread: 1
+
+desc: Trigger: --dump-before=benchmark::State::FinishKeepRunning()
+
+positions: line
+events: Ir
+summary: 37420014
+
+ob=(9) /tmp/gb/bench
+fl=(180) ???
+fn=(4476) BM_Sum(benchmark::State&)
+0 37420014
+
+totals: 37420014
+`
+	d, err := probe.ParseCallgrind(strings.NewReader(dump))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.PID != 9995 || d.Part != 10 || d.Trigger != "--dump-before=benchmark::State::FinishKeepRunning()" || d.Total().Ir != 37420014 {
+		t.Errorf("pid %d, part %d, trigger %q, %d instructions", d.PID, d.Part, d.Trigger, d.Total().Ir)
 	}
 }

@@ -16,6 +16,11 @@ import (
 type CallgrindDump struct {
 	PID     int
 	Trigger string // "dump HINT" for a dump asked for with that hint
+	// Part is the dump's number in its process (1 for the first), when
+	// callgrind says it: a process dumped more than once (--dump-before,
+	// --dump-after, client requests) has one part per dump and the last
+	// at its end.
+	Part int
 	// Totals are the dump's totals per event (Ir, and with
 	// --collect-systime sysCount and sysTime).
 	Totals map[string]uint64
@@ -192,7 +197,8 @@ func ParseCallgrind(r io.Reader) (*CallgrindDump, error) {
 			continue
 		}
 		key, val, ok := strings.Cut(s, "=")
-		if !ok {
+		if !ok || strings.Contains(key, ":") {
+			// A header line, "desc: Trigger: --dump-before=FUNC" too.
 			key, val, ok = strings.Cut(s, ":")
 			if !ok {
 				continue
@@ -217,6 +223,8 @@ func ParseCallgrind(r io.Reader) (*CallgrindDump, error) {
 				npos = len(strings.Fields(val))
 			case "pid":
 				d.PID, _ = strconv.Atoi(val)
+			case "part":
+				d.Part, _ = strconv.Atoi(val)
 			case "desc":
 				if t, ok := strings.CutPrefix(val, "Trigger:"); ok {
 					d.Trigger = strings.TrimSpace(t)

@@ -24,6 +24,9 @@ func microText(b *strings.Builder, m *micro.Analysis, color bool) {
 	if m.Counted != "" {
 		fmt.Fprintf(b, "  counted: %s\n", m.Counted)
 	}
+	for _, u := range m.Unused {
+		fmt.Fprintf(b, "  not used: %s\n", u)
+	}
 	for _, p := range m.Problems {
 		fmt.Fprintf(b, "  incomplete: %s\n", p)
 	}
@@ -80,6 +83,12 @@ func microMarkdown(b *strings.Builder, m *micro.Analysis) {
 		}
 	}
 	fmt.Fprintf(b, "Micro-benchmarks: `%s` (%s format), %s; times: %s.\n", mdCode(m.Command), m.Format, microRounds(m), microTimes(m))
+	if m.Counted != "" {
+		fmt.Fprintf(b, "Counted: %s.\n", mdText(m.Counted))
+	}
+	for _, u := range m.Unused {
+		fmt.Fprintf(b, "Not used: %s.\n", mdText(u))
+	}
 	for _, p := range m.Problems {
 		fmt.Fprintf(b, "\n⚠️ incomplete: %s\n", mdText(p))
 	}

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/pgscale/pgscale/internal/target"
@@ -257,6 +258,39 @@ func (s *Suite) SetAxis(name string, values []string) error {
 		have = []string{"none"}
 	}
 	return usage.Errorf("--matrix %s: %s has no such axis (axes: %s)", name, s.Name, strings.Join(have, ", "))
+}
+
+// Unmatched says, once --matrix has replaced axes' values (SetAxis; the
+// flags' values as given in matrix), each part of the suite limited to
+// cells of which none is left: an entry of cells: whose where: keeps no
+// cell, whose targets are then not used, and a bound whose cells: names
+// none, which then bounds nothing. Notes, not refusals: --matrix runs a
+// study at other points, where such a part has nothing to do, as --only
+// leaves cells out (pooler-ci's --matrix workload=tpcb-like); the note
+// shows the case where a value was mistyped and a cell runs on the
+// suite's targets instead of its own.
+func (s *Suite) Unmatched(matrix []string) []string {
+	if len(matrix) == 0 {
+		return nil
+	}
+	cells := s.Cells()
+	after := "--matrix " + strings.Join(matrix, " --matrix ")
+	var out []string
+	for i, o := range s.Own {
+		if !slices.ContainsFunc(cells, func(c Cell) bool { return c.keeps(o.where) }) {
+			out = append(out, fmt.Sprintf("%s: cells[%d] (where: %s) is for no cell after %s: its targets are not used", s.Name, i, o.Where, after))
+		}
+	}
+	for _, b := range s.Bounds {
+		if len(b.Where) > 0 && !slices.ContainsFunc(cells, func(c Cell) bool { return c.Matches(b.Where) }) {
+			var where []string
+			for _, w := range b.Where {
+				where = append(where, w.Name+"="+w.Value)
+			}
+			out = append(out, fmt.Sprintf("%s: the bound %s (cells: %s) is for no cell after %s: it bounds nothing", s.Name, b.Spec, strings.Join(where, ","), after))
+		}
+	}
+	return out
 }
 
 // ScriptSource is a script's text for a cell, templated.

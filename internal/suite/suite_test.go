@@ -266,6 +266,36 @@ func TestCellsOwnTargets(t *testing.T) {
 	}
 }
 
+// --matrix that leaves a cells: entry's where: or a bound's cells: no
+// cell is said in a note each (the parts do nothing at those points), and
+// nothing is said while a cell is left for them.
+func TestUnmatchedAfterMatrix(t *testing.T) {
+	src := good + "cells:\n  - where: partitions=16\n    targets: [\"b=settings:work_mem=16MB\"]\n"
+	s, err := suite.Parse("demo.yaml", "", "demo", []byte(src), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if notes := s.Unmatched(nil); len(notes) != 0 {
+		t.Errorf("without --matrix: %q", notes)
+	}
+	if err := s.SetAxis("partitions", []string{"16", "64"}); err != nil {
+		t.Fatal(err)
+	}
+	if notes := s.Unmatched([]string{"partitions=16,64"}); len(notes) != 0 {
+		t.Errorf("partitions=16 still a cell: %q", notes)
+	}
+	if err := s.SetAxis("partitions", []string{"18"}); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"demo: cells[0] (where: partitions=16) is for no cell after --matrix partitions=18: its targets are not used",
+		"demo: the bound p99@c=2=+20% (cells: partitions=16) is for no cell after --matrix partitions=18: it bounds nothing",
+	}
+	if notes := s.Unmatched([]string{"partitions=18"}); strings.Join(notes, "\n") != strings.Join(want, "\n") {
+		t.Errorf("notes:\n%s\nwant:\n%s", strings.Join(notes, "\n"), strings.Join(want, "\n"))
+	}
+}
+
 // A cells: entry's mistakes are one line at its place, before anything
 // runs: a where: naming no axis or no value of it, a target that is none
 // of the suite's, a cell given a target twice, given_together: naming no
