@@ -37,11 +37,15 @@ type PoolFigures struct {
 	HasWaiting       bool
 	Waiting, WaitMax float64 // clients waiting for a server connection: mean, largest
 	HasServers       bool
-	Servers, Active  float64 // server connections: all of the pool's (active, idle, used), active
-	HasMaxWait       bool
-	MaxWaitMs        float64
-	HasWaitPerTxn    bool
-	WaitPerTxnUS     float64
+	Servers, Active  float64 // server connections: all of the pool's (active, idle, used), active; means
+	// ServersMost is how many server connections the pool had at once:
+	// the most seen active, or the mean of all when more (the pool opens
+	// them as clients come, so the mean reads one low after its ramp).
+	ServersMost   float64
+	HasMaxWait    bool
+	MaxWaitMs     float64
+	HasWaitPerTxn bool
+	WaitPerTxnUS  float64
 }
 
 // poolFigures reads a step's pooler evidence.
@@ -61,6 +65,7 @@ func poolFigures(p *result.Pools) PoolFigures {
 				f.Servers += g.Mean
 			}
 		}
+		f.ServersMost = max(t.ServersActive.Max, f.Servers)
 	}
 	if t.MaxWaitMs != nil {
 		f.HasMaxWait, f.MaxWaitMs = true, *t.MaxWaitMs
@@ -160,7 +165,7 @@ func poolEvidence(f Figures) string {
 func poolDetail(f Figures) string {
 	s := fmt.Sprintf("on average %.1f of %s waited for ", f.Pool.Waiting, prose.Count(f.Clients, "client"))
 	if f.Pool.HasServers {
-		s += fmt.Sprintf("one of %.0f server connections", f.Pool.Servers)
+		s += fmt.Sprintf("one of %.0f server connections", f.Pool.ServersMost)
 	} else {
 		s += "a server connection"
 	}

@@ -80,8 +80,8 @@ func TestPoolBoundThroughPgBouncer(t *testing.T) {
 	if code, _, stderr := pgscale(t, "report", "--format", "html", out, "-o", page); code != cli.ExitOK {
 		t.Fatalf("report html: exit %d\n%s", code, stderr)
 	}
-	if html, _ := os.ReadFile(page); !strings.Contains(string(html), "waiting clients") || !strings.Contains(string(html), "pool-bound") {
-		t.Errorf("the HTML report lacks the waiting clients or the verdict")
+	if html, _ := os.ReadFile(page); !strings.Contains(string(html), "clients waiting") || !strings.Contains(string(html), "pool-bound") {
+		t.Errorf("the HTML report lacks the clients waiting (its pooler table) or the verdict")
 	}
 
 	_, out = run("32")
