@@ -405,11 +405,13 @@ func TestSlices(t *testing.T) {
 		if s.Target != order[i%len(order)] {
 			t.Errorf("slice %d served by target %d, want %d", i, s.Target, order[i%len(order)])
 		}
-		// A slice counts from the end of its settle to the collector's
-		// look at its end: 180 ms, later by as long as a loaded machine
-		// keeps the collector from its CPU (205 ms seen with two other
-		// test runs on the 2 cores), never the whole slice plus the next.
-		if s.Length < 150*time.Millisecond || s.Length > 300*time.Millisecond {
+		// A slice counts from the collector's look at the end of its
+		// settle to its look at the slice's end: 180 ms, longer or
+		// shorter by as long as a loaded machine keeps the collector
+		// from its CPU at either look (205 ms seen with two other test
+		// runs on the 2 cores, 147 ms under the race detector in CI),
+		// never the settle alone nor the whole slice plus the next.
+		if s.Length < 100*time.Millisecond || s.Length > 300*time.Millisecond {
 			t.Errorf("slice %d counted for %v, want 180ms (200 minus the settle)", i, s.Length)
 		}
 		per[s.Target] += s.Counts.Transactions
