@@ -217,6 +217,7 @@ func TestPostgresPatchDoesNotApply(t *testing.T) {
 
 func TestPostgresSyntaxErrorFailsInMake(t *testing.T) {
 	buildtest.Slow(t)
+	t.Parallel() // its configure (45 s) beside the other failing build's: configure keeps one core
 	repo := buildtest.PGSource(t)
 	// src/common is compiled first, so the error comes early.
 	patch := appendPatch(t, repo, "base", "src/common/string.c", "int pgscale_syntax_error(void) { return 1 }")
@@ -231,6 +232,7 @@ func TestPostgresSyntaxErrorFailsInMake(t *testing.T) {
 
 func TestPostgresCancel(t *testing.T) {
 	buildtest.Slow(t)
+	t.Parallel()
 	repo := buildtest.PGSource(t)
 	patch := appendPatch(t, repo, "base", "src/common/string.c", "/* pgscale: a build interrupted in make */")
 	b := buildtest.Builder(t)
