@@ -104,6 +104,7 @@ func (e errString) Error() string { return string(e) }
 // why names the function that gained the loop, and the result files
 // record each build.
 func TestExtensionCommitsCounted(t *testing.T) {
+	trackTime(t)
 	if testing.Short() {
 		t.Skip("counts under Valgrind (a minute); not with -short")
 	}
@@ -132,6 +133,7 @@ func TestExtensionCommitsCounted(t *testing.T) {
 // rational_add) against the installed server: it builds with PGXS, its
 // operator runs, and counting names rational_add.
 func TestRealExtensionCounted(t *testing.T) {
+	trackTime(t)
 	if testing.Short() {
 		t.Skip("counts under Valgrind (a minute); not with -short")
 	}
@@ -156,6 +158,7 @@ func TestRealExtensionCounted(t *testing.T) {
 // run --ext builds for the installed server and says it in the report's
 // head; a missing extension tree or --ext with --dsn is one line, exit 2.
 func TestRunExt(t *testing.T) {
+	trackTime(t)
 	needPGXS(t)
 	repo, dir := loopRepo(t), t.TempDir()
 	setup, script := filepath.Join(dir, "setup.sql"), filepath.Join(dir, "q.sql")

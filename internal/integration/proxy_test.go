@@ -240,6 +240,7 @@ func TestProxyCountedUnderValgrind(t *testing.T) {
 // counted comparison names it, the pooler's, in the why and the verdict
 // file, whatever its total did.
 func TestProxyCountedFunctionNamed(t *testing.T) {
+	trackTime(t)
 	if testing.Short() {
 		t.Skip("two pgbouncer builds counted under Valgrind on new clusters every round (minutes); not with -short")
 	}

@@ -350,6 +350,7 @@ func TestSuiteBadFile(t *testing.T) {
 // result; report of the bundle states the rule too (it used to leave it
 // out unless run from the suite file's directory).
 func TestSuiteOneTargetFromElsewhere(t *testing.T) {
+	trackTime(t)
 	noCIEnv(t)
 	db := "suiteone"
 	createDB(t, db)
@@ -407,6 +408,7 @@ func mustRead(t *testing.T, path string) []byte {
 // its bundle, beside the cell's result file (it used to write them under
 // results/ of the working directory, outside the bundle).
 func TestSuiteCountedProfilesInTheBundle(t *testing.T) {
+	trackTime(t)
 	if testing.Short() {
 		t.Skip("runs a server under Valgrind; not with -short")
 	}

@@ -2,7 +2,11 @@ package integration_test
 
 import (
 	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -57,6 +61,38 @@ func printTimes() {
 	if path := os.Getenv("PGSCALE_TEST_TIMES"); path != "" {
 		if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
 			fmt.Fprintf(os.Stderr, "PGSCALE_TEST_TIMES: %v\n", err)
+		}
+	}
+}
+
+// Every test of the package is in the times table: one without trackTime
+// (nine were, 250 s of CI's suite) is time nobody sees.
+func TestEveryTestTracksItsTime(t *testing.T) {
+	trackTime(t)
+	fset := token.NewFileSet()
+	files, _ := filepath.Glob("*_test.go")
+	for _, name := range files {
+		f, err := parser.ParseFile(fset, name, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range f.Decls {
+			fn, ok := d.(*ast.FuncDecl)
+			if !ok || fn.Recv != nil || !strings.HasPrefix(fn.Name.Name, "Test") || fn.Name.Name == "TestMain" || fn.Name.Name == "TestHogChild" {
+				continue
+			}
+			tracked := false
+			ast.Inspect(fn.Body, func(n ast.Node) bool {
+				if c, ok := n.(*ast.CallExpr); ok {
+					if id, ok := c.Fun.(*ast.Ident); ok && id.Name == "trackTime" {
+						tracked = true
+					}
+				}
+				return !tracked
+			})
+			if !tracked {
+				t.Errorf("%s: %s does not call trackTime", fset.Position(fn.Pos()), fn.Name.Name)
+			}
 		}
 	}
 }

@@ -60,6 +60,7 @@ const verdictBounds = "tps=-5%,p99=+10%,server-cpu/txn=+5%,server-ctx/txn=+5%"
 // inconclusive and says what would decide it; rounding until decided
 // stops at its budget or once decided, and says which.
 func TestABAAUnderHogNeverFails(t *testing.T) {
+	trackTime(t)
 	if testing.Short() {
 		t.Skip("rounds until decided under a CPU hog: slow")
 	}
@@ -86,6 +87,7 @@ func TestABAAUnderHogNeverFails(t *testing.T) {
 // under a CPU hog fails, rounding until decided: it stops as soon as the
 // failure is certain, and the verdict says after how many rounds.
 func TestABRegressionUnderHogDecided(t *testing.T) {
+	trackTime(t)
 	if testing.Short() {
 		t.Skip("rounds until decided under a CPU hog: slow")
 	}
@@ -113,6 +115,7 @@ func TestABRegressionUnderHogDecided(t *testing.T) {
 // A suite of two identical targets under a CPU hog never fails either,
 // each cell rounding until decided.
 func TestSuiteAAUnderHogNeverFails(t *testing.T) {
+	trackTime(t)
 	if testing.Short() {
 		t.Skip("rounds until decided under a CPU hog: slow")
 	}
