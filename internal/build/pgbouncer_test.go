@@ -15,6 +15,9 @@ import (
 // keys, two programs that run.
 func TestPgBouncerBuild(t *testing.T) {
 	buildtest.Slow(t)
+	// Beside the PostgreSQL builds of .ci/run's warm-up (69 s of its 9.5
+	// minutes cold, most of it configure and make on one core).
+	t.Parallel()
 	repo := buildtest.PgBouncerSource(t)
 	b := buildtest.Builder(t)
 	keys := map[string]bool{}

@@ -51,6 +51,7 @@ func baseBuild(t *testing.T) (*build.Build, []string) {
 }
 
 func TestPostgresBuild(t *testing.T) {
+	t.Parallel()
 	bld, phases := baseBuild(t)
 	repo := buildtest.PGSource(t)
 	t.Logf("base: %s in %s (cached %v, build took %.0fs: %v)", bld.Key, base.took.Round(time.Millisecond), bld.Cached, bld.Manifest.Seconds, bld.Manifest.Phases)
@@ -140,6 +141,7 @@ func TestPostgresCacheHit(t *testing.T) {
 }
 
 func TestPostgresFP21(t *testing.T) {
+	t.Parallel()
 	first, _ := baseBuild(t)
 	repo := buildtest.PGSource(t)
 	b := buildtest.Builder(t)
