@@ -85,6 +85,7 @@ func build(doc Doc) *page {
 	p.Profiles = profiles(doc.Files, labels)
 	p.FlameDiffs = flameDiffs(groups, doc.Files, labels)
 	linkCards(p, groups, doc.Files)
+	linkFunctions(p, groups, doc.Files)
 	return p
 }
 
