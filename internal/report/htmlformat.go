@@ -259,6 +259,7 @@ func htmlFunctions(rows []functionRow, cand, run string) []html.ChangedFunction 
 	var out []html.ChangedFunction
 	for _, r := range rows {
 		out = append(out, html.ChangedFunction{Candidate: cand, Cell: r.Cell, Clients: r.Clients, Process: r.Process, Function: r.Name(),
+			Symbol: r.Function, Object: r.Object,
 			Base: r.Base, Cand: r.Cand, Change: r.DeltaText() + " (" + r.RelativeText() + ")", Part: r.PartText(), Run: run})
 	}
 	return out

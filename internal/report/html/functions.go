@@ -13,6 +13,10 @@ type ChangedFunction struct {
 	// Process is "server" (the client backends) or "pooler".
 	Process  string `json:"process"`
 	Function string `json:"function"`
+	// Symbol and Object are the function as the counts and profiles name
+	// it: the differential flame graph draws its boxes as changed.
+	Symbol string `json:"-"`
+	Object string `json:"-"`
 	// Base and Cand are its own instructions per transaction; Change the
 	// change worded ("+11 ± 0.4 (+17.5%)"), Part what it is of its total
 	// ("+0.26% of pooler-instr/txn").
