@@ -186,7 +186,7 @@ func writeComment(w io.Writer, d *Doc) error {
 		case len(graphs) > 0:
 			b.WriteString("Differential flame graphs: " + strings.Join(graphs, " · ") + "\n\n")
 		case !withHTML && len(html.FlameDiffLinks(htmlDoc(d))) > 0:
-			b.WriteString("Differential flame graphs: the runs recorded profiles; `--html FILE` beside `--comment` writes the page that draws them.\n\n")
+			b.WriteString("Differential flame graphs: the runs recorded profiles; an HTML report of these result files draws them (`--html FILE` beside `--comment`, or `pgscale report --format html`).\n\n")
 		case len(findings) > 0 || len(fns[ci]) > 0:
 			b.WriteString("No differential flame graphs: the runs recorded no profiles (`--profile`, a suite's `profile: true`, or `--count instructions` records them).\n\n")
 		}

@@ -138,7 +138,7 @@ func TestCommentLinksOnlyWhatItWrites(t *testing.T) {
 	d := doc(inputs, rep)
 	d.Outputs = map[string]string{"comment": "out/comment.md"}
 	alone := string(write(t, "comment", d))
-	if strings.Contains(alone, ".html") || !strings.Contains(alone, "`--html FILE` beside `--comment` writes the page that draws them") {
+	if strings.Contains(alone, ".html") || !strings.Contains(alone, "an HTML report of these result files draws them") {
 		t.Errorf("a comment written alone:\n%s", alone)
 	}
 	d.Outputs["html"] = "out/pages/report.html"
