@@ -29,6 +29,7 @@ func newSuiteCmd(argv []string, stdout, stderr io.Writer) *cobra.Command {
 		count                   probeopt.Count
 		transactions            int
 		quick, showOnly, dryRun bool
+		profile                 bool
 		params, axes            []string
 		outputs                 outputFlags
 		c                       plan.Common
@@ -81,6 +82,9 @@ bounded), 1 one failed (or a decision rule did), 4 one is inconclusive
 			}
 			if cmd.Flags().Changed("count") {
 				s.Count = count
+			}
+			if profile {
+				s.Profile = true
 			}
 			if transactions > 0 {
 				s.Transactions, s.Duration = transactions, 0
@@ -178,6 +182,7 @@ bounded), 1 one failed (or a decision rule did), 4 one is inconclusive
 	fs.StringVar(&spec.Baseline, "baseline", "", "with --target: the target the others are compared with (default: the first)")
 	fs.StringArrayVar(&params, "param", nil, "set a parameter of the suite: NAME=VALUE (repeatable)")
 	fs.Var(probeopt.CountInto(&count), "count", "instructions[,cache]: count the servers' (and a proxy's) instructions per transaction under Valgrind, with cache also simulate caches and branch prediction, as the suite file's count: does (needs -t); micro cells counted as micro --count counts them, where their format and command allow")
+	fs.BoolVar(&profile, "profile", false, "record a CPU profile of the servers with perf in every step, as the suite file's profile: true does (pprof files in the bundle; the HTML report draws them, and each candidate's differential flame graphs)")
 	fs.IntVarP(&transactions, "transactions", "t", 0, "transactions per client in each step, instead of the suite's duration")
 	fs.Var(roundsFlag{&rounds}, "rounds", "replace the suite's rounds: N, or auto[:MAX|DURATION] to round every cell until its bounded measures are decided")
 	registerInconclusive(fs, &inconclusive)

@@ -40,8 +40,9 @@ const (
 // consistently between the baseline and a candidate at one step.
 type FunctionChange struct {
 	Clients int
-	// Process is "server" (the client backends) or "pooler".
-	Process          string
+	// Process is "server" (the client backends) or "pooler"; Measure the
+	// total its own count is part of ("instr/txn", "pooler-instr/txn").
+	Process, Measure string
 	Function, Object string
 	// Base and Cand are its own instructions per transaction, means over
 	// the pairs (the pooler's with its time-driven part taken off);
@@ -49,6 +50,12 @@ type FunctionChange struct {
 	// Holm-adjusted p-value; Pairs the pairs (layouts) tested.
 	Base, Cand, Delta, Lo, Hi, P float64
 	Pairs                        int
+	// OfTotal is the change as a share of the total's count per
+	// transaction, Share as a share of the total's change when the
+	// comparison found Measure's change significant (negative: the
+	// function moved against it), else NaN; the total is the sum of the
+	// functions' own counts in the same pairs.
+	OfTotal, Share float64
 }
 
 // Name is the function as the why names it (FunctionDelta.Name).
@@ -77,8 +84,13 @@ type FunctionTests struct {
 	// time-driven work taken off; Layouts that the pairs were cluster
 	// layouts, not rounds.
 	TimeSeparated, Layouts bool
-	Changed                []FunctionChange
-	Text                   string
+	// Measure is the total the functions' own counts are part of, and
+	// Total its change as the comparison judged it (its Known false when
+	// the comparison had none).
+	Measure string
+	Total   Change
+	Changed []FunctionChange
+	Text    string
 }
 
 // testFunctions tests every function of each counted process at one step
@@ -165,7 +177,20 @@ func testProcess(st DiffStep, p countedProcess, opt stats.Options) (FunctionTest
 		return sortedKeys[i].fn < sortedKeys[j].fn || sortedKeys[i].fn == sortedKeys[j].fn && sortedKeys[i].ob < sortedKeys[j].ob
 	})
 	ft := FunctionTests{Clients: st.Clients, Process: p.name, Tested: len(sortedKeys), Pairs: len(order), TimeSeparated: fits != nil,
-		Layouts: len(st.Layouts) > 0}
+		Layouts: len(st.Layouts) > 0, Measure: p.prefix + "instr/txn"}
+	ft.Total = st.Changes[ft.Measure]
+	// The total the functions are parts of, from the same pairs: the sum
+	// of their own counts, each unit's mean, averaged over the units.
+	var totalBase, totalDelta float64
+	for _, u := range order {
+		w := float64(count[u])
+		for _, k := range sortedKeys {
+			totalBase += perUnit[u][0][k] / w
+			totalDelta += (perUnit[u][1][k] - perUnit[u][0][k]) / w
+		}
+	}
+	totalBase /= float64(len(order))
+	totalDelta /= float64(len(order))
 	var all []FunctionChange
 	var ps []float64
 	for _, k := range sortedKeys {
@@ -179,8 +204,10 @@ func testProcess(st DiffStep, p countedProcess, opt stats.Options) (FunctionTest
 		if math.IsNaN(pv) {
 			pv = 1
 		}
-		all = append(all, FunctionChange{Clients: st.Clients, Process: ft.Process, Function: k.fn, Object: k.ob,
-			Base: d.Base, Cand: d.Cand, Delta: d.Diff, Lo: d.Lo, Hi: d.Hi, P: pv, Pairs: d.N})
+		fc := FunctionChange{Clients: st.Clients, Process: ft.Process, Measure: ft.Measure, Function: k.fn, Object: k.ob,
+			Base: d.Base, Cand: d.Cand, Delta: d.Diff, Lo: d.Lo, Hi: d.Hi, P: pv, Pairs: d.N}
+		fc.OfTotal, fc.Share = parts(fc.Delta, totalBase, totalDelta, ft.Total)
+		all = append(all, fc)
 		ps = append(ps, pv)
 	}
 	adj := stats.Holm(ps)
@@ -199,6 +226,21 @@ func testProcess(st DiffStep, p countedProcess, opt stats.Options) (FunctionTest
 	})
 	ft.Text = functionsText(ft)
 	return ft, true
+}
+
+// parts is a function's change of delta per transaction as a share of
+// its total's count per transaction, base, and of the total's change,
+// delta, when the comparison found that significant (c); NaN for what
+// is not known.
+func parts(d, base, delta float64, c Change) (ofTotal, ofChange float64) {
+	ofTotal, ofChange = math.NaN(), math.NaN()
+	if base > 0 {
+		ofTotal = d / base
+	}
+	if c.Known && c.Significant && c.Change != 0 && delta != 0 {
+		ofChange = d / delta
+	}
+	return
 }
 
 // confidence is the options' confidence level (0.95 by default).
@@ -220,6 +262,55 @@ func pairUnits(st DiffStep, base []result.Step) []int {
 		}
 	}
 	return out
+}
+
+// DeltaText is the change per transaction with its interval's
+// half-width: "+11 ± 0.4", "+4.0".
+func (f FunctionChange) DeltaText() string {
+	pm := ""
+	if w := (f.Hi - f.Lo) / 2; w > 0 && !math.IsInf(w, 0) {
+		pm = " ± " + strings.TrimPrefix(perTxn(w), "+")
+	}
+	return perTxn(f.Delta) + pm
+}
+
+// RelativeText is the change as a share of the function's own baseline
+// count: "+17.5%", or "new" for a function the baseline did not run.
+func (f FunctionChange) RelativeText() string {
+	if r := f.Relative(); !math.IsInf(r, 0) {
+		return fmt.Sprintf("%+.1f%%", 100*r)
+	}
+	return "new"
+}
+
+// PartText says what the function's change is of its total: "85% of
+// pooler-instr/txn's change", "against pooler-instr/txn's change:
+// offsets 20% of it", "+0.26% of pooler-instr/txn" when the total did
+// not change significantly; "" when the total is unknown.
+func (f FunctionChange) PartText() string {
+	switch {
+	case !math.IsNaN(f.Share) && f.Share >= 0:
+		return fmt.Sprintf("%s of %s's change", prose.Share(f.Share), f.Measure)
+	case !math.IsNaN(f.Share):
+		return fmt.Sprintf("against %s's change: offsets %s of it", f.Measure, prose.Share(-f.Share))
+	case !math.IsNaN(f.OfTotal):
+		return fmt.Sprintf("%s of %s", signedShare(f.OfTotal), f.Measure)
+	}
+	return ""
+}
+
+// signedShare writes a small signed share with the digits it needs:
+// "+0.26%", "-1.4%", "+12%".
+func signedShare(x float64) string {
+	switch a := math.Abs(100 * x); {
+	case a >= 10:
+		return fmt.Sprintf("%+.0f%%", 100*x)
+	case a >= 1:
+		return fmt.Sprintf("%+.1f%%", 100*x)
+	case a >= 0.01:
+		return fmt.Sprintf("%+.2f%%", 100*x)
+	}
+	return fmt.Sprintf("%+.3f%%", 100*x)
 }
 
 // maxFunctionsNamed is how many changed functions a sentence names.
@@ -244,15 +335,11 @@ func functionsText(ft FunctionTests) string {
 	}
 	var parts []string
 	for _, f := range ft.Changed[:min(len(ft.Changed), maxFunctionsNamed)] {
-		rel := "new"
-		if r := f.Relative(); !math.IsInf(r, 0) {
-			rel = fmt.Sprintf("%+.1f%%", 100*r)
+		part := ""
+		if p := f.PartText(); p != "" {
+			part = "; " + p
 		}
-		pm := ""
-		if w := (f.Hi - f.Lo) / 2; w > 0 && !math.IsInf(w, 0) {
-			pm = " ± " + strings.TrimPrefix(perTxn(w), "+")
-		}
-		parts = append(parts, fmt.Sprintf("%s %s%s (%.1f → %.1f, %s)", f.Name(), perTxn(f.Delta), pm, f.Base, f.Cand, rel))
+		parts = append(parts, fmt.Sprintf("%s %s (%.1f → %.1f, %s%s)", f.Name(), f.DeltaText(), f.Base, f.Cand, f.RelativeText(), part))
 	}
 	more := ""
 	if n := len(ft.Changed) - maxFunctionsNamed; n > 0 {
@@ -269,4 +356,29 @@ func unitWord(ft FunctionTests) string {
 		return "cluster layout"
 	}
 	return "round"
+}
+
+// ChangedFunctions are the functions the per-function tests named, at
+// every step and in every process, the largest change per transaction
+// first (then by client count, process and name): the finding a pull
+// request reads first, whatever the totals did.
+func (d Differential) ChangedFunctions() []FunctionChange {
+	var out []FunctionChange
+	for _, ft := range d.Functions {
+		out = append(out, ft.Changed...)
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if x, y := math.Abs(a.Delta), math.Abs(b.Delta); x != y {
+			return x > y
+		}
+		if a.Clients != b.Clients {
+			return a.Clients < b.Clients
+		}
+		if a.Process != b.Process {
+			return a.Process < b.Process
+		}
+		return a.Function < b.Function
+	})
+	return out
 }

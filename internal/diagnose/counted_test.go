@@ -74,9 +74,16 @@ func TestExplainCounted(t *testing.T) {
 	}
 	// And the functions' own tests name the same three, each with its
 	// count on both sides.
-	wantFns := "Functions that changed at 1 client (the client backends' own instructions per transaction; paired over 3 rounds, Holm over 7 functions; named from 4 instructions and 5% of their count): StrategyGetBuffer +118 (200.0 → 318.0, +59.0%), ReadBuffer_common +61 (300.0 → 361.0, +20.3%), 0x5c7730 in postgres +40 (100.0 → 140.0, +40.0%)."
+	// with its share of the total's change, when that changed.
+	wantFns := "Functions that changed at 1 client (the client backends' own instructions per transaction; paired over 3 rounds, Holm over 7 functions; named from 4 instructions and 5% of their count): StrategyGetBuffer +118 (200.0 → 318.0, +59.0%; 54% of instr/txn's change), ReadBuffer_common +61 (300.0 → 361.0, +20.3%; 28% of instr/txn's change), 0x5c7730 in postgres +40 (100.0 → 140.0, +40.0%; 18% of instr/txn's change)."
 	if got := d.Sentences(); len(got) != 2 || got[0] != want || got[1] != wantFns {
 		t.Errorf("sentences %q", got)
+	}
+	if got := d.Explained(); len(got) != 1 || got[0] != want {
+		t.Errorf("explained without the functions: %q", got)
+	}
+	if fs := d.ChangedFunctions(); len(fs) != 3 || fs[0].Function != "StrategyGetBuffer" || fs[0].Measure != "instr/txn" || math.Abs(fs[0].Share-118.0/219) > 1e-9 {
+		t.Errorf("changed functions %+v", fs)
 	}
 	if math.Abs(c.Delta-219) > 1e-9 || len(c.Self) != 3 || c.Inside == nil || c.Inside.Function != "ReadBuffer_common" {
 		t.Errorf("delta %v, self %+v, inside %+v", c.Delta, c.Self, c.Inside)
@@ -88,6 +95,13 @@ func TestExplainCounted(t *testing.T) {
 	d = diagnose.Explain([]diagnose.DiffStep{ds}, stats.Options{})
 	if got := d.Sentences(); len(d.Counted) != 0 || len(got) != 2 || !strings.Contains(got[0], "No counted measure changed by more than is negligible") || got[1] != wantFns {
 		t.Errorf("a negligible change: %q", got)
+	}
+	// A total that did not change significantly has no change to share:
+	// each function is said as a part of the total instead.
+	ds.Changes["instr/txn"] = diagnose.Change{Known: true, Base: 42810, Cand: 42813, Change: 3.0 / 42810, Lo: -2.0 / 42810, Hi: 8.0 / 42810}
+	d = diagnose.Explain([]diagnose.DiffStep{ds}, stats.Options{})
+	if got := d.Sentences(); len(got) != 2 || !strings.Contains(got[1], "StrategyGetBuffer +118 (200.0 → 318.0, +59.0%; +0.27% of instr/txn)") {
+		t.Errorf("a total unchanged: %q", got)
 	}
 }
 
@@ -253,7 +267,7 @@ func TestExplainCountedFunctionsBelowTotal(t *testing.T) {
 		t.Errorf("changed %+v, want release_server +11 alone", pooler.Changed)
 	}
 	got := strings.Join(d.Sentences(), "\n")
-	if !strings.Contains(got, "No counted measure changed by more than is negligible") || !strings.Contains(got, "release_server +11 (63.0 → 74.0, +17.5%)") ||
+	if !strings.Contains(got, "No counted measure changed by more than is negligible") || !strings.Contains(got, "release_server +11 (63.0 → 74.0, +17.5%; 104% of pooler-instr/txn's change)") ||
 		!strings.Contains(got, "its time-driven work taken off") {
 		t.Errorf("sentences:\n%s", got)
 	}

@@ -133,10 +133,35 @@ type Cause struct {
 }
 
 // Sentences are the differential's sentences: one per step judged and
-// one per counted change, then what could not be judged; "No step is
-// significantly slower or faster." when none changed ("No counted
-// measure changed by more than is negligible." for counted runs).
+// one per counted change, then the per-function tests' (FunctionTexts),
+// then what could not be judged; "No step is significantly slower or
+// faster." when none changed ("No counted measure changed by more than
+// is negligible." for counted runs).
 func (d Differential) Sentences() []string {
+	out := d.Explained()
+	n := len(out)
+	if d.Unjudged != "" {
+		n--
+	}
+	return append(append(out[:n:n], d.FunctionTexts()...), out[n:]...)
+}
+
+// FunctionTexts are the per-function tests' sentences, one per step and
+// process where a function changed.
+func (d Differential) FunctionTexts() []string {
+	var out []string
+	for _, f := range d.Functions {
+		if f.Text != "" {
+			out = append(out, f.Text)
+		}
+	}
+	return out
+}
+
+// Explained are Sentences without the per-function tests', for a format
+// that lists the functions that changed in a table of their own
+// (ChangedFunctions).
+func (d Differential) Explained() []string {
 	var out []string
 	for _, s := range d.Steps {
 		out = append(out, s.Text)
@@ -152,11 +177,6 @@ func (d Differential) Sentences() []string {
 		out = append(out, "No step is significantly slower or faster once corrected for the measures compared, though the throughput's interval excludes no change at "+strings.Join(d.Unsure, "; ")+".")
 	default:
 		out = append(out, "No step is significantly slower or faster.")
-	}
-	for _, f := range d.Functions {
-		if f.Text != "" {
-			out = append(out, f.Text)
-		}
 	}
 	if d.Unjudged != "" {
 		out = append(out, d.Unjudged)

@@ -262,9 +262,9 @@ func TestProxyCountedFunctionNamed(t *testing.T) {
 		}
 		defs = append(defs, rev+"=proxy:"+path+",of='settings:'")
 	}
-	out, verdict := filepath.Join(dir, "ab"), filepath.Join(dir, "verdict.json")
+	out, verdict, comment := filepath.Join(dir, "ab"), filepath.Join(dir, "verdict.json"), filepath.Join(dir, "comment.md")
 	code, stdout, stderr := pgscale(t, "ab", "--target", defs[0], "--target", defs[1], "-S", "-M", "simple", "-c", "1", "-t", "200",
-		"--rounds", "3", "--count", "instructions", "--out", out, "--verdict", verdict)
+		"--rounds", "3", "--count", "instructions", "--out", out, "--verdict", verdict, "--comment", comment)
 	if code != cli.ExitOK {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
 	}
@@ -280,6 +280,11 @@ func TestProxyCountedFunctionNamed(t *testing.T) {
 	}
 	if !strings.Contains(stdout, "release_server +11") {
 		t.Errorf("the why does not name release_server +11:\n%s", stdout)
+	}
+	// The pull request's comment names it first, though no total
+	// failed, and links to no page: none was written beside it.
+	if b, err := os.ReadFile(comment); err != nil || !strings.Contains(string(b), "| pooler | `release_server` |") || strings.Contains(string(b), ".html") {
+		t.Errorf("the comment (%v):\n%s", err, b)
 	}
 	m := measure(t, v, "pooler-instr/txn@c=1")
 	t.Logf("pooler-instr/txn@c=1: %s, %s; named %v", m.Text, m.Effect, named)

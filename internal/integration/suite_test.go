@@ -438,3 +438,49 @@ transactions: 20
 		t.Error(err)
 	}
 }
+
+// suite --profile records a perf profile of every target's step, as a
+// suite file's profile: true does, so that a native suite's comment links
+// each candidate's differential flame graph in the page written beside
+// it (and only there: the comment is written next to the page).
+func TestSuiteProfile(t *testing.T) {
+	trackTime(t)
+	testenv.Slow(t)
+	dir := t.TempDir()
+	file := writeFile(t, filepath.Join(dir, "p.yaml"), `name: p
+targets: ["a=bin:`+cluster.BinDir+`", "b=bin:`+cluster.BinDir+`"]
+scripts:
+  - builtin: select-only
+init: true
+scale: 1
+clients: [1]
+duration: 1s
+warmup: 0.2s
+rounds: 2
+slice: 0
+`)
+	out := filepath.Join(dir, "bundle")
+	comment, page := filepath.Join(dir, "pr", "comment.md"), filepath.Join(dir, "pr", "report.html")
+	if err := os.MkdirAll(filepath.Dir(comment), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := pgscale(t, "suite", file, "--profile", "--out", out, "--comment", comment, "--html", page)
+	if code != cli.ExitOK {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, lastLines(stderr, 20))
+	}
+	for _, n := range []string{"a", "b"} {
+		f := readResult(t, filepath.Join(out, "cells", "001-all", n+".json"))
+		for _, s := range f.Steps {
+			if s.Probes == nil || s.Probes.Profile() == nil {
+				t.Errorf("%s round %d: no profile", n, s.Round)
+			}
+		}
+	}
+	b, err := os.ReadFile(comment)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), "[server, all, c=1](report.html#flame-diff-") {
+		t.Errorf("the comment does not link the differential flame graph beside it:\n%s", b)
+	}
+}

@@ -89,12 +89,41 @@ func writeComment(w io.Writer, d *Doc) error {
 	if outcome != macro {
 		head += "; micro-benchmarks " + outcome.Verdict()
 	}
+	// The functions that changed come first: a change of a few
+	// instructions in one function is the finding a pull request most
+	// needs, and the totals rarely show it.
+	fns := make([][]functionRow, len(cands))
+	tested := make([]bool, len(cands))
+	var all []functionRow
+	for ci := range cands {
+		for _, r := range rows {
+			fns[ci] = append(fns[ci], changedFunctions(r.cmp, ci, r.name)...)
+			tested[ci] = tested[ci] || functionsTested(r.cmp, ci)
+		}
+		all = append(all, fns[ci]...)
+	}
+	head += functionsHeadline(all)
 	var b strings.Builder
-	fmt.Fprintf(&b, "### %s: %s %s\n\n", title, outcomeMark(outcome), head)
-	links := html.FlameDiffLinks(htmlDoc(d))
-	htmlFile := commentHTMLFile(d)
+	fmt.Fprintf(&b, "### %s: %s %s\n\n", title, outcomeMark(outcome), mdEscape(head))
+	// Links only to a page this invocation writes beside the comment.
+	htmlFile, withHTML := commentHTMLFile(d)
+	var links []html.FlameDiffLink
+	if withHTML {
+		links = html.FlameDiffLinks(htmlDoc(d))
+	}
 	for ci, cand := range cands {
 		fmt.Fprintf(&b, "**%s** against **%s**: %s\n\n", mdEscape(cand), mdEscape(base), mdEscape(verdicts[ci].Headline()))
+		switch {
+		case len(fns[ci]) > 0:
+			functionsMarkdown(&b, fns[ci], "suite", func(r functionRow) string {
+				if l, ok := functionLink(links, d, cand, r); ok {
+					return htmlFile + "#" + l.ID
+				}
+				return ""
+			})
+		case tested[ci]:
+			b.WriteString(functionsNone() + "\n\n")
+		}
 		centre := "geometric mean"
 		for _, r := range rows {
 			if r.cmp != nil {
@@ -153,9 +182,12 @@ func writeComment(w io.Writer, d *Doc) error {
 		if len(findings) > 0 {
 			b.WriteString("Failed or inconclusive, and why:\n\n" + strings.Join(findings, "\n") + "\n\n")
 		}
-		if len(graphs) > 0 {
+		switch {
+		case len(graphs) > 0:
 			b.WriteString("Differential flame graphs: " + strings.Join(graphs, " · ") + "\n\n")
-		} else if len(findings) > 0 {
+		case !withHTML && len(html.FlameDiffLinks(htmlDoc(d))) > 0:
+			b.WriteString("Differential flame graphs: the runs recorded profiles; an HTML report of these result files draws them (`--html FILE` beside `--comment`, or `pgscale report --format html`).\n\n")
+		case len(findings) > 0 || len(fns[ci]) > 0:
 			b.WriteString("No differential flame graphs: the runs recorded no profiles (`--profile`, a suite's `profile: true`, or `--count instructions` records them).\n\n")
 		}
 	}
@@ -168,19 +200,33 @@ func writeComment(w io.Writer, d *Doc) error {
 }
 
 // commentHTMLFile is where the HTML report the comment links to is: the
-// one this invocation writes, relative to the comment, else report.html
-// beside it.
-func commentHTMLFile(d *Doc) string {
-	h, ok := d.Outputs["html"]
-	if !ok || h == "" {
-		return "report.html"
+// one this invocation writes, relative to the comment; false when it
+// writes none (the comment then links to nothing: a page written before,
+// or never, may not be there).
+func commentHTMLFile(d *Doc) (string, bool) {
+	h := d.Outputs["html"]
+	if h == "" {
+		return "", false
 	}
 	if c := d.Outputs["comment"]; c != "" {
 		if rel, err := filepath.Rel(filepath.Dir(c), h); err == nil {
-			return rel
+			return filepath.ToSlash(rel), true
 		}
 	}
-	return h
+	return filepath.ToSlash(h), true
+}
+
+// functionLink is the differential flame graph of a changed function's
+// step and process, for candidate cand: the pooler's for the pooler's
+// functions, else the server's.
+func functionLink(links []html.FlameDiffLink, d *Doc, cand string, r functionRow) (html.FlameDiffLink, bool) {
+	run := commentRun(d, r.Cell)
+	for _, l := range links {
+		if l.Candidate == cand && (d.Suite == nil || l.Run == run) && l.Clients == r.Clients && l.Pooler == (r.Process == "pooler") {
+			return l, true
+		}
+	}
+	return html.FlameDiffLink{}, false
 }
 
 // findingLink is the differential flame graph of a finding's step: the

@@ -300,12 +300,16 @@ func comparisonMarkdown(b *strings.Builder, r *compare.Comparison) {
 		line := r.CandidateHeadline(i)
 		var why []string
 		if i < len(r.Why) {
-			why = r.Why[i].Sentences()
+			why = r.Why[i].Explained()
 		}
 		if len(r.Verdicts) == 1 {
 			fmt.Fprintf(b, "%s **%s**\n", mark, mdText(line))
 			if len(why) > 0 {
 				fmt.Fprintf(b, "\n%s\n", mdText(strings.Join(why, " ")))
+			}
+			if fns := changedFunctions(r, i, ""); len(fns) > 0 {
+				b.WriteString("\n")
+				functionsMarkdown(b, fns, "", noLink)
 			}
 		} else {
 			fmt.Fprintf(b, "- %s **%s**", mark, mdText(line))
@@ -313,6 +317,10 @@ func comparisonMarkdown(b *strings.Builder, r *compare.Comparison) {
 				fmt.Fprintf(b, "<br>%s", mdText(strings.Join(why, " ")))
 			}
 			b.WriteString("\n")
+			if fns := changedFunctions(r, i, ""); len(fns) > 0 {
+				b.WriteString("\n")
+				functionsMarkdown(b, fns, "", noLink)
+			}
 		}
 		if i < len(r.Findings) && len(r.Findings[i]) > 0 {
 			b.WriteString("\n")

@@ -63,7 +63,19 @@ func htmlSuite(s *compare.Suite) []html.Matrix {
 		return nil
 	}
 	m := html.Matrix{Title: s.Headline(), Corner: "cell, clients", Outcome: s.Outcome().Verdict(), Class: outcomeClass(s.Outcome()),
-		Findings: suiteFindings(s), Why: suiteWhy(s), Machine: suiteMachine(s), Note: suiteCellNote(s)}
+		Findings: suiteFindings(s), Why: suiteWhy(s, false), Machine: suiteMachine(s), Note: suiteCellNote(s)}
+	for ci, cand := range s.Candidates {
+		for _, sc := range s.Cells {
+			run := ""
+			if len(sc.Inputs) > 0 && sc.Inputs[0].File != nil && sc.Inputs[0].File.AB != nil {
+				run = sc.Inputs[0].File.AB.Run
+			}
+			m.Functions = append(m.Functions, htmlFunctions(changedFunctions(sc.Comparison, ci, sc.Key), cand, run)...)
+		}
+	}
+	if len(m.Functions) > 0 {
+		m.FunctionsLead = functionsLeadText()
+	}
 	type column struct {
 		ci      int
 		measure string
@@ -176,14 +188,18 @@ func htmlComparison(r *compare.Comparison, run string) *html.Comparison {
 	for i, v := range r.Verdicts {
 		hc := html.Candidate{Name: r.Candidates[i], Outcome: v.Outcome.Verdict(), Class: outcomeClass(v.Outcome), Headline: r.CandidateHeadline(i), Counts: v.Counts()}
 		if i < len(r.Why) {
-			hc.Why = strings.Join(r.Why[i].Sentences(), " ")
+			hc.Why = strings.Join(r.Why[i].Explained(), " ")
 		}
+		c.Functions = append(c.Functions, htmlFunctions(changedFunctions(r, i, ""), r.Candidates[i], run)...)
 		if i < len(r.Findings) {
 			for _, f := range r.Findings[i] {
 				hc.Findings = append(hc.Findings, f.Line())
 			}
 		}
 		c.Candidates = append(c.Candidates, hc)
+	}
+	if len(c.Functions) > 0 {
+		c.FunctionsLead = functionsLeadText()
 	}
 	for _, row := range r.Rows {
 		base := math.NaN()
@@ -235,4 +251,16 @@ func htmlNoise(r *compare.Noise) *html.Noise {
 		n.Rows = append(n.Rows, hr)
 	}
 	return n
+}
+
+// htmlFunctions are changed functions for the page, candidate cand's in
+// A/B run run.
+func htmlFunctions(rows []functionRow, cand, run string) []html.ChangedFunction {
+	var out []html.ChangedFunction
+	for _, r := range rows {
+		out = append(out, html.ChangedFunction{Candidate: cand, Cell: r.Cell, Clients: r.Clients, Process: r.Process, Function: r.Name(),
+			Symbol: r.Function, Object: r.Object,
+			Base: r.Base, Cand: r.Cand, Change: r.DeltaText() + " (" + r.RelativeText() + ")", Part: r.PartText(), Run: run})
+	}
+	return out
 }

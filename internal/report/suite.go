@@ -276,24 +276,39 @@ func suiteGroups(s *compare.Suite) []string {
 }
 
 // suiteWhy is the differential diagnosis of every cell and candidate with
-// a step significantly slower or faster: "partitions=32, patch: Slower at
-// 4 clients ...".
-func suiteWhy(s *compare.Suite) []string {
+// a step significantly slower or faster, a counted measure that changed,
+// or (withFunctions) a function that changed: "partitions=32, patch:
+// Slower at 4 clients ...". Without withFunctions the per-function
+// tests' sentences are left to a table of their own (suiteFunctions).
+func suiteWhy(s *compare.Suite, withFunctions bool) []string {
 	var out []string
 	for _, cell := range s.Cells {
 		if cell.Comparison == nil {
 			continue
 		}
 		for ci, w := range cell.Comparison.Why {
-			if len(w.Steps) == 0 {
+			sentences := w.Explained()
+			if withFunctions {
+				sentences = w.Sentences()
+			}
+			if len(w.Steps) == 0 && len(w.Counted) == 0 && (!withFunctions || len(w.ChangedFunctions()) == 0) {
 				continue
 			}
 			lead := s.Candidates[ci]
 			if cell.Key != "all" {
 				lead = cell.Key + ", " + lead
 			}
-			out = append(out, lead+": "+strings.Join(w.Sentences(), " "))
+			out = append(out, lead+": "+strings.Join(sentences, " "))
 		}
+	}
+	return out
+}
+
+// suiteFunctions are candidate ci's functions that changed, cell by cell.
+func suiteFunctions(s *compare.Suite, ci int) []functionRow {
+	var out []functionRow
+	for _, cell := range s.Cells {
+		out = append(out, changedFunctions(cell.Comparison, ci, cell.Key)...)
 	}
 	return out
 }
@@ -399,7 +414,7 @@ func suiteText(b *strings.Builder, s *compare.Suite, color bool) {
 			b.WriteString(whyText([]string{l}, "  "))
 		}
 	}
-	if w := suiteWhy(s); len(w) > 0 {
+	if w := suiteWhy(s, true); len(w) > 0 {
 		b.WriteString("\nwhy:\n")
 		for _, l := range w {
 			b.WriteString(whyText([]string{l}, "  "))
@@ -430,13 +445,22 @@ func suiteMarkdown(b *strings.Builder, s *compare.Suite) {
 	fmt.Fprintf(b, "### pgscale suite: %s\n\n", mdText(s.Name))
 	fmt.Fprintf(b, "%s **%s**\n\n", outcomeMark(s.Outcome()), mdText(s.Headline()))
 	fmt.Fprintf(b, "%s.\n\n", mdText(suiteMethod(s)))
+	// The functions that changed first: the totals rarely show them.
+	for ci, cand := range s.Candidates {
+		if fns := suiteFunctions(s, ci); len(fns) > 0 {
+			if len(s.Candidates) > 1 {
+				fmt.Fprintf(b, "**%s**:\n\n", mdText(cand))
+			}
+			functionsMarkdown(b, fns, "cell", noLink)
+		}
+	}
 	suiteTable(s, false).markdown(b)
 	if n := perCPUNote(s); n != "" {
 		fmt.Fprintf(b, "\n%s.\n", mdText(n))
 	}
 	mdList(b, "\n", suiteGroups(s))
 	mdList(b, "\n**Failed or inconclusive**\n\n", suiteFindings(s))
-	mdList(b, "\n**Why**\n\n", suiteWhy(s))
+	mdList(b, "\n**Why**\n\n", suiteWhy(s, false))
 	mdList(b, "\n**Machine**\n\n", suiteMachine(s))
 	mdList(b, "\n**Rules**\n\n", suiteRule(s))
 	if notes := suiteNotes(s); len(notes) > 0 {

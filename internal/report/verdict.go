@@ -187,18 +187,27 @@ type VerdictWhy struct {
 // many functions were tested over how many pairs, and those that changed
 // (own instructions per transaction, means over the pairs).
 type VerdictFunctions struct {
-	Clients       int                     `json:"clients"`
-	Process       string                  `json:"process"`
-	Tested        int                     `json:"tested"`
-	Pairs         int                     `json:"pairs"`
-	TimeSeparated bool                    `json:"time_separated,omitempty"`
-	Changed       []VerdictFunctionChange `json:"changed"`
-	Text          string                  `json:"text"`
+	Clients       int    `json:"clients"`
+	Process       string `json:"process"`
+	Tested        int    `json:"tested"`
+	Pairs         int    `json:"pairs"`
+	TimeSeparated bool   `json:"time_separated,omitempty"`
+	// Measure is the total the functions' own counts are part of
+	// ("instr/txn", "pooler-instr/txn"), TotalChange its relative change
+	// as compared (null when it was not) and TotalSignificant whether
+	// that was significant.
+	Measure          string                  `json:"measure"`
+	TotalChange      *float64                `json:"total_change"`
+	TotalSignificant bool                    `json:"total_significant"`
+	Changed          []VerdictFunctionChange `json:"changed"`
+	Text             string                  `json:"text"`
 }
 
 // VerdictFunctionChange is one function that changed: its count per
-// transaction on each side, the change with its interval, and the
-// Holm-adjusted p-value.
+// transaction on each side, the change with its interval, the
+// Holm-adjusted p-value, and the change as a share of the total's count
+// (of_total) and of the total's change (share: null unless the total
+// changed significantly).
 type VerdictFunctionChange struct {
 	Function  string   `json:"function"`
 	Object    string   `json:"object"`
@@ -208,6 +217,9 @@ type VerdictFunctionChange struct {
 	Lo        *float64 `json:"lo"`
 	Hi        *float64 `json:"hi"`
 	P         *float64 `json:"p"`
+	OfTotal   *float64 `json:"of_total"`
+	Share     *float64 `json:"share"`
+	Text      string   `json:"text"`
 }
 
 // VerdictCounted is one counted measure's change at one step explained
@@ -291,10 +303,14 @@ func newVerdictWhy(d diagnose.Differential, cell string) *VerdictWhy {
 		if len(ft.Changed) == 0 {
 			continue
 		}
-		vf := VerdictFunctions{Clients: ft.Clients, Process: ft.Process, Tested: ft.Tested, Pairs: ft.Pairs, TimeSeparated: ft.TimeSeparated, Text: ft.Text}
+		vf := VerdictFunctions{Clients: ft.Clients, Process: ft.Process, Tested: ft.Tested, Pairs: ft.Pairs, TimeSeparated: ft.TimeSeparated, Text: ft.Text,
+			Measure: ft.Measure, TotalSignificant: ft.Total.Known && ft.Total.Significant}
+		if ft.Total.Known {
+			vf.TotalChange = num(ft.Total.Change)
+		}
 		for _, f := range ft.Changed {
 			vf.Changed = append(vf.Changed, VerdictFunctionChange{Function: f.Function, Object: f.Object, Baseline: num(f.Base), Candidate: num(f.Cand),
-				Delta: num(f.Delta), Lo: num(f.Lo), Hi: num(f.Hi), P: num(f.P)})
+				Delta: num(f.Delta), Lo: num(f.Lo), Hi: num(f.Hi), P: num(f.P), OfTotal: num(f.OfTotal), Share: num(f.Share), Text: f.PartText()})
 		}
 		w.Functions = append(w.Functions, vf)
 	}
@@ -472,7 +488,7 @@ func NewSuiteVerdict(s *compare.Suite) *Verdict {
 				c.Measures = append(c.Measures, m)
 			}
 			c.Findings = append(c.Findings, verdictFindings(cell.Comparison, ci, cell.Key)...)
-			if ci < len(cell.Comparison.Why) && (len(cell.Comparison.Why[ci].Steps) > 0 || len(cell.Comparison.Why[ci].Counted) > 0) {
+			if w := cell.Comparison.Why; ci < len(w) && (len(w[ci].Steps) > 0 || len(w[ci].Counted) > 0 || len(w[ci].ChangedFunctions()) > 0) {
 				if v.SuiteWhy == nil {
 					v.SuiteWhy = map[string][]*VerdictWhy{}
 				}

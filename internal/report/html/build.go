@@ -83,8 +83,16 @@ func build(doc Doc) *page {
 		p.Scaling = sc
 	}
 	p.Profiles = profiles(doc.Files, labels)
-	p.FlameDiffs = flameDiffs(groups, doc.Files, labels)
+	var named []ChangedFunction
+	if doc.Comparison != nil {
+		named = append(named, doc.Comparison.Functions...)
+	}
+	for _, m := range doc.Matrices {
+		named = append(named, m.Functions...)
+	}
+	p.FlameDiffs = flameDiffs(groups, doc.Files, labels, named)
 	linkCards(p, groups, doc.Files)
+	linkFunctions(p, groups, doc.Files)
 	return p
 }
 

@@ -31,6 +31,10 @@ type Comparison struct {
 	// Run is the A/B run compared (result.AB.Run), "" when the files
 	// are not of one: the matrix's cells link to its evidence.
 	Run string
+	// Functions are the functions whose own count per transaction
+	// changed, every candidate's, under FunctionsLead: listed first.
+	Functions     []ChangedFunction
+	FunctionsLead string
 }
 
 // Candidate is one candidate's verdict against the baseline.
@@ -142,6 +146,10 @@ type Matrix struct {
 	// Note says what a cell holds: which change of which central value,
 	// at what level (the figure's caption).
 	Note string
+	// Functions are the functions whose own count per transaction
+	// changed, in every cell, under FunctionsLead: listed first.
+	Functions     []ChangedFunction
+	FunctionsLead string
 }
 
 // MatrixRow is one row of a Matrix, a cell per column.
@@ -185,7 +193,9 @@ type comparison struct {
 	Machine    []string        `json:"machine,omitempty"`
 	// Matrix is the rows again as a grid: a row per step, a column per
 	// candidate and measure.
-	Matrix *matrix `json:"matrix"`
+	Matrix        *matrix           `json:"matrix"`
+	Functions     []changedFunction `json:"functions,omitempty"`
+	FunctionsLead string            `json:"functions_lead,omitempty"`
 }
 
 type comparisonRow struct {
@@ -250,7 +260,9 @@ type matrix struct {
 	Note     string      `json:"note,omitempty"`
 	// Cards are the evidence of each change drawn, in row order: what a
 	// cell links to.
-	Cards []card `json:"evidence,omitempty"`
+	Cards         []card            `json:"evidence,omitempty"`
+	Functions     []changedFunction `json:"functions,omitempty"`
+	FunctionsLead string            `json:"functions_lead,omitempty"`
 }
 
 // card is one change's evidence: what it is, its outcome and why, and
@@ -292,7 +304,7 @@ type matrixCell struct {
 // bounded, or changed), each cell linking to its evidence.
 func pageComparison(c *Comparison) *comparison {
 	pc := &comparison{Baseline: c.Baseline, Candidates: c.Candidates, Method: c.Method, Incomplete: c.Incomplete, Notes: c.Notes,
-		Centre: c.Centre, Machine: c.Machine}
+		Centre: c.Centre, Machine: c.Machine, Functions: pageFunctions(c.Functions), FunctionsLead: c.FunctionsLead}
 	m := &matrix{ID: "matrix-comparison", Corner: "clients", Title: "Change against " + c.Baseline}
 	colName := func(ci int, r ComparisonRow) string {
 		if len(c.Candidates) > 1 && ci < len(c.Candidates) {
@@ -405,7 +417,8 @@ func pageMatrices(ms []Matrix) []matrix {
 	var out []matrix
 	for i, m := range ms {
 		pm := matrix{ID: fmt.Sprintf("matrix-%d", i), Title: m.Title, Corner: m.Corner, Cols: m.Cols,
-			Outcome: m.Outcome, Class: m.Class, Findings: m.Findings, Why: m.Why, Machine: m.Machine, Note: m.Note}
+			Outcome: m.Outcome, Class: m.Class, Findings: m.Findings, Why: m.Why, Machine: m.Machine, Note: m.Note,
+			Functions: pageFunctions(m.Functions), FunctionsLead: m.FunctionsLead}
 		for ri, r := range m.Rows {
 			pm.Rows = append(pm.Rows, matrixRow{Label: r.Label, Cells: emptyCells(len(m.Cols))})
 			for ci := range m.Cols {

@@ -41,13 +41,14 @@
   }
 
   // fill is warm for the server's own code, blue for the kernel; in a
-  // differential graph red where the share grew, blue where it shrank,
-  // the deeper the larger up to 5 points, pale within sampling noise.
+  // differential graph red where the count per transaction grew, blue
+  // where it shrank, the deeper the larger up to 25%, pale where the
+  // change is not one to read (the page's data says which).
   function fill(f, diff) {
     if (diff) {
       if (f.depth === 0 || !f.significant) return "rgb(225,225,222)";
-      var d = f.candidate_share - f.baseline_share;
-      var l = 0.1 + 0.9 * Math.min(1, Math.abs(d) / 0.05);
+      var d = f.change === null || f.change === undefined ? 1 : f.change; // null: the baseline had no such box
+      var l = 0.1 + 0.9 * Math.min(1, Math.abs(d) / 0.25);
       return d > 0 ? rgb(240 - 20 * l, 215 - 160 * l, 210 - 160 * l) : rgb(210 - 160 * l, 220 - 120 * l, 240 - 10 * l);
     }
     var k = (fnv(f.name) % 1000) / 1000;
@@ -61,6 +62,12 @@
 
   function count(n) { return n.toLocaleString("en-US"); }
 
+  // per is a count per transaction with the digits its size needs.
+  function per(x) {
+    var a = Math.abs(x);
+    return a >= 100 ? x.toFixed(0) : a >= 10 ? x.toFixed(1) : x.toFixed(2);
+  }
+
   // fit is as much of a name as fits a box w units wide.
   function fit(name, w) {
     var n = Math.floor((w - 6) / CHAR);
@@ -72,7 +79,7 @@
     var g = graphs[host.getAttribute("data-flame")];
     if (!g || !g.p.frames || !g.p.frames.length) return;
     var p = g.p, diff = g.diff, frames = p.frames, total = frames[0].value;
-    var unit = diff ? "samples" : p.unit || "samples";
+    var unit = p.unit || "samples";
     var depth = p.depth || 1;
 
     var bar = document.createElement("div");
@@ -140,10 +147,15 @@
     function describe(f) {
       var lines = [f.name];
       if (diff) {
-        lines.push(p.candidate + ": " + pct(f.candidate_share) + " of its samples; " + p.baseline + ": " + pct(f.baseline_share));
-        lines.push(count(f.value) + " of " + p.candidate + "'s samples with its callees, " + count(f.self || 0) + " in the function itself");
-        var d = 100 * (f.candidate_share - f.baseline_share);
-        lines.push((d >= 0 ? "+" : "") + d.toFixed(1) + " points" + (f.depth > 0 && !f.significant ? ", within sampling noise" : ""));
+        var what = p.unit || "samples";
+        if (f.candidate_per_txn !== null && f.candidate_per_txn !== undefined) {
+          lines.push(p.candidate + ": " + per(f.candidate_per_txn) + " " + what + " a transaction; " + p.baseline + ": " + per(f.baseline_per_txn));
+          var c = f.change === null || f.change === undefined ? "new" : (f.change >= 0 ? "+" : "") + (100 * f.change).toFixed(1) + "%";
+          var dt = f.candidate_per_txn - f.baseline_per_txn;
+          lines.push((dt >= 0 ? "+" : "") + per(dt) + " a transaction (" + c + ")" + (f.depth > 0 && !f.significant ? ", not drawn as changed" : ""));
+        }
+        lines.push(p.candidate + ": " + pct(f.candidate_share) + " of its " + what + "; " + p.baseline + ": " + pct(f.baseline_share));
+        lines.push(count(f.value) + " of " + p.candidate + "'s " + what + " with its callees, " + count(f.self || 0) + " in the function itself");
       } else {
         lines.push(count(f.value) + " " + unit + " with its callees (" + pct(f.value / total) + ")");
         lines.push(count(f.self || 0) + " in the function itself (" + pct((f.self || 0) / total) + ")");

@@ -66,7 +66,8 @@ const boxOf = `((id, i) => { const g = document.querySelector("#" + id + " g[dat
 
 // TestFlameGraphInteractive drives the differential flame graph of the
 // abdiff fixture as a reader would, with Chromium's own mouse and
-// keyboard: hovering a frame shows its function and both shares, a click
+// keyboard: hovering a frame shows its function, both sides' samples per
+// transaction and both shares, a click
 // zooms into its subtree and "Reset zoom" goes back, and a search for a
 // function highlights exactly the frames whose name holds it and says
 // their share.
@@ -97,7 +98,8 @@ func TestFlameGraphInteractive(t *testing.T) {
 	}
 	tip := eval[[]string](t, ctx, `(() => { const t = document.querySelector(".flame-tip"); return [String(t.hidden), t.textContent] })()`)
 	if tip[0] != "false" || !strings.HasPrefix(tip[1], f.Name+"\n") ||
-		!strings.Contains(tip[1], fmt.Sprintf("slow: %.1f%% of its samples; base: %.1f%%", 100*f.CandShare, 100*f.BaseShare)) {
+		!strings.Contains(tip[1], fmt.Sprintf("slow: %.1f%% of its samples; base: %.1f%%", 100*f.CandShare, 100*f.BaseShare)) ||
+		!strings.Contains(tip[1], " samples a transaction; base: ") {
 		t.Errorf("hovering %s shows %q (hidden %s)", f.Name, tip[1], tip[0])
 	}
 	writeShot(t, ctx, "flame-hover")

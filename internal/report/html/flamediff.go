@@ -3,30 +3,42 @@ package html
 import (
 	"fmt"
 	"math"
+	"path/filepath"
 	"sort"
 
 	"github.com/pgscale/pgscale/internal/result"
+	"github.com/pgscale/pgscale/internal/stats"
 )
 
-// flameDiff is a differential flame graph: a candidate's CPU profile at
-// one client count against the baseline's, each side the sum of its
-// rounds' profiles. It is laid out like the candidate's own graph; each
-// box is coloured by how the function's share of the samples (with its
-// callees) changed from the baseline, red where it grew, blue where it
-// shrank, pale where the change is within sampling noise.
+// flameDiff is a differential flame graph: a candidate's profile at one
+// client count against the baseline's, each side the sum of its rounds'
+// profiles, divided by the transactions those rounds counted. It is laid
+// out like the candidate's own graph; each box is coloured by how the
+// function's count per transaction (with its callees) changed from the
+// baseline's, red where it grew, blue where it shrank, pale where the
+// change is not one to read: within sampling noise for perf's samples;
+// for instructions counted under Valgrind, which are exact and vary only
+// from round to round, where the comparison's per-function tests named
+// no function in the box (internal/diagnose).
 type flameDiff struct {
 	ID        string `json:"id"`
 	Label     string `json:"label"`
 	Clients   int    `json:"clients"`
 	Baseline  string `json:"baseline"`
 	Candidate string `json:"candidate"`
+	// Unit is what the profiles count: "" for perf's samples,
+	// "instructions" counted under Valgrind.
+	Unit string `json:"unit,omitempty"`
 	// BaseSamples and CandSamples are each side's samples over its
 	// rounds; BaseFiles and CandFiles the pprof files read (as the result
-	// files name them).
+	// files name them); BaseTxns and CandTxns the transactions of the
+	// steps those files profiled (0 when a file does not say).
 	BaseSamples int64    `json:"baseline_samples"`
 	CandSamples int64    `json:"candidate_samples"`
 	BaseFiles   []string `json:"baseline_files"`
 	CandFiles   []string `json:"candidate_files"`
+	BaseTxns    int64    `json:"baseline_transactions,omitempty"`
+	CandTxns    int64    `json:"candidate_transactions,omitempty"`
 	// Missing says why there is no graph (a pprof file unreadable).
 	Missing string      `json:"missing,omitempty"`
 	Frames  []diffFrame `json:"frames,omitempty"`
@@ -37,24 +49,33 @@ type flameDiff struct {
 	// that the candidate never ran: a graph laid out like the candidate's
 	// cannot show them.
 	Gone []share `json:"gone,omitempty"`
+	// named are the functions the per-function tests named for this
+	// candidate, step and process (counted profiles), by name and
+	// library.
+	named map[string]bool
 }
 
-// diffFrame is a box of the candidate's graph with the function's share of
-// each side's samples at the same place in the call tree, and whether the
-// difference is more than sampling noise (a two-proportion z-test, |z| ≥
-// 1.96: about 95 % for one box taken alone; of many boxes a few colour by
-// chance).
+// diffFrame is a box of the candidate's graph with the function's count
+// at the same place in the call tree on each side: as a share of its
+// samples, and per transaction (NaN when a side's transactions are not
+// known); Change is the relative change per transaction (per sample
+// without transactions), NaN for a box the baseline did not have, and
+// Significant whether the box's change is one to read (flameDiff).
 type diffFrame struct {
 	frame
 	BaseShare   num  `json:"baseline_share"`
 	CandShare   num  `json:"candidate_share"`
+	BasePerTxn  num  `json:"baseline_per_txn"`
+	CandPerTxn  num  `json:"candidate_per_txn"`
+	Change      num  `json:"change"`
 	Significant bool `json:"significant,omitempty"`
 }
 
 // flameDiffs builds a differential graph for every candidate of every A/B
 // run in the page and every client count at which both it and the
-// baseline recorded profiles, over their complete steps.
-func flameDiffs(groups []group, files []NamedFile, labels []string) []flameDiff {
+// baseline recorded profiles, over their complete steps; named are the
+// functions the comparison's per-function tests named.
+func flameDiffs(groups []group, files []NamedFile, labels []string, named []ChangedFunction) []flameDiff {
 	var out []flameDiff
 	for gi, g := range groups {
 		if g.ab == nil {
@@ -65,7 +86,7 @@ func flameDiffs(groups []group, files []NamedFile, labels []string) []flameDiff 
 			continue
 		}
 		for _, src := range profileSources {
-			out = append(out, sourceDiffs(gi, g, base, files, labels, src)...)
+			out = append(out, sourceDiffs(gi, g, base, files, labels, src, named)...)
 		}
 	}
 	return out
@@ -73,7 +94,7 @@ func flameDiffs(groups []group, files []NamedFile, labels []string) []flameDiff 
 
 // sourceDiffs are the differential graphs of one A/B run's candidates
 // against its baseline, base, from one source of profiles.
-func sourceDiffs(gi int, g group, base int, files []NamedFile, labels []string, src profileSource) []flameDiff {
+func sourceDiffs(gi int, g group, base int, files []NamedFile, labels []string, src profileSource, named []ChangedFunction) []flameDiff {
 	var out []flameDiff
 	baseSteps := profiledSteps(files[base], src)
 	for _, fi := range g.files {
@@ -84,10 +105,12 @@ func sourceDiffs(gi int, g group, base int, files []NamedFile, labels []string, 
 		for _, c := range diffClients(baseSteps, candSteps) {
 			d := flameDiff{ID: flameDiffID(gi, fi, c, src), Clients: c,
 				Label:    fmt.Sprintf("%s against %s, %s%s", labels[fi], labels[base], clientsWord(c), src.label),
-				Baseline: labels[base], Candidate: labels[fi]}
-			bt, bf, err := sumTrees(files[base].Name, baseSteps[c])
-			ct, cf, err2 := sumTrees(files[fi].Name, candSteps[c])
+				Baseline: labels[base], Candidate: labels[fi], Unit: baseSteps[c][0].unit,
+				named: namedFunctions(named, g.ab.Run, files[fi].File.Target.Name, c, src)}
+			bt, bf, err := sumTrees(files[base].Name, stepFiles(baseSteps[c]))
+			ct, cf, err2 := sumTrees(files[fi].Name, stepFiles(candSteps[c]))
 			d.BaseFiles, d.CandFiles = bf, cf
+			d.BaseTxns, d.CandTxns = stepTxns(files[base].Name, baseSteps[c]), stepTxns(files[fi].Name, candSteps[c])
 			if err == nil {
 				err = err2
 			}
@@ -105,9 +128,26 @@ func sourceDiffs(gi int, g group, base int, files []NamedFile, labels []string, 
 	return out
 }
 
+// namedFunctions are the functions named for candidate cand of A/B run
+// run at a client count, in the process src profiles, by frameKey.
+func namedFunctions(fs []ChangedFunction, run, cand string, clients int, src profileSource) map[string]bool {
+	out := map[string]bool{}
+	for _, f := range fs {
+		if f.Run == run && f.Candidate == cand && f.Clients == clients && (f.Process == "pooler") == (src.id != "") {
+			out[frameKey(f.Symbol, filepath.Base(f.Object))] = true
+			out[frameKey(f.Symbol, "")] = true
+		}
+	}
+	return out
+}
+
+// frameKey is a function as a frame names it, in its library ("" for
+// any).
+func frameKey(name, lib string) string { return lib + "\x00" + name }
+
 // diffClients are the client counts at which both sides recorded
 // profiles, in order.
-func diffClients(base, cand map[int][]string) []int {
+func diffClients(base, cand map[int][]profiledStep) []int {
 	var clients []int
 	for c := range cand {
 		if _, ok := base[c]; ok {
@@ -162,16 +202,59 @@ func FlameDiffLinks(doc Doc) []FlameDiffLink {
 	return out
 }
 
-// profiledSteps returns the pprof files of one source of a file's
-// complete steps, by client count.
-func profiledSteps(nf NamedFile, src profileSource) map[int][]string {
-	m := map[int][]string{}
+// profiledStep is one complete step's profile of one source: its pprof
+// file, what it counts, and the transactions of the window it profiled.
+type profiledStep struct {
+	file, unit string
+	txns       int64
+}
+
+// profiledSteps returns the profiles of one source of a file's complete
+// steps, by client count.
+func profiledSteps(nf NamedFile, src profileSource) map[int][]profiledStep {
+	m := map[int][]profiledStep{}
 	for _, st := range nf.File.Steps {
-		if pr := src.of(st.Probes); st.Complete && pr != nil && pr.File != "" {
-			m[st.Clients] = append(m[st.Clients], pr.File)
+		pr := src.of(st.Probes)
+		if !st.Complete || pr == nil || pr.File == "" {
+			continue
 		}
+		// Counted under Valgrind, the profile is of the counting window,
+		// whose transactions the counts record; perf's of the step.
+		txns := st.Summary.Transactions
+		if in := st.Probes.Instructions(); pr.Unit != "" && in != nil {
+			txns = in.Transactions
+		}
+		m[st.Clients] = append(m[st.Clients], profiledStep{pr.File, pr.Unit, txns})
 	}
 	return m
+}
+
+// stepFiles are the steps' pprof files.
+func stepFiles(steps []profiledStep) []string {
+	out := make([]string, len(steps))
+	for i, s := range steps {
+		out[i] = s.file
+	}
+	return out
+}
+
+// stepTxns adds up the transactions the steps' profiles were taken over,
+// each file once (as sumTrees reads it); 0 when a step's are unknown.
+func stepTxns(resultPath string, steps []profiledStep) int64 {
+	seen := map[string]bool{}
+	var n int64
+	for _, s := range steps {
+		path := profilePath(resultPath, s.file)
+		if seen[path] {
+			continue
+		}
+		seen[path] = true
+		if s.txns <= 0 {
+			return 0
+		}
+		n += s.txns
+	}
+	return n
 }
 
 // profileSource is one profile a step may have: the server's
@@ -238,7 +321,7 @@ func shareFile(pathA string, a []string, pathB string, b []string) bool {
 }
 
 // layout places the candidate's tree as flame.go does, each frame with the
-// baseline's share at the same place.
+// baseline's count at the same place.
 func (d *flameDiff) layout(cand, base *node) {
 	d.CandSamples, d.BaseSamples = cand.value, base.value
 	if cand.value == 0 || base.value == 0 {
@@ -247,47 +330,69 @@ func (d *flameDiff) layout(cand, base *node) {
 	}
 	min := int64(float64(cand.value)*minFrameShare + 0.999)
 	d.place(cand, base, 0, 0, min)
-	d.Gone = goneFunctions(cand, base)
+	d.Gone = d.goneFunctions(cand, base)
 }
 
-func (d *flameDiff) place(n, b *node, depth int, start, min int64) {
+// exposures are what each side's counts are divided by: its
+// transactions, or, when a side's are not known, its samples (the graph
+// then compares shares).
+func (d *flameDiff) exposures() (cand, base float64) {
+	if d.CandTxns > 0 && d.BaseTxns > 0 {
+		return float64(d.CandTxns), float64(d.BaseTxns)
+	}
+	return float64(d.CandSamples), float64(d.BaseSamples)
+}
+
+// place lays out n (b the baseline's frame at its place, nil when none)
+// and its callees; it returns whether n or a callee drawn is a function
+// the per-function tests named.
+func (d *flameDiff) place(n, b *node, depth int, start, min int64) bool {
 	if n.value < min {
 		d.Hidden += n.value
-		return
+		return false
 	}
 	var bv int64
 	if b != nil {
 		bv = b.value
 	}
-	cs, bs := float64(n.value)/float64(d.CandSamples), float64(bv)/float64(d.BaseSamples)
-	d.Frames = append(d.Frames, diffFrame{
+	ce, be := d.exposures()
+	f := diffFrame{
 		frame:     frame{Name: n.name, Depth: depth, Start: start, Value: n.value, Self: n.self, Lib: n.lib},
-		CandShare: num(cs), BaseShare: num(bs), Significant: depth > 0 && differs(n.value, d.CandSamples, bv, d.BaseSamples)})
+		CandShare: num(float64(n.value) / float64(d.CandSamples)), BaseShare: num(float64(bv) / float64(d.BaseSamples)),
+		BasePerTxn: num(math.NaN()), CandPerTxn: num(math.NaN()), Change: num(math.NaN())}
+	if d.CandTxns > 0 && d.BaseTxns > 0 {
+		f.CandPerTxn, f.BasePerTxn = num(float64(n.value)/ce), num(float64(bv)/be)
+	}
+	if bv > 0 {
+		f.Change = num((float64(n.value)/ce)/(float64(bv)/be) - 1)
+	}
+	i := len(d.Frames)
+	d.Frames = append(d.Frames, f)
 	d.Depth = max(d.Depth, depth+1)
 	n.sortKids()
 	at := start
+	named := d.named[frameKey(n.name, n.lib)] || d.named[frameKey(n.name, "")]
 	for _, k := range n.kids {
-		d.place(k, b.find(k.name, k.lib), depth+1, at, min)
+		named = d.place(k, b.find(k.name, k.lib), depth+1, at, min) || named
 		at += k.value
 	}
-}
-
-// differs is the two-proportion z-test at 95 %: are x1 of n1 and x2 of n2
-// samples more different than sampling alone makes them?
-func differs(x1, n1, x2, n2 int64) bool {
-	p := float64(x1+x2) / float64(n1+n2)
-	se := math.Sqrt(p * (1 - p) * (1/float64(n1) + 1/float64(n2)))
-	if se == 0 {
-		return false
+	if depth > 0 {
+		if d.Unit != "" {
+			// Exact counts: what the comparison's tests named, and the
+			// callers it is inside.
+			d.Frames[i].Significant = named
+		} else {
+			d.Frames[i].Significant = stats.RatesDiffer(float64(n.value), ce, float64(bv), be)
+		}
 	}
-	return math.Abs(float64(x1)/float64(n1)-float64(x2)/float64(n2))/se >= 1.96
+	return named
 }
 
 // goneFunctions lists the baseline's functions by their own samples that
 // never appear in the candidate's profile, with at least 1 % of the
-// baseline's samples and more than sampling noise, the widest first (at
-// most 5).
-func goneFunctions(cand, base *node) []share {
+// baseline's samples and more than sampling noise (for counted profiles:
+// named by the per-function tests), the widest first (at most 5).
+func (d *flameDiff) goneFunctions(cand, base *node) []share {
 	in := map[string]bool{}
 	var walk func(n *node)
 	walk = func(n *node) {
@@ -298,19 +403,30 @@ func goneFunctions(cand, base *node) []share {
 	}
 	walk(cand)
 	self := map[string]int64{}
+	lib := map[string]string{}
 	var sum func(n *node)
 	sum = func(n *node) {
 		if !in[n.name] && n.self > 0 {
 			self[n.name] += n.self
+			lib[n.name] = n.lib
 		}
 		for _, k := range n.kids {
 			sum(k)
 		}
 	}
 	sum(base)
+	ce, be := d.exposures()
 	var out []share
 	for name, v := range self {
-		if s := float64(v) / float64(base.value); s >= 0.01 && differs(0, cand.value, v, base.value) {
+		s := float64(v) / float64(base.value)
+		if s < 0.01 {
+			continue
+		}
+		gone := stats.RatesDiffer(0, ce, float64(v), be)
+		if d.Unit != "" {
+			gone = d.named[frameKey(name, lib[name])] || d.named[frameKey(name, "")]
+		}
+		if gone {
 			out = append(out, share{Name: name, Share: num(s)})
 		}
 	}

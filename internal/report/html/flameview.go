@@ -2,6 +2,7 @@ package html
 
 import (
 	_ "embed"
+	"fmt"
 	"math"
 	"sort"
 )
@@ -27,13 +28,20 @@ type flameView struct {
 }
 
 // flameRow is one frame of a graph's table: its own samples and shares
-// (a profile), or both sides' shares and the change in points (a
-// differential graph).
+// (a profile), or both sides' counts per transaction, the change and the
+// relative change (a differential graph; shares and the change in points
+// when the transactions are not known).
 type flameRow struct {
 	Name, Lib                      string
 	Self                           int64
 	SelfShare, Share               num
 	BaseShare, CandShare, DeltaPts num
+	BasePerTxn, CandPerTxn, Delta  num
+	Change                         num
+	PerTxn                         bool
+	// ChangeText is the change per transaction and relative: "+4 (+6.5%)",
+	// "+310 (new)".
+	ChangeText string
 }
 
 // flameOf is a profile's graph with its table.
@@ -55,8 +63,8 @@ func flameOf(p profile) flameView {
 }
 
 // diffView is a differential graph for the template, its frames drawn by
-// the page's script; Top lists the frames whose share changed most,
-// beyond sampling noise.
+// the page's script; Top lists the frames whose count per transaction
+// changed most, of those drawn as changed.
 type diffView struct {
 	flameDiff
 	Top []flameRow
@@ -65,15 +73,42 @@ type diffView struct {
 // diffOf is a differential graph with its table.
 func diffOf(d flameDiff) diffView {
 	v := diffView{flameDiff: d}
+	perTxn := d.CandTxns > 0 && d.BaseTxns > 0
 	for _, f := range d.Frames {
-		if f.Significant {
-			v.Top = append(v.Top, flameRow{Name: f.Name, Lib: f.Lib, BaseShare: f.BaseShare, CandShare: f.CandShare,
-				DeltaPts: num(100 * float64(f.CandShare-f.BaseShare))})
+		if !f.Significant {
+			continue
 		}
+		r := flameRow{Name: f.Name, Lib: f.Lib, BaseShare: f.BaseShare, CandShare: f.CandShare,
+			DeltaPts: num(100 * float64(f.CandShare-f.BaseShare)), Change: f.Change, PerTxn: perTxn}
+		if perTxn {
+			r.BasePerTxn, r.CandPerTxn, r.Delta = f.BasePerTxn, f.CandPerTxn, f.CandPerTxn-f.BasePerTxn
+			rel := "new"
+			if c := float64(f.Change); !math.IsNaN(c) {
+				rel = fmt.Sprintf("%+.1f%%", 100*c)
+			}
+			r.ChangeText = fmt.Sprintf("%s (%s)", fmtSigned(float64(r.Delta)), rel)
+		}
+		v.Top = append(v.Top, r)
 	}
-	sort.SliceStable(v.Top, func(i, j int) bool {
-		return math.Abs(float64(v.Top[i].DeltaPts)) > math.Abs(float64(v.Top[j].DeltaPts))
-	})
+	key := func(r flameRow) float64 {
+		if perTxn {
+			return math.Abs(float64(r.Delta))
+		}
+		return math.Abs(float64(r.DeltaPts))
+	}
+	sort.SliceStable(v.Top, func(i, j int) bool { return key(v.Top[i]) > key(v.Top[j]) })
 	v.Top = v.Top[:min(len(v.Top), topFrames)]
 	return v
+}
+
+// fmtSigned is a signed count per transaction with the digits its size
+// needs: +4.00, +11.0, +70004.
+func fmtSigned(x float64) string {
+	switch a := math.Abs(x); {
+	case a >= 100:
+		return fmt.Sprintf("%+.0f", x)
+	case a >= 10:
+		return fmt.Sprintf("%+.1f", x)
+	}
+	return fmt.Sprintf("%+.2f", x)
 }
