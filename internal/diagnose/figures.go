@@ -105,6 +105,11 @@ type Figures struct {
 
 	// Pool is what the pooler's admin console said (pool.go).
 	Pool PoolFigures
+
+	// Failed says what failed when the step completed no transaction
+	// (failed.go): there is nothing to judge a bottleneck on. Empty when
+	// some transaction completed.
+	Failed string
 }
 
 // EventShare is one wait event and its share of the samples.
@@ -131,7 +136,7 @@ func ComputeIn(file *result.File, s result.Step) Figures {
 func Compute(s result.Step) Figures {
 	f := Figures{Clients: s.Clients, TPS: s.Summary.TPS, Transactions: s.Summary.Transactions,
 		ElapsedS: s.ElapsedS, LatencyMs: s.Summary.Latency.MeanMs, ClassShare: map[string]float64{},
-		Skipped: s.Summary.Skipped, LagMeanMs: s.Summary.LagMeanMs, Outages: s.Outages}
+		Skipped: s.Summary.Skipped, LagMeanMs: s.Summary.LagMeanMs, Outages: s.Outages, Failed: whatFailed(s)}
 	p := s.Probes
 	if p == nil {
 		if c := s.Costs; c != nil && s.Summary.Transactions > 0 {

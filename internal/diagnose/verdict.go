@@ -23,6 +23,9 @@ const (
 	ClientBound = "client-bound"
 	UnderLoaded = "under-loaded"
 	Unclear     = "unclear"
+	// Failed: the step completed no transaction (failed.go). No
+	// bottleneck is judged on it: the detail says what failed instead.
+	Failed = "failed"
 )
 
 // Thresholds. Each says what it separates and why it sits where it does.
@@ -153,6 +156,9 @@ func Step(f, first Figures) result.StepVerdict {
 		// server is nobody's load.
 		v.Verdict = Unclear
 		v.Detail = outageDetail(f.Outages)
+	case f.Failed != "":
+		v.Verdict = Failed
+		v.Detail = f.Failed
 	case rateKept(f):
 		v.Verdict = RateLimited
 		v.Detail = fmt.Sprintf("%.0f tps, the -R schedule's %g (%s of it), with the machine %s busy", f.TPS, f.RateTPS, prose.Share(f.TPS/f.RateTPS), prose.Share(f.MachineBusy))
