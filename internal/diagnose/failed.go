@@ -15,7 +15,7 @@ import (
 // 1/0\""). Empty when some transaction completed: a step that measured
 // something is judged on it.
 func whatFailed(s result.Step) string {
-	if s.Summary.Transactions > 0 {
+	if s.Summary.Transactions > 0 || s.Summary.TPS > 0 {
 		return ""
 	}
 	var parts []string
