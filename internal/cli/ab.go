@@ -132,12 +132,15 @@ incomplete).`,
 			if runErr != nil {
 				status = fmt.Sprintf(" (incomplete: %d of %d rounds done)", files[0].AB.RoundsDone, files[0].AB.Rounds)
 			}
-			fmt.Fprintf(stdout, "\nresults: %s, one file per target%s\n", dir, status)
-			var out []written
-			for i, f := range files {
-				out = append(out, written{path: filepath.Join(dir, f.AB.Targets[i].File), file: f})
+			var recErr error
+			if dir != "" { // else none was written, as runErr says
+				fmt.Fprintf(stdout, "\nresults: %s, one file per target%s\n", dir, status)
+				var out []written
+				for i, f := range files {
+					out = append(out, written{path: filepath.Join(dir, f.AB.Targets[i].File), file: f})
+				}
+				recErr = rec.record(cmd.Context(), stdout, out)
 			}
-			recErr := rec.record(cmd.Context(), stdout, out)
 			if runErr != nil || err != nil {
 				return errors.Join(err, runErr, recErr)
 			}
@@ -203,7 +206,10 @@ func measureNames() string {
 func showRun(files []*result.File, dir string, stdout io.Writer, outputs *outputFlags, inconclusive string) (verdict, err error) {
 	inputs := make([]compare.Input, len(files))
 	for i, f := range files {
-		inputs[i] = compare.Input{Name: f.Target.Name, File: f, Path: filepath.Join(dir, f.AB.Targets[i].File)}
+		inputs[i] = compare.Input{Name: f.Target.Name, File: f}
+		if dir != "" {
+			inputs[i].Path = filepath.Join(dir, f.AB.Targets[i].File)
+		}
 	}
 	if files[0].AB.RoundsDone == 0 {
 		fmt.Fprintln(stdout, "no round completed: nothing to compare")

@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -36,9 +37,24 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	}
 	var ee *ExitError
 	if err != nil && !errors.As(err, &ee) {
-		fmt.Fprintf(stderr, "pgscale: %v\n", err)
+		fmt.Fprintf(stderr, "pgscale: %s\n", onceEach(err.Error()))
 	}
 	return ExitCode(err)
+}
+
+// onceEach keeps the first of each line a message repeats: errors joined
+// from several targets or files that failed alike say it once.
+func onceEach(msg string) string {
+	lines := strings.Split(msg, "\n")
+	seen := make(map[string]bool, len(lines))
+	out := lines[:0]
+	for _, l := range lines {
+		if !seen[l] {
+			seen[l] = true
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
 }
 
 // newRoot builds the command tree; argv is the command line as typed, for

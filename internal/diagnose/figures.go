@@ -9,6 +9,7 @@
 package diagnose
 
 import (
+	"fmt"
 	"sort"
 
 	"github.com/pgscale/pgscale/internal/result"
@@ -96,8 +97,17 @@ type Figures struct {
 	// Statements.
 	HasStatements  bool
 	ServerMsPerTxn float64
-	NetworkMs      float64 // client-observed latency - server time per transaction
-	LatencyMs      float64
+	// NetworkMs is the client-observed latency less the server's time per
+	// transaction and, when PoolWaitMs is known, less the pool's wait:
+	// the round trips through the network, a pooler and the client.
+	NetworkMs float64
+	LatencyMs float64
+	// PoolWaitMs is the time a transaction waited in the pooler for a
+	// server connection, as the pooler counted it (Pool.WaitPerTxnUS),
+	// when HasPoolWait: a part of the latency that is neither the server's
+	// nor the network's.
+	HasPoolWait bool
+	PoolWaitMs  float64
 
 	// Outages are the stretches in which the clients lost the server (a
 	// restart): the step's figures then describe part of it only.
@@ -105,6 +115,11 @@ type Figures struct {
 
 	// Pool is what the pooler's admin console said (pool.go).
 	Pool PoolFigures
+
+	// Failed says what failed when the step completed no transaction
+	// (failed.go): there is nothing to judge a bottleneck on. Empty when
+	// some transaction completed.
+	Failed string
 }
 
 // EventShare is one wait event and its share of the samples.
@@ -131,7 +146,7 @@ func ComputeIn(file *result.File, s result.Step) Figures {
 func Compute(s result.Step) Figures {
 	f := Figures{Clients: s.Clients, TPS: s.Summary.TPS, Transactions: s.Summary.Transactions,
 		ElapsedS: s.ElapsedS, LatencyMs: s.Summary.Latency.MeanMs, ClassShare: map[string]float64{},
-		Skipped: s.Summary.Skipped, LagMeanMs: s.Summary.LagMeanMs, Outages: s.Outages}
+		Skipped: s.Summary.Skipped, LagMeanMs: s.Summary.LagMeanMs, Outages: s.Outages, Failed: whatFailed(s)}
 	p := s.Probes
 	if p == nil {
 		if c := s.Costs; c != nil && s.Summary.Transactions > 0 {
@@ -248,8 +263,25 @@ func Compute(s result.Step) Figures {
 		f.HasStatements = true
 		f.ServerMsPerTxn = st.ServerMs / txns
 		f.NetworkMs = f.LatencyMs - f.ServerMsPerTxn
+		if f.Pool.HasWaitPerTxn && f.Pool.WaitPerTxnUS > 0 {
+			// Measured by the pooler over nearly the same window: it may
+			// exceed what is left of the latency by a little.
+			f.HasPoolWait, f.PoolWaitMs = true, f.Pool.WaitPerTxnUS/1000
+			f.NetworkMs = max(f.NetworkMs-f.PoolWaitMs, 0)
+		}
 	}
 	return f
+}
+
+// LatencySplit says where a transaction's client-observed latency went
+// beyond the server's time: "network + client 0.181 ms", or with clients
+// that waited in a pool for a server connection "pool wait 0.289 ms,
+// network + client 0.181 ms".
+func (f Figures) LatencySplit() string {
+	if f.HasPoolWait {
+		return fmt.Sprintf("pool wait %.3f ms, network + client %.3f ms", f.PoolWaitMs, f.NetworkMs)
+	}
+	return fmt.Sprintf("network + client %.3f ms", f.NetworkMs)
 }
 
 // event returns one wait event's share of the samples.

@@ -82,3 +82,41 @@ func TestExplainPoolWait(t *testing.T) {
 		t.Errorf("causes %+v, want the pool's", d.Steps)
 	}
 }
+
+// Through a pool the clients waited in, the latency beyond the server's
+// time is the pool's wait (as the pooler counted it) and the rest, not
+// all "network + client".
+func TestPoolWaitInLatency(t *testing.T) {
+	s := pooled(step(8, 16000, 0.99, 16, 3, 2, map[string]int64{"CPU": 900, "Client:ClientRead": 100}), 4, 2, 0.6, 289)
+	s.Probes.SetStatements(&result.Statements{Calls: 160000, ServerMs: 160000 * 0.007})
+	s.Summary.Latency.MeanMs = 0.477
+	f := diagnose.Compute(s)
+	if got, want := f.LatencySplit(), "pool wait 0.289 ms, network + client 0.181 ms"; got != want {
+		t.Errorf("latency split %q, want %q", got, want)
+	}
+	v := diagnose.Step(f, f)
+	if ev := strings.Join(v.Evidence, "\n"); !strings.Contains(ev, "0.477 ms latency: pool wait 0.289 ms, network + client 0.181 ms") {
+		t.Errorf("evidence %q", ev)
+	}
+	// Without the pooler's count it is what it was.
+	s.Probes.SetPooler(nil)
+	if got := diagnose.Compute(s).LatencySplit(); got != "network + client 0.470 ms" {
+		t.Errorf("without a pool: %q", got)
+	}
+}
+
+// A pooler that died is named as the pooler's death, not as a server lost
+// for 0.0 s, and the verdict says it ended the step.
+func TestPoolerLost(t *testing.T) {
+	o := result.Outage{AtS: 10.5, ServerS: 0, BackS: 0, Clients: 4, Failed: 4, Pooler: "pgbouncer (pid 7314) was killed by signal 9 (killed)"}
+	want := "pooler lost at 10.5 s: pgbouncer (pid 7314) was killed by signal 9 (killed), which ended the step; 4 clients lost their connections, 4 transactions failed"
+	if got := diagnose.OutageLine(o); got != want {
+		t.Errorf("%q\nwant %q", got, want)
+	}
+	s := step(4, 14000, 0.99, 8, 2, 1, map[string]int64{"CPU": 500, "Client:ClientRead": 500})
+	s.Outages = []result.Outage{o}
+	f := diagnose.Compute(s)
+	if v := diagnose.Step(f, f); v.Verdict != diagnose.Unclear || !strings.HasPrefix(v.Detail, "the pooler exited during the step (at 10.5 s: pgbouncer (pid 7314) was killed") {
+		t.Errorf("verdict %s (%s)", v.Verdict, v.Detail)
+	}
+}

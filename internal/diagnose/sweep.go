@@ -57,6 +57,9 @@ func Sweep(file *result.File) *result.Diagnosis {
 		}
 	}
 	d.Paragraph = paragraph(steps, figs, r, had, d)
+	if allFailed(figs) {
+		d.Paragraph = failedParagraph(steps, figs)
+	}
 	return d
 }
 
@@ -120,6 +123,16 @@ func countedIndexes(steps []result.Step) []int {
 	return out
 }
 
+// allFailed says no step of a sweep completed a transaction.
+func allFailed(figs []Figures) bool {
+	for _, f := range figs {
+		if f.Failed == "" {
+			return false
+		}
+	}
+	return true
+}
+
 // paragraph says the sweep in plain English; r is what its speedup and
 // knee are of (throughput, or per CPU-second: rates), cores the CPU the
 // system had in each step.
@@ -178,29 +191,37 @@ func paragraph(steps []result.Step, figs []Figures, r, cores []float64, d *resul
 	}
 	ok := counted(steps)
 	for i, s := range steps {
-		if !ok[i] {
+		if !ok[i] && figs[i].Failed == "" {
 			fmt.Fprintf(&b, " The step at %s was cut short and is left out of the peak and the knee.", prose.Count(s.Clients, "client"))
 		}
 	}
 	// The bottleneck from the knee on (or at the last step when it never
-	// stopped growing), said once per run of equal verdicts.
-	from := len(steps) - 1
-	if d.Knee >= 0 {
-		from = d.Knee + 1
+	// stopped growing), said once per run of equal verdicts; a step that
+	// completed nothing has none, and is said apart.
+	end := len(steps) - 1
+	for end > 0 && figs[end].Failed != "" {
+		end--
 	}
-	if d.Knee >= 0 && d.Knee+1 < len(steps) && d.Steps[d.Knee].Verdict == d.Steps[d.Knee+1].Verdict {
+	from := end
+	if d.Knee >= 0 {
+		from = min(d.Knee+1, end)
+	}
+	if d.Knee >= 0 && d.Knee+1 <= end && d.Steps[d.Knee].Verdict == d.Steps[d.Knee+1].Verdict {
 		from = d.Knee
 	}
 	for from > 0 && d.Steps[from-1].Verdict == d.Steps[from].Verdict {
 		from--
 	}
-	v := d.Steps[len(steps)-1]
-	f := figs[len(steps)-1]
+	v := d.Steps[end]
+	f := figs[end]
 	at := "At " + prose.Count(v.Clients, "client")
-	if from < len(steps)-1 {
+	if from < end {
 		at = "From " + prose.Count(steps[from].Clients, "client")
 	}
 	b.WriteString(" " + explain(at, v, f))
+	for i := end + 1; i < len(steps); i++ {
+		b.WriteString(" " + failedSentence("At "+prose.Count(steps[i].Clients, "client"), figs[i]))
+	}
 	if f.HasLocks && f.Locks.Exhausted > 0 {
 		fmt.Fprintf(&b, " Backends hold up to %d weak relation locks beyond their %d fast-path slots: fast-path slots exhausted, so those locks go through the shared lock table",
 			f.Locks.MaxSlowWeak, f.Locks.FastPathSlots)
@@ -302,6 +323,8 @@ func lossSentence(sc []ScalingStep) string {
 func explain(at string, v result.StepVerdict, f Figures) string {
 	t := f.Time
 	switch v.Verdict {
+	case Failed:
+		return failedSentence(at, f)
 	case RateLimited:
 		return fmt.Sprintf("%s throughput is the -R schedule's: %.0f tps of the %g asked for (schedule lag %.3f ms on average): rate-limited, the system keeps up; raise -R, or drop it, to find its capacity.",
 			at, f.TPS, f.RateTPS, f.LagMeanMs)

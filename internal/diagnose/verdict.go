@@ -23,6 +23,9 @@ const (
 	ClientBound = "client-bound"
 	UnderLoaded = "under-loaded"
 	Unclear     = "unclear"
+	// Failed: the step completed no transaction (failed.go). No
+	// bottleneck is judged on it: the detail says what failed instead.
+	Failed = "failed"
 )
 
 // Thresholds. Each says what it separates and why it sits where it does.
@@ -134,8 +137,8 @@ func Step(f, first Figures) result.StepVerdict {
 			f.ServerCPUPerTxnUS, f.GeneratorCPUPerTxnUS, f.CtxPerTxn))
 	}
 	if f.HasStatements {
-		ev = append(ev, fmt.Sprintf("server time %.3f ms per transaction of %.3f ms latency: network + client %.3f ms",
-			f.ServerMsPerTxn, f.LatencyMs, f.NetworkMs))
+		ev = append(ev, fmt.Sprintf("server time %.3f ms per transaction of %.3f ms latency: %s",
+			f.ServerMsPerTxn, f.LatencyMs, f.LatencySplit()))
 	}
 	if line := poolEvidence(f); line != "" {
 		ev = append(ev, line)
@@ -153,6 +156,9 @@ func Step(f, first Figures) result.StepVerdict {
 		// server is nobody's load.
 		v.Verdict = Unclear
 		v.Detail = outageDetail(f.Outages)
+	case f.Failed != "":
+		v.Verdict = Failed
+		v.Detail = f.Failed
 	case rateKept(f):
 		v.Verdict = RateLimited
 		v.Detail = fmt.Sprintf("%.0f tps, the -R schedule's %g (%s of it), with the machine %s busy", f.TPS, f.RateTPS, prose.Share(f.TPS/f.RateTPS), prose.Share(f.MachineBusy))
@@ -438,6 +444,17 @@ func lockEvidence(l *result.Locks) string {
 // 18781, then 18950): 2.2 s without a server, 2 clients connected again
 // by 7.3 s, 2 transactions failed".
 func OutageLine(o result.Outage) string {
+	if o.Pooler != "" {
+		s := fmt.Sprintf("pooler lost at %.1f s: %s, which ended the step", o.AtS, o.Pooler)
+		if o.AllBack {
+			s += fmt.Sprintf("; %s connected again by %.1f s", prose.Count(o.Clients, "client"), o.AtS+o.BackS)
+		} else if o.Clients == 1 {
+			s += "; 1 client lost its connection"
+		} else {
+			s += fmt.Sprintf("; %d clients lost their connections", o.Clients)
+		}
+		return s + fmt.Sprintf(", %d %s failed", o.Failed, plural(o.Failed, "transaction"))
+	}
 	what := "server lost"
 	if o.Restarted() {
 		what = fmt.Sprintf("server restart (postmaster %d, then %d)", o.PostmasterBefore, o.PostmasterAfter)
@@ -454,6 +471,11 @@ func OutageLine(o result.Outage) string {
 // outageDetail is the verdict's detail for a step the server left.
 func outageDetail(os []result.Outage) string {
 	o := os[0]
+	for _, p := range os {
+		if p.Pooler != "" {
+			return fmt.Sprintf("the pooler exited during the step (at %.1f s: %s), which ended it, so no bottleneck is judged; measure again", p.AtS, p.Pooler)
+		}
+	}
 	what := "the clients lost the server"
 	if o.Restarted() {
 		what = "the server restarted"

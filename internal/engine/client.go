@@ -13,7 +13,6 @@ import (
 
 	"github.com/pgscale/pgscale/internal/metrics"
 	"github.com/pgscale/pgscale/internal/script"
-	"github.com/pgscale/pgscale/internal/secret"
 )
 
 // client is one simulated user: one goroutine, one connection, its own
@@ -102,7 +101,7 @@ func (c *client) report(f Failure) {
 	if on := c.e.cfg.OnFailure; on != nil {
 		on(f)
 	} else if f.Abort {
-		c.e.events(fmt.Sprintf("client %d aborted: %v", c.id, secret.Redact(f.Err.Error())))
+		c.e.events(fmt.Sprintf("client %d aborted: %s", c.id, f.Text()))
 	}
 	if f.Abort && c.e.cfg.ExitOnAbort {
 		c.e.exitOnAbort(c.id)
@@ -298,8 +297,9 @@ func (c *client) transaction(si int, sched time.Time) outcome {
 			return outcome{script: si, tries: try}
 		}
 		kind := classify(err, c.conn)
-		c.e.noteError(kind, err)
 		f := Failure{Client: c.id, Script: si, Command: c.failCmd, Query: c.failQuery, Err: err, Kind: kind, Tries: try}
+		f.Message = c.e.placedMessage(f)
+		c.e.noteMessage(kind, f.Message)
 		switch kind {
 		case metrics.FailConnection:
 			c.lostAt(time.Now())

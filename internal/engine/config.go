@@ -246,10 +246,14 @@ type Failure struct {
 	// statement of a compound SQL command.
 	Command, Query int
 	Err            error
-	Kind           metrics.FailKind
-	Abort          bool // the client stops
-	Retry          bool // the transaction is tried again
-	Tries          int  // tries of the transaction so far, this one included
+	// Message is Err's message, redacted, with its place in the script
+	// when it has one: `div.sql:3: ERROR: division by zero (SQLSTATE
+	// 22012), running "SELECT 1/0"`. Empty outside a script.
+	Message string
+	Kind    metrics.FailKind
+	Abort   bool // the client stops
+	Retry   bool // the transaction is tried again
+	Tries   int  // tries of the transaction so far, this one included
 	// Elapsed is the time since the transaction's scheduled start.
 	Elapsed time.Duration
 }

@@ -258,7 +258,12 @@ func usesTLS(cfg *Config) bool {
 }
 
 func (e *engine) noteError(kind metrics.FailKind, err error) {
-	msg := secret.Redact(err.Error())
+	e.noteMessage(kind, secret.Redact(err.Error()))
+}
+
+// noteMessage counts one error by its message, already redacted (and
+// placed in its script: placedMessage).
+func (e *engine) noteMessage(kind metrics.FailKind, msg string) {
 	e.errMu.Lock()
 	defer e.errMu.Unlock()
 	if ec, ok := e.errs[msg]; ok {
@@ -375,6 +380,9 @@ func (e *engine) run() (*Result, error) {
 		return res, fmt.Errorf("%w (client %d)", ErrExitOnAbort, e.abortedBy.Load()-1)
 	case res.Aborted == cfg.Clients:
 		res.Incomplete = fmt.Sprintf("all %d clients stopped on errors", cfg.Clients)
+		if cfg.Clients == 1 {
+			res.Incomplete = "the client stopped on an error"
+		}
 		return res, fmt.Errorf("%w: %s", ErrAllClientsFailed, mostFrequent(res.Errors))
 	case endErr != nil:
 		res.Incomplete = endErr.Error()

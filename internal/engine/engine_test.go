@@ -327,15 +327,26 @@ END;
 }
 
 // An SQL error aborts the client, as pgbench does; with ContinueOnError it
-// is counted and the client goes on.
+// is counted and the client goes on. Either way the error names the
+// script, line and command that failed.
 func TestSQLErrors(t *testing.T) {
-	src := "SELECT 1/0;\n"
+	src := "\\set a 1\nSELECT 1;\nSELECT 1/0;\n"
 	r, err := engine.Run(context.Background(), engine.Config{Settings: load.Settings{Duration: time.Second, MaxTries: 1}, Conn: connConfig(t), Program: program(t, 2, src), Clients: 2})
 	if !errors.Is(err, engine.ErrAllClientsFailed) || r.Aborted != 2 {
 		t.Fatalf("err %v, aborted %d: want every client aborted", err, r.Aborted)
 	}
-	if len(r.Errors) == 0 || !strings.Contains(r.Errors[0].Msg, "division by zero") {
-		t.Errorf("errors %v: want the server's message", r.Errors)
+	const want = `test0.sql:3: ERROR: division by zero (SQLSTATE 22012), running "SELECT 1/0"`
+	if len(r.Errors) != 1 || r.Errors[0].Msg != want {
+		t.Errorf("errors %v: want %q", r.Errors, want)
+	}
+	if !strings.Contains(err.Error(), want) {
+		t.Errorf("err %q: want it to end %q", err, want)
+	}
+	// A compound command names its statement.
+	_, err = engine.Run(context.Background(), engine.Config{Settings: load.Settings{Duration: time.Second, MaxTries: 1}, Conn: connConfig(t),
+		Program: program(t, 1, "SELECT 1 \\; SELECT 1/0;\n"), Clients: 1})
+	if want := `test0.sql:1: ERROR: division by zero (SQLSTATE 22012), running statement 2 of "SELECT 1 ; SELECT 1/0"`; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("compound: err %v, want %q", err, want)
 	}
 	r = run(t, engine.Config{Settings: load.Settings{Duration: 500 * time.Millisecond, ContinueOnError: true, MaxTries: 1}, Program: program(t, 2, src), Clients: 2})
 	if r.Total.Failed[metrics.FailOther] < 10 || r.Aborted != 0 {

@@ -31,6 +31,79 @@ func TestSetupCrashNamed(t *testing.T) {
 	}
 }
 
+// A backend that dereferences NULL in an extension's function (a static
+// helper, inlined): the crash's one line names the function and the line
+// of its source, read with gdb from the core file the backend left, and
+// where the kernel hands core files to a program instead, what to run to
+// get them. About 10 s: a make of one file, a cluster, gdb.
+func TestNativeCrashNamesFunction(t *testing.T) {
+	trackTime(t)
+	testenv.NeedProgram(t, "make", "Debian: apt-get install make")
+	testenv.NeedProgram(t, "gcc", "Debian: apt-get install gcc")
+	testenv.NeedProgram(t, "gdb", "Debian: apt-get install gdb")
+	pgConfig := "/usr/lib/postgresql/15/bin/pg_config"
+	if _, err := os.Stat("/usr/lib/postgresql/15/lib/pgxs/src/makefiles/pgxs.mk"); err != nil {
+		testenv.Need(t, err) // postgresql-server-dev-15
+	}
+	dir := t.TempDir()
+	for d := dir; d != os.TempDir() && d != "/"; d = filepath.Dir(d) {
+		os.Chmod(d, 0o755)
+	}
+	files := map[string]string{
+		"Makefile": "MODULES = crashme\nPGXS := $(shell $(PG_CONFIG) --pgxs)\ninclude $(PGXS)\n",
+		"crashme.c": `#include "postgres.h"
+#include "fmgr.h"
+PG_MODULE_MAGIC;
+PG_FUNCTION_INFO_V1(crashme_scan);
+static int
+crashme_deref(int *p)
+{
+	return *p;
+}
+Datum
+crashme_scan(PG_FUNCTION_ARGS)
+{
+	int32		n = PG_GETARG_INT32(0);
+	int		   *p = NULL;
+
+	if (n > 3)
+		PG_RETURN_INT32(crashme_deref(p));
+	PG_RETURN_INT32(n);
+}
+`,
+		"setup.sql": "CREATE FUNCTION crashme_scan(int) RETURNS int AS '" + filepath.Join(dir, "crashme.so") + "', 'crashme_scan' LANGUAGE C STRICT;\nSELECT crashme_scan(1);\n",
+		"q.sql":     "\\set n random(4, 5)\nSELECT crashme_scan(:n);\n",
+	}
+	for name, text := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if out, err := exec.Command("make", "-C", dir, "PG_CONFIG="+pgConfig).CombinedOutput(); err != nil {
+		t.Fatalf("make: %v\n%s", err, out)
+	}
+	out := filepath.Join(dir, "r.json")
+	t0 := time.Now()
+	code, stdout, stderr := pgscale(t, "run", "-f", filepath.Join(dir, "q.sql"), "--setup", filepath.Join(dir, "setup.sql"), "-c", "1", "-T", "5",
+		"--no-probes", "--out", out)
+	took := time.Since(t0)
+	line := lastError(stderr)
+	if code != cli.ExitIncomplete || strings.Count(line, "\n") > 0 || !strings.Contains(line, "terminated by signal 11: Segmentation fault") {
+		t.Fatalf("exit %d, want %d with one line naming the crash:\n%s\n%s", code, cli.ExitIncomplete, stderr, stdout)
+	}
+	want := "Segmentation fault in crashme_deref (crashme.c:8), called from crashme_scan (crashme.c:17)"
+	if pattern, _ := os.ReadFile("/proc/sys/kernel/core_pattern"); strings.HasPrefix(string(pattern), "|") {
+		want = "no function and line: the kernel hands core files to"
+	}
+	if !strings.Contains(line, want) {
+		t.Errorf("no %q in %q", want, line)
+	}
+	if f := readResult(t, out); f.Complete || !strings.Contains(f.Reason, want) {
+		t.Errorf("result file: complete %v, reason %q", f.Complete, f.Reason)
+	}
+	t.Logf("%v: %s", took.Round(100*time.Millisecond), line)
+}
+
 // A server that dies under Valgrind: an extension's function built with
 // -march=native on a CPU with AVX-512 (the set-up, natively, runs it), then
 // counted: the first counted backend to run it dies of SIGILL. The run

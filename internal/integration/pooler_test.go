@@ -184,6 +184,19 @@ func TestPoolerKilledMidRun(t *testing.T) {
 	if f.Complete || !strings.Contains(f.Reason, "killed by signal 9") || len(f.Steps) != 1 || f.Steps[0].Complete ||
 		f.Steps[0].Summary.Transactions == 0 {
 		t.Errorf("result: complete %v, reason %q, %d steps: want the cut-short step, with what it measured", f.Complete, f.Reason, len(f.Steps))
+	} else {
+		// The clients lost the pooler, not the server, and the pooler's
+		// CPU until it died is kept.
+		s := f.Steps[0]
+		if n := len(s.Outages); n == 0 || !strings.HasPrefix(s.Outages[n-1].Pooler, "pgbouncer (pid "+strconv.Itoa(pooler)+") was killed by signal 9") {
+			t.Errorf("outages %+v: want the last one the pooler's", s.Outages)
+		}
+		if ps := s.Probes.Process(); ps == nil || ps.Pooler == nil || ps.Pooler.CPUS <= 0 || !strings.Contains(ps.PoolerNote, "exited during the step") {
+			t.Errorf("process evidence %+v: want the pooler's CPU until it died", ps)
+		}
+		if !strings.Contains(stdout.String(), "pooler lost at ") || strings.Contains(stdout.String(), "server lost at ") {
+			t.Errorf("the output should name the pooler lost, not a server:\n%s", stdout.String())
+		}
 	}
 	logPath := strings.TrimSuffix(out, ".json") + ".pgbouncer.log"
 	if _, err := os.Stat(logPath); err != nil || !strings.Contains(f.Reason, logPath) {

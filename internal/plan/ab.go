@@ -217,6 +217,7 @@ func (spec *ABSpec) runOn(ctx context.Context, targets []*prepared, specs []targ
 	}
 	files := spec.resultFiles(wl, targets, specs, run, layouts, ab.Reshuffle, runErr, ctx.Err() != nil, seed, started)
 	var errs []error
+	wrote := 0
 	for i, f := range files {
 		name := f.AB.Targets[i].File
 		path := filepath.Join(dir, name)
@@ -232,14 +233,26 @@ func (spec *ABSpec) runOn(ctx context.Context, targets []*prepared, specs []targ
 		if err != nil && i == 0 && written != "" {
 			*outDir = filepath.Dir(written)
 		}
+		if written != "" {
+			wrote++
+		}
 		errs = append(errs, err)
 	}
+	if wrote == 0 {
+		*outDir = "" // no directory to name: none was written, as errs say
+	}
 	if runErr != nil {
-		msg := fmt.Errorf("a round could not complete; the %d rounds done are saved: %w", run.RoundsDone, runErr)
-		if ctx.Err() != nil {
-			msg = fmt.Errorf("interrupted; the %d rounds done are saved", run.RoundsDone)
+		// Why the run stopped comes first, what could not be written of
+		// it after.
+		saved := fmt.Sprintf("the %d rounds done are saved", run.RoundsDone)
+		if wrote < len(files) {
+			saved = fmt.Sprintf("%d rounds were done", run.RoundsDone)
 		}
-		errs = append(errs, msg)
+		msg := fmt.Errorf("a round could not complete; %s: %w", saved, runErr)
+		if ctx.Err() != nil {
+			msg = fmt.Errorf("interrupted; %s", saved)
+		}
+		errs = append([]error{msg}, errs...)
 	}
 	return files, errors.Join(errs...)
 }

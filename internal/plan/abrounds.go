@@ -182,6 +182,9 @@ func (ab *AB) warmUp(ctx context.Context) error {
 		sw.Watchers, sw.AfterStep, sw.Transactions, sw.HoldEdges = nil, nil, nil, true
 		sw.uncounted()
 		if _, err := sw.Run(ctx); err != nil {
+			if strings.HasPrefix(err.Error(), "target "+t.Name+": ") {
+				return fmt.Errorf("warm-up round, %w", err) // it names its target already
+			}
 			return fmt.Errorf("warm-up round, target %s: %w", t.Name, err)
 		}
 	}

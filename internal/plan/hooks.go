@@ -70,7 +70,7 @@ func failureLine(f engine.Failure) string {
 	case !f.Abort:
 		what = "ends the failed transaction"
 	}
-	return fmt.Sprintf("client %d %s: %v", f.Client, what, secret.Redact(f.Err.Error()))
+	return fmt.Sprintf("client %d %s: %s", f.Client, what, f.Text())
 }
 
 // failure is what a renderer needs of a client error to word it as

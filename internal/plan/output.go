@@ -29,14 +29,19 @@ func checkOut(path string, dir bool) error {
 // writeResult writes f at path. When it cannot (the destination became
 // unwritable during the run, the disk filled up), it writes f under name
 // in the first of result.RescueDirs that takes it, and the error says
-// where: a run's measurements are never lost to its destination. It
-// returns where f was written, empty when nowhere.
+// where: a run's measurements are never lost to its destination. A result
+// refused for what it holds is refused anywhere, and not tried elsewhere.
+// It returns where f was written, empty when nowhere.
 func writeResult(path, name string, f *result.File) (string, error) {
 	werr := result.Write(path, f)
 	if werr == nil {
 		return path, nil
 	}
 	werr = fmt.Errorf("write result file %s: %w", path, werr)
+	var refused *result.RefusedError
+	if errors.As(werr, &refused) {
+		return "", werr
+	}
 	alt, aerr := result.WriteRescued(name, f)
 	if aerr != nil {
 		return "", errors.Join(werr, fmt.Errorf("nor could it be written elsewhere: %w", aerr))

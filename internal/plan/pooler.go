@@ -113,6 +113,15 @@ func blamePooler(ctx context.Context, targets []*prepared, err error) (error, *p
 func blameStep(s *result.Step, pe *poolerExited) {
 	if pe != nil && !s.Complete {
 		s.Reason = pe.Error() + ": " + s.Reason
+		blameOutage(s, pe)
+	}
+}
+
+// blameOutage says the clients' last lost connection in a step the
+// pooler's exit cut short was the pooler's, not the server's.
+func blameOutage(s *result.Step, pe *poolerExited) {
+	if n := len(s.Outages); n > 0 && s.Outages[n-1].Pooler == "" {
+		s.Outages[n-1].Pooler = pe.err.Error()
 	}
 }
 

@@ -176,6 +176,10 @@ func (sw *Sweep) Run(ctx context.Context) ([]result.Step, error) {
 				if !connected {
 					s.Reason += ", before every client had connected"
 				}
+				var pe *poolerExited
+				if errors.As(cause, &pe) {
+					blameOutage(&s, pe)
+				}
 			}
 			for _, o := range started {
 				if oerr := o.Stop(context.WithoutCancel(ctx), &s); oerr != nil && err == nil {

@@ -56,6 +56,11 @@ type procProbe struct {
 	clientsMu sync.Mutex
 
 	first, last *procSnap
+	// poolerLast is the pooler's tree as last read during the step
+	// (poolerEvery), under poolerMu: a pooler that exits before the
+	// step's end leaves what it used until then, not nothing.
+	poolerMu   sync.Mutex
+	poolerLast *procSnap
 	// lastProbeCPU is the server CPU of each probe's backends in the last
 	// step, lastCollectorCPU that of pg_wait_sampling's collector.
 	lastProbeCPU     map[string]float64
@@ -210,23 +215,73 @@ func (p *procProbe) begin(ctx context.Context, st *stepState) (func(<-chan struc
 		return nil, err
 	}
 	p.first = s
-	if p.activity == nil {
+	p.poolerMu.Lock()
+	p.poolerLast = nil
+	p.poolerMu.Unlock()
+	if p.activity == nil && p.poolerPID == 0 {
 		return nil, nil
 	}
 	return func(stop <-chan struct{}) {
 		tick := time.NewTicker(250 * time.Millisecond)
 		defer tick.Stop()
-		for {
+		for n := 1; ; n++ {
 			select {
 			case <-stop:
 				return
 			case <-ctx.Done():
 				return
 			case <-tick.C:
-				p.readClients(ctx)
+				if p.activity != nil {
+					p.readClients(ctx)
+				}
+				if p.poolerPID != 0 && n%poolerReadEvery == 0 {
+					p.readPooler()
+				}
 			}
 		}
 	}, nil
+}
+
+// poolerReadEvery is how many of the loop's quarter seconds pass between
+// two readings of the pooler's processes: a pooler that exits during the
+// step loses at most half a second of its CPU from the step's figures.
+const poolerReadEvery = 2
+
+// readPooler reads the pooler's processes, while it runs, as the last
+// reading of them (poolerLast).
+func (p *procProbe) readPooler() {
+	s := &procSnap{at: time.Now(), server: map[int]taskSample{}, pooler: map[int]taskSample{}}
+	if !isAlive(p.fs, p.poolerPID) {
+		return
+	}
+	for _, pid := range append([]int{p.poolerPID}, descendants(p.poolerPID)...) {
+		proc, err := p.fs.Proc(pid)
+		if err != nil {
+			continue
+		}
+		st, err := proc.Stat()
+		if err != nil || st.State == "Z" {
+			continue
+		}
+		if ts, ok := p.task(proc, st); ok {
+			s.pooler[pid] = ts
+		}
+	}
+	if len(s.pooler) > 0 {
+		p.poolerMu.Lock()
+		p.poolerLast = s
+		p.poolerMu.Unlock()
+	}
+}
+
+// isAlive says whether pid is a live process (not a zombie).
+func isAlive(fs procfs.FS, pid int) bool {
+	proc, err := fs.Proc(pid)
+	if err != nil {
+		return false
+	}
+	st, err := proc.Stat()
+	return err == nil && st.State != "Z"
 }
 
 func (p *procProbe) capture(ctx context.Context, _ *stepState) error {
@@ -309,8 +364,29 @@ func (p *procProbe) report(_ context.Context, _ *stepState, out *result.Probes) 
 	} else if p.serverPID != 0 && p.restarted[0] == 0 {
 		ps.ServerNote = fmt.Sprintf("postmaster pid %d is gone", p.serverPID)
 	}
-	if p.poolerPID != 0 && len(b.pooler) > 0 {
-		pl, _, _ := groupDelta(a.pooler, b.pooler, p.poolerPID, nil)
+	end := b.pooler
+	if p.poolerPID != 0 && len(end) == 0 && len(a.pooler) > 0 {
+		// The pooler exited during the step: what it used until the last
+		// reading of it is what was measured of it.
+		p.poolerMu.Lock()
+		last := p.poolerLast
+		p.poolerMu.Unlock()
+		who := fmt.Sprintf("pid %d", p.poolerPID)
+		if p.cfg.Server != nil && p.cfg.PoolerPID == 0 { // not --pooler-pid's, which has only its pid
+			if pl := p.cfg.Server.Pooler(); pl != nil {
+				who = fmt.Sprintf("%s (pid %d)", pl.Program(), p.poolerPID)
+			}
+		}
+		ps.PoolerNote = who + " exited during the step, read last as the step began: its CPU in the step is lost"
+		if last != nil {
+			end = last.pooler
+			ps.PoolerNote = fmt.Sprintf("%s exited during the step: its CPU until %.1f s, when it was read last, is counted", who, last.at.Sub(a.at).Seconds())
+		} else {
+			end = a.pooler
+		}
+	}
+	if p.poolerPID != 0 && len(end) > 0 {
+		pl, _, _ := groupDelta(a.pooler, end, p.poolerPID, nil)
 		pl.ByKind = nil
 		ps.Pooler = &pl
 	}
@@ -465,38 +541,47 @@ func (p *procProbe) snapshot() (*procSnap, error) {
 		if st.State == "Z" {
 			continue // exited, not yet reaped: counted once it is
 		}
-		ts := taskSample{kind: KindBackground, start: st.Starttime, cpu: float64(st.UTime+st.STime) / userHZ,
-			user: float64(st.UTime) / userHZ, sys: float64(st.STime) / userHZ}
-		if st.PID == p.serverPID || st.PID == p.poolerPID {
-			ts.children = float64(st.CUTime+st.CSTime) / userHZ
-		} else if st.PPID == p.serverPID {
-			cl, err := proc.CmdLine()
-			if err != nil {
-				continue // gone: its CPU will show in the postmaster's reaped children
-			}
-			title := strings.Join(cl, " ")
-			ts.kind = backendKind(title)
-			if p.isClient(st.PID) {
-				ts.kind = KindClientBackend
-			}
-			ts.collector = strings.Contains(title, "pg_wait_sampling collector")
-		}
-		// A process that exits between these reads is left out whole, as
-		// if it had gone before the snapshot: a sample with some counters
-		// read as zero would make the step's deltas negative.
-		ss, err := proc.Schedstat()
-		if err != nil {
+		ts, ok := p.task(proc, st)
+		if !ok {
 			continue
 		}
-		ts.run, ts.wait = float64(ss.RunningNanoseconds)/1e9, float64(ss.WaitingNanoseconds)/1e9
-		status, err := proc.NewStatus()
-		if err != nil {
-			continue
-		}
-		ts.vcs, ts.ivcs = status.VoluntaryCtxtSwitches, status.NonVoluntaryCtxtSwitches
 		into[st.PID] = ts
 	}
 	return s, nil
+}
+
+// task reads one process's counters; false when it went in the middle. A
+// process that exits between these reads is left out whole, as if it had
+// gone before the snapshot: a sample with some counters read as zero would
+// make the step's deltas negative.
+func (p *procProbe) task(proc procfs.Proc, st procfs.ProcStat) (taskSample, bool) {
+	ts := taskSample{kind: KindBackground, start: st.Starttime, cpu: float64(st.UTime+st.STime) / userHZ,
+		user: float64(st.UTime) / userHZ, sys: float64(st.STime) / userHZ}
+	if st.PID == p.serverPID || st.PID == p.poolerPID {
+		ts.children = float64(st.CUTime+st.CSTime) / userHZ
+	} else if st.PPID == p.serverPID {
+		cl, err := proc.CmdLine()
+		if err != nil {
+			return ts, false // gone: its CPU will show in the postmaster's reaped children
+		}
+		title := strings.Join(cl, " ")
+		ts.kind = backendKind(title)
+		if p.isClient(st.PID) {
+			ts.kind = KindClientBackend
+		}
+		ts.collector = strings.Contains(title, "pg_wait_sampling collector")
+	}
+	ss, err := proc.Schedstat()
+	if err != nil {
+		return ts, false
+	}
+	ts.run, ts.wait = float64(ss.RunningNanoseconds)/1e9, float64(ss.WaitingNanoseconds)/1e9
+	status, err := proc.NewStatus()
+	if err != nil {
+		return ts, false
+	}
+	ts.vcs, ts.ivcs = status.VoluntaryCtxtSwitches, status.NonVoluntaryCtxtSwitches
+	return ts, true
 }
 
 // candidates lists the processes that may belong to the server or the

@@ -51,6 +51,13 @@ type Spec struct {
 	// it raised for itself), then becomes the program, which keeps the
 	// shell's PID.
 	OpenFiles uint64
+	// CoreFiles raises its soft core-file limit to the hard one (as
+	// pg_ctl -c does) and leaves shared memory out of its core files
+	// (coredump_filter 0x31: a server's shared buffers would make each
+	// core as large as they are), so that a process of it that crashes
+	// leaves a core a debugger can read, where the kernel's core_pattern
+	// writes one. Its children inherit both.
+	CoreFiles bool
 	// ParentDeath is the signal the kernel sends it if this process dies
 	// without stopping it; 0 lets it outlive this process (--keep).
 	ParentDeath syscall.Signal
@@ -97,9 +104,21 @@ func Start(s Spec) (*Process, error) {
 		out = logf
 	}
 	path, args := s.Path, s.Args
-	if s.OpenFiles > 0 {
+	if s.OpenFiles > 0 || s.CoreFiles {
+		// A shell sets the limits (a child gets the limits Go started
+		// with, not the ones it set for itself), then becomes the program.
+		var sh strings.Builder
+		if s.OpenFiles > 0 {
+			sh.WriteString(`ulimit -Sn "$1" || exit 1; `)
+		}
+		if s.CoreFiles {
+			// Best effort: a hard limit of 0 or a read-only /proc leaves
+			// the process as it was, and the crash's message says so.
+			sh.WriteString(`ulimit -Sc "$(ulimit -Hc)" 2>/dev/null; echo 0x31 2>/dev/null >/proc/self/coredump_filter; `)
+		}
+		sh.WriteString(`shift; exec "$@"`)
 		path = "/bin/sh"
-		args = append([]string{"-c", `ulimit -Sn "$1" || exit 1; shift; exec "$@"`, "sh", strconv.FormatUint(s.OpenFiles, 10), s.Path}, s.Args...)
+		args = append([]string{"-c", sh.String(), "sh", strconv.FormatUint(s.OpenFiles, 10), s.Path}, s.Args...)
 	}
 	cmd := exec.Command(path, args...)
 	cmd.Dir, cmd.Env = s.Dir, s.Env

@@ -192,6 +192,27 @@ func TestProcessLimitUserAndLog(t *testing.T) {
 	}
 }
 
+// With CoreFiles the process may leave core files up to its hard limit,
+// without shared memory in them, together with the open-files limit.
+func TestProcessCoreFiles(t *testing.T) {
+	var lim syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_CORE, &lim); err != nil {
+		t.Fatal(err)
+	}
+	want := "unlimited"
+	if lim.Max != ^uint64(0) { // RLIM_INFINITY
+		want = strconv.FormatUint(lim.Max/1024, 10) // ulimit -c counts KiB
+	}
+	p := shellProcess(t, "echo core $(ulimit -Sc) files $(ulimit -Sn) filter $(cat /proc/self/coredump_filter)", func(ps *proc.Spec) {
+		ps.CoreFiles, ps.OpenFiles = true, 1000
+	})
+	<-p.Exited()
+	log := p.Log(10)
+	if !strings.Contains(log, "core "+want+" files 1000 filter 00000031") {
+		t.Errorf("log %q: want core files up to %s, 1000 open files, filter 00000031", log, want)
+	}
+}
+
 // Run returns the exit, and Output what the command printed.
 func TestRunAndOutput(t *testing.T) {
 	ctx := context.Background()

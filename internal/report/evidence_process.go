@@ -48,7 +48,11 @@ func writeProcess(pg page, s result.Step, f diagnose.Figures) {
 		pg.item("server", line)
 	}
 	if ps.Pooler != nil && f.ElapsedS > 0 {
-		pg.item("pooler", fmt.Sprintf("%.2f s cpu (%s of the machine), run-queue wait %.2f s", ps.Pooler.CPUS,
-			prose.Share(ps.Pooler.CPUS/(f.ElapsedS*float64(ps.CPUs))), ps.Pooler.RunQueueWaitS))
+		line := fmt.Sprintf("%.2f s cpu (%s of the machine), run-queue wait %.2f s", ps.Pooler.CPUS,
+			prose.Share(ps.Pooler.CPUS/(f.ElapsedS*float64(ps.CPUs))), ps.Pooler.RunQueueWaitS)
+		if ps.PoolerNote != "" {
+			line += "; " + ps.PoolerNote
+		}
+		pg.item("pooler", line)
 	}
 }

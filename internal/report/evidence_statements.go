@@ -17,8 +17,8 @@ func writeStatements(pg page, s result.Step, f diagnose.Figures) {
 	if st == nil || !f.HasStatements {
 		return
 	}
-	pg.item("statements", fmt.Sprintf("server time %.3f ms per transaction, client-observed latency %.3f ms: network + client %.3f ms",
-		f.ServerMsPerTxn, f.LatencyMs, f.NetworkMs))
+	pg.item("statements", fmt.Sprintf("server time %.3f ms per transaction, client-observed latency %.3f ms: %s",
+		f.ServerMsPerTxn, f.LatencyMs, f.LatencySplit()))
 	tx := f.TPS * f.ElapsedS
 	var rows [][]string
 	for _, q := range st.Top {

@@ -382,7 +382,11 @@ func writeStep(p page, s result.Step, sa compare.StepAnalysis) {
 		p.lines(disturbanceLines(s))
 	}
 	for _, o := range s.Outages {
-		p.lines([]string{diagnose.OutageLine(o) + "; the step's figures mix before, without and after it"})
+		mix := "; the step's figures mix before, without and after it"
+		if o.Pooler != "" {
+			mix = "; the step's figures are of the time before it"
+		}
+		p.lines([]string{diagnose.OutageLine(o) + mix})
 	}
 	p.blank()
 }

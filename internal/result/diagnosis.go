@@ -31,7 +31,8 @@ type StepVerdict struct {
 	Clients int `json:"clients"`
 	// Verdict is one of rate-limited, pooler-bound, cpu-bound, pool-bound,
 	// lwlock-bound, lock-bound, io-bound, client-bound, under-loaded,
-	// unclear.
+	// unclear, or failed: the step completed no transaction, and Detail
+	// says what failed.
 	Verdict string `json:"verdict"`
 	// Detail names what within the verdict: the LWLock, the lock type,
 	// or why the step is unclear.

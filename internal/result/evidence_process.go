@@ -13,6 +13,9 @@ type ProcessStats struct {
 	Pooler    *ProcGroup `json:"pooler,omitempty"`
 	// ServerNote says how the server's processes were found, or why not.
 	ServerNote string `json:"server_note,omitempty"`
+	// PoolerNote says, when the pooler exited during the step, how much
+	// of it Pooler holds: its CPU until it was read last.
+	PoolerNote string `json:"pooler_note,omitempty"`
 }
 
 // HostStat is the whole machine: /proc/stat and pressure stall information.

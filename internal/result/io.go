@@ -22,14 +22,14 @@ func Write(path string, f *File) error {
 	f.Schema, f.Version = Schema, Version
 	normalize(f)
 	if err := f.Validate(); err != nil {
-		return fmt.Errorf("refusing to write an invalid result: %w", err)
+		return &RefusedError{What: "an invalid result", Err: err}
 	}
 	data, err := json.MarshalIndent(f, "", " ")
 	if err != nil {
 		return err
 	}
 	if err := ValidateJSON(data); err != nil {
-		return fmt.Errorf("refusing to write a result that breaks its schema: %w", err)
+		return &RefusedError{What: "a result that breaks its schema", Err: err}
 	}
 	if where, err := secret.FindInJSON(data); err != nil {
 		return err
@@ -43,6 +43,19 @@ func Write(path string, f *File) error {
 	}
 	return WriteFileAtomic(path, append(data, '\n'))
 }
+
+// RefusedError is a result Write would not write, whatever the place: it
+// breaks the file's rules or its schema (a bug of pgscale's, which the
+// message names). Writing it elsewhere is refused the same.
+type RefusedError struct {
+	What string // "an invalid result"
+	Err  error
+}
+
+func (e *RefusedError) Error() string { return "refusing to write " + e.What + ": " + e.Err.Error() }
+
+// Unwrap returns what is wrong with the result.
+func (e *RefusedError) Unwrap() error { return e.Err }
 
 // normalize gives every list the schema requires an empty value instead of
 // nil (JSON null), so that a run that measured little (no client ever

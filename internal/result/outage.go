@@ -27,6 +27,10 @@ type Outage struct {
 	// restart confirmed; absent when the server is not visible here.
 	PostmasterBefore int `json:"postmaster_before,omitempty"`
 	PostmasterAfter  int `json:"postmaster_after,omitempty"`
+	// Pooler, when set, says the clients lost the pooler in front of the
+	// server, not the server: how it ended ("pgbouncer (pid 7314) was
+	// killed by signal 9 (killed)"), which ended the step.
+	Pooler string `json:"pooler,omitempty"`
 }
 
 // Restarted says the server's postmaster changed: a restart seen, not

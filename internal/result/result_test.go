@@ -2,6 +2,7 @@ package result_test
 
 import (
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -112,6 +113,33 @@ func TestWriteIncompleteWithNothingMeasured(t *testing.T) {
 	}
 	if g.Complete || g.Steps[0].Intervals == nil || len(g.Steps[0].Intervals) != 0 {
 		t.Errorf("read back complete %v, intervals %#v", g.Complete, g.Steps[0].Intervals)
+	}
+}
+
+// An A/B run that failed in its warm-up round (a counted server crashed)
+// started no round and so ran on no layout, though it was to re-create its
+// clusters every round: its files are still written, incomplete. A file
+// that refuses to be written says why in a RefusedError, which writing
+// elsewhere would not help.
+func TestWriteABWithNoRoundStarted(t *testing.T) {
+	f := sample()
+	f.Complete, f.Reason = false, "warm-up round, target a: the server's process 1 died under Valgrind of signal 11: Segmentation fault"
+	f.Steps = nil
+	f.Target.Name = "a"
+	f.AB = &result.AB{Run: "r", Baseline: "a", Rounds: 2, Reshuffle: 1,
+		Targets: []result.ABTarget{{Name: "a", Spec: "settings:", File: "a.json"}, {Name: "b", Spec: "settings:", File: "b.json"}}}
+	path := filepath.Join(t.TempDir(), "s3a", "a.json")
+	if err := result.Write(path, f); err != nil {
+		t.Fatalf("write: %v", err)
+	}
+	if _, err := result.Read(path); err != nil {
+		t.Fatal(err)
+	}
+	f.AB.Order = [][]string{{"a", "b"}} // a round started, on no layout: a bug
+	err := result.Write(path, f)
+	var refused *result.RefusedError
+	if !errors.As(err, &refused) || !strings.Contains(err.Error(), "refusing to write an invalid result: ab: reshuffle 1 without layouts") {
+		t.Errorf("a round without a layout: %v", err)
 	}
 }
 

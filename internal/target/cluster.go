@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -82,6 +83,13 @@ type Cluster struct {
 	// counted says the server runs (or will, at its next start) under
 	// opts.Valgrind: Count and Native switch it.
 	counted bool
+	// traces are the backtraces of its crashed processes, by pid, read
+	// once from their core files (core.go), under traceMu: gdb takes
+	// seconds, which mu must not wait for.
+	traceMu sync.Mutex
+	traces  map[int]*CrashError
+	// crashed says Crash found a process of it that died of a signal.
+	crashed atomic.Bool
 }
 
 const superuser = "postgres"
@@ -289,6 +297,9 @@ func (c *Cluster) start(ctx context.Context) error {
 		// of its placement. (Under Valgrind the environment is fixed
 		// instead: an instruction count must not move with it.)
 		ps.Env = append(ps.Env, "PGSCALE_LAYOUT="+strings.Repeat("x", rand.IntN(4096)))
+		// A backend that crashes leaves a core file, from which the
+		// crash's message names its function and line (core.go).
+		ps.CoreFiles = true
 	}
 	// If pgscale dies without cleaning up, the kernel tells the postmaster to
 	// shut down immediately.
@@ -358,6 +369,13 @@ func (c *Cluster) Stop() error {
 	c.mu.Unlock()
 	if died {
 		c.reclaimShm()
+	}
+	if c.crashed.Load() {
+		// After a crash the server is in crash recovery, which ignores a
+		// fast shutdown until it has synced the whole data directory (30 s
+		// on a loaded disk here): an immediate shutdown ends a cluster
+		// about to be removed at once, its shared memory released.
+		_ = c.process().Signal(syscall.SIGQUIT)
 	}
 	c.shutdown()
 	if c.Dir == "" {

@@ -37,6 +37,12 @@ type CrashError struct {
 	// Ext, when set, is the extension the advice names (ext=SOURCE):
 	// the server's one extension built with it.
 	Ext string
+	// Frames is the process's backtrace, innermost first, from the core
+	// file it left when it died natively (core.go); Function then says its
+	// innermost frames up to the first with a source line. NoTrace says
+	// why there is none, and what would give it.
+	Frames  []Frame
+	NoTrace string
 }
 
 func (e *CrashError) Error() string {
@@ -60,7 +66,10 @@ func (e *CrashError) Error() string {
 	case e.UnderValgrind:
 		return fmt.Sprintf("the server's process %d died under Valgrind of %s%s%s", e.PID, e.Signal, in, query)
 	}
-	s := fmt.Sprintf("the server's process %d was terminated by %s%s", e.PID, e.Signal, query)
+	s := fmt.Sprintf("the server's process %d was terminated by %s%s%s", e.PID, e.Signal, in, query)
+	if e.Function == "" && e.NoTrace != "" {
+		s += "; no function and line: " + e.NoTrace
+	}
 	if e.Tail != "" {
 		s += "; the server's log before it: " + e.Tail
 	}
@@ -116,12 +125,32 @@ func (c *Cluster) Crash(from int64) *CrashError {
 	}
 	e := parseCrash(b)
 	if e != nil {
+		c.crashed.Store(true)
 		e.UnderValgrind = c.UnderValgrind()
 		if e.UnderValgrind {
 			e.Tail = ""
+		} else {
+			c.traced(e)
 		}
 	}
 	return e
+}
+
+// traced gives a native crash its backtrace, read once per process: the
+// core file is removed once read, and a crash may be asked for again.
+func (c *Cluster) traced(e *CrashError) {
+	c.traceMu.Lock()
+	defer c.traceMu.Unlock()
+	if c.traces == nil {
+		c.traces = map[int]*CrashError{}
+	}
+	t, ok := c.traces[e.PID]
+	if !ok {
+		t = &CrashError{PID: e.PID}
+		c.backtrace(t)
+		c.traces[e.PID] = t
+	}
+	e.Frames, e.Function, e.NoTrace = t.Frames, t.Function, t.NoTrace
 }
 
 // crashTail is how many of the log's last lines a native crash carries.

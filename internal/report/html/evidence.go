@@ -116,6 +116,9 @@ func stepFigures(se *stepEvidence, fg diagnose.Figures, s result.Step) {
 		if fg.HasStatements {
 			pt.ServerMs = numPtr(fg.ServerMsPerTxn)
 			pt.NetworkMs = numPtr(fg.NetworkMs)
+			if fg.HasPoolWait {
+				pt.PoolWaitMs = numPtr(fg.PoolWaitMs)
+			}
 		}
 		se.PerTxn = pt
 	} else if s.Summary.ClientCPU.PerTxnUS > 0 {

@@ -397,6 +397,7 @@ type perTxn struct {
 	PoolerCPUUS    *num `json:"pooler_cpu_us,omitempty"`
 	CtxSwitches    *num `json:"context_switches,omitempty"`
 	ServerMs       *num `json:"server_ms,omitempty"`
+	PoolWaitMs     *num `json:"pool_wait_ms,omitempty"` // waited in the pooler for a server connection
 	NetworkMs      *num `json:"network_client_ms,omitempty"`
 	LatencyMs      num  `json:"latency_ms"`
 }
