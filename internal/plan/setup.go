@@ -103,10 +103,21 @@ func (c *Common) needs(ds []disturb.Disturbance, wl *workload.Loaded) target.Nee
 }
 
 // prepare gives a target's server the workload's data (a pooler's: the
-// server it fronts), and records what the server says of itself.
+// server it fronts), and records what the server says of itself; a
+// counted server is then restarted under Valgrind (countFromHere).
 func (c *Common) prepare(ctx context.Context, p *prepared, wl *workload.Loaded, setup string) error {
-	origin := p.srv.Origin()
 	began := time.Now()
+	if err := c.makeData(ctx, p, wl, setup); err != nil {
+		return err
+	}
+	return c.countFromHere(ctx, p, time.Since(began))
+}
+
+// makeData gives a target's server the workload's data (a pooler's: the
+// server it fronts), natively, and records what the server says of
+// itself.
+func (c *Common) makeData(ctx context.Context, p *prepared, wl *workload.Loaded, setup string) error {
+	origin := p.srv.Origin()
 	// A counted server makes its data natively, and is counted under
 	// Valgrind only from then on (count.go).
 	if err := c.native(ctx, p); err != nil {
@@ -156,7 +167,7 @@ func (c *Common) prepare(ctx context.Context, p *prepared, wl *workload.Loaded, 
 		}
 		p.fallbacks = fbs
 	}
-	return c.countFromHere(ctx, p, time.Since(began))
+	return nil
 }
 
 // prefixed puts a target's name in front of a notice, when it has one.
@@ -185,7 +196,14 @@ func (c *Common) watch(ctx context.Context, p *prepared, wl *workload.Loaded, ds
 		if p.profileDir != "" {
 			cfg.ProfileDir = p.profileDir
 		}
-		pctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		// Under Valgrind a probe's connection may take many seconds to
+		// start on a loaded machine, and is tried again (probe's
+		// connectTries): a probe that gives up loses the layout's count.
+		timeout := 30 * time.Second
+		if c.counting() {
+			timeout = 2 * time.Minute
+		}
+		pctx, cancel := context.WithTimeout(ctx, timeout)
 		set, err := probe.New(pctx, cfg)
 		cancel()
 		if err != nil {
