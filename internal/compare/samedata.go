@@ -46,6 +46,9 @@ func countedDataNote(run *result.AB) string {
 		s = fmt.Sprintf("counted on one cluster layout, kept for the whole run, paired on byte-identical copies of its data (made by %s, copied to %s): the difference is the code's on that data; the interval does not cover data made again (an index's graph, a random sample, a table's physical order), which --reshuffle 1, the default with --count, makes for every round",
 			from, names(copies))
 	}
+	if len(copies) > 0 {
+		s += fmt.Sprintf("; the data is made by %s's code, so a change in how a target builds its data (an index's construction) shows only with --separate-data", from)
+	}
 	if len(own) > 0 {
 		var parts []string
 		for _, name := range sortedKeys(own) {

@@ -69,9 +69,9 @@ func (r *abRig) owners() []int {
 // cluster and differ between clusters with what the set-up builds
 // differently (an index's graph, a random sample, a table's physical
 // order), when the baseline's server is an ephemeral cluster made anew
-// with them.
+// with them, unless each is to make its own (Data.Separate).
 func (r *abRig) copying(which []int) bool {
-	return r.spec.counting() && slices.Contains(which, 0) && r.targets[0].srv.Origin().Cluster != nil
+	return r.spec.counting() && !r.spec.Data.Separate && slices.Contains(which, 0) && r.targets[0].srv.Origin().Cluster != nil
 }
 
 // prepare gives the targets among which (indexes into targets) the
