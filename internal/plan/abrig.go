@@ -181,6 +181,11 @@ func (r *abRig) makeOwn(ctx context.Context, own []int, baseMade bool) error {
 		t := r.targets[i]
 		wg.Go(func() {
 			began := time.Now()
+			// A cluster made empty for a copy it is not to get after all.
+			if errs[k] = t.srv.Initdb(ctx); errs[k] != nil {
+				errs[k] = named(t.name, errs[k])
+				return
+			}
 			if i != 0 || !baseMade {
 				if errs[k] = r.spec.makeData(ctx, t, r.wl, r.setup); errs[k] != nil {
 					return
@@ -260,19 +265,25 @@ func (r *abRig) abTargets(ctx context.Context) ([]ABTarget, error) {
 
 // relayout re-creates the ephemeral clusters (target.Renew) for a new
 // layout, gives them the data again, made as before, and returns the
-// targets as AB runs them on it.
+// targets as AB runs them on it. The clusters of targets that ran on a
+// copy of the baseline's data are made without data of their own: a copy
+// is to be theirs again (their initdb and start would be wasted).
 func (r *abRig) relayout(ctx context.Context) ([]ABTarget, error) {
 	began := time.Now()
 	servers := make([]*target.Server, len(r.targets))
 	var renewed []int
+	var empty []*target.Server // those that ran on a copy, without a pooler in front: a copy is to be their data again
 	for i, t := range r.targets {
 		t.unwatch()
 		servers[i] = t.srv
 		if t.srv.Ephemeral() {
 			renewed = append(renewed, i)
 		}
+		if r.data != nil && slices.Contains(r.data.Copies, t.name) && t.srv.Pooler == nil && t.srv.Origin() == t.srv {
+			empty = append(empty, t.srv)
+		}
 	}
-	if err := target.Renew(ctx, servers); err != nil {
+	if err := target.Renew(ctx, servers, empty...); err != nil {
 		return nil, fmt.Errorf("re-create the clusters: %w", err)
 	}
 	clusters := time.Since(began)

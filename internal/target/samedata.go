@@ -64,19 +64,48 @@ func (c *Cluster) control(ctx context.Context) (map[string]string, error) {
 	return fields, nil
 }
 
+// storage is what a server's binaries make of a data directory:
+// pg_controldata's storage fields of its own cluster, and the share
+// directory the server reads its extensions' files from.
+type storage struct {
+	control map[string]string
+	share   string
+}
+
+// storageOf is the server's storage (a pooler's: the server it fronts),
+// asked of its running cluster the first time and kept: the binaries do
+// not change from one layout to the next.
+func (s *Server) storageOf(ctx context.Context) (*storage, error) {
+	o := s.Origin()
+	if o.storage != nil {
+		return o.storage, nil
+	}
+	ctl, err := o.Cluster.control(ctx)
+	if err != nil {
+		return nil, err
+	}
+	share, err := o.shareDir(ctx)
+	if err != nil {
+		return nil, err
+	}
+	o.storage = &storage{control: ctl, share: share}
+	return o.storage, nil
+}
+
 // Copyable says whether a copy of from's data directory can be run by
 // to's server, where each is an ephemeral cluster (a pooler's: the server
 // it fronts): "" when it can, else why not, in words ("its catalog
-// version is 202307071, base's 202209061"). The two clusters' on-disk
-// formats must agree (pg_controldata: the catalog version, block sizes,
-// alignment, checksums), from's data must lie wholly inside its data
-// directory (no tablespace elsewhere), and every extension created in
+// version number is 202307071, the data's 202209061"). The two clusters'
+// on-disk formats must agree (pg_controldata: the catalog version, block
+// sizes, alignment, checksums), from's data must lie wholly inside its
+// data directory (no tablespace elsewhere), and every extension created in
 // from's database must be installed for to's server from the same files
 // (its control file and SQL scripts, which made the catalog entries a
 // copy carries; the library, the extension's code, may differ). A server
 // with streaming replicas or several servers behind a pooler keeps data
-// of its own. from's server must be running, its data made; an error
-// means the question could not be asked.
+// of its own. from's server must be running, its data made; to's
+// storage is asked of its server once (it must be running then) and kept
+// for later layouts. An error means the question could not be asked.
 func Copyable(ctx context.Context, from, to *Server) (string, error) {
 	f, t := from.Origin(), to.Origin()
 	switch {
@@ -92,40 +121,29 @@ func Copyable(ctx context.Context, from, to *Server) (string, error) {
 	if ts, _ := os.ReadDir(filepath.Join(f.Cluster.DataDir, "pg_tblspc")); len(ts) > 0 {
 		return "the set-up made a tablespace outside the data directory, which a copy of it would not carry", nil
 	}
-	fc, err := f.Cluster.control(ctx)
+	fs, err := from.storageOf(ctx)
 	if err != nil {
 		return "", err
 	}
-	tc, err := t.Cluster.control(ctx)
+	ts, err := to.storageOf(ctx)
 	if err != nil {
 		return "", err
 	}
 	for _, k := range storageFields {
-		if fc[k] != tc[k] {
-			return fmt.Sprintf("its %s is %s, the data's %s: its server cannot read that data", strings.ToLower(k[:1])+k[1:], tc[k], fc[k]), nil
+		if fs.control[k] != ts.control[k] {
+			return fmt.Sprintf("its %s is %s, the data's %s: its server cannot read that data", strings.ToLower(k[:1])+k[1:], ts.control[k], fs.control[k]), nil
 		}
 	}
 	exts, err := f.extensions(ctx)
 	if err != nil {
 		return "", err
 	}
-	if len(exts) == 0 {
-		return "", nil
-	}
-	fd, err := f.shareDir(ctx)
-	if err != nil {
-		return "", err
-	}
-	td, err := t.shareDir(ctx)
-	if err != nil {
-		return "", err
-	}
 	for _, e := range exts {
-		a, err := extensionFiles(fd, e)
+		a, err := extensionFiles(fs.share, e)
 		if err != nil {
 			return "", err
 		}
-		b, err := extensionFiles(td, e)
+		b, err := extensionFiles(ts.share, e)
 		if err != nil {
 			return "", err
 		}
@@ -271,5 +289,26 @@ func (s *Server) Resume(ctx context.Context) error {
 	c.mu.Lock()
 	c.counted = c.opts.Valgrind != nil
 	c.mu.Unlock()
-	return c.start(ctx)
+	return c.startRetrying(ctx)
+}
+
+// Empty reports whether the server's cluster has no data yet: Renew made
+// it so (its empty servers), for a copy of another's data.
+func (s *Server) Empty() bool {
+	c := s.Origin().Cluster
+	if c == nil {
+		return false
+	}
+	_, err := os.Stat(c.DataDir)
+	return errors.Is(err, os.ErrNotExist)
+}
+
+// Initdb gives a server whose cluster Renew made empty data of its own
+// (initdb) and starts it, natively: what it would have had without
+// empty. Nothing for a server with data.
+func (s *Server) Initdb(ctx context.Context) error {
+	if !s.Empty() {
+		return nil
+	}
+	return s.Origin().Cluster.initialize(ctx)
 }
