@@ -69,9 +69,11 @@ func (r *abRig) owners() []int {
 // cluster and differ between clusters with what the set-up builds
 // differently (an index's graph, a random sample, a table's physical
 // order), when the baseline's server is an ephemeral cluster made anew
-// with them, unless each is to make its own (Data.Separate).
+// with them and not another target's (a pooler in front of it), unless
+// each is to make its own (Data.Separate).
 func (r *abRig) copying(which []int) bool {
-	return r.spec.counting() && !r.spec.Data.Separate && slices.Contains(which, 0) && r.targets[0].srv.Origin().Cluster != nil
+	return r.spec.counting() && !r.spec.Data.Separate && slices.Contains(which, 0) && r.targets[0].srv.Origin().Cluster != nil &&
+		r.owners()[0] < 0
 }
 
 // prepare gives the targets among which (indexes into targets) the
@@ -238,8 +240,11 @@ func (r *abRig) copyData(ctx context.Context, copies []int) error {
 	r.times.ValgrindS = max(r.times.ValgrindS, time.Since(began).Seconds())
 	for _, i := range copies {
 		t := r.targets[i]
-		t.data, t.fallbacks = base.data, base.fallbacks
+		t.data = base.data
 		t.srv.RecordInfo(ctx)
+		if err := r.spec.checkPrepare(ctx, t, r.wl); err != nil {
+			return err
+		}
 		r.say(t.name, fmt.Sprintf("target %s: on a byte-identical copy of %s's data, in every cluster layout: a difference between them is their code's", t.name, base.name))
 	}
 	r.spec.notice(fmt.Sprintf("counting instructions: the servers run under Valgrind (started in %v)", brief(secs(r.times.ValgrindS))))

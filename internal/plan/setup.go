@@ -155,18 +155,26 @@ func (c *Common) makeData(ctx context.Context, p *prepared, wl *workload.Loaded,
 	}
 	p.data = d
 	p.srv.RecordInfo(ctx)
-	if wl.Protocol == engine.Prepared && wl.ProtocolDefault {
-		fbs, err := workload.CheckPrepare(ctx, p.srv.Connect, wl.Scripts)
-		if err != nil {
-			return named(p.name, err)
-		}
-		if len(p.fallbacks) == 0 { // said once, not again for a re-created cluster
-			for _, f := range fbs {
-				c.notice(prefixed(p.name, workload.FallbackNotice(wl.Scripts[f.Script], f)))
-			}
-		}
-		p.fallbacks = fbs
+	return c.checkPrepare(ctx, p, wl)
+}
+
+// checkPrepare finds the statements the target's server (through its
+// pooler, if it has one) will not prepare, which then run with the
+// simple protocol there, and says so the first time.
+func (c *Common) checkPrepare(ctx context.Context, p *prepared, wl *workload.Loaded) error {
+	if wl.Protocol != engine.Prepared || !wl.ProtocolDefault {
+		return nil
 	}
+	fbs, err := workload.CheckPrepare(ctx, p.srv.Connect, wl.Scripts)
+	if err != nil {
+		return named(p.name, err)
+	}
+	if len(p.fallbacks) == 0 { // said once, not again for a re-created cluster
+		for _, f := range fbs {
+			c.notice(prefixed(p.name, workload.FallbackNotice(wl.Scripts[f.Script], f)))
+		}
+	}
+	p.fallbacks = fbs
 	return nil
 }
 
