@@ -265,6 +265,8 @@ func (r *abRig) say(name, line string) {
 // abTargets are the targets as AB runs them on the present layout, with
 // what watches them (ABSpec.abTargets).
 func (r *abRig) abTargets(ctx context.Context) ([]ABTarget, error) {
+	began := time.Now()
+	defer func() { r.times.ProbesS = time.Since(began).Seconds() }()
 	return r.spec.abTargets(ctx, r.targets, r.wl, r.ds, r.coord)
 }
 
@@ -351,9 +353,10 @@ func (c *Common) timesNotice(layouts []result.Layout) {
 		sum.DataS += t.DataS
 		sum.CopyS += t.CopyS
 		sum.ValgrindS += t.ValgrindS
+		sum.ProbesS += t.ProbesS
 		sum.WarmupS += t.WarmupS
 		sum.RoundsS += t.RoundsS
-		all += t.ClustersS + t.DataS + t.CopyS + t.ValgrindS + t.WarmupS + t.RoundsS
+		all += t.ClustersS + t.DataS + t.CopyS + t.ValgrindS + t.ProbesS + t.WarmupS + t.RoundsS
 	}
 	if n == 0 {
 		return
@@ -363,7 +366,8 @@ func (c *Common) timesNotice(layouts []result.Layout) {
 		what string
 		s    float64
 	}{{"starting the clusters", sum.ClustersS}, {"the data and set-up", sum.DataS}, {"copying the data", sum.CopyS},
-		{"starting under Valgrind", sum.ValgrindS}, {"warm-up rounds", sum.WarmupS}, {"the rounds", sum.RoundsS}} {
+		{"starting under Valgrind", sum.ValgrindS}, {"connecting the probes", sum.ProbesS}, {"warm-up rounds", sum.WarmupS},
+		{"the rounds", sum.RoundsS}} {
 		if p.s > 0 {
 			parts = append(parts, fmt.Sprintf("%s %v", p.what, brief(secs(p.s))))
 		}

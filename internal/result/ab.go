@@ -107,13 +107,15 @@ type LayoutData struct {
 // previous layout's clusters and starting these (0 for the first,
 // started before the run), DataS making the data natively (init and
 // set-up), CopyS copying it to the other targets, ValgrindS starting the
-// counted servers under Valgrind, WarmupS the warm-up round, and RoundsS
-// the rounds that ran on it (their steps, counted or not).
+// counted servers under Valgrind, ProbesS connecting the probes that
+// watch the steps, WarmupS the warm-up round, and RoundsS the rounds
+// that ran on it (their steps, counted or not).
 type LayoutTimes struct {
 	ClustersS float64 `json:"clusters_s,omitempty"`
 	DataS     float64 `json:"data_s,omitempty"`
 	CopyS     float64 `json:"copy_s,omitempty"`
 	ValgrindS float64 `json:"valgrind_s,omitempty"`
+	ProbesS   float64 `json:"probes_s,omitempty"`
 	WarmupS   float64 `json:"warmup_s,omitempty"`
 	RoundsS   float64 `json:"rounds_s,omitempty"`
 }
