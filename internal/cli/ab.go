@@ -25,7 +25,7 @@ func newABCmd(argv []string, stdout, stderr io.Writer) *cobra.Command {
 	spec := plan.ABSpec{Rounds: plan.ABRounds, Slice: plan.ABSlice, Reshuffle: plan.ABReshuffle}
 	rounds := compare.Rounds{N: plan.ABRounds}
 	var inconclusive string
-	var separate bool
+	var separate, separateData bool
 	var ag agentFlags
 	cmd := &cobra.Command{
 		Use:   "ab --target NAME=SPEC --target NAME=SPEC [flags]",
@@ -99,6 +99,7 @@ incomplete).`,
 			spec.Common = f.common(cmd, argv, stdout, stderr)
 			spec.Out, spec.SliceGiven, spec.ReshuffleGiven = f.out, fs.Changed("slice"), fs.Changed("reshuffle")
 			spec.Cluster.Separate = separate
+			spec.Data.Separate = separateData
 			spec.Agents = ag.agents(fs)
 			switch {
 			case spec.Calibrate && !fs.Changed("rounds"):
@@ -157,6 +158,7 @@ incomplete).`,
 	fs.Var(seconds{&spec.Settle}, "slice-settle", "with --slice: the first part of every slice not counted, as transactions in flight at the switch finish (default a tenth of the slice)")
 	fs.IntVar(&spec.Reshuffle, "reshuffle", plan.ABReshuffle, "re-create the ephemeral clusters every N rounds when the targets run on servers of their own (a new layout each time; the comparison rests on the layouts); 0: keep them for the whole run; with --count the default is 1, a new layout every round")
 	fs.BoolVar(&separate, "separate-clusters", false, "give every settings: target a cluster of its own, even when its settings could be set per session on the baseline's")
+	fs.BoolVar(&separateData, "separate-data", false, separateDataUsage)
 	fs.BoolVar(&spec.Calibrate, "calibrate", false, "run the baseline against itself (A/A) and print each measure's noise, the spread between cluster layouts, and the rounds needed to detect a 2% and a 5% change")
 	registerVerdict(fs, &spec.Bounds, &spec.Confidence)
 	registerInconclusive(fs, &inconclusive)

@@ -20,6 +20,7 @@ func newBisectCmd(argv []string, stdout, stderr io.Writer) *cobra.Command {
 	var f loadFlags
 	spec := plan.BisectSpec{Slice: plan.ABSlice, Reshuffle: plan.ABReshuffle}
 	var resume string
+	var separateData bool
 	cmd := &cobra.Command{
 		Use:   "bisect --good REV --bad REV TARGETSPEC [flags]",
 		Short: "Find the commit that changed a measure: build each midpoint, measure it interleaved against the ends, judge it",
@@ -71,6 +72,7 @@ interrupted or a step could not run (the log says what was done).`,
 			spec.Common = f.common(cmd, argv, stdout, stderr)
 			spec.Target = args[0]
 			spec.Out, spec.SliceGiven, spec.ReshuffleGiven = f.out, fs.Changed("slice"), fs.Changed("reshuffle")
+			spec.Data.Separate = separateData
 			if resume != "" {
 				if f.out != "" && filepath.Clean(f.out) != filepath.Clean(resume) {
 					return usage.Errorf("bisect: --resume %s and --out %s name two directories: the log to continue is in --resume's", resume, f.out)
@@ -103,6 +105,7 @@ interrupted or a step could not run (the log says what was done).`,
 	fs.Var(seconds{&spec.Slice}, "slice", "interleave the commits in slices of this length inside every step (default 100ms); 0: whole-step turns")
 	fs.Var(seconds{&spec.Settle}, "slice-settle", "with --slice: the first part of every slice not counted (default a tenth of the slice)")
 	fs.IntVar(&spec.Reshuffle, "reshuffle", plan.ABReshuffle, "re-create the ephemeral clusters every N rounds (with --count the default is 1)")
+	fs.BoolVar(&separateData, "separate-data", false, separateDataUsage)
 	f.register(fs, "directory of the bisect log, its reports and each step's result files (default results/bisect-<UTC time>)")
 	registerCluster(fs, &f.c)
 	registerBuildCache(fs, &f.c.Cluster.BuildCache)
@@ -187,3 +190,6 @@ func bisectError(log *result.Bisect, runErr error) error {
 	}
 	return nil
 }
+
+// separateDataUsage is --separate-data's help, the same for ab and bisect.
+const separateDataUsage = "with --count: every target makes its own data (init, set-up) in every cluster layout, instead of running on a byte-identical copy of the baseline's; for a change in how the data is built (an index's construction), which a copy of the baseline's data does not show"

@@ -221,6 +221,11 @@ func Compare(inputs []Input, opt Options) (*Comparison, error) {
 		rep.RoundsPlanned = run.Rounds
 		rep.SliceS = run.SliceS
 		rounds = completeRounds(inputs, clients)
+		if underValgrind(inputs) {
+			var lost []string
+			rounds, lost = lostCounts(inputs, clients, rounds)
+			rep.Notes = append(rep.Notes, lost...)
+		}
 		rep.Rounds = len(rounds)
 		layouts = roundLayouts(run, rounds)
 		if layouts != nil {
@@ -431,8 +436,10 @@ func serverNotes(inputs []Input, run *result.AB) []string {
 			separate++
 		}
 	}
-	switch {
+	switch note := countedDataNote(run); {
 	case run.Calibration:
+	case counted >= 2 && note != "":
+		notes = append(notes, note)
 	case counted >= 2 && len(run.Layouts) > 1:
 		notes = append(notes, fmt.Sprintf("counted on %s: each made every target's server anew, its data and set-up included, so what is built differently from one cluster to the next (an index's graph, a random sample, a table's physical order) is in the interval; on one cluster the rounds repeat the same count to a few instructions",
 			prose.Count(len(run.Layouts), "cluster layout")))

@@ -84,9 +84,16 @@ func TestCountInstructionsAA(t *testing.T) {
 	if !strings.Contains(stdout, "instr/txn (instructions)") {
 		t.Errorf("the comparison has no instr/txn row:\n%s", stdout)
 	}
+	// On byte-identical copies of each layout's data the two count alike
+	// to the instruction in most layouts (8 572 683 both, in two of three
+	// here), so a few instructions apart in every layout (905 of 8.57 M
+	// in the third) make a t-test with almost no spread significant: that
+	// is negligible, below the smallest change of interest, and never a
+	// change (counting a backend's whole life shows as InitPostgres in the
+	// profile, checkWindowOnly).
 	m := measure(t, readVerdict(t, filepath.Join(dir, "verdict.json")), "instr/txn@c=1")
-	if m.Significant {
-		t.Errorf("an A/A run found its instructions significantly changed: %+v", m)
+	if m.Effect == "improved" || m.Effect == "regressed" {
+		t.Errorf("an A/A run found its instructions changed: %+v", m)
 	}
 }
 

@@ -123,8 +123,9 @@ func (spec *ABSpec) runOn(ctx context.Context, targets []*prepared, specs []targ
 			t.unwatch()
 		}
 	}()
+	rig := &abRig{spec: spec, targets: targets, specs: specs, wl: wl, setup: setup, ds: ds, coord: coord}
 	began := time.Now()
-	err := spec.prepareAll(ctx, targets, specs, wl, setup)
+	err := rig.prepare(ctx, rig.all())
 	if err != nil {
 		return nil, err
 	}
@@ -156,7 +157,7 @@ func (spec *ABSpec) runOn(ctx context.Context, targets []*prepared, specs []targ
 			spec.roundEstimate(r, took, spec.Rounds-r)
 		}
 	}
-	if ab.Targets, err = spec.abTargets(ctx, targets, wl, ds, coord); err != nil {
+	if ab.Targets, err = rig.abTargets(ctx); err != nil {
 		return nil, err
 	}
 	if coord != nil {
@@ -176,26 +177,29 @@ func (spec *ABSpec) runOn(ctx context.Context, targets []*prepared, specs []targ
 		}
 		obs.Observe(e)
 	}
-	ab.AfterStep = func(_, ti int, s result.Step) { obs.Observe(observe.StepEnd{Step: s, Target: targets[ti].name}) }
+	ab.AfterStep = func(r, ti int, s result.Step) {
+		obs.Observe(observe.StepEnd{Step: s, Target: targets[ti].name})
+		spec.countLost(r, targets[ti].name, &s)
+	}
 	ab.Connecting = func(e observe.Connecting) { obs.Observe(e) }
 	mctx, cancel := context.WithCancelCause(ctx)
 	stopWatch := watchPoolersWith(targets, cancel)
-	layouts := []result.Layout{layoutInfo(1, targets, 0)}
+	layouts := []result.Layout{rig.layout(1, 0)}
 	ab.NewLayout = func(lctx context.Context, n int) ([]ABTarget, error) {
 		began := time.Now()
 		spec.notice(fmt.Sprintf("layout %d: re-creating the clusters (new data directories, shared memory and sockets) and their data...", n))
 		stopWatch()
-		ts, err := spec.relayout(lctx, targets, specs, wl, setup, ds, coord)
+		ts, err := rig.relayout(lctx)
 		stopWatch = watchPoolersWith(targets, cancel)
 		if err != nil {
 			return nil, err
 		}
-		layouts = append(layouts, layoutInfo(n, targets, time.Since(began)))
+		layouts = append(layouts, rig.layout(n, time.Since(began)))
 		return ts, nil
 	}
 	if spec.RoundsMax > 0 {
 		spec.untilDecided(ab, func(run *ABRun) []*result.File {
-			return spec.resultFiles(wl, targets, specs, run, layouts, ab.Reshuffle, nil, false, seed, started)
+			return spec.resultFiles(wl, targets, specs, run, withRoundTimes(layouts, run), ab.Reshuffle, nil, false, seed, started)
 		})
 	}
 	run, runErr := ab.Run(mctx)
@@ -204,6 +208,8 @@ func (spec *ABSpec) runOn(ctx context.Context, targets []*prepared, specs []targ
 	if run == nil {
 		return nil, runErr
 	}
+	layouts = withRoundTimes(layouts, run)
+	spec.timesNotice(layouts)
 	runErr, exited := blamePooler(ctx, targets, runErr)
 	for _, steps := range run.Steps {
 		if n := len(steps); n > 0 && steps[n-1].Round == len(run.Order) {

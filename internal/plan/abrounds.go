@@ -96,6 +96,11 @@ type ABRun struct {
 	// Stopped says why a run that rounds until decided stopped: decided,
 	// or the budget of rounds or time that ran out; empty otherwise.
 	Stopped string
+	// Warmups holds how long each layout's warm-up round took, by
+	// layout (WarmupRound), and RoundTimes how long each round started
+	// took: its steps, its layout's making apart.
+	Warmups    map[int]time.Duration
+	RoundTimes []time.Duration
 }
 
 // layout readies round r's layout: a new one every Reshuffle rounds
@@ -113,7 +118,7 @@ func (ab *AB) layout(ctx context.Context, r int, run *ABRun) error {
 			// New servers start cold, as the first did: their first
 			// round would count reads the later ones do not make.
 			if ab.WarmupRound && ab.Slice == 0 {
-				if err := ab.warmUp(ctx); err != nil {
+				if err := ab.warmUp(ctx, n, run); err != nil {
 					return fmt.Errorf("round %d, cluster layout %d: %w", r, n, err)
 				}
 			}
@@ -166,7 +171,7 @@ func (ab *AB) Run(ctx context.Context) (*ABRun, error) {
 		}
 		round = rs.slices
 	} else if ab.WarmupRound {
-		if err := ab.warmUp(ctx); err != nil {
+		if err := ab.warmUp(ctx, 1, rs.run); err != nil {
 			return rs.run, err
 		}
 	}
@@ -174,9 +179,15 @@ func (ab *AB) Run(ctx context.Context) (*ABRun, error) {
 }
 
 // warmUp runs every target's whole sweep once, unwatched and not recorded
-// (WarmupRound).
-func (ab *AB) warmUp(ctx context.Context) error {
+// (WarmupRound), on layout n, and records how long it took in run.
+func (ab *AB) warmUp(ctx context.Context, n int, run *ABRun) error {
 	began := time.Now()
+	defer func() {
+		if run.Warmups == nil {
+			run.Warmups = map[int]time.Duration{}
+		}
+		run.Warmups[n] = time.Since(began)
+	}()
 	for _, t := range ab.Targets {
 		sw := t.Sweep
 		sw.Watchers, sw.AfterStep, sw.Transactions, sw.HoldEdges = nil, nil, nil, true
@@ -230,7 +241,10 @@ func (rs *rounds) all(ctx context.Context, round func(ctx context.Context, r int
 			return run, err
 		}
 		rs.complete = true
-		if err := round(ctx, r); err != nil {
+		stepsBegan := time.Now()
+		err := round(ctx, r)
+		run.RoundTimes = append(run.RoundTimes, time.Since(stepsBegan))
+		if err != nil {
 			return run, err
 		}
 		if ab.RoundDone != nil {

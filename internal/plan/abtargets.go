@@ -3,15 +3,11 @@ package plan
 import (
 	"context"
 	"fmt"
-	"sync"
-	"time"
 
 	"github.com/pgscale/pgscale/internal/agent"
 	"github.com/pgscale/pgscale/internal/disturb"
 	"github.com/pgscale/pgscale/internal/probe"
-	"github.com/pgscale/pgscale/internal/result"
 	"github.com/pgscale/pgscale/internal/target"
-	"github.com/pgscale/pgscale/internal/usage"
 	"github.com/pgscale/pgscale/internal/workload"
 )
 
@@ -98,89 +94,6 @@ func (spec *ABSpec) reshuffle(targets []*prepared) int {
 		return 0
 	}
 	return n
-}
-
-// relayout re-creates the ephemeral clusters of an A/B run (target.Renew)
-// for a new layout, gives them the data again, the same as before, and
-// returns the targets as AB runs them on it.
-func (spec *ABSpec) relayout(ctx context.Context, targets []*prepared, specs []target.Spec, wl *workload.Loaded, setup string,
-	ds []disturb.Disturbance, coord *agent.Coordinator) ([]ABTarget, error) {
-	servers := make([]*target.Server, len(targets))
-	var renewed []*prepared
-	var renewedSpecs []target.Spec
-	for i, t := range targets {
-		t.unwatch()
-		servers[i] = t.srv
-		if t.srv.Ephemeral() {
-			renewed, renewedSpecs = append(renewed, t), append(renewedSpecs, specs[i])
-		}
-	}
-	if err := target.Renew(ctx, servers); err != nil {
-		return nil, fmt.Errorf("re-create the clusters: %w", err)
-	}
-	if err := spec.prepareAll(ctx, renewed, renewedSpecs, wl, setup); err != nil {
-		return nil, err
-	}
-	return spec.abTargets(ctx, targets, wl, ds, coord)
-}
-
-// layoutInfo records layout n as the targets now are: where each one's
-// clients connect, and how long making it took.
-func layoutInfo(n int, targets []*prepared, took time.Duration) result.Layout {
-	l := result.Layout{Layout: n, SetupS: took.Seconds(), Servers: map[string]string{}}
-	for _, t := range targets {
-		l.Servers[t.name] = t.srv.Info.Description
-	}
-	return l
-}
-
-// prepareAll gives every target the workload's data: the same init with
-// the same options on every ephemeral target, so they start equal.
-// Ephemeral targets are prepared in parallel, each on its own cluster;
-// dsn targets one after the other, as two of them may be one database (a
-// server and a pooler in front of it).
-func (spec *ABSpec) prepareAll(ctx context.Context, targets []*prepared, specs []target.Spec, wl *workload.Loaded, setup string) error {
-	// A pooler in front of another target's server shares its data: that
-	// server is prepared once, as that target.
-	owner := make([]int, len(targets))
-	for i, t := range targets {
-		owner[i] = -1
-		for j, o := range targets {
-			if t.srv.Fronts != nil && t.srv.Fronts == o.srv {
-				owner[i] = j
-			}
-		}
-	}
-	errs := make([]error, len(targets))
-	var wg sync.WaitGroup
-	for i, t := range targets {
-		if specs[i].Ephemeral() && owner[i] < 0 {
-			wg.Add(1)
-			go func() { defer wg.Done(); errs[i] = spec.prepare(ctx, t, wl, setup) }()
-		}
-	}
-	wg.Wait()
-	for i, t := range targets {
-		if !specs[i].Ephemeral() && owner[i] < 0 && target.FirstError(errs) == nil {
-			errs[i] = spec.prepare(ctx, t, wl, setup)
-		}
-	}
-	if err := target.FirstError(errs); err != nil {
-		return err
-	}
-	for i, t := range targets {
-		if o := owner[i]; o >= 0 {
-			t.data = targets[o].data
-			t.srv.RecordInfo(ctx)
-		}
-	}
-	for _, t := range targets[1:] {
-		if t.data.Scale != targets[0].data.Scale {
-			return usage.Errorf("targets %s and %s hold different data (scale %d and %d): run pgscale init with the same scale on both, or pass --init",
-				targets[0].name, t.name, targets[0].data.Scale, t.data.Scale)
-		}
-	}
-	return nil
 }
 
 // meter returns what reads the target's server's costs at slice edges, or

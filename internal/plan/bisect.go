@@ -237,6 +237,9 @@ func (spec *BisectSpec) open(ctx context.Context) (*bisectRun, error) {
 	r.notice(fmt.Sprintf("%s from %s to %s: %s of %s, built at each commit, judged by %s@%s (smallest change of interest %s); log %s",
 		prose.Count(len(commits)-1, "commit"), short(commits[0].Hash), short(commits[len(commits)-1].Hash), rev.What, rev.Source.Path,
 		r.md.Name, r.log.Step, pct(minChange), r.path()))
+	if c.counting() && spec.ReshuffleGiven && spec.Reshuffle == 0 {
+		r.notice("each step counts its commits on one cluster layout: where their storage agrees (the same catalog version and extension files), on byte-identical copies of one data, so that a change is the code's on that data; where it does not, each commit makes its own, and the step says that its change may then be the data's")
+	}
 	return r, r.save()
 }
 

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/pgscale/pgscale/internal/build"
@@ -93,8 +95,12 @@ func (r *bisectRun) step(ctx context.Context, lo, mid, hi, stepsLeft int) (*resu
 	if files != nil {
 		cls = r.classify(files, lo, mid, hi, false)
 		st.Rounds, st.Stopped = files[0].AB.RoundsDone, files[0].AB.Stopped
+		r.stepData(st, files[0].AB)
 	}
 	st.Class, st.Why, st.FromLo, st.ToHi = cls.class, cls.words, cls.fromLo, cls.toHi
+	if st.DataUncovered() && cls.decided {
+		st.Why += fmt.Sprintf("; but each commit ran on data of its own (%s), on one cluster layout: the changes include what each one's data built differently, which this interval does not cover", st.DataWhy)
+	}
 	switch {
 	case err != nil && ends:
 		return st, fmt.Errorf("bisect: measuring the ends: %w", err)
@@ -494,4 +500,46 @@ func ceilLog2(n int) int {
 // secs is seconds as a duration, rounded for a line of text.
 func secs(s float64) time.Duration {
 	return time.Duration(s * float64(time.Second)).Round(100 * time.Millisecond)
+}
+
+// stepData records what a counted step's commits ran on, from its run's
+// layouts: copies of the lower commit's data, or data of their own (and
+// why), and on how many layouts.
+func (r *bisectRun) stepData(st *result.BisectStep, run *result.AB) {
+	if !r.log.Counted || run == nil {
+		return
+	}
+	st.Layouts = max(len(run.Layouts), 1)
+	st.Data, st.DataWhy = result.BisectDataOwn, "the run made each commit's own"
+	var why []string
+	copied := false
+	for _, l := range run.Layouts {
+		if l.Data == nil {
+			continue
+		}
+		copied = copied || len(l.Data.Copies) > 0
+		for _, n := range sortedNames(l.Data.Own) {
+			if w := n + ": " + l.Data.Own[n]; !slices.Contains(why, w) {
+				why = append(why, w)
+			}
+		}
+	}
+	switch {
+	case copied && len(why) == 0:
+		st.Data, st.DataWhy = result.BisectDataCopies, ""
+	case len(why) > 0:
+		st.DataWhy = strings.Join(why, "; ")
+	case r.spec.Data.Separate:
+		st.DataWhy = "each was asked to make its own"
+	}
+}
+
+// sortedNames are a map's keys, sorted.
+func sortedNames(m map[string]string) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
 }

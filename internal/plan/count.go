@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/pgscale/pgscale/internal/compare"
 	"github.com/pgscale/pgscale/internal/disturb"
 	"github.com/pgscale/pgscale/internal/engine"
 	"github.com/pgscale/pgscale/internal/probe"
 	"github.com/pgscale/pgscale/internal/prose"
+	"github.com/pgscale/pgscale/internal/result"
 	"github.com/pgscale/pgscale/internal/target"
 	"github.com/pgscale/pgscale/internal/usage"
 )
@@ -90,6 +92,21 @@ func (c *Common) countFromHere(ctx context.Context, p *prepared, setup time.Dura
 	}
 	c.notice(prefixed(p.name, fmt.Sprintf("counting instructions: the server runs under Valgrind (restarted in %v)", brief(time.Since(began)))))
 	return nil
+}
+
+// countLost says, the moment it happens, that a counted step completed
+// its transactions without a count (the instructions probe could not
+// run: a connection that timed out under load): the round, the target,
+// the step and the cause, in one line. The comparison leaves the round
+// out and says so again.
+func (c *Common) countLost(round int, name string, s *result.Step) {
+	if !c.counting() || !s.Complete {
+		return
+	}
+	if why := compare.CountLost(s); why != "" {
+		c.notice(fmt.Sprintf("round %d, target %s, %s: the count is lost (%s); the comparison leaves round %d out",
+			round, name, prose.Count(s.Clients, "client"), why, round))
+	}
 }
 
 // CountedReshuffle is the rounds per cluster layout of a counted A/B run

@@ -103,10 +103,21 @@ func (c *Common) needs(ds []disturb.Disturbance, wl *workload.Loaded) target.Nee
 }
 
 // prepare gives a target's server the workload's data (a pooler's: the
-// server it fronts), and records what the server says of itself.
+// server it fronts), and records what the server says of itself; a
+// counted server is then restarted under Valgrind (countFromHere).
 func (c *Common) prepare(ctx context.Context, p *prepared, wl *workload.Loaded, setup string) error {
-	origin := p.srv.Origin()
 	began := time.Now()
+	if err := c.makeData(ctx, p, wl, setup); err != nil {
+		return err
+	}
+	return c.countFromHere(ctx, p, time.Since(began))
+}
+
+// makeData gives a target's server the workload's data (a pooler's: the
+// server it fronts), natively, and records what the server says of
+// itself.
+func (c *Common) makeData(ctx context.Context, p *prepared, wl *workload.Loaded, setup string) error {
+	origin := p.srv.Origin()
 	// A counted server makes its data natively, and is counted under
 	// Valgrind only from then on (count.go).
 	if err := c.native(ctx, p); err != nil {
@@ -144,19 +155,27 @@ func (c *Common) prepare(ctx context.Context, p *prepared, wl *workload.Loaded, 
 	}
 	p.data = d
 	p.srv.RecordInfo(ctx)
-	if wl.Protocol == engine.Prepared && wl.ProtocolDefault {
-		fbs, err := workload.CheckPrepare(ctx, p.srv.Connect, wl.Scripts)
-		if err != nil {
-			return named(p.name, err)
-		}
-		if len(p.fallbacks) == 0 { // said once, not again for a re-created cluster
-			for _, f := range fbs {
-				c.notice(prefixed(p.name, workload.FallbackNotice(wl.Scripts[f.Script], f)))
-			}
-		}
-		p.fallbacks = fbs
+	return c.checkPrepare(ctx, p, wl)
+}
+
+// checkPrepare finds the statements the target's server (through its
+// pooler, if it has one) will not prepare, which then run with the
+// simple protocol there, and says so the first time.
+func (c *Common) checkPrepare(ctx context.Context, p *prepared, wl *workload.Loaded) error {
+	if wl.Protocol != engine.Prepared || !wl.ProtocolDefault {
+		return nil
 	}
-	return c.countFromHere(ctx, p, time.Since(began))
+	fbs, err := workload.CheckPrepare(ctx, p.srv.Connect, wl.Scripts)
+	if err != nil {
+		return named(p.name, err)
+	}
+	if len(p.fallbacks) == 0 { // said once, not again for a re-created cluster
+		for _, f := range fbs {
+			c.notice(prefixed(p.name, workload.FallbackNotice(wl.Scripts[f.Script], f)))
+		}
+	}
+	p.fallbacks = fbs
+	return nil
 }
 
 // prefixed puts a target's name in front of a notice, when it has one.
@@ -185,7 +204,14 @@ func (c *Common) watch(ctx context.Context, p *prepared, wl *workload.Loaded, ds
 		if p.profileDir != "" {
 			cfg.ProfileDir = p.profileDir
 		}
-		pctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		// Under Valgrind a probe's connection may take many seconds to
+		// start on a loaded machine, and is tried again (probe's
+		// connectTries): a probe that gives up loses the layout's count.
+		timeout := 30 * time.Second
+		if c.counting() {
+			timeout = 2 * time.Minute
+		}
+		pctx, cancel := context.WithTimeout(ctx, timeout)
 		set, err := probe.New(pctx, cfg)
 		cancel()
 		if err != nil {

@@ -70,6 +70,11 @@ type Data struct {
 	// NoInit leaves pgbench's data out on ephemeral targets too (a suite
 	// whose scripts use their own tables).
 	NoInit bool
+	// Separate has every ephemeral target of a counted A/B run make its
+	// own data in every layout, instead of running on a byte-identical
+	// copy of the baseline's (abRig): for a change in how the data is
+	// built (an index's construction), which runs on a copy do not see.
+	Separate bool
 }
 
 // Load is how the load runs, the same on every target: the clients of

@@ -2,6 +2,7 @@ package probe
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime"
 	"strconv"
@@ -36,20 +37,35 @@ func newSQLConn(ctx context.Context, base *pgconn.Config) (*sqlConn, error) {
 	return c, nil
 }
 
+// connectTries are the timeouts of a probe's attempts to connect: a
+// connection that timed out is tried again, given longer, while the
+// caller's context lasts. A server under Valgrind on a loaded machine
+// forks and initialises each backend 20 to 50 times slower, and one
+// attempt of 10 s lost a round's count there ("connect: ... context
+// deadline exceeded").
+var connectTries = []time.Duration{10 * time.Second, 20 * time.Second, 40 * time.Second}
+
 // ensure connects when there is no live connection.
 func (c *sqlConn) ensure(ctx context.Context) error {
 	if c.conn != nil && !c.conn.IsClosed() {
 		return nil
 	}
-	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	conn, err := pgconn.ConnectConfig(cctx, c.cfg)
-	if err != nil {
-		return fmt.Errorf("connect: %w", err)
+	var err error
+	for _, timeout := range connectTries {
+		cctx, cancel := context.WithTimeout(ctx, timeout)
+		var conn *pgconn.PgConn
+		conn, err = pgconn.ConnectConfig(cctx, c.cfg)
+		cancel()
+		if err == nil {
+			c.conn = conn
+			c.pid.Store(int64(conn.PID()))
+			return nil
+		}
+		if ctx.Err() != nil || !errors.Is(err, context.DeadlineExceeded) {
+			break
+		}
 	}
-	c.conn = conn
-	c.pid.Store(int64(conn.PID()))
-	return nil
+	return fmt.Errorf("connect: %w", err)
 }
 
 // query runs sql with text parameters and returns the rows as text. A

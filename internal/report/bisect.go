@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -22,6 +23,9 @@ func WriteBisect(w io.Writer, b *result.Bisect) error {
 		b.Target, b.What, b.Source, b.Good, b.Bad, prose.Count(len(b.Commits)-1, "commit"), b.Measure, b.Step, bisectSense(b))
 	if c := b.Change; c != nil {
 		fmt.Fprintf(&s, "the change: %s from %s (good) to %s (bad)%s\n", bisectChange(c), c.From, c.To, bisectValues(b, b.Commits[0].Hash, b.Commits[len(b.Commits)-1].Hash))
+	}
+	if d := bisectData(b); d != "" {
+		s.WriteString("data: " + d + "\n")
 	}
 	for i, c := range b.Culprits {
 		s.WriteString("\n")
@@ -60,8 +64,86 @@ func WriteBisect(w io.Writer, b *result.Bisect) error {
 	return err
 }
 
-// BisectHeadline sums a bisect up in one line.
+// BisectHeadline sums a bisect up in one line; when a commit it names
+// was classified by a step whose commits each made data of their own on
+// one cluster, it says that the change may be the data's.
 func BisectHeadline(b *result.Bisect) string {
+	h := bisectHeadline(b)
+	if (b.Outcome == result.BisectFound || b.Outcome == result.BisectSplit) && len(uncoveredSteps(b)) > 0 {
+		h += fmt.Sprintf(" (but %s ran each commit on data of its own on one cluster: a change may be the data's, not the code's)",
+			stepList(uncoveredSteps(b)))
+	}
+	return h
+}
+
+// uncoveredSteps are the complete steps whose changes may be their
+// data's (result.BisectStep.DataUncovered).
+func uncoveredSteps(b *result.Bisect) []int {
+	var out []int
+	for _, st := range b.Steps {
+		if st.Complete && st.DataUncovered() {
+			out = append(out, st.N)
+		}
+	}
+	return out
+}
+
+// stepList names steps: "step 2", "steps 0 and 3".
+func stepList(ns []int) string {
+	var parts []string
+	for _, n := range ns {
+		parts = append(parts, fmt.Sprint(n))
+	}
+	if len(ns) == 1 {
+		return "step " + parts[0]
+	}
+	return "steps " + strings.Join(parts[:len(parts)-1], ", ") + " and " + parts[len(parts)-1]
+}
+
+// bisectData says what a counted bisect's steps ran their commits on:
+// copies of one data (a change is the code's), and on how many layouts;
+// or data of their own, and what that leaves out; "" when no step says.
+func bisectData(b *result.Bisect) string {
+	copies, own, layouts := 0, 0, 0
+	var why []string
+	for _, st := range b.Steps {
+		switch st.Data {
+		case result.BisectDataCopies:
+			copies++
+		case result.BisectDataOwn:
+			own++
+			if st.DataWhy != "" && !slices.Contains(why, st.DataWhy) {
+				why = append(why, st.DataWhy)
+			}
+		default:
+			continue
+		}
+		if layouts == 0 || st.Layouts < layouts {
+			layouts = st.Layouts
+		}
+	}
+	var parts []string
+	switch {
+	case copies > 0 && layouts > 1:
+		parts = append(parts, fmt.Sprintf("%s ran the commits on byte-identical copies of one data per cluster layout (made by the lower commit), %d layouts or more: a change is the code's, its interval covers the layouts' data", stepsCount(copies), layouts))
+	case copies > 0:
+		parts = append(parts, fmt.Sprintf("%s ran the commits on byte-identical copies of one cluster's data (made by the lower commit): a change is the code's on that data; the interval does not cover data made again", stepsCount(copies)))
+	}
+	if own > 0 {
+		p := fmt.Sprintf("%s ran each commit on data of its own (%s)", stepsCount(own), strings.Join(why, "; "))
+		if n := len(uncoveredSteps(b)); n > 0 {
+			p += fmt.Sprintf(", %d of them on one cluster layout: their changes include what each one's data built differently, which their intervals do not cover", n)
+		}
+		parts = append(parts, p)
+	}
+	return strings.Join(parts, "; ")
+}
+
+// stepsCount is "1 step" or "N steps".
+func stepsCount(n int) string { return prose.Count(n, "step") }
+
+// bisectHeadline is the headline without what it says of the data.
+func bisectHeadline(b *result.Bisect) string {
 	switch {
 	case !b.Complete:
 		return fmt.Sprintf("pgscale bisect: incomplete after %s", prose.Count(len(b.Steps), "step"))
@@ -160,6 +242,9 @@ func WriteBisectMarkdown(w io.Writer, b *result.Bisect) error {
 		prose.Count(len(b.Commits)-1, "commit"), b.Measure, b.Step, bisectSense(b))
 	if c := b.Change; c != nil {
 		fmt.Fprintf(&s, "The change: **%s** from `%s` (good) to `%s` (bad)%s.\n", bisectChange(c), c.From, c.To, bisectValues(b, b.Commits[0].Hash, b.Commits[len(b.Commits)-1].Hash))
+	}
+	if d := bisectData(b); d != "" {
+		fmt.Fprintf(&s, "Data: %s.\n", mdEscape(d))
 	}
 	for i, c := range b.Culprits {
 		head := "First bad commit"

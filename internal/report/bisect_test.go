@@ -114,3 +114,35 @@ func TestBisectReportIncomplete(t *testing.T) {
 		}
 	}
 }
+
+// A counted bisect says what its steps ran the commits on: copies of one
+// data (a change is the code's), or data of their own on one cluster,
+// which its headline then says may make a named commit's change the
+// data's.
+func TestBisectReportData(t *testing.T) {
+	b := bisectLog()
+	for i := range b.Steps {
+		if b.Steps[i].Class != result.BisectUnbuildable {
+			b.Steps[i].Data, b.Steps[i].Layouts = result.BisectDataCopies, 3
+		}
+	}
+	var text strings.Builder
+	if err := report.WriteBisect(&text, b); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(text.String(), "data: 2 steps ran the commits on byte-identical copies of one data per cluster layout (made by the lower commit), 3 layouts or more: a change is the code's") ||
+		strings.Contains(text.String(), "may be the data's") {
+		t.Errorf("copies:\n%s", text.String())
+	}
+	b.Steps[2].Data, b.Steps[2].Layouts, b.Steps[2].DataWhy = result.BisectDataOwn, 1, "ccccccc: its catalog version number is 2, the data's 1"
+	text.Reset()
+	if err := report.WriteBisect(&text, b); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"pgscale bisect: ccccccc carries the change (instr/txn +1.140% ± 0.010%): executor: a <loop> & more (but step 2 ran each commit on data of its own on one cluster: a change may be the data's, not the code's)",
+		"1 step ran each commit on data of its own (ccccccc: its catalog version number is 2, the data's 1), 1 of them on one cluster layout"} {
+		if !strings.Contains(text.String(), want) {
+			t.Errorf("own data: text does not say %q:\n%s", want, text.String())
+		}
+	}
+}

@@ -82,6 +82,56 @@ type Layout struct {
 	// Servers describe where each target's clients connected in this
 	// layout (host, port, user, database).
 	Servers map[string]string `json:"servers"`
+	// Data says where each target's data came from in this layout, when
+	// it was made once and copied (a counted run); absent when every
+	// target made its own.
+	Data *LayoutData `json:"data,omitempty"`
+	// Times are how long each part of the layout took; absent in files
+	// written before pgscale recorded them.
+	Times *LayoutTimes `json:"times,omitempty"`
+}
+
+// LayoutData is where the targets of one layout got their data: made
+// once, by From (the baseline), and copied byte for byte to the Copies
+// (its data directory, copied while its server was stopped), so that a
+// difference between them is their code's alone; Own made data of their
+// own, each with why its storage could not run a copy.
+type LayoutData struct {
+	From   string            `json:"from"`
+	Copies []string          `json:"copies,omitempty"`
+	Own    map[string]string `json:"own,omitempty"`
+}
+
+// LayoutTimes are how long each part of a layout took, in seconds, its
+// targets' parts made side by side counted once: ClustersS stopping the
+// previous layout's clusters and starting these (0 for the first,
+// started before the run), DataS making the data natively (init and
+// set-up), CopyS copying it to the other targets, ValgrindS starting the
+// counted servers under Valgrind, ProbesS connecting the probes that
+// watch the steps, WarmupS the warm-up round, and RoundsS the rounds
+// that ran on it (their steps, counted or not).
+type LayoutTimes struct {
+	ClustersS float64 `json:"clusters_s,omitempty"`
+	DataS     float64 `json:"data_s,omitempty"`
+	CopyS     float64 `json:"copy_s,omitempty"`
+	ValgrindS float64 `json:"valgrind_s,omitempty"`
+	ProbesS   float64 `json:"probes_s,omitempty"`
+	WarmupS   float64 `json:"warmup_s,omitempty"`
+	RoundsS   float64 `json:"rounds_s,omitempty"`
+}
+
+// Copied reports whether target name ran on a copy of another target's
+// data in this layout.
+func (l Layout) Copied(name string) bool {
+	if l.Data == nil {
+		return false
+	}
+	for _, c := range l.Data.Copies {
+		if c == name {
+			return true
+		}
+	}
+	return false
 }
 
 // LayoutOf returns the layout round ran on, or 0 when the run was not

@@ -174,7 +174,28 @@ type BisectStep struct {
 	ToHi   *BisectChange `json:"to_hi,omitempty"`
 	// Complete says the step ran to its classification.
 	Complete bool `json:"complete"`
+	// Data says, for a counted step, what its commits ran on:
+	// BisectDataCopies (byte-identical copies of Lo's data, made anew in
+	// each of Layouts cluster layouts: a difference is their code's) or
+	// BisectDataOwn (each commit made its own: with one layout a change
+	// includes what each one's data built differently, which the interval
+	// does not cover); DataWhy says why not copies. Empty otherwise, and
+	// in logs written before pgscale copied data.
+	Data    string `json:"data,omitempty"`
+	DataWhy string `json:"data_why,omitempty"`
+	Layouts int    `json:"layouts,omitempty"`
 }
+
+// What a counted step's commits ran on (BisectStep.Data).
+const (
+	BisectDataCopies = "copies"
+	BisectDataOwn    = "own"
+)
+
+// DataUncovered reports whether the step's changes may be its data's: its
+// commits, counted, each made data of its own and ran on one cluster
+// layout, so the interval leaves out what their data built differently.
+func (s BisectStep) DataUncovered() bool { return s.Data == BisectDataOwn && s.Layouts == 1 }
 
 // BisectBuild says how one commit's build was had.
 type BisectBuild struct {

@@ -44,6 +44,10 @@ type Options struct {
 	Detach bool
 	// Log receives one-line notices: stale cluster directories removed.
 	Log func(string)
+	// Empty makes the cluster's directory and configuration but no data
+	// directory and no server: CopyData gives it its data, Server.Resume
+	// starts it (or Server.Initdb makes data of its own).
+	Empty bool
 }
 
 // Setting is one server configuration parameter.
@@ -150,20 +154,37 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 	if err = proc.GiveTo(dir, c.cred, opts.OSUser); err != nil {
 		return c, err
 	}
-	if err = c.initdb(); err != nil {
-		return c, err
-	}
 	if err = c.configure(); err != nil {
 		return c, err
 	}
+	if opts.Empty {
+		return c, nil
+	}
+	return c, c.initialize(ctx)
+}
+
+// initialize makes the cluster's data directory (initdb, pg_hba.conf)
+// and starts its server.
+func (c *Cluster) initialize(ctx context.Context) error {
+	if err := c.initdb(); err != nil {
+		return err
+	}
+	if err := c.writeHBA(); err != nil {
+		return err
+	}
+	return c.startRetrying(ctx)
+}
+
+// startRetrying starts the server, on another free port when another
+// process took the one chosen between our probe and the server's bind.
+func (c *Cluster) startRetrying(ctx context.Context) error {
 	for attempt := 0; ; attempt++ {
-		err = c.start(ctx)
+		err := c.start(ctx)
 		if err == nil || !c.TCP || attempt == 3 || !strings.Contains(c.Log(20), "Address already in use") {
-			return c, err
+			return err
 		}
-		// Another process took the free port between our probe and the server's bind: pick another.
 		if c.Port, err = freePort(); err != nil {
-			return c, err
+			return err
 		}
 		c.setPort()
 	}
@@ -201,7 +222,9 @@ func (c *Cluster) initdb() error {
 	return nil
 }
 
-// configure writes pgscale's benchmark defaults and the user's settings.
+// configure chooses the port and the libraries to preload, and sets
+// pgscale's benchmark defaults and the user's settings (written into the
+// data directory at every start).
 func (c *Cluster) configure() error {
 	o := c.opts
 	c.Port = 5432
@@ -220,17 +243,20 @@ func (c *Cluster) configure() error {
 	}
 	c.Settings = append(DefaultSettings(o.DataSizeHint, o.MaxConnections, c.Preloaded), o.Settings...)
 	c.setPort()
-	if len(o.HBA) > 0 {
-		hba := filepath.Join(c.DataDir, "pg_hba.conf")
-		old, err := os.ReadFile(hba)
-		if err != nil {
-			return err
-		}
-		if err := os.WriteFile(hba, []byte(strings.Join(o.HBA, "\n")+"\n"+string(old)), 0o600); err != nil {
-			return err
-		}
-	}
 	return nil
+}
+
+// writeHBA puts the extra pg_hba.conf lines before initdb's.
+func (c *Cluster) writeHBA() error {
+	if len(c.opts.HBA) == 0 {
+		return nil
+	}
+	hba := filepath.Join(c.DataDir, "pg_hba.conf")
+	old, err := os.ReadFile(hba)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(hba, []byte(strings.Join(c.opts.HBA, "\n")+"\n"+string(old)), 0o600)
 }
 
 // setPort (re)writes the settings that depend on the port, then all settings.

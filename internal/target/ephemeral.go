@@ -2,6 +2,7 @@ package target
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/pgscale/pgscale/internal/result"
@@ -24,7 +25,22 @@ type clusterStart struct {
 func (*clusterStart) frontConnections() int { return 0 }
 
 func (c *clusterStart) start(ctx context.Context, _ []*Server, needs Needs, log func(string)) (*Server, error) {
-	srv, err := startCluster(ctx, c.spec, c.bin, c.settings, c.opt, needs, log)
+	return c.cluster(ctx, needs, log, false)
+}
+
+// startEmpty makes the cluster as start does, but with no data and no
+// server (Options.Empty): a copy of another's data is to be its data.
+func (c *clusterStart) startEmpty(ctx context.Context, needs Needs, log func(string)) (*Server, error) {
+	if c.spec.Replicas > 0 {
+		return nil, named(c.spec, errors.New("a cluster with streaming replicas makes its data itself"))
+	}
+	return c.cluster(ctx, needs, log, true)
+}
+
+// cluster starts the cluster (or with empty only makes it) and what the
+// kind adds: its record, its replicas.
+func (c *clusterStart) cluster(ctx context.Context, needs Needs, log func(string), empty bool) (*Server, error) {
+	srv, err := c.startCluster(ctx, needs, log, empty)
 	if err == nil && c.record != nil {
 		c.record(&srv.Info)
 	}
@@ -56,9 +72,12 @@ func commonSettings(opt ClusterOptions, c *Cluster) ([]Setting, error) {
 	return out, nil
 }
 
-// startCluster starts an ephemeral cluster from the binaries in bin, with
-// the --set settings and then the target's own, sized for needs.
-func startCluster(ctx context.Context, spec Spec, bin string, own []Setting, opt ClusterOptions, needs Needs, log func(string)) (*Server, error) {
+// startCluster starts an ephemeral cluster from the kind's binaries, with
+// the --set settings and then the target's own, sized for needs; with
+// empty it makes the cluster without data and starts nothing
+// (Options.Empty).
+func (cs *clusterStart) startCluster(ctx context.Context, needs Needs, log func(string), empty bool) (*Server, error) {
+	spec, bin, own, opt := cs.spec, cs.bin, cs.settings, cs.opt
 	var settings []Setting
 	if opt.Valgrind != nil {
 		settings = CountingSettings()
@@ -71,9 +90,11 @@ func startCluster(ctx context.Context, spec Spec, bin string, own []Setting, opt
 		settings = append(settings, st)
 	}
 	settings = append(settings, own...)
-	log(fmt.Sprintf("starting an ephemeral PostgreSQL cluster from %s...", bin))
+	if !empty {
+		log(fmt.Sprintf("starting an ephemeral PostgreSQL cluster from %s...", bin))
+	}
 	c, err := Start(ctx, Options{BinDir: bin, Tmpfs: opt.Tmpfs, TCP: opt.TCP, Settings: settings, OSUser: opt.OSUser, HBA: opt.HBA,
-		DataSizeHint: needs.DataBytes, MaxConnections: needs.Connections + 10, Detach: opt.Keep, Valgrind: opt.Valgrind, Log: log})
+		DataSizeHint: needs.DataBytes, MaxConnections: needs.Connections + 10, Detach: opt.Keep, Valgrind: opt.Valgrind, Log: log, Empty: empty})
 	if err != nil {
 		if c != nil {
 			c.Stop()

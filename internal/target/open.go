@@ -113,6 +113,9 @@ type Server struct {
 	// how is how the server was started, for Renew: nil for a
 	// same-cluster target.
 	how *startPlan
+	// storage is what its binaries' data directory is, once asked
+	// (Copyable); Renew keeps it, the binaries being the same.
+	storage *storage
 }
 
 // Pooler is a pooler or proxy this process started in front of a server:

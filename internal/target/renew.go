@@ -3,6 +3,7 @@ package target
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 )
 
@@ -27,7 +28,13 @@ func Renewable(servers []*Server) bool {
 // Cluster, Pooler and Info; the data is the caller's to make again.
 // Existing (dsn) servers and poolers in front of them are left as they
 // are. On error some servers may be down; Close still stops what runs.
-func Renew(ctx context.Context, servers []*Server) error {
+//
+// The clusters of empty (servers among them with no pooler in front, and
+// started from a build's binaries: bin:, settings:, src:) are made anew
+// without data and not started (Options.Empty): a copy of another's data
+// is to be theirs (CopyData, then Resume), and their initdb and start
+// would be wasted.
+func Renew(ctx context.Context, servers []*Server, empty ...*Server) error {
 	var poolers, clusters, sessions []*Server
 	for _, s := range servers {
 		switch {
@@ -60,7 +67,7 @@ func Renew(ctx context.Context, servers []*Server) error {
 	errs := make([]error, len(clusters))
 	var wg sync.WaitGroup
 	for i, c := range clusters {
-		wg.Go(func() { errs[i] = c.restart(ctx) })
+		wg.Go(func() { errs[i] = c.restart(ctx, slices.Contains(empty, c)) })
 	}
 	wg.Wait()
 	if err := FirstError(errs); err != nil {
@@ -71,7 +78,7 @@ func Renew(ctx context.Context, servers []*Server) error {
 		s.Info.Description = Describe(s.Config)
 	}
 	for _, p := range poolers {
-		if err := p.restart(ctx); err != nil {
+		if err := p.restart(ctx, false); err != nil {
 			return err
 		}
 	}
@@ -80,16 +87,24 @@ func Renew(ctx context.Context, servers []*Server) error {
 
 // restart starts the server again as it was started, silently, in place:
 // the same *Server, with the new server's Config, Cluster, Pooler and
-// Info, keeping its name, its notices and the servers of its own.
-func (s *Server) restart(ctx context.Context) error {
+// Info, keeping its name, its notices, the servers of its own and what
+// its binaries' storage is. With empty a cluster is made without data
+// and not started (Renew).
+func (s *Server) restart(ctx context.Context, empty bool) error {
 	h := s.how
-	srv, err := h.st.start(ctx, h.fronts, h.needs, func(string) {})
+	var srv *Server
+	var err error
+	if cs, ok := h.st.(*clusterStart); ok && empty {
+		srv, err = cs.startEmpty(ctx, h.needs, func(string) {})
+	} else {
+		srv, err = h.st.start(ctx, h.fronts, h.needs, func(string) {})
+	}
 	if err != nil {
 		return err
 	}
-	owned, name, log := s.owned, s.Info.Name, s.log
+	owned, name, log, st := s.owned, s.Info.Name, s.log, s.storage
 	*s = *srv
-	s.how, s.owned, s.Info.Name, s.log = h, owned, name, log
+	s.how, s.owned, s.Info.Name, s.log, s.storage = h, owned, name, log, st
 	if len(owned) > 0 && s.Info.Pooler != nil {
 		s.Info.Pooler.Of = ""
 	}
