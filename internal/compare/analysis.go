@@ -85,6 +85,9 @@ type FileAnalysis struct {
 	// and is highest: the sweep's diagnosis's, or for an A/B file those of
 	// the points' central throughput; 0 when there is none.
 	Knee, Peak int
+	// Unnamed are the objects whose functions the steps' profiles could
+	// not name, each once, and why (diagnose.UnnamedOf).
+	Unnamed []diagnose.UnnamedCode
 }
 
 // StepAnalysis is one step's figures and verdict.
@@ -135,6 +138,11 @@ func AnalyzeFile(in Input) FileAnalysis {
 	f := diagnose.Rescaled(in.File)
 	fa := FileAnalysis{Input: in, Rescaled: f, Scaling: diagnose.ScalingOf(f.Steps)}
 	fa.Steps = analyzeSteps(f)
+	figs := make([]diagnose.Figures, len(fa.Steps))
+	for i, sa := range fa.Steps {
+		figs[i] = sa.Figures
+	}
+	fa.Unnamed = diagnose.UnnamedOf(figs)
 	per, use := diagnose.PerCPUSecond(f.Steps)
 	fa.PerCPU = use
 	for i := range fa.Steps {

@@ -105,6 +105,11 @@ type Figures struct {
 
 	// Pool is what the pooler's admin console said (pool.go).
 	Pool PoolFigures
+
+	// Split divides the server's CPU (or counted instructions) per
+	// transaction by object and function, from the step's profile
+	// (cpusplit.go); nil without one.
+	Split *CPUSplit
 }
 
 // EventShare is one wait event and its share of the samples.
@@ -249,6 +254,7 @@ func Compute(s result.Step) Figures {
 		f.ServerMsPerTxn = st.ServerMs / txns
 		f.NetworkMs = f.LatencyMs - f.ServerMsPerTxn
 	}
+	f.Split = cpuSplit(p, f)
 	return f
 }
 
