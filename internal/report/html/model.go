@@ -281,6 +281,9 @@ type evidence struct {
 	HasCPU    bool           `json:"has_cpu"`
 	HasWaits  bool           `json:"has_waits"`
 	Steps     []stepEvidence `json:"steps"`
+	// Unnamed says, once for the file, which objects' functions its
+	// profiles could not name and what would name them.
+	Unnamed []string `json:"unnamed,omitempty"`
 }
 
 // stepEvidence is one step under its file's evidence: its facts and the
