@@ -138,7 +138,10 @@ func isModuleDir(dir, server string) bool {
 // cost per transaction it divides.
 func cpuSplit(p *result.Probes, f Figures) *CPUSplit {
 	pr := p.Profile()
-	if pr == nil || len(pr.Objects) == 0 {
+	// A file written before profiles kept their objects has none, and
+	// no rate either; a profile of no sample keeps its rate, and its
+	// split says why it has no parts.
+	if pr == nil || len(pr.Objects) == 0 && (pr.Hz == 0 || pr.Unit != "") {
 		return nil
 	}
 	sp := &CPUSplit{Counted: pr.Unit == "instructions", Samples: pr.Work, Hz: pr.Hz}
@@ -232,10 +235,17 @@ func splitCaution(sp *CPUSplit, f Figures) string {
 	if sp.Hz > 0 {
 		rate = fmt.Sprintf(" at %d Hz", sp.Hz)
 	}
+	if sp.Samples == 0 {
+		s := fmt.Sprintf("perf took no sample of the server's work%s in %.1f s", rate, f.ElapsedS)
+		if sp.Expected >= 1 {
+			s += fmt.Sprintf(", where the server's %.2f s of CPU would give about %.0f", sp.Expected/float64(max(sp.Hz, 1)), sp.Expected)
+		}
+		return s
+	}
 	var out []string
 	if sp.Samples < MinSplitSamples {
 		s := fmt.Sprintf("too few samples to split the CPU finely: %d%s in %.1f s", sp.Samples, rate, f.ElapsedS)
-		if sp.Samples > 0 && f.ElapsedS > 0 {
+		if f.ElapsedS > 0 {
 			need := math.Ceil(float64(GoodSplitSamples) / (float64(sp.Samples) / f.ElapsedS))
 			s += fmt.Sprintf("; %d (a part of a quarter to ±4 points) would take steps of about %.0f s at this load (-T %.0f), or more transactions (-t)",
 				GoodSplitSamples, need, need)

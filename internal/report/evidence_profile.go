@@ -51,6 +51,13 @@ func writeSplit(pg page, sp *diagnose.CPUSplit) {
 	if sp.Counted {
 		what = fmt.Sprintf("%s instructions per transaction in the client backends, by who ran them (counted, exact)", splitNum(sp.PerTxn, true))
 	}
+	if len(sp.Groups) == 0 {
+		// No sample: nothing to split, only why.
+		if sp.Caution != "" {
+			pg.item("split", sp.Caution)
+		}
+		return
+	}
 	var parts []string
 	for _, g := range sp.Groups {
 		var objs []string

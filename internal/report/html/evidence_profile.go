@@ -15,8 +15,8 @@ func init() { registerView(profileView, 60) }
 // the Profiles section draws each profile as a flame graph (flame.go).
 var profileView = evidenceView{probe: "profile", data: profileData, tmpl: viewTemplate("profile",
 	`{{with .Data}}<div class="split"><p><b>Who ran the server's work</b>: {{.Whole}} per transaction ({{.How}}).</p>
-<div class="scroll"><table class="split"><tr><th>part</th><th class="n">per transaction</th>{{if not .Counted}}<th class="n">±</th>{{end}}<th class="n">share</th></tr>
-{{- range .Groups}}<tr><td>{{.Name}}{{with .Objects}} <span class="muted">({{.}})</span>{{end}}</td><td class="n">{{fmtnum .PerTxn}}</td>{{if not $.Data.Counted}}<td class="n">{{with .Margin}}{{fmtnum .}}{{end}}</td>{{end}}<td class="n">{{pct .Share}}</td></tr>{{end}}</table></div>
+{{if .Groups}}<div class="scroll"><table class="split"><tr><th>part</th><th class="n">per transaction</th>{{if not .Counted}}<th class="n">±</th>{{end}}<th class="n">share</th></tr>
+{{- range .Groups}}<tr><td>{{.Name}}{{with .Objects}} <span class="muted">({{.}})</span>{{end}}</td><td class="n">{{fmtnum .PerTxn}}</td>{{if not $.Data.Counted}}<td class="n">{{with .Margin}}{{fmtnum .}}{{end}}</td>{{end}}<td class="n">{{pct .Share}}</td></tr>{{end}}</table></div>{{end}}
 {{- with .Functions}}<div class="scroll"><table class="split-functions"><tr><th>function (its own {{if $.Data.Counted}}instructions{{else}}time{{end}})</th><th>object</th><th class="n">per transaction</th>{{if not $.Data.Counted}}<th class="n">±</th>{{end}}<th class="n">share</th><th class="n">with callees</th></tr>
 {{- range .}}<tr><td><code>{{.Name}}</code></td><td>{{.Objects}}</td><td class="n">{{fmtnum .PerTxn}}</td>{{if not $.Data.Counted}}<td class="n">{{with .Margin}}{{fmtnum .}}{{end}}</td>{{end}}<td class="n">{{pct .Share}}</td><td class="n">{{with .Total}}{{fmtnum .}}{{end}}</td></tr>{{end}}</table></div>{{end}}
 {{- with .NotNamed}}<p class="muted">{{.}}</p>{{end}}
@@ -49,6 +49,11 @@ func profileData(_ result.Step, fg diagnose.Figures) any {
 	sp := fg.Split
 	if sp == nil {
 		return nil
+	}
+	if len(sp.Groups) == 0 {
+		// No sample: nothing to split, only why.
+		return &cpuSplit{Whole: fmt.Sprintf("%s µs of server CPU", fmtNum(num(sp.PerTxn))), How: fmt.Sprintf("%d perf samples at %d Hz", sp.Samples, sp.Hz),
+			Caution: sp.Caution}
 	}
 	out := &cpuSplit{Counted: sp.Counted,
 		Whole: fmt.Sprintf("%s µs of server CPU", fmtNum(num(sp.PerTxn))),
