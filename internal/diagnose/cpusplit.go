@@ -96,6 +96,10 @@ const (
 	GoodSplitSamples = 400
 )
 
+// MinUnnamedShare is the least share of a split's samples in an object's
+// unnamed functions that the split says why of (UnnamedCode).
+const MinUnnamedShare = 0.005
+
 // z95 is the normal quantile of a two-sided 95% interval.
 const z95 = 1.959964
 
@@ -186,7 +190,10 @@ func cpuSplit(p *result.Probes, f Figures) *CPUSplit {
 		groups[kind] += o.Self
 		members[kind] = append(members[kind], objectName(o.Object))
 		sp.Objects = append(sp.Objects, part(objectName(o.Object), kind, o.Self))
-		if o.Unnamed > 0 && n > 0 {
+		// Unnamed code under half a percent is not worth a reason: the
+		// flame graph shows it, and a larger object of the same package
+		// gives the same one.
+		if n > 0 && float64(o.Unnamed)/n >= MinUnnamedShare {
 			sp.Unnamed = append(sp.Unnamed, UnnamedCode{Object: objectName(o.Object), Share: float64(o.Unnamed) / n,
 				Reason: unnamedReason(o, kind)})
 		}
@@ -220,7 +227,7 @@ func objectName(object string) string {
 	if strings.HasPrefix(object, "[kernel") {
 		return "[kernel]"
 	}
-	if object == "" {
+	if object == "" || object == "???" { // callgrind's name for no object
 		return "[unknown]"
 	}
 	return filepath.Base(object)
@@ -267,6 +274,8 @@ func unnamedReason(o result.ProfileObject, kind string) string {
 	switch {
 	case kind == KindKernel:
 		return "the kernel's symbols were not readable (/proc/kallsyms: kernel.kptr_restrict)"
+	case sy == nil && name == "[unknown]":
+		return "code in no file the profiler knew (generated code, or a mapping already gone)"
 	case sy == nil:
 		return name + " is not a file pgscale could read"
 	case sy.Source == "none" && sy.Error != "":
