@@ -265,28 +265,38 @@ func loadAverage() string {
 }
 
 // perfError is the line of perf's standard error that says what went
-// wrong: its last line, leaving out perf record's progress lines ("[ perf
-// record: Woken up 1 times to write data ]"); "perf said nothing" when
-// there is none.
+// wrong: the line after its last "Error:" heading (perf ends such a
+// message with a hint: "/bin/dmesg | grep -i perf may provide additional
+// information."), else its last line, leaving out perf record's progress
+// lines ("[ perf record: Woken up 1 times to write data ]"); "perf said
+// nothing" when there is none.
 func perfError(stderr string) string {
-	lines := strings.Split(strings.TrimSpace(stderr), "\n")
-	for i := len(lines) - 1; i >= 0; i-- {
-		l := strings.TrimSpace(lines[i])
-		if l == "" || strings.HasPrefix(l, "[ perf record:") {
-			continue
+	var lines []string
+	for _, l := range strings.Split(stderr, "\n") {
+		if l = strings.TrimSpace(l); l != "" && !strings.HasPrefix(l, "[ perf record:") {
+			lines = append(lines, l)
 		}
-		if paranoid := perfParanoia(l); paranoid != "" {
-			return l + " (" + paranoid + ")"
-		}
-		return l
 	}
-	return "perf said nothing on its standard error"
+	if len(lines) == 0 {
+		return "perf said nothing on its standard error"
+	}
+	line := lines[len(lines)-1]
+	for i := len(lines) - 2; i >= 0; i-- {
+		if lines[i] == "Error:" {
+			line = lines[i+1]
+			break
+		}
+	}
+	if paranoid := perfParanoia(strings.Join(lines, "\n")); paranoid != "" {
+		return line + " (" + paranoid + ")"
+	}
+	return line
 }
 
 // perfParanoia explains a refusal of perf_event_open by the kernel's
-// setting, when perf's line is about it and this process is not root.
-func perfParanoia(line string) string {
-	if os.Geteuid() == 0 || !strings.Contains(line, "perf_event_paranoid") && !strings.Contains(strings.ToLower(line), "permission") {
+// setting, when perf's message is about it and this process is not root.
+func perfParanoia(text string) string {
+	if os.Geteuid() == 0 || !strings.Contains(text, "perf_event_paranoid") && !strings.Contains(strings.ToLower(text), "permission") {
 		return ""
 	}
 	b, err := os.ReadFile("/proc/sys/kernel/perf_event_paranoid")
