@@ -85,6 +85,13 @@ type FileAnalysis struct {
 	// and is highest: the sweep's diagnosis's, or for an A/B file those of
 	// the points' central throughput; 0 when there is none.
 	Knee, Peak int
+	// Unnamed are the objects whose functions the steps' profiles could
+	// not name, each once, and why (diagnose.UnnamedOf).
+	Unnamed []diagnose.UnnamedCode
+	// Cores are the CPUs of the machine the server ran on (the process
+	// probe's count, else the load generator's machine), which perfect
+	// scaling bends at (StepAnalysis.IdealSpeedup); 0 when not known.
+	Cores int
 }
 
 // StepAnalysis is one step's figures and verdict.
@@ -100,6 +107,10 @@ type StepAnalysis struct {
 	// TPSPerCPU is the step's throughput per CPU-second the system had
 	// (diagnose.PerCPUSecond); 0 when not measured.
 	TPSPerCPU float64
+	// IdealSpeedup is perfect scaling from the sweep's baseline step to
+	// this one on the machine's cores (diagnose.IdealSpeedup), which the
+	// speed-up chart draws; 0 outside a sweep's diagnosis.
+	IdealSpeedup float64
 	// Knee and Peak mark a sweep's knee and peak step.
 	Knee, Peak bool
 }
@@ -135,6 +146,11 @@ func AnalyzeFile(in Input) FileAnalysis {
 	f := diagnose.Rescaled(in.File)
 	fa := FileAnalysis{Input: in, Rescaled: f, Scaling: diagnose.ScalingOf(f.Steps)}
 	fa.Steps = analyzeSteps(f)
+	figs := make([]diagnose.Figures, len(fa.Steps))
+	for i, sa := range fa.Steps {
+		figs[i] = sa.Figures
+	}
+	fa.Unnamed = diagnose.UnnamedOf(figs)
 	per, use := diagnose.PerCPUSecond(f.Steps)
 	fa.PerCPU = use
 	for i := range fa.Steps {
@@ -155,6 +171,15 @@ func AnalyzeFile(in Input) FileAnalysis {
 		}
 	}
 	fa.Points = points(f)
+	if d := fa.Diagnosis; d != nil && d.Baseline < len(f.Steps) {
+		fa.Cores = f.Environment.CPUs
+		if c := fa.Steps[d.Baseline].Figures.CPUs; c > 0 {
+			fa.Cores = c // the server's machine, as the process probe saw it
+		}
+		for i := range fa.Steps {
+			fa.Steps[i].IdealSpeedup = diagnose.IdealSpeedup(f.Steps[i].Clients, f.Steps[d.Baseline].Clients, fa.Cores)
+		}
+	}
 	if d := fa.Diagnosis; d != nil {
 		if d.Knee >= 0 {
 			fa.Knee = f.Steps[d.Knee].Clients

@@ -120,6 +120,10 @@ type Figures struct {
 	// (failed.go): there is nothing to judge a bottleneck on. Empty when
 	// some transaction completed.
 	Failed string
+	// Split divides the server's CPU (or counted instructions) per
+	// transaction by object and function, from the step's profile
+	// (cpusplit.go); nil without one.
+	Split *CPUSplit
 }
 
 // EventShare is one wait event and its share of the samples.
@@ -270,6 +274,7 @@ func Compute(s result.Step) Figures {
 			f.NetworkMs = max(f.NetworkMs-f.PoolWaitMs, 0)
 		}
 	}
+	f.Split = cpuSplit(p, f)
 	return f
 }
 

@@ -207,3 +207,18 @@ func median(xs []float64) float64 {
 	}
 	return (s[n/2-1] + s[n/2]) / 2
 }
+
+// IdealSpeedup is perfect scaling from a baseline step of base clients to
+// a step of clients on a machine of cores CPUs: throughput in proportion
+// to the clients while each can have a core of its own, and no more once
+// they share them, min(clients, cores) / min(base, cores). With cores
+// unknown (0) it is in proportion to the clients.
+func IdealSpeedup(clients, base, cores int) float64 {
+	if base <= 0 || clients <= 0 {
+		return 0
+	}
+	if cores <= 0 {
+		return float64(clients) / float64(base)
+	}
+	return float64(min(clients, cores)) / float64(min(base, cores))
+}

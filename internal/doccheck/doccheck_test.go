@@ -70,6 +70,7 @@ var notRun = []struct{ match, why string }{
 	{"--pg-src", "a source build: minutes; internal/cli's tests run one"},
 	{"--coordinator", "agents: processes that meet in a coordination database; internal/agent's tests run them"},
 	{"~/myext", "an extension's repository the docs do not give; internal/cli's TestRunExt and TestExtensionCommitsCounted build and run one"},
+	{"pg_rational@slow --setup setup.sql -f add.sql", "the extension fixture (.ci/ext-source) and a setup and script the docs describe in words; internal/report's extprofile.json is that run, and internal/probe's TestProfileShortSteps profiles a server in CI"},
 	{"micro --target base=~/proj", "a project's repository at two revisions the docs do not give; internal/integration's TestMicroGoFindsTheSlowedBenchmark runs one"},
 	{"micro --target prev=~/proj", "a project's repository at two revisions the docs do not give; internal/integration's TestMicroHistory stores runs of one"},
 	{"bisect --resume results/", "the log of a bisect the docs only show; internal/integration's TestHistoryBisectFindsTheCommitSkippingOnesThatDoNotBuild resumes one"},

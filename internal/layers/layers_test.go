@@ -77,6 +77,7 @@ var rules = []struct {
 	{"internal/watch", true, users},
 	{"internal/probeopt", true, users},
 	{"internal/connerr", true, users},
+	{"internal/symtab", true, users},
 }
 
 // running is what runs an experiment, which the renderers must not reach.
@@ -87,7 +88,7 @@ var running = []string{
 }
 
 // users are the packages that use the single mechanisms (internal/proc,
-// migrate, load, watch, probeopt, connerr), which must not reach them.
+// migrate, load, watch, probeopt, connerr, symtab), which must not reach them.
 var users = append([]string{module + "internal/report", module + "internal/report/"}, running...)
 
 // above are what the engine and its parts must not reach: where the

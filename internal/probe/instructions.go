@@ -54,6 +54,8 @@ type instrProbe struct {
 	// pooler counts a pooler or proxy run under callgrind beside the
 	// server; nil without one.
 	pooler *poolerCount
+	// syms says where each object's function names came from.
+	syms objectSymbols
 
 	mu      sync.Mutex
 	counted map[int]string // pid -> kind, instrumented in this window
@@ -378,7 +380,7 @@ func (p *instrProbe) report(_ context.Context, st *stepState, out *result.Probes
 	if err := writeProfile(name, prof); err != nil {
 		return err
 	}
-	out.SetProfile(summarize(prof, name))
+	out.SetProfile(summarize(prof, name, &p.syms))
 	out.Profile().Unit = "instructions"
 	return nil
 }

@@ -117,7 +117,7 @@ func (c *poolerCount) report(ev *result.Instructions, hint, profile string, step
 	if err := writeProfile(profile, prof); err != nil {
 		return err
 	}
-	ev.PoolerProfile = summarize(prof, profile)
+	ev.PoolerProfile = summarize(prof, profile, nil)
 	ev.PoolerProfile.Unit = "instructions"
 	return nil
 }

@@ -14,7 +14,7 @@ func TestParsePerfScript(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	p, err := probe.ParsePerfScript(f, map[int]string{4242: probe.KindClientBackend}, "8 clients")
+	p, err := probe.ParsePerfScript(f, map[int]string{4242: probe.KindClientBackend}, "8 clients", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

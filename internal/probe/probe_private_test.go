@@ -130,3 +130,20 @@ func TestClientFunctionsRecursion(t *testing.T) {
 		t.Errorf("relation_open with its callees %d, the outermost level %d", got, raw[ro].Inclusive.Ir)
 	}
 }
+
+// perf's own line is the reason a profile is unavailable: the message
+// under its "Error:" heading rather than the hint perf ends with, else
+// its last line, never its progress lines (issue 46, finding 1).
+func TestPerfError(t *testing.T) {
+	for in, want := range map[string]string{
+		"[ perf record: Woken up 1 times to write data ]\n[ perf record: Captured and wrote 0.001 MB x ]\n": "perf said nothing on its standard error",
+		"": "perf said nothing on its standard error",
+		"WARNING: The x file's data size field is 0 which is unexpected.\nWas the 'perf record' command properly terminated?\n":                                               "Was the 'perf record' command properly terminated?",
+		"Error:\nThe sys_perf_event_open() syscall returned with 3 (No such process) for event (cpu-clock).\n/bin/dmesg | grep -i perf may provide additional information.\n": "The sys_perf_event_open() syscall returned with 3 (No such process) for event (cpu-clock).",
+		"incompatible file format (rerun with -v to learn more)\n":                                                                                                            "incompatible file format (rerun with -v to learn more)",
+	} {
+		if got := perfError(in); got != want {
+			t.Errorf("perfError(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -12,7 +12,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/google/pprof/profile"
@@ -22,6 +21,7 @@ import (
 	"github.com/pgscale/pgscale/internal/probeopt"
 	"github.com/pgscale/pgscale/internal/proc"
 	"github.com/pgscale/pgscale/internal/result"
+	"github.com/pgscale/pgscale/internal/symtab"
 	"github.com/pgscale/pgscale/internal/syncio"
 )
 
@@ -33,17 +33,23 @@ import (
 // compares two steps or two targets.
 type profileProbe struct {
 	perf string
+	cat  string // perf record's workload (startPerf), its path with links resolved
+	hz   int    // samples a second of CPU
 	dir  string
 	proc *procProbe
 
 	tmp         string
 	record      *proc.Process // perf record, while it runs
+	stop        *os.File      // the write end of its workload's input, while it runs
 	stderr      syncio.Buffer
 	lastExit    string // how perf record ended
 	data        string
 	kinds       map[int]string
 	lastPerfCPU time.Duration
 	loopErr     error
+	// syms names what perf could not, and says where each object's
+	// names came from.
+	syms objectSymbols
 }
 
 func newProfileProbe(ctx context.Context, cfg Config, pp *procProbe) (*profileProbe, error) {
@@ -54,6 +60,13 @@ func newProfileProbe(ctx context.Context, cfg Config, pp *procProbe) (*profilePr
 	if out, err := proc.Output(ctx, proc.Spec{Name: "perf", Path: perf, Args: []string{"--version"}}); err != nil {
 		return nil, fmt.Errorf("perf does not run: %v: %s", err, strings.TrimSpace(out))
 	}
+	cat, err := exec.LookPath("cat")
+	if err == nil {
+		cat, err = filepath.EvalSymlinks(cat)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("perf record's workload, cat, is not found: %v", err)
+	}
 	dir := cfg.ProfileDir
 	if dir == "" {
 		dir = "profiles"
@@ -61,13 +74,18 @@ func newProfileProbe(ctx context.Context, cfg Config, pp *procProbe) (*profilePr
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("profile directory: %w", err)
 	}
-	return &profileProbe{perf: perf, dir: dir, proc: pp}, nil
+	return &profileProbe{perf: perf, cat: cat, hz: defaultProfileFrequency, dir: dir, proc: pp}, nil
 }
 
 func (p *profileProbe) name() string    { return NameProfile }
 func (p *profileProbe) backends() []int { return nil }
 
 func (p *profileProbe) close() {
+	if p.record != nil {
+		p.stop.Close()
+		p.record.Stop()
+		p.record, p.stop = nil, nil
+	}
 	if p.tmp != "" {
 		os.RemoveAll(p.tmp)
 		p.tmp = ""
@@ -140,12 +158,18 @@ func (p *profileProbe) begin(ctx context.Context, st *stepState) (func(<-chan st
 	}, nil
 }
 
-// startPerf lists the server's processes, starts perf record on them and
-// waits until perf catches SIGINT and has an event open per process: a
-// SIGINT during its start-up would kill it before it writes its file, or
-// end it before it samples anything (both seen on a loaded machine). perf's --control descriptor would be the clean
-// handshake, but perf 6.1 fails with it on -p ("Thread and evlist pollfd
-// index mismatch").
+// startPerf lists the server's processes and starts perf record on them
+// with a workload of its own, cat reading a pipe this probe holds: perf
+// record forks the workload, opens and enables its events, synthesizes
+// what the processes have mapped, and only then lets the workload exec.
+// So cat running is the handshake that perf records, and closing the pipe
+// (capture) ends cat, after which perf writes its file and exits 0, as
+// it does when any workload ends. A SIGINT instead raced perf's start on a
+// loaded machine: one that came while perf was still synthesizing ended
+// it with a file of 0 samples, or with its header unwritten (perf script
+// then exits 255: "Was the 'perf record' command properly terminated?").
+// perf's --control descriptor would be another handshake, but perf 6.1
+// fails with it on -p ("Thread and evlist pollfd index mismatch").
 func (p *profileProbe) startPerf() error {
 	p.kinds = p.serverProcesses()
 	var pids []string
@@ -156,75 +180,130 @@ func (p *profileProbe) startPerf() error {
 		return errors.New("no server process to profile")
 	}
 	sort.Strings(pids)
+	stdin, stop, err := os.Pipe()
+	if err != nil {
+		return err
+	}
+	defer stdin.Close() // perf's child has its own copy
 	// -p follows the listed processes and, by inheritance, the backends
 	// the postmaster forks after the start.
 	p.stderr.Reset()
-	rec, err := proc.Start(proc.Spec{Name: "perf record", Path: p.perf, Args: []string{"record", "-e", "cpu-clock", "-F", strconv.Itoa(defaultProfileFrequency), "-g",
+	rec, err := proc.Start(proc.Spec{Name: "perf record", Path: p.perf, Args: []string{"record", "-e", "cpu-clock", "-F", strconv.Itoa(p.hz), "-g",
 		"-p", strings.Join(pids, ","), "-o", p.data,
 		// Build ids are collected at exit by reading every mapped file:
 		// that doubles perf's CPU, and perf script symbolises from the
 		// files on this host anyway.
-		"--no-buildid", "--no-buildid-cache"},
-		Output: &p.stderr})
+		"--no-buildid", "--no-buildid-cache", "--", p.cat},
+		Stdin: stdin, Output: &p.stderr})
 	if err != nil {
+		stop.Close()
 		return err
 	}
-	pid := rec.PID()
 	deadline := time.Now().Add(perfStartTimeout)
 	for {
 		select {
 		case <-rec.Exited():
-			return fmt.Errorf("perf record exited at once (%v): %s", rec.ExitError(), lastLine(p.stderr.String()))
-		case <-time.After(10 * time.Millisecond):
+			stop.Close()
+			return fmt.Errorf("perf record exited at once (%v): %s", rec.ExitError(), perfError(p.stderr.String()))
+		case <-time.After(20 * time.Millisecond):
 		}
-		if catchesSIGINT(pid) && perfEvents(pid) >= len(pids) {
-			// A little more, for perf to attach: a listed backend that
-			// is gone makes it exit here.
-			select {
-			case <-rec.Exited():
-				return fmt.Errorf("perf record exited at once (%v): %s", rec.ExitError(), lastLine(p.stderr.String()))
-			case <-time.After(perfSettle):
-			}
-			p.record = rec
+		if workloadRuns(rec.PID(), p.cat) {
+			p.record, p.stop = rec, stop
 			return nil
 		}
 		if time.Now().After(deadline) {
+			stop.Close()
 			rec.Kill()
-			return fmt.Errorf("perf record did not start within %v: %s", perfStartTimeout, lastLine(p.stderr.String()))
+			return fmt.Errorf("perf record did not start recording within %v (the machine's load: %s): %s", perfStartTimeout, loadAverage(), perfError(p.stderr.String()))
 		}
 	}
 }
 
-// perfEvents counts the perf events process pid has open.
-func perfEvents(pid int) int {
-	dir := fmt.Sprintf("/proc/%d/fd", pid)
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		return 0
+// workloadRuns says whether perf record (pid perf) has started its
+// workload: a child of it that is running the program workload.
+func workloadRuns(perf int, workload string) bool {
+	if perf == 0 {
+		return false
 	}
-	n := 0
-	for _, e := range ents {
-		if l, err := os.Readlink(filepath.Join(dir, e.Name())); err == nil && l == "anon_inode:[perf_event]" {
-			n++
-		}
-	}
-	return n
-}
-
-// catchesSIGINT says whether process pid has a SIGINT handler installed,
-// from the SigCgt mask of /proc/PID/status.
-func catchesSIGINT(pid int) bool {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	ents, err := os.ReadDir("/proc")
 	if err != nil {
 		return false
 	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "SigCgt:"); ok {
-			mask, err := strconv.ParseUint(strings.TrimSpace(v), 16, 64)
-			return err == nil && mask&(1<<(int(syscall.SIGINT)-1)) != 0
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == perf {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid ...: comm may hold spaces and parentheses.
+		i := strings.LastIndexByte(string(b), ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(string(b[i+1:]))
+		if len(f) < 2 || f[1] != strconv.Itoa(perf) {
+			continue
+		}
+		if exe, err := os.Readlink("/proc/" + e.Name() + "/exe"); err == nil && exe == workload {
+			return true
 		}
 	}
 	return false
+}
+
+// loadAverage is the machine's load average over the last minute, as
+// /proc/loadavg says it ("?" where it cannot be read).
+func loadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if f := strings.Fields(string(b)); err == nil && len(f) > 0 {
+		return f[0]
+	}
+	return "?"
+}
+
+// perfError is the line of perf's standard error that says what went
+// wrong: the line after its last "Error:" heading (perf ends such a
+// message with a hint: "/bin/dmesg | grep -i perf may provide additional
+// information."), else its last line, leaving out perf record's progress
+// lines ("[ perf record: Woken up 1 times to write data ]"); "perf said
+// nothing" when there is none.
+func perfError(stderr string) string {
+	var lines []string
+	for _, l := range strings.Split(stderr, "\n") {
+		if l = strings.TrimSpace(l); l != "" && !strings.HasPrefix(l, "[ perf record:") {
+			lines = append(lines, l)
+		}
+	}
+	if len(lines) == 0 {
+		return "perf said nothing on its standard error"
+	}
+	line := lines[len(lines)-1]
+	for i := len(lines) - 2; i >= 0; i-- {
+		if lines[i] == "Error:" {
+			line = lines[i+1]
+			break
+		}
+	}
+	if paranoid := perfParanoia(strings.Join(lines, "\n")); paranoid != "" {
+		return line + " (" + paranoid + ")"
+	}
+	return line
+}
+
+// perfParanoia explains a refusal of perf_event_open by the kernel's
+// setting, when perf's message is about it and this process is not root.
+func perfParanoia(text string) string {
+	if os.Geteuid() == 0 || !strings.Contains(text, "perf_event_paranoid") && !strings.Contains(strings.ToLower(text), "permission") {
+		return ""
+	}
+	b, err := os.ReadFile("/proc/sys/kernel/perf_event_paranoid")
+	if err != nil {
+		return ""
+	}
+	return fmt.Sprintf("kernel.perf_event_paranoid is %s: profiling the server's processes takes root, CAP_PERFMON, or sysctl kernel.perf_event_paranoid=1 and the server running as this user", strings.TrimSpace(string(b)))
 }
 
 func (p *profileProbe) capture(context.Context, *stepState) error {
@@ -233,19 +312,24 @@ func (p *profileProbe) capture(context.Context, *stepState) error {
 	}
 	rec := p.record
 	p.record = nil
-	_ = rec.Signal(syscall.SIGINT)
+	// The end of cat's input ends the workload, and perf with it.
+	p.stop.Close()
+	p.stop = nil
 	select {
 	case <-rec.Exited():
 	case <-time.After(30 * time.Second):
 		rec.Kill()
-		return errors.New("perf record did not stop within 30 s")
+		return fmt.Errorf("perf record did not stop within 30 s of its workload's end (the machine's load: %s): %s", loadAverage(), perfError(p.stderr.String()))
 	}
 	if st := rec.State(); st != nil {
 		p.lastPerfCPU = st.UserTime() + st.SystemTime()
 		p.lastExit = st.String()
+		if !st.Success() {
+			return fmt.Errorf("perf record ended with %s: %s", st, perfError(p.stderr.String()))
+		}
 	}
 	if _, err := os.Stat(p.data); err != nil {
-		return fmt.Errorf("perf record wrote nothing: %s", lastLine(p.stderr.String()))
+		return fmt.Errorf("perf record wrote nothing: %s", perfError(p.stderr.String()))
 	}
 	return nil
 }
@@ -262,10 +346,10 @@ func (p *profileProbe) report(ctx context.Context, st *stepState, out *result.Pr
 		done <- err
 	}()
 	label := fmt.Sprintf("%d clients", st.info.Clients)
-	prof, perr := ParsePerfScript(stdout, p.kinds, label)
+	prof, perr := ParsePerfScript(stdout, p.kinds, label, &p.syms.names)
 	io.Copy(io.Discard, stdout) // what the parser left, for perf script to end
 	if err := <-done; err != nil {
-		return fmt.Errorf("perf script: %v: %s (perf record: %s: %s)", err, lastLine(serr.String()), p.lastExit, lastLine(p.stderr.String()))
+		return fmt.Errorf("perf script: %v: %s (perf record %s)", err, perfError(serr.String()), p.lastExit)
 	}
 	if perr != nil {
 		return perr
@@ -274,7 +358,8 @@ func (p *profileProbe) report(ctx context.Context, st *stepState, out *result.Pr
 	if err := writeProfile(name, prof); err != nil {
 		return err
 	}
-	out.SetProfile(summarize(prof, name))
+	out.SetProfile(summarize(prof, name, &p.syms))
+	out.Profile().Hz = p.hz
 	return nil
 }
 
@@ -302,23 +387,17 @@ func profileName(s observe.StepInfo) string {
 	return fmt.Sprintf("step-%d-c%d.pb.gz", s.Index+1, s.Clients)
 }
 
-func lastLine(s string) string {
-	lines := strings.Split(strings.TrimSpace(s), "\n")
-	return lines[len(lines)-1]
-}
-
 // perfStartTimeout bounds perf record's start-up, which a loaded machine
-// slows down; perfSettle is how long it must then keep running to count as
-// attached.
-const (
-	perfStartTimeout = 20 * time.Second
-	perfSettle       = 100 * time.Millisecond
-)
+// slows down.
+const perfStartTimeout = 20 * time.Second
 
 // ParsePerfScript reads `perf script -F comm,pid,tid,period,ip,sym,dso`
 // output (with call chains) into a pprof CPU profile. kinds names each
-// pid's process kind (its backend type); step labels every sample.
-func ParsePerfScript(r io.Reader, kinds map[int]string, step string) (*profile.Profile, error) {
+// pid's process kind (its backend type); step labels every sample. A frame
+// perf could not name ([unknown]) is named from names where its file's
+// debug file, symbol table or dynamic symbols name it (names nil: not),
+// and otherwise by its file, "[postgres]".
+func ParsePerfScript(r io.Reader, kinds map[int]string, step string, names *symtab.Cache) (*profile.Profile, error) {
 	p := &profile.Profile{
 		SampleType: []*profile.ValueType{{Type: "samples", Unit: "count"}, {Type: "cpu", Unit: "nanoseconds"}},
 		PeriodType: &profile.ValueType{Type: "cpu", Unit: "nanoseconds"},
@@ -396,57 +475,31 @@ func ParsePerfScript(r io.Reader, kinds map[int]string, step string) (*profile.P
 		if cur == nil {
 			continue
 		}
-		// "\t addr sym (dso)"
+		// "\t addr sym (dso)": addr is the file's virtual address for a
+		// frame in a file.
 		s := strings.TrimSpace(line)
-		_, rest, _ := strings.Cut(s, " ")
+		addr, rest, _ := strings.Cut(s, " ")
 		rest = strings.TrimSpace(rest)
 		dso := ""
 		if i := strings.LastIndex(rest, " ("); i >= 0 && strings.HasSuffix(rest, ")") {
 			dso = rest[i+2 : len(rest)-1]
 			rest = rest[:i]
 		}
-		cur.Location = append(cur.Location, location(strings.TrimSpace(rest), dso))
+		sym := strings.TrimSpace(rest)
+		if (sym == "[unknown]" || sym == "") && names != nil && strings.HasPrefix(dso, "/") {
+			if a, err := symtab.ParseAddr(addr); err == nil {
+				if n, ok := names.Name(dso, a); ok {
+					sym = n
+				}
+			}
+		}
+		cur.Location = append(cur.Location, location(sym, dso))
 	}
 	flush()
 	if err := sc.Err(); err != nil {
 		return nil, err
 	}
 	return p, p.CheckValid()
-}
-
-// summarize keeps the profile's top functions for the result file.
-func summarize(prof *profile.Profile, file string) *result.Profile {
-	self, total := map[string]int64{}, map[string]int64{}
-	var n int64
-	for _, s := range prof.Sample {
-		c := s.Value[0]
-		n += c
-		seen := map[string]bool{}
-		for i, l := range s.Location {
-			name := l.Line[0].Function.Name
-			if i == 0 {
-				self[name] += c
-			}
-			if !seen[name] {
-				seen[name] = true
-				total[name] += c
-			}
-		}
-	}
-	out := &result.Profile{File: file, Samples: n}
-	for name, c := range self {
-		out.Top = append(out.Top, result.ProfileFunc{Function: name, Self: c, Total: total[name]})
-	}
-	sort.Slice(out.Top, func(i, j int) bool {
-		if out.Top[i].Self != out.Top[j].Self {
-			return out.Top[i].Self > out.Top[j].Self
-		}
-		return out.Top[i].Function < out.Top[j].Function
-	})
-	if len(out.Top) > 15 {
-		out.Top = out.Top[:15]
-	}
-	return out
 }
 
 // NameProfile names the CPU-profile probe (--profile, perf) in options and

@@ -284,3 +284,34 @@ func TestSleepIsUnderLoaded(t *testing.T) {
 		}
 	}
 }
+
+// Steps of 300 ms stop perf record right after it starts, as a loaded
+// machine makes every start slow (issue 46, finding 1: "profile: 0
+// samples", "perf script: exit status 255"): each step still gets a
+// profile read from a complete file, with perf's rate, and every object
+// of its work says where its function names came from.
+func TestProfileShortSteps(t *testing.T) {
+	testenv.NeedProgram(t, "perf", "Debian: apt-get install linux-perf")
+	dir := t.TempDir()
+	start := time.Now()
+	f, _ := runSweep(t, []int{1, 2, 1}, 300*time.Millisecond, "SELECT count(*) FROM generate_series(1, 2000);\n",
+		func(c *probe.Config) { c.Set(probe.NameProfile, true); c.ProfileDir = dir })
+	for _, s := range f.Steps {
+		for _, u := range s.Probes.Unavailable {
+			t.Errorf("%d clients: %s unavailable: %s", s.Clients, u.Probe, u.Reason)
+		}
+		pr := s.Probes.Profile()
+		if pr == nil {
+			t.Fatalf("%d clients: no profile", s.Clients)
+		}
+		if pr.Hz != 99 || pr.Work > pr.Samples {
+			t.Errorf("%d clients: profile %+v", s.Clients, pr)
+		}
+		for _, o := range pr.Objects {
+			if strings.HasPrefix(o.Object, "/") && (o.Symbols == nil || o.Symbols.Source == "") {
+				t.Errorf("%d clients: %s says nothing of its symbols", s.Clients, o.Object)
+			}
+		}
+	}
+	t.Logf("3 steps of 300 ms with perf in %v", time.Since(start).Round(time.Millisecond))
+}

@@ -44,6 +44,10 @@ type Spec struct {
 	// Stderr, when set, receives the process's standard error apart from
 	// the rest of its output.
 	Stderr io.Writer
+	// Stdin is its standard input; nil: the null device. An *os.File (the
+	// read end of os.Pipe) is handed over as it is, so that closing the
+	// write end is an end of file the process sees at once.
+	Stdin io.Reader
 	// Cred is the user it runs as (RunAs); nil: this process's.
 	Cred *syscall.Credential
 	// OpenFiles, when not 0, is the soft open-files limit it runs with: a
@@ -122,6 +126,7 @@ func Start(s Spec) (*Process, error) {
 	}
 	cmd := exec.Command(path, args...)
 	cmd.Dir, cmd.Env = s.Dir, s.Env
+	cmd.Stdin = s.Stdin
 	cmd.Stdout, cmd.Stderr = out, out
 	if s.Stderr != nil {
 		cmd.Stderr = s.Stderr

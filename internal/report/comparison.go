@@ -277,7 +277,12 @@ func decisionLine(r *compare.Comparison) string {
 		if r.Layouts > 0 {
 			unit = "layout"
 		}
-		s += fmt.Sprintf(", rounds until decided: %s %d of up to %d, %s", unit, q.Look, q.Max, r.Stopped)
+		s += fmt.Sprintf(", rounds until decided: %s %d of up to %d", unit, q.Look, q.Max)
+		// A run cut short records no reason it stopped: the line then ends
+		// at the count ("; INCOMPLETE: ..." follows it), not in ", ;".
+		if r.Stopped != "" {
+			s += ", " + r.Stopped
+		}
 	}
 	return s
 }

@@ -101,7 +101,10 @@ func microRounds(m *micro.Analysis) string {
 		s = "1 round"
 	}
 	if m.RoundsMax > 0 {
-		s += fmt.Sprintf(" of up to %d (rounds until decided: %s)", m.RoundsMax, m.Stopped)
+		s += fmt.Sprintf(" of up to %d", m.RoundsMax)
+		if m.Stopped != "" {
+			s += fmt.Sprintf(" (rounds until decided: %s)", m.Stopped)
+		}
 	}
 	return s + ", " + strings.Join(m.Targets, " and ") + " interleaved"
 }

@@ -67,3 +67,23 @@ func TestGoldenRoundsUntilDecided(t *testing.T) {
 	golden.Check(t, "auto.txt", []byte(out))
 	golden.Check(t, "auto.verdict.json", write(t, "verdict", d))
 }
+
+// A run cut short before it decided records no reason it stopped: its
+// method line ends at the count and then says it is incomplete, with no
+// ", ;" between (issue 46, finding 11: "layout 3 of up to 30, ; INCOMPLETE").
+func TestRoundsUntilDecidedCutShort(t *testing.T) {
+	inputs := comparetest.Files(t, comparetest.TwoSides(), []int{1, 2}, 3)
+	ab := inputs[0].File.AB
+	ab.RoundsMax, ab.Stopped = 30, ""
+	rep := comparetest.Compare(t, inputs, "tps=-5%")
+	rep.Incomplete = "interrupted"
+	out := string(write(t, "text", doc(nil, rep)))
+	if !strings.Contains(out, "round 3 of up to 30; INCOMPLETE: interrupted") {
+		t.Errorf("the method line does not end at the count:\n%s", out)
+	}
+	for _, glitch := range []string{", ;", ",;", ", \n"} {
+		if strings.Contains(out, glitch) {
+			t.Errorf("%q in:\n%s", glitch, out)
+		}
+	}
+}

@@ -183,6 +183,7 @@ func writeEnd(p page, fa compare.FileAnalysis) {
 			p.table(scalingTable(sc))
 		}
 	}
+	writeUnnamed(p, fa.Unnamed)
 	if len(fa.Rules) > 0 {
 		p.section("Rules", "rules:")
 		p.lines(expectLines(fa))

@@ -463,7 +463,9 @@ func NewSuiteVerdict(s *compare.Suite) *Verdict {
 		if c := cell.Comparison; c != nil && c.RoundsMax > 0 {
 			v.Rounds += c.Rounds
 			v.RoundsMax = max(v.RoundsMax, c.RoundsMax)
-			stops = append(stops, fmt.Sprintf("%s: %s", cell.Key, c.Stopped))
+			if c.Stopped != "" {
+				stops = append(stops, fmt.Sprintf("%s: %s", cell.Key, c.Stopped))
+			}
 		}
 	}
 	v.Stopped = strings.Join(stops, "; ")

@@ -56,6 +56,9 @@ func build(doc Doc) *page {
 				p.Timelines = append(p.Timelines, stepTimeline(fi, si, labels[fi], f))
 			}
 			p.Evidence = append(p.Evidence, fileEvidence(fi, labels[fi], doc.Files[fi].Name, fa))
+			if d := pageDiagnosis(fi, labels[fi], doc.Files[fi].Name, fa); d != nil {
+				p.Diagnoses = append(p.Diagnoses, d)
+			}
 		} else {
 			for _, fi := range g.files {
 				s := abSeries(labels[fi], doc.Files[fi].Name, doc.Files[fi].Analysis)
@@ -75,12 +78,25 @@ func build(doc Doc) *page {
 			sc.Clients = append(sc.Clients, pt.Clients)
 		}
 		sc.PerCPU = sc.PerCPU || s.PerCPU
+		sc.Counted = sc.Counted || s.Counted
+	}
+	// The speed-up chart draws the first line's perfect scaling.
+	if len(sc.Series) > 0 && len(sc.Series[0].Points) > 0 && sc.Series[0].Points[0].Ideal != nil {
+		sc.IdealLabel = "perfect scaling"
+		if c := sc.Series[0].cores; c > 0 {
+			sc.IdealLabel = fmt.Sprintf("perfect scaling on %d cores", c)
+		}
 	}
 	sc.Clients = uniqueSorted(sc.Clients)
 	sc.LogClients = geometric(sc.Clients)
 	if len(sc.Clients) > 0 {
 		baselineChanges(sc, doc)
 		p.Scaling = sc
+	}
+	// A page of sweeps opens on their diagnosis; one with a verdict, on
+	// the verdict.
+	if p.Comparison != nil || p.Noise != nil || len(p.Matrices) > 0 {
+		p.Diagnoses = nil
 	}
 	p.Profiles = profiles(doc.Files, labels)
 	var named []ChangedFunction

@@ -77,11 +77,13 @@ func scalingCharts(sc *scaling) [][]chartBox {
 	for k, p := range panels {
 		of := make([]string, len(p.series))
 		has := map[string]bool{}
+		counted := true // every line counted under Valgrind
 		points := map[string]int{}
 		var base string
 		for i, si := range p.series {
 			of[i] = strconv.Itoa(si)
 			s := sc.Series[si]
+			counted = counted && s.Counted
 			if s.Baseline {
 				// The target's name: the panel's title says the cell.
 				base = s.Label
@@ -108,12 +110,20 @@ func scalingCharts(sc *scaling) [][]chartBox {
 			out[k] = append(out[k], chartBox{ID: id, Kind: "scaling", Of: strings.Join(of, " "), Metric: metric,
 				Measures: strings.Join(measures, " "), Title: title, YLabel: ylabel})
 		}
-		add("tps", "Throughput", "transactions per second")
-		add("p99", "p99 latency", "ms")
+		// Under Valgrind the throughput, the latency, the speedup and
+		// the change of throughput are Valgrind's, not the workload's:
+		// a counted panel charts the instructions alone.
+		if !counted {
+			add("tps", "Throughput", "transactions per second")
+			add("p99", "p99 latency", "ms")
+		}
 		if ms := present(has, "instr/txn", "pooler-instr/txn"); len(ms) > 0 {
 			add("cost", "Instructions per transaction", "instructions, counted", ms...)
 		} else if ms := present(has, "server-cpu/txn", "pooler-cpu/txn"); len(ms) > 0 {
 			add("cost", "CPU per transaction", "µs", ms...)
+		}
+		if counted {
+			continue
 		}
 		if has["speedup"] {
 			title := "Speedup over the baseline step"

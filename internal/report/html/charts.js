@@ -371,12 +371,15 @@
         }));
       }
     });
-    if (metric === "speedup" && lines.length && lines[0].s.points.length) {
-      var c0 = lines[0].s.points[0].clients;
-      spec.series.push({ label: "perfect scaling", color: "#909090", dash: [4, 3], width: 1, dots: false, span: true });
-      spec.data.push(cs.map(function (c) { return c >= c0 ? c / c0 : undefined; }));
-      marks.push({ at: cs.map(function () { return null; }) });
-      if (cs.length > 1) all.push(cs[cs.length - 1] / c0);
+    // Perfect scaling, as Go computed it for the first line: in
+    // proportion to the clients up to the machine's cores, flat after.
+    if (metric === "speedup" && lines.length && lines[0].s.points.some(function (p) { return p.ideal != null; })) {
+      var ideal = {};
+      lines[0].s.points.forEach(function (p) { if (p.ideal != null) ideal[p.clients] = num(p.ideal); });
+      spec.series.push({ label: data.scaling.ideal_label || "perfect scaling", color: "#909090", dash: [4, 3], width: 1, dots: false, span: true });
+      spec.data.push(cs.map(function (c) { return c in ideal ? ideal[c] : undefined; }));
+      marks.push({ at: cs.map(function (c) { return c in ideal ? { y: ideal[c] } : null; }) });
+      Object.keys(ideal).forEach(function (c) { all.push(ideal[c]); });
     }
     // The axis holds the values, the rounds and the intervals, but an
     // interval far wider than the values (two rounds make one) would

@@ -18,6 +18,9 @@ func fileEvidence(fi int, label, name string, fa compare.FileAnalysis) evidence 
 	if d := fa.Diagnosis; d != nil {
 		e.Paragraph = d.Paragraph
 	}
+	for _, u := range fa.Unnamed {
+		e.Unnamed = append(e.Unnamed, fmt.Sprintf("%s (up to %s of a step's profile): %s.", u.Object, pct(num(u.Share)), u.Reason))
+	}
 	f := fa.Rescaled
 	figs := make([]diagnose.Figures, len(f.Steps))
 	for i := range f.Steps {

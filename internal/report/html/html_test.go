@@ -37,6 +37,9 @@ var pages = []struct {
 	{"locks", []string{"hot-row.json", "partitions.json", "sleep.json"}, []string{"scaling-tps", "waits-evidence-0", "waits-evidence-1", "waits-evidence-2"}},
 	{"version1", []string{"version1.json"}, []string{"scaling-tps", "timeline-0-0"}},
 	{"abprofile", []string{"abprofile/a.json", "abprofile/b.json"}, []string{"timeline-ab0-c2", "flame-0-c2", "cpu-evidence-0"}},
+	// pg_rational@slow swept with --profile at load 17-19: each step's
+	// CPU split by who ran it (issue 46).
+	{"extprofile", []string{"extprofile/run.json"}, []string{"scaling-speedup", "flame-0-0", "flame-0-1"}},
 }
 
 // reportDoc reads fixture result files as pgscale report does: each

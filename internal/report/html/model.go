@@ -12,6 +12,10 @@ import (
 // in the page as JSON, the data the golden tests compare.
 type page struct {
 	Title string `json:"title"`
+	// Diagnoses are the sweeps' diagnoses, which a page without a
+	// comparison opens on (the evidence holds each paragraph in the data
+	// block).
+	Diagnoses []*diagnosisHead `json:"-"`
 	// Comparison and Noise are the doc's, laid out; Matrices the doc's
 	// own (a suite's).
 	Comparison *comparison `json:"comparison,omitempty"`
@@ -129,6 +133,12 @@ type scaling struct {
 	Series     []scalingSeries `json:"series"`
 	// PerCPU says some series' speedup is per CPU-second the system had.
 	PerCPU bool `json:"per_cpu,omitempty"`
+	// IdealLabel names the line of perfect scaling in the speed-up chart:
+	// "perfect scaling on 2 cores".
+	IdealLabel string `json:"ideal_label,omitempty"`
+	// Counted says some series were counted under Valgrind: their
+	// throughput and latency are Valgrind's, not the workload's.
+	Counted bool `json:"counted,omitempty"`
 }
 
 // scalingSeries is one line: a sweep file, or one A/B target with each
@@ -149,15 +159,21 @@ type scalingSeries struct {
 	// PerCPU says its speedup is of throughput per CPU-second the
 	// system had (the diagnosis's PerCPU).
 	PerCPU bool `json:"per_cpu,omitempty"`
+	// Counted says its server ran under Valgrind (--count instructions):
+	// its throughput and latency are Valgrind's, charted nowhere; its
+	// instructions per transaction are the measure.
+	Counted bool `json:"counted,omitempty"`
 	// Baseline marks the line the others of its panel are compared with
 	// (their points' VsBase).
 	Baseline bool           `json:"baseline,omitempty"`
 	Points   []scalingPoint `json:"points"`
 	// run and target are the A/B run and target of the line ("" for a
 	// sweep); isBase says the target is the run's baseline; workload
-	// tells a sweep's workload from another's.
+	// tells a sweep's workload from another's; cores are the CPUs its
+	// perfect scaling bends at (sweeps).
 	run, target, workload string
 	isBase                bool
+	cores                 int
 }
 
 type scalingPoint struct {
@@ -172,6 +188,9 @@ type scalingPoint struct {
 	P99Hi *num `json:"p99_hi,omitempty"`
 	// Speedup and Efficiency, as the result file has them (sweeps).
 	Speedup *num `json:"speedup,omitempty"`
+	// Ideal is perfect scaling at the point, bending at the machine's
+	// cores (compare's IdealSpeedup; sweeps).
+	Ideal *num `json:"ideal,omitempty"`
 	// TPSPerCPU is the throughput per CPU-second the system had, which
 	// the speedup of a series with PerCPU is of (sweeps).
 	TPSPerCPU  *num `json:"tps_per_cpu,omitempty"`
@@ -281,6 +300,9 @@ type evidence struct {
 	HasCPU    bool           `json:"has_cpu"`
 	HasWaits  bool           `json:"has_waits"`
 	Steps     []stepEvidence `json:"steps"`
+	// Unnamed says, once for the file, which objects' functions its
+	// profiles could not name and what would name them.
+	Unnamed []string `json:"unnamed,omitempty"`
 }
 
 // stepEvidence is one step under its file's evidence: its facts and the

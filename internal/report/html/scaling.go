@@ -33,12 +33,16 @@ func geometric(cs []int) bool {
 // sweepSeries is one sweep file's curve, with its analysis's knee and
 // peak.
 func sweepSeries(label, name string, fa compare.FileAnalysis) scalingSeries {
-	s := scalingSeries{Label: label, Source: name, Knee: fa.Knee, Peak: fa.Peak, workload: workloadKey(fa.Rescaled.Workload)}
+	s := scalingSeries{Label: label, Source: name, Knee: fa.Knee, Peak: fa.Peak, workload: workloadKey(fa.Rescaled.Workload), cores: fa.Cores,
+		Counted: countedFile(fa.File)}
 	s.PerCPU = fa.PerCPU
 	for i, st := range fa.Rescaled.Steps {
 		sum := st.Summary
 		p := scalingPoint{Clients: st.Clients, TPS: num(sum.TPS), P99Ms: num(sum.Latency.P99Ms),
 			Speedup: numPtr(sum.Speedup), Efficiency: numPtr(sum.Efficiency), Incomplete: !st.Complete}
+		if v := fa.Steps[i].IdealSpeedup; v > 0 {
+			p.Ideal = numPtr(v)
+		}
 		if s.PerCPU && fa.Steps[i].TPSPerCPU > 0 {
 			p.TPSPerCPU = numPtr(fa.Steps[i].TPSPerCPU)
 		}
@@ -57,7 +61,7 @@ func sweepSeries(label, name string, fa compare.FileAnalysis) scalingSeries {
 // with its interval, and every round's value; the knee and peak are the
 // analysis's, of those central values.
 func abSeries(label, name string, fa compare.FileAnalysis) scalingSeries {
-	s := scalingSeries{Label: label, Source: name, Knee: fa.Knee, Peak: fa.Peak}
+	s := scalingSeries{Label: label, Source: name, Knee: fa.Knee, Peak: fa.Peak, Counted: countedFile(fa.File)}
 	if fa.File.AB != nil {
 		s.Rounds = fa.File.AB.Rounds
 	}
@@ -177,4 +181,22 @@ func baselineChanges(sc *scaling, doc Doc) {
 			}
 		}
 	}
+}
+
+// countedFile says whether the file's server ran under Valgrind (--count
+// instructions): its target says so, or (files written before it did) its
+// steps hold counted instructions.
+func countedFile(f *result.File) bool {
+	if f == nil {
+		return false
+	}
+	if f.Target.Valgrind != nil {
+		return true
+	}
+	for _, s := range f.Steps {
+		if s.Probes.Instructions() != nil {
+			return true
+		}
+	}
+	return false
 }

@@ -75,7 +75,14 @@ func hostileDoc(t *testing.T) html.Doc {
 	if e := s.Disturbances[0].Effect; e != nil {
 		e.Warnings = append(e.Warnings, evilError)
 	}
-	s.Probes.SetProfile(&result.Profile{File: "evil.pb.gz", Samples: 10})
+	// Its work split by object and function (the split under the step,
+	// the diagnosis at the top and the reason a function has no name)
+	// holds the hostile name as the object, the function and the package.
+	evilObject := "/usr/lib/postgresql/15/lib/" + evilFunc + ".so"
+	s.Probes.SetProfile(&result.Profile{File: "evil.pb.gz", Samples: 10, Hz: 99, Work: 10,
+		Objects: []result.ProfileObject{{Object: evilObject, Self: 10, Unnamed: 5,
+			Symbols: &result.Symbols{Source: "dynamic symbols", Looked: []string{"/usr/lib/debug/" + evilFunc}, Package: evilFunc}}},
+		Functions: []result.ProfileFunc{{Function: evilFunc, Object: evilObject, Self: 10, Total: 10}}})
 	writeProfile(t, filepath.Join(dir, "evil.pb.gz"), evilFunc)
 	path := filepath.Join(dir, "hostile.json")
 	if err := result.Write(path, f); err != nil {
