@@ -409,9 +409,7 @@ func mustRead(t *testing.T, path string) []byte {
 // results/ of the working directory, outside the bundle).
 func TestSuiteCountedProfilesInTheBundle(t *testing.T) {
 	trackTime(t)
-	if testing.Short() {
-		t.Skip("runs a server under Valgrind; not with -short")
-	}
+	testenv.Slow(t) // runs a server under Valgrind
 	testenv.NeedProgram(t, "valgrind", "Debian: apt-get install valgrind")
 	dir := t.TempDir()
 	file := writeFile(t, filepath.Join(dir, "c.yaml"), `name: c
