@@ -6,6 +6,7 @@
 package testenv
 
 import (
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -85,7 +86,14 @@ func Browser(t testing.TB) {
 // Short reports whether go test runs the quick tier (-short). It is for a
 // TestMain, which has no t, to leave out starting what only the full
 // suite's tests use (a cluster, a browser); a test calls Slow instead.
-func Short() bool { return testing.Short() }
+// It parses the command line if TestMain has not: register the package's
+// own flags (golden.RegisterFlag) first.
+func Short() bool {
+	if !flag.Parsed() {
+		flag.Parse()
+	}
+	return testing.Short()
+}
 
 func skipShort(t testing.TB, what string) {
 	t.Helper()
