@@ -18,6 +18,7 @@ import (
 // "unexpected EOF" as a usage error.
 func TestSetupCrashNamed(t *testing.T) {
 	trackTime(t)
+	testenv.Slow(t) // a cluster of its own, crashed by its set-up
 	dir := t.TempDir()
 	setup := filepath.Join(dir, "setup.sql")
 	if err := os.WriteFile(setup, []byte("CREATE TABLE t (x int);\nCOPY t FROM PROGRAM 'kill -SEGV $PPID';\n"), 0o644); err != nil {

@@ -155,6 +155,7 @@ func TestRealExtensionCounted(t *testing.T) {
 // head; a missing extension tree or --ext with --dsn is one line, exit 2.
 func TestRunExt(t *testing.T) {
 	trackTime(t)
+	testenv.Slow(t) // builds an extension for a cluster of its own
 	needPGXS(t)
 	repo, dir := loopRepo(t), t.TempDir()
 	setup, script := filepath.Join(dir, "setup.sql"), filepath.Join(dir, "q.sql")

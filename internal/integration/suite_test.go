@@ -351,6 +351,7 @@ func TestSuiteBadFile(t *testing.T) {
 // out unless run from the suite file's directory).
 func TestSuiteOneTargetFromElsewhere(t *testing.T) {
 	trackTime(t)
+	testenv.Slow(t) // runs a suite of steps and reports its bundle
 	noCIEnv(t)
 	db := "suiteone"
 	createDB(t, db)
