@@ -98,6 +98,6 @@ func Short() bool {
 func skipShort(t testing.TB, what string) {
 	t.Helper()
 	if testing.Short() {
-		t.Skip(what + ": the full suite runs it (go test without -short)")
+		t.Skip(what + ": left to the full suite (go test without -short)")
 	}
 }
