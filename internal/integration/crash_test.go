@@ -39,6 +39,7 @@ func TestSetupCrashNamed(t *testing.T) {
 // get them. About 10 s: a make of one file, a cluster, gdb.
 func TestNativeCrashNamesFunction(t *testing.T) {
 	trackTime(t)
+	testenv.Slow(t) // a make, a cluster of its own and gdb
 	testenv.NeedProgram(t, "make", "Debian: apt-get install make")
 	testenv.NeedProgram(t, "gcc", "Debian: apt-get install gcc")
 	testenv.NeedProgram(t, "gdb", "Debian: apt-get install gdb")
