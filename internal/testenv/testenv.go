@@ -55,8 +55,8 @@ func Missing(err error) int {
 }
 
 // The two tiers. go test -short, the loop a developer runs all day, runs
-// each package's unit tests, goldens and at most one quick real-server
-// smoke test; the full suite (go test -p 1 ./..., CI's) runs every test.
+// each package's unit tests, goldens and quick tests against its one
+// shared cluster; the full suite (go test -p 1 ./..., CI's) runs every test.
 // A test of the full suite alone says so first, with Slow or, where the
 // reason is one of these kinds, Simulation or Browser; no test reads
 // testing.Short itself (TestOneTieringConvention), so the skip and its
