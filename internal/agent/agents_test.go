@@ -40,6 +40,9 @@ func TestMain(m *testing.M) {
 	if os.Getenv(execAgent) == "1" {
 		os.Exit(cli.Main(os.Args[1:], os.Stdout, os.Stderr))
 	}
+	if testenv.Short() {
+		os.Exit(m.Run()) // every test of agents at work is the full suite's: no cluster
+	}
 	os.Exit(targettest.Run(m, target.Options{TCP: true, HBA: []string{"host all all 127.0.0.0/8 trust"}},
 		func(c *target.Cluster) {
 			cluster = c
@@ -463,6 +466,7 @@ func TestInterruptStopsEveryAgent(t *testing.T) {
 // With no --dsn the run's own ephemeral cluster listens on 127.0.0.1 and
 // lets every loopback address in, and the agents get its address.
 func TestAgentsOnEphemeralTarget(t *testing.T) {
+	testenv.Slow(t) // an agent process, the coordinator's database and a cluster of the run's own
 	coord := coordination(t, "coord_eph")
 	a0 := startAgent(t, coord, 0, "eph")
 	out := filepath.Join(t.TempDir(), "eph.json")

@@ -51,6 +51,7 @@ func installedBin(t *testing.T) string {
 // finds the copy's files; the build is cached, keyed by the extension's
 // commit and make arguments.
 func TestInstalledExtension(t *testing.T) {
+	testenv.Slow(t) // compiles with the server's headers into a copy of its tree
 	bin := installedBin(t)
 	ext := gitRepo(t, loopExt("pgscale_inst", "0"))
 	b := &build.Builder{Cache: t.TempDir(), Progress: buildtest.Log(t)}
@@ -143,6 +144,7 @@ func TestInstalledHeadersMismatch(t *testing.T) {
 // goes into the copy; a command that installs nothing there has its tree's
 // .so, .control and NAME--VERSION.sql files taken.
 func TestInstalledExtensionCommand(t *testing.T) {
+	testenv.Slow(t) // compiles with the server's headers into a copy of its tree
 	bin := installedBin(t)
 	files := loopExt("pgscale_cmd", "0")
 	// A plain Makefile, no PGXS: compile with the server's headers.

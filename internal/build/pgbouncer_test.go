@@ -9,12 +9,13 @@ import (
 
 	"github.com/pgscale/pgscale/internal/build"
 	"github.com/pgscale/pgscale/internal/build/buildtest"
+	"github.com/pgscale/pgscale/internal/testenv"
 )
 
 // A pooler built by its own command at two revisions of the fixture: two
 // keys, two programs that run.
 func TestPgBouncerBuild(t *testing.T) {
-	buildtest.Slow(t)
+	testenv.Slow(t) // builds from source (minutes)
 	// Beside the PostgreSQL builds of .ci/run's warm-up (69 s of its 9.5
 	// minutes cold, most of it configure and make on one core).
 	t.Parallel()

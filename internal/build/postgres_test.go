@@ -15,6 +15,7 @@ import (
 
 	"github.com/pgscale/pgscale/internal/build"
 	"github.com/pgscale/pgscale/internal/build/buildtest"
+	"github.com/pgscale/pgscale/internal/testenv"
 )
 
 // The base build is made once per test process (and once per cache: a
@@ -29,7 +30,7 @@ var base struct {
 
 func baseBuild(t *testing.T) (*build.Build, []string) {
 	t.Helper()
-	buildtest.Slow(t)
+	testenv.Slow(t) // builds from source (minutes)
 	repo := buildtest.PGSource(t)
 	base.once.Do(func() {
 		b := buildtest.Builder(t)
@@ -204,7 +205,7 @@ func failed(t *testing.T, b *build.Builder, spec build.Spec, err error, phase st
 }
 
 func TestPostgresPatchDoesNotApply(t *testing.T) {
-	buildtest.Slow(t)
+	testenv.Slow(t) // builds from source (minutes)
 	repo := buildtest.PGSource(t)
 	bad := filepath.Join(t.TempDir(), "bad.patch")
 	os.WriteFile(bad, []byte("--- a/src/include/storage/proc.h\n+++ b/src/include/storage/proc.h\n@@ -83,1 +83,1 @@\n-#define\t\tFP_LOCK_SLOTS_PER_BACKEND 99\n+#define\t\tFP_LOCK_SLOTS_PER_BACKEND 21\n"), 0o644)
@@ -218,8 +219,8 @@ func TestPostgresPatchDoesNotApply(t *testing.T) {
 }
 
 func TestPostgresSyntaxErrorFailsInMake(t *testing.T) {
-	buildtest.Slow(t)
-	t.Parallel() // its configure (45 s) beside the other failing build's: configure keeps one core
+	testenv.Slow(t) // builds from source (minutes)
+	t.Parallel()    // its configure (45 s) beside the other failing build's: configure keeps one core
 	repo := buildtest.PGSource(t)
 	// src/common is compiled first, so the error comes early.
 	patch := appendPatch(t, repo, "base", "src/common/string.c", "int pgscale_syntax_error(void) { return 1 }")
@@ -233,7 +234,7 @@ func TestPostgresSyntaxErrorFailsInMake(t *testing.T) {
 }
 
 func TestPostgresCancel(t *testing.T) {
-	buildtest.Slow(t)
+	testenv.Slow(t) // builds from source (minutes)
 	t.Parallel()
 	repo := buildtest.PGSource(t)
 	patch := appendPatch(t, repo, "base", "src/common/string.c", "/* pgscale: a build interrupted in make */")
@@ -264,7 +265,7 @@ func TestPostgresCancel(t *testing.T) {
 // A working tree's key is its commit's while it is clean, and changes with
 // an uncommitted change; the key is computed from the files, not by git.
 func TestPostgresWorktreeKey(t *testing.T) {
-	buildtest.Slow(t)
+	testenv.Slow(t) // builds from source (minutes)
 	repo := buildtest.PGSource(t)
 	clone := filepath.Join(t.TempDir(), "pg")
 	runGit(t, repo, "clone", "-q", "--shared", "--branch", "fp21", repo, clone)

@@ -55,6 +55,7 @@ import (
 	"github.com/pgscale/pgscale/internal/cli"
 	"github.com/pgscale/pgscale/internal/target"
 	"github.com/pgscale/pgscale/internal/target/targettest"
+	"github.com/pgscale/pgscale/internal/testenv"
 )
 
 // notRun lists the documented commands a test cannot run, each by a
@@ -101,6 +102,9 @@ var fixtures = map[string]string{
 var cluster *target.Cluster
 
 func TestMain(m *testing.M) {
+	if testenv.Short() {
+		os.Exit(m.Run()) // the commands run in the full suite alone: no cluster
+	}
 	os.Exit(targettest.Run(m, target.Options{MaxConnections: 100}, func(c *target.Cluster) { cluster = c }))
 }
 
@@ -150,9 +154,10 @@ func TestDocCommands(t *testing.T) {
 			t.Errorf("%s\ndoes not parse (exit %d): %s", c, code, strings.TrimSpace(errb.String()))
 		}
 	}
-	if t.Failed() || testing.Short() {
+	if t.Failed() {
 		return // running commands that do not parse says nothing more
 	}
+	testenv.Slow(t) // the runs below; -short checks that every command parses
 
 	// A representative subset runs.
 	work := t.TempDir()

@@ -26,7 +26,7 @@ import (
 func TestBisectProxyFindsTheCommit(t *testing.T) {
 	trackTime(t)
 	testenv.Slow(t)
-	buildtest.Slow(t)
+	testenv.Slow(t) // builds from source (minutes)
 	testenv.NeedProgram(t, "valgrind", "Debian: apt-get install valgrind")
 	repo := buildtest.PgBouncerBisectSource(t)
 	dir := t.TempDir()

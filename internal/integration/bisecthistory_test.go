@@ -171,6 +171,7 @@ func TestHistoryBisectFindsTheCommitSkippingOnesThatDoNotBuild(t *testing.T) {
 // their recorded target edited.
 func TestHistoryBisectRefuses(t *testing.T) {
 	trackTime(t)
+	testenv.Slow(t) // eight series of ten history adds
 	noCIEnv(t)
 	// A repository of three commits, for a target whose source is real.
 	repo, commit := gitLine(t)

@@ -18,6 +18,7 @@ import (
 // "unexpected EOF" as a usage error.
 func TestSetupCrashNamed(t *testing.T) {
 	trackTime(t)
+	testenv.Slow(t) // a cluster of its own, crashed by its set-up
 	dir := t.TempDir()
 	setup := filepath.Join(dir, "setup.sql")
 	if err := os.WriteFile(setup, []byte("CREATE TABLE t (x int);\nCOPY t FROM PROGRAM 'kill -SEGV $PPID';\n"), 0o644); err != nil {
@@ -38,6 +39,7 @@ func TestSetupCrashNamed(t *testing.T) {
 // get them. About 10 s: a make of one file, a cluster, gdb.
 func TestNativeCrashNamesFunction(t *testing.T) {
 	trackTime(t)
+	testenv.Slow(t) // a make, a cluster of its own and gdb
 	testenv.NeedProgram(t, "make", "Debian: apt-get install make")
 	testenv.NeedProgram(t, "gcc", "Debian: apt-get install gcc")
 	testenv.NeedProgram(t, "gdb", "Debian: apt-get install gdb")

@@ -105,9 +105,7 @@ func (e errString) Error() string { return string(e) }
 // record each build.
 func TestExtensionCommitsCounted(t *testing.T) {
 	trackTime(t)
-	if testing.Short() {
-		t.Skip("counts under Valgrind (a minute); not with -short")
-	}
+	testenv.Slow(t) // counts under Valgrind (a minute)
 	needPGXS(t)
 	testenv.NeedProgram(t, "valgrind", "Debian: apt-get install valgrind")
 	repo, dir := loopRepo(t), t.TempDir()
@@ -134,9 +132,7 @@ func TestExtensionCommitsCounted(t *testing.T) {
 // operator runs, and counting names rational_add.
 func TestRealExtensionCounted(t *testing.T) {
 	trackTime(t)
-	if testing.Short() {
-		t.Skip("counts under Valgrind (a minute); not with -short")
-	}
+	testenv.Slow(t) // counts under Valgrind (a minute)
 	needPGXS(t)
 	testenv.NeedProgram(t, "valgrind", "Debian: apt-get install valgrind")
 	repo, dir := buildtest.ExtSource(t), t.TempDir()
@@ -159,6 +155,7 @@ func TestRealExtensionCounted(t *testing.T) {
 // head; a missing extension tree or --ext with --dsn is one line, exit 2.
 func TestRunExt(t *testing.T) {
 	trackTime(t)
+	testenv.Slow(t) // builds an extension for a cluster of its own
 	needPGXS(t)
 	repo, dir := loopRepo(t), t.TempDir()
 	setup, script := filepath.Join(dir, "setup.sql"), filepath.Join(dir, "q.sql")

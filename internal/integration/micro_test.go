@@ -401,6 +401,7 @@ func TestMicroCountRefusals(t *testing.T) {
 			t.Errorf("%s: the command ran before the refusal", tc.name)
 		}
 	}
+	testenv.Slow(t) // the rest counts a program under Valgrind
 	testenv.NeedProgram(t, "valgrind", "Debian: apt-get install valgrind")
 	fake := `{"benchmarks": [{"name": "BM_Fake", "iterations": 5, "real_time": 10, "cpu_time": 10, "time_unit": "ns"}]}`
 	if err := os.WriteFile(filepath.Join(tree, "fake.json"), []byte(fake), 0o644); err != nil {

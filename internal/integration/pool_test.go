@@ -100,7 +100,7 @@ func TestPoolBoundThroughPgBouncer(t *testing.T) {
 // warms the cache this way. A second call finds it.
 func TestBuildProxyDefinition(t *testing.T) {
 	trackTime(t)
-	buildtest.Slow(t)
+	testenv.Slow(t) // builds from source (minutes)
 	repo := buildtest.PgBouncerSource(t)
 	dir := filepath.Join(t.TempDir(), "defs")
 	if err := os.Mkdir(dir, 0o755); err != nil {

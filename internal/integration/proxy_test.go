@@ -241,9 +241,7 @@ func TestProxyCountedUnderValgrind(t *testing.T) {
 // file, whatever its total did.
 func TestProxyCountedFunctionNamed(t *testing.T) {
 	trackTime(t)
-	if testing.Short() {
-		t.Skip("two pgbouncer builds counted under Valgrind on new clusters every round (minutes); not with -short")
-	}
+	testenv.Slow(t) // two pgbouncer builds counted under Valgrind on new clusters every round (minutes)
 	targettest.NeedPgBouncer(t)
 	testenv.NeedProgram(t, "valgrind", "Debian: apt-get install valgrind")
 	repo := buildtest.PgBouncerSourceWith(t, "few")

@@ -34,7 +34,7 @@ ANALYZE fp;
 // srcRepo returns the source fixture, skipping a short run outside CI.
 func srcRepo(t *testing.T) string {
 	t.Helper()
-	buildtest.Slow(t)
+	testenv.Slow(t) // builds from source (minutes)
 	return buildtest.PGSource(t)
 }
 

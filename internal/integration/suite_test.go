@@ -351,6 +351,7 @@ func TestSuiteBadFile(t *testing.T) {
 // out unless run from the suite file's directory).
 func TestSuiteOneTargetFromElsewhere(t *testing.T) {
 	trackTime(t)
+	testenv.Slow(t) // runs a suite of steps and reports its bundle
 	noCIEnv(t)
 	db := "suiteone"
 	createDB(t, db)
@@ -409,9 +410,7 @@ func mustRead(t *testing.T, path string) []byte {
 // results/ of the working directory, outside the bundle).
 func TestSuiteCountedProfilesInTheBundle(t *testing.T) {
 	trackTime(t)
-	if testing.Short() {
-		t.Skip("runs a server under Valgrind; not with -short")
-	}
+	testenv.Slow(t) // runs a server under Valgrind
 	testenv.NeedProgram(t, "valgrind", "Debian: apt-get install valgrind")
 	dir := t.TempDir()
 	file := writeFile(t, filepath.Join(dir, "c.yaml"), `name: c

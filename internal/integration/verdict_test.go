@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/pgscale/pgscale/internal/cli"
+	"github.com/pgscale/pgscale/internal/testenv"
 )
 
 // hogEnv makes the test binary a CPU hog (TestHogChild) instead of a test
@@ -61,9 +62,7 @@ const verdictBounds = "tps=-5%,p99=+10%,server-cpu/txn=+5%,server-ctx/txn=+5%"
 // stops at its budget or once decided, and says which.
 func TestABAAUnderHogNeverFails(t *testing.T) {
 	trackTime(t)
-	if testing.Short() {
-		t.Skip("rounds until decided under a CPU hog: slow")
-	}
+	testenv.Slow(t) // rounds until decided under a CPU hog
 	startHog(t, runtime.NumCPU())
 	dir := t.TempDir()
 	code, stdout := abCLI(t, nil, "ab", "--target", "a=settings:", "--target", "b=settings:", "-S", "-c", "2", "-T", "1", "--warmup", "0.3",
@@ -88,9 +87,7 @@ func TestABAAUnderHogNeverFails(t *testing.T) {
 // failure is certain, and the verdict says after how many rounds.
 func TestABRegressionUnderHogDecided(t *testing.T) {
 	trackTime(t)
-	if testing.Short() {
-		t.Skip("rounds until decided under a CPU hog: slow")
-	}
+	testenv.Slow(t) // rounds until decided under a CPU hog
 	startHog(t, 1)
 	dir := t.TempDir()
 	code, stdout := abCLI(t, nil, "ab", "--target", "base=settings:", "--target", "slow="+regression, "-S", "-c", "1", "-T", "1", "--warmup", "0.3",
@@ -116,9 +113,7 @@ func TestABRegressionUnderHogDecided(t *testing.T) {
 // each cell rounding until decided.
 func TestSuiteAAUnderHogNeverFails(t *testing.T) {
 	trackTime(t)
-	if testing.Short() {
-		t.Skip("rounds until decided under a CPU hog: slow")
-	}
+	testenv.Slow(t) // rounds until decided under a CPU hog
 	startHog(t, runtime.NumCPU())
 	dir := t.TempDir()
 	file := filepath.Join(dir, "aa.yaml")

@@ -56,9 +56,7 @@ func childPgBouncers(t *testing.T) []int {
 // pooler's log beside it, and says why in one line; the cluster behind the
 // pooler is stopped and removed.
 func TestNoClientConnectsThroughADeadPooler(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts a cluster and a pooler of its own: not with -short")
-	}
+	testenv.Slow(t) // starts a cluster and a pooler of its own
 	needServerAndPgBouncer(t)
 	out := filepath.Join(t.TempDir(), "r.json")
 	var killed []int

@@ -20,6 +20,7 @@ import (
 	"github.com/pgscale/pgscale/internal/suite"
 	"github.com/pgscale/pgscale/internal/target"
 	"github.com/pgscale/pgscale/internal/target/targettest"
+	"github.com/pgscale/pgscale/internal/testenv"
 	"github.com/pgscale/pgscale/internal/usage"
 	"github.com/pgscale/pgscale/internal/workload"
 )
@@ -136,9 +137,7 @@ func TestRunSweep(t *testing.T) {
 // A run cancelled during a step writes what it measured, marked
 // incomplete, and says it was interrupted (not a usage error: exit 3).
 func TestRunCancelledWritesIncomplete(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs a sweep: not with -short")
-	}
+	testenv.Slow(t) // runs a sweep
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	steps := 0
@@ -167,9 +166,7 @@ func TestRunCancelledWritesIncomplete(t *testing.T) {
 // RunAB runs the targets in interleaved rounds, every target in every
 // round, and writes a file per target that names the others.
 func TestRunABRounds(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs rounds on two targets: not with -short")
-	}
+	testenv.Slow(t) // runs rounds on two targets
 	var ev events
 	dir := filepath.Join(t.TempDir(), "ab")
 	spec := plan.ABSpec{Common: common(&ev, 1), Targets: []string{"x=dsn:" + dsn(), "y=dsn:" + dsn()}, Rounds: 2, OrderSeed: "7", Out: dir}
@@ -201,9 +198,7 @@ func TestRunABRounds(t *testing.T) {
 // RunSuite runs every cell of a suite as an A/B run, with the cell's
 // values in its setup and scripts, and writes the bundle's index.
 func TestRunSuiteCells(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs a matrix: not with -short")
-	}
+	testenv.Slow(t) // runs a matrix
 	src := `name: tiny
 targets: ["a=dsn:` + dsn() + `", "b=dsn:` + dsn() + `"]
 matrix:
@@ -251,9 +246,7 @@ rounds: 2
 
 // Init makes pgbench's tables and rows on the target, as pgbench -i.
 func TestInit(t *testing.T) {
-	if testing.Short() {
-		t.Skip("makes pgbench's data: not with -short")
-	}
+	testenv.Slow(t) // makes pgbench's data
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	var out strings.Builder

@@ -12,6 +12,7 @@ import (
 	"github.com/pgscale/pgscale/internal/build/buildtest"
 	"github.com/pgscale/pgscale/internal/probe"
 	"github.com/pgscale/pgscale/internal/target"
+	"github.com/pgscale/pgscale/internal/testenv"
 	"github.com/pgscale/pgscale/internal/watch"
 	"github.com/pgscale/pgscale/internal/workload"
 )
@@ -21,7 +22,7 @@ import (
 // backend holds 19 fast-path locks, so the build has at least 19. The
 // installed server's figure is the version's (TestPartitionsExhaustFastPathSlots).
 func TestLockProbeReadsTheBuildOrObserves(t *testing.T) {
-	buildtest.Slow(t)
+	testenv.Slow(t) // builds from source (minutes)
 	src := buildtest.PGSource(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 45*time.Minute)
 	defer cancel()

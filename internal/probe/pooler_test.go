@@ -111,6 +111,7 @@ func through(t *testing.T, srv *target.Server, clients int, d time.Duration, src
 // other clients waiting, waits per transaction, and counts the load's
 // transactions; the text report says so.
 func TestPoolerProbeSeesTheQueue(t *testing.T) {
+	testenv.Slow(t) // 3 s of load through a pgbouncer of its own
 	s := pooled(t, "default_pool_size=2", 8, 3*time.Second, "SELECT pg_sleep(0.002);\n")
 	p := s.Probes.Pooler()
 	if p == nil {

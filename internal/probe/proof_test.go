@@ -176,6 +176,7 @@ func TestHotRowIsLockBound(t *testing.T) {
 // most wait samples say Client:ClientRead. The profile is on here too, to
 // prove it on a real server.
 func TestSelectOnlyIsCPUBound(t *testing.T) {
+	testenv.Slow(t)
 	testenv.NeedProgram(t, "perf", "Debian: apt-get install linux-perf") // the profile probe's
 	ctx := context.Background()
 	connect := func(ctx context.Context) (*pgconn.PgConn, error) { return pgconn.ConnectConfig(ctx, connConfig(t)) }

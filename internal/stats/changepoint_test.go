@@ -229,6 +229,7 @@ const (
 // logs how many values after the step it took, and how far from the step
 // the change point was placed with all 10.
 func TestChangePointsFindStep(t *testing.T) {
+	testenv.Simulation(t)
 	const before, tolerance = 40, 5
 	for _, step := range []float64{-0.03, 0.03} {
 		found := func(cps []stats.ChangePoint) (stats.ChangePoint, bool) {
@@ -301,6 +302,7 @@ func TestChangePointsFlat(t *testing.T) {
 // series (measured: 498 of 500); Otava's window of 50 finds both in 151
 // (logged).
 func TestChangePointsBump(t *testing.T) {
+	testenv.Simulation(t)
 	for _, w := range []int{0, 50} {
 		both := 0
 		for seed := range uint64(sensitivitySeeds) {

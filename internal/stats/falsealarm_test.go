@@ -13,6 +13,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/pgscale/pgscale/internal/stats"
+	"github.com/pgscale/pgscale/internal/testenv"
 )
 
 // The false-alarm rates of the rules a bounded measure could fail by, on
@@ -214,10 +215,8 @@ func failures(seed uint64, sh shape, sd float64, n, runs int, first float64) []i
 // heavy-tailed rounds of a loaded machine. The full table, logged with
 // -v, is the one in docs/statistics.md.
 func TestFalseAlarmRates(t *testing.T) {
+	testenv.Simulation(t)
 	runs, sds, ns := simRuns(2000, 800), []float64{0.02, 0.05, 0.1, 0.2}, []int{3, 4, 6, 10}
-	if testing.Short() {
-		runs, sds, ns = 300, []float64{0.05, 0.2}, []int{3, 6}
-	}
 	limit := 0.05 + 3*math.Sqrt(0.05*0.95/float64(runs))
 	var table strings.Builder
 	fmt.Fprintf(&table, "| shape | spread per round | rounds | %s |\n|---|---|---|%s\n", ruleNames(), strings.Repeat("---|", len(rules)))
@@ -365,10 +364,8 @@ func sequentialRun(r *rand.Rand, sh shape, sd float64, effect []float64, max int
 // round does not. It also logs how often and how soon a real change is
 // decided.
 func TestSequentialFalseAlarms(t *testing.T) {
+	testenv.Simulation(t)
 	runs, maxes, shs := simRuns(1000, 300), []int{12, 30}, shapes
-	if testing.Short() {
-		runs, maxes, shs = 100, []int{12}, []shape{shapes[0], shapes[3]}
-	}
 	limit := 0.05 + 3*math.Sqrt(0.05*0.95/float64(runs))
 	var table strings.Builder
 	table.WriteString("| shape | spread | true changes | max rounds | looks spent | fail | pass | inconclusive | mean rounds |\n|---|---|---|---|---|---|---|---|---|\n")

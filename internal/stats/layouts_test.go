@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/pgscale/pgscale/internal/stats"
+	"github.com/pgscale/pgscale/internal/testenv"
 )
 
 // aaRuns draws A/A experiments from the random-effects model of clusters
@@ -109,6 +110,7 @@ func TestLayoutSpreadRecoversKnownSpread(t *testing.T) {
 // pairs still too many, while the test over the five layouts keeps its
 // 5 % — and still finds a real 5 % change in most runs.
 func TestCompareLayoutsFalseAlarmRate(t *testing.T) {
+	testenv.Simulation(t)
 	rng := rand.New(rand.NewPCG(3, 4))
 	const runs = 4000
 	var oneLayout, byRound, byLayout, found int

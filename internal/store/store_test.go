@@ -20,6 +20,7 @@ import (
 	"github.com/pgscale/pgscale/internal/store"
 	"github.com/pgscale/pgscale/internal/target"
 	"github.com/pgscale/pgscale/internal/target/targettest"
+	"github.com/pgscale/pgscale/internal/testenv"
 	"github.com/pgscale/pgscale/internal/trend"
 )
 
@@ -34,10 +35,15 @@ func TestMain(m *testing.M) {
 	os.Exit(targettest.Run(m, target.Options{}, func(c *target.Cluster) { cluster = c }))
 }
 
-// forEachBackend runs f on a new SQLite store and a new PostgreSQL one.
+// forEachBackend runs f on a new SQLite store and a new PostgreSQL one;
+// the PostgreSQL one in the full suite (a database each, about a second
+// under load): -short's PostgreSQL store is TestURLLocation's.
 func forEachBackend(t *testing.T, f func(t *testing.T, location string)) {
 	t.Run("sqlite", func(t *testing.T) { f(t, filepath.Join(t.TempDir(), "sub", "history.db")) })
-	t.Run("postgres", func(t *testing.T) { f(t, newDatabase(t)) })
+	t.Run("postgres", func(t *testing.T) {
+		testenv.Slow(t)
+		f(t, newDatabase(t))
+	})
 }
 
 var databases atomic.Int64

@@ -46,6 +46,7 @@ func extRepo(t *testing.T, add, tag string) string {
 // setting does not put it on the baseline's cluster, and the result
 // records the build.
 func TestSettingsExtension(t *testing.T) {
+	testenv.Slow(t) // builds an extension at two commits and runs two clusters
 	bin, err := target.FindBinDir("")
 	testenv.Need(t, err)
 	if out, err := exec.Command(filepath.Join(bin, "pg_config"), "--pgxs").Output(); err != nil || !exists(strings.TrimSpace(string(out))) {

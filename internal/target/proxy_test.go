@@ -334,7 +334,7 @@ func TestReplicas(t *testing.T) {
 // which.
 func TestProxyBuiltFromSource(t *testing.T) {
 	needPgBouncer(t)
-	buildtest.Slow(t)
+	testenv.Slow(t) // builds from source (minutes)
 	repo := buildtest.PgBouncerSource(t)
 	keys := map[string]string{}
 	for _, rev := range []string{"base", "slow"} {

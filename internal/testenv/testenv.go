@@ -1,9 +1,12 @@
-// Package testenv holds the one rule for tests that need something of the
-// machine (server binaries, pgbouncer, chromium, valgrind, perf): where it
-// is missing the test skips, unless CI=true, where it fails.
+// Package testenv holds the rules every test package shares: a test that
+// needs something of the machine (server binaries, pgbouncer, chromium,
+// valgrind, perf) skips where it is missing, unless CI=true, where it
+// fails; and a test of the full suite alone says so (Slow), which
+// go test -short skips.
 package testenv
 
 import (
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -51,12 +54,50 @@ func Missing(err error) int {
 	return 0
 }
 
-// Slow marks a test of the full suite alone: go test -short, the loop a
-// developer runs all day, skips it (docs/architecture.md). Each package
-// keeps its unit tests, goldens and one real-server smoke test in -short.
+// The two tiers. go test -short, the loop a developer runs all day, runs
+// each package's unit tests, goldens and quick tests against its one
+// shared cluster; the full suite (go test -p 1 ./..., CI's) runs every test.
+// A test of the full suite alone says so first, with Slow or, where the
+// reason is one of these kinds, Simulation or Browser; no test reads
+// testing.Short itself (TestOneTieringConvention), so the skip and its
+// message are the same everywhere (docs/architecture.md, "Tests").
+
+// Slow marks a test of the full suite alone: go test -short skips it.
+// Called after part of a test, it leaves the rest to the full suite.
 func Slow(t testing.TB) {
 	t.Helper()
+	skipShort(t, "slow")
+}
+
+// Simulation marks a statistical simulation (a rate over many simulated
+// runs): the full suite alone runs it.
+func Simulation(t testing.TB) {
+	t.Helper()
+	skipShort(t, "a simulation")
+}
+
+// Browser marks a test that opens a page in a real browser: the full
+// suite alone runs it.
+func Browser(t testing.TB) {
+	t.Helper()
+	skipShort(t, "a browser run")
+}
+
+// Short reports whether go test runs the quick tier (-short). It is for a
+// TestMain, which has no t, to leave out starting what only the full
+// suite's tests use (a cluster, a browser); a test calls Slow instead.
+// It parses the command line if TestMain has not: register the package's
+// own flags (golden.RegisterFlag) first.
+func Short() bool {
+	if !flag.Parsed() {
+		flag.Parse()
+	}
+	return testing.Short()
+}
+
+func skipShort(t testing.TB, what string) {
+	t.Helper()
 	if testing.Short() {
-		t.Skip("slow: the full suite runs it (go test without -short)")
+		t.Skip(what + ": left to the full suite (go test without -short)")
 	}
 }

@@ -12,15 +12,6 @@ import (
 	"github.com/pgscale/pgscale/internal/build"
 )
 
-// Slow skips a test that makes real PostgreSQL builds under -short, except
-// in CI (CI=true), which runs them.
-func Slow(t testing.TB) {
-	t.Helper()
-	if testing.Short() && os.Getenv("CI") != "true" {
-		t.Skip("builds PostgreSQL from source (minutes); not with -short")
-	}
-}
-
 // PGSource returns the git repository .ci/pg-source makes ($PGSCALE_PG_SOURCE,
 // else fixtures/postgresql-15 in pgscale's user cache directory), with tags
 // base and fp21. Without it the test skips, or fails when CI=true.

@@ -31,6 +31,9 @@ var cluster *target.Cluster
 
 func TestMain(m *testing.M) {
 	golden.RegisterFlag()
+	if testenv.Short() {
+		os.Exit(m.Run()) // only the full suite's tests run cases on the cluster: none started
+	}
 	os.Exit(targettest.Run(m, target.Options{MaxConnections: 60, DataSizeHint: workload.DataBytes(1)}, func(c *target.Cluster) {
 		cluster = c
 		connect := func(ctx context.Context) (*pgconn.PgConn, error) {

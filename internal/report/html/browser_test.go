@@ -41,6 +41,9 @@ func TestMain(m *testing.M) {
 }
 
 func runWithBrowser(m *testing.M) int {
+	if testenv.Short() {
+		return m.Run() // the browser tests are the full suite's (needBrowser)
+	}
 	exe, err := exec.LookPath("chromium")
 	if err != nil {
 		noBrowser = errors.New("chromium is not installed (Debian: apt-get install chromium)")
@@ -78,8 +81,11 @@ func runWithBrowser(m *testing.M) int {
 	return m.Run()
 }
 
+// needBrowser marks a test that opens pages: the full suite's
+// (testenv.Browser), and it needs chromium.
 func needBrowser(t *testing.T) {
 	t.Helper()
+	testenv.Browser(t)
 	testenv.Need(t, noBrowser)
 }
 
