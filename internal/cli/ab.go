@@ -155,7 +155,7 @@ incomplete).`,
 	fs.IntVar(&spec.Reshuffle, "reshuffle", plan.ABReshuffle, "re-create the ephemeral clusters every N rounds when the targets run on servers of their own (a new layout each time; the comparison rests on the layouts); 0: keep them for the whole run; with --count the default is 1, a new layout every round")
 	fs.BoolVar(&separate, "separate-clusters", false, "give every settings: target a cluster of its own, even when its settings could be set per session on the baseline's")
 	fs.BoolVar(&spec.Calibrate, "calibrate", false, "run the baseline against itself (A/A) and print each measure's noise, the spread between cluster layouts, and the rounds needed to detect a 2% and a 5% change")
-	registerVerdict(fs, &spec.Bounds, &spec.Confidence)
+	registerBounds(fs, &spec.Bounds, &spec.Confidence)
 	registerInconclusive(fs, &inconclusive)
 	f.outputs.register(fs, func(rf report.Format) bool { return rf.Comparisons })
 	f.register(fs, "directory for the result files, one per target (default results/ab-<workload>-<UTC time>)")
@@ -181,10 +181,23 @@ func targetNames(specs []string) []string {
 	return out
 }
 
-// registerVerdict registers the flags that judge a comparison.
+// boundUsage is --bound's help.
+func boundUsage() string {
+	return "largest change allowed in the bad direction: MEASURE=±N% or MEASURE@c=N=±N% (tps=-3%, p99=+5%, tps@c=16=-5%), each optionally followed by \"if decidable\" (judged only where this runner's spread can decide it); measures: " +
+		measureNames() + " (repeatable, or comma-separated)"
+}
+
+// registerVerdict registers the flags that judge a comparison, the bounds
+// as given (history check reads micro-benchmark bounds among them).
 func registerVerdict(fs *pflag.FlagSet, bounds *[]string, confidence *float64) {
-	fs.StringArrayVar(bounds, "bound", nil, "largest change allowed in the bad direction: MEASURE=±N% or MEASURE@c=N=±N% (tps=-3%, p99=+5%, tps@c=16=-5%); measures: "+
-		measureNames()+" (repeatable, or comma-separated)")
+	fs.StringArrayVar(bounds, "bound", nil, boundUsage())
+	fs.Float64Var(confidence, "confidence", stats.DefaultConfidence, "confidence level of intervals and tests (Holm-corrected over all measures)")
+}
+
+// registerBounds registers the flags that judge a comparison, each bound
+// parsed as the flag is read.
+func registerBounds(fs *pflag.FlagSet, bounds *stats.Bounds, confidence *float64) {
+	fs.Var(boundsFlag{bounds}, "bound", boundUsage())
 	fs.Float64Var(confidence, "confidence", stats.DefaultConfidence, "confidence level of intervals and tests (Holm-corrected over all measures)")
 }
 

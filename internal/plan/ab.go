@@ -259,10 +259,7 @@ func (spec *ABSpec) untilDecided(ab *AB, files func(*ABRun) []*result.File) {
 		ab.Decided = func(run *ABRun) (bool, string) { return spec.Decide(files(run)) }
 		return
 	}
-	bounds, err := stats.ParseBounds(spec.Bounds)
-	if err != nil {
-		return // checked before the run
-	}
+	bounds := spec.Bounds
 	ab.Decided = func(run *ABRun) (bool, string) {
 		fs := files(run)
 		inputs := make([]compare.Input, len(fs))

@@ -110,12 +110,8 @@ func (spec *ABSpec) check() ([]target.Spec, []disturb.Disturbance, uint64, error
 	if !(spec.Confidence == 0 || spec.Confidence > 0 && spec.Confidence < 1) {
 		return nil, nil, 0, usage.Errorf("--confidence must be between 0 and 1, e.g. 0.95")
 	}
-	bounds, err := stats.ParseBounds(spec.Bounds)
-	if err != nil {
-		return nil, nil, 0, usage.Wrap(err)
-	}
 	if !spec.Calibrate {
-		if err := compare.CheckBounds(l.Clients, bounds, stats.Options{Confidence: spec.Confidence}); err != nil {
+		if err := compare.CheckBounds(l.Clients, spec.Bounds, stats.Options{Confidence: spec.Confidence}); err != nil {
 			return nil, nil, 0, usage.Wrap(err)
 		}
 	}

@@ -6,6 +6,7 @@
 package plan
 
 import (
+	"github.com/pgscale/pgscale/internal/stats"
 	"io"
 	"net"
 	"os"
@@ -168,9 +169,10 @@ type ABSpec struct {
 	// (CountedReshuffle); ReshuffleGiven says it was given.
 	Reshuffle      int
 	ReshuffleGiven bool
-	// Bounds and Confidence judge the comparison; they are checked before
-	// anything runs and recorded in the result files.
-	Bounds     []string
+	// Bounds and Confidence judge the comparison; the bounds are checked
+	// against the measures before anything runs and recorded in the
+	// result files.
+	Bounds     stats.Bounds
 	Confidence float64
 	// Out is the directory of the result files (default
 	// results/ab-<workload>-<UTC time>).

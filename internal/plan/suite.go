@@ -450,11 +450,11 @@ func (spec *SuiteSpec) cellSpec(c suite.Cell, seed uint64, given []target.Given)
 	for _, d := range s.Disturb {
 		cs.Disturb.Builtins = append(cs.Disturb.Builtins, s.Expand(d, c))
 	}
-	for _, b := range s.Bounds {
-		if c.Matches(b.Where) {
-			cs.Bounds = append(cs.Bounds, b.Spec)
-		}
+	bounds, err := s.BoundsFor(c)
+	if err != nil {
+		return ABSpec{}, err
 	}
+	cs.Bounds = bounds
 	if cs.RoundsMax > 0 || cs.Budget > 0 {
 		if len(cs.Bounds) == 0 {
 			// Nothing to decide in this cell: a fixed number of rounds.

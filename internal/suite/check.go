@@ -255,7 +255,11 @@ func (p *parsed) fill(s *Suite, fs *fileSpec) error {
 	for i, b := range fs.Bounds {
 		path := fmt.Sprintf("$.bounds[%d]", i)
 		l, _ := p.line(path)
-		out := Bound{Spec: b.Bound, line: l}
+		bs, err := stats.ParseBounds([]string{b.Bound})
+		if err != nil {
+			return p.errAt(path, "%v", err)
+		}
+		out := Bound{Spec: strings.TrimSpace(b.Bound), Bounds: bs, line: l}
 		if b.Cells != "" {
 			where, err := ParseOnly(b.Cells)
 			if err != nil {
@@ -379,11 +383,7 @@ func (p *parsed) check(s *Suite) error {
 	// Bounds: each parses and matches some measure at some client count.
 	for i, b := range s.Bounds {
 		path := fmt.Sprintf("$.bounds[%d]", i)
-		bs, err := stats.ParseBounds([]string{b.Spec})
-		if err != nil {
-			return p.errAt(path, "%v", err)
-		}
-		if err := compare.CheckBounds(s.Clients, bs, stats.Options{Confidence: s.Confidence}); err != nil {
+		if err := compare.CheckBounds(s.Clients, b.Bounds, stats.Options{Confidence: s.Confidence}); err != nil {
 			return p.errAt(path, "%v", err)
 		}
 		for _, w := range b.Where {
