@@ -12,6 +12,7 @@ import (
 
 	"github.com/pgscale/pgscale/internal/compare"
 	"github.com/pgscale/pgscale/internal/plan"
+	"github.com/pgscale/pgscale/internal/probeopt"
 	"github.com/pgscale/pgscale/internal/report"
 	"github.com/pgscale/pgscale/internal/result"
 	"github.com/pgscale/pgscale/internal/stats"
@@ -100,10 +101,14 @@ incomplete).`,
 			spec.Out, spec.SliceGiven, spec.ReshuffleGiven = f.out, fs.Changed("slice"), fs.Changed("reshuffle")
 			spec.Cluster.Separate = separate
 			spec.Agents = ag.agents(fs)
+			// Counted and given no bounds: decide as a simulation-mode
+			// CI does, on the count at one client (plan fills the bounds
+			// in, knowing whether a pooler is counted).
+			spec.CountedDefaults = len(spec.Bounds) == 0 && spec.Probes.On(probeopt.NameInstructions) && !spec.Calibrate
 			switch {
 			case spec.Calibrate && !fs.Changed("rounds"):
 				spec.Rounds = 0 // the calibration's default, which depends on its clusters
-			case !fs.Changed("rounds") && len(spec.Bounds) > 0:
+			case !fs.Changed("rounds") && (len(spec.Bounds) > 0 || spec.CountedDefaults):
 				// Bounds to decide: round until they are.
 				spec.RoundsMax = compare.DefaultAutoMax
 			case rounds.Auto:

@@ -174,6 +174,11 @@ type ABSpec struct {
 	// result files.
 	Bounds     stats.Bounds
 	Confidence float64
+	// CountedDefaults, for a counted run given no bounds (ab --count
+	// without --bound), has it decide on compare.CountedBounds: the
+	// counts at one client, the other client counts bounded only where
+	// the runner's spread can decide them.
+	CountedDefaults bool
 	// Out is the directory of the result files (default
 	// results/ab-<workload>-<UTC time>).
 	Out string
