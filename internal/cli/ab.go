@@ -108,7 +108,11 @@ incomplete).`,
 			switch {
 			case spec.Calibrate && !fs.Changed("rounds"):
 				spec.Rounds = 0 // the calibration's default, which depends on its clusters
-			case !fs.Changed("rounds") && (len(spec.Bounds) > 0 || spec.CountedDefaults):
+			case !fs.Changed("rounds") && spec.CountedDefaults:
+				// Counts decide in a few layouts; more would only
+				// chase the steps left to the spread.
+				spec.RoundsMax = compare.CountedAutoMax
+			case !fs.Changed("rounds") && len(spec.Bounds) > 0:
 				// Bounds to decide: round until they are.
 				spec.RoundsMax = compare.DefaultAutoMax
 			case rounds.Auto:

@@ -64,6 +64,13 @@ func CheckBounds(clients []int, bounds stats.Bounds, opt stats.Options) error {
 	return err
 }
 
+// CountedAutoMax is the most rounds a counted run given no bounds rounds
+// until decided (ab --count without --bound): a count decides in three
+// layouts or so; a step left to the spread (several clients) would
+// otherwise keep a run of new layouts going where the spread is near
+// what the most rounds could decide.
+const CountedAutoMax = 10
+
 // CountedLimit is the limit of the bounds a counted run decides on when
 // given none (CountedBounds), in per cent: 1 % more instructions per
 // transaction than the baseline's.
