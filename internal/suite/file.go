@@ -543,9 +543,12 @@ func value(v any) (string, error) {
 }
 
 // SetRounds sets the cells' rounds: a fixed number, or rounds until
-// decided (compare.Rounds).
+// decided (compare.Rounds); every cell's, those of a cells: entry too.
 func (s *Suite) SetRounds(r compare.Rounds) {
 	s.Rounds, s.RoundsMax, s.Budget = r.N, r.Max, r.Budget
+	for i := range s.Own {
+		s.Own[i].Rounds = nil
+	}
 }
 
 // RoundsSpec is the cells' rounds as compare.Rounds.
