@@ -167,7 +167,7 @@ func writeComment(w io.Writer, d *Doc) error {
 		}
 		b.WriteString("\n")
 		if slices.ContainsFunc(rows, func(r suiteRows) bool { return r.cmp != nil && r.cmp.Counted }) {
-			b.WriteString("Counted under Valgrind: the instructions are the programs', the throughput, CPU and context switches Valgrind's, so those are not compared (–); the same preset without `--count` measures them natively.\n\n")
+			b.WriteString("Counted under Valgrind: the instructions are the programs', the throughput, CPU and context switches Valgrind's, so those are not compared (–); a run (or a suite's cells) not counting measures them natively.\n\n")
 		}
 		if len(findings) > 0 {
 			b.WriteString("Failed or inconclusive, and why:\n\n" + strings.Join(findings, "\n") + "\n\n")
