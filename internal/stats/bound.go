@@ -47,9 +47,6 @@ func (b Bound) String() string {
 	return s
 }
 
-// LimitText returns the bound's limit as written: "-5%".
-func (b Bound) LimitText() string { return formatLimit(b.Percent) }
-
 // formatLimit prints a bound's percentage as written: "-5%", "+2.5%".
 func formatLimit(pct float64) string {
 	s := strconv.FormatFloat(pct, 'f', -1, 64)
