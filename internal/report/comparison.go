@@ -27,7 +27,7 @@ func comparisonText(b *strings.Builder, r *compare.Comparison, color bool) {
 		}
 	}
 	if r.Reach != nil {
-		b.WriteString(whyText([]string{r.Reach.Text}, "  this runner: "))
+		b.WriteString(whyText([]string{r.Reach.Text}, "  note: "))
 	}
 	b.WriteString(methodLine(r) + "\n\n")
 	t := comparisonTable(r, color)
@@ -366,7 +366,7 @@ func comparisonMarkdown(b *strings.Builder, r *compare.Comparison) {
 
 // reachMarkdown is what this runner could not decide, as a paragraph.
 func reachMarkdown(r *compare.Reach) string {
-	return "**This runner:** " + mdText(r.Text)
+	return "ℹ️ " + mdText(r.Text)
 }
 
 // outcomeMark is an outcome's mark in markdown.

@@ -65,7 +65,7 @@ func htmlSuite(s *compare.Suite) []html.Matrix {
 	m := html.Matrix{Title: s.Headline(), Corner: "cell, clients", Outcome: s.Outcome().Verdict(), Class: outcomeClass(s.Outcome()),
 		Findings: suiteFindings(s), Why: suiteWhy(s), Machine: suiteMachine(s), Note: suiteCellNote(s)}
 	if s.Reach != nil {
-		m.Findings = append([]string{"This runner: " + s.Reach.Text}, m.Findings...)
+		m.Findings = append([]string{s.Reach.Text}, m.Findings...)
 	}
 	type column struct {
 		ci      int

@@ -383,7 +383,7 @@ func plural1(n int) string {
 func suiteText(b *strings.Builder, s *compare.Suite, color bool) {
 	b.WriteString(s.Headline() + "\n")
 	if s.Reach != nil {
-		b.WriteString(whyText([]string{s.Reach.Text}, "  this runner: "))
+		b.WriteString(whyText([]string{s.Reach.Text}, "  note: "))
 	}
 	b.WriteString(suiteMethod(s) + "\n\n")
 	suiteTable(s, color).text(b, 0)
