@@ -12,6 +12,7 @@ import (
 
 	"github.com/pgscale/pgscale/internal/compare"
 	"github.com/pgscale/pgscale/internal/plan"
+	"github.com/pgscale/pgscale/internal/probeopt"
 	"github.com/pgscale/pgscale/internal/report"
 	"github.com/pgscale/pgscale/internal/result"
 	"github.com/pgscale/pgscale/internal/stats"
@@ -101,9 +102,17 @@ incomplete).`,
 			spec.Cluster.Separate = separate
 			spec.Data.Separate = separateData
 			spec.Agents = ag.agents(fs)
+			// Counted and given no bounds: decide as a simulation-mode
+			// CI does, on the count at one client (plan fills the bounds
+			// in, knowing whether a pooler is counted).
+			spec.CountedDefaults = len(spec.Bounds) == 0 && spec.Probes.On(probeopt.NameInstructions) && !spec.Calibrate
 			switch {
 			case spec.Calibrate && !fs.Changed("rounds"):
 				spec.Rounds = 0 // the calibration's default, which depends on its clusters
+			case !fs.Changed("rounds") && spec.CountedDefaults:
+				// Counts decide in a few layouts; more would only
+				// chase the steps left to the spread.
+				spec.RoundsMax = compare.CountedAutoMax
 			case !fs.Changed("rounds") && len(spec.Bounds) > 0:
 				// Bounds to decide: round until they are.
 				spec.RoundsMax = compare.DefaultAutoMax
@@ -160,7 +169,7 @@ incomplete).`,
 	fs.BoolVar(&separate, "separate-clusters", false, "give every settings: target a cluster of its own, even when its settings could be set per session on the baseline's")
 	fs.BoolVar(&separateData, "separate-data", false, separateDataUsage)
 	fs.BoolVar(&spec.Calibrate, "calibrate", false, "run the baseline against itself (A/A) and print each measure's noise, the spread between cluster layouts, and the rounds needed to detect a 2% and a 5% change")
-	registerVerdict(fs, &spec.Bounds, &spec.Confidence)
+	registerBounds(fs, &spec.Bounds, &spec.Confidence)
 	registerInconclusive(fs, &inconclusive)
 	f.outputs.register(fs, func(rf report.Format) bool { return rf.Comparisons })
 	f.register(fs, "directory for the result files, one per target (default results/ab-<workload>-<UTC time>)")
@@ -186,10 +195,23 @@ func targetNames(specs []string) []string {
 	return out
 }
 
-// registerVerdict registers the flags that judge a comparison.
+// boundUsage is --bound's help.
+func boundUsage() string {
+	return "largest change allowed in the bad direction: MEASURE=±N% or MEASURE@c=N=±N% (tps=-3%, p99=+5%, tps@c=16=-5%), each optionally followed by \"if decidable\" (judged only where this runner's spread can decide it); measures: " +
+		measureNames() + " (repeatable, or comma-separated)"
+}
+
+// registerVerdict registers the flags that judge a comparison, the bounds
+// as given (history check reads micro-benchmark bounds among them).
 func registerVerdict(fs *pflag.FlagSet, bounds *[]string, confidence *float64) {
-	fs.StringArrayVar(bounds, "bound", nil, "largest change allowed in the bad direction: MEASURE=±N% or MEASURE@c=N=±N% (tps=-3%, p99=+5%, tps@c=16=-5%); measures: "+
-		measureNames()+" (repeatable, or comma-separated)")
+	fs.StringArrayVar(bounds, "bound", nil, boundUsage())
+	fs.Float64Var(confidence, "confidence", stats.DefaultConfidence, "confidence level of intervals and tests (Holm-corrected over all measures)")
+}
+
+// registerBounds registers the flags that judge a comparison, each bound
+// parsed as the flag is read.
+func registerBounds(fs *pflag.FlagSet, bounds *stats.Bounds, confidence *float64) {
+	fs.Var(boundsFlag{bounds}, "bound", boundUsage())
 	fs.Float64Var(confidence, "confidence", stats.DefaultConfidence, "confidence level of intervals and tests (Holm-corrected over all measures)")
 }
 

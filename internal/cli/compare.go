@@ -19,7 +19,7 @@ import (
 )
 
 func newCompareCmd(stdout io.Writer) *cobra.Command {
-	var bounds []string
+	var bounds stats.Bounds
 	var confidence float64
 	var inconclusive string
 	var unpaired bool
@@ -68,10 +68,7 @@ one failed, 4 when one is inconclusive (--inconclusive pass|fail maps it),
 			if !(confidence > 0 && confidence < 1) {
 				return usage.Errorf("--confidence must be between 0 and 1, e.g. 0.95")
 			}
-			b, err := stats.ParseBounds(bounds)
-			if err != nil {
-				return usage.Wrap(err)
-			}
+			b := bounds
 			if len(args) == 1 && !cmd.Flags().Changed("baseline") {
 				var override *stats.Bounds
 				if cmd.Flags().Changed("bound") {
@@ -113,7 +110,7 @@ one failed, 4 when one is inconclusive (--inconclusive pass|fail maps it),
 	}
 	fs := cmd.Flags()
 	fs.SortFlags = false
-	registerVerdict(fs, &bounds, &confidence)
+	registerBounds(fs, &bounds, &confidence)
 	registerInconclusive(fs, &inconclusive)
 	outputs.register(fs, func(rf report.Format) bool { return rf.Comparisons })
 	fs.BoolVar(&unpaired, "unpaired", false, "compare files of one ab run unpaired too (Mann-Whitney U)")

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/pgscale/pgscale/internal/compare"
+	"github.com/pgscale/pgscale/internal/stats"
 )
 
 // seconds is a duration flag that also takes pgbench's bare number of seconds.
@@ -211,3 +212,31 @@ func (f inconclusiveFlag) Set(v string) error {
 }
 
 func (f inconclusiveFlag) Type() string { return "mode" }
+
+// boundsFlag is --bound, read into bounds as each is given: one bound or
+// a comma list of them, each MEASURE=±N% (stats.ParseBounds), a key
+// bounded twice refused. The command line is where a bound is parsed;
+// what runs below takes the value.
+type boundsFlag struct{ b *stats.Bounds }
+
+func (f boundsFlag) String() string {
+	if f.b == nil {
+		return ""
+	}
+	return strings.Join(f.b.Strings(), ",")
+}
+
+func (f boundsFlag) Set(v string) error {
+	bs, err := stats.ParseBounds([]string{v})
+	if err != nil {
+		return err
+	}
+	all, err := f.b.Add(bs...)
+	if err != nil {
+		return err
+	}
+	*f.b = all
+	return nil
+}
+
+func (f boundsFlag) Type() string { return "bound" }

@@ -16,6 +16,7 @@ import (
 	"github.com/pgscale/pgscale/internal/micro"
 	"github.com/pgscale/pgscale/internal/plan"
 	"github.com/pgscale/pgscale/internal/probeopt"
+	"github.com/pgscale/pgscale/internal/prose"
 	"github.com/pgscale/pgscale/internal/report"
 	"github.com/pgscale/pgscale/internal/stats"
 	"github.com/pgscale/pgscale/internal/suite"
@@ -250,8 +251,15 @@ func dryRunSuite(ctx context.Context, spec *plan.SuiteSpec, stdout io.Writer) er
 	for i, t := range targets {
 		brief[i] = t.Brief()
 	}
-	fmt.Fprintf(stdout, "suite %s: %d of %d cells, %s on %s; clients %v, %v per step\n", s.Name, len(run), len(cells), what,
-		strings.Join(brief, ", "), s.Clients, s.Duration)
+	step := fmt.Sprintf("%v per step", s.Duration)
+	if s.Transactions > 0 {
+		step = fmt.Sprintf("%d transactions per client", s.Transactions)
+	}
+	if s.Count.Instructions {
+		step += ", counted (" + s.Count.String() + ")"
+	}
+	fmt.Fprintf(stdout, "suite %s: %d of %d cells, %s on %s; clients %v, %s\n", s.Name, len(run), len(cells), what,
+		strings.Join(brief, ", "), s.Clients, step)
 	var own [][]target.Given // the cells' own targets (cells:), for their builds
 	for _, c := range run {
 		on := ""
@@ -261,6 +269,9 @@ func dryRunSuite(ctx context.Context, spec *plan.SuiteSpec, stdout io.Writer) er
 				brief = append(brief, g.Brief())
 			}
 			on, own = "  on "+strings.Join(brief, ", "), append(own, gs)
+		}
+		if l := s.CellLoad(c); l.Own {
+			on += "  " + cellLoadText(l)
 		}
 		fmt.Fprintf(stdout, "  %3d  %s%s\n", c.Index+1, c.Key(), on)
 	}
@@ -308,9 +319,28 @@ func dryRunSuite(ctx context.Context, spec *plan.SuiteSpec, stdout io.Writer) er
 	for _, n := range append(append([]string(nil), spec.Notes...), microNotes...) {
 		fmt.Fprintln(stdout, n)
 	}
-	est := plan.EstimateSuite(s, len(run), len(targets))
-	fmt.Fprintf(stdout, "estimated time: %v, and the data's set-up in each cell\n", est.Round(time.Second))
+	est, counted := plan.EstimateSuite(s, run, len(targets))
+	also := ""
+	if counted > 0 {
+		also = fmt.Sprintf("; %s of transactions counted (under Valgrind, timed as they run)", prose.Count(counted, "cell"))
+	}
+	fmt.Fprintf(stdout, "estimated time: %v, and the data's set-up in each cell%s\n", est.Round(time.Second), also)
 	return nil
+}
+
+// cellLoadText says how a cell with settings of its own runs: "counted
+// (instructions), clients [1 4], 200 transactions per client, auto:6
+// rounds", "native, clients [8], 2s per step, 4 rounds".
+func cellLoadText(l suite.CellLoad) string {
+	how := "native"
+	if l.Count.Instructions {
+		how = "counted (" + l.Count.String() + ")"
+	}
+	step := fmt.Sprintf("%v per step", l.Duration)
+	if l.Transactions > 0 {
+		step = fmt.Sprintf("%d transactions per client", l.Transactions)
+	}
+	return fmt.Sprintf("%s, clients %v, %s, %s rounds", how, l.Clients, step, l.Rounds)
 }
 
 // loadBundle reads a suite bundle into a document: its cells' files

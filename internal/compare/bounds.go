@@ -63,3 +63,46 @@ func CheckBounds(clients []int, bounds stats.Bounds, opt stats.Options) error {
 	_, err := stats.Evaluate(cs, bounds, opt)
 	return err
 }
+
+// CountedAutoMax is the most rounds a counted run given no bounds rounds
+// until decided (ab --count without --bound): a count decides in three
+// layouts or so; a step left to the spread (several clients) would
+// otherwise keep a run of new layouts going where the spread is near
+// what the most rounds could decide.
+const CountedAutoMax = 10
+
+// CountedLimit is the limit of the bounds a counted run decides on when
+// given none (CountedBounds), in per cent: 1 % more instructions per
+// transaction than the baseline's.
+const CountedLimit = 1
+
+// CountedBounds are the bounds a counted A/B run decides on when given
+// none (ab --count without --bound), as a simulation-mode CI does: the
+// client backends' instructions per transaction, and with a pooler in
+// front the pooler's, at one client, CountedLimit; at the other client
+// counts the same bounds "if decidable" — reported, and bounded only
+// where this runner's spread can decide them (several clients meet on
+// locks, and a pooler's event loop batches their packets by timing).
+// Without a step of one client every bound is "if decidable". With
+// poolerOnly (--count pooler) the servers are not counted: the pooler's
+// bounds alone.
+func CountedBounds(clients []int, pooler, poolerOnly bool) stats.Bounds {
+	var measures []string
+	if !poolerOnly {
+		measures = append(measures, "instr/txn")
+	}
+	if pooler {
+		measures = append(measures, "pooler-instr/txn")
+	}
+	one, others := slices.Contains(clients, 1), slices.ContainsFunc(clients, func(c int) bool { return c != 1 })
+	var out stats.Bounds
+	for _, m := range measures {
+		if one {
+			out = append(out, stats.Bound{Measure: m, Step: StepLabel(1), Percent: CountedLimit})
+		}
+		if others {
+			out = append(out, stats.Bound{Measure: m, Percent: CountedLimit, IfDecidable: true})
+		}
+	}
+	return out
+}

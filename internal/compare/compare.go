@@ -107,6 +107,10 @@ type Comparison struct {
 	// Findings hold, per candidate, each failed or inconclusive bounded
 	// measure with its why, in row order.
 	Findings [][]Finding
+	// Reach says once what this runner could not decide (bounds that
+	// apply only where the spread can decide them); nil when every bound
+	// was judged.
+	Reach *Reach
 
 	// inputs and rounds are what the comparison was made of, kept to
 	// explain it again once a suite judges its measures anew.
@@ -330,6 +334,7 @@ func Compare(inputs []Input, opt Options) (*Comparison, error) {
 	if !opt.Interim {
 		rep.Machine = machineOf(rep, inputs, rounds)
 	}
+	rep.Reach = reachOf(rep.Verdicts)
 	rep.inputs, rep.rounds, rep.timeFits = inputs, rounds, timeFits
 	if !opt.Interim {
 		rep.explain(opt.Stats)

@@ -50,7 +50,19 @@ func poolerTimeFits(inputs []Input, clients []int) map[int]stats.TimeFit {
 // any other measure, or when the fit could not tell time from
 // transactions.
 func timeSeparated(md MeasureDef, fit stats.TimeFit, ok bool) MeasureDef {
-	if md.Name != "pooler-instr/txn" || !ok || !fit.Determined {
+	if md.Name != "pooler-instr/txn" || !ok {
+		return md
+	}
+	if !fit.Determined {
+		// Its timers' work stays in the count: it moves with the
+		// window's wall time.
+		batching := md.Timing
+		md.Timing = func(clients int) string {
+			if why := batching(clients); why != "" {
+				return why
+			}
+			return "the pooler's time-driven work (its timers) is in the count, which the windows' lengths could not tell apart from its work per transaction"
+		}
 		return md
 	}
 	raw := md.Value

@@ -39,6 +39,9 @@ type Suite struct {
 	// Family is how many measures Holm's correction of the effects ran
 	// over: every macro cell's and every micro cell's (SuiteOptions.Micro).
 	Family int
+	// Reach says once, for the whole suite, what this runner could not
+	// decide; nil when every bound was judged.
+	Reach *Reach
 }
 
 // SuiteCell is one cell: its parameters, its files and their comparison.
@@ -235,6 +238,7 @@ func (s *Suite) judge(opt stats.Options, ms []*micro.Analysis) error {
 		s.Verdicts = append(s.Verdicts, v)
 	}
 	s.Family = family
+	s.Reach = reachOf(s.Verdicts)
 	// Significance is the suite's now: explain every cell again with it.
 	for _, cell := range s.Cells {
 		if cell.Comparison != nil {

@@ -91,7 +91,10 @@ func TestHistoryBisectFindsTheCommitSkippingOnesThatDoNotBuild(t *testing.T) {
 	for _, tag := range []string{"base", "start", "bisect"} {
 		args = append(args, "--target", tag+"="+at(tag), "--commit", tag+"="+rev(tag))
 	}
-	if code, stdout, stderr := pgscale(t, args...); code != cli.ExitOK && code != cli.ExitRegression {
+	// Counted and given no --bound, ab decides on the counts at one
+	// client, which 2 rounds may leave undecided: the runs are recorded
+	// whatever the verdict.
+	if code, stdout, stderr := pgscale(t, args...); code != cli.ExitOK && code != cli.ExitRegression && code != cli.ExitInconclusive {
 		t.Fatalf("recording the runs: exit %d\n%s\n%s", code, lastLines(stdout, 30), lastLines(stderr, 30))
 	}
 

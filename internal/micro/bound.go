@@ -45,6 +45,18 @@ func ParseBound(spec string) (Bound, error) {
 	return Bound{Spec: strings.TrimSpace(spec), Pattern: pat, Unit: b.Step, Percent: b.Percent, re: glob(pat)}, nil
 }
 
+// BoundSpecs are the bounds as written, one each, for a run file.
+func BoundSpecs(bs []Bound) []string {
+	if len(bs) == 0 {
+		return nil
+	}
+	out := make([]string, len(bs))
+	for i, b := range bs {
+		out[i] = b.Spec
+	}
+	return out
+}
+
 // ParseBounds reads several bounds, each spec possibly a comma list.
 func ParseBounds(specs []string) ([]Bound, error) {
 	var out []Bound

@@ -278,10 +278,7 @@ func (spec *ABSpec) untilDecided(ab *AB, files func(*ABRun) []*result.File) {
 		ab.Decided = func(run *ABRun) (bool, string) { return spec.Decide(files(run)) }
 		return
 	}
-	bounds, err := stats.ParseBounds(spec.Bounds)
-	if err != nil {
-		return // checked before the run
-	}
+	bounds := spec.Bounds
 	ab.Decided = func(run *ABRun) (bool, string) {
 		fs := files(run)
 		inputs := make([]compare.Input, len(fs))
@@ -292,12 +289,20 @@ func (spec *ABSpec) untilDecided(ab *AB, files func(*ABRun) []*result.File) {
 		if err != nil {
 			return false, ""
 		}
-		decided, bounded := 0, 0
+		decided, bounded, beyond := 0, 0, 0
 		for _, v := range c.Verdicts {
-			decided, bounded = decided+v.Passed+v.Failed, bounded+v.Bounded
+			decided, bounded, beyond = decided+v.Passed+v.Failed, bounded+v.Bounded, beyond+v.Undecidable
 		}
-		spec.notice(fmt.Sprintf("after round %d: %d of %d bounded measures decided (%s)", run.RoundsDone, decided, bounded, c.Outcome().Verdict()))
+		also := ""
+		if beyond > 0 {
+			also = fmt.Sprintf("; %d beyond this runner's spread", beyond)
+		}
+		spec.notice(fmt.Sprintf("after round %d: %d of %d bounded measures decided (%s)%s", run.RoundsDone, decided, bounded, c.Outcome().Verdict(), also))
 		switch {
+		case bounded == 0 && beyond > 0:
+			// Every bound was left to the spread, which can decide none
+			// in the rounds the run may take: more would not either.
+			return true, fmt.Sprintf("undecided after %d rounds: every bound is beyond this runner's spread", run.RoundsDone)
 		case c.Outcome() == stats.Fail:
 			// A failure decides the verdict: nothing after it can make
 			// the run pass.

@@ -2,6 +2,8 @@ package plan
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/pgscale/pgscale/internal/compare"
@@ -71,6 +73,12 @@ func (spec *ABSpec) check() ([]target.Spec, []disturb.Disturbance, uint64, error
 	if err != nil {
 		return nil, nil, 0, usage.Wrap(err)
 	}
+	if spec.CountedDefaults && len(spec.Bounds) == 0 && spec.counting() && !spec.Calibrate {
+		spec.Bounds = compare.CountedBounds(l.Clients, slices.ContainsFunc(specs, func(s target.Spec) bool {
+			return s.Kind == target.ProxyKind || s.Kind == target.Pooled
+		}), spec.Probes.PoolerOnly)
+		spec.notice("counted, and given no --bound: deciding on " + strings.Join(spec.Bounds.Strings(), ", ") + " (a simulation-mode CI's default: the count at one client decides; several clients' counts are reported, and bounded where this runner's spread can decide them)")
+	}
 	if spec.Calibrate && spec.Rounds == 0 {
 		// An ephemeral baseline calibrates against a cluster of its own,
 		// re-created for every layout: enough layouts to see their spread.
@@ -110,12 +118,8 @@ func (spec *ABSpec) check() ([]target.Spec, []disturb.Disturbance, uint64, error
 	if !(spec.Confidence == 0 || spec.Confidence > 0 && spec.Confidence < 1) {
 		return nil, nil, 0, usage.Errorf("--confidence must be between 0 and 1, e.g. 0.95")
 	}
-	bounds, err := stats.ParseBounds(spec.Bounds)
-	if err != nil {
-		return nil, nil, 0, usage.Wrap(err)
-	}
 	if !spec.Calibrate {
-		if err := compare.CheckBounds(l.Clients, bounds, stats.Options{Confidence: spec.Confidence}); err != nil {
+		if err := compare.CheckBounds(l.Clients, spec.Bounds, stats.Options{Confidence: spec.Confidence}); err != nil {
 			return nil, nil, 0, usage.Wrap(err)
 		}
 	}

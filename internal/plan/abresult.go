@@ -15,7 +15,7 @@ func (spec *ABSpec) resultFiles(wl *workload.Loaded, targets []*prepared, specs 
 	reshuffle int, runErr error, interrupted bool, seed uint64, started time.Time) []*result.File {
 	abInfo := &result.AB{Run: runID(started), Baseline: targets[0].name, Rounds: spec.Rounds,
 		RoundsDone: run.RoundsDone, OrderSeed: seed, Calibration: spec.Calibrate,
-		SliceS: spec.Slice.Seconds(), SliceSettleS: spec.Settle.Seconds(), Bounds: spec.Bounds, Confidence: spec.Confidence}
+		SliceS: spec.Slice.Seconds(), SliceSettleS: spec.Settle.Seconds(), Bounds: spec.Bounds.Strings(), Confidence: spec.Confidence}
 	abInfo.Reshuffle = reshuffle
 	if spec.RoundsMax > 0 {
 		// Rounding until decided: the rounds it ran, out of its most.

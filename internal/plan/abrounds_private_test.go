@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/pgscale/pgscale/internal/stats"
 )
 
 // Rounding until decided: the loop asks after every complete round and
@@ -52,13 +54,13 @@ func TestCheckAuto(t *testing.T) {
 	if err := spec.checkAuto(2); err == nil || !strings.Contains(err.Error(), "give --bound") {
 		t.Errorf("auto without bounds: %v", err)
 	}
-	spec = ABSpec{Budget: time.Minute, Bounds: []string{"tps=-5%"}}
+	spec = ABSpec{Budget: time.Minute, Bounds: stats.Bounds{{Measure: "tps", Percent: -5}}}
 	spec.Load.Clients, spec.Load.Duration, spec.Load.Warmup = []int{1, 2}, 2*time.Second, time.Second
 	// Whole-step turns: 2 steps × 2 targets × (2 s + 1 s warm-up) = 12 s a round.
 	if err := spec.checkAuto(2); err != nil || spec.RoundsMax != 5 || spec.Rounds != 5 {
 		t.Errorf("a minute of 12 s rounds: %v, at most %d rounds", err, spec.RoundsMax)
 	}
-	spec = ABSpec{Budget: 5 * time.Second, Bounds: []string{"tps=-5%"}}
+	spec = ABSpec{Budget: 5 * time.Second, Bounds: stats.Bounds{{Measure: "tps", Percent: -5}}}
 	spec.Load.Clients, spec.Load.Duration = []int{1}, 2*time.Second
 	if err := spec.checkAuto(2); err == nil || !strings.Contains(err.Error(), "leaves 1 rounds") {
 		t.Errorf("a budget of too few rounds: %v", err)

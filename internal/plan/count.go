@@ -82,8 +82,8 @@ func (c *Common) native(ctx context.Context, p *prepared) error {
 // native.
 func (c *Common) countFromHere(ctx context.Context, p *prepared, setup time.Duration) error {
 	cl := p.srv.Origin().Cluster
-	if !c.counting() || cl == nil || !cl.Counts() || cl.UnderValgrind() {
-		return nil
+	if !c.counting() || cl == nil || !cl.Counts() || cl.UnderValgrind() || c.Probes.PoolerOnly {
+		return nil // counting the pooler alone (--count pooler), the server stays native
 	}
 	began := time.Now()
 	c.notice(prefixed(p.name, fmt.Sprintf("counting instructions: the data and set-up made natively in %v; restarting the server under Valgrind...", brief(setup))))
@@ -150,6 +150,9 @@ func (c *Common) countNotice(targets, rounds, layouts int) {
 	}
 	txn *= targets * rounds
 	perTxn, what := 1.5/countedTPS, "counting instructions: the servers run under Valgrind's callgrind, 30 to 50 times slower"
+	if c.Probes.PoolerOnly {
+		what = "counting the pooler's instructions alone: the pooler runs under Valgrind's callgrind, its servers natively"
+	}
 	if c.Probes.CacheSim {
 		perTxn, what = 2.0*cacheSlower/countedTPS, "counting instructions and simulating caches: the servers run under Valgrind's callgrind, 100 times slower or more"
 	}

@@ -6,6 +6,7 @@
 package plan
 
 import (
+	"github.com/pgscale/pgscale/internal/stats"
 	"io"
 	"net"
 	"os"
@@ -173,10 +174,16 @@ type ABSpec struct {
 	// (CountedReshuffle); ReshuffleGiven says it was given.
 	Reshuffle      int
 	ReshuffleGiven bool
-	// Bounds and Confidence judge the comparison; they are checked before
-	// anything runs and recorded in the result files.
-	Bounds     []string
+	// Bounds and Confidence judge the comparison; the bounds are checked
+	// against the measures before anything runs and recorded in the
+	// result files.
+	Bounds     stats.Bounds
 	Confidence float64
+	// CountedDefaults, for a counted run given no bounds (ab --count
+	// without --bound), has it decide on compare.CountedBounds: the
+	// counts at one client, the other client counts bounded only where
+	// the runner's spread can decide them.
+	CountedDefaults bool
 	// Out is the directory of the result files (default
 	// results/ab-<workload>-<UTC time>).
 	Out string

@@ -201,12 +201,6 @@ func RunSuite(ctx context.Context, spec SuiteSpec) (*SuiteRun, error) {
 	if err := writeIndex(dir, index); err != nil {
 		return nil, err
 	}
-	if len(cellSpecs) > 0 && cellSpecs[0].Cluster.Valgrind != nil {
-		// Counting instructions (count: instructions): the servers, and a
-		// proxy, run under Valgrind, each target on a server of its own
-		// (checkCount).
-		spec.Cluster.Valgrind, spec.Cluster.Separate = cellSpecs[0].Cluster.Valgrind, true
-	}
 	obs := spec.observer()
 	coord, err := spec.common().openAgents(ctx, spec.Agents)
 	if err != nil {
@@ -220,19 +214,34 @@ func RunSuite(ctx context.Context, spec SuiteSpec) (*SuiteRun, error) {
 	// same ones; a cell on targets of its own (cells:) has those in use
 	// closed and its own opened.
 	var targets []*prepared
-	openKey := ""
+	openKey, openCounted := "", false
 	defer func() { closeAll(targets) }()
 	for i, c := range todo {
 		obs.Observe(observe.CellStart{Index: c.Index, Cells: len(cells), Key: c.Key()})
-		if key := targetsKey(cellTargets[i]); targets == nil || key != openKey {
+		// Counting instructions (count: instructions), the servers and a
+		// proxy run under Valgrind, each target on a server of its own
+		// (checkCount): a cell that counts and one that does not run on
+		// targets opened apart.
+		counted := cellSpecs[i].Cluster.Valgrind != nil
+		if key := targetsKey(cellTargets[i]) + fmt.Sprint(counted); targets == nil || key != openKey {
 			switch {
 			case cellOwn[i]:
 				obs.Observe(observe.Notice{Text: fmt.Sprintf("cell %s runs on targets of its own: %s", c.Key(), briefTargets(cellGiven[i]))})
 			case targets != nil:
 				obs.Observe(observe.Notice{Text: fmt.Sprintf("cell %s runs on the suite's targets again", c.Key())})
 			}
+			if targets != nil && counted != openCounted {
+				how := "natively"
+				if counted {
+					how = "under Valgrind, counting instructions"
+				}
+				obs.Observe(observe.Notice{Text: fmt.Sprintf("cell %s runs %s: its targets are opened again", c.Key(), how)})
+			}
 			closeAll(targets)
-			targets, err = spec.common().openAll(ctx, cellTargets[i], needs)
+			open := spec.common()
+			open.Cluster = cellSpecs[i].Cluster
+			targets, err = open.openAll(ctx, cellTargets[i], needs)
+			openCounted = counted
 			if err != nil {
 				suiteErr = err
 				return out, err
@@ -399,7 +408,8 @@ func briefTargets(gs []target.Given) string {
 func (spec *SuiteSpec) cellSpec(c suite.Cell, seed uint64, given []target.Given) (ABSpec, error) {
 	s := spec.Suite
 	_, baseline := spec.targets()
-	cs := ABSpec{Common: *spec.common(), Given: given, Baseline: baseline, Rounds: s.Rounds, RoundsMax: s.RoundsMax, Budget: s.Budget,
+	l := s.CellLoad(c)
+	cs := ABSpec{Common: *spec.common(), Given: given, Baseline: baseline, Rounds: l.Rounds.N, RoundsMax: l.Rounds.Max, Budget: l.Rounds.Budget,
 		OrderSeed: strconv.FormatUint(seed, 10), Slice: s.Slice, SliceGiven: s.SliceGiven, Confidence: s.Confidence, Agents: spec.Agents}
 	probes := probeopt.DefaultOptions()
 	if spec.Probes != nil {
@@ -412,7 +422,7 @@ func (spec *SuiteSpec) cellSpec(c suite.Cell, seed uint64, given []target.Given)
 	if s.Profile {
 		cs.Probes.Set(probe.NameProfile, true)
 	}
-	cs.Probes.SetCount(s.Count)
+	cs.Probes.SetCount(l.Count)
 	defines := map[string]string{}
 	for k, v := range s.Defines {
 		defines[k] = v
@@ -445,16 +455,16 @@ func (spec *SuiteSpec) cellSpec(c suite.Cell, seed uint64, given []target.Given)
 	}
 	cs.Data = Data{Init: workload.InitOptions{Scale: scale, Fillfactor: 100, PartitionMethod: "range"}, NoInit: !s.WorkloadInit,
 		SetupSQL: s.Expand(s.Setup, c)}
-	cs.Load = Load{Clients: s.Clients, Settings: load.Settings{Duration: s.Duration, Transactions: s.Transactions, Warmup: s.Warmup,
+	cs.Load = Load{Clients: l.Clients, Settings: load.Settings{Duration: l.Duration, Transactions: l.Transactions, Warmup: l.Warmup,
 		MaxTries: 1, Interval: time.Second, IO: spec.IO, Colocate: spec.Colocate}}
 	for _, d := range s.Disturb {
 		cs.Disturb.Builtins = append(cs.Disturb.Builtins, s.Expand(d, c))
 	}
-	for _, b := range s.Bounds {
-		if c.Matches(b.Where) {
-			cs.Bounds = append(cs.Bounds, b.Spec)
-		}
+	bounds, err := s.BoundsFor(c)
+	if err != nil {
+		return ABSpec{}, err
 	}
+	cs.Bounds = bounds
 	if cs.RoundsMax > 0 || cs.Budget > 0 {
 		if len(cs.Bounds) == 0 {
 			// Nothing to decide in this cell: a fixed number of rounds.
@@ -524,28 +534,35 @@ func (spec *SuiteSpec) runCell(ctx context.Context, cs ABSpec, targets []*prepar
 }
 
 // EstimateSuite is how long the cells take to measure on n targets (the
-// data's set-up in each cell comes on top).
-func EstimateSuite(s *suite.Suite, cells, n int) time.Duration {
-	steps := time.Duration(len(s.Clients))
-	if s.Duration <= 0 {
-		return 0
+// data's set-up in each cell comes on top), and how many of them count
+// transactions instead of running for a time, which it cannot estimate
+// ahead.
+func EstimateSuite(s *suite.Suite, cells []suite.Cell, n int) (time.Duration, int) {
+	var total time.Duration
+	unknown := 0
+	for _, c := range cells {
+		l := s.CellLoad(c)
+		steps := time.Duration(len(l.Clients))
+		if l.Duration <= 0 {
+			unknown++
+			continue
+		}
+		rounds := time.Duration(l.Rounds.N)
+		if l.Rounds.Max > 0 {
+			rounds = time.Duration(l.Rounds.Max) // at most: it stops once decided
+		}
+		switch {
+		case n == 1:
+			total += steps * (l.Duration + l.Warmup)
+		case l.Rounds.Budget > 0:
+			total += l.Rounds.Budget
+		case s.Slice > 0 && len(s.Disturb) == 0:
+			total += rounds * steps * (time.Duration(n)*l.Duration + l.Warmup)
+		default:
+			total += rounds * time.Duration(n) * steps * (l.Duration + l.Warmup)
+		}
 	}
-	var cell time.Duration
-	rounds := time.Duration(s.Rounds)
-	if s.RoundsMax > 0 {
-		rounds = time.Duration(s.RoundsMax) // at most: it stops once decided
-	}
-	switch {
-	case n == 1:
-		cell = steps * (s.Duration + s.Warmup)
-	case s.Budget > 0:
-		cell = s.Budget
-	case s.Slice > 0 && len(s.Disturb) == 0:
-		cell = rounds * steps * (time.Duration(n)*s.Duration + s.Warmup)
-	default:
-		cell = rounds * time.Duration(n) * steps * (s.Duration + s.Warmup)
-	}
-	return time.Duration(cells) * cell
+	return total, unknown
 }
 
 // writeIndex makes the bundle's directory and writes its first index.

@@ -77,10 +77,7 @@ func (spec *SuiteSpec) MicroCounts() (map[string]probeopt.Count, []string, error
 			continue
 		}
 		counts[m.Name] = s.Count
-		bounds, err := micro.ParseBounds(m.Bounds)
-		if err != nil {
-			return nil, nil, usage.Errorf("micro cell %s: %v", m.Name, err)
-		}
+		bounds := m.Bounds
 		judged := len(bounds) == 0
 		for _, b := range bounds {
 			_, counted := micro.CountedUnit(b.Unit)
@@ -88,7 +85,7 @@ func (spec *SuiteSpec) MicroCounts() (map[string]probeopt.Count, []string, error
 		}
 		if !judged {
 			notes = append(notes, fmt.Sprintf("pgscale: note: micro cell %s is counted, and none of its bounds is on a counted measure (%s): its changes are shown, not judged; bound instr/op (micro:*@instr/op=+1%%)",
-				m.Name, strings.Join(m.Bounds, ", ")))
+				m.Name, strings.Join(micro.BoundSpecs(m.Bounds), ", ")))
 		}
 	}
 	if len(counts) > 0 {
@@ -114,10 +111,7 @@ func (spec *SuiteSpec) runSuiteMicro(ctx context.Context, dir string, trees map[
 		}
 		ms := MicroSpec{Command: m.Cmd, Format: m.Format, Output: m.Output, Rounds: m.Rounds, Timeout: m.Timeout, Count: counts[m.Name],
 			Notice: func(s string) { obs.Observe(observe.Notice{Text: "micro cell " + m.Name + ": " + s}) }}
-		bounds, err := micro.ParseBounds(m.Bounds)
-		if err != nil {
-			return usage.Wrap(err)
-		}
+		bounds := m.Bounds
 		// The file's bounds serve the cell timed and counted alike.
 		ms.Options = micro.Options{Bounds: bounds, Groups: m.Groups, GroupUnit: m.GroupUnit, Either: true}
 		if ms.Rounds == (compare.Rounds{}) {
@@ -131,7 +125,7 @@ func (spec *SuiteSpec) runSuiteMicro(ctx context.Context, dir string, trees map[
 		if err != nil {
 			return fmt.Errorf("micro cell %s: %w", m.Name, err)
 		}
-		run.Name, run.Bounds, run.Groups, run.GroupUnit = m.Name, m.Bounds, m.Groups, m.GroupUnit
+		run.Name, run.Bounds, run.Groups, run.GroupUnit = m.Name, micro.BoundSpecs(m.Bounds), m.Groups, m.GroupUnit
 		if err := run.Write(path); err != nil {
 			return fmt.Errorf("micro cell %s: %w", m.Name, err)
 		}

@@ -50,6 +50,9 @@ type instrProbe struct {
 	// instrumented from birth and its simulated caches are warm when the
 	// window starts (warmBackends).
 	warm bool
+	// poolerOnly counts the pooler alone (--count pooler): the server runs
+	// natively, and its processes are neither switched nor read.
+	poolerOnly bool
 
 	// pooler counts a pooler or proxy run under callgrind beside the
 	// server; nil without one.
@@ -110,6 +113,22 @@ func (p *instrProbe) processes(ctx context.Context) (map[int]string, error) {
 // edge switches counting on (start) or off and dumps, on every counted
 // process at once.
 func (p *instrProbe) edge(ctx context.Context, info observe.StepInfo, start bool) error {
+	if p.poolerOnly {
+		// The pooler alone: its servers run natively, and every client
+		// is between transactions at either edge.
+		if start {
+			p.mu.Lock()
+			p.counted, p.errs, p.ended, p.newer = map[int]string{}, nil, false, 0
+			p.hint = fmt.Sprintf("pgscale-r%d-s%d-c%d", info.Round, info.Index+1, info.Clients)
+			p.mu.Unlock()
+			return p.pooler.edge(ctx, true, p.hint)
+		}
+		err := p.pooler.edge(ctx, false, p.hint)
+		p.mu.Lock()
+		p.ended = true
+		p.mu.Unlock()
+		return err
+	}
 	if start {
 		procs, err := p.processes(ctx)
 		if err != nil {
@@ -308,6 +327,7 @@ func (p *instrProbe) report(_ context.Context, st *stepState, out *result.Probes
 	ev := &result.Instructions{Tool: "callgrind", Transactions: tx, NotCounted: p.errs, StartedInWindow: p.newer,
 		Kernel:  "not counted: Valgrind runs user space only (the system calls are counted)",
 		Without: strings.Join(notCounted, ", ")}
+	ev.ByKind = []result.InstructionGroup{} // none when the pooler is counted alone
 	kinds := map[string]*result.InstructionGroup{}
 	var clients []*CallgrindDump
 	var client Cost // the client backends' counts, without notCounted
@@ -569,7 +589,12 @@ var instructionsDef = def{
 	rank: 70,
 	open: func(ctx context.Context, cfg Config, s *Set) (probe, error) {
 		cg := cfg.Server.Callgrind()
-		if cg == nil || !cfg.Server.Ephemeral() {
+		pl := cfg.Server.Pooler()
+		pooled := pl != nil && pl.Callgrind() != nil && cfg.poolerPID() != 0
+		switch {
+		case cfg.PoolerOnly && !pooled:
+			return nil, usage.Errorf("--count pooler counts a pooler's instructions alone: it needs a pooler or proxy target (pgbouncer:, proxy:) started under Valgrind")
+		case !cfg.PoolerOnly && (cg == nil || !cfg.Server.Ephemeral()):
 			return nil, usage.Errorf("--count instructions needs a server started under Valgrind (an ephemeral target)")
 		}
 		conn, err := newSQLConn(ctx, cfg.conn())
@@ -580,8 +605,11 @@ var instructionsDef = def{
 		if dir == "" {
 			dir = "profiles"
 		}
-		p := &instrProbe{cg: *cg, conn: conn, pid: cfg.Server.PID, dir: dir, warm: cfg.CacheSim}
-		if pl := cfg.Server.Pooler(); pl != nil && pl.Callgrind() != nil && cfg.poolerPID() != 0 {
+		p := &instrProbe{conn: conn, pid: cfg.Server.PID, dir: dir, warm: cfg.CacheSim, poolerOnly: cfg.PoolerOnly}
+		if cg != nil {
+			p.cg = *cg
+		}
+		if pooled {
 			p.pooler = &poolerCount{cg: *pl.Callgrind(), root: cfg.poolerPID()}
 		}
 		if p.warm {

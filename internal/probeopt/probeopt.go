@@ -80,14 +80,21 @@ func Names() []string {
 }
 
 // Count is what --count (and a suite's count:) asks to count: the
-// server's instructions, and with Cache the cache and branch simulation
-// too (which counts the instructions as well).
+// server's instructions (and a pooler's in front of it), with Cache the
+// cache and branch simulation too (which counts the instructions as
+// well), or with Pooler the pooler's instructions alone, its servers
+// running natively.
 type Count struct {
-	Instructions, Cache bool
+	Instructions, Cache, Pooler bool
 }
 
+// countWants is what ParseCount takes, for its errors.
+const countWants = "want instructions, instructions,cache, or pooler (the pooler's instructions alone)"
+
 // ParseCount reads --count's value: instructions, or instructions,cache
-// (cache alone counts the instructions too); "" counts nothing.
+// (cache alone counts the instructions too), or pooler (a pooler's or
+// proxy's instructions alone: the servers it fronts run natively, fast,
+// and count nothing); "" counts nothing.
 func ParseCount(v string) (Count, error) {
 	var c Count
 	if strings.TrimSpace(v) == "" {
@@ -98,9 +105,14 @@ func ParseCount(v string) (Count, error) {
 		case "instructions":
 		case "cache":
 			c.Cache = true
+		case "pooler":
+			c.Pooler = true
 		default:
-			return Count{}, errors.New("want instructions, or instructions,cache")
+			return Count{}, errors.New(countWants)
 		}
+	}
+	if c.Pooler && c.Cache {
+		return Count{}, errors.New("pooler counts the pooler alone, and cache simulates the servers' caches: give one of them")
 	}
 	c.Instructions = true
 	return c, nil
@@ -109,6 +121,8 @@ func ParseCount(v string) (Count, error) {
 // String writes the count back as ParseCount reads it.
 func (c Count) String() string {
 	switch {
+	case c.Pooler:
+		return "pooler"
 	case c.Cache:
 		return "instructions,cache"
 	case c.Instructions:
@@ -124,6 +138,7 @@ func (o *Options) SetCount(c Count) {
 	}
 	o.Set(NameInstructions, true)
 	o.CacheSim = o.CacheSim || c.Cache
+	o.PoolerOnly = o.PoolerOnly || c.Pooler
 }
 
 // CountFlag is --count as a flag filling o (run's and ab's).
@@ -144,7 +159,7 @@ func (f countFlag) Set(v string) error {
 		return err
 	}
 	if !c.Instructions {
-		return errors.New("want instructions, or instructions,cache")
+		return errors.New(countWants)
 	}
 	f.set(c)
 	return nil
@@ -173,6 +188,9 @@ type Options struct {
 	// CacheSim adds callgrind's cache and branch simulation to counting
 	// instructions (--count instructions,cache).
 	CacheSim bool
+	// PoolerOnly counts a pooler's instructions alone (--count pooler):
+	// the servers it fronts run natively and are not counted.
+	PoolerOnly bool
 }
 
 // DefaultOptions are the default probes with their default settings.

@@ -12,13 +12,15 @@ import (
 )
 
 // --count, a suite's count: and suite --count read one way: instructions,
-// or instructions,cache; cache alone counts the instructions too.
+// or instructions,cache; cache alone counts the instructions too; pooler
+// counts the pooler alone, which the cache simulation does not go with.
 func TestParseCount(t *testing.T) {
 	for in, want := range map[string]probeopt.Count{
 		"":                   {},
 		"instructions":       {Instructions: true},
 		"instructions,cache": {Instructions: true, Cache: true},
 		" cache ":            {Instructions: true, Cache: true},
+		"pooler":             {Instructions: true, Pooler: true},
 	} {
 		got, err := probeopt.ParseCount(in)
 		if err != nil || got != want {
@@ -31,10 +33,18 @@ func TestParseCount(t *testing.T) {
 	if _, err := probeopt.ParseCount("instructions,cycles"); err == nil || !strings.Contains(err.Error(), "want instructions") {
 		t.Errorf("cycles: %v", err)
 	}
+	if _, err := probeopt.ParseCount("pooler,cache"); err == nil || !strings.Contains(err.Error(), "give one of them") {
+		t.Errorf("pooler,cache: %v", err)
+	}
 	var o probeopt.Options
 	o.SetCount(probeopt.Count{Instructions: true, Cache: true})
-	if !o.On(probeopt.NameInstructions) || !o.CacheSim {
+	if !o.On(probeopt.NameInstructions) || !o.CacheSim || o.PoolerOnly {
 		t.Errorf("SetCount: %+v", o)
+	}
+	o = probeopt.Options{}
+	o.SetCount(probeopt.Count{Instructions: true, Pooler: true})
+	if !o.On(probeopt.NameInstructions) || o.CacheSim || !o.PoolerOnly {
+		t.Errorf("SetCount pooler: %+v", o)
 	}
 }
 

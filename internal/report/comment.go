@@ -23,6 +23,18 @@ var commentColumns = []struct{ measure, title string }{
 	{"pooler-ctx/txn", "pooler ctx/txn"},
 }
 
+// commentReach is what this runner could not decide, of the suite or the
+// comparison the comment is of; nil when every bound was judged.
+func commentReach(d *Doc) *compare.Reach {
+	if d.Suite != nil {
+		return d.Suite.Reach
+	}
+	if d.Comparison != nil {
+		return d.Comparison.Reach
+	}
+	return nil
+}
+
 // writeComment writes a comparison as the pooler CI bot's pull-request
 // comment: one verdict ("passed", "failed", "inconclusive" or "no bounds
 // given", with the tallies), a row per suite (a suite's cell, or an A/B
@@ -66,9 +78,10 @@ func writeComment(w io.Writer, d *Doc) error {
 	default:
 		return needComparison("comment")
 	}
-	var total, bounded, failed, inconclusive int
+	var total, bounded, failed, inconclusive, beyond int
 	for _, v := range verdicts {
 		total, bounded, failed, inconclusive = total+v.Total, bounded+v.Bounded, failed+v.Failed, inconclusive+v.Inconclusive
+		beyond += v.Undecidable
 	}
 	var head string
 	macro := outcome
@@ -81,6 +94,9 @@ func writeComment(w io.Writer, d *Doc) error {
 		}
 	case stats.Inconclusive:
 		head = fmt.Sprintf("inconclusive: %d of %d bounded measures undecided", inconclusive, bounded)
+		if bounded == 0 && beyond > 0 {
+			head = fmt.Sprintf("inconclusive: nothing decided: %d bounded measures beyond what this runner's spread can decide", beyond)
+		}
 	case stats.Pass:
 		head = fmt.Sprintf("passed: all %d bounded measures within their bounds", bounded)
 	default:
@@ -105,6 +121,9 @@ func writeComment(w io.Writer, d *Doc) error {
 	head += functionsHeadline(all)
 	var b strings.Builder
 	fmt.Fprintf(&b, "### %s: %s %s\n\n", title, outcomeMark(outcome), mdEscape(head))
+	if r := commentReach(d); r != nil {
+		fmt.Fprintf(&b, "%s\n\n", reachMarkdown(r))
+	}
 	// Links only to a page this invocation writes beside the comment.
 	htmlFile, withHTML := commentHTMLFile(d)
 	var links []html.FlameDiffLink
@@ -177,7 +196,7 @@ func writeComment(w io.Writer, d *Doc) error {
 		}
 		b.WriteString("\n")
 		if slices.ContainsFunc(rows, func(r suiteRows) bool { return r.cmp != nil && r.cmp.Counted }) {
-			b.WriteString("Counted under Valgrind: the instructions are the programs', the throughput, CPU and context switches Valgrind's, so those are not compared (–); the same preset without `--count` measures them natively.\n\n")
+			b.WriteString("Counted under Valgrind: the instructions are the programs', the throughput, CPU and context switches Valgrind's, so those are not compared (–); a run (or a suite's cells) not counting measures them natively.\n\n")
 		}
 		if len(findings) > 0 {
 			b.WriteString("Failed or inconclusive, and why:\n\n" + strings.Join(findings, "\n") + "\n\n")
@@ -279,6 +298,9 @@ func commentCell(c *compare.Comparison, ci int, measure, step string) string {
 		s := fmt.Sprintf("%s (%s)", commentValue(a.Cand, r.Measure.Unit), stats.FormatChange(a.Change, a.Lo, a.Hi))
 		if a.Outcome == stats.Fail {
 			s = "**" + s + "**"
+		}
+		if r.Measure.Timing != "" {
+			s += " _timing-dependent_"
 		}
 		return s
 	}

@@ -26,6 +26,9 @@ func comparisonText(b *strings.Builder, r *compare.Comparison, color bool) {
 			b.WriteString(whyText(r.Why[i].Sentences(), "  why: "))
 		}
 	}
+	if r.Reach != nil {
+		b.WriteString(whyText([]string{r.Reach.Text}, "  note: "))
+	}
 	b.WriteString(methodLine(r) + "\n\n")
 	t := comparisonTable(r, color)
 	t.text(b, 0)
@@ -241,11 +244,20 @@ func contains(xs []string, x string) bool {
 	return false
 }
 
+// measureLabel names a measure in a table: its name and unit, and
+// "timing-dependent" for one whose count moves with timing at its step.
 func measureLabel(m stats.Measure) string {
-	if m.Unit == "" {
+	var paren []string
+	if m.Unit != "" {
+		paren = append(paren, m.Unit)
+	}
+	if m.Timing != "" {
+		paren = append(paren, "timing-dependent")
+	}
+	if len(paren) == 0 {
 		return m.Name
 	}
-	return m.Name + " (" + m.Unit + ")"
+	return m.Name + " (" + strings.Join(paren, ", ") + ")"
 }
 
 func boundText(a stats.Assessment) string {
@@ -334,6 +346,9 @@ func comparisonMarkdown(b *strings.Builder, r *compare.Comparison) {
 			}
 		}
 	}
+	if r.Reach != nil {
+		fmt.Fprintf(b, "\n%s\n", reachMarkdown(r.Reach))
+	}
 	if r.Incomplete != "" {
 		fmt.Fprintf(b, "\n⚠️ **Incomplete:** %s\n", mdText(r.Incomplete))
 	}
@@ -360,6 +375,11 @@ func comparisonMarkdown(b *strings.Builder, r *compare.Comparison) {
 		}
 	}
 	b.WriteString("\n</details>\n")
+}
+
+// reachMarkdown is what this runner could not decide, as a paragraph.
+func reachMarkdown(r *compare.Reach) string {
+	return "ℹ️ " + mdText(r.Text)
 }
 
 // outcomeMark is an outcome's mark in markdown.

@@ -76,6 +76,9 @@ func htmlSuite(s *compare.Suite) []html.Matrix {
 	if len(m.Functions) > 0 {
 		m.FunctionsLead = functionsLeadText()
 	}
+	if s.Reach != nil {
+		m.Findings = append([]string{s.Reach.Text}, m.Findings...)
+	}
 	type column struct {
 		ci      int
 		measure string

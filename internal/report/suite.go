@@ -397,6 +397,9 @@ func plural1(n int) string {
 // suiteText writes the suite for a terminal.
 func suiteText(b *strings.Builder, s *compare.Suite, color bool) {
 	b.WriteString(s.Headline() + "\n")
+	if s.Reach != nil {
+		b.WriteString(whyText([]string{s.Reach.Text}, "  note: "))
+	}
 	b.WriteString(suiteMethod(s) + "\n\n")
 	suiteTable(s, color).text(b, 0)
 	if n := perCPUNote(s); n != "" {
@@ -444,6 +447,9 @@ func suiteText(b *strings.Builder, s *compare.Suite, color bool) {
 func suiteMarkdown(b *strings.Builder, s *compare.Suite) {
 	fmt.Fprintf(b, "### pgscale suite: %s\n\n", mdText(s.Name))
 	fmt.Fprintf(b, "%s **%s**\n\n", outcomeMark(s.Outcome()), mdText(s.Headline()))
+	if s.Reach != nil {
+		fmt.Fprintf(b, "%s\n\n", reachMarkdown(s.Reach))
+	}
 	fmt.Fprintf(b, "%s.\n\n", mdText(suiteMethod(s)))
 	// The functions that changed first: the totals rarely show them.
 	for ci, cand := range s.Candidates {

@@ -350,7 +350,12 @@ func StepLine(s result.Step) string {
 		line += fmt.Sprintf(", client cpu %.1f µs/txn", sum.ClientCPU.PerTxnUS)
 	}
 	if in := instructions(s); in != nil {
-		line += fmt.Sprintf(", %.0f instr/txn counted", in.PerTxn)
+		switch {
+		case in.PerTxn == 0 && in.PoolerPerTxn > 0: // the pooler counted alone (--count pooler)
+			line += fmt.Sprintf(", the pooler's %.0f instr/txn counted", in.PoolerPerTxn)
+		default:
+			line += fmt.Sprintf(", %.0f instr/txn counted", in.PerTxn)
+		}
 	}
 	if steal, ok := compare.StealShare(s); ok && steal >= loudSteal {
 		line += fmt.Sprintf(", steal %.1f%%", 100*steal)

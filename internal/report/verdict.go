@@ -77,6 +77,60 @@ type Verdict struct {
 	// Micro are the micro-benchmark runs (a suite's micro cells, pgscale
 	// micro's run), whose outcomes Outcome includes.
 	Micro []VerdictMicro `json:"micro,omitempty"`
+	// Reach is what this runner could not decide, said once (every
+	// format says its text); absent when every bound was judged.
+	Reach *VerdictReach `json:"reach,omitempty"`
+}
+
+// VerdictReach is compare.Reach: the time-based measures whose bounds
+// were left to this runner's spread and that it could not decide (their
+// spreads per unit and the smallest change the run's units see at them,
+// each a range [least, most]), the counted measures that depend on
+// timing left unbounded, what decided instead, and the sentence.
+type VerdictReach struct {
+	Text         string               `json:"text"`
+	Native       []string             `json:"native,omitempty"`
+	Spread       []float64            `json:"native_spread,omitempty"`
+	See          []float64            `json:"native_detectable,omitempty"`
+	Unit         string               `json:"unit,omitempty"`
+	Units        int                  `json:"units,omitempty"`
+	Timing       []VerdictReachTiming `json:"timing,omitempty"`
+	TimingSpread []float64            `json:"timing_spread,omitempty"`
+	Decided      string               `json:"decided,omitempty"`
+}
+
+// VerdictReachTiming is one counted measure that depends on timing.
+type VerdictReachTiming struct {
+	Measure string `json:"measure"`
+	Clients []int  `json:"clients"`
+	Why     string `json:"why"`
+}
+
+func newVerdictReach(r *compare.Reach) *VerdictReach {
+	if r == nil {
+		return nil
+	}
+	v := &VerdictReach{Text: r.Text, Native: r.Native, Unit: r.Unit, Units: r.Units, Decided: r.Decided}
+	if len(r.Native) > 0 {
+		v.Spread, v.See = r.Spread[:], finiteOnly(r.See[:])
+	}
+	for _, t := range r.Timing {
+		v.Timing = append(v.Timing, VerdictReachTiming{Measure: t.Measure, Clients: t.Clients, Why: t.Why})
+	}
+	if len(r.Timing) > 0 {
+		v.TimingSpread = r.TimingSpread[:]
+	}
+	return v
+}
+
+// finiteOnly is xs, or nil when one is not finite (JSON has no infinity).
+func finiteOnly(xs []float64) []float64 {
+	for _, x := range xs {
+		if math.IsInf(x, 0) || math.IsNaN(x) {
+			return nil
+		}
+	}
+	return xs
 }
 
 // VerdictExpect is one decision rule checked on one target (and cell).
@@ -154,8 +208,11 @@ type VerdictCandidate struct {
 	Pass         int    `json:"pass"`
 	Fail         int    `json:"fail"`
 	Inconclusive int    `json:"inconclusive"`
-	Improved     int    `json:"improved"`
-	Regressed    int    `json:"regressed"`
+	// Undecidable counts the bounds left to this runner's spread that
+	// it could not decide (not in Bounded).
+	Undecidable int `json:"undecidable,omitempty"`
+	Improved    int `json:"improved"`
+	Regressed   int `json:"regressed"`
 	// Negligible counts the significant changes smaller than their
 	// measure's smallest change of interest.
 	Negligible int `json:"negligible,omitempty"`
@@ -367,6 +424,16 @@ type VerdictMeasure struct {
 	Decide             string   `json:"decide,omitempty"`
 	Spread             *float64 `json:"spread,omitempty"`
 	RoundsNeeded       int      `json:"rounds_needed,omitempty"`
+	// Timing says why the measure depends on timing at its step (a
+	// pooler's count at several clients: event-loop batching); a bound
+	// for every step applies to it only where the spread can decide it.
+	Timing string `json:"timing,omitempty"`
+	// Undecidable is set for a bound that applies only where this
+	// runner's spread can decide it, and that it could not in the units
+	// the run may take: Outcome is "no bound", Reason says why, and
+	// Detectable is the smallest change those units see at its spread.
+	Undecidable bool     `json:"undecidable,omitempty"`
+	Detectable  *float64 `json:"detectable,omitempty"`
 	// Why says why a bounded measure got its outcome, and for a failed
 	// or inconclusive one its step's differential diagnosis (the why of
 	// its finding); absent without a bound.
@@ -380,7 +447,7 @@ func NewVerdict(r *compare.Comparison) *Verdict {
 		Reason: r.Incomplete, Headline: r.Headline(), Baseline: r.Baseline, Workload: r.Workload,
 		Method: r.Method.String(), Rounds: r.Rounds, Planned: r.RoundsPlanned, SliceS: r.SliceS, Notes: r.Notes,
 		Layouts: r.Layouts, Reshuffle: r.Reshuffle, RoundsMax: r.RoundsMax, Stopped: r.Stopped, Centre: r.Centre, Rule: stats.FailRule,
-		Machine: newVerdictMachine(r.Machine)}
+		Machine: newVerdictMachine(r.Machine), Reach: newVerdictReach(r.Reach)}
 	v.Test = stats.UnpairedTest
 	if r.Method == stats.Paired {
 		v.Test = stats.PairedTest
@@ -404,7 +471,7 @@ func NewVerdict(r *compare.Comparison) *Verdict {
 // newVerdictCandidate is a candidate's verdict, its measures to come.
 func newVerdictCandidate(name string, vd stats.Verdict) VerdictCandidate {
 	return VerdictCandidate{Name: name, Outcome: vd.Outcome.String(), Passed: vd.Outcome == stats.Pass, Headline: vd.Headline(),
-		Total: vd.Total, Bounded: vd.Bounded, Pass: vd.Passed, Fail: vd.Failed, Inconclusive: vd.Inconclusive,
+		Total: vd.Total, Bounded: vd.Bounded, Pass: vd.Passed, Fail: vd.Failed, Inconclusive: vd.Inconclusive, Undecidable: vd.Undecidable,
 		Improved: vd.Improved, Regressed: vd.Regressed, Negligible: vd.Negligible, Measures: []VerdictMeasure{}}
 }
 
@@ -440,6 +507,10 @@ func verdictMeasures(r *compare.Comparison, ci int) []VerdictMeasure {
 		if a.Measure.MinChange > 0 {
 			m.MinChange = num(a.Measure.MinChange)
 		}
+		m.Timing, m.Undecidable = a.Measure.Timing, a.Undecidable
+		if a.Undecidable {
+			m.Detectable = num(a.Detectable)
+		}
 		for _, w := range a.Warnings {
 			var sw *stats.Warning
 			if errors.As(w, &sw) && sw.Kind == stats.Unpaired {
@@ -457,7 +528,8 @@ func verdictMeasures(r *compare.Comparison, ci int) []VerdictMeasure {
 func NewSuiteVerdict(s *compare.Suite) *Verdict {
 	v := &Verdict{Schema: VerdictSchema, Version: VerdictVersion, Outcome: s.Outcome().String(), Passed: s.Outcome() == stats.Pass, Complete: s.Incomplete == "",
 		Reason: s.Incomplete, Headline: s.Headline(), Baseline: s.Baseline, Workload: "suite " + s.Name,
-		Method: stats.Paired.String(), Test: stats.PairedTest, Notes: suiteNotes(s), Centre: "geometric mean", Rule: stats.FailRule}
+		Method: stats.Paired.String(), Test: stats.PairedTest, Notes: suiteNotes(s), Centre: "geometric mean", Rule: stats.FailRule,
+		Reach: newVerdictReach(s.Reach)}
 	var stops []string
 	for _, cell := range s.Cells {
 		if c := cell.Comparison; c != nil && c.RoundsMax > 0 {

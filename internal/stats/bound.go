@@ -9,7 +9,9 @@ import (
 
 // Bound is the largest change a measure may show in its bad direction:
 // "tps=-3%" lets throughput fall by up to 3 %, "p99=+5%" lets p99 latency
-// rise by up to 5 %, "tps@c=16=-5%" applies to the c=16 step only.
+// rise by up to 5 %, "tps@c=16=-5%" applies to the c=16 step only, and
+// "tps=-5% if decidable" applies only where this runner's measured spread
+// can decide it in the rounds the run may take.
 type Bound struct {
 	// Measure is the measure name the bound applies to.
 	Measure string
@@ -18,7 +20,14 @@ type Bound struct {
 	Step string
 	// Percent is the limit in percent, signed: -3 for "tps=-3%".
 	Percent float64
+	// IfDecidable makes the bound apply only where the measured spread
+	// can decide it (written "... if decidable"): where it cannot, the
+	// measure is reported and decides nothing (Assessment.Undecidable).
+	IfDecidable bool
 }
+
+// ifDecidable is how a bound says it applies only where it can be decided.
+const ifDecidable = " if decidable"
 
 // Limit returns the bound as a relative change: -0.03 for -3 %.
 func (b Bound) Limit() float64 { return b.Percent / 100 }
@@ -28,9 +37,14 @@ func (b Bound) Key() string {
 	return Measure{Name: b.Measure, Step: b.Step}.Key()
 }
 
-// String returns the bound in the form ParseBound reads: "tps@c=16=-5%".
+// String returns the bound in the form ParseBound reads: "tps@c=16=-5%",
+// "tps=-5% if decidable".
 func (b Bound) String() string {
-	return b.Key() + "=" + formatLimit(b.Percent)
+	s := b.Key() + "=" + formatLimit(b.Percent)
+	if b.IfDecidable {
+		s += ifDecidable
+	}
+	return s
 }
 
 // formatLimit prints a bound's percentage as written: "-5%", "+2.5%".
@@ -57,13 +71,22 @@ func (e *BoundError) Error() string {
 }
 
 // ParseBound reads a bound written MEASURE=±N% or MEASURE@STEP=±N%:
-// "tps=-3%", "p99=+5%", "tps@c=16=-5%", "cpu/txn=+2.5%". The limit needs an
+// "tps=-3%", "p99=+5%", "tps@c=16=-5%", "cpu/txn=+2.5%", each optionally
+// followed by "if decidable" (Bound.IfDecidable). The limit needs an
 // explicit sign (the bad direction) and a % sign; a decrease cannot exceed
 // 100 %. Spaces around the parts are ignored.
 func ParseBound(spec string) (Bound, error) {
 	s := strings.TrimSpace(spec)
 	bad := func(format string, args ...any) (Bound, error) {
 		return Bound{}, &BoundError{Spec: spec, Msg: fmt.Sprintf(format, args...)}
+	}
+	soft := false
+	if i := strings.LastIndex(s, "%"); i >= 0 && strings.TrimSpace(s[i+1:]) != "" {
+		rest := strings.Join(strings.Fields(s[i+1:]), " ")
+		if rest != strings.TrimSpace(ifDecidable) {
+			return bad("%q after the limit: the one word a bound takes there is \"if decidable\" (tps=-5%% if decidable)", rest)
+		}
+		s, soft = strings.TrimSpace(s[:i+1]), true
 	}
 	eq := strings.LastIndex(s, "=")
 	if eq < 0 {
@@ -94,11 +117,38 @@ func ParseBound(spec string) (Bound, error) {
 	if pct <= -100 {
 		return bad("a decrease of %s%% or more is not possible; the limit must be above -100%%", strings.TrimPrefix(num, "-"))
 	}
-	return Bound{Measure: name, Step: step, Percent: pct}, nil
+	return Bound{Measure: name, Step: step, Percent: pct, IfDecidable: soft}, nil
 }
 
 // Bounds is a set of bounds, at most one per measure key.
 type Bounds []Bound
+
+// Strings writes the bounds back as ParseBounds reads them, one each.
+func (bs Bounds) Strings() []string {
+	if len(bs) == 0 {
+		return nil
+	}
+	out := make([]string, len(bs))
+	for i, b := range bs {
+		out[i] = b.String()
+	}
+	return out
+}
+
+// Add returns bs with more added, refusing (a *BoundError) a key that
+// has a bound already.
+func (bs Bounds) Add(more ...Bound) (Bounds, error) {
+	out := append(Bounds(nil), bs...)
+	for _, b := range more {
+		for _, x := range out {
+			if x.Key() == b.Key() {
+				return nil, &BoundError{Spec: b.String(), Msg: fmt.Sprintf("%s already has a bound (%s)", b.Key(), x)}
+			}
+		}
+		out = append(out, b)
+	}
+	return out, nil
+}
 
 // ParseBounds reads bounds from specs; each spec may itself hold several
 // bounds separated by commas ("tps=-3%,p99=+5%"). It returns a *BoundError

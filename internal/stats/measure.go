@@ -47,6 +47,12 @@ type Measure struct {
 	// failure needs no distribution-free cross-check of its few rounds
 	// (MinFailRounds); the t interval decides it.
 	Counted bool
+	// Timing, when set, says why the measure depends on timing at its
+	// step ("event-loop batching: ..."): a count that moves with how
+	// events bunch. A bound for every step of the measure applies to such
+	// a step only where the runner's spread can decide it, as "if
+	// decidable" makes any bound; one naming the step applies as given.
+	Timing string
 }
 
 // Key returns the name bounds and reports use: "tps@c=16", or "tps" when

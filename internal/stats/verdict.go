@@ -86,6 +86,19 @@ type Assessment struct {
 	// inconclusive measure ("--count instructions, whose instr/txn ..."),
 	// which Decide adds.
 	Instead string
+	// Soft is set when the bound applies only where this runner's spread
+	// can decide it: a bound written "... if decidable", or a bound for
+	// every step on a step where the measure depends on timing
+	// (Measure.Timing).
+	Soft bool
+	// Undecidable is set for a Soft bound the measured spread cannot
+	// decide in the units (rounds or layouts) the run may take, Units:
+	// the smallest change those units can tell from none at this spread,
+	// Detectable, is not below the bound. Its Outcome is then NoBound: it
+	// is reported and decides nothing, and Reason says why.
+	Undecidable bool
+	Units       int
+	Detectable  float64
 }
 
 // String formats the assessment as the verdict lists it:
@@ -118,6 +131,9 @@ func (a Assessment) StatusText() string {
 		return a.EffectText()
 	}
 	s := a.Outcome.String()
+	if a.Undecidable {
+		s = "beyond this runner"
+	}
 	if a.Effect != NoChange {
 		s += ", " + a.EffectText()
 	}
@@ -160,6 +176,9 @@ func (a Assessment) OutcomeWhy() string {
 	if a.Bound == nil {
 		return ""
 	}
+	if a.Undecidable {
+		return a.Reason
+	}
 	pct := FormatPercent
 	if a.DecisionHi-a.DecisionLo < 2*fineBelow {
 		pct = func(x float64) string { return fmt.Sprintf("%+.3f%%", 100*x) }
@@ -198,6 +217,11 @@ type Verdict struct {
 	// Passed, Failed and Inconclusive split by outcome; Improved,
 	// Regressed and Negligible count significant changes by Effect.
 	Total, Bounded, Passed, Failed, Inconclusive, Improved, Regressed, Negligible int
+	// Undecidable counts the measures whose bound applies only where the
+	// runner's spread can decide it and whose spread could not
+	// (Assessment.Undecidable): not in Bounded. A verdict whose every
+	// bound was such is inconclusive: nothing was decided.
+	Undecidable int
 	// Sequential is the look the outcomes were decided at, for a run that
 	// rounds until decided; nil otherwise.
 	Sequential *Sequential
@@ -242,6 +266,10 @@ func (v Verdict) Headline() string {
 			return "the bounded measure"
 		}
 		return fmt.Sprintf("%d of %d bounded measures", n, v.Bounded)
+	}
+	if v.Bounded == 0 && v.Undecidable > 0 {
+		_, items := list(func(a Assessment) bool { return a.Undecidable }, Assessment.String)
+		return fmt.Sprintf("inconclusive: nothing decided: %s beyond what this runner's spread can decide: %s", countOf(v.Undecidable, "bounded measure"), items)
 	}
 	switch v.Outcome {
 	case NoBound:
@@ -289,7 +317,18 @@ func (v Verdict) Counts() string {
 	if v.Negligible > 0 {
 		s += fmt.Sprintf(", %d negligible", v.Negligible)
 	}
+	if v.Undecidable > 0 {
+		s += "; " + countOf(v.Undecidable, "bound") + " beyond this runner's spread"
+	}
 	return s
+}
+
+// countOf writes "1 bound", "3 bounds".
+func countOf(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 // Evaluate judges the comparisons of one A/B comparison together. It
@@ -360,9 +399,12 @@ func EvaluateGroups(groups []Group, opt Options) (Verdict, error) {
 func Tally(v Verdict) Verdict {
 	v.Outcome = NoBound
 	v.Total, v.Bounded, v.Passed, v.Failed, v.Inconclusive = len(v.Assessments), 0, 0, 0, 0
-	v.Improved, v.Regressed, v.Negligible = 0, 0, 0
+	v.Improved, v.Regressed, v.Negligible, v.Undecidable = 0, 0, 0, 0
 	for _, a := range v.Assessments {
 		v.Outcome = Worst(v.Outcome, a.Outcome)
+		if a.Undecidable {
+			v.Undecidable++
+		}
 		switch a.Outcome {
 		case Pass:
 			v.Passed++
@@ -382,6 +424,11 @@ func Tally(v Verdict) Verdict {
 		case Negligible:
 			v.Negligible++
 		}
+	}
+	if v.Bounded == 0 && v.Undecidable > 0 {
+		// Every bound was left to the runner's spread, which decided
+		// none: no pass can be shown.
+		v.Outcome = Inconclusive
 	}
 	return v
 }
@@ -432,6 +479,7 @@ func assess(c Comparison, pHolm float64, bounds Bounds, alpha float64) Assessmen
 	b, bounded := bounds.For(c.Measure)
 	if bounded {
 		a.Bound = &b
+		a.Soft = b.IfDecidable || (b.Step == "" && c.Measure.Timing != "")
 	}
 	if a.Significant {
 		least := c.Measure.MinChange
@@ -494,11 +542,67 @@ func decide(as []Assessment, opt Options) {
 		default:
 			a.Outcome = Inconclusive
 			a.Reason = inconclusiveWhy(*a, dc, limit, alpha, familyAlpha, len(idx))
+			if a.Soft && beyondSpread(a, limit, alpha, opt) {
+				a.Outcome, a.Undecidable = NoBound, true
+				a.Reason = undecidableWhy(*a)
+				continue
+			}
 			if opt.Sequential == nil || !opt.Sequential.Interim {
 				a.RoundsNeeded = roundsNeeded(a.Comparison, limit, alpha, familyAlpha, len(idx))
 			}
 		}
 	}
+}
+
+// beyondSpread reports whether a soft bound's measure, at the spread
+// measured, cannot be decided in the units the run may take (its most
+// rounds or layouts when it rounds until decided, else those it has):
+// the smallest change those units tell from none at the decision's level
+// with DefaultPower is not inside the bound. It sets a's Units and
+// Detectable. A spread that is not known yet (too few units) is not
+// beyond: the bound stays.
+func beyondSpread(a *Assessment, limit, alpha float64, opt Options) bool {
+	units := a.N1
+	if s := opt.Sequential; s != nil && s.Max > units {
+		units = s.Max
+	}
+	if math.IsNaN(a.Spread) || a.N1 < FirstLook {
+		return false
+	}
+	a.Units = units
+	a.Detectable = DetectableChange(a.Spread, units, 1-alpha, DefaultPower)
+	return !(a.Detectable < math.Abs(limit))
+}
+
+// undecidableWhy says why a soft bound decided nothing.
+func undecidableWhy(a Assessment) string {
+	what := "its bound applies only where this runner's spread can decide it"
+	if a.Bound.Step == "" && a.Measure.Timing != "" && !a.Bound.IfDecidable {
+		what = "it depends on timing (" + a.Measure.Timing + "), so a bound for every step applies here only where this runner's spread can decide it (name the step to bound it anyway)"
+	}
+	see := "no change at all"
+	if !math.IsInf(a.Detectable, 0) {
+		see = "a change of about " + strings.TrimPrefix(FormatPercent(a.Detectable), "+")
+	}
+	return fmt.Sprintf("%s: at ±%.1f%% per %s, %d %ss tell %s from none at best, not one of %s",
+		what, 100*a.Spread, unitOf(a), a.Units, unitOf(a), see, strings.TrimLeft(formatLimit(a.Bound.Percent), "+-"))
+}
+
+// DetectableChange is the smallest relative change that n units (rounds,
+// layouts) at a spread of sdLog per unit (the standard deviation of the
+// per-unit log ratios) detect with the given power by a two-sided test at
+// the confidence level: RoundsToDetect turned around. +Inf with fewer
+// than 2 units, NaN for a spread that is not a number.
+func DetectableChange(sdLog float64, n int, confidence, power float64) float64 {
+	if math.IsNaN(sdLog) || !(confidence > 0 && confidence < 1) || !(power > 0 && power < 1) {
+		return math.NaN()
+	}
+	if n < 2 {
+		return math.Inf(1)
+	}
+	df := float64(n - 1)
+	t := tQuantile(1-Alpha(confidence)/2, df) + tQuantile(power, df)
+	return math.Expm1(t * sdLog / math.Sqrt(float64(n)))
 }
 
 // inconclusiveWhy says why a bounded measure is neither passed nor

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/pgscale/pgscale/internal/stats"
 	"github.com/pgscale/pgscale/internal/target"
 	"github.com/pgscale/pgscale/internal/usage"
 )
@@ -291,6 +292,24 @@ func (s *Suite) Unmatched(matrix []string) []string {
 		}
 	}
 	return out
+}
+
+// BoundsFor is the bounds that apply to cell c: every entry of bounds:
+// whose cells: it matches; a key two of them bound in c is refused at the
+// second's line.
+func (s *Suite) BoundsFor(c Cell) (stats.Bounds, error) {
+	var out stats.Bounds
+	for _, b := range s.Bounds {
+		if !c.Matches(b.Where) {
+			continue
+		}
+		all, err := out.Add(b.Bounds...)
+		if err != nil {
+			return nil, usageAt(s, b.line, "cell %s: %v", c.Key(), err)
+		}
+		out = all
+	}
+	return out, nil
 }
 
 // ScriptSource is a script's text for a cell, templated.

@@ -255,7 +255,11 @@ func (p *parsed) fill(s *Suite, fs *fileSpec) error {
 	for i, b := range fs.Bounds {
 		path := fmt.Sprintf("$.bounds[%d]", i)
 		l, _ := p.line(path)
-		out := Bound{Spec: b.Bound, line: l}
+		bs, err := stats.ParseBounds([]string{b.Bound})
+		if err != nil {
+			return p.errAt(path, "%v", err)
+		}
+		out := Bound{Spec: strings.TrimSpace(b.Bound), Bounds: bs, line: l}
 		if b.Cells != "" {
 			where, err := ParseOnly(b.Cells)
 			if err != nil {
@@ -353,6 +357,11 @@ func (p *parsed) check(s *Suite) error {
 			}
 		}
 	}
+	for _, o := range s.Own {
+		for _, f := range o.where {
+			used[f.Name] = true // an axis that gives cells settings of their own
+		}
+	}
 	for _, ax := range s.Axes {
 		if !used[ax.Name] && !optionAxes[ax.Name] {
 			return p.errAt("$.matrix."+ax.Name, "axis %s is used by no template: write {{%s}} in setup or a script (or :%s in a script), or drop it", ax.Name, ax.Name, ax.Name)
@@ -379,12 +388,16 @@ func (p *parsed) check(s *Suite) error {
 	// Bounds: each parses and matches some measure at some client count.
 	for i, b := range s.Bounds {
 		path := fmt.Sprintf("$.bounds[%d]", i)
-		bs, err := stats.ParseBounds([]string{b.Spec})
-		if err != nil {
+		if err := compare.CheckBounds(s.Clients, b.Bounds, stats.Options{Confidence: s.Confidence}); err != nil && len(s.Own) == 0 {
 			return p.errAt(path, "%v", err)
 		}
-		if err := compare.CheckBounds(s.Clients, bs, stats.Options{Confidence: s.Confidence}); err != nil {
-			return p.errAt(path, "%v", err)
+		for _, c := range s.Cells() { // each cell it bounds, at the cell's client counts
+			if !c.Matches(b.Where) {
+				continue
+			}
+			if err := compare.CheckBounds(s.CellLoad(c).Clients, b.Bounds, stats.Options{Confidence: s.Confidence}); err != nil {
+				return p.errAt(path, "cell %s: %v", c.Key(), err)
+			}
 		}
 		for _, w := range b.Where {
 			if !names[w.Name] {

@@ -22,6 +22,7 @@ import (
 
 	"github.com/pgscale/pgscale/internal/compare"
 	"github.com/pgscale/pgscale/internal/probeopt"
+	"github.com/pgscale/pgscale/internal/stats"
 	"github.com/pgscale/pgscale/internal/target"
 	"github.com/pgscale/pgscale/internal/usage"
 )
@@ -134,12 +135,15 @@ type Script struct {
 	line                     int
 }
 
-// Bound is a bound as given, with the cells it is limited to (Where: "all
-// of these parameters have these values"; empty: every cell).
+// Bound is a bound entry of the file, read once where the file is read:
+// Spec as written (one bound, or a comma list), Bounds its value, with the
+// cells it is limited to (Where: "all of these parameters have these
+// values"; empty: every cell).
 type Bound struct {
-	Spec  string
-	Where []Param
-	line  int
+	Spec   string
+	Bounds stats.Bounds
+	Where  []Param
+	line   int
 }
 
 // Defaults of what a suite file leaves out.
@@ -539,9 +543,12 @@ func value(v any) (string, error) {
 }
 
 // SetRounds sets the cells' rounds: a fixed number, or rounds until
-// decided (compare.Rounds).
+// decided (compare.Rounds); every cell's, those of a cells: entry too.
 func (s *Suite) SetRounds(r compare.Rounds) {
 	s.Rounds, s.RoundsMax, s.Budget = r.N, r.Max, r.Budget
+	for i := range s.Own {
+		s.Own[i].Rounds = nil
+	}
 }
 
 // RoundsSpec is the cells' rounds as compare.Rounds.

@@ -25,10 +25,12 @@ type Micro struct {
 	// the command in the source it builds from (src:, its one ext=
 	// extension, a proxy's build:).
 	Trees map[string]string
-	// Bounds are micro-benchmark bounds (micro:PATTERN[@UNIT]=±N%), Groups
-	// the groups to sum up, GroupUnit the measure they sum up.
-	Bounds, Groups []string
-	GroupUnit      string
+	// Bounds are micro-benchmark bounds (micro:PATTERN[@UNIT]=±N%), read
+	// where the file is; Groups the groups to sum up, GroupUnit the
+	// measure they sum up.
+	Bounds    []micro.Bound
+	Groups    []string
+	GroupUnit string
 	// Rounds is the cell's rounds; zero: 10, or auto:30 with bounds.
 	Rounds  compare.Rounds
 	Timeout time.Duration
@@ -65,16 +67,18 @@ func (p *parsed) fillMicro(s *Suite, specs []microSpec) error {
 		if strings.TrimSpace(m.Cmd) == "" {
 			return p.errAt(path, "micro cell %s: give its benchmark command (cmd: go test -run '^$' -bench .)", m.Name)
 		}
-		c := Micro{Name: m.Name, Cmd: m.Cmd, Format: m.Format, Output: m.Output, Bounds: m.Bounds, Groups: m.Groups, GroupUnit: m.GroupUnit, Trees: map[string]string{}}
+		c := Micro{Name: m.Name, Cmd: m.Cmd, Format: m.Format, Output: m.Output, Groups: m.Groups, GroupUnit: m.GroupUnit, Trees: map[string]string{}}
 		if c.Format == "" {
 			c.Format = "go"
 		}
 		if _, err := micro.LookupFormat(c.Format); err != nil {
 			return p.errAt(path+".format", "micro cell %s: %v", m.Name, err)
 		}
-		if _, err := micro.ParseBounds(m.Bounds); err != nil {
+		bounds, err := micro.ParseBounds(m.Bounds)
+		if err != nil {
 			return p.errAt(path+".bounds", "micro cell %s: %v", m.Name, err)
 		}
+		c.Bounds = bounds
 		for name, tree := range m.Trees {
 			if tree == "" {
 				return p.errAt(path+".trees", "micro cell %s: target %s has no tree", m.Name, name)

@@ -3,7 +3,10 @@ package suite
 import (
 	"fmt"
 	"strings"
+	"time"
 
+	"github.com/pgscale/pgscale/internal/compare"
+	"github.com/pgscale/pgscale/internal/probeopt"
 	"github.com/pgscale/pgscale/internal/target"
 )
 
@@ -14,17 +17,143 @@ import (
 // (plan.RunSuite), so one cell may run through a pooler that balances
 // reads over a replica while another sends every statement to the
 // primary, each compared under the same target names.
+//
+// An entry may also give those cells settings of their own, in place of
+// the suite's: what to count under Valgrind (Count; none for a cell
+// measured natively), the client counts, the step's length in time or
+// transactions, the warm-up and the rounds — so that one suite decides on
+// counted cells and reports native ones beside them (the pooler-ci
+// preset). A cell that counts and one that does not run on targets
+// opened apart.
 type OwnTargets struct {
 	Where   string
 	Targets []target.Given
-	where   []Filter
-	line    int
+	// The cells' own settings, nil (or empty) where the suite's stay.
+	Count        *probeopt.Count
+	Clients      []int
+	Duration     *time.Duration
+	Transactions *int
+	Warmup       *time.Duration
+	Rounds       *compare.Rounds
+	where        []Filter
+	line         int
+	keys         []string // the settings given, as written
 }
 
 // ownSpec is an entry of cells: as written.
 type ownSpec struct {
-	Where   string       `yaml:"where"`
-	Targets []targetSpec `yaml:"targets"`
+	Where        string       `yaml:"where"`
+	Targets      []targetSpec `yaml:"targets"`
+	Count        *string      `yaml:"count"`
+	Clients      []int        `yaml:"clients"`
+	Duration     *string      `yaml:"duration"`
+	Transactions *int         `yaml:"transactions"`
+	Warmup       *string      `yaml:"warmup"`
+	Rounds       any          `yaml:"rounds"`
+}
+
+// settings reads an entry's settings of its own into o, each checked at
+// its place.
+func (p *parsed) settings(o *OwnTargets, c ownSpec, path string) error {
+	if c.Count != nil {
+		v := strings.TrimSpace(*c.Count)
+		var n probeopt.Count
+		if v != "none" {
+			var err error
+			if n, err = probeopt.ParseCount(v); err != nil {
+				return p.errAt(path+".count", "count: %q: %v (or none, for cells measured natively)", v, err)
+			}
+		}
+		o.Count, o.keys = &n, append(o.keys, "count")
+	}
+	if c.Clients != nil {
+		if len(c.Clients) == 0 {
+			return p.errAt(path+".clients", "give at least one client count")
+		}
+		for _, n := range c.Clients {
+			if n < 1 {
+				return p.errAt(path+".clients", "client counts must be positive, got %d", n)
+			}
+		}
+		o.Clients, o.keys = c.Clients, append(o.keys, "clients")
+	}
+	if c.Duration != nil && c.Transactions != nil {
+		return p.errAt(path+".transactions", "duration and transactions are exclusive")
+	}
+	if c.Duration != nil {
+		d, err := duration(*c.Duration)
+		if err != nil || d <= 0 {
+			return p.errAt(path+".duration", "duration: want a positive duration (10s, 1m), got %q", *c.Duration)
+		}
+		o.Duration, o.keys = &d, append(o.keys, "duration")
+	}
+	if c.Transactions != nil {
+		if *c.Transactions < 1 {
+			return p.errAt(path+".transactions", "transactions must be at least 1")
+		}
+		o.Transactions, o.keys = c.Transactions, append(o.keys, "transactions")
+	}
+	if c.Warmup != nil {
+		d, err := duration(*c.Warmup)
+		if err != nil {
+			return p.errAt(path+".warmup", "%v", err)
+		}
+		o.Warmup, o.keys = &d, append(o.keys, "warmup")
+	}
+	if c.Rounds != nil {
+		r, err := compare.ParseRounds(fmt.Sprint(c.Rounds))
+		if err != nil {
+			return p.errAt(path+".rounds", "%v", err)
+		}
+		if !r.Auto && r.N < 2 {
+			return p.errAt(path+".rounds", "rounds must be at least 2 for a paired comparison")
+		}
+		o.Rounds, o.keys = &r, append(o.keys, "rounds")
+	}
+	return nil
+}
+
+// CellLoad is how one cell runs: the suite's count, client counts, step
+// length, warm-up and rounds, or those a cells: entry gives it; Own says
+// some of it is the cell's own.
+type CellLoad struct {
+	Count        probeopt.Count
+	Clients      []int
+	Duration     time.Duration
+	Transactions int
+	Warmup       time.Duration
+	Rounds       compare.Rounds
+	Own          bool
+}
+
+// CellLoad is how cell c runs (CellLoad).
+func (s *Suite) CellLoad(c Cell) CellLoad {
+	l := CellLoad{Count: s.Count, Clients: s.Clients, Duration: s.Duration, Transactions: s.Transactions, Warmup: s.Warmup, Rounds: s.RoundsSpec()}
+	for _, o := range s.Own {
+		if !c.keeps(o.where) {
+			continue
+		}
+		l.Own = l.Own || len(o.keys) > 0
+		if o.Count != nil {
+			l.Count = *o.Count
+		}
+		if o.Clients != nil {
+			l.Clients = o.Clients
+		}
+		if o.Duration != nil {
+			l.Duration, l.Transactions = *o.Duration, 0
+		}
+		if o.Transactions != nil {
+			l.Transactions, l.Duration = *o.Transactions, 0
+		}
+		if o.Warmup != nil {
+			l.Warmup = *o.Warmup
+		}
+		if o.Rounds != nil {
+			l.Rounds = *o.Rounds
+		}
+	}
+	return l
 }
 
 // fillOwn reads cells: and given_together:, each with its place.
@@ -38,11 +167,14 @@ func (p *parsed) fillOwn(s *Suite, cells []ownSpec, together [][]string) error {
 		if err != nil {
 			return p.errAt(path+".where", "where: %v", err)
 		}
-		if len(c.Targets) == 0 {
-			return p.errAt(path, "cells: give targets: (the suite's targets these cells run on instead, by the same names)")
-		}
 		o := OwnTargets{Where: c.Where, where: where}
 		o.line, _ = p.line(path)
+		if err := p.settings(&o, c, path); err != nil {
+			return err
+		}
+		if len(c.Targets) == 0 && len(o.keys) == 0 {
+			return p.errAt(path, "cells: give targets: (the suite's targets these cells run on instead, by the same names), or settings of their own (count:, clients:, duration:, transactions:, warmup:, rounds:)")
+		}
 		for j, t := range c.Targets {
 			g, err := t.spec(s.Dir)
 			if err != nil {
@@ -78,8 +210,10 @@ func (p *parsed) checkOwn(s *Suite) error {
 	if len(s.Own) == 0 {
 		return nil
 	}
-	if len(s.Targets) == 0 {
-		return p.errAt("$.cells", "cells: a cell's targets replace the suite's of the same names: give the suite's targets: too")
+	for i, o := range s.Own {
+		if len(o.Targets) > 0 && len(s.Targets) == 0 {
+			return p.errAt(fmt.Sprintf("$.cells[%d]", i), "cells: a cell's targets replace the suite's of the same names: give the suite's targets: too")
+		}
 	}
 	suiteNames := map[string]bool{}
 	var names []string
@@ -117,9 +251,16 @@ func (p *parsed) checkOwn(s *Suite) error {
 	}
 	for _, c := range s.Cells() {
 		from := map[string]int{}
+		set := map[string]int{}
 		for i, o := range s.Own {
 			if !c.keeps(o.where) {
 				continue
+			}
+			for _, k := range o.keys {
+				if j, ok := set[k]; ok {
+					return p.errAt(fmt.Sprintf("$.cells[%d]", i), "cell %s gets %s: from cells[%d] too: give each cell's settings once", c.Key(), k, j)
+				}
+				set[k] = i
 			}
 			for _, g := range o.Targets {
 				if k, ok := from[givenName(g)]; ok {
