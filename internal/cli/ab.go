@@ -28,6 +28,7 @@ func newABCmd(argv []string, stdout, stderr io.Writer) *cobra.Command {
 	var inconclusive string
 	var separate, separateData bool
 	var ag agentFlags
+	var targets targetFlags
 	cmd := &cobra.Command{
 		Use:   "ab --target NAME=SPEC --target NAME=SPEC [flags]",
 		Short: "Interleaved A/B rounds over several targets, then change ± uncertainty, bounds and a verdict",
@@ -124,7 +125,15 @@ incomplete).`,
 			if f.describe {
 				return describe(spec.Workload, stdout)
 			}
-			if err := rec.check(targetNames(spec.Targets)); err != nil {
+			need := 2
+			if spec.Calibrate {
+				need = 1
+			}
+			var err error
+			if spec.Targets, err = targets.parse(need); err != nil {
+				return err
+			}
+			if err := rec.check(specNames(spec.Targets)); err != nil {
 				return err
 			}
 			if err := f.outputs.check(); err != nil {
@@ -159,8 +168,7 @@ incomplete).`,
 	}
 	fs := cmd.Flags()
 	fs.SortFlags = false
-	fs.StringArrayVar(&spec.Targets, "target", nil, target.Forms()+" (repeat for each target)")
-	fs.StringVar(&spec.Baseline, "baseline", "", "name of the target the others are compared with (default: the first)")
+	targets.register(fs, target.Forms()+" (repeat for each target)", "name of the target the others are compared with (default: the first)")
 	fs.Var(roundsFlag{&rounds}, "rounds", "interleaved rounds, each running every target through the whole sweep: N, or auto[:MAX|DURATION] to round until every bounded measure is decided (default 10, or auto:30 with --bound)")
 	fs.StringVar(&spec.OrderSeed, "order-seed", "time", "seed of the target order in each round: time, rand, or an integer")
 	fs.Var(seconds{&spec.Slice}, "slice", "interleave the targets in slices of this length inside every step, all clients switching target together (default 100ms); 0: whole-step turns, each target through the whole sweep in turn")
@@ -185,10 +193,42 @@ incomplete).`,
 	return cmd
 }
 
-// targetNames returns the names of --target NAME=SPEC values.
-func targetNames(specs []string) []string {
+// targetFlags are --target and --baseline: the targets as given, parsed
+// once (parse) into specs, the baseline first.
+type targetFlags struct {
+	values   []string
+	baseline string
+}
+
+// register registers --target and --baseline with their help.
+func (f *targetFlags) register(fs *pflag.FlagSet, targetHelp, baselineHelp string) {
+	fs.StringArrayVar(&f.values, "target", nil, targetHelp)
+	fs.StringVar(&f.baseline, "baseline", "", baselineHelp)
+}
+
+// parse reads the targets, the baseline first; fewer than need is a
+// usage error.
+func (f *targetFlags) parse(need int) ([]target.Spec, error) {
+	specs, err := target.ParseSpecs(f.values, f.baseline, need)
+	if err != nil {
+		return nil, usage.Wrap(err)
+	}
+	return specs, nil
+}
+
+// specNames returns the targets' names.
+func specNames(specs []target.Spec) []string {
+	out := make([]string, len(specs))
+	for i, s := range specs {
+		out[i] = s.Name
+	}
+	return out
+}
+
+// targetNames returns the names of NAME=... values.
+func targetNames(values []string) []string {
 	var out []string
-	for _, s := range specs {
+	for _, s := range values {
 		name, _, _ := strings.Cut(s, "=")
 		out = append(out, strings.TrimSpace(name))
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/pgscale/pgscale/internal/plan"
 	"github.com/pgscale/pgscale/internal/report"
 	"github.com/pgscale/pgscale/internal/result"
+	"github.com/pgscale/pgscale/internal/target"
 	"github.com/pgscale/pgscale/internal/usage"
 )
 
@@ -70,7 +71,11 @@ interrupted or a step could not run (the log says what was done).`,
 			}
 			fs := cmd.Flags()
 			spec.Common = f.common(cmd, argv, stdout, stderr)
-			spec.Target = args[0]
+			t, err := bisectTarget(args[0])
+			if err != nil {
+				return err
+			}
+			spec.Target, spec.Given = t, args[0]
 			spec.Out, spec.SliceGiven, spec.ReshuffleGiven = f.out, fs.Changed("slice"), fs.Changed("reshuffle")
 			spec.Data.Separate = separateData
 			if resume != "" {
@@ -118,6 +123,22 @@ interrupted or a step could not run (the log says what was done).`,
 		fl.DefValue, fl.Usage = "1", "the client count the measure is judged at (one)"
 	}
 	return cmd
+}
+
+// bisectTarget reads bisect's TARGETSPEC: a target without a name, a
+// pooler or proxy fronting a server of its own.
+func bisectTarget(given string) (target.Spec, error) {
+	if strings.TrimSpace(given) == "" {
+		return target.Spec{}, usage.Errorf("bisect: give the target to build at each commit: src:PATH, settings:,ext=PATH, or proxy:FILE.yaml with a build: source")
+	}
+	t, err := target.ParseUnnamed(given)
+	if err != nil {
+		return target.Spec{}, usage.Wrap(fmt.Errorf("bisect: %w", err))
+	}
+	if target.HasFrontName(t) {
+		return target.Spec{}, usage.Errorf("bisect: %s names another target to front (of=NAME); bisect runs one target: give it a server of its own, of='SPEC' (default of='settings:')", given)
+	}
+	return target.Fronted(t), nil
 }
 
 // resumeBisect runs again the command line a bisect's log records, to

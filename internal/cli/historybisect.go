@@ -164,11 +164,10 @@ func (f *historyBisectFlags) bisectArgs(cmd *cobra.Command, h trend.History, c t
 			return target.Spec{}, usage.Errorf("history bisect: result %d does not record its target as given (a file written before pgscale recorded target.spec): run pgscale bisect --good %s --bad %s TARGETSPEC with its workload yourself",
 				p.ResultID, report.ShortCommit(good), report.ShortCommit(bad))
 		}
-		s, err := target.ParseSpec("x=" + given)
+		s, err := target.ParseUnnamed(given)
 		if err != nil {
 			return target.Spec{}, usage.Errorf("history bisect: result %d's target %s: %v", p.ResultID, given, err)
 		}
-		s.Name = ""
 		s, _, err = target.BisectBetween(s, before.Target, after.Target, good, bad)
 		if err != nil {
 			return target.Spec{}, usage.Errorf("history bisect: result %d's target: %v", p.ResultID, err)

@@ -15,6 +15,7 @@ import (
 	"github.com/pgscale/pgscale/internal/plan"
 	"github.com/pgscale/pgscale/internal/probeopt"
 	"github.com/pgscale/pgscale/internal/report"
+	"github.com/pgscale/pgscale/internal/target"
 	"github.com/pgscale/pgscale/internal/usage"
 )
 
@@ -107,7 +108,11 @@ points.`,
 					if !ok || name == "" || path == "" {
 						return usage.Errorf("--target %q: want NAME=PATH or NAME=PATH@REV", t)
 					}
-					spec.Targets = append(spec.Targets, plan.MicroTarget{Name: name, Spec: path})
+					src, err := target.Tree(path)
+					if err != nil {
+						return usage.Errorf("target %s: %v", name, err)
+					}
+					spec.Targets = append(spec.Targets, plan.MicroTarget{Name: name, Spec: path, Source: src})
 				}
 				ctx, stop := interruptible(cmd.Context())
 				defer stop()

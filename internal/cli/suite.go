@@ -38,6 +38,7 @@ func newSuiteCmd(argv []string, stdout, stderr io.Writer) *cobra.Command {
 		ag                      agentFlags
 		rounds                  compare.Rounds
 		inconclusive            string
+		targets                 targetFlags
 	)
 	spec := plan.SuiteSpec{}
 	cmd := &cobra.Command{
@@ -118,7 +119,10 @@ bounded), 1 one failed (or a decision rule did), 4 one is inconclusive
 			}
 			spec.Suite, spec.Argv, spec.Version, spec.Cluster = s, argv, Version, c.Cluster
 			spec.Agents = ag.agents(cmd.Flags())
-			if len(spec.Targets) == 0 {
+			if spec.Targets, err = s.Resolve(targets.values, targets.baseline); err != nil {
+				return err
+			}
+			if !spec.Targets.Replaced {
 				// Before the run: a build given for one side of a pair
 				// and not the other would read as the build's verdict.
 				for _, n := range s.Apart(given) {
@@ -128,13 +132,7 @@ bounded), 1 one failed (or a decision rule did), 4 one is inconclusive
 			if dryRun {
 				return dryRunSuite(cmd.Context(), &spec, stdout)
 			}
-			names := spec.Targets
-			if len(names) == 0 {
-				for _, t := range s.Targets {
-					names = append(names, t.String())
-				}
-			}
-			if err := rec.check(targetNames(names)); err != nil {
+			if err := rec.check(specNames(spec.Targets.Specs)); err != nil {
 				return err
 			}
 			if err := outputs.check(); err != nil {
@@ -179,8 +177,7 @@ bounded), 1 one failed (or a decision rule did), 4 one is inconclusive
 	fs.BoolVar(&showOnly, "show", false, "print the suite file (a preset's, or the file) and run nothing")
 	fs.BoolVar(&dryRun, "dry-run", false, "print the cells, their order and the estimated time, and run nothing")
 	fs.StringVar(&only, "only", "", "run only the cells with these parameters: NAME=VALUE[|VALUE...][,NAME=VALUE...]")
-	fs.StringArrayVar(&spec.Targets, "target", nil, "replace the suite's targets: "+target.Forms()+" (repeatable)")
-	fs.StringVar(&spec.Baseline, "baseline", "", "with --target: the target the others are compared with (default: the first)")
+	targets.register(fs, "replace the suite's targets: "+target.Forms()+" (repeatable)", "with --target: the target the others are compared with (default: the first)")
 	fs.StringArrayVar(&params, "param", nil, "set a parameter of the suite: NAME=VALUE (repeatable)")
 	fs.Var(probeopt.CountInto(&count), "count", "instructions[,cache]: count the servers' (and a proxy's) instructions per transaction under Valgrind, with cache also simulate caches and branch prediction, as the suite file's count: does (needs -t); micro cells counted as micro --count counts them, where their format and command allow")
 	fs.BoolVar(&profile, "profile", false, "record a CPU profile of the servers with perf in every step, as the suite file's profile: true does (pprof files in the bundle; the HTML report draws them, and each candidate's differential flame graphs)")
@@ -236,13 +233,7 @@ func dryRunSuite(ctx context.Context, spec *plan.SuiteSpec, stdout io.Writer) er
 	if err != nil {
 		return err
 	}
-	targets := target.Texts(spec.Targets)
-	if len(targets) == 0 {
-		targets = s.TargetSpecs()
-	}
-	if len(targets) == 0 {
-		targets = target.Texts([]string{"installed=settings:"})
-	}
+	targets := spec.Targets.Given
 	what := "sweeps"
 	if len(targets) > 1 {
 		what = fmt.Sprintf("A/B runs of %s rounds", s.RoundsSpec())
@@ -260,15 +251,15 @@ func dryRunSuite(ctx context.Context, spec *plan.SuiteSpec, stdout io.Writer) er
 	}
 	fmt.Fprintf(stdout, "suite %s: %d of %d cells, %s on %s; clients %v, %s\n", s.Name, len(run), len(cells), what,
 		strings.Join(brief, ", "), s.Clients, step)
-	var own [][]target.Given // the cells' own targets (cells:), for their builds
+	var own [][]target.Spec // the cells' own targets (cells:), for their builds
 	for _, c := range run {
 		on := ""
-		if gs, ok := s.CellTargets(c); ok && len(spec.Targets) == 0 {
+		if ct := spec.Targets.Cell(c); ct.Own {
 			var brief []string
-			for _, g := range gs {
+			for _, g := range ct.Given {
 				brief = append(brief, g.Brief())
 			}
-			on, own = "  on "+strings.Join(brief, ", "), append(own, gs)
+			on, own = "  on "+strings.Join(brief, ", "), append(own, ct.Specs)
 		}
 		if l := s.CellLoad(c); l.Own {
 			on += "  " + cellLoadText(l)
@@ -280,10 +271,7 @@ func dryRunSuite(ctx context.Context, spec *plan.SuiteSpec, stdout io.Writer) er
 		templated = templated || strings.Contains(t.Templates(), "{{")
 	}
 	if !templated {
-		specs, err := target.ParseGiven(targets, spec.Baseline, 1)
-		if err != nil {
-			return usage.Wrap(err)
-		}
+		specs := slices.Clone(spec.Targets.Specs)
 		note, err := s.CheckTargets(len(specs))
 		if err != nil {
 			return err
@@ -291,11 +279,7 @@ func dryRunSuite(ctx context.Context, spec *plan.SuiteSpec, stdout io.Writer) er
 		if note != "" {
 			fmt.Fprintln(stdout, note)
 		}
-		for _, gs := range own {
-			ts, err := target.ParseGiven(gs, spec.Baseline, 1)
-			if err != nil {
-				return usage.Wrap(err)
-			}
+		for _, ts := range own {
 			for _, t := range ts {
 				if !slices.ContainsFunc(specs, func(s target.Spec) bool { return s.String() == t.String() }) {
 					specs = append(specs, t)

@@ -70,7 +70,7 @@ func RunAB(ctx context.Context, spec ABSpec) (_ []*result.File, _ string, err er
 		layouts = (spec.Rounds + n - 1) / n
 	}
 	spec.countNotice(len(specs), spec.Rounds+1, layouts) // and the warm-up round
-	if spec.Calibrate && len(spec.given()) > 1 {
+	if spec.Calibrate && len(spec.Targets) > 1 {
 		spec.notice(fmt.Sprintf("--calibrate: running %s against itself; the other targets are not run", specs[0].Name))
 	}
 	perClient := 1

@@ -65,14 +65,7 @@ func (spec *ABSpec) check() ([]target.Spec, []disturb.Disturbance, uint64, error
 	} else if spec.Settle > 0 {
 		return nil, nil, 0, usage.Errorf("--slice-settle needs --slice")
 	}
-	need := 2
-	if spec.Calibrate {
-		need = 1
-	}
-	specs, err := target.ParseGiven(spec.given(), spec.Baseline, need)
-	if err != nil {
-		return nil, nil, 0, usage.Wrap(err)
-	}
+	specs := spec.Targets
 	if spec.CountedDefaults && len(spec.Bounds) == 0 && spec.counting() && !spec.Calibrate {
 		spec.Bounds = compare.CountedBounds(l.Clients, slices.ContainsFunc(specs, func(s target.Spec) bool {
 			return s.Kind == target.ProxyKind || s.Kind == target.Pooled
@@ -128,14 +121,6 @@ func (spec *ABSpec) check() ([]target.Spec, []disturb.Disturbance, uint64, error
 		return nil, nil, 0, usage.Errorf("--order-seed: %v", err)
 	}
 	return specs, ds, seed, nil
-}
-
-// given are the run's targets as given: Given, else the --target values.
-func (spec *ABSpec) given() []target.Given {
-	if spec.Given != nil {
-		return spec.Given
-	}
-	return target.Texts(spec.Targets)
 }
 
 // checkAuto checks a run that rounds until decided (RoundsMax, Budget) and

@@ -38,10 +38,12 @@ const BisectMinChange = 0.01
 // holds the change.
 type BisectSpec struct {
 	Common
-	// Target is the target spec as given (without NAME=): one of its
-	// sources is written without a revision, and is built at each
-	// commit (target.BisectSource).
-	Target string
+	// Target is the target, parsed where it was given (without NAME=; a
+	// pooler or proxy fronting a server of its own: target.Fronted): one
+	// of its sources is written without a revision, and is built at each
+	// commit (target.BisectSource). Given is it as given, for the log.
+	Target target.Spec
+	Given  string
 	// Good and Bad are the ends: revisions of that source's repository.
 	Good, Bad string
 	// Measure is the measure judged (compare.Measures); empty chooses
@@ -139,8 +141,6 @@ type bisectRun struct {
 // the log, or reads it back to resume.
 func (spec *BisectSpec) open(ctx context.Context) (*bisectRun, error) {
 	switch {
-	case strings.TrimSpace(spec.Target) == "":
-		return nil, usage.Errorf("bisect: give the target to build at each commit: src:PATH, settings:,ext=PATH, or proxy:FILE.yaml with a build: source")
 	case spec.Good == "" || spec.Bad == "":
 		return nil, usage.Errorf("bisect: give both ends: --good REV --bad REV")
 	case len(spec.Load.Clients) != 1:
@@ -163,15 +163,7 @@ func (spec *BisectSpec) open(ctx context.Context) (*bisectRun, error) {
 			spec.Common.Probes.Set(name, false)
 		}
 	}
-	t, err := target.ParseSpec("x=" + spec.Target)
-	if err != nil {
-		return nil, usage.Wrap(fmt.Errorf("bisect: %w", err))
-	}
-	t.Name = "" // the messages name the target as given
-	if target.HasFrontName(t) {
-		return nil, usage.Errorf("bisect: %s names another target to front (of=NAME); bisect runs one target: give it a server of its own, of='SPEC' (default of='settings:')", spec.Target)
-	}
-	t = target.Fronted(t)
+	t := spec.Target
 	rev, idx, err := target.BisectSource(t)
 	if err != nil {
 		return nil, err
@@ -230,7 +222,7 @@ func (spec *BisectSpec) open(ctx context.Context) (*bisectRun, error) {
 	for i, a := range spec.Argv {
 		argv[i] = secret.Redact(a)
 	}
-	r.log = &result.Bisect{Version: spec.Version, Argv: argv, Started: time.Now().UTC(), Target: secret.Redact(spec.Target),
+	r.log = &result.Bisect{Version: spec.Version, Argv: argv, Started: time.Now().UTC(), Target: secret.Redact(spec.Given),
 		Source: rev.Source.Path, What: rev.What, Good: spec.Good, Bad: spec.Bad, Measure: r.md.Name,
 		Step: compare.StepLabel(spec.Load.Clients[0]), Unit: r.md.Unit, Lower: r.md.Direction == stats.LowerIsBetter, Counted: r.md.Counted,
 		MinChange: minChange, Confidence: spec.confidence(), RoundsMax: spec.RoundsMax, Commits: commits}

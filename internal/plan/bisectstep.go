@@ -211,28 +211,27 @@ func (r *bisectRun) at(i int) (target.Spec, error) {
 	if err != nil {
 		return s, err
 	}
-	s.Name = short(r.log.Commits[i].Hash)
-	return s, nil
+	return s.Named(short(r.log.Commits[i].Hash)), nil
 }
 
 // measure runs a step's interleaved rounds over the commits idx (lo, the
 // midpoint and hi; the ends: lo and hi), lo the baseline, rounding until
 // classify decides.
 func (r *bisectRun) measure(ctx context.Context, st *result.BisectStep, idx []int) ([]*result.File, error) {
-	var given []target.Given
+	var targets []target.Spec
 	for _, i := range idx {
 		s, err := r.at(i)
 		if err != nil {
 			return nil, err
 		}
-		given = append(given, target.Given{Spec: s.String()})
+		targets = append(targets, s)
 	}
 	lo, mid, hi := idx[0], -1, idx[len(idx)-1]
 	if len(idx) == 3 {
 		mid = idx[1]
 	}
 	st.Dir = fmt.Sprintf("step-%02d-%s", st.N, short(st.Commit))
-	spec := ABSpec{Common: r.spec.Common, Given: given, Rounds: r.spec.RoundsMax, RoundsMax: r.spec.RoundsMax,
+	spec := ABSpec{Common: r.spec.Common, Targets: targets, Rounds: r.spec.RoundsMax, RoundsMax: r.spec.RoundsMax,
 		Confidence: r.spec.Confidence, OrderSeed: r.spec.OrderSeed, Slice: r.spec.Slice, Settle: r.spec.Settle,
 		SliceGiven: r.spec.SliceGiven, Reshuffle: r.spec.Reshuffle, ReshuffleGiven: r.spec.ReshuffleGiven,
 		Out: filepath.Join(r.dir, st.Dir)}

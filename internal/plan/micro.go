@@ -17,7 +17,6 @@ import (
 	"github.com/pgscale/pgscale/internal/result"
 	"github.com/pgscale/pgscale/internal/stats"
 	"github.com/pgscale/pgscale/internal/syncio"
-	"github.com/pgscale/pgscale/internal/target"
 	"github.com/pgscale/pgscale/internal/usage"
 )
 
@@ -54,12 +53,13 @@ type MicroSpec struct {
 	Notice func(string)
 }
 
-// MicroTarget is one tree of a micro-benchmark run: Spec as given, or
-// Source when the tree is a target's own (a suite's micro cell that names
-// no tree for it).
+// MicroTarget is one tree of a micro-benchmark run: its source, parsed
+// where it was given (target.Tree), or a target's own (a suite's micro
+// cell that names no tree for it: target.Spec.Source); Spec is it as
+// given, recorded in the run file.
 type MicroTarget struct {
 	Name, Spec string
-	Source     *build.Source
+	Source     build.Source
 }
 
 // microTree is a target's tree ready to run in.
@@ -231,13 +231,7 @@ func roundTimes(r micro.Round) string {
 // target spec of a kind that builds (src:, an ext= extension, a proxy's
 // build:), the source it builds from.
 func microTreeOf(ctx context.Context, t MicroTarget) (microTree, build.SourceRecord, error) {
-	var src build.Source
-	var err error
-	if t.Source != nil {
-		src = *t.Source
-	} else if src, err = microSource(t.Spec); err != nil {
-		return microTree{}, build.SourceRecord{}, usage.Errorf("target %s: %v", t.Name, err)
-	}
+	src := t.Source
 	if src.Rev == "" && len(src.Patches) == 0 {
 		dir, err := filepath.Abs(src.Path)
 		if err == nil {
@@ -262,48 +256,6 @@ func microTreeOf(ctx context.Context, t MicroTarget) (microTree, build.SourceRec
 		return microTree{}, build.SourceRecord{}, usage.Errorf("target %s: %v", t.Name, err)
 	}
 	return microTree{name: t.Name, dir: dir, temp: true}, rec, nil
-}
-
-// microSource reads a micro target's tree: PATH[@REV][+PATCH...], or a
-// target spec whose kind builds from a source: src:'s PostgreSQL tree,
-// the one ext= extension of settings: or src:, a proxy's build: source.
-func microSource(spec string) (build.Source, error) {
-	kind, _, ok := strings.Cut(spec, ":")
-	if !ok || strings.ContainsAny(kind, "/.~@") {
-		return build.ParseSource(spec)
-	}
-	ts, err := target.ParseSpec("tree=" + spec)
-	if err != nil {
-		return build.ParseSource(spec) // a path with a colon
-	}
-	return sourceOf(ts)
-}
-
-// sourceOf is the source a target builds from: src:'s PostgreSQL tree, the
-// one ext= extension of settings: or src:, a proxy's build: source.
-func sourceOf(ts target.Spec) (build.Source, error) {
-	spec := string(ts.Kind) + ":" + ts.Arg.String()
-	one := func(exts []build.Extension, what string) (build.Source, error) {
-		if len(exts) != 1 {
-			return build.Source{}, fmt.Errorf("%s: %d extensions; name the tree to run in as PATH@REV", what, len(exts))
-		}
-		return exts[0].Source, nil
-	}
-	switch a := ts.Arg.(type) {
-	case target.SrcArg:
-		if len(a.Extensions) > 0 {
-			return one(a.Extensions, spec)
-		}
-		return a.Source, nil
-	case target.SettingsArg:
-		return one(a.Extensions, spec)
-	case target.ProxyArg:
-		if a.Def.Build == nil {
-			return build.Source{}, fmt.Errorf("%s: the proxy has no build: whose source to run in; name the tree as PATH@REV", spec)
-		}
-		return build.ParseSource(a.Def.Build.Source)
-	}
-	return build.Source{}, fmt.Errorf("%s: a %s target has no source tree; name the tree as PATH@REV", spec, ts.Kind)
 }
 
 // runMicroOnce runs the command once in a tree, its environment with env

@@ -169,7 +169,11 @@ func TestRunABRounds(t *testing.T) {
 	testenv.Slow(t) // runs rounds on two targets
 	var ev events
 	dir := filepath.Join(t.TempDir(), "ab")
-	spec := plan.ABSpec{Common: common(&ev, 1), Targets: []string{"x=dsn:" + dsn(), "y=dsn:" + dsn()}, Rounds: 2, OrderSeed: "7", Out: dir}
+	targets, err := target.ParseSpecs([]string{"x=dsn:" + dsn(), "y=dsn:" + dsn()}, "", 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := plan.ABSpec{Common: common(&ev, 1), Targets: targets, Rounds: 2, OrderSeed: "7", Out: dir}
 	spec.Cluster.Separate = false
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
@@ -217,11 +221,15 @@ rounds: 2
 	if err != nil {
 		t.Fatal(err)
 	}
+	targets, err := s.Resolve(nil, "")
+	if err != nil {
+		t.Fatal(err)
+	}
 	var ev events
 	dir := filepath.Join(t.TempDir(), "bundle")
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	run, err := plan.RunSuite(ctx, plan.SuiteSpec{Suite: s, Argv: []string{"pgscale", "suite"}, Version: "test", Out: dir, Observer: &ev})
+	run, err := plan.RunSuite(ctx, plan.SuiteSpec{Suite: s, Targets: targets, Argv: []string{"pgscale", "suite"}, Version: "test", Out: dir, Observer: &ev})
 	if err != nil || run == nil || run.Index == nil {
 		t.Fatalf("suite: %v", err)
 	}

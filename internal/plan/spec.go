@@ -124,14 +124,10 @@ type RunSpec struct {
 // interleaved rounds.
 type ABSpec struct {
 	Common
-	// Targets are the --target values; Given, when set, are the targets
-	// instead, as a suite file gives them (specs and definitions).
-	// Baseline names the one the others are compared with (default the
-	// first).
-	Targets  []string
-	Given    []target.Given
-	Baseline string
-	Rounds   int
+	// Targets are the targets, parsed where they were given (--target, a
+	// suite file, bisect's commits), the baseline first.
+	Targets []target.Spec
+	Rounds  int
 	// RoundsMax, when positive, rounds until decided (--rounds
 	// auto:MAX): after every round the run compares what it has and stops
 	// once every bounded measure of every candidate is decided, or after

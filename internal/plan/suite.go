@@ -30,10 +30,9 @@ type SuiteSpec struct {
 	Argv    []string
 	Version string
 	Cluster target.ClusterOptions
-	// Targets, when given, replace the suite's (--target); Baseline then
-	// names the baseline among them.
-	Targets  []string
-	Baseline string
+	// Targets are the targets the suite runs on, and each cell's, parsed
+	// where the command line and the file meet (suite.Suite.Resolve).
+	Targets *suite.Targets
 	// Only runs the cells these filters keep (--only); the others stay
 	// missing in the bundle.
 	Only []suite.Filter
@@ -64,18 +63,6 @@ type SuiteRun struct {
 	Index *result.SuiteIndex
 }
 
-// targets returns the suite's targets as given (--target's, or the
-// suite's, specs and definitions), and the baseline's name.
-func (spec *SuiteSpec) targets() ([]target.Given, string) {
-	if len(spec.Targets) > 0 {
-		return target.Texts(spec.Targets), spec.Baseline
-	}
-	if len(spec.Suite.Targets) > 0 {
-		return spec.Suite.TargetSpecs(), spec.Suite.Baseline
-	}
-	return target.Texts([]string{"installed=settings:"}), ""
-}
-
 // RunSuite runs a suite: every cell (or those Only keeps, or those a
 // resumed bundle still lacks) as an interleaved A/B over the targets —
 // with one target, a sweep — on targets opened once for the whole suite,
@@ -85,11 +72,7 @@ func (spec *SuiteSpec) targets() ([]target.Given, string) {
 // that could not complete (a server gone, Ctrl-C) and returns why.
 func RunSuite(ctx context.Context, spec SuiteSpec) (*SuiteRun, error) {
 	s := spec.Suite
-	specsIn, baseline := spec.targets()
-	specs, err := target.ParseGiven(specsIn, baseline, 1)
-	if err != nil {
-		return nil, usage.Wrap(err)
-	}
+	specs := spec.Targets.Specs
 	note, err := s.CheckTargets(len(specs))
 	if err != nil {
 		return nil, err
@@ -153,14 +136,17 @@ func RunSuite(ctx context.Context, spec SuiteSpec) (*SuiteRun, error) {
 	cellOwn := make([]bool, len(todo))
 	needs := target.Needs{}
 	for i, c := range todo {
-		given, ts, own, err := spec.cellTargets(c, specs)
-		if err != nil {
-			return nil, usage.Prefix(fmt.Sprintf("cell %s: ", c.Key()), err)
+		ct := spec.Targets.Cell(c)
+		if ct.Own {
+			if err := spec.Cluster.Check(ct.Specs); err != nil {
+				return nil, usage.Prefix(fmt.Sprintf("cell %s: ", c.Key()), err)
+			}
 		}
+		given, ts, own := ct.Given, ct.Specs, ct.Own
 		if spec.Agents != nil {
 			reachable(&spec.Cluster, ts)
 		}
-		cs, err := spec.cellSpec(c, seed, given)
+		cs, err := spec.cellSpec(c, seed, ts)
 		if err != nil {
 			return nil, err
 		}
@@ -192,7 +178,7 @@ func RunSuite(ctx context.Context, spec SuiteSpec) (*SuiteRun, error) {
 	for _, n := range append(append([]string(nil), spec.Notes...), microNotes...) {
 		spec.observer().Observe(observe.Notice{Text: n})
 	}
-	if len(spec.Targets) > 0 && len(s.Own) > 0 {
+	if spec.Targets.Replaced && len(s.Own) > 0 {
 		spec.observer().Observe(observe.Notice{Text: fmt.Sprintf("suite %s: --target replaces its targets in every cell, so the cells' own (%s) are not used",
 			s.Name, strings.Join(s.OwnKeys(), "; "))})
 	}
@@ -359,28 +345,6 @@ func sameParams(a, b map[string]string) bool {
 	return true
 }
 
-// cellTargets are the targets cell c runs on, as given and parsed: the
-// suite's (specs, parsed), or those a cells: entry of the suite file gives
-// it in place of the suite's of the same names (not with --target, which
-// replaces every cell's), each checked as the suite's are; own says which.
-func (spec *SuiteSpec) cellTargets(c suite.Cell, specs []target.Spec) (gs []target.Given, ts []target.Spec, own bool, err error) {
-	given, baseline := spec.targets()
-	if len(spec.Targets) > 0 {
-		return given, specs, false, nil
-	}
-	mine, ok := spec.Suite.CellTargets(c)
-	if !ok {
-		return given, specs, false, nil
-	}
-	if ts, err = target.ParseGiven(mine, baseline, 1); err != nil {
-		return nil, nil, false, usage.Wrap(err)
-	}
-	if err := spec.Cluster.Check(ts); err != nil {
-		return nil, nil, false, err
-	}
-	return mine, ts, true, nil
-}
-
 // targetsKey tells one cell's targets from another's: the same key, the
 // same targets, kept open from one cell to the next.
 func targetsKey(ts []target.Spec) string {
@@ -405,11 +369,10 @@ func briefTargets(gs []target.Given) string {
 // cellSpec is the A/B spec of one cell: the suite's workload with the
 // cell's parameters in its templates, options and script variables, and
 // the bounds that apply to it.
-func (spec *SuiteSpec) cellSpec(c suite.Cell, seed uint64, given []target.Given) (ABSpec, error) {
+func (spec *SuiteSpec) cellSpec(c suite.Cell, seed uint64, targets []target.Spec) (ABSpec, error) {
 	s := spec.Suite
-	_, baseline := spec.targets()
 	l := s.CellLoad(c)
-	cs := ABSpec{Common: *spec.common(), Given: given, Baseline: baseline, Rounds: l.Rounds.N, RoundsMax: l.Rounds.Max, Budget: l.Rounds.Budget,
+	cs := ABSpec{Common: *spec.common(), Targets: targets, Rounds: l.Rounds.N, RoundsMax: l.Rounds.Max, Budget: l.Rounds.Budget,
 		OrderSeed: strconv.FormatUint(seed, 10), Slice: s.Slice, SliceGiven: s.SliceGiven, Confidence: s.Confidence, Agents: spec.Agents}
 	probes := probeopt.DefaultOptions()
 	if spec.Probes != nil {

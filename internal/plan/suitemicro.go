@@ -38,11 +38,17 @@ func (spec *SuiteSpec) microTargets(specs []target.Spec) (map[string][]MicroTarg
 		for _, t := range specs {
 			mt := MicroTarget{Name: t.Name, Spec: m.Trees[t.Name]}
 			if mt.Spec == "" {
-				src, err := sourceOf(t)
+				src, err := t.Source()
 				if err != nil {
 					return nil, usage.Errorf("micro cell %s: target %s: %v (or give its tree: trees: {%s: PATH@REV})", m.Name, t.Name, err, t.Name)
 				}
-				mt.Spec, mt.Source = src.String(), &src
+				mt.Spec, mt.Source = src.String(), src
+			} else {
+				src, err := target.Tree(mt.Spec)
+				if err != nil {
+					return nil, usage.Errorf("micro cell %s: target %s: %v", m.Name, t.Name, err)
+				}
+				mt.Source = src
 			}
 			out[m.Name] = append(out[m.Name], mt)
 		}

@@ -273,7 +273,7 @@ func (p *parsed) checkOwn(s *Suite) error {
 			continue
 		}
 		gs, _ := s.CellTargets(c)
-		if _, err := target.ParseGiven(gs, s.Baseline, 1); err != nil {
+		if _, err := parseTargets(gs, s.Baseline); err != nil {
 			return p.errAt(fmt.Sprintf("$.cells[%d]", minOf(from)), "cell %s: %v", c.Key(), err)
 		}
 	}
