@@ -52,7 +52,7 @@ var rules = []struct {
 	{"internal/metrics", true, above},
 	{"internal/script", true, above},
 	// The probes sample what a runner asks them to; they never run one.
-	{"internal/probe", true, []string{module + "internal/plan", module + "internal/agent", module + "internal/cli", module + "internal/suite"}},
+	{"internal/probe", true, []string{module + "internal/plan", module + "internal/agent", module + "internal/cli", module + "internal/suite", module + "internal/schedule/"}},
 	// The analysis is below the renderers: it computes what they lay out
 	// and never reaches them.
 	{"internal/stats", true, renderers},
@@ -60,7 +60,8 @@ var rules = []struct {
 	{"internal/diagnose", true, renderers},
 	{"internal/trend", true, renderers},
 	{"internal/micro", true, renderers},
-	// Micro-benchmarks' analysis runs nothing: the runner is plan's.
+	// Micro-benchmarks' analysis runs nothing: the runner is
+	// schedule/microbench.
 	{"internal/micro", true, running},
 	// The renderers lay out result files and the analysis: they run
 	// nothing, so they reach no target, build, engine, probe, runner,
@@ -84,7 +85,7 @@ var rules = []struct {
 var running = []string{
 	module + "internal/target", module + "internal/build", module + "internal/engine", module + "internal/probe",
 	module + "internal/plan", module + "internal/agent", module + "internal/suite", module + "internal/store",
-	module + "internal/cli",
+	module + "internal/cli", module + "internal/schedule/",
 }
 
 // users are the packages that use the single mechanisms (internal/proc,
@@ -97,7 +98,7 @@ var users = append([]string{module + "internal/report", module + "internal/repor
 var above = []string{
 	module + "internal/target", module + "internal/build", module + "internal/plan", module + "internal/probe",
 	module + "internal/agent", module + "internal/cli", module + "internal/suite", module + "internal/store",
-	module + "internal/report", module + "internal/report/",
+	module + "internal/report", module + "internal/report/", module + "internal/schedule/",
 }
 
 // renderers are the formats: they lay out the analysis.

@@ -11,6 +11,7 @@ import (
 	"github.com/pgscale/pgscale/internal/micro"
 	"github.com/pgscale/pgscale/internal/observe"
 	"github.com/pgscale/pgscale/internal/probeopt"
+	"github.com/pgscale/pgscale/internal/schedule/microbench"
 	"github.com/pgscale/pgscale/internal/target"
 	"github.com/pgscale/pgscale/internal/usage"
 )
@@ -23,20 +24,23 @@ func MicroFile(name string) string { return "micro-" + name + ".json" }
 // source the target builds from (src:, its one ext= extension, a proxy's
 // build:). A cell that names a tree for no target of the suite, or a
 // target with neither, is refused before anything runs.
-func (spec *SuiteSpec) microTargets(specs []target.Spec) (map[string][]MicroTarget, error) {
-	out := map[string][]MicroTarget{}
+func (spec *SuiteSpec) microTargets(specs []target.Spec) (map[string][]microbench.Target, error) {
+	out := map[string][]microbench.Target{}
 	names := map[string]bool{}
 	for _, t := range specs {
 		names[t.Name] = true
 	}
 	for _, m := range spec.Suite.Micro {
+		if len(specs) < 2 {
+			return nil, usage.Errorf("micro cell %s: compares the targets' trees, the baseline's first, and the suite runs on one target: give it a second", m.Name)
+		}
 		for name := range m.Trees {
 			if !names[name] {
 				return nil, usage.Errorf("micro cell %s: trees: %s is no target of the suite", m.Name, name)
 			}
 		}
 		for _, t := range specs {
-			mt := MicroTarget{Name: t.Name, Spec: m.Trees[t.Name]}
+			mt := microbench.Target{Name: t.Name, Spec: m.Trees[t.Name]}
 			if mt.Spec == "" {
 				src, err := t.Source()
 				if err != nil {
@@ -78,7 +82,7 @@ func (spec *SuiteSpec) MicroCounts() (map[string]probeopt.Count, []string, error
 		if err != nil {
 			return nil, nil, usage.Errorf("micro cell %s: %v", m.Name, err)
 		}
-		if err := microCountable(m.Cmd, format); err != nil {
+		if err := microbench.Countable(m.Cmd, format); err != nil {
 			notes = append(notes, fmt.Sprintf("pgscale: note: micro cell %s is not counted but timed, as without count: %v", m.Name, err))
 			continue
 		}
@@ -106,7 +110,7 @@ func (spec *SuiteSpec) MicroCounts() (map[string]probeopt.Count, []string, error
 // bundle yet, complete, each after the macro cells (counted as counts
 // says: MicroCounts), and writes each run file; a cell that could not
 // run is an error, one that ran incomplete is written and judged as such.
-func (spec *SuiteSpec) runSuiteMicro(ctx context.Context, dir string, trees map[string][]MicroTarget, counts map[string]probeopt.Count) error {
+func (spec *SuiteSpec) runSuiteMicro(ctx context.Context, dir string, trees map[string][]microbench.Target, counts map[string]probeopt.Count) error {
 	obs := spec.observer()
 	for _, m := range spec.Suite.Micro {
 		path := filepath.Join(dir, MicroFile(m.Name))
@@ -115,8 +119,17 @@ func (spec *SuiteSpec) runSuiteMicro(ctx context.Context, dir string, trees map[
 		} else if err != nil && !os.IsNotExist(err) {
 			obs.Observe(observe.Notice{Text: fmt.Sprintf("micro cell %s: %v; running it again", m.Name, err)})
 		}
-		ms := MicroSpec{Command: m.Cmd, Format: m.Format, Output: m.Output, Rounds: m.Rounds, Timeout: m.Timeout, Count: counts[m.Name],
+		format, err := micro.LookupFormat(m.Format)
+		if err != nil {
+			return usage.Errorf("micro cell %s: %v", m.Name, err)
+		}
+		ms := microbench.Spec{Command: m.Cmd, Format: format, Output: m.Output, Rounds: m.Rounds, Timeout: m.Timeout, Count: counts[m.Name],
 			Notice: func(s string) { obs.Observe(observe.Notice{Text: "micro cell " + m.Name + ": " + s}) }}
+		if ms.Count.Instructions {
+			if ms.Valgrind, err = target.FindValgrind(); err != nil {
+				return err
+			}
+		}
 		bounds := m.Bounds
 		// The file's bounds serve the cell timed and counted alike.
 		ms.Options = micro.Options{Bounds: bounds, Groups: m.Groups, GroupUnit: m.GroupUnit, Either: true}
@@ -127,7 +140,7 @@ func (spec *SuiteSpec) runSuiteMicro(ctx context.Context, dir string, trees map[
 			}
 		}
 		ms.Targets = trees[m.Name]
-		run, err := RunMicro(ctx, ms)
+		run, err := microbench.Run(ctx, ms)
 		if err != nil {
 			return fmt.Errorf("micro cell %s: %w", m.Name, err)
 		}

@@ -71,8 +71,12 @@ func (p *parsed) fillMicro(s *Suite, specs []microSpec) error {
 		if c.Format == "" {
 			c.Format = "go"
 		}
-		if _, err := micro.LookupFormat(c.Format); err != nil {
+		format, err := micro.LookupFormat(c.Format)
+		if err != nil {
 			return p.errAt(path+".format", "micro cell %s: %v", m.Name, err)
+		}
+		if format.Tree != nil && c.Output == "" {
+			return p.errAt(path, "micro cell %s: the %s format reads the files the command writes under a directory: name it with output: (%s)", m.Name, format.Name, format.Usage)
 		}
 		bounds, err := micro.ParseBounds(m.Bounds)
 		if err != nil {

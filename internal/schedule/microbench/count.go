@@ -1,4 +1,4 @@
-package plan
+package microbench
 
 import (
 	"context"
@@ -13,7 +13,6 @@ import (
 	"github.com/pgscale/pgscale/internal/micro"
 	"github.com/pgscale/pgscale/internal/probe"
 	"github.com/pgscale/pgscale/internal/target"
-	"github.com/pgscale/pgscale/internal/usage"
 )
 
 // ExecVar is the environment variable a counted run (micro --count)
@@ -56,18 +55,10 @@ type microCount struct {
 	work  string
 }
 
-// newMicroCount checks what counting needs before anything runs: a
-// format that can run one benchmark for a fixed number of iterations, a
-// command that runs its program through $PGSCALE_MICRO_EXEC, Valgrind.
-func newMicroCount(spec MicroSpec, format micro.Format) (*microCount, error) {
-	if err := microCountable(spec.Command, format); err != nil {
-		return nil, usage.Errorf("--count: %v", err)
-	}
-	v, err := target.FindValgrind()
-	if err != nil {
-		return nil, err
-	}
-	c := &microCount{valgrind: v, counting: format.Count, cache: spec.Count.Cache, iters: map[string]int{}, secs: map[string]float64{}, timed: map[string]bool{}}
+// newMicroCount is what counts spec's benchmarks: its format's way of
+// running one for a number of iterations, under spec.Valgrind.
+func newMicroCount(spec Spec) *microCount {
+	c := &microCount{valgrind: spec.Valgrind, counting: spec.Format.Count, cache: spec.Count.Cache, iters: map[string]int{}, secs: map[string]float64{}, timed: map[string]bool{}}
 	c.options = []string{"--tool=callgrind", "--trace-children=yes", "--separate-threads=yes", "--dump-line=no", "--dump-instr=no", "-q"}
 	if l := c.counting.Loop; l[0] != "" {
 		c.options = append(c.options, "--dump-after="+l[0], "--dump-before="+l[1])
@@ -75,14 +66,14 @@ func newMicroCount(spec MicroSpec, format micro.Format) (*microCount, error) {
 	if c.cache {
 		c.options = append(c.options, probe.CacheSimOptions()...)
 	}
-	return c, nil
+	return c
 }
 
-// microCountable says why a command's benchmarks cannot be counted, nil
-// when they can: its format's program cannot run one benchmark for a
-// number of iterations it obeys or reports, or the command does not run
-// its program through $PGSCALE_MICRO_EXEC.
-func microCountable(command string, format micro.Format) error {
+// Countable says why a command's benchmarks cannot be counted, nil when
+// they can: its format's program cannot run one benchmark for a number
+// of iterations it obeys or reports, or the command does not run its
+// program through $PGSCALE_MICRO_EXEC.
+func Countable(command string, format micro.Format) error {
 	if format.Count == nil {
 		var can []string
 		for _, f := range micro.Formats() {
@@ -129,7 +120,7 @@ func (c *microCount) record(calibration []micro.TargetRun, trees []microTree) *m
 // (microCountBudget), or where a tree's program cannot run a fixed number
 // of iterations (takesIters), for T seconds (timedSeconds). It returns
 // how a round counts, for the run's notice.
-func (c *microCount) calibrate(ctx context.Context, spec MicroSpec, format micro.Format, trees []microTree, run *micro.Run) (string, error) {
+func (c *microCount) calibrate(ctx context.Context, spec Spec, trees []microTree, run *micro.Run) (string, error) {
 	var err error
 	if c.work, err = os.MkdirTemp("", "pgscale-micro-count-"); err != nil {
 		return "", err
@@ -138,7 +129,7 @@ func (c *microCount) calibrate(ctx context.Context, spec MicroSpec, format micro
 	seen := map[string]int{}
 	for _, t := range trees {
 		start := time.Now()
-		samples, err := runMicroOnce(ctx, spec, format, t, nil)
+		samples, err := runMicroOnce(ctx, spec, t, nil)
 		if err != nil {
 			return "", fmt.Errorf("calibration, %s: %w", t.name, err)
 		}
@@ -175,7 +166,7 @@ func (c *microCount) calibrate(ctx context.Context, spec MicroSpec, format micro
 	var timed []string
 	if c.counting.Timed != nil {
 		for _, t := range trees {
-			if !c.takesIters(ctx, spec, format, t, c.benches[0]) {
+			if !c.takesIters(ctx, spec, t, c.benches[0]) {
 				c.timed[t.name] = true
 				timed = append(timed, t.name)
 			}
@@ -198,7 +189,7 @@ func (c *microCount) calibrate(ctx context.Context, spec MicroSpec, format micro
 // a fixed number of iterations as the format's arguments ask: run
 // natively for 2 iterations of bench, it reports 2. Google Benchmark
 // before 1.8 refuses --benchmark_min_time=Nx and exits.
-func (c *microCount) takesIters(ctx context.Context, spec MicroSpec, format micro.Format, t microTree, bench string) bool {
+func (c *microCount) takesIters(ctx context.Context, spec Spec, t microTree, bench string) bool {
 	dir, err := os.MkdirTemp(c.work, "probe-")
 	if err != nil {
 		return false
@@ -213,7 +204,7 @@ func (c *microCount) takesIters(ctx context.Context, spec MicroSpec, format micr
 	if err := os.WriteFile(wrapper, []byte(script), 0o755); err != nil {
 		return false
 	}
-	samples, err := runMicroOnce(ctx, spec, format, t, []string{ExecVar + "=" + wrapper})
+	samples, err := runMicroOnce(ctx, spec, t, []string{ExecVar + "=" + wrapper})
 	if err != nil {
 		return false
 	}
@@ -271,14 +262,14 @@ func (c *microCount) close() {
 
 // round counts every benchmark in one tree: its samples, a value per
 // iteration for each counted measure.
-func (c *microCount) round(ctx context.Context, spec MicroSpec, format micro.Format, t microTree) ([]micro.Sample, error) {
+func (c *microCount) round(ctx context.Context, spec Spec, t microTree) ([]micro.Sample, error) {
 	var out []micro.Sample
 	for _, b := range c.benches {
-		lo, err := c.count(ctx, spec, format, t, b, 1)
+		lo, err := c.count(ctx, spec, t, b, 1)
 		if err != nil {
 			return nil, err
 		}
-		hi, err := c.count(ctx, spec, format, t, b, 2)
+		hi, err := c.count(ctx, spec, t, b, 2)
 		if err != nil {
 			return nil, err
 		}
@@ -319,7 +310,7 @@ type counted struct {
 // counted, less the threads that work to the clock (or with
 // Counting.Loop, the last loop of each process alone), and the
 // iterations.
-func (c *microCount) count(ctx context.Context, spec MicroSpec, format micro.Format, t microTree, bench string, k int) (counted, error) {
+func (c *microCount) count(ctx context.Context, spec Spec, t microTree, bench string, k int) (counted, error) {
 	dir, err := os.MkdirTemp(c.work, "run-")
 	if err != nil {
 		return counted{}, err
@@ -337,7 +328,7 @@ func (c *microCount) count(ctx context.Context, spec MicroSpec, format micro.For
 	if err := os.WriteFile(wrapper, []byte(c.script(dir, args)), 0o755); err != nil {
 		return counted{}, err
 	}
-	samples, err := runMicroOnce(ctx, spec, format, t, []string{ExecVar + "=" + wrapper})
+	samples, err := runMicroOnce(ctx, spec, t, []string{ExecVar + "=" + wrapper})
 	if err != nil {
 		if c.counting.Needs != "" {
 			return counted{}, fmt.Errorf("%s: %w (counting needs %s)", what, err, c.counting.Needs)

@@ -1,4 +1,4 @@
-package plan
+package microbench
 
 import (
 	"context"
@@ -89,7 +89,7 @@ func TestMicroCountCalibrate(t *testing.T) {
 	c := &microCount{valgrind: &target.Valgrind{Version: "valgrind-3.19.0"}, counting: f.Count, iters: map[string]int{}, secs: map[string]float64{}, timed: map[string]bool{}}
 	defer c.close()
 	run := &micro.Run{}
-	how, err := c.calibrate(context.Background(), MicroSpec{Command: "$PGSCALE_MICRO_EXEC cat out.json"}, f, trees, run)
+	how, err := c.calibrate(context.Background(), Spec{Command: "$PGSCALE_MICRO_EXEC cat out.json", Format: f}, trees, run)
 	if err != nil {
 		t.Fatal(err)
 	}

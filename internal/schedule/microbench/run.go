@@ -1,4 +1,9 @@
-package plan
+// Package microbench is the schedule of micro-benchmark rounds: a
+// project's own benchmark command run in each target's tree in
+// interleaved rounds (A B, then B A, ...), timed or counted under
+// callgrind (count.go), into a micro.Run. It needs no server, and judges
+// nothing (internal/micro does).
+package microbench
 
 import (
 	"context"
@@ -17,25 +22,27 @@ import (
 	"github.com/pgscale/pgscale/internal/result"
 	"github.com/pgscale/pgscale/internal/stats"
 	"github.com/pgscale/pgscale/internal/syncio"
+	"github.com/pgscale/pgscale/internal/target"
 	"github.com/pgscale/pgscale/internal/usage"
 )
 
-// MicroSpec is a micro-benchmark run: one command run in each target's
-// tree, in interleaved rounds, its output read in a known format.
-type MicroSpec struct {
-	// Targets are the trees, the baseline first: NAME and PATH[@REV][+PATCH...]
-	// (a directory as it is, or a git repository's tree at a revision,
-	// exported to a temporary directory), or a target spec of a kind that
-	// builds from a source (src:PATH@REV, settings:ext=PATH@REV, a proxy
-	// with build:), whose source tree it is.
-	Targets []MicroTarget
+// Spec is a micro-benchmark run: one command run in each target's tree,
+// in interleaved rounds, its output read in a known format. It is made
+// and checked where it is given (the command line, a suite's micro
+// cell), and taken as it is.
+type Spec struct {
+	// Targets are the trees, two or more, the baseline first: a directory
+	// as it is, or a git repository's tree at a revision (with patches),
+	// exported to a temporary directory.
+	Targets []Target
 	// Command is a shell command run in each tree (sh -c), with
 	// $PGSCALE_MICRO_TARGET set to the target's name.
 	Command string
 	// Format is the output's format (micro.LookupFormat).
-	Format string
+	Format micro.Format
 	// Output is the file the command writes its results to, relative to
-	// the tree; empty: its standard output.
+	// the tree (a directory for a format that reads a tree); empty: its
+	// standard output.
 	Output string
 	// Rounds is a fixed number of rounds or rounds until decided.
 	Rounds compare.Rounds
@@ -47,17 +54,20 @@ type MicroSpec struct {
 	Keep bool
 	// Count counts the benchmarks' instructions (and with Cache the
 	// simulated caches' misses) per iteration under Valgrind's callgrind
-	// instead of reading the program's own measures (microcount.go).
-	Count probeopt.Count
+	// instead of reading the program's own measures (count.go), Valgrind
+	// being Valgrind; the format can count and the command runs its
+	// program through $PGSCALE_MICRO_EXEC (Countable).
+	Count    probeopt.Count
+	Valgrind *target.Valgrind
 	// Notice, when set, is told what the run does, one line at a time.
 	Notice func(string)
 }
 
-// MicroTarget is one tree of a micro-benchmark run: its source, parsed
-// where it was given (target.Tree), or a target's own (a suite's micro
-// cell that names no tree for it: target.Spec.Source); Spec is it as
-// given, recorded in the run file.
-type MicroTarget struct {
+// Target is one tree of a micro-benchmark run: its source, parsed where
+// it was given (target.Tree), or a target's own (a suite's micro cell
+// that names no tree for it: target.Spec.Source); Spec is it as given,
+// recorded in the run file.
+type Target struct {
 	Name, Spec string
 	Source     build.Source
 }
@@ -68,36 +78,22 @@ type microTree struct {
 	temp      bool
 }
 
-// RunMicro runs spec's command in each target's tree in interleaved
-// rounds (A B, then B A, ...) and returns what it measured. Rounding until
+// Run runs spec's command in each target's tree in interleaved rounds
+// (A B, then B A, ...) and returns what it measured. Rounding until
 // decided, it stops once every bounded measure passed or failed (a
 // failure alone does not stop it), or at its most rounds. A command
 // that fails, prints nothing the format reads, or is interrupted ends the
 // run: the rounds before it are kept and the run records the problem (it
 // is then incomplete). An error is returned only when nothing could run.
-func RunMicro(ctx context.Context, spec MicroSpec) (*micro.Run, error) {
-	format, err := micro.LookupFormat(spec.Format)
-	if err != nil {
-		return nil, usage.Wrap(err)
-	}
-	if len(spec.Targets) < 2 {
-		return nil, usage.Errorf("micro needs two targets or more, the baseline first (--target base=PATH@REV --target cand=PATH@REV)")
-	}
-	if strings.TrimSpace(spec.Command) == "" {
-		return nil, usage.Errorf("micro needs the benchmark command (--cmd 'go test -run ^$ -bench .')")
-	}
-	if format.Tree != nil && spec.Output == "" {
-		return nil, usage.Errorf("the %s format reads the files the command writes under a directory: name it with --output (%s)", format.Name, format.Usage)
-	}
+func Run(ctx context.Context, spec Spec) (*micro.Run, error) {
+	format := spec.Format
 	notice := spec.Notice
 	if notice == nil {
 		notice = func(string) {}
 	}
 	var counter *microCount
 	if spec.Count.Instructions {
-		if counter, err = newMicroCount(spec, format); err != nil {
-			return nil, err
-		}
+		counter = newMicroCount(spec)
 		defer counter.close()
 	}
 	// The machine, so that a history store can file the run's series
@@ -125,7 +121,7 @@ func RunMicro(ctx context.Context, spec MicroSpec) (*micro.Run, error) {
 	}
 	if counter != nil {
 		start := time.Now()
-		how, err := counter.calibrate(ctx, spec, format, trees, run)
+		how, err := counter.calibrate(ctx, spec, trees, run)
 		if err != nil {
 			run.Problems = append(run.Problems, err.Error())
 			notice(err.Error())
@@ -151,10 +147,11 @@ func RunMicro(ctx context.Context, spec MicroSpec) (*micro.Run, error) {
 		for _, ti := range order {
 			start := time.Now()
 			var samples []micro.Sample
+			var err error
 			if counter != nil {
-				samples, err = counter.round(ctx, spec, format, trees[ti])
+				samples, err = counter.round(ctx, spec, trees[ti])
 			} else {
-				samples, err = runMicroOnce(ctx, spec, format, trees[ti], nil)
+				samples, err = runMicroOnce(ctx, spec, trees[ti], nil)
 			}
 			took := time.Since(start)
 			if err != nil {
@@ -230,7 +227,7 @@ func roundTimes(r micro.Round) string {
 // a revision (with patches) exported to a temporary directory; for a
 // target spec of a kind that builds (src:, an ext= extension, a proxy's
 // build:), the source it builds from.
-func microTreeOf(ctx context.Context, t MicroTarget) (microTree, build.SourceRecord, error) {
+func microTreeOf(ctx context.Context, t Target) (microTree, build.SourceRecord, error) {
 	src := t.Source
 	if src.Rev == "" && len(src.Patches) == 0 {
 		dir, err := filepath.Abs(src.Path)
@@ -261,7 +258,8 @@ func microTreeOf(ctx context.Context, t MicroTarget) (microTree, build.SourceRec
 // runMicroOnce runs the command once in a tree, its environment with env
 // added, and reads its benchmarks. $PGSCALE_MICRO_EXEC is empty unless env
 // sets it (microcount.go).
-func runMicroOnce(ctx context.Context, spec MicroSpec, format micro.Format, t microTree, env []string) ([]micro.Sample, error) {
+func runMicroOnce(ctx context.Context, spec Spec, t microTree, env []string) ([]micro.Sample, error) {
+	format := spec.Format
 	var out, errOut syncio.Buffer
 	var file string
 	if spec.Output != "" {
