@@ -12,10 +12,9 @@ import (
 
 // HasFile reports whether src's tree holds a file at rel, a path relative
 // to the tree with forward slashes (not inside a submodule), before its
-// patches: at its revision
-// for a commit, its files on disk otherwise. It builds nothing; a recipe
-// reads it to choose its commands (a release tarball's configure, or a git
-// checkout's autogen.sh).
+// patches: at its revision for a commit, its files on disk otherwise. It
+// builds nothing; a recipe reads it to choose its commands (a release
+// tarball's configure, or a git checkout's autogen.sh).
 func HasFile(ctx context.Context, src Source, rel string) (bool, error) {
 	r, err := resolveSource(ctx, src)
 	if err != nil {
