@@ -296,9 +296,15 @@ warmup: 0.5s
 		t.Errorf("a refused suite left %s (%v)", none, err)
 	}
 
-	// pooler-ci: a build given for base and not for base_balanced.
+	// pooler-ci: a pgbouncer given for base is balanced in the select-only
+	// cell, base_balanced derived from it: nothing to note. A balancing
+	// definition given without its plain one is noted.
 	code, stdout, _ = pgscale(t, "suite", "--preset", "pooler-ci", "--quick", "--dry-run", "--param", "base=pgbouncer:default_pool_size=5")
-	if code != cli.ExitOK || !strings.Contains(stdout, "pgscale: note: --param base is given without base_balanced, which pooler-ci takes with it: in the cells workload=select-only, base is base_balanced, left at its default (proxy:examples/proxy/pgbouncer-balanced.yaml)") {
+	if code != cli.ExitOK || strings.Contains(stdout, "note: --param") || !strings.Contains(stdout, "workload=select-only  on base=pgbouncer:of='settings:replicas=1',balance=round-robin,default_pool_size=5, cand=") {
+		t.Errorf("--dry-run: exit %d, base_balanced not derived from base:\n%s", code, stdout)
+	}
+	code, stdout, _ = pgscale(t, "suite", "--preset", "pooler-ci", "--quick", "--dry-run", "--param", "base_balanced=proxy:"+def)
+	if code != cli.ExitOK || !strings.Contains(stdout, "pgscale: note: --param base_balanced is given without base, which pooler-ci takes with it: pooler-ci's base is base, left at its default (pgbouncer:)") {
 		t.Errorf("--dry-run: exit %d, no note of the parameter given apart:\n%s", code, stdout)
 	}
 }

@@ -286,7 +286,7 @@ func (spec *SuiteSpec) index(dir string, specs []target.Spec, cells []suite.Cell
 	s := spec.Suite
 	params := map[string]string{}
 	for _, p := range s.Params {
-		params[p.Name] = p.Value
+		params[p.Name] = p.Shown()
 	}
 	if spec.Resume {
 		x, err := result.ReadSuiteIndex(dir)

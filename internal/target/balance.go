@@ -23,13 +23,12 @@ func (a ProxyArg) readOnly() bool { return a.Def.ReadOnly }
 // build and settings, balancing its server connections over the server it
 // fronts and that server's streaming replicas (a pgbouncer: target with
 // balance=round-robin). A kind pgscale cannot derive it for (a proxy:
-// definition, whose configuration only its author knows) is an error
-// saying to give the balancing one instead.
+// definition, whose configuration only its author knows) is an
+// *UnbalancedError.
 func (t Spec) Balanced() (Spec, error) {
 	b, ok := t.Arg.(balancerArg)
 	if !ok {
-		return t, fmt.Errorf("%s:%s has no balancing variant pgscale can derive (it derives one for pgbouncer:, its own pgbouncer): give a definition that balances reads over the replicas (as examples/proxy/pgbouncer-balanced.yaml, with the same build:)",
-			t.Kind, t.Arg)
+		return t, &UnbalancedError{Spec: t}
 	}
 	a, err := b.balanced()
 	if err != nil {
@@ -37,4 +36,20 @@ func (t Spec) Balanced() (Spec, error) {
 	}
 	t.Arg = a
 	return t, nil
+}
+
+// UnbalancedError is a target pgscale cannot derive a balancing variant
+// of; Fix says what to give instead (default: a definition that
+// balances).
+type UnbalancedError struct {
+	Spec Spec
+	Fix  string
+}
+
+func (e *UnbalancedError) Error() string {
+	fix := e.Fix
+	if fix == "" {
+		fix = "give a target that balances reads over the replicas, as examples/proxy/pgbouncer-balanced.yaml does"
+	}
+	return fmt.Sprintf("balancing reads: pgscale derives that of pgbouncer: (its own pgbouncer) only, not of %s:%s: %s", e.Spec.Kind, e.Spec.Arg, fix)
 }

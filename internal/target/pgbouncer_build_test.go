@@ -128,7 +128,7 @@ func TestBalanced(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := px.Balanced(); err == nil || !strings.Contains(err.Error(), "has no balancing variant pgscale can derive") {
+	if _, err := px.Balanced(); err == nil || !strings.Contains(err.Error(), "pgscale derives that of pgbouncer: (its own pgbouncer) only, not of proxy:") {
 		t.Errorf("a proxy definition's balancing variant: %v", err)
 	}
 }
