@@ -112,7 +112,15 @@ func writeComment(w io.Writer, d *Doc) error {
 		links = html.FlameDiffLinks(htmlDoc(d))
 	}
 	for ci, cand := range cands {
-		fmt.Fprintf(&b, "**%s** against **%s**: %s\n\n", mdEscape(cand), mdEscape(base), mdEscape(verdicts[ci].Headline()))
+		// One line; the measures it would name are the findings below
+		// (failed or inconclusive), or without bounds listed here.
+		fmt.Fprintf(&b, "**%s** against **%s**: %s\n\n", mdEscape(cand), mdEscape(base), mdEscape(verdicts[ci].Lead()))
+		if v := verdicts[ci]; v.Outcome == stats.NoBound && len(v.Listed()) > 0 {
+			for _, l := range v.Listed() {
+				fmt.Fprintf(&b, "- %s\n", mdEscape(l))
+			}
+			b.WriteString("\n")
+		}
 		switch {
 		case len(fns[ci]) > 0:
 			functionsMarkdown(&b, fns[ci], "suite", func(r functionRow) string {
