@@ -34,8 +34,9 @@ var commentColumns = []struct{ measure, title string }{
 // profiles a line saying how to record them.
 func writeComment(w io.Writer, d *Doc) error {
 	type suiteRows struct {
-		name string
-		cmp  *compare.Comparison
+		name  string
+		cmp   *compare.Comparison
+		files []compare.FileAnalysis
 	}
 	var rows []suiteRows
 	var verdicts []stats.Verdict
@@ -48,12 +49,12 @@ func writeComment(w io.Writer, d *Doc) error {
 		s := d.Suite
 		title, base, cands, verdicts, outcome = "pgscale suite "+s.Name, s.Baseline, s.Candidates, s.Verdicts, s.Outcome()
 		for _, c := range s.Cells {
-			rows = append(rows, suiteRows{c.Key, c.Comparison})
+			rows = append(rows, suiteRows{c.Key, c.Comparison, c.Files})
 		}
 	case d.Analysis != nil && d.Comparison != nil:
 		c := d.Comparison
 		title, base, cands, verdicts, outcome = "pgscale ab", c.Baseline, c.Candidates, c.Verdicts, c.Outcome()
-		rows = append(rows, suiteRows{c.Workload, c})
+		rows = append(rows, suiteRows{c.Workload, c, d.Analysis.Files})
 	case d.Analysis != nil && d.Micro != nil:
 		var b strings.Builder
 		o := d.Analysis.Outcome()
@@ -184,6 +185,13 @@ func writeComment(w io.Writer, d *Doc) error {
 			}
 		}
 		b.WriteString("\n")
+		var splits []readSplit
+		for _, r := range rows {
+			if r.cmp != nil {
+				splits = append(splits, readSplits(r.name, r.files, base, cand, commentSteps(r.cmp))...)
+			}
+		}
+		readSplitMarkdown(&b, splits, base, cand)
 		if slices.ContainsFunc(rows, func(r suiteRows) bool { return r.cmp != nil && r.cmp.Counted }) {
 			b.WriteString("Counted under Valgrind: the instructions are the programs', the throughput, CPU and context switches Valgrind's, so those are not compared (–); the same preset without `--count` measures them natively.\n\n")
 		}
