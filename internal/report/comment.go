@@ -77,6 +77,9 @@ func writeComment(w io.Writer, d *Doc) error {
 	switch macro {
 	case stats.Fail:
 		head = fmt.Sprintf("failed: %d of %d bounded measures past their bounds", failed, bounded)
+		if failed == 1 {
+			head = fmt.Sprintf("failed: 1 of %d bounded measures past its bound", bounded)
+		}
 		if inconclusive > 0 {
 			head += fmt.Sprintf(", %d inconclusive", inconclusive)
 		}
