@@ -286,7 +286,7 @@ func TestSuitePresets(t *testing.T) {
 			if code != cli.ExitOK {
 				t.Fatalf("report --format comment: exit %d (report judges nothing)\n%s", code, stderr)
 			}
-			if !regexp.MustCompile(`(?m)^### pgscale suite pooler-ci: (✅ passed: all \d+ bounded measures within their bounds|❌ failed: \d+ of \d+ bounded measures past their bounds.*|❔ inconclusive: \d+ of \d+ bounded measures undecided)$`).MatchString(comment) {
+			if !regexp.MustCompile(`(?m)^### pgscale suite pooler-ci: (✅ passed: all \d+ bounded measures within their bounds|❌ failed: \d+ of \d+ bounded measures past (their bounds|its bound).*|❔ inconclusive: \d+ of \d+ bounded measures undecided)$`).MatchString(comment) {
 				t.Errorf("the comment has no headline:\n%s", comment)
 			}
 			for _, cell := range []string{"workload=tpcb-like", "workload=select-only"} {
