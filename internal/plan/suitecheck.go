@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/pgscale/pgscale/internal/observe"
@@ -56,9 +57,9 @@ func (spec *SuiteSpec) checkLater(ctx context.Context, todo []suite.Cell, cellTa
 
 // briefSpecs writes targets for a line of text.
 func briefSpecs(ts []target.Spec) string {
-	var gs []target.Given
-	for _, t := range ts {
-		gs = append(gs, target.Given{Spec: t.String()})
+	out := make([]string, len(ts))
+	for i, t := range ts {
+		out[i] = target.Brief(t.String())
 	}
-	return briefTargets(gs)
+	return strings.Join(out, ", ")
 }
