@@ -36,8 +36,8 @@ func TestEveryExampleIsCarried(t *testing.T) {
 }
 
 // proxy:examples/proxy/NAME.yaml reads from any working directory (as the
-// docs write it); a file at that path
-// under the working directory is read first.
+// docs write it); a file at that path under the working directory is read
+// first.
 func TestProxyExampleFromAnyDirectory(t *testing.T) {
 	dir := t.TempDir()
 	t.Chdir(dir)
