@@ -14,7 +14,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/pgscale/pgscale/internal/compare"
-	"github.com/pgscale/pgscale/internal/plan"
 	"github.com/pgscale/pgscale/internal/prose"
 	"github.com/pgscale/pgscale/internal/report"
 	"github.com/pgscale/pgscale/internal/result"
@@ -190,7 +189,7 @@ func (f *historyBisectFlags) bisectArgs(cmd *cobra.Command, h trend.History, c t
 	if err != nil {
 		return nil, err
 	}
-	if _, err := plan.BisectCommits(cmd.Context(), rev.Source.Path, good, bad); err != nil {
+	if _, err := bisectCommits(cmd.Context(), rev.Source.Path, good, bad); err != nil {
 		return nil, usage.Errorf("history bisect: series %d changed between %s and %s, which %s cannot bisect: %v", h.ID, report.ShortCommit(good), report.ShortCommit(bad), rev.Source.Path, err)
 	}
 	out := f.out

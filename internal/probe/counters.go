@@ -12,6 +12,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/pgscale/pgscale/internal/probeopt"
 	"github.com/pgscale/pgscale/internal/result"
 )
 
@@ -181,7 +182,7 @@ func delta(a, b reading) (uint64, bool) {
 
 // NameCounters names the hardware-counter probe in options and result
 // files.
-const NameCounters = "counters"
+const NameCounters = probeopt.NameCounters
 
 func init() { register(countersDef) }
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/pgscale/pgscale/internal/probeopt"
 	"github.com/pgscale/pgscale/internal/result"
 )
 
@@ -207,7 +208,7 @@ func (p *lockProbe) report(_ context.Context, _ *stepState, out *result.Probes) 
 }
 
 // NameLocks names the pg_locks probe in options and result files.
-const NameLocks = "locks"
+const NameLocks = probeopt.NameLocks
 
 func init() { register(locksDef) }
 

@@ -18,11 +18,11 @@ import (
 	"github.com/pgscale/pgscale/internal/engine"
 	"github.com/pgscale/pgscale/internal/load"
 	"github.com/pgscale/pgscale/internal/observe"
-	"github.com/pgscale/pgscale/internal/plan"
 	"github.com/pgscale/pgscale/internal/probe"
 	"github.com/pgscale/pgscale/internal/report"
 	"github.com/pgscale/pgscale/internal/result"
 	"github.com/pgscale/pgscale/internal/script"
+	"github.com/pgscale/pgscale/internal/step"
 	"github.com/pgscale/pgscale/internal/target"
 	"github.com/pgscale/pgscale/internal/target/targettest"
 	"github.com/pgscale/pgscale/internal/testenv"
@@ -103,17 +103,22 @@ func runSweepOn(t *testing.T, cluster *target.Cluster, clients []int, d time.Dur
 	if err != nil {
 		t.Fatal(err)
 	}
-	sw := &plan.Sweep{
-		Watchers: []observe.Watcher{set},
-		Clients:  clients,
-		Engine:   engine.Config{Settings: load.Settings{Duration: d, Interval: time.Second, MaxTries: 1}, Conn: connConfig(t), Protocol: engine.Prepared},
-		Program: func(n int) (*script.Program, error) {
-			return script.NewProgram([]*script.Script{sc}, script.Options{Scale: 1, Clients: n})
-		},
-	}
-	steps, err := sw.Run(ctx)
-	if err != nil {
-		t.Fatal(err)
+	var steps []result.Step
+	for i, n := range clients {
+		prog, err := script.NewProgram([]*script.Script{sc}, script.Options{Scale: 1, Clients: n})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := step.Run(ctx, step.Config{
+			Engine:   engine.Config{Settings: load.Settings{Duration: d, Interval: time.Second, MaxTries: 1}, Conn: connConfig(t), Protocol: engine.Prepared, Clients: n, Program: prog},
+			Info:     observe.StepInfo{Index: i, Clients: n},
+			Watchers: []observe.Watcher{set},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		steps = append(steps, *s)
+		diagnose.Scaling(steps)
 	}
 	f := &result.File{Complete: true, Steps: steps, Started: steps[0].Started, Finished: time.Now().UTC(),
 		Command: []string{t.Name()}, Environment: result.CollectEnvironment(),

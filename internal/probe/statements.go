@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/pgscale/pgscale/internal/probeopt"
 	"github.com/pgscale/pgscale/internal/result"
 )
 
@@ -135,7 +136,7 @@ func oneLine(q string) string { return strings.Join(strings.Fields(q), " ") }
 
 // NameStatements names the pg_stat_statements probe in options and result
 // files.
-const NameStatements = "statements"
+const NameStatements = probeopt.NameStatements
 
 func init() { register(statementsDef) }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/spf13/pflag"
 
+	"github.com/pgscale/pgscale/internal/probeopt"
 	"github.com/pgscale/pgscale/internal/result"
 )
 
@@ -403,7 +404,7 @@ func every(ctx context.Context, times []time.Time, stop <-chan struct{}, f func(
 }
 
 // NameWaits names the wait-event probe in options and result files.
-const NameWaits = "waits"
+const NameWaits = probeopt.NameWaits
 
 func init() { register(waitsDef) }
 

@@ -28,10 +28,28 @@ const (
 )
 
 // The probes the options name themselves: the ones their checks and
-// --count concern.
+// --count concern (counting turns the hardware counters off, and a
+// bisect step the probes that would only time Valgrind).
 const (
 	NameProfile      = "profile"
 	NameInstructions = "instructions"
+	NameCounters     = "counters"
+	NameWaits        = "waits"
+	NameLocks        = "locks"
+	NameStatements   = "statements"
+)
+
+// CacheSimOptions are callgrind's options for the cache and branch
+// simulation of --count instructions,cache, with the caches it models.
+func CacheSimOptions() []string {
+	return []string{"--cache-sim=yes", "--branch-sim=yes", "--I1=" + simI1, "--D1=" + simD1, "--LL=" + simLL}
+}
+
+// The caches CacheSimOptions models: size, associativity, line size.
+const (
+	simI1 = "32768,8,64"
+	simD1 = "32768,8,64"
+	simLL = "8388608,16,64"
 )
 
 // Defaults of the probes' settings.

@@ -12,7 +12,7 @@ import (
 )
 
 // Micro is a micro-benchmark cell of a suite: a project's own benchmark
-// command run in each target's tree in interleaved rounds (plan.RunMicro),
+// command run in each target's tree in interleaved rounds (schedule/microbench),
 // judged beside the macro cells (docs/micro.md).
 type Micro struct {
 	// Name names the cell and its run file (micro-NAME.json).

@@ -12,6 +12,7 @@ import (
 
 	"github.com/pgscale/pgscale/internal/micro"
 	"github.com/pgscale/pgscale/internal/probe"
+	"github.com/pgscale/pgscale/internal/probeopt"
 	"github.com/pgscale/pgscale/internal/target"
 )
 
@@ -64,7 +65,7 @@ func newMicroCount(spec Spec) *microCount {
 		c.options = append(c.options, "--dump-after="+l[0], "--dump-before="+l[1])
 	}
 	if c.cache {
-		c.options = append(c.options, probe.CacheSimOptions()...)
+		c.options = append(c.options, probeopt.CacheSimOptions()...)
 	}
 	return c
 }
