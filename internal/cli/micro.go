@@ -103,7 +103,7 @@ points.`,
 					return err
 				}
 				spec.Rounds, spec.Options, spec.Timeout, spec.Keep = rounds, opt, timeout, keep
-				spec.Notice = func(s string) { fmt.Fprintln(stderr, s) }
+				spec.Notices = stderr
 				if !cmd.Flags().Changed("rounds") && len(mb) > 0 {
 					spec.Rounds = compare.Rounds{Auto: true, Max: compare.DefaultAutoMax}
 				}

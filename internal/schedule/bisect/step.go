@@ -284,8 +284,8 @@ func (r *bisectRun) classify(files []*result.File, lo, mid, hi int, interim bool
 	out := classification{values: map[string]float64{}}
 	if mid < 0 {
 		tol := l.MinChange
-		up, upOut, err1 := r.pair(byName, name(lo), name(hi), tol, true, interim, out.values)
-		down, downOut, err2 := r.pair(byName, name(lo), name(hi), tol, false, interim, out.values)
+		up, upOut, err1 := r.pair(byName, looked{name(lo), name(hi), tol, true}, interim, out.values)
+		down, downOut, err2 := r.pair(byName, looked{name(lo), name(hi), tol, false}, interim, out.values)
 		if err := errors.Join(err1, err2); err != nil {
 			out.words = err.Error()
 			return out
@@ -313,9 +313,9 @@ func (r *bisectRun) classify(files []*result.File, lo, mid, hi int, interim bool
 	tol := r.tolerance(r.spanChange(lo, hi))
 	var errs []error
 	var err error
-	out.fromLo, out.fromOut, err = r.pair(byName, name(lo), name(mid), tol, r.worse, interim, out.values)
+	out.fromLo, out.fromOut, err = r.pair(byName, looked{name(lo), name(mid), tol, r.worse}, interim, out.values)
 	errs = append(errs, err)
-	out.toHi, out.toOut, err = r.pair(byName, name(mid), name(hi), tol, r.worse, interim, out.values)
+	out.toHi, out.toOut, err = r.pair(byName, looked{name(mid), name(hi), tol, r.worse}, interim, out.values)
 	errs = append(errs, err)
 	if err := errors.Join(errs...); err != nil {
 		out.words = err.Error()
@@ -378,13 +378,23 @@ func (r *bisectRun) tolerance(c *result.BisectChange) float64 {
 	return tol
 }
 
-// pair compares commit to with commit from (target names), the bound at
-// tol in the measure's bad direction placed on the side that makes worse
-// the direction looked for: worse asks whether to is worse than from by
-// more than tol, !worse whether it is better. It returns the change from
+// looked is a change looked for between two commits (target names),
+// from and to: past tol in the measure's bad direction (worse), or in
+// its good one.
+type looked struct {
+	from, to string
+	tol      float64
+	worse    bool
+}
+
+// pair compares commit c.to with commit c.from, the bound at c.tol in
+// the measure's bad direction placed on the side that makes worse the
+// direction looked for: worse asks whether to is worse than from by more
+// than tol, !worse whether it is better. It returns the change from
 // from to to (with its why unless interim), the outcome (fail: a change
 // past tol; pass: none), and records both sides' central values.
-func (r *bisectRun) pair(files map[string]*result.File, from, to string, tol float64, worse, interim bool, values map[string]float64) (*result.BisectChange, stats.Outcome, error) {
+func (r *bisectRun) pair(files map[string]*result.File, c looked, interim bool, values map[string]float64) (*result.BisectChange, stats.Outcome, error) {
+	from, to, tol, worse := c.from, c.to, c.tol, c.worse
 	l := r.log
 	base, cand := from, to
 	if !worse {

@@ -82,8 +82,7 @@ func (spec *Spec) runMicro(ctx context.Context, dir string) error {
 			obs.Observe(observe.Notice{Text: fmt.Sprintf("micro cell %s: %v; running it again", m.Name, err)})
 		}
 		ms := m.Spec
-		name := m.Name
-		ms.Notice = func(s string) { obs.Observe(observe.Notice{Text: "micro cell " + name + ": " + s}) }
+		ms.Notices = notices{obs: obs, prefix: "micro cell " + m.Name + ": "}
 		run, err := microbench.Run(ctx, ms)
 		if err != nil {
 			return fmt.Errorf("micro cell %s: %w", m.Name, err)
@@ -97,4 +96,17 @@ func (spec *Spec) runMicro(ctx context.Context, dir string) error {
 		}
 	}
 	return nil
+}
+
+// notices passes each line written to it on as a notice, after prefix.
+type notices struct {
+	obs    observe.Observer
+	prefix string
+}
+
+func (n notices) Write(b []byte) (int, error) {
+	for _, l := range strings.Split(strings.TrimSuffix(string(b), "\n"), "\n") {
+		n.obs.Observe(observe.Notice{Text: n.prefix + l})
+	}
+	return len(b), nil
 }

@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -59,8 +60,8 @@ type Spec struct {
 	// program through $PGSCALE_MICRO_EXEC (Countable).
 	Count    probeopt.Count
 	Valgrind *target.Valgrind
-	// Notice, when set, is told what the run does, one line at a time.
-	Notice func(string)
+	// Notices, when set, is told what the run does, a line at a time.
+	Notices io.Writer
 }
 
 // Target is one tree of a micro-benchmark run: its source, parsed where
@@ -87,9 +88,10 @@ type microTree struct {
 // is then incomplete). An error is returned only when nothing could run.
 func Run(ctx context.Context, spec Spec) (*micro.Run, error) {
 	format := spec.Format
-	notice := spec.Notice
-	if notice == nil {
-		notice = func(string) {}
+	notice := func(s string) {
+		if spec.Notices != nil {
+			fmt.Fprintln(spec.Notices, s)
+		}
 	}
 	var counter *microCount
 	if spec.Count.Instructions {
