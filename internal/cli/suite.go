@@ -147,6 +147,7 @@ bounded), 1 one failed (or a decision rule did), 4 one is inconclusive
 			ctx, stop := interruptible(cmd.Context())
 			defer stop()
 			run, runErr := cells.Run(ctx, spec)
+			runErr = bundleError(runErr)
 			if run == nil {
 				return runErr
 			}

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strconv"
@@ -296,4 +297,20 @@ func countMicro(ms *microbench.Spec, m suite.Micro, count probeopt.Count) (strin
 			m.Name, strings.Join(micro.BoundSpecs(m.Bounds), ", ")), nil
 	}
 	return "", nil
+}
+
+// bundleError words a suite's refusal of its bundle's directory
+// (cells.BundleError) in the flags' words, a usage error; other errors
+// come back as they are.
+func bundleError(err error) error {
+	var be *cells.BundleError
+	switch {
+	case !errors.As(err, &be):
+		return err
+	case be.Resume && be.Err != nil:
+		return usage.Errorf("--resume %s: %v", be.Dir, be.Err)
+	case be.Resume:
+		return usage.Errorf("--resume %s: the bundle was made by another suite (or its quick variant, or other --param or --matrix values)", be.Dir)
+	}
+	return usage.Errorf("%s already holds a suite's bundle: pass --resume to run what it lacks, or another --out", be.Dir)
 }

@@ -27,7 +27,6 @@ import (
 	"github.com/pgscale/pgscale/internal/schedule/sweep"
 	"github.com/pgscale/pgscale/internal/suite"
 	"github.com/pgscale/pgscale/internal/target"
-	"github.com/pgscale/pgscale/internal/usage"
 )
 
 // Spec is a suite run, made and checked where it was given: every cell
@@ -80,6 +79,27 @@ type Cell struct {
 type Micro struct {
 	Spec microbench.Spec
 	suite.Micro
+}
+
+// BundleError says the bundle's directory is not what the run was asked
+// to make of it: to resume (Resume), it holds no bundle that reads (Err)
+// or one of another suite (or of its quick variant, or of other
+// parameters' or axes' values); else it holds a bundle already. The edge
+// words it.
+type BundleError struct {
+	Dir    string
+	Resume bool
+	Err    error
+}
+
+func (e *BundleError) Error() string {
+	switch {
+	case e.Resume && e.Err != nil:
+		return fmt.Sprintf("%s: %v", e.Dir, e.Err)
+	case e.Resume:
+		return fmt.Sprintf("%s: the bundle was made by another suite", e.Dir)
+	}
+	return fmt.Sprintf("%s already holds a suite's bundle", e.Dir)
 }
 
 // Bundle is what a suite run left in its bundle.
@@ -273,15 +293,15 @@ func (spec *Spec) index(dir string, started time.Time) (*result.SuiteIndex, erro
 	if spec.Resume {
 		x, err := result.ReadSuiteIndex(dir)
 		if err != nil {
-			return nil, usage.Errorf("--resume %s: %v", dir, err)
+			return nil, &BundleError{Dir: dir, Resume: true, Err: err}
 		}
 		if x.Source != s.Source || x.Quick != s.Quick || !sameParams(x.Params, params) || !sameCells(x.Cells, cells) {
-			return nil, usage.Errorf("--resume %s: the bundle was made by another suite (or its quick variant, or other --param or --matrix values)", dir)
+			return nil, &BundleError{Dir: dir, Resume: true}
 		}
 		return x, nil
 	}
 	if result.IsSuiteBundle(dir) {
-		return nil, usage.Errorf("%s already holds a suite's bundle: pass --resume to run what it lacks, or another --out", dir)
+		return nil, &BundleError{Dir: dir}
 	}
 	x := &result.SuiteIndex{Pgscale: spec.Version, Name: s.Name, File: s.File, Source: s.Source, Quick: s.Quick,
 		Params: params, Command: spec.Argv, Started: started, Finished: started, Baseline: spec.Targets.Specs[0].Name}
