@@ -12,7 +12,7 @@ import (
 
 	"github.com/pgscale/pgscale/internal/compare"
 	"github.com/pgscale/pgscale/internal/plan"
-	"github.com/pgscale/pgscale/internal/probeopt"
+	"github.com/pgscale/pgscale/internal/probeid"
 	"github.com/pgscale/pgscale/internal/report"
 	"github.com/pgscale/pgscale/internal/result"
 	"github.com/pgscale/pgscale/internal/stats"
@@ -105,7 +105,7 @@ incomplete).`,
 			// Counted and given no bounds: decide as a simulation-mode
 			// CI does, on the count at one client (plan fills the bounds
 			// in, knowing whether a pooler is counted).
-			spec.CountedDefaults = len(spec.Bounds) == 0 && spec.Probes.On(probeopt.NameInstructions) && !spec.Calibrate
+			spec.CountedDefaults = len(spec.Bounds) == 0 && spec.Probes.On(probeid.Instructions.Name) && !spec.Calibrate
 			switch {
 			case spec.Calibrate && !fs.Changed("rounds"):
 				spec.Rounds = 0 // the calibration's default, which depends on its clusters

@@ -78,6 +78,10 @@ var rules = []struct {
 	{"internal/probeopt", true, users},
 	{"internal/connerr", true, users},
 	{"internal/symtab", true, users},
+	// The probes' names and ranks are a leaf every layer may import: the
+	// probe, its options, its evidence and its views are registered
+	// under it, so it reaches none of them (nor anything of pgscale's).
+	{"internal/probeid", true, []string{module}},
 }
 
 // running is what runs an experiment, which the renderers must not reach.

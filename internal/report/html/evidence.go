@@ -8,6 +8,7 @@ import (
 
 	"github.com/pgscale/pgscale/internal/compare"
 	"github.com/pgscale/pgscale/internal/diagnose"
+	"github.com/pgscale/pgscale/internal/probeid"
 	"github.com/pgscale/pgscale/internal/result"
 )
 
@@ -184,8 +185,9 @@ func disturbanceOf(d result.Disturbance) disturbance {
 // the template that draws its part. A view with no template says where
 // else the page shows the probe's evidence.
 type evidenceView struct {
-	// probe is the probe's name: its evidence's name in result.Probes.
-	probe string
+	// probe is the probe whose evidence it shows (registerView's): its
+	// name and its place among the others.
+	probe probeid.ID
 	// data returns the probe's data of a step, nil when there is none;
 	// nil when the part draws only from the step's figures.
 	data func(s result.Step, fg diagnose.Figures) any
@@ -194,8 +196,6 @@ type evidenceView struct {
 	// elsewhere, for a view with no template, is where the page shows
 	// the probe's evidence instead.
 	elsewhere string
-	// rank is its place among the views (registerView's).
-	rank int
 }
 
 // evidenceViews is the registry of the probes' views, in the order their
@@ -205,16 +205,17 @@ type evidenceView struct {
 // the program starts and only read after.
 var evidenceViews []evidenceView
 
-// registerView adds a probe's view at its place among the others.
-func registerView(v evidenceView, rank int) {
+// registerView adds the view of the probe id's evidence at the probe's
+// place among the others.
+func registerView(id probeid.ID, v evidenceView) {
 	for _, o := range evidenceViews {
-		if o.probe == v.probe {
-			panic("html: a second view for " + v.probe)
+		if o.probe.Name == id.Name {
+			panic("html: a second view for " + id.Name)
 		}
 	}
-	v.rank = rank
+	v.probe = id
 	evidenceViews = append(evidenceViews, v)
-	sort.SliceStable(evidenceViews, func(i, j int) bool { return evidenceViews[i].rank < evidenceViews[j].rank })
+	sort.SliceStable(evidenceViews, func(i, j int) bool { return evidenceViews[i].probe.Rank < evidenceViews[j].probe.Rank })
 }
 
 // EvidenceProbes names the probes whose evidence the page shows, in the
@@ -222,7 +223,7 @@ func registerView(v evidenceView, rank int) {
 func EvidenceProbes() []string {
 	names := make([]string, len(evidenceViews))
 	for i, v := range evidenceViews {
-		names[i] = v.probe
+		names[i] = v.probe.Name
 	}
 	return names
 }
@@ -244,7 +245,7 @@ type partData struct {
 func (p evidencePart) HTML(st stepEvidence) (template.HTML, error) {
 	var b strings.Builder
 	if err := p.view.tmpl.Execute(&b, partData{Step: st, Data: p.data}); err != nil {
-		return "", fmt.Errorf("%s evidence: %w", p.view.probe, err)
+		return "", fmt.Errorf("%s evidence: %w", p.view.probe.Name, err)
 	}
 	return template.HTML(b.String()), nil
 }

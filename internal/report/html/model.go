@@ -362,7 +362,7 @@ func (se stepEvidence) MarshalJSON() ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		k, _ := json.Marshal(p.view.probe)
+		k, _ := json.Marshal(p.view.probe.Name)
 		b.WriteByte(',')
 		b.Write(k)
 		b.WriteByte(':')
