@@ -243,8 +243,7 @@ func showRun(files []*result.File, dir string, stdout io.Writer, outputs *output
 	if err != nil {
 		return nil, usage.Wrap(err)
 	}
-	a := compare.Analyze(inputs)
-	a.Comparison, a.Noise = cmp, noise
+	a := compare.Analyze(inputs, compare.Compared{Comparison: cmp, Noise: noise})
 	d := &report.Doc{Analysis: a, Color: colorTerminal(stdout)}
 	return verdictError(cmp, inconclusive), show(d, stdout, outputs)
 }

@@ -100,8 +100,7 @@ one failed, 4 when one is inconclusive (--inconclusive pass|fail maps it),
 				// A bound matching no measure, or files with nothing to compare.
 				return usage.Wrap(err)
 			}
-			a := compare.Analyze(inputs)
-			a.Comparison = c
+			a := compare.Analyze(inputs, compare.Compared{Comparison: c})
 			if err := show(&report.Doc{Analysis: a, Color: colorTerminal(stdout)}, stdout, &outputs); err != nil {
 				return err
 			}

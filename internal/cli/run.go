@@ -90,7 +90,7 @@ an ab target's ext= is (settings:,ext=...).`,
 				status = " (incomplete)"
 			}
 			fmt.Fprintf(stdout, "result: %s%s\n", path, status)
-			if werr := f.outputs.write(report.NewDoc(compare.Analyze([]compare.Input{{Name: path, File: file}}))); werr != nil && err == nil {
+			if werr := f.outputs.write(report.NewDoc(compare.Analyze([]compare.Input{{Name: path, File: file}}, compare.Compared{}))); werr != nil && err == nil {
 				err = werr
 			}
 			err = errors.Join(err, rec.record(cmd.Context(), stdout, []written{{path: path, file: file}}))

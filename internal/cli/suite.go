@@ -362,9 +362,7 @@ func loadBundleWith(dir string, bounds *stats.Bounds, opt stats.Options) (*repor
 	if err != nil {
 		return nil, usage.Wrap(err)
 	}
-	a := compare.Analyze(b.Files)
-	a.Suite, a.Micro = s, ms
-	return report.NewDoc(a), nil
+	return report.NewDoc(compare.Analyze(b.Files, compare.Compared{Suite: s, Micro: ms})), nil
 }
 
 // suiteMicro judges the micro cells' run files of a bundle, as each

@@ -5,6 +5,7 @@ import (
 	"sort"
 
 	"github.com/pgscale/pgscale/internal/diagnose"
+	"github.com/pgscale/pgscale/internal/flame"
 	"github.com/pgscale/pgscale/internal/micro"
 	"github.com/pgscale/pgscale/internal/result"
 	"github.com/pgscale/pgscale/internal/stats"
@@ -12,10 +13,11 @@ import (
 
 // Analysis is everything a report shows, computed once from result files:
 // what each file says on its own (its steps' figures and verdicts, a
-// sweep's diagnosis and knee, each measure's centre per client count), and
-// the comparison of the files, the noise of an A/A run or a suite's
-// comparison of its cells. Every format lays it out and computes nothing
-// of its own, so that a rule is decided once (docs/architecture.md).
+// sweep's diagnosis and knee, each measure's centre per client count), the
+// comparison of the files, the noise of an A/A run or a suite's
+// comparison of its cells, and the flame graphs of the profiles the files
+// name. Every format lays it out and computes nothing of its own, so that
+// a rule is decided once (docs/architecture.md).
 type Analysis struct {
 	Files      []FileAnalysis
 	Comparison *Comparison
@@ -24,6 +26,21 @@ type Analysis struct {
 	// Micro are micro-benchmark runs' analyses: pgscale micro's, or a
 	// suite's micro cells'.
 	Micro []*micro.Analysis
+	// Flames are the flame graphs of the files' profiles, each file's and
+	// the differential ones of A/B runs' candidates, indexed by Files
+	// (nil for an analysis made without Analyze).
+	Flames *flame.Set
+}
+
+// Compared is what a command compared of the files, which their analysis
+// holds beside each file's own: the comparison (an A/B run's, pgscale
+// compare's), an A/A run's noise, a suite's comparison of its cells,
+// micro-benchmark runs' analyses.
+type Compared struct {
+	Comparison *Comparison
+	Noise      *Noise
+	Suite      *Suite
+	Micro      []*micro.Analysis
 }
 
 // Outcome is the one verdict over everything the analysis compares: the
@@ -43,14 +60,22 @@ func (a *Analysis) Outcome() stats.Outcome {
 	return o
 }
 
-// Analyze makes the analysis of files on their own; the caller adds the
-// comparison, noise or suite it made of them.
-func Analyze(files []Input) *Analysis {
-	a := &Analysis{}
-	for _, in := range files {
-		a.Files = append(a.Files, AnalyzeFile(in))
-	}
+// Analyze makes the analysis of files and of what was compared of them:
+// each file on its own, what c holds, and the flame graphs of the
+// profiles the files name (read here, once).
+func Analyze(files []Input, c Compared) *Analysis {
+	a := &Analysis{Files: analyzeFiles(files), Comparison: c.Comparison, Noise: c.Noise, Suite: c.Suite, Micro: c.Micro}
+	a.Flames = a.flames()
 	return a
+}
+
+// analyzeFiles is each file's analysis on its own.
+func analyzeFiles(files []Input) []FileAnalysis {
+	var out []FileAnalysis
+	for _, in := range files {
+		out = append(out, AnalyzeFile(in))
+	}
+	return out
 }
 
 // FileAnalysis is what one result file says on its own.

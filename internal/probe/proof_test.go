@@ -135,7 +135,7 @@ func runSweepOn(t *testing.T, cluster *target.Cluster, clients []int, d time.Dur
 	}
 	var out bytes.Buffer
 	text, _ := report.Lookup("text")
-	if err := text.Write(&out, report.NewDoc(compare.Analyze([]compare.Input{{Name: "proof", File: back}}))); err != nil {
+	if err := text.Write(&out, report.NewDoc(compare.Analyze([]compare.Input{{Name: "proof", File: back}}, compare.Compared{}))); err != nil {
 		t.Fatal(err)
 	}
 	t.Log("\n" + out.String())

@@ -22,6 +22,7 @@ func htmlDoc(d *Doc) html.Doc {
 	if d.Analysis == nil {
 		return doc
 	}
+	doc.Flames = d.Flames
 	for _, fa := range d.Files {
 		name := fa.Name
 		if fa.Path != "" {

@@ -47,7 +47,7 @@ func TestGoldenFiles(t *testing.T) {
 			t.Fatal(err)
 		}
 		name := strings.TrimSuffix(filepath.Base(path), ".json")
-		d := report.NewDoc(compare.Analyze([]compare.Input{{Name: filepath.Base(path), File: f}}))
+		d := report.NewDoc(compare.Analyze([]compare.Input{{Name: filepath.Base(path), File: f}}, compare.Compared{}))
 		for _, format := range []struct{ ext, name string }{{"txt", "text"}, {"md", "markdown"}} {
 			t.Run(name+"."+format.ext, func(t *testing.T) {
 				golden.Check(t, name+"."+format.ext, write(t, format.name, d))
@@ -61,7 +61,7 @@ func TestDiagnosisLines(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := string(write(t, "text", report.NewDoc(compare.Analyze([]compare.Input{{Name: "hot-row.json", File: f}}))))
+	out := string(write(t, "text", report.NewDoc(compare.Analyze([]compare.Input{{Name: "hot-row.json", File: f}}, compare.Compared{}))))
 	if !strings.Contains(out, "diagnosis:") || !strings.Contains(out, "lock-bound") || !strings.Contains(out, "Lock:transactionid") {
 		t.Errorf("diagnosis:\n%s", out)
 	}
@@ -113,7 +113,7 @@ func TestSuperlinearReadsAgainstItsBaseline(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.Steps[0].Summary.TPS = 1500
-	out := write(t, "text", report.NewDoc(compare.Analyze([]compare.Input{{Name: "pooled.json", File: f}})))
+	out := write(t, "text", report.NewDoc(compare.Analyze([]compare.Input{{Name: "pooled.json", File: f}}, compare.Compared{})))
 	golden.Check(t, "superlinear.txt", out)
 	for _, want := range []string{"baseline of speedup and efficiency)", "Speedup and efficiency are against 8 clients, not 1 client"} {
 		if !strings.Contains(string(out), want) {

@@ -98,15 +98,8 @@ func build(doc Doc) *page {
 	if p.Comparison != nil || p.Noise != nil || len(p.Matrices) > 0 {
 		p.Diagnoses = nil
 	}
-	p.Profiles = profiles(doc.Files, labels)
-	var named []ChangedFunction
-	if doc.Comparison != nil {
-		named = append(named, doc.Comparison.Functions...)
-	}
-	for _, m := range doc.Matrices {
-		named = append(named, m.Functions...)
-	}
-	p.FlameDiffs = flameDiffs(groups, doc.Files, labels, named)
+	p.Profiles = pageProfiles(doc.Flames, labels)
+	p.FlameDiffs = pageDiffs(doc.Flames, groups, labels)
 	linkCards(p, groups, doc.Files)
 	linkFunctions(p, groups, doc.Files)
 	return p

@@ -1,6 +1,10 @@
 package html
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/pgscale/pgscale/internal/flame"
+)
 
 // linkCards gives each change's evidence card its links: the timeline of
 // its run at its client count, the differential flame graph of its
@@ -37,12 +41,12 @@ func linkCards(p *page, groups []group, files []NamedFile) {
 				continue
 			}
 			var diff string
-			for _, src := range profileSources {
+			for _, src := range flame.Sources {
 				id := flameDiffID(gi, fi, cl, src)
 				if !diffs[id] {
 					continue
 				}
-				if diff == "" || (src.id != "") == c.src.Pooler {
+				if diff == "" || (src == flame.Pooler) == c.src.Pooler {
 					diff = id
 				}
 			}

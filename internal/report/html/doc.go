@@ -19,6 +19,7 @@ import (
 	"io"
 
 	"github.com/pgscale/pgscale/internal/compare"
+	"github.com/pgscale/pgscale/internal/flame"
 	"github.com/pgscale/pgscale/internal/result"
 )
 
@@ -43,6 +44,10 @@ type Doc struct {
 	// Micro are micro-benchmark runs' comparisons, one per run and
 	// candidate (pgscale micro, a suite's micro cells).
 	Micro []Micro
+	// Flames are the flame graphs the analysis made of the files'
+	// profiles (compare.Analysis.Flames), indexed by Files; nil draws
+	// none.
+	Flames *flame.Set
 }
 
 // Rule is one decision rule's outcome on one target (and cell).
@@ -53,9 +58,8 @@ type Rule struct {
 	Holds bool
 }
 
-// NamedFile is one result file. Name is the path it was read from: it is
-// shown as the file's name, and pprof files the result names by a relative
-// path are looked for relative to Name's directory. Analysis is what
+// NamedFile is one result file. Name is the path it was read from, shown
+// as the file's name. Analysis is what
 // internal/compare made of the file on its own (its steps' figures and
 // verdicts, a sweep's knee and diagnosis, each measure's central value per
 // client count): the page draws those, computing none.

@@ -1,5 +1,7 @@
 package html
 
+import "github.com/pgscale/pgscale/internal/flame"
+
 // ChangedFunction is one function whose own instructions per transaction
 // changed, as the per-function tests of a counted comparison named it
 // (internal/diagnose, FunctionChange), worded as internal/report words it:
@@ -67,8 +69,8 @@ func linkFunctions(p *page, groups []group, files []NamedFile) {
 			if gi < 0 || fi < 0 {
 				continue
 			}
-			for _, src := range profileSources {
-				if id := flameDiffID(gi, fi, f.Clients, src); diffs[id] && (src.id != "") == (f.Process == "pooler") {
+			for _, src := range flame.Sources {
+				if id := flameDiffID(gi, fi, f.Clients, src); diffs[id] && (src == flame.Pooler) == (f.Process == "pooler") {
 					f.Href = "#fig-" + id
 				}
 			}
