@@ -136,8 +136,26 @@ type StepAnalysis struct {
 	// this one on the machine's cores (diagnose.IdealSpeedup), which the
 	// speed-up chart draws; 0 outside a sweep's diagnosis.
 	IdealSpeedup float64
-	// Knee and Peak mark a sweep's knee and peak step.
-	Knee, Peak bool
+	// Knee and Peak mark a sweep's knee and peak step (a peak only among
+	// several steps); Baseline the step its speedup and efficiency are
+	// against, when that is not the first (diagnose.Baseline).
+	Knee, Peak, Baseline bool
+}
+
+// Marks are what the step is in its sweep's diagnosis, as every format
+// marks it: "knee", "peak", "baseline of speedup and efficiency".
+func (sa StepAnalysis) Marks() []string {
+	var marks []string
+	if sa.Knee {
+		marks = append(marks, "knee")
+	}
+	if sa.Peak {
+		marks = append(marks, "peak")
+	}
+	if sa.Baseline {
+		marks = append(marks, "baseline of speedup and efficiency")
+	}
+	return marks
 }
 
 // Point is one client count of a file: each measure's summary over the
@@ -213,6 +231,9 @@ func AnalyzeFile(in Input) FileAnalysis {
 		if d.Peak >= 0 {
 			fa.Peak = f.Steps[d.Peak].Clients
 			fa.Steps[d.Peak].Peak = len(f.Steps) > 1
+		}
+		if d.Baseline > 0 && d.Baseline < len(fa.Steps) {
+			fa.Steps[d.Baseline].Baseline = true
 		}
 	} else {
 		fa.Knee, fa.Peak = pointsKnee(fa.Points)
