@@ -171,7 +171,7 @@ incomplete).`,
 	fs.BoolVar(&spec.Calibrate, "calibrate", false, "run the baseline against itself (A/A) and print each measure's noise, the spread between cluster layouts, and the rounds needed to detect a 2% and a 5% change")
 	registerBounds(fs, &spec.Bounds, &spec.Confidence)
 	registerInconclusive(fs, &inconclusive)
-	f.outputs.register(fs, func(rf report.Format) bool { return rf.Comparisons })
+	f.outputs.register(fs, func(rf report.Format) bool { return rf.Shows(report.KindComparison) })
 	f.register(fs, "directory for the result files, one per target (default results/ab-<workload>-<UTC time>)")
 	registerCluster(fs, &f.c)
 	registerBuildCache(fs, &f.c.Cluster.BuildCache)

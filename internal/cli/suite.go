@@ -192,7 +192,7 @@ bounded), 1 one failed (or a decision rule did), 4 one is inconclusive
 	fs.StringVar(&resume, "resume", "", "complete the bundle in DIR: run only its missing or incomplete cells")
 	fs.StringVar(&spec.IO, "io", "auto", "client socket I/O: auto, raw or netpoll")
 	fs.StringVar(&spec.Colocate, "colocate", "auto", colocateHelp)
-	outputs.register(fs, func(rf report.Format) bool { return rf.Comparisons })
+	outputs.register(fs, func(rf report.Format) bool { return rf.Shows(report.KindComparison) })
 	rec.register(fs, true)
 	registerCluster(fs, &c)
 	ag.register(fs, false)
