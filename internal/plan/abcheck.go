@@ -73,11 +73,12 @@ func (spec *ABSpec) check() ([]target.Spec, []disturb.Disturbance, uint64, error
 	if err != nil {
 		return nil, nil, 0, usage.Wrap(err)
 	}
+	defaulted := false // said once every check has passed: a refused run says only why
 	if spec.CountedDefaults && len(spec.Bounds) == 0 && spec.counting() && !spec.Calibrate {
 		spec.Bounds = compare.CountedBounds(l.Clients, slices.ContainsFunc(specs, func(s target.Spec) bool {
 			return s.Kind == target.ProxyKind || s.Kind == target.Pooled
 		}), spec.Probes.PoolerOnly)
-		spec.notice("counted, and given no --bound: deciding on " + strings.Join(spec.Bounds.Strings(), ", ") + " (a simulation-mode CI's default: the count at one client decides; several clients' counts are reported, and bounded where this runner's spread can decide them)")
+		defaulted = true
 	}
 	if spec.Calibrate && spec.Rounds == 0 {
 		// An ephemeral baseline calibrates against a cluster of its own,
@@ -126,6 +127,9 @@ func (spec *ABSpec) check() ([]target.Spec, []disturb.Disturbance, uint64, error
 	seed, err := workload.ResolveSeed(spec.OrderSeed)
 	if err != nil {
 		return nil, nil, 0, usage.Errorf("--order-seed: %v", err)
+	}
+	if defaulted {
+		spec.notice("counted, and given no --bound: deciding on " + strings.Join(spec.Bounds.Strings(), ", ") + " (a simulation-mode CI's default: the count at one client decides; several clients' counts are reported, and bounded where this runner's spread can decide them)")
 	}
 	return specs, ds, seed, nil
 }
