@@ -132,6 +132,9 @@ type StepAnalysis struct {
 	// TPSPerCPU is the step's throughput per CPU-second the system had
 	// (diagnose.PerCPUSecond); 0 when not measured.
 	TPSPerCPU float64
+	// Outages say what each of the step's outages was, in its order
+	// (diagnose.OutageLine).
+	Outages []string
 	// IdealSpeedup is perfect scaling from the sweep's baseline step to
 	// this one on the machine's cores (diagnose.IdealSpeedup), which the
 	// speed-up chart draws; 0 outside a sweep's diagnosis.
@@ -263,6 +266,9 @@ func analyzeSteps(f *result.File) []StepAnalysis {
 	for i := range f.Steps {
 		s := &f.Steps[i]
 		out[i].Verdict = diagnose.Step(out[i].Figures, out[first[s.Round]].Figures)
+		for _, o := range s.Outages {
+			out[i].Outages = append(out[i].Outages, diagnose.OutageLine(o))
+		}
 		out[i].Values = map[string]float64{}
 		for _, md := range defs {
 			if v := md.Value(s); !math.IsNaN(v) && !math.IsInf(v, 0) {

@@ -379,12 +379,12 @@ func writeStep(p page, s result.Step, sa compare.StepAnalysis) {
 	if len(s.Disturbances) > 0 {
 		p.lines(disturbanceLines(s))
 	}
-	for _, o := range s.Outages {
+	for i, o := range s.Outages {
 		mix := "; the step's figures mix before, without and after it"
 		if o.Pooler != "" {
 			mix = "; the step's figures are of the time before it"
 		}
-		p.lines([]string{diagnose.OutageLine(o) + mix})
+		p.lines([]string{sa.Outages[i] + mix})
 	}
 	p.blank()
 }

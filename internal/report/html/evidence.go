@@ -36,7 +36,7 @@ func fileEvidence(fi int, label, name string, fa compare.FileAnalysis) evidence 
 		se.Summary = stepSummary{Transactions: sum.Transactions, ElapsedS: num(s.ElapsedS), TPS: num(sum.TPS),
 			MeanMs: num(sum.Latency.MeanMs), P50Ms: num(sum.Latency.P50Ms), P99Ms: num(sum.Latency.P99Ms),
 			MaxMs: num(sum.Latency.MaxMs), Failed: sum.Failed, Retried: sum.Retried}
-		stepFigures(&se, figs[i], s)
+		stepFigures(&se, fa.Steps[i], s)
 		se.Parts = evidenceParts(s, figs[i])
 		if s.Probes != nil {
 			e.HasProbes = true
@@ -56,10 +56,11 @@ func fileEvidence(fi int, label, name string, fa compare.FileAnalysis) evidence 
 // on CPU first, then the classes a bottleneck verdict names, then the rest.
 var waitClasses = []string{"CPU", "LWLock", "Lock", "IO", "BufferPin", "IPC", "Extension", "Timeout", "Activity", "Client"}
 
-// stepFigures sets what the page draws of a step from diagnose's figures
-// (the CPU and wait-class bars, the top wait events, the costs per
-// transaction) and the step's notes.
-func stepFigures(se *stepEvidence, fg diagnose.Figures, s result.Step) {
+// stepFigures sets what the page draws of a step from its analysis'
+// figures (the CPU and wait-class bars, the top wait events, the costs
+// per transaction) and the step's notes.
+func stepFigures(se *stepEvidence, sa compare.StepAnalysis, s result.Step) {
+	fg := sa.Figures
 	if fg.HasHost {
 		c := &cpuShares{Generator: num(fg.GeneratorShare), Probes: num(fg.ProbeShare),
 			Idle: num(max(1-fg.MachineBusy, 0)), RunQueue: num(fg.RunQueuePerCore)}
@@ -143,9 +144,7 @@ func stepFigures(se *stepEvidence, fg diagnose.Figures, s result.Step) {
 	for _, d := range s.Disturbances {
 		se.Disturbances = append(se.Disturbances, disturbanceOf(d))
 	}
-	for _, o := range s.Outages {
-		se.Outages = append(se.Outages, diagnose.OutageLine(o))
-	}
+	se.Outages = sa.Outages
 }
 
 func disturbanceOf(d result.Disturbance) disturbance {
