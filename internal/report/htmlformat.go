@@ -31,9 +31,7 @@ func writeHTML(w io.Writer, d *Doc) error {
 func htmlDoc(d *Doc) html.Doc {
 	d = d.analyzed()
 	doc := html.Doc{Flames: d.Flames}
-	for _, fa := range d.Files {
-		doc.Files = append(doc.Files, html.NamedFile{Name: fa.Location(), File: fa.File, Analysis: fa})
-	}
+	doc.Files = d.Files
 	switch d.Kind() {
 	case KindComparison:
 		run := ""

@@ -3,6 +3,7 @@ package html
 import (
 	"fmt"
 
+	"github.com/pgscale/pgscale/internal/compare"
 	"github.com/pgscale/pgscale/internal/flame"
 )
 
@@ -10,7 +11,7 @@ import (
 // its run at its client count, the differential flame graph of its
 // candidate there (the pooler's for a pooler measure, when drawn), and
 // the candidate's steps with their evidence.
-func linkCards(p *page, groups []group, files []NamedFile) {
+func linkCards(p *page, groups []group, files []compare.FileAnalysis) {
 	timelines := map[string]bool{}
 	for _, t := range p.Timelines {
 		timelines[t.ID] = true
@@ -60,7 +61,7 @@ func linkCards(p *page, groups []group, files []NamedFile) {
 
 // candidateFile finds the group of A/B run run and, in it, the file of
 // the target named cand: -1 for what is not in the page.
-func candidateFile(groups []group, files []NamedFile, run, cand string) (gi, fi int) {
+func candidateFile(groups []group, files []compare.FileAnalysis, run, cand string) (gi, fi int) {
 	if run == "" {
 		return -1, -1
 	}

@@ -1,6 +1,9 @@
 package html
 
-import "github.com/pgscale/pgscale/internal/flame"
+import (
+	"github.com/pgscale/pgscale/internal/compare"
+	"github.com/pgscale/pgscale/internal/flame"
+)
 
 // ChangedFunction is one function whose own instructions per transaction
 // changed, as the per-function tests of a counted comparison named it
@@ -50,7 +53,7 @@ func pageFunctions(fs []ChangedFunction) []changedFunction {
 // linkFunctions links each changed function to the differential flame
 // graph of its candidate's run at its client count, the pooler's for the
 // pooler's functions, where the page draws it.
-func linkFunctions(p *page, groups []group, files []NamedFile) {
+func linkFunctions(p *page, groups []group, files []compare.FileAnalysis) {
 	diffs := map[string]bool{}
 	for _, d := range p.FlameDiffs {
 		diffs[d.ID] = d.Missing == ""

@@ -110,11 +110,7 @@ func readDoc(t *testing.T, names ...string) html.Doc {
 // the pprof files it names are looked for), with their flame graphs.
 func docOf(in ...compare.Input) html.Doc {
 	a := compare.Analyze(in, compare.Compared{})
-	doc := html.Doc{Flames: a.Flames}
-	for i, fa := range a.Files {
-		doc.Files = append(doc.Files, html.NamedFile{Name: in[i].Name, File: in[i].File, Analysis: fa})
-	}
-	return doc
+	return html.Doc{Files: a.Files, Flames: a.Flames}
 }
 
 func writePage(t *testing.T, doc html.Doc) []byte {
@@ -219,7 +215,7 @@ func TestGapBreaksTheLine(t *testing.T) {
 	lost := s.Intervals[1]
 	s.Intervals = append(s.Intervals[:1:1], s.Intervals[2:]...)
 	s.Summary.Transactions -= lost.Transactions
-	doc.Files[0].Analysis = compare.AnalyzeFile(compare.Input{Name: doc.Files[0].Name, File: doc.Files[0].File})
+	doc.Files[0] = compare.AnalyzeFile(compare.Input{Name: doc.Files[0].Name, File: doc.Files[0].File})
 	var data struct {
 		Timelines []struct {
 			ID       string `json:"id"`
@@ -294,7 +290,7 @@ func TestSweepsAgainstTheFirst(t *testing.T) {
 				f.Steps[k].Summary.TPS *= 1.1
 			}
 		}
-		doc.Files = append(doc.Files, html.NamedFile{Name: path, File: f, Analysis: compare.AnalyzeFile(compare.Input{Name: path, File: f})})
+		doc.Files = append(doc.Files, compare.AnalyzeFile(compare.Input{Name: path, File: f}))
 	}
 	pg := writePage(t, doc)
 	var data struct {
