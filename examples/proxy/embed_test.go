@@ -35,9 +35,9 @@ func TestEveryExampleIsCarried(t *testing.T) {
 	}
 }
 
-// proxy:examples/proxy/NAME.yaml reads from any working directory (the
-// pooler-ci preset's default balancing definition); a file at that path
-// under the working directory is read first.
+// proxy:examples/proxy/NAME.yaml reads from any working directory (as the
+// docs write it); a file at that path under the working directory is read
+// first.
 func TestProxyExampleFromAnyDirectory(t *testing.T) {
 	dir := t.TempDir()
 	t.Chdir(dir)

@@ -81,6 +81,9 @@ type resolved struct {
 	treeish string // what git archive exports (commit)
 	files   []string
 	patches [][]byte
+	// subs are a commit's submodules, each checked out in the repository
+	// (git archive leaves them empty: export adds their files).
+	subs []submodule
 }
 
 // ResolveSource identifies src's content as a build of it would, without
@@ -150,6 +153,9 @@ func resolveSource(ctx context.Context, src Source) (*resolved, error) {
 		if r.rec.Tree, err = git(ctx, path, "rev-parse", "--verify", r.treeish); err != nil {
 			return nil, fmt.Errorf("source %s@%s: %w", path, src.Rev, err)
 		}
+		if r.subs, err = r.submodules(ctx); err != nil {
+			return nil, err
+		}
 		return r, nil
 	}
 	r.rec.Mode = ModeWorktree
@@ -168,27 +174,10 @@ func resolveSource(ctx context.Context, src Source) (*resolved, error) {
 // fails if that is no longer the content the key was made from.
 func (r *resolved) export(ctx context.Context, dst string) error {
 	if r.rec.Mode == ModeCommit {
-		arch := gitCmd(ctx, r.repo, "archive", "--format=tar", r.treeish)
-		untar := exec.CommandContext(ctx, "tar", "-x", "-f", "-", "-C", dst)
-		pipe, err := arch.StdoutPipe()
-		if err != nil {
+		if err := archive(ctx, r.repo, r.treeish, dst); err != nil {
 			return err
 		}
-		untar.Stdin = pipe
-		var aErr, tErr bytes.Buffer
-		arch.Stderr, untar.Stderr = &aErr, &tErr
-		if err := arch.Start(); err != nil {
-			return fmt.Errorf("git archive: %w", err)
-		}
-		if err := untar.Run(); err != nil {
-			arch.Process.Kill()
-			arch.Wait()
-			return fmt.Errorf("tar -x: %w: %s", err, strings.TrimSpace(tErr.String()))
-		}
-		if err := arch.Wait(); err != nil {
-			return fmt.Errorf("git archive %s: %w: %s", r.treeish, err, strings.TrimSpace(aErr.String()))
-		}
-		return nil
+		return r.exportSubmodules(ctx, dst, r.subs)
 	}
 	tree, err := hashTree(r.rec.Path, r.files, func(rel string, mode fs.FileMode, data []byte, link string) error {
 		if err := ctx.Err(); err != nil {

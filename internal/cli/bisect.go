@@ -44,7 +44,7 @@ hash, subject, the change it carries with its interval, the counted why (the
 functions, with --count instructions) and git diff --stat.
 
 The measure: --measure (default instr/txn with --count instructions, tps
-without; pooler-instr/txn or pooler-cpu/txn for a proxy). instr/txn is
+without; pooler-instr/txn or pooler-cpu/txn for a pooler). instr/txn is
 counted under Valgrind and repeats to a few instructions: three rounds
 decide a step.
 
@@ -96,7 +96,7 @@ interrupted or a step could not run (the log says what was done).`,
 	fs.SortFlags = false
 	fs.StringVar(&spec.Good, "good", "", "the good end: a revision (commit, tag, branch) of the source's repository")
 	fs.StringVar(&spec.Bad, "bad", "", "the bad end: a revision after --good on its first-parent line")
-	fs.StringVar(&spec.Measure, "measure", "", "the measure judged: "+measureNames()+" (default instr/txn with --count instructions, else tps; for a proxy pooler-instr/txn or pooler-cpu/txn)")
+	fs.StringVar(&spec.Measure, "measure", "", "the measure judged: "+measureNames()+" (default instr/txn with --count instructions, else tps; for a pooler (pgbouncer:, proxy:) pooler-instr/txn or pooler-cpu/txn)")
 	fs.Var(fraction{&spec.MinChange}, "min-change", "smallest change of interest, e.g. 1% or 0.5%: the ends must differ by more (default: the measure's own, instr/txn 0.1%; else 1%)")
 	fs.IntVar(&spec.RoundsMax, "rounds", plan.BisectRounds, "the most interleaved rounds a step takes to classify its commit (it stops once classified)")
 	fs.StringVar(&resume, "resume", "", "continue the bisect whose log is in DIR (its own command line, or the one given): completed steps are not run again, builds come from the build cache")

@@ -170,6 +170,10 @@ type Point struct {
 	Measures map[string]stats.Summary
 	Values   map[string][]float64
 	LeftOut  int
+	// Upstreams are where the target's statements went over those steps,
+	// when several servers were behind it (a primary and its replicas);
+	// nil otherwise.
+	Upstreams []UpstreamShare
 }
 
 // Centre is the point's central value of a measure: the geometric mean of
@@ -226,6 +230,7 @@ func AnalyzeFile(in Input) FileAnalysis {
 			fa.Steps[i].IdealSpeedup = diagnose.IdealSpeedup(f.Steps[i].Clients, f.Steps[d.Baseline].Clients, fa.Cores)
 		}
 	}
+	addUpstreams(fa.Points, f)
 	if d := fa.Diagnosis; d != nil {
 		if d.Knee >= 0 {
 			fa.Knee = f.Steps[d.Knee].Clients

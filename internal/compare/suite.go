@@ -374,6 +374,43 @@ func (s *Suite) Headline() string {
 	return h
 }
 
+// Lead is the suite's headline in one line, without the measures it
+// names: "Compared slow with base: failed: 3 of 6 bounded measures past
+// their bounds; 3 inconclusive". Details are those measures, a line each.
+func (s *Suite) Lead() string {
+	if len(s.Verdicts) == 0 {
+		return s.Headline()
+	}
+	parts := make([]string, len(s.Verdicts))
+	for i, v := range s.Verdicts {
+		parts[i] = fmt.Sprintf("Compared %s with %s: %s", s.Candidates[i], s.Baseline, v.Lead())
+	}
+	h := strings.Join(parts, "; ")
+	if n := s.expectFailures(); n > 0 {
+		h += fmt.Sprintf("; %d of %d rule checks failed", n, len(s.Outcomes))
+	}
+	if s.Incomplete != "" {
+		h += " (incomplete)"
+	}
+	return h
+}
+
+// Details are the measures the headline names, a line each under Lead
+// (stats.Verdict.Listed), each led by its candidate when there are
+// several.
+func (s *Suite) Details() []string {
+	var out []string
+	for i, v := range s.Verdicts {
+		for _, l := range v.Listed() {
+			if len(s.Verdicts) > 1 {
+				l = s.Candidates[i] + ": " + l
+			}
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
 func (s *Suite) expectFailures() int {
 	n := 0
 	for _, o := range s.Outcomes {

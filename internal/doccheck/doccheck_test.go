@@ -76,6 +76,7 @@ var notRun = []struct{ match, why string }{
 	{"micro --target prev=~/proj", "a project's repository at two revisions the docs do not give; internal/integration's TestMicroHistory stores runs of one"},
 	{"bisect --resume results/", "the log of a bisect the docs only show; internal/integration's TestHistoryBisectFindsTheCommitSkippingOnesThatDoNotBuild resumes one"},
 	{"--param base=proxy:base.yaml", "the definitions of two pooler builds the docs do not give (even --dry-run reads them); internal/cli's preset tests run pooler-ci"},
+	{"pgbouncer:src=", "a pgbouncer repository the docs do not give (REPO, ~/pgbouncer); internal/integration's TestPgBouncerFromSourceBalanced builds the fixture's and runs it"},
 }
 
 // expect names commands whose documented exit code is not 0 (or 0 or 1),

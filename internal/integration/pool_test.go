@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/pgscale/pgscale/internal/build/buildtest"
 	"github.com/pgscale/pgscale/internal/cli"
@@ -178,6 +179,49 @@ func TestBalancedPgBouncer(t *testing.T) {
 	}
 }
 
+// A pgbouncer built from source in one word (pgbouncer:src=, the fixture
+// at slow, found in the build cache the build tests filled, or built)
+// balancing select-only's reads over a primary and its replica
+// (balance=round-robin), its build said in the result and the report's
+// head; a workload that writes through a balancing pgbouncer is refused
+// before anything starts. About 10 s with the build cached.
+func TestPgBouncerFromSourceBalanced(t *testing.T) {
+	trackTime(t)
+	testenv.Slow(t)
+	repo := buildtest.PgBouncerSource(t)
+	dir := t.TempDir()
+	out := filepath.Join(dir, "r.json")
+	code, stdout, stderr := pgscale(t, "run", "--replicas", "1", "--pooler", "pgbouncer:src="+repo+"@slow,balance=round-robin", "-S", "-M", "simple", "-c", "8", "-T", "2", "-P", "0", "--out", out)
+	if code != cli.ExitOK {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, lastLines(stderr, 10))
+	}
+	f := readResult(t, out)
+	if b := f.Target.Pooler.Build; b == nil || b.Source != repo+"@slow" || b.Command != "./configure --without-openssl && make" || b.Commit == "" {
+		t.Errorf("the pooler's build: %+v", b)
+	}
+	if f.Target.Pooler.Settings["server_round_robin"] != "1" {
+		t.Errorf("settings %v: want server_round_robin=1", f.Target.Pooler.Settings)
+	}
+	if !strings.Contains(stdout, "pooler:   pgbouncer built from "+repo+"@slow (commit ") {
+		t.Errorf("the head does not say the pooler's build:\n%s", lastLines(stdout, 60))
+	}
+	u := f.Steps[0].Probes.Upstreams()
+	if u == nil || len(u.Servers) != 2 {
+		t.Fatalf("upstreams %+v", u)
+	}
+	for _, s := range u.Servers {
+		t.Logf("%s (%s): share %.2f", s.Name, s.Role, s.Share)
+		if s.Statements == nil || *s.Statements < 100 || s.Share < 0.1 {
+			t.Errorf("%s (%s) share %.2f: balance=round-robin should spread the reads over both", s.Name, s.Role, s.Share)
+		}
+	}
+	code, _, stderr = pgscale(t, "run", "--replicas", "1", "--pooler", "pgbouncer:balance=round-robin", "-b", "tpcb-like", "-M", "simple", "-c", "2", "-T", "2", "--out", filepath.Join(dir, "w.json"))
+	want := "the pooler (pgbouncer:balance=round-robin) is read_only: it may send any statement to a replica, and the workload writes (builtin:tpcb-like line 6: UPDATE pgbench_accounts"
+	if code != cli.ExitUsage || !strings.Contains(stderr, want) || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
+		t.Errorf("tpcb-like through a balancing pgbouncer: exit %d, want %d and one line:\n%s", code, cli.ExitUsage, stderr)
+	}
+}
+
 // A suite's cell on targets of its own (cells:): the tpcb-like cell
 // through pgbouncer in front of a primary and its replica sends every
 // statement to the primary; the select-only cell, on the balancing
@@ -188,8 +232,11 @@ func TestBalancedPgBouncer(t *testing.T) {
 // exit 2, no bundle, and so is its tpcb-like cell through a sharding
 // definition (its transaction writes beyond one shard); a parameter given
 // without the one that goes with it (given_together:) is said before the
-// run. About 40 s on 2 loaded cores (load average 13), the refusals
-// under a second.
+// run. The select-only cell's targets are opened once before the first
+// cell measures, and a balancing definition pgbouncer refuses is refused
+// then, before any cell, in seconds. About 50 s on 2 loaded cores (load
+// average 13), the refusals under a second but the broken definition's
+// (its servers start first: about 6 s).
 func TestSuiteCellsOnTargetsOfTheirOwn(t *testing.T) {
 	trackTime(t)
 	testenv.Slow(t)
@@ -229,6 +276,10 @@ warmup: 0.5s
 	if !strings.Contains(stderr, "cell workload=select-only runs on targets of its own: p=proxy:"+def) {
 		t.Errorf("the reopening is not said:\n%s", stderr)
 	}
+	// The select-only cell's targets were checked before the first cell.
+	if check, first := strings.Index(stderr, "checking cell workload=select-only's targets before the first cell measures"), strings.Index(stderr, "cell 1/2"); check < 0 || first < check {
+		t.Errorf("the select-only cell's targets are not checked before the first cell:\n%s", stderr)
+	}
 	x, err := result.ReadSuiteIndex(bundle)
 	if err != nil {
 		t.Fatal(err)
@@ -259,14 +310,39 @@ warmup: 0.5s
 		}
 	}
 
+	// A balancing definition pgbouncer refuses (load_balance_hosts as a
+	// [pgbouncer] setting, which 1.24 and later take in [databases] only,
+	// and 1.18 nowhere): refused before the first cell measures, in
+	// seconds, naming the cell, the target and pgbouncer's own line, with
+	// no bundle.
+	ex, err := os.ReadFile(def)
+	if err != nil {
+		t.Fatal(err)
+	}
+	broken := filepath.Join(dir, "broken.yaml")
+	if err := os.WriteFile(broken, []byte(strings.Replace(string(ex), "    server_round_robin = 1\n", "    server_round_robin = 1\n    load_balance_hosts = round-robin\n", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	none := filepath.Join(dir, "none")
+	started := time.Now()
+	code, _, stderr = pgscale(t, "suite", file, "--out", none, "--param", "balanced=proxy:"+broken)
+	took := time.Since(started)
+	want := "pgscale: cell workload=select-only (its targets checked before the first cell measures): target p: pgbouncer exited during start-up: "
+	if code != cli.ExitIncomplete || !strings.Contains(stderr, want) || !strings.Contains(stderr, "unknown parameter: pgbouncer/load_balance_hosts") || strings.Contains(stderr, "cell 1/2") {
+		t.Errorf("a broken balancing definition: exit %d, want %d and %q before any cell:\n%s", code, cli.ExitIncomplete, want, stderr)
+	}
+	t.Logf("a broken definition of the second cell refused in %s", took.Round(100*time.Millisecond))
+	if _, err := os.Stat(none); !os.IsNotExist(err) {
+		t.Errorf("a refused suite left %s (%v)", none, err)
+	}
+
 	// The balancing definition in the writing cell: refused, one line.
 	bad := filepath.Join(dir, "bad.yaml")
 	if err := os.WriteFile(bad, []byte(strings.Replace(src, "where: workload=select-only", "where: workload=tpcb-like", 1)), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	none := filepath.Join(dir, "none")
 	code, _, stderr = pgscale(t, "suite", bad, "--out", none)
-	want := "pgscale: cell workload=tpcb-like: p (proxy:" + def + ") is read_only: it may send any statement to a replica, and the workload writes (builtin:tpcb-like line 6: UPDATE pgbench_accounts"
+	want = "pgscale: cell workload=tpcb-like: p (proxy:" + def + ") is read_only: it may send any statement to a replica, and the workload writes (builtin:tpcb-like line 6: UPDATE pgbench_accounts"
 	if code != cli.ExitUsage || !strings.HasPrefix(stderr, want) || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
 		t.Errorf("exit %d, want %d and one line beginning %q:\n%s", code, cli.ExitUsage, want, stderr)
 	}
@@ -296,9 +372,15 @@ warmup: 0.5s
 		t.Errorf("a refused suite left %s (%v)", none, err)
 	}
 
-	// pooler-ci: a build given for base and not for base_balanced.
+	// pooler-ci: a pgbouncer given for base is balanced in the select-only
+	// cell, base_balanced derived from it: nothing to note. A balancing
+	// definition given without its plain one is noted.
 	code, stdout, _ = pgscale(t, "suite", "--preset", "pooler-ci", "--quick", "--dry-run", "--param", "base=pgbouncer:default_pool_size=5")
-	if code != cli.ExitOK || !strings.Contains(stdout, "pgscale: note: --param base is given without base_balanced, which pooler-ci takes with it: in the cells workload=select-only, base is base_balanced, left at its default (proxy:examples/proxy/pgbouncer-balanced.yaml)") {
+	if code != cli.ExitOK || strings.Contains(stdout, "note: --param") || !strings.Contains(stdout, "workload=select-only  on base=pgbouncer:of='settings:replicas=1',balance=round-robin,default_pool_size=5, cand=") {
+		t.Errorf("--dry-run: exit %d, base_balanced not derived from base:\n%s", code, stdout)
+	}
+	code, stdout, _ = pgscale(t, "suite", "--preset", "pooler-ci", "--quick", "--dry-run", "--param", "base_balanced=proxy:"+def)
+	if code != cli.ExitOK || !strings.Contains(stdout, "pgscale: note: --param base_balanced is given without base, which pooler-ci takes with it: pooler-ci's base is base, left at its default (pgbouncer:)") {
 		t.Errorf("--dry-run: exit %d, no note of the parameter given apart:\n%s", code, stdout)
 	}
 }

@@ -45,8 +45,8 @@ type BisectSpec struct {
 	// Good and Bad are the ends: revisions of that source's repository.
 	Good, Bad string
 	// Measure is the measure judged (compare.Measures); empty chooses
-	// instr/txn when counting instructions (pooler-instr/txn for a
-	// proxy), else tps (pooler-cpu/txn for a proxy).
+	// instr/txn when counting instructions (pooler-instr/txn for a pooler:
+	// pgbouncer: or proxy:), else tps (pooler-cpu/txn for one).
 	Measure string
 	// MinChange is the smallest change of interest, a fraction; 0 takes
 	// the measure's own (instr/txn's 0.1 %), else BisectMinChange.
@@ -177,7 +177,7 @@ func (spec *BisectSpec) open(ctx context.Context) (*bisectRun, error) {
 		return nil, err
 	}
 	r := &bisectRun{spec: spec, tgt: t, src: idx, built: map[string]*build.Build{}}
-	if r.md, err = spec.measure(t.Kind == target.ProxyKind, c.counting()); err != nil {
+	if r.md, err = spec.measure(t.Fronts(), c.counting()); err != nil {
 		return nil, err
 	}
 	r.dir = spec.Out

@@ -184,6 +184,12 @@ func RunSuite(ctx context.Context, spec SuiteSpec) (*SuiteRun, error) {
 		needs.Clients, needs.Prepared = max(needs.Clients, n.Clients), needs.Prepared || n.Prepared
 		cellSpecs[i], cellTargets[i], cellGiven[i], cellOwn[i] = cs, ts, given, own
 	}
+	// Every cell's targets are checked before the first cell measures
+	// (checkLater): a broken definition of the last cell is refused in
+	// seconds, not after the first cell's rounds.
+	if err := spec.checkLater(ctx, todo, cellTargets, needs); err != nil {
+		return nil, err
+	}
 	// Said once nothing refuses the run (every cell checked), so that a
 	// refusal is one line.
 	if note != "" {
@@ -295,7 +301,7 @@ func (spec *SuiteSpec) index(dir string, specs []target.Spec, cells []suite.Cell
 	s := spec.Suite
 	params := map[string]string{}
 	for _, p := range s.Params {
-		params[p.Name] = p.Value
+		params[p.Name] = p.Shown()
 	}
 	if spec.Resume {
 		x, err := result.ReadSuiteIndex(dir)

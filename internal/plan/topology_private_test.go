@@ -13,7 +13,7 @@ import (
 
 // A workload that cannot run where its targets send it is refused in one
 // line naming the target and the statements: writes through a definition
-// that may send them to a replica; a transaction whose writes a sharding
+// (or a pgbouncer: that balances) that may send them to a replica; a transaction whose writes a sharding
 // definition routes to more than one of its servers. What fits runs: reads
 // anywhere, and writes of one key value through the sharding one; so does
 // anything through a sharding definition in front of one server.
@@ -38,6 +38,9 @@ func TestTopologyRefusals(t *testing.T) {
 		{"one shard, tpcb-like", "p=proxy:" + one, "tpcb-like", ""},
 		{"balanced, simple-update", "p=proxy:" + balanced + ",of=s1", "simple-update", "p (proxy:" + balanced + ") is read_only: it may send any statement to a replica, and the workload writes (builtin:simple-update line 6: UPDATE pgbench_accounts"},
 		{"balanced, select-only", "p=proxy:" + balanced + ",of=s1", "select-only", ""},
+		{"balancing pgbouncer, tpcb-like", "p=pgbouncer:balance=round-robin,of=s1", "tpcb-like", "p (pgbouncer:balance=round-robin) is read_only: it may send any statement to a replica, and the workload writes (builtin:tpcb-like line 6: UPDATE pgbench_accounts"},
+		{"balancing pgbouncer, select-only", "p=pgbouncer:balance=round-robin,of=s1", "select-only", ""},
+		{"pgbouncer, tpcb-like", "p=pgbouncer:of=s1", "tpcb-like", ""},
 	} {
 		specs, err := target.ParseSpecs([]string{"s1=settings:", "s2=settings:", tc.target}, "", 2)
 		if err != nil {

@@ -46,8 +46,9 @@ func commentReach(d *Doc) *compare.Reach {
 // profiles a line saying how to record them.
 func writeComment(w io.Writer, d *Doc) error {
 	type suiteRows struct {
-		name string
-		cmp  *compare.Comparison
+		name  string
+		cmp   *compare.Comparison
+		files []compare.FileAnalysis
 	}
 	var rows []suiteRows
 	var verdicts []stats.Verdict
@@ -61,12 +62,12 @@ func writeComment(w io.Writer, d *Doc) error {
 		s := d.Suite
 		title, base, cands, verdicts, outcome = "pgscale suite "+s.Name, s.Baseline, s.Candidates, s.Verdicts, s.Outcome()
 		for _, c := range s.Cells {
-			rows = append(rows, suiteRows{c.Key, c.Comparison})
+			rows = append(rows, suiteRows{c.Key, c.Comparison, c.Files})
 		}
 	case k == KindComparison:
 		c := d.Comparison
 		title, base, cands, verdicts, outcome = "pgscale ab", c.Baseline, c.Candidates, c.Verdicts, c.Outcome()
-		rows = append(rows, suiteRows{c.Workload, c})
+		rows = append(rows, suiteRows{c.Workload, c, d.Analysis.Files})
 	case k == KindMicro || k == KindSuite && d.Micro != nil:
 		var b strings.Builder
 		o := d.Analysis.Outcome()
@@ -90,6 +91,9 @@ func writeComment(w io.Writer, d *Doc) error {
 	switch macro {
 	case stats.Fail:
 		head = fmt.Sprintf("failed: %d of %d bounded measures past their bounds", failed, bounded)
+		if failed == 1 {
+			head = fmt.Sprintf("failed: 1 of %d bounded measures past its bound", bounded)
+		}
 		if inconclusive > 0 {
 			head += fmt.Sprintf(", %d inconclusive", inconclusive)
 		}
@@ -132,7 +136,15 @@ func writeComment(w io.Writer, d *Doc) error {
 		links = html.FlameDiffLinks(htmlDoc(d))
 	}
 	for ci, cand := range cands {
-		fmt.Fprintf(&b, "**%s** against **%s**: %s\n\n", mdEscape(cand), mdEscape(base), mdEscape(verdicts[ci].Headline()))
+		// One line; the measures it would name are the findings below
+		// (failed or inconclusive), or without bounds listed here.
+		fmt.Fprintf(&b, "**%s** against **%s**: %s\n\n", mdEscape(cand), mdEscape(base), mdEscape(verdicts[ci].Lead()))
+		if v := verdicts[ci]; v.Outcome == stats.NoBound && len(v.Listed()) > 0 {
+			for _, l := range v.Listed() {
+				fmt.Fprintf(&b, "- %s\n", mdEscape(l))
+			}
+			b.WriteString("\n")
+		}
 		switch {
 		case len(fns[ci]) > 0:
 			functionsMarkdown(&b, fns[ci], "suite", func(r functionRow) string {
@@ -196,6 +208,13 @@ func writeComment(w io.Writer, d *Doc) error {
 			}
 		}
 		b.WriteString("\n")
+		var splits []readSplit
+		for _, r := range rows {
+			if r.cmp != nil {
+				splits = append(splits, readSplits(r.name, r.files, base, cand, commentSteps(r.cmp))...)
+			}
+		}
+		readSplitMarkdown(&b, splits, base, cand)
 		if slices.ContainsFunc(rows, func(r suiteRows) bool { return r.cmp != nil && r.cmp.Counted }) {
 			b.WriteString("Counted under Valgrind: the instructions are the programs', the throughput, CPU and context switches Valgrind's, so those are not compared (–); a run (or a suite's cells) not counting measures them natively.\n\n")
 		}

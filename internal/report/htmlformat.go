@@ -57,7 +57,8 @@ func htmlDoc(d *Doc) html.Doc {
 }
 
 // htmlSuite is a suite's matrix of changes for the page, with the suite's
-// headline as its title: a row per cell and client count, named by the
+// headline's lead as its title (the measures it names are the findings
+// under the grid): a row per cell and client count, named by the
 // cell's parameters, and a column per candidate and measure that some
 // cell shows (compare.Row.Shown: bounded, or changed; throughput always),
 // counted measures included, each with its outcome against its bound.
@@ -65,7 +66,7 @@ func htmlSuite(s *compare.Suite) []html.Matrix {
 	if len(s.Candidates) == 0 {
 		return nil
 	}
-	m := html.Matrix{Title: s.Headline(), Corner: "cell, clients", Outcome: s.Outcome().Verdict(), Class: outcomeClass(s.Outcome()),
+	m := html.Matrix{Title: s.Lead(), Corner: "cell, clients", Outcome: s.Outcome().Verdict(), Class: outcomeClass(s.Outcome()),
 		Findings: suiteFindings(s), Why: suiteWhy(s, false), Machine: suiteMachine(s), Note: suiteCellNote(s)}
 	for ci, cand := range s.Candidates {
 		for _, sc := range s.Cells {

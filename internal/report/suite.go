@@ -396,7 +396,10 @@ func plural1(n int) string {
 
 // suiteText writes the suite for a terminal.
 func suiteText(b *strings.Builder, s *compare.Suite, color bool) {
-	b.WriteString(s.Headline() + "\n")
+	b.WriteString(s.Lead() + "\n")
+	for _, d := range s.Details() {
+		b.WriteString(whyText([]string{d}, "  - "))
+	}
 	if s.Reach != nil {
 		b.WriteString(whyText([]string{s.Reach.Text}, "  note: "))
 	}
@@ -446,7 +449,13 @@ func suiteText(b *strings.Builder, s *compare.Suite, color bool) {
 // suiteMarkdown writes the suite as a pull-request comment.
 func suiteMarkdown(b *strings.Builder, s *compare.Suite) {
 	fmt.Fprintf(b, "### pgscale suite: %s\n\n", mdText(s.Name))
-	fmt.Fprintf(b, "%s **%s**\n\n", outcomeMark(s.Outcome()), mdText(s.Headline()))
+	fmt.Fprintf(b, "%s **%s**\n\n", outcomeMark(s.Outcome()), mdText(s.Lead()))
+	if d := s.Details(); len(d) > 0 {
+		for _, l := range d {
+			fmt.Fprintf(b, "- %s\n", mdText(l))
+		}
+		b.WriteString("\n")
+	}
 	if s.Reach != nil {
 		fmt.Fprintf(b, "%s\n\n", reachMarkdown(s.Reach))
 	}

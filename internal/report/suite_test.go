@@ -129,6 +129,7 @@ func TestGoldenPoolerCIComment(t *testing.T) {
 	d.Outputs = map[string]string{"comment": "out/comment.md", "html": "out/report.html"}
 	out := string(write(t, "comment", d))
 	for _, want := range []string{"failed: 2 of 2 bounded measures past their bounds", "`pooler-instr/txn@c=4` [workload=select-only]", "not compared (–)",
+		"Where the statements went", "| workload=select-only | 4 | primary 100%, replica1 0% |",
 		"(report.html#flame-diff-1-3-c4-pooler)"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the comment lacks %q:\n%s", want, out)

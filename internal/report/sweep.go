@@ -69,6 +69,9 @@ func writeHead(p page, name string, f *result.File) {
 	if t.Build != nil {
 		p.field("build", buildLine(t.Build))
 	}
+	if pl := t.Pooler; pl != nil && pl.Build != nil {
+		p.field("pooler", poolerBuildLine(pl))
+	}
 	p.field("machine", machine)
 	p.field("run", when)
 	if v := t.Valgrind; v != nil {
@@ -80,6 +83,24 @@ func writeHead(p page, name string, f *result.File) {
 			what, v.Version))
 	}
 	p.blank()
+}
+
+// poolerBuildLine says which build of its own a pooler runs: "pgbouncer
+// built from PATH@REV (commit 3039dde) by ./configure ... && make, build
+// 54dd00c1".
+func poolerBuildLine(pl *result.Pooler) string {
+	b := pl.Build
+	s := pl.Program + " built from " + b.Source
+	if b.Commit != "" {
+		s += " (commit " + ShortCommit(b.Commit) + ")"
+	}
+	if b.Command != "" {
+		s += " by " + b.Command
+	}
+	if len(b.Key) >= 8 {
+		s += ", build " + b.Key[:8]
+	}
+	return s
 }
 
 // buildLine says how a server built from source was made: "PATH@REV

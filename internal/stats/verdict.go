@@ -229,22 +229,71 @@ type Verdict struct {
 	Warnings []error
 }
 
-// headlineItems is how many measures a headline names before "and N
-// more".
-const headlineItems = 6
-
 // Headline sums the verdict up in one line, as the pooler's CI bot did:
 // "passed: all 6 bounded measures within their bounds", "failed: 1 of 6
 // bounded measures past its bound: tps@c=16 -5.4% ± 0.9%, bound -5%",
 // "inconclusive: 1 of 6 bounded measures undecided: ..." (the failed and
 // the inconclusive listed, up to six of each), or without bounds "no
 // bounds given: 2 of 20 measures changed: ..." — never "within bounds"
-// when nothing was bounded.
+// when nothing was bounded. It is Lead with the measures of Listed in it.
 func (v Verdict) Headline() string {
-	if v.Total == 0 {
-		return "No measures compared"
+	p := v.headline()
+	s := p.lead
+	if len(p.items) > 0 {
+		s += ": " + strings.Join(p.items, "; ")
 	}
-	list := func(keep func(Assessment) bool, item func(Assessment) string) (int, string) {
+	if p.more != "" {
+		s += "; " + p.more + ": " + strings.Join(p.moreItems, "; ")
+	}
+	return s
+}
+
+// Lead is the headline without the measures it lists, short enough for a
+// title: "failed: 3 of 6 bounded measures past their bounds; 3
+// inconclusive".
+func (v Verdict) Lead() string {
+	p := v.headline()
+	if p.more != "" {
+		return p.lead + "; " + p.more
+	}
+	return p.lead
+}
+
+// Listed are the measures the headline names, each a line under Lead:
+// "failed: tps@c=2 -54.0% ± 6.4%, bound -20%", "inconclusive: ... (about
+// 11 rounds would decide it ...)", or without bounds "tps@c=1 -5.0% ±
+// 1.0% (regressed)"; up to six of each kind, then "and N more".
+func (v Verdict) Listed() []string {
+	p := v.headline()
+	out := make([]string, 0, len(p.items)+len(p.moreItems))
+	for _, it := range p.items {
+		out = append(out, p.label+it)
+	}
+	for _, it := range p.moreItems {
+		out = append(out, "inconclusive: "+it)
+	}
+	return out
+}
+
+// headlineParts are a headline's lead, the measures it lists after it
+// (each with label in Listed), and for a failure with inconclusive
+// measures besides, their count and theirs.
+type headlineParts struct {
+	lead, label string
+	items       []string
+	more        string
+	moreItems   []string
+}
+
+// headlineItems is how many measures a headline names before "and N
+// more".
+const headlineItems = 6
+
+func (v Verdict) headline() headlineParts {
+	if v.Total == 0 {
+		return headlineParts{lead: "No measures compared"}
+	}
+	list := func(keep func(Assessment) bool, item func(Assessment) string) (int, []string) {
 		var items []string
 		n := 0
 		for _, a := range v.Assessments {
@@ -259,7 +308,7 @@ func (v Verdict) Headline() string {
 		if n > len(items) {
 			items = append(items, fmt.Sprintf("and %d more", n-len(items)))
 		}
-		return n, strings.Join(items, "; ")
+		return n, items
 	}
 	of := func(n int) string {
 		if v.Bounded == 1 {
@@ -269,21 +318,22 @@ func (v Verdict) Headline() string {
 	}
 	if v.Bounded == 0 && v.Undecidable > 0 {
 		_, items := list(func(a Assessment) bool { return a.Undecidable }, Assessment.String)
-		return fmt.Sprintf("inconclusive: nothing decided: %s beyond what this runner's spread can decide: %s", countOf(v.Undecidable, "bounded measure"), items)
+		return headlineParts{lead: fmt.Sprintf("inconclusive: nothing decided: %s beyond what this runner's spread can decide", countOf(v.Undecidable, "bounded measure")),
+			label: "beyond this runner: ", items: items}
 	}
 	switch v.Outcome {
 	case NoBound:
 		n, items := list(func(a Assessment) bool { return a.Effect == Improved || a.Effect == Regressed },
 			func(a Assessment) string { return a.String() + " (" + a.Effect.String() + ")" })
 		if n == 0 {
-			return fmt.Sprintf("no bounds given: none of %d measures changed significantly", v.Total)
+			return headlineParts{lead: fmt.Sprintf("no bounds given: none of %d measures changed significantly", v.Total)}
 		}
-		return fmt.Sprintf("no bounds given: %d of %d measures changed: %s", n, v.Total, items)
+		return headlineParts{lead: fmt.Sprintf("no bounds given: %d of %d measures changed", n, v.Total), items: items}
 	case Pass:
 		if v.Bounded == 1 {
-			return "passed: the bounded measure is within its bound"
+			return headlineParts{lead: "passed: the bounded measure is within its bound"}
 		}
-		return fmt.Sprintf("passed: all %d bounded measures within their bounds", v.Bounded)
+		return headlineParts{lead: fmt.Sprintf("passed: all %d bounded measures within their bounds", v.Bounded)}
 	}
 	undecided := func(a Assessment) string {
 		s := a.String()
@@ -294,18 +344,18 @@ func (v Verdict) Headline() string {
 	}
 	ni, inc := list(func(a Assessment) bool { return a.Outcome == Inconclusive }, undecided)
 	if v.Outcome == Inconclusive {
-		return fmt.Sprintf("inconclusive: %s undecided: %s", of(ni), inc)
+		return headlineParts{lead: fmt.Sprintf("inconclusive: %s undecided", of(ni)), label: "inconclusive: ", items: inc}
 	}
 	nf, failed := list(func(a Assessment) bool { return a.Outcome == Fail }, Assessment.String)
 	verb := "past their bounds"
 	if nf == 1 {
 		verb = "past its bound"
 	}
-	s := fmt.Sprintf("failed: %s %s: %s", of(nf), verb, failed)
+	p := headlineParts{lead: fmt.Sprintf("failed: %s %s", of(nf), verb), label: "failed: ", items: failed}
 	if ni > 0 {
-		s += fmt.Sprintf("; %d inconclusive: %s", ni, inc)
+		p.more, p.moreItems = fmt.Sprintf("%d inconclusive", ni), inc
 	}
-	return s
+	return p
 }
 
 // Counts returns the tallies in one line: "24 measures, 6 bounded: 4

@@ -160,6 +160,25 @@ func TestEvaluateOutcomes(t *testing.T) {
 			if got := v.Headline(); !strings.HasPrefix(got, tt.headline) || strings.Contains(got, "within bounds") && v.Bounded == 0 {
 				t.Errorf("Headline() = %q\nwant it to start %q", got, tt.headline)
 			}
+			// The lead names no measure; the lines under it name each
+			// one the headline names.
+			lead, listed := v.Lead(), v.Listed()
+			if strings.Contains(lead, "@c=") || !strings.HasPrefix(v.Headline(), strings.SplitN(lead, ";", 2)[0]) {
+				t.Errorf("Lead() = %q of headline %q", lead, v.Headline())
+			}
+			for _, l := range listed {
+				_, item, _ := strings.Cut(l, ": ")
+				if v.Outcome == stats.NoBound {
+					item = l
+				}
+				if !strings.Contains(v.Headline(), item) {
+					t.Errorf("Listed() line %q is not in the headline %q", l, v.Headline())
+				}
+			}
+			if tt.name == "worst of three" && (lead != "failed: 1 of 3 bounded measures past its bound; 1 inconclusive" || len(listed) != 2 ||
+				listed[0] != "failed: tps@c=8 -10.0% ± 0.9%, bound -3%" || !strings.HasPrefix(listed[1], "inconclusive: p99@c=8 +4.0%")) {
+				t.Errorf("worst of three: lead %q, listed %q", lead, listed)
+			}
 		})
 	}
 }

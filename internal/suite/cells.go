@@ -178,13 +178,33 @@ func (s *Suite) expandOnce(text string, c Cell) string {
 		if v, ok := c.Value(name); ok {
 			return v
 		}
-		for _, p := range s.Params {
-			if p.Name == name {
-				return p.Value
-			}
+		if p := s.param(name); p != nil {
+			return s.valueOf(*p)
 		}
 		return m
 	})
+}
+
+// param is the suite's parameter called name, nil if none.
+func (s *Suite) param(name string) *Param {
+	for i := range s.Params {
+		if s.Params[i].Name == name {
+			return &s.Params[i]
+		}
+	}
+	return nil
+}
+
+// valueOf is a parameter's value as text: a derived one's is that of the
+// parameter it derives from (its target; the derivation is the target's,
+// expandParams).
+func (s *Suite) valueOf(p Param) string {
+	if p.Balancing != "" {
+		if from := s.param(p.Balancing); from != nil {
+			return from.Value
+		}
+	}
+	return p.Value
 }
 
 // TargetSpecs returns the suite's targets with the parameters' values in
@@ -201,14 +221,22 @@ func (s *Suite) TargetSpecs() []target.Given {
 
 // expandParams is g with the parameters' values in its {{name}}
 // templates; other {{...}} (a proxy's own templates) are left as they are.
+//
+// A parameter that derives its target from another's (Param.Balancing)
+// stands for that one's value, and makes g its balancing variant
+// (target.Given.Balanced), with the fix to say where pgscale cannot derive
+// one.
 func (s *Suite) expandParams(g target.Given) target.Given {
+	for _, n := range templateNames(g.Templates()) {
+		if p := s.param(n); p != nil && p.Balancing != "" {
+			g.Balanced = true
+			g.Fix = fmt.Sprintf("give --param %s=proxy:FILE.yaml, a definition that balances reads over the replicas (as examples/proxy/pgbouncer-balanced.yaml, with %s's build:)", p.Name, p.Balancing)
+		}
+	}
 	return g.Expand(func(text string) string {
 		return template.ReplaceAllStringFunc(text, func(m string) string {
-			name := template.FindStringSubmatch(m)[1]
-			for _, p := range s.Params {
-				if p.Name == name {
-					return p.Value
-				}
+			if p := s.param(template.FindStringSubmatch(m)[1]); p != nil {
+				return s.valueOf(*p)
 			}
 			return m
 		})
@@ -218,11 +246,9 @@ func (s *Suite) expandParams(g target.Given) target.Given {
 // SetParam sets a parameter's value (--param NAME=VALUE); a name that is
 // neither a parameter nor an axis is a usage error.
 func (s *Suite) SetParam(name, value string) error {
-	for i := range s.Params {
-		if s.Params[i].Name == name {
-			s.Params[i].Value = value
-			return nil
-		}
+	if p := s.param(name); p != nil {
+		p.Value, p.Balancing = value, ""
+		return nil
 	}
 	var have []string
 	for _, p := range s.Params {

@@ -82,11 +82,30 @@ func (p *parsed) fill(s *Suite, fs *fileSpec) error {
 			return p.errAt("$.params", "parameter %v: a name of its own, letters, digits and _", item.Key)
 		}
 		seen[name] = true
+		if from, ok, err := balancing(item.Value); ok || err != nil {
+			if err != nil {
+				return p.errAt("$.params."+name, "parameter %s: %v", name, err)
+			}
+			s.Params = append(s.Params, Param{Name: name, Balancing: from})
+			continue
+		}
 		text, err := value(item.Value)
 		if err != nil {
 			return p.errAt("$.params."+name, "parameter %s: %v", name, err)
 		}
 		s.Params = append(s.Params, Param{Name: name, Value: text})
+	}
+	for _, pr := range s.Params {
+		if pr.Balancing == "" {
+			continue
+		}
+		from := s.param(pr.Balancing)
+		switch {
+		case from == nil:
+			return p.errAt("$.params."+pr.Name, "parameter %s: balancing: %s is no parameter of the suite", pr.Name, pr.Balancing)
+		case from.Balancing != "" || from.Name == pr.Name:
+			return p.errAt("$.params."+pr.Name, "parameter %s: balancing: %s is derived itself: name a parameter with a value", pr.Name, pr.Balancing)
+		}
 	}
 	if fs.Setup != nil {
 		s.Setup = fs.Setup.SQL
@@ -365,6 +384,11 @@ func (p *parsed) check(s *Suite) error {
 	for _, ax := range s.Axes {
 		if !used[ax.Name] && !optionAxes[ax.Name] {
 			return p.errAt("$.matrix."+ax.Name, "axis %s is used by no template: write {{%s}} in setup or a script (or :%s in a script), or drop it", ax.Name, ax.Name, ax.Name)
+		}
+	}
+	for _, pr := range s.Params {
+		if pr.Balancing != "" && used[pr.Name] {
+			used[pr.Balancing] = true // its target is derived from that one's
 		}
 	}
 	for _, pr := range s.Params {

@@ -124,8 +124,24 @@ type Axis struct {
 	line   int
 }
 
-// Param is one parameter's value (a cell has one per axis).
-type Param struct{ Name, Value string }
+// Param is one parameter's value (a cell has one per axis). A suite's
+// parameter may instead derive a target from another's (params: NAME:
+// {balancing: OTHER}): Balancing names that other parameter, whose target
+// it is, balancing reads over its server's replicas (target.Spec.Balanced),
+// until --param gives it a value of its own.
+type Param struct {
+	Name, Value string
+	Balancing   string
+}
+
+// Shown is the parameter's value as a bundle's index and notes say it:
+// its value, or "balancing OTHER" for one derived from another.
+func (p Param) Shown() string {
+	if p.Balancing != "" {
+		return "balancing " + p.Balancing
+	}
+	return p.Value
+}
 
 // Script is one script of the workload: a built-in, a file, or inline SQL,
 // with its weight.
@@ -530,6 +546,29 @@ func duration(s string) (time.Duration, error) {
 }
 
 // value is a YAML scalar as text.
+// balancing reads a parameter written {balancing: OTHER}: ok when it is
+// one, and an error when it is a map of another shape.
+func balancing(v any) (from string, ok bool, err error) {
+	var m map[string]any
+	switch x := v.(type) {
+	case map[string]any:
+		m = x
+	case yaml.MapSlice:
+		m = map[string]any{}
+		for _, item := range x {
+			m[fmt.Sprint(item.Key)] = item.Value
+		}
+	default:
+		return "", false, nil
+	}
+	want := fmt.Errorf("a parameter is a value, or {balancing: OTHER}: OTHER's target balancing reads over its server's replicas")
+	f, isText := m["balancing"].(string)
+	if len(m) != 1 || !isText || f == "" {
+		return "", true, want
+	}
+	return f, true, nil
+}
+
 func value(v any) (string, error) {
 	switch x := v.(type) {
 	case string:

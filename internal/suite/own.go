@@ -351,7 +351,8 @@ func (s *Suite) Apart(given []string) []string {
 	for _, group := range s.Together {
 		var missing []string
 		for _, name := range group {
-			if !isGiven[name] {
+			// One left to derive its target from a given one follows it.
+			if p := s.param(name); !isGiven[name] && !(p != nil && p.Balancing != "" && isGiven[p.Balancing]) {
 				missing = append(missing, name)
 			}
 		}
@@ -381,10 +382,8 @@ func (s *Suite) Apart(given []string) []string {
 // default (proxy:...)".
 func (s *Suite) usesOf(name string) []string {
 	value := ""
-	for _, p := range s.Params {
-		if p.Name == name {
-			value = p.Value
-		}
+	if p := s.param(name); p != nil {
+		value = p.Shown()
 	}
 	names := func(gs []target.Given) []string {
 		var out []string

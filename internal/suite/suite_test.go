@@ -1,6 +1,8 @@
 package suite_test
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -232,9 +234,12 @@ func joinTargets(ts []target.Given) string {
 
 // A cells: entry gives the cells it matches targets of their own, in
 // place of the suite's of the same names (the pooler-ci preset's
-// load-balanced cell through balancing definitions), with the parameters'
-// values in their templates; --param of one of a given_together: group
-// without the other is said, naming where the other stands.
+// load-balanced cell through balancing poolers), with the parameters'
+// values in their templates, a parameter written {balancing: OTHER}
+// deriving its target from OTHER's (the same pgbouncer balancing) until
+// --param gives it one; --param of one of a given_together: group without
+// the other is said, naming where the other stands, unless the other
+// follows it.
 func TestCellsOwnTargets(t *testing.T) {
 	s, err := suite.Preset("pooler-ci", true)
 	if err != nil {
@@ -244,13 +249,22 @@ func TestCellsOwnTargets(t *testing.T) {
 	if gs, own := s.CellTargets(cells[0]); own || joinTargets(gs) != joinTargets(s.TargetSpecs()) {
 		t.Errorf("cell %s: own %v, targets %s", cells[0].Key(), own, joinTargets(gs))
 	}
+	if err := s.SetParam("cand", "pgbouncer:src=/src/pgbouncer@v1.25.1,default_pool_size=4"); err != nil {
+		t.Fatal(err)
+	}
 	if err := s.SetParam("base_balanced", "proxy:bal.yaml"); err != nil {
 		t.Fatal(err)
 	}
 	gs, own := s.CellTargets(cells[1])
-	want := "base=proxy:bal.yaml,of='settings:replicas=1' cand=proxy:examples/proxy/pgbouncer-balanced.yaml,of='settings:replicas=1'"
+	want := "base=proxy:bal.yaml,of='settings:replicas=1' cand=pgbouncer:of='settings:replicas=1',src=/src/pgbouncer@v1.25.1,balance=round-robin,default_pool_size=4"
 	if !own || joinTargets(gs) != want {
 		t.Errorf("cell %s: own %v, targets %s, want %s", cells[1].Key(), own, joinTargets(gs), want)
+	}
+	if notes := s.Apart([]string{"cand"}); len(notes) != 0 {
+		t.Errorf("cand given, cand_balanced derived from it: notes %q", notes)
+	}
+	if notes := s.Apart([]string{"cand_balanced"}); len(notes) != 1 || !strings.HasPrefix(notes[0], "--param cand_balanced is given without cand, which pooler-ci takes with it") {
+		t.Errorf("cand_balanced given alone: notes %q", notes)
 	}
 	if got := s.OwnKeys(); strings.Join(got, " ") != "workload=select-only" {
 		t.Errorf("own keys %v", got)
@@ -259,7 +273,7 @@ func TestCellsOwnTargets(t *testing.T) {
 	if len(notes) != 1 || notes[0] != "--param base is given without base_balanced, which pooler-ci takes with it: in the cells workload=select-only, base is base_balanced, left at its default (proxy:bal.yaml): give --param base_balanced=... too" {
 		t.Errorf("notes %q", notes)
 	}
-	for _, given := range [][]string{nil, {"base", "base_balanced"}, {"base", "base_balanced", "cand", "cand_balanced"}} {
+	for _, given := range [][]string{nil, {"base", "base_balanced"}, {"base", "base_balanced", "cand", "cand_balanced"}, {"base", "base_balanced", "cand"}} {
 		if notes := s.Apart(given); len(notes) != 0 {
 			t.Errorf("given %v: notes %q", given, notes)
 		}
@@ -333,5 +347,56 @@ func TestCellsOwnTargetsErrors(t *testing.T) {
 				t.Errorf("error %v; want one usage line beginning %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// A parameter written {balancing: OTHER} is checked where it is written:
+// OTHER must be a parameter with a value, the map have that one key; and a
+// target it derives that pgscale cannot balance (a proxy: definition) is
+// refused in one line saying which --param to give instead.
+func TestBalancingParam(t *testing.T) {
+	src := `name: bal
+targets: ["p={{plain}},of='settings:replicas=1'"]
+params: {plain: "pgbouncer:", balanced: {balancing: plain}}
+matrix:
+  workload: [tpcb-like, select-only]
+scripts:
+  - builtin: "{{workload}}"
+cells:
+  - where: workload=select-only
+    targets: ["p={{balanced}},of='settings:replicas=1'"]
+`
+	s, err := suite.Parse("bal.yaml", "", "bal", []byte(src), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if gs, _ := s.CellTargets(s.Cells()[1]); joinTargets(gs) != "p=pgbouncer:of='settings:replicas=1',balance=round-robin" {
+		t.Errorf("derived: %s", joinTargets(gs))
+	}
+	for edit, want := range map[string]string{
+		"{balancing: nope}":           "bal.yaml:3:41: parameter balanced: balancing: nope is no parameter of the suite",
+		"{balancing: balanced}":       "bal.yaml:3:41: parameter balanced: balancing: balanced is derived itself",
+		"{balancing: plain, also: 1}": "bal.yaml:3:41: parameter balanced: a parameter is a value, or {balancing: OTHER}",
+		"{other: plain}":              "bal.yaml:3:41: parameter balanced: a parameter is a value, or {balancing: OTHER}",
+	} {
+		_, err := suite.Parse("bal.yaml", "", "bal", []byte(strings.Replace(src, "{balancing: plain}", edit, 1)), false)
+		if err == nil || !usage.Is(err) || !strings.HasPrefix(err.Error(), want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%s: %v\nwant one usage line beginning %q", edit, err, want)
+		}
+	}
+	// A plain value of a proxy definition cannot be balanced by pgscale.
+	dir := t.TempDir()
+	def := filepath.Join(dir, "plain.yaml")
+	if err := os.WriteFile(def, []byte("command: pgbouncer {{dir}}/p.ini\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SetParam("plain", "proxy:"+def); err != nil {
+		t.Fatal(err)
+	}
+	gs, _ := s.CellTargets(s.Cells()[1])
+	_, err = target.ParseGiven(gs, "", 1)
+	want := "target p: balancing reads: pgscale derives that of pgbouncer: (its own pgbouncer) only, not of proxy:" + def + ": give --param balanced=proxy:FILE.yaml, a definition that balances reads over the replicas"
+	if err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("a proxy definition balanced: %v\nwant %s", err, want)
 	}
 }

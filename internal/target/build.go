@@ -36,7 +36,7 @@ func buildOf(ctx context.Context, spec Spec, b builder, o *opening) (*build.Buil
 func builderOf(spec Spec) (builder, error) {
 	b, ok := spec.Arg.(builder)
 	if !ok || !spec.kind().builds || !b.needsBuild() {
-		return nil, usage.Errorf("%s: this target builds nothing; pgscale build takes src: targets, settings: targets with ext= and proxy: definitions with build:", spec)
+		return nil, usage.Errorf("%s: this target builds nothing; pgscale build takes src: targets, settings: targets with ext=, pgbouncer: targets with src= and proxy: definitions with build:", spec)
 	}
 	return b, nil
 }

@@ -1,6 +1,7 @@
 package target
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -18,6 +19,11 @@ type Given struct {
 	Kind Kind
 	Def  []byte
 	Dir  string
+	// Balanced, when set, makes the target its spec's balancing variant
+	// (Spec.Balanced): a suite's parameter that derives it from another;
+	// Fix is what to give instead where pgscale cannot derive one.
+	Balanced bool
+	Fix      string
 }
 
 // Texts are --target values as Givens.
@@ -33,6 +39,11 @@ func Texts(specs []string) []Given {
 // redacted: the spec, or NAME=KIND:DEF with the definition as the kind
 // writes it back (a proxy's: an inline JSON object).
 func (g Given) String() string {
+	if g.Balanced {
+		if t, err := g.parse(); err == nil {
+			return t.String()
+		}
+	}
 	if g.Def == nil {
 		return secret.Redact(g.Spec)
 	}
@@ -47,8 +58,26 @@ func (g Given) String() string {
 // definition becomes its program's name ("b=proxy:{pgbouncer ...}").
 func (g Given) Brief() string { return Brief(g.String()) }
 
-// parse reads one given target: its spec, or its definition by its kind.
+// parse reads one given target: its spec, or its definition by its kind,
+// and with Balanced derives its balancing variant.
 func (g Given) parse() (Spec, error) {
+	t, err := g.parseAsGiven()
+	if err != nil || !g.Balanced {
+		return t, err
+	}
+	b, err := t.Balanced()
+	var ue *UnbalancedError
+	if errors.As(err, &ue) {
+		ue.Fix = g.Fix
+	}
+	if err != nil {
+		return t, fmt.Errorf("target %s: %w", t.Name, err)
+	}
+	return b, nil
+}
+
+// parseAsGiven reads the target as its spec or definition says.
+func (g Given) parseAsGiven() (Spec, error) {
 	if g.Def == nil {
 		return ParseSpec(g.Spec)
 	}

@@ -19,7 +19,7 @@ var examples = map[target.Kind][]string{
 		"rep=settings:replicas=2,work_mem=8MB"},
 	target.DSN: {"kw=dsn:host=db1 port=5432 dbname=app", "uri=dsn:postgres://app@db1:6432/app?sslmode=disable"},
 	target.Pooled: {"p=pgbouncer:", "p=pgbouncer:of=direct", "p=pgbouncer:pool_mode=session,of=direct, ignore_startup_parameters='extra_float_digits,search_path'",
-		"p=pgbouncer:of='bin:/opt/pg/bin,replicas=2'"},
+		"p=pgbouncer:of='bin:/opt/pg/bin,replicas=2'", "p=pgbouncer:src=/src/pgbouncer@v1.25.1+/tmp/a.patch,balance=round-robin,pool_mode=session"},
 	target.ProxyKind: {`b=proxy:{"command":"pgbouncer {{dir}}/b.ini","files":{"b.ini":"[databases]\n* = host={{upstream.host}}, port={{upstream.port}}\n"},"of":"direct"}`,
 		`b=proxy:{"command":"pgcat {{dir}}/c.toml","ready":"5s"},of=s1,of=s2`,
 		`c=proxy:{"command":"pgpool -n"},of='settings:replicas=1,work_mem=8MB'`},

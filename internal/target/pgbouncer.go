@@ -35,6 +35,14 @@ type PgBouncerOptions struct {
 	StartTimeout time.Duration // default 30 s
 	// Valgrind, when set, runs it under callgrind (--count instructions).
 	Valgrind *Valgrind
+	// Replicas, with Balance, are the server's streaming replicas: its
+	// database is then a host list of the server and them, server
+	// connections opened to each in turn (Balance is "round-robin", which
+	// pgbouncer 1.24 and later write load_balance_hosts=round-robin in
+	// [databases]), and idle ones handed out in turn too
+	// (server_round_robin=1 unless Settings say otherwise).
+	Replicas []*pgconn.Config
+	Balance  string
 }
 
 // PgBouncer is a running pgbouncer owned by this process, in a temporary
@@ -108,7 +116,19 @@ func StartPgBouncer(ctx context.Context, opts PgBouncerOptions) (p *PgBouncer, e
 	if p.FileLimit, err = checkPgBouncerFiles(tmpl); err != nil {
 		return p, err
 	}
-	def := pgbouncerDef(opts.Binary, tmpl, opts.TCP)
+	ups := []Upstream{UpstreamOf("", opts.Server)}
+	if opts.Balance != "" {
+		for _, r := range opts.Replicas {
+			u := UpstreamOf("", r)
+			u.Role = "replica"
+			ups = append(ups, u)
+		}
+	}
+	db, err := pgbouncerDatabase(ups, opts.Balance, version)
+	if err != nil {
+		return p, err
+	}
+	def := pgbouncerDef(opts.Binary, db, tmpl, opts.TCP)
 	def.Ready = opts.StartTimeout
 	port := 6432 // the socket's name, in a directory of its own
 	if opts.TCP {
@@ -120,7 +140,7 @@ func StartPgBouncer(ctx context.Context, opts PgBouncerOptions) (p *PgBouncer, e
 		p.ConfigFile = filepath.Join(px.Dir, "pgbouncer.ini")
 		p.Settings = pgbouncerSettings(strconv.Itoa(px.Port), px.Dir, opts)
 	}
-	px, err := StartProxy(ctx, ProxyOptions{Def: def, Upstreams: []Upstream{UpstreamOf("", opts.Server)}, Port: port,
+	px, err := StartProxy(ctx, ProxyOptions{Def: def, Upstreams: ups, Port: port,
 		DirPrefix: "pgscale-pgbouncer-", OSUser: opts.OSUser, OpenFiles: p.FileLimit, Valgrind: opts.Valgrind,
 		Check: func(ctx context.Context, px *Proxy) error {
 			have(px)
@@ -132,15 +152,15 @@ func StartPgBouncer(ctx context.Context, opts PgBouncerOptions) (p *PgBouncer, e
 	return p, err
 }
 
-// pgbouncerDef is the proxy definition of a pgbouncer with these
-// [pgbouncer] settings (templates for listen_port and unix_socket_dir):
-// every database to the upstream as its user, clients over the unix
-// socket in its directory, or over TCP.
-func pgbouncerDef(bin string, settings []Setting, tcp bool) ProxyDef {
+// pgbouncerDef is the proxy definition of a pgbouncer whose every
+// database is db (pgbouncerDatabase's connection string, a template), with
+// these [pgbouncer] settings (templates for listen_port and
+// unix_socket_dir): clients over the unix socket in its directory, or over
+// TCP.
+func pgbouncerDef(bin, db string, settings []Setting, tcp bool) ProxyDef {
 	var b strings.Builder
 	b.WriteString("; written by pgscale\n[databases]\n")
-	b.WriteString("* ={{with upstream.host}} host={{connquote .}}{{end}} port={{upstream.port}}" +
-		"{{with upstream.user}} user={{connquote .}}{{end}}{{with upstream.password}} password={{connquote .}}{{end}}\n")
+	b.WriteString("* =" + db + "\n")
 	b.WriteString("\n[pgbouncer]\n")
 	for _, s := range settings {
 		v := s.Value
@@ -155,6 +175,36 @@ func pgbouncerDef(bin string, settings []Setting, tcp bool) ProxyDef {
 	}
 	return ProxyDef{Program: "pgbouncer", Command: shellQuote(bin) + " {{dir}}/pgbouncer.ini",
 		Files: []ProxyFile{{Name: "pgbouncer.ini", Template: b.String()}}, Connect: connect, Admin: PgBouncerAdmin()}
+}
+
+// loadBalanceSince is the first pgbouncer that names how a host list is
+// balanced (load_balance_hosts, a [databases] option; round-robin is its
+// default, and what a host list always did before).
+var loadBalanceSince = [2]int{1, 24}
+
+// pgbouncerDatabase is the connection string of the [databases] entry
+// every database name goes to, as a template of the upstreams: the first
+// as its server and user, and with balance every upstream's host in a
+// list (one port for all: pgbouncer's host list has no port per host).
+func pgbouncerDatabase(ups []Upstream, balance, version string) (string, error) {
+	if balance == "" || len(ups) == 1 {
+		return "{{with upstream.host}} host={{connquote .}}{{end}} port={{upstream.port}}" +
+			"{{with upstream.user}} user={{connquote .}}{{end}}{{with upstream.password}} password={{connquote .}}{{end}}", nil
+	}
+	hosts := make([]string, len(ups))
+	for i, u := range ups {
+		if u.Port != ups[0].Port {
+			return "", fmt.Errorf("balance=%s: the server listens on port %d and its replica %s on %d, but pgbouncer's host list has one port for all: leave --tcp out (each server then has a unix socket of its own, on the same port)",
+				balance, ups[0].Port, u.Host, u.Port)
+		}
+		hosts[i] = u.Host
+	}
+	db := " host={{" + strconv.Quote(connQuote(strings.Join(hosts, ","))) + "}} port={{upstream.port}}" +
+		"{{with upstream.user}} user={{connquote .}}{{end}}{{with upstream.password}} password={{connquote .}}{{end}}"
+	if versionAtLeast(version, loadBalanceSince) {
+		db += " load_balance_hosts=" + balance
+	}
+	return db, nil
 }
 
 // PgBouncerAdmin is PgBouncer's admin console (the database "pgbouncer",
@@ -216,6 +266,11 @@ func pgbouncerSettings(port, socketDir string, opts PgBouncerOptions) []Setting 
 		{"max_client_conn", strconv.Itoa(maxClients)},
 		// pgx and JDBC send it; pgbouncer refuses unknown startup parameters.
 		{"ignore_startup_parameters", "extra_float_digits"},
+	}
+	if opts.Balance != "" {
+		// Idle server connections handed out in turn too, not the last
+		// one used first: otherwise one host gets most of the load.
+		s = append(s, Setting{"server_round_robin", "1"})
 	}
 	if opts.Server.TLSConfig != nil {
 		// sslmode=prefer (libpq's default) parses into TLS with a plain

@@ -420,3 +420,27 @@ func TestProxyBuildPatchBesideTheDefinition(t *testing.T) {
 		t.Errorf("build %+v, want source %s", b, want)
 	}
 }
+
+// The balancing example starts on this machine's pgbouncer (Debian's
+// 1.18) in front of the cluster and passes queries; the form it once
+// suggested, load_balance_hosts in [pgbouncer], is refused by pgbouncer as
+// it starts, its log's line in the one-line error (which a suite now sees
+// before its first cell measures).
+func TestProxyPgBouncerBalanced(t *testing.T) {
+	needPgBouncer(t)
+	ex := targettest.Example(t, "pgbouncer-balanced")
+	b, err := os.ReadFile(ex)
+	if err != nil {
+		t.Fatal(err)
+	}
+	broken := writeDef(t, strings.Replace(string(b), "    server_round_robin = 1\n", "    server_round_robin = 1\n    load_balance_hosts = round-robin\n", 1))
+	if _, err := openProxy(t, broken, 20); err == nil || !strings.Contains(err.Error(), "pgbouncer exited during start-up") ||
+		!strings.Contains(err.Error(), "unknown parameter: pgbouncer/load_balance_hosts") || strings.Contains(err.Error(), "\n") {
+		t.Errorf("load_balance_hosts in [pgbouncer]: %v", err)
+	}
+	servers, err := openProxy(t, ex, 20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkProxy(t, servers, "pgbouncer", 1)
+}

@@ -7,8 +7,8 @@ import (
 
 // RebaseSpec returns a target spec with every relative path in it taken
 // relative to dir instead of the working directory: a bin: directory, a
-// proxy: definition's file, a src: tree and its patches, and every ext=
-// tree and its patches. It is how a suite file's targets mean the same
+// proxy: definition's file, a src: tree and its patches, every ext=
+// tree and its patches, and a pgbouncer:'s src= tree and its patches. It is how a suite file's targets mean the same
 // wherever the command runs. A spec holding a {{template}} (filled in
 // later from --param), an inline proxy definition, or any other kind is
 // returned as it is; so is a spec that does not split into NAME=KIND:.
@@ -33,7 +33,7 @@ func RebaseSpec(spec, dir string) string {
 		k, v, isKV := strings.Cut(it, "=")
 		k = strings.TrimSpace(k)
 		switch {
-		case isKV && k == "ext" && (Kind(kind) == Src || Kind(kind) == Settings):
+		case isKV && (k == "ext" && (Kind(kind) == Src || Kind(kind) == Settings) || k == "src" && Kind(kind) == Pooled):
 			items[i] = k + "=" + rebaseItem(v, func(s string) string { return rebaseSource(s, dir) })
 		case pathDone || isKV && !(Kind(kind) == Src && !isSrcOption(it)):
 		case Kind(kind) == Bin, Kind(kind) == ProxyKind && !strings.HasPrefix(it, "{"):

@@ -37,7 +37,8 @@ func (r Revisioned) Label() string {
 const extensionWhat = "the extension"
 
 // revisable is an Arg with sources at revisions: the server and the
-// extensions of src:, the extensions of settings:, a proxy's build:.
+// extensions of src:, the extensions of settings:, a pgbouncer:'s src=, a
+// proxy's build:.
 type revisable interface {
 	// sources lists them, each with its revision as written.
 	sources() []Revisioned
@@ -66,7 +67,7 @@ func (t Spec) Recorded() string {
 func BisectSource(spec Spec) (Revisioned, int, error) {
 	r, ok := spec.Arg.(revisable)
 	if !ok {
-		return Revisioned{}, 0, usage.Errorf("%s builds nothing from source: bisect takes src:PATH, settings:,ext=PATH, src:PATH@REV,ext=PATH or a proxy: definition whose build: has a source", spec)
+		return Revisioned{}, 0, usage.Errorf("%s builds nothing from source: bisect takes src:PATH, settings:,ext=PATH, src:PATH@REV,ext=PATH, pgbouncer:src=PATH or a proxy: definition whose build: has a source", spec)
 	}
 	srcs := r.sources()
 	found := -1
@@ -81,7 +82,7 @@ func BisectSource(spec Spec) (Revisioned, int, error) {
 	}
 	if found < 0 {
 		if len(srcs) == 0 {
-			return Revisioned{}, 0, usage.Errorf("%s builds nothing from source: bisect takes src:PATH, settings:,ext=PATH or a proxy: definition whose build: has a source", spec)
+			return Revisioned{}, 0, usage.Errorf("%s builds nothing from source: bisect takes src:PATH, settings:,ext=PATH, pgbouncer:src=PATH or a proxy: definition whose build: has a source", spec)
 		}
 		return Revisioned{}, 0, usage.Errorf("%s: every source has a revision; write the one to bisect without @REV (bisect builds it at each commit between --good and --bad)", spec)
 	}
@@ -234,6 +235,21 @@ func (a ProxyArg) atRev(_ int, rev string) (Arg, error) {
 	return out, nil
 }
 
+func (a PgBouncerArg) sources() []Revisioned {
+	if a.Source == nil {
+		return nil
+	}
+	return []Revisioned{{What: "pgbouncer's tree", Source: *a.Source}}
+}
+
+// atRev is the same pgbouncer built from its tree at rev.
+func (a PgBouncerArg) atRev(_ int, rev string) (Arg, error) {
+	src := *a.Source
+	src.Rev = rev
+	a.Source = &src
+	return a, nil
+}
+
 // Fronted returns a pooler or proxy spec that names no server to front
 // with one of its own (of='settings:'), as bisect measures each commit's
 // pooler on a server of its own; other specs come back as they are.
@@ -288,7 +304,7 @@ func recordedCommits(spec Spec, rec result.Target) []string {
 		ext(1)
 	case SettingsArg:
 		ext(0)
-	case ProxyArg:
+	case ProxyArg, PgBouncerArg:
 		if p := rec.Pooler; p != nil && p.Build != nil && len(out) > 0 {
 			out[0] = p.Build.Commit
 		}

@@ -47,6 +47,10 @@ func TestBisectBetween(t *testing.T) {
 		// The installed server's extension, recorded under the CI's commits.
 		{spec: "settings:,ext=/ext", before: result.Target{Build: &result.Build{Extensions: []result.BuildExtension{{}}}},
 			after: result.Target{}, good: "5555555", bad: "6666666", want: "settings:ext=/ext", what: "the extension /ext"},
+		// A pgbouncer built from its tree at two commits.
+		{spec: "pgbouncer:src=/pgb@" + pgB + ",balance=round-robin", before: result.Target{Pooler: &result.Pooler{Build: &result.PoolerBuild{Commit: pgA}}},
+			after: result.Target{Pooler: &result.Pooler{Build: &result.PoolerBuild{Commit: pgB}}}, good: pgA, bad: pgB,
+			want: "pgbouncer:src=/pgb,balance=round-robin", what: "pgbouncer's tree"},
 		{spec: "settings:", good: pgA, bad: pgB, err: "was not built from source"},
 		{spec: "bin:/usr/lib/postgresql/15/bin", good: pgA, bad: pgB, err: "was not built from source"},
 		{spec: "src:/pg,ext=/ext", before: rec(pgA, exA), after: rec(pgA, exA), good: "7777777", bad: "8888888",

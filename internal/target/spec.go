@@ -156,6 +156,10 @@ func (t Spec) Ephemeral() bool {
 	return false
 }
 
+// Fronts reports whether the target is a pooler or proxy in front of other
+// servers (pgbouncer:, proxy:), whose own costs are its measures.
+func (t Spec) Fronts() bool { return t.kind().fronts > 0 }
+
 // String returns the spec as written, with any password redacted:
 // NAME=KIND:ARG, or KIND:ARG for an unnamed target.
 func (t Spec) String() string {
