@@ -12,7 +12,7 @@ import (
 
 	"github.com/pgscale/pgscale/internal/compare"
 	"github.com/pgscale/pgscale/internal/plan"
-	"github.com/pgscale/pgscale/internal/probeopt"
+	"github.com/pgscale/pgscale/internal/probeid"
 	"github.com/pgscale/pgscale/internal/report"
 	"github.com/pgscale/pgscale/internal/result"
 	"github.com/pgscale/pgscale/internal/stats"
@@ -105,7 +105,7 @@ incomplete).`,
 			// Counted and given no bounds: decide as a simulation-mode
 			// CI does, on the count at one client (plan fills the bounds
 			// in, knowing whether a pooler is counted).
-			spec.CountedDefaults = len(spec.Bounds) == 0 && spec.Probes.On(probeopt.NameInstructions) && !spec.Calibrate
+			spec.CountedDefaults = len(spec.Bounds) == 0 && spec.Probes.On(probeid.Instructions.Name) && !spec.Calibrate
 			switch {
 			case spec.Calibrate && !fs.Changed("rounds"):
 				spec.Rounds = 0 // the calibration's default, which depends on its clusters
@@ -171,7 +171,7 @@ incomplete).`,
 	fs.BoolVar(&spec.Calibrate, "calibrate", false, "run the baseline against itself (A/A) and print each measure's noise, the spread between cluster layouts, and the rounds needed to detect a 2% and a 5% change")
 	registerBounds(fs, &spec.Bounds, &spec.Confidence)
 	registerInconclusive(fs, &inconclusive)
-	f.outputs.register(fs, func(rf report.Format) bool { return rf.Comparisons })
+	f.outputs.register(fs, func(rf report.Format) bool { return rf.Shows(report.KindComparison) })
 	f.register(fs, "directory for the result files, one per target (default results/ab-<workload>-<UTC time>)")
 	registerCluster(fs, &f.c)
 	registerBuildCache(fs, &f.c.Cluster.BuildCache)
@@ -243,8 +243,7 @@ func showRun(files []*result.File, dir string, stdout io.Writer, outputs *output
 	if err != nil {
 		return nil, usage.Wrap(err)
 	}
-	a := compare.Analyze(inputs)
-	a.Comparison, a.Noise = cmp, noise
+	a := compare.Analyze(inputs, compare.Compared{Comparison: cmp, Noise: noise})
 	d := &report.Doc{Analysis: a, Color: colorTerminal(stdout)}
 	return verdictError(cmp, inconclusive), show(d, stdout, outputs)
 }

@@ -12,7 +12,7 @@ import (
 	"github.com/pgscale/pgscale/internal/compare"
 	"github.com/pgscale/pgscale/internal/disturb"
 	"github.com/pgscale/pgscale/internal/observe"
-	"github.com/pgscale/pgscale/internal/probe"
+	"github.com/pgscale/pgscale/internal/probeid"
 	"github.com/pgscale/pgscale/internal/result"
 	"github.com/pgscale/pgscale/internal/stats"
 	"github.com/pgscale/pgscale/internal/target"
@@ -130,7 +130,7 @@ func (spec *ABSpec) runOn(ctx context.Context, targets []*prepared, specs []targ
 		return nil, err
 	}
 	setupTook := time.Since(began)
-	if spec.Probes.On(probe.NameProfile) || spec.counting() {
+	if spec.Probes.On(probeid.Profile.Name) || spec.counting() {
 		// Every target's pprof files in a directory of its own, by
 		// default inside the run's: profiles/NAME/round-R-step-S-cN.pb.gz.
 		base := spec.Probes.ProfileDir

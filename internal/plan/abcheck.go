@@ -8,7 +8,7 @@ import (
 
 	"github.com/pgscale/pgscale/internal/compare"
 	"github.com/pgscale/pgscale/internal/disturb"
-	"github.com/pgscale/pgscale/internal/probe"
+	"github.com/pgscale/pgscale/internal/probeid"
 	"github.com/pgscale/pgscale/internal/stats"
 	"github.com/pgscale/pgscale/internal/target"
 	"github.com/pgscale/pgscale/internal/usage"
@@ -57,7 +57,7 @@ func (spec *ABSpec) check() ([]target.Spec, []disturb.Disturbance, uint64, error
 			return nil, nil, 0, usage.Errorf("disturbances run with whole-step turns only: drop --slice")
 		case l.Connect:
 			return nil, nil, 0, usage.Errorf("-C opens a connection per transaction; --slice keeps one per target: use one or the other")
-		case spec.Probes.On(probe.NameProfile):
+		case spec.Probes.On(probeid.Profile.Name):
 			// Probes watch one server for a whole step, which slices share
 			// between the targets: --profile would record nothing.
 			return nil, nil, 0, usage.Errorf("--profile records each target's steps with whole-step turns only: add --slice 0")

@@ -12,7 +12,7 @@ import (
 
 	"github.com/pgscale/pgscale/internal/build"
 	"github.com/pgscale/pgscale/internal/compare"
-	"github.com/pgscale/pgscale/internal/probe"
+	"github.com/pgscale/pgscale/internal/probeid"
 	"github.com/pgscale/pgscale/internal/prose"
 	"github.com/pgscale/pgscale/internal/result"
 	"github.com/pgscale/pgscale/internal/secret"
@@ -159,7 +159,7 @@ func (spec *BisectSpec) open(ctx context.Context) (*bisectRun, error) {
 		// Valgrind's pace, and a step judges only the counts: each of these
 		// probes is one more backend started under callgrind in every step,
 		// about a quarter of a step's time (53 s against 39 s here).
-		for _, name := range []string{probe.NameWaits, probe.NameLocks, probe.NameStatements} {
+		for _, name := range []string{probeid.Waits.Name, probeid.Locks.Name, probeid.Statements.Name} {
 			spec.Common.Probes.Set(name, false)
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/pgscale/pgscale/internal/disturb"
 	"github.com/pgscale/pgscale/internal/engine"
 	"github.com/pgscale/pgscale/internal/probe"
+	"github.com/pgscale/pgscale/internal/probeid"
 	"github.com/pgscale/pgscale/internal/prose"
 	"github.com/pgscale/pgscale/internal/result"
 	"github.com/pgscale/pgscale/internal/target"
@@ -17,7 +18,7 @@ import (
 
 // counting reports whether the run counts the server's instructions
 // (--count instructions).
-func (c *Common) counting() bool { return c.Probes.On(probe.NameInstructions) }
+func (c *Common) counting() bool { return c.Probes.On(probeid.Instructions.Name) }
 
 // checkCount finds what cannot go with --count instructions before
 // anything starts, and finds Valgrind: every ephemeral server then runs
@@ -43,7 +44,7 @@ func (c *Common) checkCount(ds []disturb.Disturbance) error {
 		v.Extra = probe.CacheSimOptions()
 	}
 	// Hardware counters would count Valgrind's work, not the server's.
-	c.Probes.Set(probe.NameCounters, false)
+	c.Probes.Set(probeid.Counters.Name, false)
 	c.Cluster.Valgrind = v
 	// Every target counts on a server of its own, started the same way:
 	// on a shared server the first target to run pays, in its count, for

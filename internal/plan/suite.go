@@ -14,7 +14,7 @@ import (
 	"github.com/pgscale/pgscale/internal/disturb"
 	"github.com/pgscale/pgscale/internal/load"
 	"github.com/pgscale/pgscale/internal/observe"
-	"github.com/pgscale/pgscale/internal/probe"
+	"github.com/pgscale/pgscale/internal/probeid"
 	"github.com/pgscale/pgscale/internal/probeopt"
 	"github.com/pgscale/pgscale/internal/result"
 	"github.com/pgscale/pgscale/internal/secret"
@@ -426,7 +426,7 @@ func (spec *SuiteSpec) cellSpec(c suite.Cell, seed uint64, given []target.Given)
 		cs.Probes.None = true
 	}
 	if s.Profile {
-		cs.Probes.Set(probe.NameProfile, true)
+		cs.Probes.Set(probeid.Profile.Name, true)
 	}
 	cs.Probes.SetCount(l.Count)
 	defines := map[string]string{}
@@ -516,7 +516,7 @@ func (spec *SuiteSpec) runCell(ctx context.Context, cs ABSpec, targets []*prepar
 		// diagnosis (what report of the cell's file prints).
 		name := targets[0].name
 		want := filepath.Join(dir, name+".json")
-		if (cs.Probes.On(probe.NameProfile) || cs.counting()) && cs.Probes.ProfileDir == "" {
+		if (cs.Probes.On(probeid.Profile.Name) || cs.counting()) && cs.Probes.ProfileDir == "" {
 			// The cell's pprof files in the bundle, beside its result
 			// file, as an A/B cell's are.
 			targets[0].profileDir = filepath.Join(dir, "profiles", name)
