@@ -11,7 +11,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/pgscale/pgscale/internal/compare"
-	"github.com/pgscale/pgscale/internal/probeopt"
+	"github.com/pgscale/pgscale/internal/probeid"
 	"github.com/pgscale/pgscale/internal/report"
 	"github.com/pgscale/pgscale/internal/result"
 	"github.com/pgscale/pgscale/internal/schedule/ab"
@@ -106,7 +106,7 @@ incomplete).`,
 			// Counted and given no bounds: decide as a simulation-mode
 			// CI does, on the count at one client (abSpec fills the
 			// bounds in, knowing whether a pooler is counted).
-			a.CountedDefaults = len(a.Bounds) == 0 && g.Probes.On(probeopt.NameInstructions) && !a.Calibrate
+			a.CountedDefaults = len(a.Bounds) == 0 && g.Probes.On(probeid.Instructions.Name) && !a.Calibrate
 			switch {
 			case a.Calibrate && !fs.Changed("rounds"):
 				a.Rounds = 0 // the calibration's default, which depends on its clusters
@@ -183,7 +183,7 @@ incomplete).`,
 	fs.BoolVar(&a.Calibrate, "calibrate", false, "run the baseline against itself (A/A) and print each measure's noise, the spread between cluster layouts, and the rounds needed to detect a 2% and a 5% change")
 	registerBounds(fs, &a.Bounds, &a.Confidence)
 	registerInconclusive(fs, &inconclusive)
-	f.outputs.register(fs, func(rf report.Format) bool { return rf.Comparisons })
+	f.outputs.register(fs, func(rf report.Format) bool { return rf.Shows(report.KindComparison) })
 	f.register(fs, "directory for the result files, one per target (default results/ab-<workload>-<UTC time>)")
 	registerCluster(fs, &f.c)
 	registerBuildCache(fs, &f.c.Cluster.BuildCache)
@@ -287,8 +287,7 @@ func showRun(files []*result.File, dir string, stdout io.Writer, outputs *output
 	if err != nil {
 		return nil, usage.Wrap(err)
 	}
-	a := compare.Analyze(inputs)
-	a.Comparison, a.Noise = cmp, noise
+	a := compare.Analyze(inputs, compare.Compared{Comparison: cmp, Noise: noise})
 	d := &report.Doc{Analysis: a, Color: colorTerminal(stdout)}
 	return verdictError(cmp, inconclusive), show(d, stdout, outputs)
 }

@@ -10,7 +10,7 @@ import (
 	"github.com/pgscale/pgscale/internal/compare"
 	"github.com/pgscale/pgscale/internal/disturb"
 	"github.com/pgscale/pgscale/internal/experiment"
-	"github.com/pgscale/pgscale/internal/probeopt"
+	"github.com/pgscale/pgscale/internal/probeid"
 	"github.com/pgscale/pgscale/internal/schedule/ab"
 	"github.com/pgscale/pgscale/internal/stats"
 	"github.com/pgscale/pgscale/internal/target"
@@ -140,7 +140,7 @@ func settleAB(spec *ab.Spec, a abGiven) error {
 			return usage.Errorf("disturbances run with whole-step turns only: drop --slice")
 		case l.Connect:
 			return usage.Errorf("-C opens a connection per transaction; --slice keeps one per target: use one or the other")
-		case spec.Probes.On(probeopt.NameProfile):
+		case spec.Probes.On(probeid.Profile.Name):
 			// Probes watch one server for a whole step, which slices share
 			// between the targets: --profile would record nothing.
 			return usage.Errorf("--profile records each target's steps with whole-step turns only: add --slice 0")

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -13,7 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/pgscale/pgscale/internal/compare"
-	"github.com/pgscale/pgscale/internal/probeopt"
+	"github.com/pgscale/pgscale/internal/probeid"
 	"github.com/pgscale/pgscale/internal/report"
 	"github.com/pgscale/pgscale/internal/result"
 	"github.com/pgscale/pgscale/internal/schedule/ab"
@@ -183,7 +184,7 @@ func bisectSpec(ctx context.Context, g common, b bisectGiven) (bisect.Spec, erro
 		// Valgrind's pace, and a step judges only the counts: each of these
 		// probes is one more backend started under callgrind in every step,
 		// about a quarter of a step's time (53 s against 39 s here).
-		for _, name := range []string{probeopt.NameWaits, probeopt.NameLocks, probeopt.NameStatements} {
+		for _, name := range []string{probeid.Waits.Name, probeid.Locks.Name, probeid.Statements.Name} {
 			a.Probes.Set(name, false)
 		}
 	}
@@ -279,26 +280,32 @@ func resumeBisect(cmd *cobra.Command, argv []string, dir string, stdout, stderr 
 	return root.ExecuteContext(cmd.Context())
 }
 
-// showBisect prints the bisect's text report and writes it, the markdown
-// and the HTML page beside the log.
+// showBisect prints the bisect's text report, and writes it beside the
+// log in every format of the registry that shows a bisect (bisect.txt,
+// bisect.md, bisect.html).
 func showBisect(log *result.Bisect, dir string, stdout io.Writer) error {
 	fmt.Fprintln(stdout)
-	if err := report.WriteBisect(stdout, log); err != nil {
+	d := &report.Doc{Bisect: log}
+	text, _ := report.Lookup("text")
+	if err := text.Write(stdout, d); err != nil {
 		return err
 	}
 	var errs []error
-	write := func(name string, fn func(io.Writer) error) {
-		f, err := os.Create(filepath.Join(dir, name))
-		if err != nil {
-			errs = append(errs, err)
-			return
+	var names []string
+	for _, f := range report.Formats() {
+		if !f.Shows(report.KindBisect) {
+			continue
 		}
-		errs = append(errs, fn(f), f.Close())
+		name := "bisect." + f.Ext
+		names = append(names, name)
+		var buf bytes.Buffer
+		if err := f.Write(&buf, d); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		errs = append(errs, result.WriteFileAtomic(filepath.Join(dir, name), buf.Bytes()))
 	}
-	write("bisect.txt", func(w io.Writer) error { return report.WriteBisect(w, log) })
-	write("bisect.md", func(w io.Writer) error { return report.WriteBisectMarkdown(w, log) })
-	write("bisect.html", func(w io.Writer) error { return report.WriteBisectHTML(w, log) })
-	fmt.Fprintf(stdout, "\nbisect log: %s (reports bisect.txt, bisect.md, bisect.html beside it)\n", filepath.Join(dir, result.BisectFile))
+	fmt.Fprintf(stdout, "\nbisect log: %s (reports %s beside it)\n", filepath.Join(dir, result.BisectFile), strings.Join(names, ", "))
 	return errors.Join(errs...)
 }
 

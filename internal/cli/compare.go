@@ -100,8 +100,7 @@ one failed, 4 when one is inconclusive (--inconclusive pass|fail maps it),
 				// A bound matching no measure, or files with nothing to compare.
 				return usage.Wrap(err)
 			}
-			a := compare.Analyze(inputs)
-			a.Comparison = c
+			a := compare.Analyze(inputs, compare.Compared{Comparison: c})
 			if err := show(&report.Doc{Analysis: a, Color: colorTerminal(stdout)}, stdout, &outputs); err != nil {
 				return err
 			}
@@ -112,7 +111,7 @@ one failed, 4 when one is inconclusive (--inconclusive pass|fail maps it),
 	fs.SortFlags = false
 	registerBounds(fs, &bounds, &confidence)
 	registerInconclusive(fs, &inconclusive)
-	outputs.register(fs, func(rf report.Format) bool { return rf.Comparisons })
+	outputs.register(fs, func(rf report.Format) bool { return rf.Shows(report.KindComparison) })
 	fs.BoolVar(&unpaired, "unpaired", false, "compare files of one ab run unpaired too (Mann-Whitney U)")
 	fs.StringVar(&baseline, "baseline", "", "store:LABEL or store:LABEL@COMMIT: compare with runs stored in the history store instead of a BASE.json")
 	fs.StringVar(&location, "store", "", "with --baseline store:...: the "+storeHelp+" (default as for pgscale history: $"+store.EnvLocation+", else the default file)")

@@ -14,6 +14,7 @@ import (
 	"github.com/pgscale/pgscale/internal/experiment"
 	"github.com/pgscale/pgscale/internal/load"
 	"github.com/pgscale/pgscale/internal/observe"
+	"github.com/pgscale/pgscale/internal/probeid"
 	"github.com/pgscale/pgscale/internal/probeopt"
 	"github.com/pgscale/pgscale/internal/result"
 	"github.com/pgscale/pgscale/internal/secret"
@@ -180,7 +181,7 @@ func checkCount(c *experiment.Common) error {
 		v.Extra = probeopt.CacheSimOptions()
 	}
 	// Hardware counters would count Valgrind's work, not the server's.
-	c.Probes.Set(probeopt.NameCounters, false)
+	c.Probes.Set(probeid.Counters.Name, false)
 	c.Cluster.Valgrind = v
 	// Every target counts on a server of its own, started the same way:
 	// on a shared server the first target to run pays, in its count, for

@@ -79,7 +79,8 @@ whatever was found), 1 when one is, 2 for bad usage.
 				return err
 			}
 			c := &trend.Check{Store: st.Location(), Series: len(series), Changes: changes, Assessments: trend.Judge(changes, b), Warnings: warns}
-			if err := report.WriteCheck(stdout, c); err != nil {
+			text, _ := report.Lookup("text")
+			if err := text.Write(stdout, &report.Doc{Check: c}); err != nil {
 				return err
 			}
 			if n := len(c.Outside()); n > 0 {

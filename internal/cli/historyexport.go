@@ -82,7 +82,7 @@ a note.
 				}
 				inputs = append(inputs, compare.Input{Name: name, File: file})
 			}
-			d := report.NewDoc(compare.Analyze(inputs))
+			d := report.NewDoc(compare.Analyze(inputs, compare.Compared{}))
 			var buf bytes.Buffer
 			if err := rf.Write(&buf, d); err != nil {
 				return err

@@ -24,7 +24,8 @@ func newHistoryListCmd(stdout io.Writer, open opener) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return report.WriteSeries(stdout, st.Location(), series)
+			text, _ := report.Lookup("text")
+			return text.Write(stdout, &report.Doc{Series: &report.Series{Store: st.Location(), Series: series}})
 		},
 	}
 }

@@ -27,8 +27,9 @@ points marked, the commit on hover.
 
 ` + filterHelp(),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if format != "text" && format != "html" {
-				return usage.Errorf("--format %q: want text or html", format)
+			rf, err := report.Lookup(format)
+			if err != nil || !rf.Shows(report.KindHistory) {
+				return usage.Errorf("--format %q: want %s", format, historyFormats())
 			}
 			st, f, err := open.filtered(cmd, args)
 			if err != nil {
@@ -44,18 +45,18 @@ points marked, the commit on hover.
 			}
 			h := &report.History{Store: st.Location(), Series: hs, Changes: trend.ChangePointsOf(hs, stats.ChangePointOptions{})}
 			var buf bytes.Buffer
-			if format == "html" {
-				err = report.WriteHistoryHTML(&buf, h)
-			} else {
-				err = report.WriteHistoryText(&buf, h)
-			}
-			if err != nil {
+			if err := rf.Write(&buf, &report.Doc{History: h}); err != nil {
 				return err
 			}
 			return writeOutput(stdout, output, buf.Bytes())
 		},
 	}
-	cmd.Flags().StringVar(&format, "format", "text", "text or html")
+	cmd.Flags().StringVar(&format, "format", "text", historyFormats())
 	cmd.Flags().StringVarP(&output, "output", "o", "", "write to FILE instead of stdout")
 	return cmd
+}
+
+// historyFormats names the formats that show the history.
+func historyFormats() string {
+	return report.Names(func(f report.Format) bool { return f.Shows(report.KindHistory) })
 }

@@ -157,9 +157,7 @@ points.`,
 	registerInconclusive(fs, &inconclusive)
 	rec.register(fs, true)
 	fs.Lookup("commit").Usage = "commit [NAME=]SHA target NAME measured, or every target without one (default: the commit the target's tree was at, PATH@REV; else the CI environment's commit; repeatable)"
-	outputs.register(fs, func(f report.Format) bool {
-		return f.Name == "markdown" || f.Name == "comment" || f.Name == "verdict" || f.Name == "html"
-	})
+	outputs.register(fs, func(f report.Format) bool { return f.Shows(report.KindMicro) })
 	return cmd
 }
 

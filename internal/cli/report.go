@@ -75,8 +75,7 @@ Formats: ` + report.Names(func(report.Format) bool { return true }) + `.`,
 					return usage.Wrap(err)
 				}
 			}
-			a := compare.Analyze(inputs)
-			a.Comparison, a.Noise = cmp, noise
+			a := compare.Analyze(inputs, compare.Compared{Comparison: cmp, Noise: noise})
 			d := &report.Doc{Analysis: a, Color: output == "" && colorTerminal(stdout)}
 			if err := writeReport(f, d, stdout, output); err != nil {
 				return err

@@ -97,7 +97,7 @@ an ab target's ext= is (settings:,ext=...).`,
 				status = " (incomplete)"
 			}
 			fmt.Fprintf(stdout, "result: %s%s\n", path, status)
-			if werr := f.outputs.write(report.NewDoc(compare.Analyze([]compare.Input{{Name: path, File: file}}))); werr != nil && err == nil {
+			if werr := f.outputs.write(report.NewDoc(compare.Analyze([]compare.Input{{Name: path, File: file}}, compare.Compared{}))); werr != nil && err == nil {
 				err = werr
 			}
 			err = errors.Join(err, rec.record(cmd.Context(), stdout, []written{{path: path, file: file}}))
@@ -110,7 +110,7 @@ an ab target's ext= is (settings:,ext=...).`,
 	fs := cmd.Flags()
 	fs.SortFlags = false
 	f.register(fs, "result file (default results/<workload>-<UTC time>.json)")
-	f.outputs.register(fs, func(rf report.Format) bool { return rf.Files })
+	f.outputs.register(fs, func(rf report.Format) bool { return rf.Shows(report.KindFiles) })
 	fs.StringVar(&dsn, "dsn", "", "connection string of an existing server (URI or keyword form); libpq environment variables are honoured; without it, an ephemeral cluster")
 	fs.StringArrayVar(&f.c.Expect, "expect", nil, expectHelp)
 	fs.StringVar(&pooler, "pooler", "", "connect the clients through a pooler started in front of the server: "+target.PoolerForms())

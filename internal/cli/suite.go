@@ -195,7 +195,7 @@ bounded), 1 one failed (or a decision rule did), 4 one is inconclusive
 	fs.StringVar(&resume, "resume", "", "complete the bundle in DIR: run only its missing or incomplete cells")
 	fs.StringVar(&g.IO, "io", "auto", "client socket I/O: auto, raw or netpoll")
 	fs.StringVar(&g.Colocate, "colocate", "auto", colocateHelp)
-	outputs.register(fs, func(rf report.Format) bool { return rf.Comparisons })
+	outputs.register(fs, func(rf report.Format) bool { return rf.Shows(report.KindComparison) })
 	rec.register(fs, true)
 	registerCluster(fs, &c)
 	ag.register(fs, false)
@@ -351,9 +351,7 @@ func loadBundleWith(dir string, bounds *stats.Bounds, opt stats.Options) (*repor
 	if err != nil {
 		return nil, usage.Wrap(err)
 	}
-	a := compare.Analyze(b.Files)
-	a.Suite, a.Micro = s, ms
-	return report.NewDoc(a), nil
+	return report.NewDoc(compare.Analyze(b.Files, compare.Compared{Suite: s, Micro: ms})), nil
 }
 
 // suiteMicro judges the micro cells' run files of a bundle, as each

@@ -13,6 +13,7 @@ import (
 	"github.com/pgscale/pgscale/internal/load"
 	"github.com/pgscale/pgscale/internal/micro"
 	"github.com/pgscale/pgscale/internal/observe"
+	"github.com/pgscale/pgscale/internal/probeid"
 	"github.com/pgscale/pgscale/internal/probeopt"
 	"github.com/pgscale/pgscale/internal/rig"
 	"github.com/pgscale/pgscale/internal/schedule/ab"
@@ -151,7 +152,7 @@ func cellGiven(s *suite.Suite, c suite.Cell, seed uint64, g suiteGiven) (common,
 		probes.None = true
 	}
 	if s.Profile {
-		probes.Set(probeopt.NameProfile, true)
+		probes.Set(probeid.Profile.Name, true)
 	}
 	probes.SetCount(l.Count)
 	cg := common{Argv: g.Argv, Version: Version, Cluster: g.Cluster, Observer: g.Observer, Probes: &probes}

@@ -5,6 +5,7 @@ import (
 	"sort"
 
 	"github.com/pgscale/pgscale/internal/diagnose"
+	"github.com/pgscale/pgscale/internal/flame"
 	"github.com/pgscale/pgscale/internal/micro"
 	"github.com/pgscale/pgscale/internal/result"
 	"github.com/pgscale/pgscale/internal/stats"
@@ -12,10 +13,11 @@ import (
 
 // Analysis is everything a report shows, computed once from result files:
 // what each file says on its own (its steps' figures and verdicts, a
-// sweep's diagnosis and knee, each measure's centre per client count), and
-// the comparison of the files, the noise of an A/A run or a suite's
-// comparison of its cells. Every format lays it out and computes nothing
-// of its own, so that a rule is decided once (docs/architecture.md).
+// sweep's diagnosis and knee, each measure's centre per client count), the
+// comparison of the files, the noise of an A/A run or a suite's
+// comparison of its cells, and the flame graphs of the profiles the files
+// name. Every format lays it out and computes nothing of its own, so that
+// a rule is decided once (docs/architecture.md).
 type Analysis struct {
 	Files      []FileAnalysis
 	Comparison *Comparison
@@ -24,6 +26,21 @@ type Analysis struct {
 	// Micro are micro-benchmark runs' analyses: pgscale micro's, or a
 	// suite's micro cells'.
 	Micro []*micro.Analysis
+	// Flames are the flame graphs of the files' profiles, each file's and
+	// the differential ones of A/B runs' candidates, indexed by Files
+	// (nil for an analysis made without Analyze).
+	Flames *flame.Set
+}
+
+// Compared is what a command compared of the files, which their analysis
+// holds beside each file's own: the comparison (an A/B run's, pgscale
+// compare's), an A/A run's noise, a suite's comparison of its cells,
+// micro-benchmark runs' analyses.
+type Compared struct {
+	Comparison *Comparison
+	Noise      *Noise
+	Suite      *Suite
+	Micro      []*micro.Analysis
 }
 
 // Outcome is the one verdict over everything the analysis compares: the
@@ -43,14 +60,22 @@ func (a *Analysis) Outcome() stats.Outcome {
 	return o
 }
 
-// Analyze makes the analysis of files on their own; the caller adds the
-// comparison, noise or suite it made of them.
-func Analyze(files []Input) *Analysis {
-	a := &Analysis{}
-	for _, in := range files {
-		a.Files = append(a.Files, AnalyzeFile(in))
-	}
+// Analyze makes the analysis of files and of what was compared of them:
+// each file on its own, what c holds, and the flame graphs of the
+// profiles the files name (read here, once).
+func Analyze(files []Input, c Compared) *Analysis {
+	a := &Analysis{Files: analyzeFiles(files), Comparison: c.Comparison, Noise: c.Noise, Suite: c.Suite, Micro: c.Micro}
+	a.Flames = a.flames()
 	return a
+}
+
+// analyzeFiles is each file's analysis on its own.
+func analyzeFiles(files []Input) []FileAnalysis {
+	var out []FileAnalysis
+	for _, in := range files {
+		out = append(out, AnalyzeFile(in))
+	}
+	return out
 }
 
 // FileAnalysis is what one result file says on its own.
@@ -107,12 +132,33 @@ type StepAnalysis struct {
 	// TPSPerCPU is the step's throughput per CPU-second the system had
 	// (diagnose.PerCPUSecond); 0 when not measured.
 	TPSPerCPU float64
+	// Outages say what each of the step's outages was, in its order
+	// (diagnose.OutageLine).
+	Outages []string
 	// IdealSpeedup is perfect scaling from the sweep's baseline step to
 	// this one on the machine's cores (diagnose.IdealSpeedup), which the
 	// speed-up chart draws; 0 outside a sweep's diagnosis.
 	IdealSpeedup float64
-	// Knee and Peak mark a sweep's knee and peak step.
-	Knee, Peak bool
+	// Knee and Peak mark a sweep's knee and peak step (a peak only among
+	// several steps); Baseline the step its speedup and efficiency are
+	// against, when that is not the first (diagnose.Baseline).
+	Knee, Peak, Baseline bool
+}
+
+// Marks are what the step is in its sweep's diagnosis, as every format
+// marks it: "knee", "peak", "baseline of speedup and efficiency".
+func (sa StepAnalysis) Marks() []string {
+	var marks []string
+	if sa.Knee {
+		marks = append(marks, "knee")
+	}
+	if sa.Peak {
+		marks = append(marks, "peak")
+	}
+	if sa.Baseline {
+		marks = append(marks, "baseline of speedup and efficiency")
+	}
+	return marks
 }
 
 // Point is one client count of a file: each measure's summary over the
@@ -194,6 +240,9 @@ func AnalyzeFile(in Input) FileAnalysis {
 			fa.Peak = f.Steps[d.Peak].Clients
 			fa.Steps[d.Peak].Peak = len(f.Steps) > 1
 		}
+		if d.Baseline > 0 && d.Baseline < len(fa.Steps) {
+			fa.Steps[d.Baseline].Baseline = true
+		}
 	} else {
 		fa.Knee, fa.Peak = pointsKnee(fa.Points)
 	}
@@ -222,6 +271,9 @@ func analyzeSteps(f *result.File) []StepAnalysis {
 	for i := range f.Steps {
 		s := &f.Steps[i]
 		out[i].Verdict = diagnose.Step(out[i].Figures, out[first[s.Round]].Figures)
+		for _, o := range s.Outages {
+			out[i].Outages = append(out[i].Outages, diagnose.OutageLine(o))
+		}
 		out[i].Values = map[string]float64{}
 		for _, md := range defs {
 			if v := md.Value(s); !math.IsNaN(v) && !math.IsInf(v, 0) {

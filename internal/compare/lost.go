@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/pgscale/pgscale/internal/probeid"
 	"github.com/pgscale/pgscale/internal/prose"
 	"github.com/pgscale/pgscale/internal/result"
 )
@@ -52,7 +53,7 @@ func CountLost(s *result.Step) string {
 		return ""
 	}
 	for _, u := range slices.Backward(s.Probes.Unavailable) {
-		if u.Probe == "instructions" || u.Probe == "all" { // the probe's name in result files
+		if u.Probe == probeid.Instructions.Name || u.Probe == "all" {
 			return "probe " + u.Probe + " unavailable: " + u.Reason
 		}
 	}

@@ -61,6 +61,15 @@ type SuiteCell struct {
 	Steps []SuiteStep
 }
 
+// Run is the A/B run of the cell's files (result.AB.Run), "" when it has
+// none.
+func (sc SuiteCell) Run() string {
+	if len(sc.Inputs) > 0 && sc.Inputs[0].File != nil && sc.Inputs[0].File.AB != nil {
+		return sc.Inputs[0].File.AB.Run
+	}
+	return ""
+}
+
 // Param is one parameter of a cell.
 type Param struct{ Name, Value string }
 
@@ -101,7 +110,7 @@ func CompareSuite(x *result.SuiteIndex, cells [][]Input, o SuiteOptions) (*Suite
 	}
 	var missing []string
 	for i, c := range x.Cells {
-		sc := SuiteCell{Key: c.Key, Status: c.Status, Reason: c.Reason, Inputs: cells[i], Files: Analyze(cells[i]).Files}
+		sc := SuiteCell{Key: c.Key, Status: c.Status, Reason: c.Reason, Inputs: cells[i], Files: analyzeFiles(cells[i])}
 		sc.Steps = suiteSteps(sc.Files)
 		for _, a := range x.Axes {
 			sc.Params = append(sc.Params, Param{Name: a.Name, Value: c.Params[a.Name]})

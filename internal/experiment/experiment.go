@@ -16,6 +16,7 @@ import (
 	"github.com/pgscale/pgscale/internal/engine"
 	"github.com/pgscale/pgscale/internal/load"
 	"github.com/pgscale/pgscale/internal/observe"
+	"github.com/pgscale/pgscale/internal/probeid"
 	"github.com/pgscale/pgscale/internal/probeopt"
 	"github.com/pgscale/pgscale/internal/target"
 	"github.com/pgscale/pgscale/internal/workload"
@@ -129,7 +130,7 @@ type Agents struct {
 }
 
 // Counting reports whether the run counts instructions under Valgrind.
-func (c *Common) Counting() bool { return c.Probes.On(probeopt.NameInstructions) }
+func (c *Common) Counting() bool { return c.Probes.On(probeid.Instructions.Name) }
 
 // Events is where the run's events go: the Observer, or nowhere.
 func (c *Common) Events() observe.Observer {

@@ -22,9 +22,7 @@ import (
 // --reshuffle 0, so that the test's time is the counting's).
 func TestGateDecidesOnCountsUnderHog(t *testing.T) {
 	trackTime(t)
-	if testing.Short() {
-		t.Skip("two pgbouncers counted under Valgrind, rounds until decided under a CPU hog; not with -short")
-	}
+	testenv.Slow(t) // two pgbouncers counted under Valgrind, rounds until decided under a CPU hog
 	targettest.NeedPgBouncer(t)
 	testenv.NeedProgram(t, "valgrind", "Debian: apt-get install valgrind")
 	startHog(t, 1)

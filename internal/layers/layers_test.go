@@ -40,6 +40,7 @@ var rules = []struct {
 	{"internal/diagnose", true, drivers},
 	{"internal/trend", true, drivers},
 	{"internal/micro", true, drivers},
+	{"internal/flame", true, drivers},
 	{"internal/report", true, drivers},
 	{"internal/report/html", true, drivers},
 	// The CLI wires flags to runners and renderers: it neither drives
@@ -80,14 +81,20 @@ var rules = []struct {
 	{"internal/diagnose", true, renderers},
 	{"internal/trend", true, renderers},
 	{"internal/micro", true, renderers},
+	{"internal/flame", true, renderers},
 	// Micro-benchmarks' analysis runs nothing: the schedule is
-	// schedule/microbench.
+	// schedule/microbench; nor does the reading of profiles.
 	{"internal/micro", true, running},
+	{"internal/flame", true, running},
 	// The renderers lay out result files and the analysis: they run
 	// nothing, so they reach no target, build, engine, probe, runner,
 	// agent, suite or store (nor the command line).
 	{"internal/report", true, running},
 	{"internal/report/html", true, running},
+	// They lay out a finished value: no file is opened nor a profile
+	// parsed there (internal/flame reads the profiles for the analysis).
+	{"internal/report", false, noReading},
+	{"internal/report/html", false, noReading},
 	// The single mechanisms sit below all that use them: one
 	// child-process package, one migrator, one load config, one view of
 	// the watched server, the probes' options and the connection-error
@@ -99,6 +106,10 @@ var rules = []struct {
 	{"internal/probeopt", true, users},
 	{"internal/connerr", true, users},
 	{"internal/symtab", true, users},
+	// The probes' names and ranks are a leaf every layer may import: the
+	// probe, its options, its evidence and its views are registered
+	// under it, so it reaches none of them (nor anything of pgscale's).
+	{"internal/probeid", true, []string{module}},
 }
 
 // running is what runs an experiment, which the renderers must not reach.
@@ -107,6 +118,10 @@ var running = []string{
 	module + "internal/rig", module + "internal/step", module + "internal/schedule/", module + "internal/experiment",
 	module + "internal/agent", module + "internal/suite", module + "internal/store", module + "internal/cli",
 }
+
+// noReading is what a renderer would read files with: the file system,
+// and pprof's parser.
+var noReading = []string{"os", "io/fs", "github.com/google/pprof/"}
 
 // users are the packages that use the single mechanisms (internal/proc,
 // migrate, load, watch, probeopt, connerr, symtab), which must not reach them.

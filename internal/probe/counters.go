@@ -12,7 +12,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/pgscale/pgscale/internal/probeopt"
+	"github.com/pgscale/pgscale/internal/probeid"
 	"github.com/pgscale/pgscale/internal/result"
 )
 
@@ -125,7 +125,7 @@ func sum(evs []event) (reading, error) {
 	return r, nil
 }
 
-func (p *countersProbe) name() string    { return NameCounters }
+func (p *countersProbe) name() string    { return probeid.Counters.Name }
 func (p *countersProbe) backends() []int { return nil }
 
 func (p *countersProbe) close() {
@@ -180,15 +180,10 @@ func delta(a, b reading) (uint64, bool) {
 	return uint64(float64(v) * float64(en) / float64(run)), true
 }
 
-// NameCounters names the hardware-counter probe in options and result
-// files.
-const NameCounters = probeopt.NameCounters
-
 func init() { register(countersDef) }
 
 var countersDef = def{
-	name: NameCounters, on: true, flag: "no-counters", evidence: "hardware counters (cycles, instructions)",
-	rank: 20,
+	id: probeid.Counters, on: true, flag: "no-counters", evidence: "hardware counters (cycles, instructions)",
 	open: func(context.Context, Config, *Set) (probe, error) {
 		p, err := newCountersProbe()
 		if err != nil {

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/pgscale/pgscale/internal/observe"
+	"github.com/pgscale/pgscale/internal/probeid"
 	"github.com/pgscale/pgscale/internal/probeopt"
 	"github.com/pgscale/pgscale/internal/result"
 	"github.com/pgscale/pgscale/internal/usage"
@@ -68,7 +69,7 @@ type instrProbe struct {
 	newer   int // processes that started during the window
 }
 
-func (p *instrProbe) name() string                              { return NameInstructions }
+func (p *instrProbe) name() string                              { return probeid.Instructions.Name }
 func (p *instrProbe) backends() []int                           { return []int{int(p.conn.pid.Load())} }
 func (p *instrProbe) close()                                    { p.conn.close() }
 func (p *instrProbe) capture(context.Context, *stepState) error { return nil }
@@ -566,19 +567,14 @@ var _ observe.EdgeWatcher = (*Set)(nil)
 // simulation of --count instructions,cache (probeopt's).
 func CacheSimOptions() []string { return probeopt.CacheSimOptions() }
 
-// NameInstructions names the probe that counts the server's instructions
-// under Valgrind (--count instructions) in options and result files.
-const NameInstructions = probeopt.NameInstructions
-
 func init() { register(instructionsDef) }
 
 var instructionsDef = def{
-	name: NameInstructions, flag: "",
+	id: probeid.Instructions, flag: "",
 	evidence: "count the server's instructions per transaction under Valgrind (--count instructions)",
 	flags: func(fs *pflag.FlagSet, o *Options) {
 		fs.Var(probeopt.CountFlag(o), "count", "instructions[,cache]: run ephemeral servers under Valgrind's callgrind and count the instructions of every transaction (needs -t; 20 to 50 times slower); with cache also simulate caches and branch prediction for misses and estimated cycles per transaction (slower again)")
 	},
-	rank: 70,
 	open: func(ctx context.Context, cfg Config, s *Set) (probe, error) {
 		cg := cfg.Server.Callgrind()
 		pl := cfg.Server.Pooler()

@@ -11,7 +11,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/pgscale/pgscale/internal/probeopt"
+	"github.com/pgscale/pgscale/internal/probeid"
 	"github.com/pgscale/pgscale/internal/result"
 )
 
@@ -98,7 +98,7 @@ func FastPathSlots(serverVersionNum, maxLocksPerTransaction int) int {
 	return 16 * min(groups, 1024)
 }
 
-func (p *lockProbe) name() string    { return NameLocks }
+func (p *lockProbe) name() string    { return probeid.Locks.Name }
 func (p *lockProbe) backends() []int { return p.conn.backends() }
 func (p *lockProbe) queries() int64  { return p.conn.queries() }
 func (p *lockProbe) close()          { p.conn.close() }
@@ -207,17 +207,13 @@ func (p *lockProbe) report(_ context.Context, _ *stepState, out *result.Probes) 
 	return nil
 }
 
-// NameLocks names the pg_locks probe in options and result files.
-const NameLocks = probeopt.NameLocks
-
 func init() { register(locksDef) }
 
 var locksDef = def{
-	name: NameLocks, on: true, flag: "no-locks", evidence: "pg_locks snapshots",
+	id: probeid.Locks, on: true, flag: "no-locks", evidence: "pg_locks snapshots",
 	flags: func(fs *pflag.FlagSet, o *Options) {
 		fs.IntVar(&o.LockSnapshots, "lock-snapshots", defaultLockSnapshots, "pg_locks snapshots per step")
 	},
-	rank: 40,
 	open: func(ctx context.Context, cfg Config, _ *Set) (probe, error) {
 		p, err := newLockProbe(ctx, cfg)
 		if err != nil {

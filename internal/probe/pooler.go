@@ -14,13 +14,10 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/pgscale/pgscale/internal/probeid"
 	"github.com/pgscale/pgscale/internal/result"
 	"github.com/pgscale/pgscale/internal/watch"
 )
-
-// NamePooler names the probe of a pooler's admin console in options and
-// result files.
-const NamePooler = "pooler"
 
 // poolerEvery is how often the probe reads the console: the load's
 // interval, so that the waiting clients line up with its throughput.
@@ -29,9 +26,8 @@ const poolerEvery = time.Second
 func init() { register(poolerDef) }
 
 var poolerDef = def{
-	name: NamePooler, on: true, flag: "no-pooler",
+	id: probeid.Pooler, on: true, flag: "no-pooler",
 	evidence: "samples of the pooler's admin console once a second (its definition's admin:, the built-in pgbouncer:'s own): clients active and waiting, server connections, the longest wait, wait per transaction, what it counted, per pool",
-	rank:     85,
 	open: func(ctx context.Context, cfg Config, _ *Set) (probe, error) {
 		pl := cfg.Server.Pooler()
 		if pl == nil || pl.Admin() == nil {
@@ -163,7 +159,7 @@ func (p *poolerProbe) exec(ctx context.Context, command string) (*pgconn.Result,
 	return res[0], nil
 }
 
-func (p *poolerProbe) name() string { return NamePooler }
+func (p *poolerProbe) name() string { return probeid.Pooler.Name }
 
 func (p *poolerProbe) backends() []int { return nil } // the pooler's, not the server's
 

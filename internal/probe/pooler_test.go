@@ -12,6 +12,7 @@ import (
 	"github.com/pgscale/pgscale/internal/load"
 	"github.com/pgscale/pgscale/internal/observe"
 	"github.com/pgscale/pgscale/internal/probe"
+	"github.com/pgscale/pgscale/internal/probeid"
 	"github.com/pgscale/pgscale/internal/result"
 	"github.com/pgscale/pgscale/internal/script"
 	"github.com/pgscale/pgscale/internal/step"
@@ -79,7 +80,7 @@ func through(t *testing.T, srv *target.Server, clients int, d time.Duration, src
 	}
 	defer set.Close()
 	for _, u := range set.Unavailable() {
-		if u.Probe == probe.NamePooler {
+		if u.Probe == probeid.Pooler.Name {
 			t.Fatalf("pooler probe unavailable: %s", u.Reason)
 		}
 	}
@@ -147,7 +148,7 @@ func TestPoolerProbeSeesTheQueue(t *testing.T) {
 	}
 	cost := false
 	for _, c := range s.Probes.Costs {
-		if c.Probe == probe.NamePooler {
+		if c.Probe == probeid.Pooler.Name {
 			cost = c.Queries >= int64(2*p.Samples)
 		}
 	}

@@ -163,14 +163,14 @@ func New(ctx context.Context, cfg Config) (*Set, error) {
 	cfg.Options = cfg.Options.WithDefaults()
 	s := &Set{cfg: cfg, costs: map[string]*cost{}}
 	for _, d := range defs {
-		if !cfg.On(d.name) {
+		if !cfg.On(d.id.Name) {
 			continue
 		}
 		p, err := d.open(ctx, cfg, s)
 		if err != nil {
-			s.unavailable = append(s.unavailable, result.ProbeUnavailable{Probe: d.name, Reason: err.Error()})
+			s.unavailable = append(s.unavailable, result.ProbeUnavailable{Probe: d.id.Name, Reason: err.Error()})
 			if cfg.Log != nil {
-				cfg.Log(fmt.Sprintf("probe %s unavailable: %v", d.name, err))
+				cfg.Log(fmt.Sprintf("probe %s unavailable: %v", d.id.Name, err))
 			}
 			continue
 		}
@@ -178,7 +178,7 @@ func New(ctx context.Context, cfg Config) (*Set, error) {
 			continue // nothing for it to watch on this target
 		}
 		s.probes = append(s.probes, p)
-		s.costs[d.name] = &cost{}
+		s.costs[d.id.Name] = &cost{}
 	}
 	if s.proc != nil {
 		s.proc.probePIDs = s.probeBackends

@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/procfs"
 	"github.com/spf13/pflag"
 
+	"github.com/pgscale/pgscale/internal/probeid"
 	"github.com/pgscale/pgscale/internal/result"
 )
 
@@ -148,7 +149,7 @@ func findServer(ctx context.Context, fs procfs.FS, cfg Config) (int, string) {
 	return st.PPID, fmt.Sprintf("postmaster pid %d (found from backend %d on this host)", st.PPID, pid)
 }
 
-func (p *procProbe) name() string { return NameProcess }
+func (p *procProbe) name() string { return probeid.Process.Name }
 
 func (p *procProbe) backends() []int {
 	if p.activity == nil {
@@ -695,19 +696,14 @@ func backendKind(title string) string {
 	return KindBackground
 }
 
-// NameProcess names the process-accounting probe (/proc) in options and
-// result files.
-const NameProcess = "process"
-
 func init() { register(processDef) }
 
 var processDef = def{
-	name: NameProcess, on: true, flag: "no-process-probe",
+	id: probeid.Process, on: true, flag: "no-process-probe",
 	evidence: "process accounting (CPU, run-queue wait, context switches from /proc)",
 	flags: func(fs *pflag.FlagSet, o *Options) {
 		fs.IntVar(&o.PoolerPID, "pooler-pid", 0, "pid of a pooler on this host to account apart from server and client")
 	},
-	rank: 10,
 	open: func(ctx context.Context, cfg Config, s *Set) (probe, error) {
 		p, err := newProcProbe(ctx, cfg)
 		if err != nil {

@@ -18,7 +18,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/pgscale/pgscale/internal/observe"
-	"github.com/pgscale/pgscale/internal/probeopt"
+	"github.com/pgscale/pgscale/internal/probeid"
 	"github.com/pgscale/pgscale/internal/proc"
 	"github.com/pgscale/pgscale/internal/result"
 	"github.com/pgscale/pgscale/internal/symtab"
@@ -77,7 +77,7 @@ func newProfileProbe(ctx context.Context, cfg Config, pp *procProbe) (*profilePr
 	return &profileProbe{perf: perf, cat: cat, hz: defaultProfileFrequency, dir: dir, proc: pp}, nil
 }
 
-func (p *profileProbe) name() string    { return NameProfile }
+func (p *profileProbe) name() string    { return probeid.Profile.Name }
 func (p *profileProbe) backends() []int { return nil }
 
 func (p *profileProbe) close() {
@@ -502,18 +502,13 @@ func ParsePerfScript(r io.Reader, kinds map[int]string, step string, names *symt
 	return p, p.CheckValid()
 }
 
-// NameProfile names the CPU-profile probe (--profile, perf) in options and
-// result files.
-const NameProfile = probeopt.NameProfile
-
 func init() { register(profileDef) }
 
 var profileDef = def{
-	name: NameProfile, flag: "profile", evidence: "record a CPU profile of the server with perf for each step (pprof files)",
+	id: probeid.Profile, flag: "profile", evidence: "record a CPU profile of the server with perf for each step (pprof files)",
 	flags: func(fs *pflag.FlagSet, o *Options) {
 		fs.StringVar(&o.ProfileDir, "profile-dir", "", "where --profile writes its pprof files (default results/profile-<UTC time>; for ab, profiles/ in the run's directory; ab puts each target's in a directory of its own under it)")
 	},
-	rank: 60,
 	open: func(ctx context.Context, cfg Config, s *Set) (probe, error) {
 		if s.proc == nil || s.proc.serverPID == 0 {
 			return nil, errors.New("needs the server's processes on this host (process accounting)")

@@ -19,6 +19,7 @@ import (
 	"github.com/pgscale/pgscale/internal/load"
 	"github.com/pgscale/pgscale/internal/observe"
 	"github.com/pgscale/pgscale/internal/probe"
+	"github.com/pgscale/pgscale/internal/probeid"
 	"github.com/pgscale/pgscale/internal/report"
 	"github.com/pgscale/pgscale/internal/result"
 	"github.com/pgscale/pgscale/internal/script"
@@ -139,7 +140,7 @@ func runSweepOn(t *testing.T, cluster *target.Cluster, clients []int, d time.Dur
 	}
 	var out bytes.Buffer
 	text, _ := report.Lookup("text")
-	if err := text.Write(&out, report.NewDoc(compare.Analyze([]compare.Input{{Name: "proof", File: back}}))); err != nil {
+	if err := text.Write(&out, report.NewDoc(compare.Analyze([]compare.Input{{Name: "proof", File: back}}, compare.Compared{}))); err != nil {
 		t.Fatal(err)
 	}
 	t.Log("\n" + out.String())
@@ -193,7 +194,7 @@ func TestSelectOnlyIsCPUBound(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	f, out := run(t, 8, 4*time.Second, b.Script, func(c *probe.Config) { c.Set(probe.NameProfile, true); c.ProfileDir = dir })
+	f, out := run(t, 8, 4*time.Second, b.Script, func(c *probe.Config) { c.Set(probeid.Profile.Name, true); c.ProfileDir = dir })
 	v := verdict(t, f)
 	if v.Verdict != diagnose.CPUBound {
 		t.Fatalf("verdict %s (%s), want cpu-bound", v.Verdict, v.Detail)
@@ -220,7 +221,7 @@ func TestSelectOnlyIsCPUBound(t *testing.T) {
 		t.Errorf("statements %+v: want the select on pgbench_accounts first", st)
 	}
 	for _, c := range p.Costs {
-		if c.LocalCPUS < 0 || c.ServerCPUS < 0 || (c.Probe != probe.NameCounters && c.LocalCPUS+c.ServerCPUS == 0) {
+		if c.LocalCPUS < 0 || c.ServerCPUS < 0 || (c.Probe != probeid.Counters.Name && c.LocalCPUS+c.ServerCPUS == 0) {
 			t.Errorf("probe %s reports cost %+v", c.Probe, c)
 		}
 	}
@@ -301,7 +302,7 @@ func TestProfileShortSteps(t *testing.T) {
 	dir := t.TempDir()
 	start := time.Now()
 	f, _ := runSweep(t, []int{1, 2, 1}, 300*time.Millisecond, "SELECT count(*) FROM generate_series(1, 2000);\n",
-		func(c *probe.Config) { c.Set(probe.NameProfile, true); c.ProfileDir = dir })
+		func(c *probe.Config) { c.Set(probeid.Profile.Name, true); c.ProfileDir = dir })
 	for _, s := range f.Steps {
 		for _, u := range s.Probes.Unavailable {
 			t.Errorf("%d clients: %s unavailable: %s", s.Clients, u.Probe, u.Reason)

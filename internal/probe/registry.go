@@ -5,19 +5,22 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/pgscale/pgscale/internal/probeid"
 	"github.com/pgscale/pgscale/internal/probeopt"
 )
 
-// def registers one probe: its name, the flag that turns it off (a
-// default probe) or on, what evidence it adds, its own settings' flags,
-// its rank among the probes, and how it opens. Adding a probe is a file
+// def registers one probe: its ID (name and rank, internal/probeid), the
+// flag that turns it off (a default probe) or on, what evidence it adds,
+// its own settings' flags, and how it opens. Adding a probe is a file
 // with its implementation, its def and an init function that registers
-// it: no other file changes.
+// it, and its line in internal/probeid.
 type def struct {
-	// name is also its evidence's name in result.Probes, and the name its
-	// text writer (internal/report) and HTML view (internal/report/html)
-	// are registered by.
-	name string
+	// id is the probe's name and rank: its evidence in result.Probes,
+	// its text writer (internal/report) and HTML view
+	// (internal/report/html) are registered under it too. The probes
+	// open and run in rising rank (process accounting, which others
+	// use, first).
+	id probeid.ID
 	// on is the default; flag turns the probe off when on, on when off
 	// (none when empty: the probe's own flags turn it on).
 	on   bool
@@ -26,10 +29,7 @@ type def struct {
 	evidence string
 	// flags registers the probe's own settings.
 	flags func(fs *pflag.FlagSet, o *Options)
-	// rank orders the probes: they open, run and report in rising rank
-	// (process accounting, which others use, first).
-	rank int
-	open func(ctx context.Context, cfg Config, s *Set) (probe, error)
+	open  func(ctx context.Context, cfg Config, s *Set) (probe, error)
 }
 
 // defs are the registered probes, by rank, filled by register when the
@@ -39,9 +39,9 @@ var defs []def
 // register adds a probe, and its options' part to internal/probeopt; a
 // probe's file calls it from an init function.
 func register(d def) {
-	probeopt.Register(probeopt.Def{Name: d.name, On: d.on, Flag: d.flag, Evidence: d.evidence, Flags: d.flags, Rank: d.rank})
+	probeopt.Register(probeopt.Def{ID: d.id, On: d.on, Flag: d.flag, Evidence: d.evidence, Flags: d.flags})
 	i := len(defs)
-	for i > 0 && defs[i-1].rank > d.rank {
+	for i > 0 && defs[i-1].id.Rank > d.id.Rank {
 		i--
 	}
 	defs = append(defs[:i], append([]def{d}, defs[i:]...)...)
@@ -51,7 +51,7 @@ func register(d def) {
 func Names() []string {
 	names := make([]string, len(defs))
 	for i, d := range defs {
-		names[i] = d.name
+		names[i] = d.id.Name
 	}
 	return names
 }

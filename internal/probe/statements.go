@@ -6,7 +6,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/pgscale/pgscale/internal/probeopt"
+	"github.com/pgscale/pgscale/internal/probeid"
 	"github.com/pgscale/pgscale/internal/result"
 )
 
@@ -48,7 +48,7 @@ func newStatementProbe(ctx context.Context, cfg Config) (*statementProbe, error)
 	return &statementProbe{conn: c, toplevel: string(rows[0][0]) == "t", info: string(rows[0][1]) == "t"}, nil
 }
 
-func (p *statementProbe) name() string    { return NameStatements }
+func (p *statementProbe) name() string    { return probeid.Statements.Name }
 func (p *statementProbe) backends() []int { return p.conn.backends() }
 func (p *statementProbe) queries() int64  { return p.conn.queries() }
 func (p *statementProbe) close()          { p.conn.close() }
@@ -134,15 +134,10 @@ func (p *statementProbe) report(_ context.Context, _ *stepState, out *result.Pro
 // oneLine folds a statement's white space so it fits on a report line.
 func oneLine(q string) string { return strings.Join(strings.Fields(q), " ") }
 
-// NameStatements names the pg_stat_statements probe in options and result
-// files.
-const NameStatements = probeopt.NameStatements
-
 func init() { register(statementsDef) }
 
 var statementsDef = def{
-	name: NameStatements, on: true, flag: "no-statements", evidence: "pg_stat_statements differences",
-	rank: 50,
+	id: probeid.Statements, on: true, flag: "no-statements", evidence: "pg_stat_statements differences",
 	open: func(ctx context.Context, cfg Config, _ *Set) (probe, error) {
 		p, err := newStatementProbe(ctx, cfg)
 		if err != nil {

@@ -7,19 +7,15 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pgscale/pgscale/internal/probeid"
 	"github.com/pgscale/pgscale/internal/result"
 )
-
-// NameUpstreams names the probe of the servers behind a target in options
-// and result files.
-const NameUpstreams = "upstreams"
 
 func init() { register(upstreamsDef) }
 
 var upstreamsDef = def{
-	name: NameUpstreams, on: true, flag: "no-upstreams",
+	id: probeid.Upstreams, on: true, flag: "no-upstreams",
 	evidence: "each server behind the target when there are several (shards, replicas): its share of the work, replicas' lag",
-	rank:     80,
 	open: func(ctx context.Context, cfg Config, _ *Set) (probe, error) {
 		ups := cfg.Server.Upstreams()
 		if len(ups) < 2 {
@@ -81,7 +77,7 @@ func newUpstreamsProbe(ctx context.Context, ups []Upstream, ephemeral bool) (*up
 	return p, nil
 }
 
-func (p *upstreamsProbe) name() string { return NameUpstreams }
+func (p *upstreamsProbe) name() string { return probeid.Upstreams.Name }
 
 func (p *upstreamsProbe) backends() []int { return nil } // on other servers, or not the clients'
 

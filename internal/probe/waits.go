@@ -11,7 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/spf13/pflag"
 
-	"github.com/pgscale/pgscale/internal/probeopt"
+	"github.com/pgscale/pgscale/internal/probeid"
 	"github.com/pgscale/pgscale/internal/result"
 )
 
@@ -107,7 +107,7 @@ func (p *waitProbe) useWaitSampling(ctx context.Context, cfg Config) error {
 	return nil
 }
 
-func (p *waitProbe) name() string     { return NameWaits }
+func (p *waitProbe) name() string     { return probeid.Waits.Name }
 func (p *waitProbe) backends() []int  { return p.conn.backends() }
 func (p *waitProbe) queries() int64   { return p.conn.queries() }
 func (p *waitProbe) close()           { p.conn.close() }
@@ -403,18 +403,14 @@ func every(ctx context.Context, times []time.Time, stop <-chan struct{}, f func(
 	}
 }
 
-// NameWaits names the wait-event probe in options and result files.
-const NameWaits = probeopt.NameWaits
-
 func init() { register(waitsDef) }
 
 var waitsDef = def{
-	name: NameWaits, on: true, flag: "no-waits", evidence: "wait-event sampling",
+	id: probeid.Waits, on: true, flag: "no-waits", evidence: "wait-event sampling",
 	flags: func(fs *pflag.FlagSet, o *Options) {
 		fs.StringVar(&o.WaitSource, "wait-source", WaitSourceAuto, "wait events from pg_wait_sampling, pg_stat_activity, or auto (the first when installed)")
 		fs.Float64Var(&o.WaitHz, "wait-hz", defaultWaitHz, "pg_stat_activity samples per second when that is the wait-event source")
 	},
-	rank: 30,
 	open: func(ctx context.Context, cfg Config, _ *Set) (probe, error) {
 		p, err := newWaitProbe(ctx, cfg)
 		if err != nil {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/pgscale/pgscale/internal/probeid"
 	"github.com/pgscale/pgscale/internal/usage"
 )
 
@@ -27,20 +28,10 @@ const (
 	WaitSourceStatActivity = "pg_stat_activity" // sampled from a connection of the probe's own
 )
 
-// The probes the options name themselves: the ones their checks and
-// --count concern (counting turns the hardware counters off, and a
-// bisect step the probes that would only time Valgrind).
-const (
-	NameProfile      = "profile"
-	NameInstructions = "instructions"
-	NameCounters     = "counters"
-	NameWaits        = "waits"
-	NameLocks        = "locks"
-	NameStatements   = "statements"
-)
-
 // CacheSimOptions are callgrind's options for the cache and branch
-// simulation of --count instructions,cache, with the caches it models.
+// simulation of --count instructions,cache, with the caches it models:
+// the edge gives them to the servers counted under Valgrind, a
+// micro-benchmark's counting to its program.
 func CacheSimOptions() []string {
 	return []string{"--cache-sim=yes", "--branch-sim=yes", "--I1=" + simI1, "--D1=" + simD1, "--LL=" + simLL}
 }
@@ -58,18 +49,16 @@ const (
 	DefaultLockSnapshots = 4
 )
 
-// Def is what a probe registers about itself: its name (also its
-// evidence's name in result files, and the name its writers are
-// registered by), the flag that turns it off (a default probe) or on,
-// what evidence it adds (the flag's help), its own settings' flags, and
-// its place among the probes (Rank: they run and report in that order).
+// Def is what a probe registers about itself: its ID (its name, which its
+// option is keyed by, and its rank, the order of the flags), the flag that
+// turns it off (a default probe) or on, what evidence it adds (the flag's
+// help), and its own settings' flags.
 type Def struct {
-	Name     string
+	ID       probeid.ID
 	On       bool
 	Flag     string // none when empty: the probe's own flags turn it on
 	Evidence string
 	Flags    func(fs *pflag.FlagSet, o *Options)
-	Rank     int
 }
 
 // registry holds every probe's Def, by Rank, filled by Register when the
@@ -80,19 +69,19 @@ var registry []Def
 // init function), once per probe. A name registered twice panics.
 func Register(d Def) {
 	for _, o := range registry {
-		if o.Name == d.Name {
-			panic("probeopt: probe " + d.Name + " registered twice")
+		if o.ID.Name == d.ID.Name {
+			panic("probeopt: probe " + d.ID.Name + " registered twice")
 		}
 	}
 	registry = append(registry, d)
-	sort.SliceStable(registry, func(i, j int) bool { return registry[i].Rank < registry[j].Rank })
+	sort.SliceStable(registry, func(i, j int) bool { return registry[i].ID.Rank < registry[j].ID.Rank })
 }
 
 // Names lists the probes' names, in the order they run.
 func Names() []string {
 	names := make([]string, len(registry))
 	for i, d := range registry {
-		names[i] = d.Name
+		names[i] = d.ID.Name
 	}
 	return names
 }
@@ -154,7 +143,7 @@ func (o *Options) SetCount(c Count) {
 	if !c.Instructions {
 		return
 	}
-	o.Set(NameInstructions, true)
+	o.Set(probeid.Instructions.Name, true)
 	o.CacheSim = o.CacheSim || c.Cache
 	o.PoolerOnly = o.PoolerOnly || c.Pooler
 }
@@ -225,7 +214,7 @@ func (o Options) On(name string) bool {
 		return on
 	}
 	for _, d := range registry {
-		if d.Name == name {
+		if d.ID.Name == name {
 			return d.On
 		}
 	}
@@ -255,7 +244,7 @@ func (o *Options) Set(name string, on bool) {
 // Any reports whether any probe runs.
 func (o Options) Any() bool {
 	for _, d := range registry {
-		if o.On(d.Name) {
+		if o.On(d.ID.Name) {
 			return true
 		}
 	}
@@ -273,7 +262,7 @@ func (o Options) WithDefaults() Options {
 	if o.WaitSource == "" {
 		o.WaitSource = WaitSourceAuto
 	}
-	if (o.On(NameProfile) || o.On(NameInstructions)) && o.ProfileDir == "" {
+	if (o.On(probeid.Profile.Name) || o.On(probeid.Instructions.Name)) && o.ProfileDir == "" {
 		o.ProfileDir = filepath.Join("results", "profile-"+time.Now().UTC().Format("20060102T150405Z"))
 	}
 	return o
@@ -288,11 +277,11 @@ func (o Options) Check() error {
 		return usage.Errorf("--wait-hz must be between 0 and 1000")
 	case o.LockSnapshots < 1:
 		return usage.Errorf("--lock-snapshots must be at least 1")
-	case o.None && o.Enabled[NameProfile]:
+	case o.None && o.Enabled[probeid.Profile.Name]:
 		return usage.Errorf("--profile is a probe: it cannot go with --no-probes")
-	case o.None && o.Enabled[NameInstructions]:
+	case o.None && o.Enabled[probeid.Instructions.Name]:
 		return usage.Errorf("--count instructions is a probe: it cannot go with --no-probes")
-	case o.On(NameInstructions) && o.On(NameProfile):
+	case o.On(probeid.Instructions.Name) && o.On(probeid.Profile.Name):
 		return usage.Errorf("--profile samples the server with perf, which under Valgrind sees Valgrind: --count instructions writes a profile of the instructions itself")
 	}
 	return nil
@@ -313,7 +302,7 @@ func RegisterFlags(fs *pflag.FlagSet) *Options {
 		if !d.On {
 			usage = d.Evidence
 		}
-		fs.VarPF(enableFlag{opt, d.Name, !d.On}, d.Flag, "", usage).NoOptDefVal = "true"
+		fs.VarPF(enableFlag{opt, d.ID.Name, !d.On}, d.Flag, "", usage).NoOptDefVal = "true"
 	}
 	for _, d := range registry {
 		if d.Flags != nil {

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/pflag"
 
 	_ "github.com/pgscale/pgscale/internal/probe" // the probes register themselves
+	"github.com/pgscale/pgscale/internal/probeid"
 	"github.com/pgscale/pgscale/internal/probeopt"
 )
 
@@ -38,12 +39,12 @@ func TestParseCount(t *testing.T) {
 	}
 	var o probeopt.Options
 	o.SetCount(probeopt.Count{Instructions: true, Cache: true})
-	if !o.On(probeopt.NameInstructions) || !o.CacheSim || o.PoolerOnly {
+	if !o.On(probeid.Instructions.Name) || !o.CacheSim || o.PoolerOnly {
 		t.Errorf("SetCount: %+v", o)
 	}
 	o = probeopt.Options{}
 	o.SetCount(probeopt.Count{Instructions: true, Pooler: true})
-	if !o.On(probeopt.NameInstructions) || o.CacheSim || !o.PoolerOnly {
+	if !o.On(probeid.Instructions.Name) || o.CacheSim || !o.PoolerOnly {
 		t.Errorf("SetCount pooler: %+v", o)
 	}
 }
@@ -78,7 +79,7 @@ func TestRegistryAndFlags(t *testing.T) {
 	if err := fs.Parse([]string{"--no-waits", "--profile", "--count", "instructions,cache", "--wait-hz", "50"}); err != nil {
 		t.Fatal(err)
 	}
-	if o.On("waits") || !o.On(probeopt.NameProfile) || !o.On(probeopt.NameInstructions) || !o.CacheSim || o.WaitHz != 50 || !o.On("locks") {
+	if o.On("waits") || !o.On(probeid.Profile.Name) || !o.On(probeid.Instructions.Name) || !o.CacheSim || o.WaitHz != 50 || !o.On("locks") {
 		t.Errorf("options after the flags: %+v", *o)
 	}
 	if err := o.Check(); err == nil {

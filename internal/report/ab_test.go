@@ -137,8 +137,7 @@ func checkBMF(t *testing.T, data []byte) {
 // doc is the document of files and their comparison, as pgscale ab and
 // compare make it.
 func doc(files []compare.Input, c *compare.Comparison) *report.Doc {
-	a := compare.Analyze(files)
-	a.Comparison = c
+	a := compare.Analyze(files, compare.Compared{Comparison: c})
 	return report.NewDoc(a)
 }
 

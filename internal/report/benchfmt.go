@@ -30,14 +30,15 @@ const benchfmtHeader = "# pgscale results, one line per step and round; compare 
 // FILE` (without -ignore round it makes one table per round). It compares
 // rounds as independent values; pgscale's own verdict pairs them.
 func writeBenchfmt(w io.Writer, d *Doc) error {
+	if !d.Kind().analysis() {
+		return notShown("benchfmt", d)
+	}
+	d = d.analyzed()
 	if _, err := io.WriteString(w, benchfmtHeader); err != nil {
 		return err
 	}
 	bw := benchfmt.NewWriter(w)
 	units := exportUnits()
-	if d.Analysis == nil {
-		return nil
-	}
 	for _, in := range d.Files {
 		f := in.File
 		base := []benchfmt.Config{}
@@ -101,7 +102,7 @@ type docRule struct {
 // there are several.
 func docRules(d *Doc) []docRule {
 	var out []docRule
-	if d.Suite != nil {
+	if d.Kind() == KindSuite {
 		for _, o := range d.Suite.Outcomes {
 			out = append(out, docRule{text: o.String(), spec: strings.Trim(o.Target+" "+o.Spec+" "+o.Cell, " "), holds: !o.Failed()})
 		}

@@ -13,10 +13,10 @@ import (
 	"github.com/pgscale/pgscale/internal/stats"
 )
 
-// WriteBisect writes a bisect's log as text: what it found, each commit
+// writeBisect writes a bisect's log as text: what it found, each commit
 // that carries the change with the change it carries, its why and its
 // diff stat, then the steps and the commits.
-func WriteBisect(w io.Writer, b *result.Bisect) error {
+func writeBisect(w io.Writer, b *result.Bisect) error {
 	var s strings.Builder
 	s.WriteString(BisectHeadline(b) + "\n\n")
 	fmt.Fprintf(&s, "bisect of %s (%s of %s), %s..%s: %s, judged by %s@%s (%s)\n",
@@ -232,10 +232,10 @@ func writeBisectSteps(s *strings.Builder, b *result.Bisect) {
 	bisectSteps(b).text(s, 2)
 }
 
-// WriteBisectMarkdown writes a bisect's log as markdown for an issue
+// writeBisectMarkdown writes a bisect's log as markdown for an issue
 // comment: the headline, each commit that carries the change with its
 // why and diff stat, and the steps in a table.
-func WriteBisectMarkdown(w io.Writer, b *result.Bisect) error {
+func writeBisectMarkdown(w io.Writer, b *result.Bisect) error {
 	var s strings.Builder
 	fmt.Fprintf(&s, "### %s\n\n", mdEscape(BisectHeadline(b)))
 	fmt.Fprintf(&s, "Bisect of `%s` (%s), `%s..%s`: %s, judged by **%s@%s** (%s).\n", b.Target, mdEscape(b.What), b.Good, b.Bad,
@@ -352,8 +352,8 @@ func bisectDur(s float64) time.Duration {
 
 func shortHash(h string) string { return result.BisectCommit{Hash: h}.Short() }
 
-// WriteBisectHTML writes a bisect's log as one self-contained HTML page:
+// writeBisectHTML writes a bisect's log as one self-contained HTML page:
 // the measure against commit order, the culprits and the steps.
-func WriteBisectHTML(w io.Writer, b *result.Bisect) error {
+func writeBisectHTML(w io.Writer, b *result.Bisect) error {
 	return html.WriteBisect(w, b, BisectHeadline(b))
 }

@@ -42,13 +42,13 @@ func TestBisectReports(t *testing.T) {
 	b := bisectLog()
 	c := strings.Repeat("c", 40)
 	var text, md, page strings.Builder
-	if err := report.WriteBisect(&text, b); err != nil {
+	if err := writeTo(&text, "text", &report.Doc{Bisect: b}); err != nil {
 		t.Fatal(err)
 	}
-	if err := report.WriteBisectMarkdown(&md, b); err != nil {
+	if err := writeTo(&md, "markdown", &report.Doc{Bisect: b}); err != nil {
 		t.Fatal(err)
 	}
-	if err := report.WriteBisectHTML(&page, b); err != nil {
+	if err := writeTo(&page, "html", &report.Doc{Bisect: b}); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"pgscale bisect: ccccccc carries the change", "first bad commit: " + c, "carries +1.140% ± 0.010% (99% of the change)",
@@ -82,10 +82,10 @@ func TestBisectReportSplit(t *testing.T) {
 	b.Culprits[0].Share, second.Share = 0.5, 0.5
 	b.Culprits = append(b.Culprits, second)
 	var text, page strings.Builder
-	if err := report.WriteBisect(&text, b); err != nil {
+	if err := writeTo(&text, "text", &report.Doc{Bisect: b}); err != nil {
 		t.Fatal(err)
 	}
-	if err := report.WriteBisectHTML(&page, b); err != nil {
+	if err := writeTo(&page, "html", &report.Doc{Bisect: b}); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"the change is split over 2 places", "part 1 of 2: " + strings.Repeat("c", 40), "part 2 of 2: " + strings.Repeat("d", 40)} {
@@ -105,7 +105,7 @@ func TestBisectReportIncomplete(t *testing.T) {
 	b := bisectLog()
 	b.Complete, b.Outcome, b.Culprits, b.Reason = false, "", nil, "interrupted at step 2; pgscale bisect --resume DIR continues"
 	var text strings.Builder
-	if err := report.WriteBisect(&text, b); err != nil {
+	if err := writeTo(&text, "text", &report.Doc{Bisect: b}); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"pgscale bisect: incomplete after 3 steps", "incomplete: interrupted at step 2; pgscale bisect --resume DIR continues"} {
@@ -127,7 +127,7 @@ func TestBisectReportData(t *testing.T) {
 		}
 	}
 	var text strings.Builder
-	if err := report.WriteBisect(&text, b); err != nil {
+	if err := writeTo(&text, "text", &report.Doc{Bisect: b}); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(text.String(), "data: 2 steps ran the commits on byte-identical copies of one data per cluster layout (made by the lower commit), 3 layouts or more: a change is the code's") ||
@@ -136,7 +136,7 @@ func TestBisectReportData(t *testing.T) {
 	}
 	b.Steps[2].Data, b.Steps[2].Layouts, b.Steps[2].DataWhy = result.BisectDataOwn, 1, "ccccccc: its catalog version number is 2, the data's 1"
 	text.Reset()
-	if err := report.WriteBisect(&text, b); err != nil {
+	if err := writeTo(&text, "text", &report.Doc{Bisect: b}); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"pgscale bisect: ccccccc carries the change (instr/txn +1.140% ± 0.010%): executor: a <loop> & more (but step 2 ran each commit on data of its own on one cluster: a change may be the data's, not the code's)",

@@ -113,14 +113,15 @@ func FilesBMF(files []compare.FileAnalysis) BMF {
 
 func writeBMF(w io.Writer, d *Doc) error {
 	var out BMF
-	switch {
-	case d.Analysis == nil:
-		return writeJSON(w, BMF{})
-	case d.Suite != nil:
+	switch k := d.Kind(); {
+	case !k.analysis():
+		return notShown("bmf", d)
+	case k == KindSuite:
 		out = SuiteBMF(d.Suite)
-	case d.Comparison != nil:
+	case k == KindComparison:
 		out = NewBMF(d.Comparison)
 	default:
+		d = d.analyzed()
 		out = FilesBMF(d.Files)
 	}
 	// The decision rules' outcomes: a benchmark "rules", a measure per

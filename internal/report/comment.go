@@ -26,10 +26,10 @@ var commentColumns = []struct{ measure, title string }{
 // commentReach is what this runner could not decide, of the suite or the
 // comparison the comment is of; nil when every bound was judged.
 func commentReach(d *Doc) *compare.Reach {
-	if d.Suite != nil {
+	switch d.Kind() {
+	case KindSuite:
 		return d.Suite.Reach
-	}
-	if d.Comparison != nil {
+	case KindComparison:
 		return d.Comparison.Reach
 	}
 	return nil
@@ -56,18 +56,19 @@ func writeComment(w io.Writer, d *Doc) error {
 	var cands []string
 	var outcome stats.Outcome
 	title := "pgscale"
+	k := d.Kind()
 	switch {
-	case d.Analysis != nil && d.Suite != nil && len(d.Suite.Verdicts) > 0:
+	case k == KindSuite && len(d.Suite.Verdicts) > 0:
 		s := d.Suite
 		title, base, cands, verdicts, outcome = "pgscale suite "+s.Name, s.Baseline, s.Candidates, s.Verdicts, s.Outcome()
 		for _, c := range s.Cells {
 			rows = append(rows, suiteRows{c.Key, c.Comparison, c.Files})
 		}
-	case d.Analysis != nil && d.Comparison != nil:
+	case k == KindComparison:
 		c := d.Comparison
 		title, base, cands, verdicts, outcome = "pgscale ab", c.Baseline, c.Candidates, c.Verdicts, c.Outcome()
 		rows = append(rows, suiteRows{c.Workload, c, d.Analysis.Files})
-	case d.Analysis != nil && d.Micro != nil:
+	case k == KindMicro || k == KindSuite && d.Micro != nil:
 		var b strings.Builder
 		o := d.Analysis.Outcome()
 		fmt.Fprintf(&b, "### pgscale micro: %s %s\n\n", outcomeMark(o), o.Verdict())
@@ -184,7 +185,7 @@ func writeComment(w io.Writer, d *Doc) error {
 			run := commentRun(d, r.name)
 			var runLinks []html.FlameDiffLink
 			for _, l := range links {
-				if l.Candidate == cand && (d.Suite == nil || l.Run == run) {
+				if l.Candidate == cand && (k != KindSuite || l.Run == run) {
 					runLinks = append(runLinks, l)
 					what := "server"
 					if l.Pooler {
@@ -196,7 +197,7 @@ func writeComment(w io.Writer, d *Doc) error {
 			if ci < len(r.cmp.Findings) {
 				for _, f := range r.cmp.Findings[ci] {
 					line := fmt.Sprintf("- %s `%s` %s", outcomeMark(f.Assessment.Outcome), mdCode(f.Assessment.Measure.Key()), mdEscape(strings.TrimPrefix(f.Line(), f.Assessment.Measure.Key()+" ")))
-					if d.Suite != nil {
+					if k == KindSuite {
 						line = fmt.Sprintf("- %s `%s` [%s] %s", outcomeMark(f.Assessment.Outcome), mdCode(f.Assessment.Measure.Key()), mdEscape(r.name), mdEscape(strings.TrimPrefix(f.Line(), f.Assessment.Measure.Key()+" ")))
 					}
 					if l, ok := findingLink(runLinks, f); ok {
@@ -260,7 +261,7 @@ func commentHTMLFile(d *Doc) (string, bool) {
 func functionLink(links []html.FlameDiffLink, d *Doc, cand string, r functionRow) (html.FlameDiffLink, bool) {
 	run := commentRun(d, r.Cell)
 	for _, l := range links {
-		if l.Candidate == cand && (d.Suite == nil || l.Run == run) && l.Clients == r.Clients && l.Pooler == (r.Process == "pooler") {
+		if l.Candidate == cand && (d.Kind() != KindSuite || l.Run == run) && l.Clients == r.Clients && l.Pooler == (r.Process == "pooler") {
 			return l, true
 		}
 	}
@@ -348,12 +349,14 @@ func commentValue(v float64, unit string) string {
 
 // commentRun is the A/B run of a suite's cell named key, "" when unknown.
 func commentRun(d *Doc, key string) string {
-	if d.Suite == nil {
+	if d.Kind() != KindSuite {
 		return ""
 	}
 	for _, c := range d.Suite.Cells {
-		if c.Key == key && len(c.Inputs) > 0 && c.Inputs[0].File != nil && c.Inputs[0].File.AB != nil {
-			return c.Inputs[0].File.AB.Run
+		if c.Key == key {
+			if run := c.Run(); run != "" {
+				return run
+			}
 		}
 	}
 	return ""

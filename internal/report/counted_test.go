@@ -99,7 +99,7 @@ func TestCountedWithoutCache(t *testing.T) {
 	})
 	rep := comparetest.Compare(t, inputs)
 	for _, format := range []string{"text", "markdown"} {
-		for _, d := range []*report.Doc{{Analysis: &compare.Analysis{Comparison: rep}}, {Analysis: compare.Analyze(inputs[:1])}} {
+		for _, d := range []*report.Doc{{Analysis: &compare.Analysis{Comparison: rep}}, {Analysis: compare.Analyze(inputs[:1], compare.Compared{})}} {
 			out := string(write(t, format, d))
 			if !strings.Contains(out, "instr/txn") {
 				t.Errorf("%s: no counted measure shown:\n%s", format, out)

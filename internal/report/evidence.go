@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/pgscale/pgscale/internal/diagnose"
+	"github.com/pgscale/pgscale/internal/probeid"
 	"github.com/pgscale/pgscale/internal/prose"
 	"github.com/pgscale/pgscale/internal/result"
 )
@@ -13,9 +14,9 @@ import (
 // evidenceWriter writes one probe's evidence under a step, in text and
 // markdown; write writes nothing when the step holds none of it.
 type evidenceWriter struct {
-	// probe is the probe's name: its evidence's name in result.Probes.
-	probe string
-	rank  int
+	// probe is the probe whose evidence it writes: its name and its
+	// place among the others.
+	probe probeid.ID
 	write func(pg page, s result.Step, f diagnose.Figures)
 }
 
@@ -25,16 +26,16 @@ type evidenceWriter struct {
 // filled when the program starts and only read after.
 var evidenceWriters []evidenceWriter
 
-// registerWriter adds the writer of the evidence of the probe called
-// probe, at its place among the others (rising rank).
-func registerWriter(probe string, rank int, write func(pg page, s result.Step, f diagnose.Figures)) {
+// registerWriter adds the writer of the evidence of the probe id, at its
+// place among the others (rising rank).
+func registerWriter(id probeid.ID, write func(pg page, s result.Step, f diagnose.Figures)) {
 	for _, w := range evidenceWriters {
-		if w.probe == probe {
-			panic("report: a second writer for " + probe)
+		if w.probe.Name == id.Name {
+			panic("report: a second writer for " + id.Name)
 		}
 	}
-	evidenceWriters = append(evidenceWriters, evidenceWriter{probe: probe, rank: rank, write: write})
-	sort.SliceStable(evidenceWriters, func(i, j int) bool { return evidenceWriters[i].rank < evidenceWriters[j].rank })
+	evidenceWriters = append(evidenceWriters, evidenceWriter{probe: id, write: write})
+	sort.SliceStable(evidenceWriters, func(i, j int) bool { return evidenceWriters[i].probe.Rank < evidenceWriters[j].probe.Rank })
 }
 
 // EvidenceProbes names the probes whose evidence the text and markdown
@@ -42,7 +43,7 @@ func registerWriter(probe string, rank int, write func(pg page, s result.Step, f
 func EvidenceProbes() []string {
 	names := make([]string, len(evidenceWriters))
 	for i, w := range evidenceWriters {
-		names[i] = w.probe
+		names[i] = w.probe.Name
 	}
 	return names
 }

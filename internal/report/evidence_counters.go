@@ -4,10 +4,11 @@ import (
 	"fmt"
 
 	"github.com/pgscale/pgscale/internal/diagnose"
+	"github.com/pgscale/pgscale/internal/probeid"
 	"github.com/pgscale/pgscale/internal/result"
 )
 
-func init() { registerWriter("counters", 20, writeCounters) }
+func init() { registerWriter(probeid.Counters, writeCounters) }
 
 // writeCounters writes the hardware counters per transaction, or why
 // there are none.

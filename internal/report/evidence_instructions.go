@@ -5,10 +5,11 @@ import (
 	"strings"
 
 	"github.com/pgscale/pgscale/internal/diagnose"
+	"github.com/pgscale/pgscale/internal/probeid"
 	"github.com/pgscale/pgscale/internal/result"
 )
 
-func init() { registerWriter("instructions", 60, writeInstructions) }
+func init() { registerWriter(probeid.Instructions, writeInstructions) }
 
 // writeInstructions writes the instructions counted per transaction in
 // the client backends and elsewhere, what their system calls were, what

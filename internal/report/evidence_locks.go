@@ -5,10 +5,11 @@ import (
 	"strings"
 
 	"github.com/pgscale/pgscale/internal/diagnose"
+	"github.com/pgscale/pgscale/internal/probeid"
 	"github.com/pgscale/pgscale/internal/result"
 )
 
-func init() { registerWriter("locks", 40, writeLocks) }
+func init() { registerWriter(probeid.Locks, writeLocks) }
 
 // writeLocks writes what the pg_locks snapshots saw: relation locks
 // outside the fast path, and the locks waited for.

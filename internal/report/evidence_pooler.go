@@ -5,10 +5,11 @@ import (
 	"strings"
 
 	"github.com/pgscale/pgscale/internal/diagnose"
+	"github.com/pgscale/pgscale/internal/probeid"
 	"github.com/pgscale/pgscale/internal/result"
 )
 
-func init() { registerWriter("pooler", 85, writePooler) }
+func init() { registerWriter(probeid.Pooler, writePooler) }
 
 // writePooler writes what the pooler's admin console said: the whole
 // pooler, then each pool when there are several.

@@ -5,11 +5,12 @@ import (
 	"strings"
 
 	"github.com/pgscale/pgscale/internal/diagnose"
+	"github.com/pgscale/pgscale/internal/probeid"
 	"github.com/pgscale/pgscale/internal/prose"
 	"github.com/pgscale/pgscale/internal/result"
 )
 
-func init() { registerWriter("process", 10, writeProcess) }
+func init() { registerWriter(probeid.Process, writeProcess) }
 
 // writeProcess writes where the machine's CPU went, the server's
 // processes by kind and the pooler's.

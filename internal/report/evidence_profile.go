@@ -5,11 +5,12 @@ import (
 	"strings"
 
 	"github.com/pgscale/pgscale/internal/diagnose"
+	"github.com/pgscale/pgscale/internal/probeid"
 	"github.com/pgscale/pgscale/internal/prose"
 	"github.com/pgscale/pgscale/internal/result"
 )
 
-func init() { registerWriter("profile", 70, writeProfile) }
+func init() { registerWriter(probeid.Profile, writeProfile) }
 
 // writeProfile writes the profile's file and the functions with the
 // most samples of their own (the flame graph is the HTML format's), then

@@ -4,11 +4,12 @@ import (
 	"fmt"
 
 	"github.com/pgscale/pgscale/internal/diagnose"
+	"github.com/pgscale/pgscale/internal/probeid"
 	"github.com/pgscale/pgscale/internal/prose"
 	"github.com/pgscale/pgscale/internal/result"
 )
 
-func init() { registerWriter("statements", 50, writeStatements) }
+func init() { registerWriter(probeid.Statements, writeStatements) }
 
 // writeStatements writes the server's time per transaction against the
 // latency the clients saw, and the statements that took it.

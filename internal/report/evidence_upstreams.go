@@ -5,11 +5,12 @@ import (
 	"strings"
 
 	"github.com/pgscale/pgscale/internal/diagnose"
+	"github.com/pgscale/pgscale/internal/probeid"
 	"github.com/pgscale/pgscale/internal/prose"
 	"github.com/pgscale/pgscale/internal/result"
 )
 
-func init() { registerWriter("upstreams", 80, writeUpstreams) }
+func init() { registerWriter(probeid.Upstreams, writeUpstreams) }
 
 // writeUpstreams writes how the work split between the servers behind the
 // target, and the replicas' lag.

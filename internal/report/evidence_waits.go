@@ -5,11 +5,12 @@ import (
 	"strings"
 
 	"github.com/pgscale/pgscale/internal/diagnose"
+	"github.com/pgscale/pgscale/internal/probeid"
 	"github.com/pgscale/pgscale/internal/prose"
 	"github.com/pgscale/pgscale/internal/result"
 )
 
-func init() { registerWriter("waits", 30, writeWaits) }
+func init() { registerWriter(probeid.Waits, writeWaits) }
 
 // writeWaits writes the client backends' top wait events and the other
 // server processes' waits.

@@ -24,10 +24,18 @@ type History struct {
 	Changes [][]trend.Change
 }
 
-// WriteSeries writes the series of a store as a table: number, workload,
+// Series is what `pgscale history list` renders: the series of a store.
+type Series struct {
+	// Store is where the series are, passwords redacted.
+	Store  string
+	Series []trend.Series
+}
+
+// writeSeries writes the series of a store as a table: number, workload,
 // label, clients, measure, machine, points, the newest value with its
 // commit (or label) and time, and the acknowledged change.
-func WriteSeries(w io.Writer, location string, series []trend.Series) error {
+func writeSeries(w io.Writer, l *Series) error {
+	location, series := l.Store, l.Series
 	var b strings.Builder
 	if len(series) == 0 {
 		fmt.Fprintf(&b, "no series in %s\n", location)
@@ -53,10 +61,10 @@ func WriteSeries(w io.Writer, location string, series []trend.Series) error {
 	return err
 }
 
-// WriteHistoryText writes each series' points as a table: value, interval
+// writeHistoryText writes each series' points as a table: value, interval
 // and rounds, commit (or label), start time and result, and at the first
 // point after each change point the change and its p-value.
-func WriteHistoryText(w io.Writer, h *History) error {
+func writeHistoryText(w io.Writer, h *History) error {
 	var b strings.Builder
 	for i, s := range h.Series {
 		if i > 0 {
@@ -85,10 +93,10 @@ func WriteHistoryText(w io.Writer, h *History) error {
 	return err
 }
 
-// WriteCheck writes every change point found, with its size ± uncertainty,
+// writeCheck writes every change point found, with its size ± uncertainty,
 // the segments either side, the commits it lies between, its status
 // against the bounds and how to acknowledge it, then a summary line.
-func WriteCheck(w io.Writer, c *trend.Check) error {
+func writeCheck(w io.Writer, c *trend.Check) error {
 	var b strings.Builder
 	for i, ch := range c.Changes {
 		a := c.Assessments[i]

@@ -63,13 +63,13 @@ func TestHistoryText(t *testing.T) {
 	for _, s := range h.Series {
 		series = append(series, s.Series)
 	}
-	if err := report.WriteSeries(&b, h.Store, series); err != nil {
+	if err := writeTo(&b, "text", &report.Doc{Series: &report.Series{Store: h.Store, Series: series}}); err != nil {
 		t.Fatal(err)
 	}
 	golden.Check(t, "history-list.txt", b.Bytes())
 
 	b.Reset()
-	if err := report.WriteHistoryText(&b, h); err != nil {
+	if err := writeTo(&b, "text", &report.Doc{History: h}); err != nil {
 		t.Fatal(err)
 	}
 	golden.Check(t, "history-show.txt", b.Bytes())
@@ -84,7 +84,7 @@ func TestHistoryText(t *testing.T) {
 		Warnings: []error{errors.New("select-only | main | c=8 | p50 | 90fe34eac892: 1 value missing")}}
 	c.Assessments = trend.Judge(c.Changes, bounds)
 	b.Reset()
-	if err := report.WriteCheck(&b, c); err != nil {
+	if err := writeTo(&b, "text", &report.Doc{Check: c}); err != nil {
 		t.Fatal(err)
 	}
 	golden.Check(t, "history-check.txt", b.Bytes())

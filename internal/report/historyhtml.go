@@ -7,10 +7,10 @@ import (
 	"github.com/pgscale/pgscale/internal/report/html"
 )
 
-// WriteHistoryHTML writes the series as one self-contained HTML page: per
+// writeHistoryHTML writes the series as one self-contained HTML page: per
 // series a trend chart (points with intervals, change points marked, the
 // commit on hover) and its points (internal/report/html).
-func WriteHistoryHTML(w io.Writer, h *History) error {
+func writeHistoryHTML(w io.Writer, h *History) error {
 	t := html.Trend{Title: "pgscale history", Store: h.Store}
 	for i, s := range h.Series {
 		title := fmt.Sprintf("%s at %d clients, %s", s.Measure, s.Clients, s.Label)

@@ -12,41 +12,44 @@ import (
 )
 
 // writeHTML writes the document as one self-contained HTML page
-// (internal/report/html): its files, and the comparison or the noise in
-// the words of the text format.
-func writeHTML(w io.Writer, d *Doc) error { return html.Write(w, htmlDoc(d)) }
+// (internal/report/html): a bisect's log, the history's trends, or its
+// files with the comparison, the noise or the suite in the words of the
+// text format.
+func writeHTML(w io.Writer, d *Doc) error {
+	switch k := d.Kind(); {
+	case k == KindBisect:
+		return writeBisectHTML(w, d.Bisect)
+	case k == KindHistory:
+		return writeHistoryHTML(w, d.History)
+	case !k.analysis():
+		return notShown("html", d)
+	}
+	return html.Write(w, htmlDoc(d))
+}
 
 // htmlDoc is the document as the HTML page takes it.
 func htmlDoc(d *Doc) html.Doc {
-	doc := html.Doc{}
-	if d.Analysis == nil {
-		return doc
-	}
-	for _, fa := range d.Files {
-		name := fa.Name
-		if fa.Path != "" {
-			name = fa.Path
-		}
-		doc.Files = append(doc.Files, html.NamedFile{Name: name, File: fa.File, Analysis: fa})
-	}
-	if d.Comparison != nil {
+	d = d.analyzed()
+	doc := html.Doc{Flames: d.Flames}
+	doc.Files = d.Files
+	switch d.Kind() {
+	case KindComparison:
 		run := ""
 		if len(d.Files) > 0 && d.Files[0].File != nil && d.Files[0].File.AB != nil {
 			run = d.Files[0].File.AB.Run
 		}
 		doc.Comparison = htmlComparison(d.Comparison, run)
-	}
-	if d.Noise != nil {
+	case KindNoise:
 		doc.Noise = htmlNoise(d.Noise)
-	}
-	if d.Suite != nil {
+	case KindSuite:
 		doc.Matrices = htmlSuite(d.Suite)
 		doc.Title = "suite " + d.Suite.Name
+	case KindMicro:
+		if len(d.Files) == 0 {
+			doc.Title = "micro-benchmarks"
+		}
 	}
 	doc.Micro = htmlMicro(d.Micro)
-	if doc.Title == "" && len(d.Files) == 0 && len(d.Micro) > 0 {
-		doc.Title = "micro-benchmarks"
-	}
 	for _, r := range docRules(d) {
 		doc.Rules = append(doc.Rules, html.Rule{Text: r.text, Holds: r.holds})
 	}
@@ -67,11 +70,7 @@ func htmlSuite(s *compare.Suite) []html.Matrix {
 		Findings: suiteFindings(s), Why: suiteWhy(s, false), Machine: suiteMachine(s), Note: suiteCellNote(s)}
 	for ci, cand := range s.Candidates {
 		for _, sc := range s.Cells {
-			run := ""
-			if len(sc.Inputs) > 0 && sc.Inputs[0].File != nil && sc.Inputs[0].File.AB != nil {
-				run = sc.Inputs[0].File.AB.Run
-			}
-			m.Functions = append(m.Functions, htmlFunctions(changedFunctions(sc.Comparison, ci, sc.Key), cand, run)...)
+			m.Functions = append(m.Functions, htmlFunctions(changedFunctions(sc.Comparison, ci, sc.Key), cand, sc.Run())...)
 		}
 	}
 	if len(m.Functions) > 0 {
@@ -116,10 +115,7 @@ func htmlSuite(s *compare.Suite) []html.Matrix {
 			m.Rows = append(m.Rows, html.MatrixRow{Label: sc.Key + " (" + sc.Status + ")", Cells: empty()})
 			continue
 		}
-		run := ""
-		if f := sc.Inputs[0].File; f != nil && f.AB != nil {
-			run = f.AB.Run
-		}
+		run := sc.Run()
 		for _, st := range sc.Steps {
 			row := html.MatrixRow{Label: fmt.Sprintf("%s, %d", sc.Key, st.Clients), Cells: empty()}
 			for k, col := range cols {

@@ -13,6 +13,10 @@ import (
 // at the end of a run, line for line in pgbench's words and order, and
 // pgbench's closing line when the run was aborted.
 func writePgbench(w io.Writer, d *Doc) error {
+	if !d.Kind().analysis() {
+		return notShown("pgbench", d)
+	}
+	d = d.analyzed()
 	var b strings.Builder
 	for _, in := range d.Files {
 		for i := range in.File.Steps {

@@ -2,6 +2,7 @@ package report_test
 
 import (
 	"bytes"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,12 +13,22 @@ import (
 	"github.com/pgscale/pgscale/internal/observe"
 	"github.com/pgscale/pgscale/internal/report"
 	"github.com/pgscale/pgscale/internal/result"
+	"github.com/pgscale/pgscale/internal/trend"
 )
 
 // TestMain gives the tests -update, which rewrites the golden files.
 func TestMain(m *testing.M) {
 	golden.RegisterFlag()
 	os.Exit(m.Run())
+}
+
+// writeTo renders d in the named format on w.
+func writeTo(w io.Writer, format string, d *report.Doc) error {
+	f, err := report.Lookup(format)
+	if err != nil {
+		return err
+	}
+	return f.Write(w, d)
 }
 
 // write renders d in the named format.
@@ -47,7 +58,7 @@ func TestGoldenFiles(t *testing.T) {
 			t.Fatal(err)
 		}
 		name := strings.TrimSuffix(filepath.Base(path), ".json")
-		d := report.NewDoc(compare.Analyze([]compare.Input{{Name: filepath.Base(path), File: f}}))
+		d := report.NewDoc(compare.Analyze([]compare.Input{{Name: filepath.Base(path), File: f}}, compare.Compared{}))
 		for _, format := range []struct{ ext, name string }{{"txt", "text"}, {"md", "markdown"}} {
 			t.Run(name+"."+format.ext, func(t *testing.T) {
 				golden.Check(t, name+"."+format.ext, write(t, format.name, d))
@@ -61,7 +72,7 @@ func TestDiagnosisLines(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := string(write(t, "text", report.NewDoc(compare.Analyze([]compare.Input{{Name: "hot-row.json", File: f}}))))
+	out := string(write(t, "text", report.NewDoc(compare.Analyze([]compare.Input{{Name: "hot-row.json", File: f}}, compare.Compared{}))))
 	if !strings.Contains(out, "diagnosis:") || !strings.Contains(out, "lock-bound") || !strings.Contains(out, "Lock:transactionid") {
 		t.Errorf("diagnosis:\n%s", out)
 	}
@@ -72,8 +83,8 @@ func TestDiagnosisLines(t *testing.T) {
 func TestRegistry(t *testing.T) {
 	seen := map[string]bool{}
 	for _, f := range report.Formats() {
-		if seen[f.Name] || f.Usage == "" || f.Write == nil || !(f.Files || f.Comparisons) {
-			t.Errorf("format %+v: duplicate, undocumented or renders nothing", f)
+		if seen[f.Name] || f.Usage == "" || f.Ext == "" || f.Write == nil || len(f.Kinds) == 0 {
+			t.Errorf("format %+v: duplicate, undocumented, without a file name extension or renders nothing", f)
 		}
 		seen[f.Name] = true
 	}
@@ -86,6 +97,15 @@ func TestRegistry(t *testing.T) {
 	f, _ := report.Lookup("verdict")
 	if err := f.Write(&bytes.Buffer{}, &report.Doc{}); err == nil {
 		t.Errorf("the verdict format wrote a document with no comparison")
+	}
+	// A kind a format does not show is refused, not written empty.
+	for _, f := range report.Formats() {
+		if f.Shows(report.KindCheck) {
+			continue
+		}
+		if err := f.Write(&bytes.Buffer{}, &report.Doc{Check: &trend.Check{}}); err == nil {
+			t.Errorf("the %s format wrote a history check, which it does not show", f.Name)
+		}
 	}
 }
 
@@ -113,7 +133,7 @@ func TestSuperlinearReadsAgainstItsBaseline(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.Steps[0].Summary.TPS = 1500
-	out := write(t, "text", report.NewDoc(compare.Analyze([]compare.Input{{Name: "pooled.json", File: f}})))
+	out := write(t, "text", report.NewDoc(compare.Analyze([]compare.Input{{Name: "pooled.json", File: f}}, compare.Compared{})))
 	golden.Check(t, "superlinear.txt", out)
 	for _, want := range []string{"baseline of speedup and efficiency)", "Speedup and efficiency are against 8 clients, not 1 client"} {
 		if !strings.Contains(string(out), want) {

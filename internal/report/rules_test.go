@@ -20,7 +20,7 @@ func TestRulesInEveryFormat(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.Expect = []string{"efficiency@c=8>=50%", "server-cpu/txn@c=8<c=1+20%"}
-	d := &report.Doc{Analysis: compare.Analyze([]compare.Input{{Name: "pooled.json", File: f}})}
+	d := &report.Doc{Analysis: compare.Analyze([]compare.Input{{Name: "pooled.json", File: f}}, compare.Compared{})}
 	outcomes := compare.Check(f, []compare.Expectation{mustExpect(t, f.Expect[0]), mustExpect(t, f.Expect[1])})
 	if len(outcomes) != 2 {
 		t.Fatalf("outcomes %+v", outcomes)

@@ -141,7 +141,6 @@ func TestGoldenPoolerCIComment(t *testing.T) {
 // suiteDoc is a suite's document, as pgscale suite and compare BUNDLE
 // make it.
 func suiteDoc(files []compare.Input, s *compare.Suite) *report.Doc {
-	a := compare.Analyze(files)
-	a.Suite = s
+	a := compare.Analyze(files, compare.Compared{Suite: s})
 	return report.NewDoc(a)
 }

@@ -196,7 +196,7 @@ func writeEnd(p page, fa compare.FileAnalysis) {
 	p.table(sweepTable(fa))
 	if d != nil {
 		p.section("Diagnosis", "diagnosis:")
-		p.lines(verdictLines(d))
+		p.lines(verdictLines(fa))
 		p.blank()
 		p.para(d.Paragraph)
 		if sc := fa.Scaling; len(sc) > 1 {
@@ -323,24 +323,16 @@ func sweepTable(fa compare.FileAnalysis) *table {
 	return t
 }
 
-// verdictLines is one line per step with its verdict and detail, the knee
-// and the peak marked.
-func verdictLines(d *result.Diagnosis) []string {
+// verdictLines is one line per step of the file's sweep diagnosis with
+// its verdict and detail, and its marks (compare.StepAnalysis.Marks).
+func verdictLines(fa compare.FileAnalysis) []string {
 	var out []string
-	for i, v := range d.Steps {
-		var marks []string
-		if i == d.Knee {
-			marks = append(marks, "knee")
-		}
-		if i == d.Peak && len(d.Steps) > 1 {
-			marks = append(marks, "peak")
-		}
-		if i == d.Baseline && i > 0 {
-			marks = append(marks, "baseline of speedup and efficiency")
-		}
+	for i, v := range fa.Diagnosis.Steps {
 		mark := ""
-		if len(marks) > 0 {
-			mark = "  (" + strings.Join(marks, ", ") + ")"
+		if i < len(fa.Steps) {
+			if marks := fa.Steps[i].Marks(); len(marks) > 0 {
+				mark = "  (" + strings.Join(marks, ", ") + ")"
+			}
 		}
 		line := fmt.Sprintf("  %4d client%-1s  %-13s", v.Clients, prose.Plural(v.Clients), v.Verdict)
 		if v.Detail != "" {
@@ -408,12 +400,12 @@ func writeStep(p page, s result.Step, sa compare.StepAnalysis) {
 	if len(s.Disturbances) > 0 {
 		p.lines(disturbanceLines(s))
 	}
-	for _, o := range s.Outages {
+	for i, o := range s.Outages {
 		mix := "; the step's figures mix before, without and after it"
 		if o.Pooler != "" {
 			mix = "; the step's figures are of the time before it"
 		}
-		p.lines([]string{diagnose.OutageLine(o) + mix})
+		p.lines([]string{sa.Outages[i] + mix})
 	}
 	p.blank()
 }

@@ -579,13 +579,12 @@ func NewSuiteVerdict(s *compare.Suite) *Verdict {
 
 // writeVerdict writes the verdict file's JSON.
 func writeVerdict(w io.Writer, d *Doc) error {
-	if d.Analysis == nil {
-		return needComparison("verdict")
-	}
-	if d.Suite != nil {
+	switch d.Kind() {
+	case KindSuite:
 		return writeJSON(w, withMicro(NewSuiteVerdict(d.Suite), d.Analysis))
-	}
-	if d.Comparison == nil && len(d.Micro) > 0 {
+	case KindComparison:
+		return writeJSON(w, withMicro(NewVerdict(d.Comparison), d.Analysis))
+	case KindMicro:
 		m := d.Micro[0]
 		v := &Verdict{Schema: VerdictSchema, Version: VerdictVersion, Complete: true, Headline: "micro-benchmarks " + d.Analysis.Outcome().Verdict(),
 			Baseline: m.Targets[0], Workload: "micro", Method: stats.Paired.String(), Test: stats.PairedTest, Centre: "geometric mean", Rule: stats.FailRule,
@@ -595,10 +594,7 @@ func writeVerdict(w io.Writer, d *Doc) error {
 		}
 		return writeJSON(w, withMicro(v, d.Analysis))
 	}
-	if d.Comparison == nil {
-		return needComparison("verdict")
-	}
-	return writeJSON(w, withMicro(NewVerdict(d.Comparison), d.Analysis))
+	return needComparison("verdict")
 }
 
 // writeJSON writes v as indented JSON, with <, > and & as they are.

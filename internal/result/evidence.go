@@ -6,33 +6,35 @@ import (
 	"fmt"
 	"reflect"
 	"sort"
+
+	"github.com/pgscale/pgscale/internal/probeid"
 )
 
-// evidenceKind is one probe's evidence as registered: the name it is
-// written under in a step's probes, its place among the others (rank),
-// and its Go type (a struct, held by pointer).
+// evidenceKind is one probe's evidence as registered: the probe (its name,
+// which the evidence is written under in a step's probes, and its rank,
+// its place among the others), and its Go type (a struct, held by
+// pointer).
 type evidenceKind struct {
-	name string
-	rank int
-	typ  reflect.Type
+	probeid.ID
+	typ reflect.Type
 }
 
 // evidenceKinds are the registered kinds of evidence, by rank: filled by
 // registerEvidence when the program starts, only read after.
 var evidenceKinds []evidenceKind
 
-// registerEvidence registers T as the evidence a probe writes under name,
-// in rank order among the others; its schema is evidence_NAME.schema.json.
-// Each kind's file (evidence_NAME.go) calls it from an init function:
-// adding a probe's evidence changes no other file.
-func registerEvidence[T any](name string, rank int) {
+// registerEvidence registers T as the evidence the probe id writes, under
+// its name, in rank order among the others; its schema is
+// evidence_NAME.schema.json. Each kind's file (evidence_NAME.go) calls it
+// from an init function: adding a probe's evidence changes no other file.
+func registerEvidence[T any](id probeid.ID) {
 	for _, k := range evidenceKinds {
-		if k.name == name {
-			panic("result: evidence " + name + " registered twice")
+		if k.Name == id.Name {
+			panic("result: evidence " + id.Name + " registered twice")
 		}
 	}
-	evidenceKinds = append(evidenceKinds, evidenceKind{name: name, rank: rank, typ: reflect.TypeFor[T]()})
-	sort.SliceStable(evidenceKinds, func(i, j int) bool { return evidenceKinds[i].rank < evidenceKinds[j].rank })
+	evidenceKinds = append(evidenceKinds, evidenceKind{ID: id, typ: reflect.TypeFor[T]()})
+	sort.SliceStable(evidenceKinds, func(i, j int) bool { return evidenceKinds[i].Rank < evidenceKinds[j].Rank })
 }
 
 // EvidenceNames names the registered kinds of evidence, in the order a
@@ -40,7 +42,7 @@ func registerEvidence[T any](name string, rank int) {
 func EvidenceNames() []string {
 	out := make([]string, len(evidenceKinds))
 	for i, k := range evidenceKinds {
-		out[i] = k.name
+		out[i] = k.Name
 	}
 	return out
 }
@@ -48,34 +50,33 @@ func EvidenceNames() []string {
 // evidenceOf returns the kind registered under name, or nil.
 func evidenceOf(name string) *evidenceKind {
 	for i := range evidenceKinds {
-		if evidenceKinds[i].name == name {
+		if evidenceKinds[i].Name == name {
 			return &evidenceKinds[i]
 		}
 	}
 	return nil
 }
 
-// getEvidence returns p's evidence of the kind registered under name, or
-// nil (none recorded, or p nil).
-func getEvidence[T any](p *Probes, name string) *T {
+// getEvidence returns p's evidence of the probe id, or nil (none
+// recorded, or p nil).
+func getEvidence[T any](p *Probes, id probeid.ID) *T {
 	if p == nil {
 		return nil
 	}
-	v, _ := p.evidence[name].(*T)
+	v, _ := p.evidence[id.Name].(*T)
 	return v
 }
 
-// setEvidence sets p's evidence of the kind registered under name; nil
-// removes it.
-func setEvidence[T any](p *Probes, name string, v *T) {
+// setEvidence sets p's evidence of the probe id; nil removes it.
+func setEvidence[T any](p *Probes, id probeid.ID, v *T) {
 	if v == nil {
-		delete(p.evidence, name)
+		delete(p.evidence, id.Name)
 		return
 	}
 	if p.evidence == nil {
 		p.evidence = map[string]any{}
 	}
-	p.evidence[name] = v
+	p.evidence[id.Name] = v
 }
 
 // probesWire is Probes' own fields as the file holds them; each kind of
@@ -98,15 +99,15 @@ func (p Probes) MarshalJSON() ([]byte, error) {
 	}
 	b.Write(v)
 	for _, k := range evidenceKinds {
-		ev, ok := p.evidence[k.name]
+		ev, ok := p.evidence[k.Name]
 		if !ok {
 			continue
 		}
 		v, err := json.Marshal(ev)
 		if err != nil {
-			return nil, fmt.Errorf("%s evidence: %w", k.name, err)
+			return nil, fmt.Errorf("%s evidence: %w", k.Name, err)
 		}
-		fmt.Fprintf(&b, `,%q:`, k.name)
+		fmt.Fprintf(&b, `,%q:`, k.Name)
 		b.Write(v)
 	}
 	for _, part := range []struct {

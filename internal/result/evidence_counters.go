@@ -1,5 +1,7 @@
 package result
 
+import "github.com/pgscale/pgscale/internal/probeid"
+
 // Counters are hardware counters over the whole machine, from
 // perf_event_open. When Supported is false the figures are absent, never 0.
 type Counters struct {
@@ -13,10 +15,10 @@ type Counters struct {
 	Scaled bool `json:"scaled,omitempty"`
 }
 
-func init() { registerEvidence[Counters]("counters", 20) }
+func init() { registerEvidence[Counters](probeid.Counters) }
 
 // Counters is the step's counters evidence, or nil (none recorded, or p nil).
-func (p *Probes) Counters() *Counters { return getEvidence[Counters](p, "counters") }
+func (p *Probes) Counters() *Counters { return getEvidence[Counters](p, probeid.Counters) }
 
 // SetCounters records the step's counters evidence (nil removes it).
-func (p *Probes) SetCounters(v *Counters) { setEvidence(p, "counters", v) }
+func (p *Probes) SetCounters(v *Counters) { setEvidence(p, probeid.Counters, v) }

@@ -1,6 +1,10 @@
 package result
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/pgscale/pgscale/internal/probeid"
+)
 
 // Instructions are the instructions the server's processes executed in
 // the step's measured window, counted under Valgrind's callgrind. The
@@ -145,10 +149,12 @@ func ClockFunction(name string) bool {
 	return clockFunctions[n]
 }
 
-func init() { registerEvidence[Instructions]("instructions", 70) }
+func init() { registerEvidence[Instructions](probeid.Instructions) }
 
 // Instructions is the step's instructions evidence, or nil (none recorded, or p nil).
-func (p *Probes) Instructions() *Instructions { return getEvidence[Instructions](p, "instructions") }
+func (p *Probes) Instructions() *Instructions {
+	return getEvidence[Instructions](p, probeid.Instructions)
+}
 
 // SetInstructions records the step's instructions evidence (nil removes it).
-func (p *Probes) SetInstructions(v *Instructions) { setEvidence(p, "instructions", v) }
+func (p *Probes) SetInstructions(v *Instructions) { setEvidence(p, probeid.Instructions, v) }

@@ -1,5 +1,7 @@
 package result
 
+import "github.com/pgscale/pgscale/internal/probeid"
+
 // Locks summarises the pg_locks snapshots taken during the step.
 type Locks struct {
 	Snapshots int `json:"snapshots"`
@@ -37,10 +39,10 @@ type LockWait struct {
 	Count    int    `json:"count"`
 }
 
-func init() { registerEvidence[Locks]("locks", 40) }
+func init() { registerEvidence[Locks](probeid.Locks) }
 
 // Locks is the step's locks evidence, or nil (none recorded, or p nil).
-func (p *Probes) Locks() *Locks { return getEvidence[Locks](p, "locks") }
+func (p *Probes) Locks() *Locks { return getEvidence[Locks](p, probeid.Locks) }
 
 // SetLocks records the step's locks evidence (nil removes it).
-func (p *Probes) SetLocks(v *Locks) { setEvidence(p, "locks", v) }
+func (p *Probes) SetLocks(v *Locks) { setEvidence(p, probeid.Locks, v) }

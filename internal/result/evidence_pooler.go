@@ -1,5 +1,7 @@
 package result
 
+import "github.com/pgscale/pgscale/internal/probeid"
+
 // Pools is what a pooler's admin console said during a step, sampled
 // about once a second beside the load (internal/probe/pooler.go): its
 // clients and server connections, how long clients waited for one, and
@@ -81,10 +83,10 @@ type PoolSample struct {
 	WaitUS         *float64 `json:"wait_us,omitempty"`
 }
 
-func init() { registerEvidence[Pools]("pooler", 85) }
+func init() { registerEvidence[Pools](probeid.Pooler) }
 
 // Pooler is the step's pooler evidence, or nil (none recorded, or p nil).
-func (p *Probes) Pooler() *Pools { return getEvidence[Pools](p, "pooler") }
+func (p *Probes) Pooler() *Pools { return getEvidence[Pools](p, probeid.Pooler) }
 
 // SetPooler records the step's pooler evidence (nil removes it).
-func (p *Probes) SetPooler(v *Pools) { setEvidence(p, "pooler", v) }
+func (p *Probes) SetPooler(v *Pools) { setEvidence(p, probeid.Pooler, v) }

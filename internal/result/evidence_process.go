@@ -1,5 +1,7 @@
 package result
 
+import "github.com/pgscale/pgscale/internal/probeid"
+
 // ProcessStats is process accounting from /proc over the probes' window.
 type ProcessStats struct {
 	CPUs int      `json:"cpus"` // cores the machine has
@@ -57,10 +59,10 @@ type ProcGroup struct {
 	Kind           string      `json:"kind,omitempty"` // in ByKind: "client backend", "background", "probe"
 }
 
-func init() { registerEvidence[ProcessStats]("process", 10) }
+func init() { registerEvidence[ProcessStats](probeid.Process) }
 
 // Process is the step's process evidence, or nil (none recorded, or p nil).
-func (p *Probes) Process() *ProcessStats { return getEvidence[ProcessStats](p, "process") }
+func (p *Probes) Process() *ProcessStats { return getEvidence[ProcessStats](p, probeid.Process) }
 
 // SetProcess records the step's process evidence (nil removes it).
-func (p *Probes) SetProcess(v *ProcessStats) { setEvidence(p, "process", v) }
+func (p *Probes) SetProcess(v *ProcessStats) { setEvidence(p, probeid.Process, v) }

@@ -1,5 +1,7 @@
 package result
 
+import "github.com/pgscale/pgscale/internal/probeid"
+
 // Profile is a CPU profile of the server's processes during the step.
 type Profile struct {
 	// File is the pprof file: relative to the result file's directory
@@ -73,10 +75,10 @@ type Symbols struct {
 	Error string `json:"error,omitempty"`
 }
 
-func init() { registerEvidence[Profile]("profile", 60) }
+func init() { registerEvidence[Profile](probeid.Profile) }
 
 // Profile is the step's profile evidence, or nil (none recorded, or p nil).
-func (p *Probes) Profile() *Profile { return getEvidence[Profile](p, "profile") }
+func (p *Probes) Profile() *Profile { return getEvidence[Profile](p, probeid.Profile) }
 
 // SetProfile records the step's profile evidence (nil removes it).
-func (p *Probes) SetProfile(v *Profile) { setEvidence(p, "profile", v) }
+func (p *Probes) SetProfile(v *Profile) { setEvidence(p, probeid.Profile, v) }

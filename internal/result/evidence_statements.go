@@ -1,5 +1,7 @@
 package result
 
+import "github.com/pgscale/pgscale/internal/probeid"
+
 // Statements is the pg_stat_statements difference over the step.
 type Statements struct {
 	// ServerMs is the server time of every statement in the step
@@ -21,10 +23,10 @@ type Statement struct {
 	Rows    int64   `json:"rows"`
 }
 
-func init() { registerEvidence[Statements]("statements", 50) }
+func init() { registerEvidence[Statements](probeid.Statements) }
 
 // Statements is the step's statements evidence, or nil (none recorded, or p nil).
-func (p *Probes) Statements() *Statements { return getEvidence[Statements](p, "statements") }
+func (p *Probes) Statements() *Statements { return getEvidence[Statements](p, probeid.Statements) }
 
 // SetStatements records the step's statements evidence (nil removes it).
-func (p *Probes) SetStatements(v *Statements) { setEvidence(p, "statements", v) }
+func (p *Probes) SetStatements(v *Statements) { setEvidence(p, probeid.Statements, v) }

@@ -1,5 +1,7 @@
 package result
 
+import "github.com/pgscale/pgscale/internal/probeid"
+
 // Upstreams is what each server behind a target did during a step, when
 // there are several: the servers a proxy fronts (shards; a primary and its
 // streaming replicas), or a primary's replicas. It shows how the work
@@ -33,10 +35,10 @@ type UpstreamStat struct {
 	ReplayLagMs *float64 `json:"replay_lag_ms,omitempty"`
 }
 
-func init() { registerEvidence[Upstreams]("upstreams", 80) }
+func init() { registerEvidence[Upstreams](probeid.Upstreams) }
 
 // Upstreams is the step's upstreams evidence, or nil (none recorded, or p nil).
-func (p *Probes) Upstreams() *Upstreams { return getEvidence[Upstreams](p, "upstreams") }
+func (p *Probes) Upstreams() *Upstreams { return getEvidence[Upstreams](p, probeid.Upstreams) }
 
 // SetUpstreams records the step's upstreams evidence (nil removes it).
-func (p *Probes) SetUpstreams(v *Upstreams) { setEvidence(p, "upstreams", v) }
+func (p *Probes) SetUpstreams(v *Upstreams) { setEvidence(p, probeid.Upstreams, v) }

@@ -1,5 +1,7 @@
 package result
 
+import "github.com/pgscale/pgscale/internal/probeid"
+
 // Waits is the wait-event profile of the client backends during the step.
 type Waits struct {
 	Source   string  `json:"source"` // "pg_wait_sampling" or "pg_stat_activity"
@@ -29,10 +31,10 @@ type WaitEvent struct {
 	Samples int64  `json:"samples"`
 }
 
-func init() { registerEvidence[Waits]("waits", 30) }
+func init() { registerEvidence[Waits](probeid.Waits) }
 
 // Waits is the step's waits evidence, or nil (none recorded, or p nil).
-func (p *Probes) Waits() *Waits { return getEvidence[Waits](p, "waits") }
+func (p *Probes) Waits() *Waits { return getEvidence[Waits](p, probeid.Waits) }
 
 // SetWaits records the step's waits evidence (nil removes it).
-func (p *Probes) SetWaits(v *Waits) { setEvidence(p, "waits", v) }
+func (p *Probes) SetWaits(v *Waits) { setEvidence(p, probeid.Waits, v) }

@@ -237,7 +237,7 @@ func TestWording(t *testing.T) {
 			}
 			var b bytes.Buffer
 			text, _ := report.Lookup("text")
-			if err := text.Write(&b, report.NewDoc(compare.Analyze([]compare.Input{{Name: c.name, File: f}}))); err != nil {
+			if err := text.Write(&b, report.NewDoc(compare.Analyze([]compare.Input{{Name: c.name, File: f}}, compare.Compared{}))); err != nil {
 				t.Fatal(err)
 			}
 			golden.Check(t, c.name, []byte(diagnosisOf(b.String())))

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/pgscale/pgscale/internal/compare"
 	"github.com/pgscale/pgscale/internal/result"
 )
 
@@ -49,19 +50,19 @@ func build(doc Doc) *page {
 		p.Runs = append(p.Runs, r)
 		if g.ab == nil {
 			fi := g.files[0]
-			fa := doc.Files[fi].Analysis
+			fa := doc.Files[fi]
 			f := fa.Rescaled
-			sc.Series = append(sc.Series, sweepSeries(labels[fi], doc.Files[fi].Name, fa))
+			sc.Series = append(sc.Series, sweepSeries(labels[fi], doc.Files[fi].Location(), fa))
 			for si := range f.Steps {
 				p.Timelines = append(p.Timelines, stepTimeline(fi, si, labels[fi], f))
 			}
-			p.Evidence = append(p.Evidence, fileEvidence(fi, labels[fi], doc.Files[fi].Name, fa))
-			if d := pageDiagnosis(fi, labels[fi], doc.Files[fi].Name, fa); d != nil {
+			p.Evidence = append(p.Evidence, fileEvidence(fi, labels[fi], doc.Files[fi].Location(), fa))
+			if d := pageDiagnosis(fi, labels[fi], doc.Files[fi].Location(), fa); d != nil {
 				p.Diagnoses = append(p.Diagnoses, d)
 			}
 		} else {
 			for _, fi := range g.files {
-				s := abSeries(labels[fi], doc.Files[fi].Name, doc.Files[fi].Analysis)
+				s := abSeries(labels[fi], doc.Files[fi].Location(), doc.Files[fi])
 				s.Panel = panelName(g, doc.Files)
 				s.run, s.target = g.ab.Run, doc.Files[fi].File.Target.Name
 				s.isBase = s.target == g.ab.Baseline
@@ -69,7 +70,7 @@ func build(doc Doc) *page {
 			}
 			p.Timelines = append(p.Timelines, abTimelines(gi, g, doc.Files, labels)...)
 			for _, fi := range g.files {
-				p.Evidence = append(p.Evidence, fileEvidence(fi, labels[fi], doc.Files[fi].Name, doc.Files[fi].Analysis))
+				p.Evidence = append(p.Evidence, fileEvidence(fi, labels[fi], doc.Files[fi].Location(), doc.Files[fi]))
 			}
 		}
 	}
@@ -98,15 +99,8 @@ func build(doc Doc) *page {
 	if p.Comparison != nil || p.Noise != nil || len(p.Matrices) > 0 {
 		p.Diagnoses = nil
 	}
-	p.Profiles = profiles(doc.Files, labels)
-	var named []ChangedFunction
-	if doc.Comparison != nil {
-		named = append(named, doc.Comparison.Functions...)
-	}
-	for _, m := range doc.Matrices {
-		named = append(named, m.Functions...)
-	}
-	p.FlameDiffs = flameDiffs(groups, doc.Files, labels, named)
+	p.Profiles = pageProfiles(doc.Flames, labels)
+	p.FlameDiffs = pageDiffs(doc.Flames, groups, labels)
 	linkCards(p, groups, doc.Files)
 	linkFunctions(p, groups, doc.Files)
 	return p
@@ -114,7 +108,7 @@ func build(doc Doc) *page {
 
 // groupFiles puts the files of one A/B run together, in the order of the
 // run's targets, and every other file on its own, in the doc's order.
-func groupFiles(files []NamedFile) []group {
+func groupFiles(files []compare.FileAnalysis) []group {
 	var gs []group
 	byRun := map[string]int{}
 	for i, nf := range files {
@@ -148,18 +142,18 @@ func groupFiles(files []NamedFile) []group {
 // fileLabels names each file in charts: its target's name when it has one
 // (A/B) with its suite cell's parameters ("base, workload=select-only"),
 // else its base name without .json; made unique with a number.
-func fileLabels(files []NamedFile) []string {
+func fileLabels(files []compare.FileAnalysis) []string {
 	labels := make([]string, len(files))
 	seen := map[string]int{}
 	for i, nf := range files {
 		l := nf.File.Target.Name
 		if l == "" {
-			l = strings.TrimSuffix(filepath.Base(nf.Name), ".json")
+			l = strings.TrimSuffix(filepath.Base(nf.Location()), ".json")
 		}
 		if l == "" || l == "." {
 			l = fmt.Sprintf("file %d", i+1)
 		}
-		for _, p := range nf.Analysis.Cell {
+		for _, p := range nf.Cell {
 			l += ", " + p.Name + "=" + p.Value
 		}
 		seen[l]++
@@ -173,7 +167,7 @@ func fileLabels(files []NamedFile) []string {
 
 // pageTitle names the page after its runs: a sweep by its file, an A/B
 // run by its targets.
-func pageTitle(files []NamedFile, labels []string, groups []group) string {
+func pageTitle(files []compare.FileAnalysis, labels []string, groups []group) string {
 	var names []string
 	for _, g := range groups {
 		if g.ab == nil {
@@ -230,9 +224,9 @@ func clientsWord(n int) string {
 
 // panelName names an A/B run's panel of the scaling charts: its suite
 // cell's parameters ("workload=select-only"), else the run.
-func panelName(g group, files []NamedFile) string {
+func panelName(g group, files []compare.FileAnalysis) string {
 	var ps []string
-	for _, p := range files[g.files[0]].Analysis.Cell {
+	for _, p := range files[g.files[0]].Cell {
 		ps = append(ps, p.Name+"="+p.Value)
 	}
 	if len(ps) > 0 {

@@ -1,12 +1,17 @@
 package html
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/pgscale/pgscale/internal/compare"
+	"github.com/pgscale/pgscale/internal/flame"
+)
 
 // linkCards gives each change's evidence card its links: the timeline of
 // its run at its client count, the differential flame graph of its
 // candidate there (the pooler's for a pooler measure, when drawn), and
 // the candidate's steps with their evidence.
-func linkCards(p *page, groups []group, files []NamedFile) {
+func linkCards(p *page, groups []group, files []compare.FileAnalysis) {
 	timelines := map[string]bool{}
 	for _, t := range p.Timelines {
 		timelines[t.ID] = true
@@ -37,12 +42,12 @@ func linkCards(p *page, groups []group, files []NamedFile) {
 				continue
 			}
 			var diff string
-			for _, src := range profileSources {
+			for _, src := range flame.Sources {
 				id := flameDiffID(gi, fi, cl, src)
 				if !diffs[id] {
 					continue
 				}
-				if diff == "" || (src.id != "") == c.src.Pooler {
+				if diff == "" || (src == flame.Pooler) == c.src.Pooler {
 					diff = id
 				}
 			}
@@ -56,7 +61,7 @@ func linkCards(p *page, groups []group, files []NamedFile) {
 
 // candidateFile finds the group of A/B run run and, in it, the file of
 // the target named cand: -1 for what is not in the page.
-func candidateFile(groups []group, files []NamedFile, run, cand string) (gi, fi int) {
+func candidateFile(groups []group, files []compare.FileAnalysis, run, cand string) (gi, fi int) {
 	if run == "" {
 		return -1, -1
 	}

@@ -436,7 +436,7 @@ func TestPoolerQueueChart(t *testing.T) {
 		series = append(series, result.PoolSample{TS: 0.25 * float64(k), ClientsWaiting: &waiting, ServersActive: &active})
 	}
 	s.Probes.SetPooler(&result.Pools{Program: "pgbouncer", Commands: []string{"SHOW POOLS"}, Samples: len(series), WindowS: 2, Series: series})
-	doc.Files[0].Analysis = compare.AnalyzeFile(compare.Input{Name: doc.Files[0].Name, File: f})
+	doc.Files[0] = compare.AnalyzeFile(compare.Input{Name: doc.Files[0].Name, File: f})
 	ctx, v := open(t, "pooler-queue", writePage(t, doc), 1100, 900)
 	id := eval[string](t, ctx, `document.querySelector('div.uchart[data-chart="pooler"]').id`)
 	// The x axis runs from 0 to the last sample (2 s): sample 4 is at 1 s.

@@ -39,14 +39,8 @@ func pageDiagnosis(fi int, label, name string, fa compare.FileAnalysis) *diagnos
 	h := &diagnosisHead{Label: label, File: name, EvidenceID: fmt.Sprintf("evidence-%d", fi), Paragraph: d.Paragraph}
 	for i, v := range d.Steps {
 		var marks []string
-		if i == d.Knee {
-			marks = append(marks, "knee")
-		}
-		if i == d.Peak && len(d.Steps) > 1 {
-			marks = append(marks, "peak")
-		}
-		if i == d.Baseline && i > 0 {
-			marks = append(marks, "baseline of speedup and efficiency")
+		if i < len(fa.Steps) {
+			marks = fa.Steps[i].Marks()
 		}
 		detail := v.Detail
 		if v.CPUShift != "" {

@@ -19,13 +19,17 @@ import (
 	"io"
 
 	"github.com/pgscale/pgscale/internal/compare"
-	"github.com/pgscale/pgscale/internal/result"
+	"github.com/pgscale/pgscale/internal/flame"
 )
 
-// Doc is what one page shows: result files, each with the name it goes by,
-// and what internal/compare made of them.
+// Doc is what one page shows: result files with what internal/compare
+// made of each on its own (its steps' figures and verdicts, a sweep's knee
+// and diagnosis, each measure's central value per client count), shown by
+// the path each was read from (Location), and the comparison, noise or
+// suite worded as internal/report words them. The page draws those,
+// computing none.
 type Doc struct {
-	Files []NamedFile
+	Files []compare.FileAnalysis
 	// Comparison, when set, compares the files (an A/B run, pgscale
 	// compare): the page opens with its verdict, a matrix of the changes
 	// and the per-measure table.
@@ -43,6 +47,10 @@ type Doc struct {
 	// Micro are micro-benchmark runs' comparisons, one per run and
 	// candidate (pgscale micro, a suite's micro cells).
 	Micro []Micro
+	// Flames are the flame graphs the analysis made of the files'
+	// profiles (compare.Analysis.Flames), indexed by Files; nil draws
+	// none.
+	Flames *flame.Set
 }
 
 // Rule is one decision rule's outcome on one target (and cell).
@@ -53,18 +61,6 @@ type Rule struct {
 	Holds bool
 }
 
-// NamedFile is one result file. Name is the path it was read from: it is
-// shown as the file's name, and pprof files the result names by a relative
-// path are looked for relative to Name's directory. Analysis is what
-// internal/compare made of the file on its own (its steps' figures and
-// verdicts, a sweep's knee and diagnosis, each measure's central value per
-// client count): the page draws those, computing none.
-type NamedFile struct {
-	Name     string
-	File     *result.File
-	Analysis compare.FileAnalysis
-}
-
 // Write renders doc as one HTML page on w. It refuses a file that fails
 // result validation.
 func Write(w io.Writer, doc Doc) error {
@@ -73,15 +69,15 @@ func Write(w io.Writer, doc Doc) error {
 	}
 	for _, f := range doc.Files {
 		if f.File == nil {
-			return fmt.Errorf("html report: %s: no result", f.Name)
+			return fmt.Errorf("html report: %s: no result", f.Location())
 		}
-		if f.Analysis.Rescaled == nil || len(f.Analysis.Steps) != len(f.File.Steps) {
-			return fmt.Errorf("html report: %s: no analysis of the file (compare.AnalyzeFile)", f.Name)
+		if f.Rescaled == nil || len(f.Steps) != len(f.File.Steps) {
+			return fmt.Errorf("html report: %s: no analysis of the file (compare.AnalyzeFile)", f.Location())
 		}
 		// The checks result.Read makes, for files that did not come
 		// through it: an unredacted password among them.
 		if err := f.File.Validate(); err != nil {
-			return fmt.Errorf("html report: %s: %w", f.Name, err)
+			return fmt.Errorf("html report: %s: %w", f.Location(), err)
 		}
 	}
 	m := build(doc)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/pgscale/pgscale/internal/compare"
 	"github.com/pgscale/pgscale/internal/diagnose"
+	"github.com/pgscale/pgscale/internal/probeid"
 	"github.com/pgscale/pgscale/internal/result"
 )
 
@@ -35,7 +36,7 @@ func fileEvidence(fi int, label, name string, fa compare.FileAnalysis) evidence 
 		se.Summary = stepSummary{Transactions: sum.Transactions, ElapsedS: num(s.ElapsedS), TPS: num(sum.TPS),
 			MeanMs: num(sum.Latency.MeanMs), P50Ms: num(sum.Latency.P50Ms), P99Ms: num(sum.Latency.P99Ms),
 			MaxMs: num(sum.Latency.MaxMs), Failed: sum.Failed, Retried: sum.Retried}
-		stepFigures(&se, figs[i], s)
+		stepFigures(&se, fa.Steps[i], s)
 		se.Parts = evidenceParts(s, figs[i])
 		if s.Probes != nil {
 			e.HasProbes = true
@@ -55,10 +56,11 @@ func fileEvidence(fi int, label, name string, fa compare.FileAnalysis) evidence 
 // on CPU first, then the classes a bottleneck verdict names, then the rest.
 var waitClasses = []string{"CPU", "LWLock", "Lock", "IO", "BufferPin", "IPC", "Extension", "Timeout", "Activity", "Client"}
 
-// stepFigures sets what the page draws of a step from diagnose's figures
-// (the CPU and wait-class bars, the top wait events, the costs per
-// transaction) and the step's notes.
-func stepFigures(se *stepEvidence, fg diagnose.Figures, s result.Step) {
+// stepFigures sets what the page draws of a step from its analysis'
+// figures (the CPU and wait-class bars, the top wait events, the costs
+// per transaction) and the step's notes.
+func stepFigures(se *stepEvidence, sa compare.StepAnalysis, s result.Step) {
+	fg := sa.Figures
 	if fg.HasHost {
 		c := &cpuShares{Generator: num(fg.GeneratorShare), Probes: num(fg.ProbeShare),
 			Idle: num(max(1-fg.MachineBusy, 0)), RunQueue: num(fg.RunQueuePerCore)}
@@ -142,9 +144,7 @@ func stepFigures(se *stepEvidence, fg diagnose.Figures, s result.Step) {
 	for _, d := range s.Disturbances {
 		se.Disturbances = append(se.Disturbances, disturbanceOf(d))
 	}
-	for _, o := range s.Outages {
-		se.Outages = append(se.Outages, diagnose.OutageLine(o))
-	}
+	se.Outages = sa.Outages
 }
 
 func disturbanceOf(d result.Disturbance) disturbance {
@@ -184,8 +184,9 @@ func disturbanceOf(d result.Disturbance) disturbance {
 // the template that draws its part. A view with no template says where
 // else the page shows the probe's evidence.
 type evidenceView struct {
-	// probe is the probe's name: its evidence's name in result.Probes.
-	probe string
+	// probe is the probe whose evidence it shows (registerView's): its
+	// name and its place among the others.
+	probe probeid.ID
 	// data returns the probe's data of a step, nil when there is none;
 	// nil when the part draws only from the step's figures.
 	data func(s result.Step, fg diagnose.Figures) any
@@ -194,8 +195,6 @@ type evidenceView struct {
 	// elsewhere, for a view with no template, is where the page shows
 	// the probe's evidence instead.
 	elsewhere string
-	// rank is its place among the views (registerView's).
-	rank int
 }
 
 // evidenceViews is the registry of the probes' views, in the order their
@@ -205,16 +204,17 @@ type evidenceView struct {
 // the program starts and only read after.
 var evidenceViews []evidenceView
 
-// registerView adds a probe's view at its place among the others.
-func registerView(v evidenceView, rank int) {
+// registerView adds the view of the probe id's evidence at the probe's
+// place among the others.
+func registerView(id probeid.ID, v evidenceView) {
 	for _, o := range evidenceViews {
-		if o.probe == v.probe {
-			panic("html: a second view for " + v.probe)
+		if o.probe.Name == id.Name {
+			panic("html: a second view for " + id.Name)
 		}
 	}
-	v.rank = rank
+	v.probe = id
 	evidenceViews = append(evidenceViews, v)
-	sort.SliceStable(evidenceViews, func(i, j int) bool { return evidenceViews[i].rank < evidenceViews[j].rank })
+	sort.SliceStable(evidenceViews, func(i, j int) bool { return evidenceViews[i].probe.Rank < evidenceViews[j].probe.Rank })
 }
 
 // EvidenceProbes names the probes whose evidence the page shows, in the
@@ -222,7 +222,7 @@ func registerView(v evidenceView, rank int) {
 func EvidenceProbes() []string {
 	names := make([]string, len(evidenceViews))
 	for i, v := range evidenceViews {
-		names[i] = v.probe
+		names[i] = v.probe.Name
 	}
 	return names
 }
@@ -244,7 +244,7 @@ type partData struct {
 func (p evidencePart) HTML(st stepEvidence) (template.HTML, error) {
 	var b strings.Builder
 	if err := p.view.tmpl.Execute(&b, partData{Step: st, Data: p.data}); err != nil {
-		return "", fmt.Errorf("%s evidence: %w", p.view.probe, err)
+		return "", fmt.Errorf("%s evidence: %w", p.view.probe.Name, err)
 	}
 	return template.HTML(b.String()), nil
 }

@@ -5,14 +5,15 @@ import (
 	"strings"
 
 	"github.com/pgscale/pgscale/internal/diagnose"
+	"github.com/pgscale/pgscale/internal/probeid"
 	"github.com/pgscale/pgscale/internal/result"
 )
 
-func init() { registerView(countersView, 40) }
+func init() { registerView(probeid.Counters, countersView) }
 
 // countersView draws the hardware counters over the machine, or why there
 // are none.
-var countersView = evidenceView{probe: "counters", data: countersData, tmpl: viewTemplate("counters",
+var countersView = evidenceView{data: countersData, tmpl: viewTemplate("counters",
 	`{{with .Data}}<p>Hardware counters: {{.}}</p>{{end}}`)}
 
 // countersData is the counters in a sentence.

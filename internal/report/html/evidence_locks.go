@@ -2,13 +2,14 @@ package html
 
 import (
 	"github.com/pgscale/pgscale/internal/diagnose"
+	"github.com/pgscale/pgscale/internal/probeid"
 	"github.com/pgscale/pgscale/internal/result"
 )
 
-func init() { registerView(locksView, 30) }
+func init() { registerView(probeid.Locks, locksView) }
 
 // locksView draws what the pg_locks snapshots saw.
-var locksView = evidenceView{probe: "locks", data: locksData, tmpl: viewTemplate("locks", `
+var locksView = evidenceView{data: locksData, tmpl: viewTemplate("locks", `
 {{- with .Data}}
 {{- if and (not .Backends) (not .MaxSlowWeak) (not .Waiting) (not .Exhausted)}}
 <p>Locks: no client backend held or waited for a lock in {{.Snapshots}} <code>pg_locks</code> snapshots.</p>

@@ -4,17 +4,18 @@ import (
 	"fmt"
 
 	"github.com/pgscale/pgscale/internal/diagnose"
+	"github.com/pgscale/pgscale/internal/probeid"
 	"github.com/pgscale/pgscale/internal/result"
 )
 
-func init() { registerView(poolerView, 85) }
+func init() { registerView(probeid.Pooler, poolerView) }
 
 // poolerView draws what the pooler's admin console said: the waiting
 // clients and server connections per sample beside the load's throughput
 // per interval, on the step's clock (a chart charts.js draws: a pool that
 // is the limit shows as clients waiting while throughput stays flat), and
 // each pool's figures.
-var poolerView = evidenceView{probe: "pooler", data: poolerData, tmpl: viewTemplate("pooler", `
+var poolerView = evidenceView{data: poolerData, tmpl: viewTemplate("pooler", `
 {{- with .Data}}
 <p>Pooler ({{.Program}}): {{.Commands}} read {{.Samples}} times over {{fmtnum .WindowS}} s{{if .Own}}, its own session left out{{end}}; the pooler counted {{.Transactions}} transactions, the load {{.LoadTransactions}}.</p>
 {{- if .Series}}<figure class="chart">{{template "chart" (box "pooler" (printf "pooler-%s" $.Step.ID) $.Step.ID "" "Throughput and the pooler's queue")}}</figure>{{end}}

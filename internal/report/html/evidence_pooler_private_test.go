@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/pgscale/pgscale/internal/diagnose"
+	"github.com/pgscale/pgscale/internal/probeid"
 	"github.com/pgscale/pgscale/internal/result"
 )
 
@@ -23,7 +24,7 @@ func TestPoolerView(t *testing.T) {
 	parts := evidenceParts(s, diagnose.Figures{})
 	var out string
 	for _, part := range parts {
-		if part.view.probe != "pooler" {
+		if part.view.probe != probeid.Pooler {
 			continue
 		}
 		h, err := part.HTML(stepEvidence{})

@@ -8,10 +8,10 @@ import "testing"
 func TestEvidenceViews(t *testing.T) {
 	seen := map[string]bool{}
 	for _, v := range evidenceViews {
-		if v.probe == "" || seen[v.probe] {
+		if v.probe.Name == "" || seen[v.probe.Name] {
 			t.Errorf("view %q: unnamed or registered twice", v.probe)
 		}
-		seen[v.probe] = true
+		seen[v.probe.Name] = true
 		switch {
 		case v.tmpl == nil && v.elsewhere == "":
 			t.Errorf("%s: no template and no word of where else its evidence is shown", v.probe)

@@ -5,15 +5,16 @@ import (
 	"strings"
 
 	"github.com/pgscale/pgscale/internal/diagnose"
+	"github.com/pgscale/pgscale/internal/probeid"
 	"github.com/pgscale/pgscale/internal/result"
 )
 
-func init() { registerView(profileView, 60) }
+func init() { registerView(probeid.Profile, profileView) }
 
 // profileView draws under each step the server's cost per transaction
 // split by who did the work (diagnose.CPUSplit), from the step's profile;
 // the Profiles section draws each profile as a flame graph (flame.go).
-var profileView = evidenceView{probe: "profile", data: profileData, tmpl: viewTemplate("profile",
+var profileView = evidenceView{data: profileData, tmpl: viewTemplate("profile",
 	`{{with .Data}}<div class="split"><p><b>Who ran the server's work</b>: {{.Whole}} per transaction ({{.How}}).</p>
 {{if .Groups}}<div class="scroll"><table class="split"><tr><th>part</th><th class="n">per transaction</th>{{if not .Counted}}<th class="n">±</th>{{end}}<th class="n">share</th></tr>
 {{- range .Groups}}<tr><td>{{.Name}}{{with .Objects}} <span class="muted">({{.}})</span>{{end}}</td><td class="n">{{fmtnum .PerTxn}}</td>{{if not $.Data.Counted}}<td class="n">{{with .Margin}}{{fmtnum .}}{{end}}</td>{{end}}<td class="n">{{pct .Share}}</td></tr>{{end}}</table></div>{{end}}

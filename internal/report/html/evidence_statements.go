@@ -2,13 +2,14 @@ package html
 
 import (
 	"github.com/pgscale/pgscale/internal/diagnose"
+	"github.com/pgscale/pgscale/internal/probeid"
 	"github.com/pgscale/pgscale/internal/result"
 )
 
-func init() { registerView(statementsView, 50) }
+func init() { registerView(probeid.Statements, statementsView) }
 
 // statementsView draws the statements that took the most server time.
-var statementsView = evidenceView{probe: "statements", data: statementsData, tmpl: viewTemplate("statements",
+var statementsView = evidenceView{data: statementsData, tmpl: viewTemplate("statements",
 	`{{with .Data}}<div class="scroll"><table class="statements"><tr><th>statement</th><th class="n">calls</th><th class="n">total ms</th><th class="n">share of server time</th></tr>{{range .}}<tr><td><code>{{.Query}}</code></td><td class="n">{{.Calls}}</td><td class="n">{{fmtnum .TotalMs}}</td><td class="n">{{pct .Share}}</td></tr>{{end}}</table></div>{{end}}`)}
 
 type statement struct {

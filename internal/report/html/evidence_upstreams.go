@@ -4,14 +4,15 @@ import (
 	"fmt"
 
 	"github.com/pgscale/pgscale/internal/diagnose"
+	"github.com/pgscale/pgscale/internal/probeid"
 	"github.com/pgscale/pgscale/internal/result"
 )
 
-func init() { registerView(upstreamsView, 80) }
+func init() { registerView(probeid.Upstreams, upstreamsView) }
 
 // upstreamsView draws how the work split between the servers behind the
 // target (shards, a primary and its replicas) and the replicas' lag.
-var upstreamsView = evidenceView{probe: "upstreams", data: upstreamsData, tmpl: viewTemplate("upstreams",
+var upstreamsView = evidenceView{data: upstreamsData, tmpl: viewTemplate("upstreams",
 	`{{with .Data}}<table><tr><th>server</th><th>role</th><th class="n">share</th><th class="n">transactions</th><th class="n">statements</th><th class="n">replica behind (bytes)</th><th class="n">replay lag (ms)</th></tr>{{range .}}<tr><td>{{.Name}}</td><td>{{.Role}}</td><td class="n">{{pct .Share}}</td><td class="n">{{.Transactions}}</td><td class="n">{{.Statements}}</td><td class="n">{{.Behind}}</td><td class="n">{{.ReplayLag}}</td></tr>{{end}}</table>{{end}}`)}
 
 // upstream is one server behind the target over a step, as the page shows

@@ -1,5 +1,10 @@
 package html
 
+import (
+	"github.com/pgscale/pgscale/internal/compare"
+	"github.com/pgscale/pgscale/internal/flame"
+)
+
 // ChangedFunction is one function whose own instructions per transaction
 // changed, as the per-function tests of a counted comparison named it
 // (internal/diagnose, FunctionChange), worded as internal/report words it:
@@ -48,7 +53,7 @@ func pageFunctions(fs []ChangedFunction) []changedFunction {
 // linkFunctions links each changed function to the differential flame
 // graph of its candidate's run at its client count, the pooler's for the
 // pooler's functions, where the page draws it.
-func linkFunctions(p *page, groups []group, files []NamedFile) {
+func linkFunctions(p *page, groups []group, files []compare.FileAnalysis) {
 	diffs := map[string]bool{}
 	for _, d := range p.FlameDiffs {
 		diffs[d.ID] = d.Missing == ""
@@ -67,8 +72,8 @@ func linkFunctions(p *page, groups []group, files []NamedFile) {
 			if gi < 0 || fi < 0 {
 				continue
 			}
-			for _, src := range profileSources {
-				if id := flameDiffID(gi, fi, f.Clients, src); diffs[id] && (src.id != "") == (f.Process == "pooler") {
+			for _, src := range flame.Sources {
+				if id := flameDiffID(gi, fi, f.Clients, src); diffs[id] && (src == flame.Pooler) == (f.Process == "pooler") {
 					f.Href = "#fig-" + id
 				}
 			}

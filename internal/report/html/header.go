@@ -5,11 +5,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pgscale/pgscale/internal/compare"
 	"github.com/pgscale/pgscale/internal/prose"
 	"github.com/pgscale/pgscale/internal/result"
 )
 
-func abHead(g group, files []NamedFile) *abHeader {
+func abHead(g group, files []compare.FileAnalysis) *abHeader {
 	a := g.ab
 	h := &abHeader{Run: a.Run, Baseline: a.Baseline, Rounds: a.Rounds, RoundsDone: a.RoundsDone,
 		SliceS: num(a.SliceS), Calibration: a.Calibration}
@@ -49,9 +50,9 @@ func abHead(g group, files []NamedFile) *abHeader {
 	return h
 }
 
-func header(fi int, nf NamedFile, label string) fileHeader {
+func header(fi int, nf compare.FileAnalysis, label string) fileHeader {
 	f := nf.File
-	h := fileHeader{ID: fmt.Sprintf("file-%d", fi), Name: nf.Name, Label: label, Command: prose.Command(f.Command),
+	h := fileHeader{ID: fmt.Sprintf("file-%d", fi), Name: nf.Location(), Label: label, Command: prose.Command(f.Command),
 		Complete: f.Complete, Reason: f.Reason, Started: stamp(f.Started), Finished: stamp(f.Finished),
 		Pgscale: f.Pgscale, Version: f.Version, Steps: len(f.Steps)}
 	for _, s := range f.Steps {

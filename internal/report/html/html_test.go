@@ -67,8 +67,7 @@ func reportDoc(t *testing.T, names ...string) *report.Doc {
 			t.Fatal(err)
 		}
 	}
-	a := compare.Analyze(in)
-	a.Comparison, a.Noise = cmp, noise
+	a := compare.Analyze(in, compare.Compared{Comparison: cmp, Noise: noise})
 	return report.NewDoc(a)
 }
 
@@ -95,16 +94,23 @@ func fixturePage(t *testing.T, names ...string) []byte {
 // readDoc reads fixture result files into a Doc, named by their paths.
 func readDoc(t *testing.T, names ...string) html.Doc {
 	t.Helper()
-	var doc html.Doc
+	var in []compare.Input
 	for _, n := range names {
 		path := filepath.Join("testdata", n)
 		f, err := result.Read(path)
 		if err != nil {
 			t.Fatal(err)
 		}
-		doc.Files = append(doc.Files, html.NamedFile{Name: path, File: f, Analysis: compare.AnalyzeFile(compare.Input{Name: path, File: f})})
+		in = append(in, compare.Input{Name: path, File: f})
 	}
-	return doc
+	return docOf(in...)
+}
+
+// docOf is the Doc of files on their own, each named by its Name (where
+// the pprof files it names are looked for), with their flame graphs.
+func docOf(in ...compare.Input) html.Doc {
+	a := compare.Analyze(in, compare.Compared{})
+	return html.Doc{Files: a.Files, Flames: a.Flames}
 }
 
 func writePage(t *testing.T, doc html.Doc) []byte {
@@ -184,9 +190,11 @@ func TestNoFiles(t *testing.T) {
 // TestProfileMissing: a result whose pprof file is not beside it gets a
 // line saying so in place of the flame graph.
 func TestProfileMissing(t *testing.T) {
-	doc := readDoc(t, "profile/profile.json")
-	doc.Files[0].Name = filepath.Join(t.TempDir(), "moved.json")
-	src := string(writePage(t, doc))
+	f, err := result.Read(filepath.Join("testdata", "profile", "profile.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := string(writePage(t, docOf(compare.Input{Name: filepath.Join(t.TempDir(), "moved.json"), File: f})))
 	if !strings.Contains(src, "profile file not found beside the result file") {
 		t.Error("no note of the missing profile file")
 	}
@@ -207,7 +215,7 @@ func TestGapBreaksTheLine(t *testing.T) {
 	lost := s.Intervals[1]
 	s.Intervals = append(s.Intervals[:1:1], s.Intervals[2:]...)
 	s.Summary.Transactions -= lost.Transactions
-	doc.Files[0].Analysis = compare.AnalyzeFile(compare.Input{Name: doc.Files[0].Name, File: doc.Files[0].File})
+	doc.Files[0] = compare.AnalyzeFile(compare.Input{Name: doc.Files[0].Name, File: doc.Files[0].File})
 	var data struct {
 		Timelines []struct {
 			ID       string `json:"id"`
@@ -282,7 +290,7 @@ func TestSweepsAgainstTheFirst(t *testing.T) {
 				f.Steps[k].Summary.TPS *= 1.1
 			}
 		}
-		doc.Files = append(doc.Files, html.NamedFile{Name: path, File: f, Analysis: compare.AnalyzeFile(compare.Input{Name: path, File: f})})
+		doc.Files = append(doc.Files, compare.AnalyzeFile(compare.Input{Name: path, File: f}))
 	}
 	pg := writePage(t, doc)
 	var data struct {

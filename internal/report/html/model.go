@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"math"
 	"strconv"
+
+	"github.com/pgscale/pgscale/internal/flame"
 )
 
 // page is everything the page shows, built from the result files alone
@@ -362,7 +364,7 @@ func (se stepEvidence) MarshalJSON() ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		k, _ := json.Marshal(p.view.probe)
+		k, _ := json.Marshal(p.view.probe.Name)
 		b.WriteByte(',')
 		b.Write(k)
 		b.WriteByte(':')
@@ -487,23 +489,11 @@ type profile struct {
 	// SharedWith names the other steps that name the same pprof file.
 	SharedWith []string `json:"shared_with,omitempty"`
 	// SameAs names the step whose graph of the same file is drawn.
-	SameAs string  `json:"same_as,omitempty"`
-	Frames []frame `json:"frames,omitempty"`
+	SameAs string        `json:"same_as,omitempty"`
+	Frames []flame.Frame `json:"frames,omitempty"`
 	// Hidden counts the samples of frames too narrow to draw.
-	Hidden int64  `json:"hidden_samples,omitempty"`
-	Depth  int    `json:"depth,omitempty"`
-	path   string // where the pprof file was looked for
-}
-
-// frame is one box of a flame graph: a function at a depth of the call
-// stack (0 is the root, "all"), Start and Value in samples.
-type frame struct {
-	Name  string `json:"name"`
-	Depth int    `json:"depth"`
-	Start int64  `json:"start"`
-	Value int64  `json:"value"`
-	Self  int64  `json:"self,omitempty"`
-	Lib   string `json:"lib,omitempty"`
+	Hidden int64 `json:"hidden_samples,omitempty"`
+	Depth  int   `json:"depth,omitempty"`
 }
 
 // num is a float shown with six significant digits; NaN and infinities

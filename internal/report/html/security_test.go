@@ -97,7 +97,9 @@ func hostileDoc(t *testing.T) html.Doc {
 	m := html.Matrix{Title: evilTarget, Corner: evilWindow, Cols: []string{evilCell, "b"},
 		Rows: []html.MatrixRow{{Label: evilQuery, Cells: []html.MatrixCell{
 			{Change: -0.2, Lo: -0.3, Hi: -0.1, Confidence: 0.95, Text: evilCell, Regressed: true, Outside: true}, {Empty: true}}}}}
-	return html.Doc{Files: []html.NamedFile{{Name: path, File: back, Analysis: compare.AnalyzeFile(compare.Input{Name: path, File: back})}}, Matrices: []html.Matrix{m}}
+	doc := docOf(compare.Input{Name: path, File: back})
+	doc.Matrices = []html.Matrix{m}
+	return doc
 }
 
 // hostileAB is a real A/B run with a regression (testdata/abregress) whose
@@ -143,8 +145,7 @@ func hostileAB(t *testing.T) []byte {
 	if o := cmp.Outcome(); o != stats.Fail && o != stats.Inconclusive {
 		t.Fatalf("the regression fixture neither failed its bounds nor was undecided (%s): the page would show no finding", cmp.Headline())
 	}
-	a := compare.Analyze(in)
-	a.Comparison = cmp
+	a := compare.Analyze(in, compare.Compared{Comparison: cmp})
 	return writeReport(t, report.NewDoc(a))
 }
 

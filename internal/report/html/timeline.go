@@ -5,6 +5,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/pgscale/pgscale/internal/compare"
 	"github.com/pgscale/pgscale/internal/result"
 )
 
@@ -58,7 +59,7 @@ func stepTimeline(fi, si int, label string, f *result.File) timeline {
 // abTimelines are an A/B run's series, one timeline per client count: each
 // target's intervals of every round on the run's clock, so drift across
 // rounds and the interleaving both show.
-func abTimelines(gi int, g group, files []NamedFile, labels []string) []timeline {
+func abTimelines(gi int, g group, files []compare.FileAnalysis, labels []string) []timeline {
 	var t0 time.Time
 	var cs []int
 	for _, fi := range g.files {

@@ -78,7 +78,11 @@ func TestTrendInBrowser(t *testing.T) {
 	hs, commits := history(t)
 	var buf bytes.Buffer
 	h := &report.History{Store: "history.db", Series: hs, Changes: trend.ChangePointsOf(hs, stats.ChangePointOptions{})}
-	if err := report.WriteHistoryHTML(&buf, h); err != nil {
+	f, err := report.Lookup("html")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Write(&buf, &report.Doc{History: h}); err != nil {
 		t.Fatal(err)
 	}
 	pg := buf.Bytes()

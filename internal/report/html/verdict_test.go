@@ -26,8 +26,7 @@ func poolerCIPage(t *testing.T) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := compare.Analyze(b.Files)
-	a.Suite = s
+	a := compare.Analyze(b.Files, compare.Compared{Suite: s})
 	return writeReport(t, report.NewDoc(a))
 }
 

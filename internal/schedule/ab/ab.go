@@ -16,7 +16,7 @@ import (
 	"github.com/pgscale/pgscale/internal/agent"
 	"github.com/pgscale/pgscale/internal/experiment"
 	"github.com/pgscale/pgscale/internal/observe"
-	"github.com/pgscale/pgscale/internal/probeopt"
+	"github.com/pgscale/pgscale/internal/probeid"
 	"github.com/pgscale/pgscale/internal/result"
 	"github.com/pgscale/pgscale/internal/rig"
 	"github.com/pgscale/pgscale/internal/stats"
@@ -163,7 +163,7 @@ func On(ctx context.Context, r *rig.Rig, spec *Spec, dir string, started time.Ti
 		return nil, dir, err
 	}
 	setupTook := time.Since(began)
-	if c.Probes.On(probeopt.NameProfile) || c.Counting() {
+	if c.Probes.On(probeid.Profile.Name) || c.Counting() {
 		// Every target's pprof files in a directory of its own, by
 		// default inside the run's: profiles/NAME/round-R-step-S-cN.pb.gz.
 		base := c.Probes.ProfileDir

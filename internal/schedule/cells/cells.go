@@ -19,7 +19,7 @@ import (
 
 	"github.com/pgscale/pgscale/internal/experiment"
 	"github.com/pgscale/pgscale/internal/observe"
-	"github.com/pgscale/pgscale/internal/probeopt"
+	"github.com/pgscale/pgscale/internal/probeid"
 	"github.com/pgscale/pgscale/internal/result"
 	"github.com/pgscale/pgscale/internal/rig"
 	"github.com/pgscale/pgscale/internal/schedule/ab"
@@ -259,7 +259,7 @@ func runCell(ctx context.Context, r *rig.Rig, c Cell, dir string) ([]string, err
 		// diagnosis (what report of the cell's file prints).
 		name := cs.Targets[0].Name
 		want := filepath.Join(dir, name+".json")
-		if (cs.Probes.On(probeopt.NameProfile) || cs.Counting()) && cs.Probes.ProfileDir == "" {
+		if (cs.Probes.On(probeid.Profile.Name) || cs.Counting()) && cs.Probes.ProfileDir == "" {
 			// The cell's pprof files in the bundle, beside its result
 			// file, as an A/B cell's are.
 			r.ProfileDir(0, filepath.Join(dir, "profiles", name))
