@@ -21,6 +21,7 @@ type PoolerExit struct {
 	err    error  // how it ended (Pooler.ExitError)
 }
 
+// Error says which target's pooler exited, and how.
 func (e *PoolerExit) Error() string {
 	s := e.err.Error() + " while the run needed it"
 	if e.target != "" {
@@ -54,6 +55,8 @@ type ServerCrash struct {
 	err    *target.CrashError
 }
 
+// Error says what the server's log says of the crash, and whose server
+// it was.
 func (e *ServerCrash) Error() string {
 	if e.target == "" {
 		return e.err.Error()
@@ -61,6 +64,7 @@ func (e *ServerCrash) Error() string {
 	return "target " + e.target + ": " + e.err.Error()
 }
 
+// Unwrap is the crash as the cluster told it.
 func (e *ServerCrash) Unwrap() error { return e.err }
 
 // Guard returns ctx, cancelled with a cause as soon as a pooler the rig

@@ -233,6 +233,7 @@ func (r *Rig) interval(pr engine.Progress, t *Target) observe.Interval {
 // a line at a time.
 type noticeWriter struct{ obs observe.Observer }
 
+// Write observes each line of b as a notice.
 func (w noticeWriter) Write(b []byte) (int, error) {
 	for _, l := range splitLines(string(b)) {
 		w.obs.Observe(observe.Notice{Text: l})

@@ -77,6 +77,7 @@ type EndsError struct {
 	Msg     string
 }
 
+// Error says why the ends cannot be bisected.
 func (e *EndsError) Error() string { return e.Msg }
 
 // Run runs a bisect: it measures both ends (refusing when they do not differ beyond the

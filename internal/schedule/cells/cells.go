@@ -92,6 +92,7 @@ type BundleError struct {
 	Err    error
 }
 
+// Error says what the directory holds, in the schedule's words.
 func (e *BundleError) Error() string {
 	switch {
 	case e.Resume && e.Err != nil:

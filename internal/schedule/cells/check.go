@@ -104,6 +104,7 @@ type notices struct {
 	prefix string
 }
 
+// Write observes each line of b as a notice.
 func (n notices) Write(b []byte) (int, error) {
 	for _, l := range strings.Split(strings.TrimSuffix(string(b), "\n"), "\n") {
 		n.obs.Observe(observe.Notice{Text: n.prefix + l})
