@@ -147,7 +147,6 @@ bounded), 1 one failed (or a decision rule did), 4 one is inconclusive
 			ctx, stop := interruptible(cmd.Context())
 			defer stop()
 			run, runErr := cells.Run(ctx, spec)
-			runErr = bundleError(runErr)
 			if run == nil {
 				return runErr
 			}
@@ -259,7 +258,11 @@ func dryRunSuite(ctx context.Context, s *suite.Suite, g suiteGiven, stdout io.Wr
 	var own [][]target.Spec // the cells' own targets (cells:), for their builds
 	for _, c := range run {
 		on := ""
-		if ct := g.Targets.Cell(c); ct.Own {
+		ct, err := g.Targets.Cell(c)
+		if err != nil {
+			return err
+		}
+		if ct.Own {
 			var brief []string
 			for _, g := range ct.Given {
 				brief = append(brief, g.Brief())

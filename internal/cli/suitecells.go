@@ -15,6 +15,7 @@ import (
 	"github.com/pgscale/pgscale/internal/observe"
 	"github.com/pgscale/pgscale/internal/probeid"
 	"github.com/pgscale/pgscale/internal/probeopt"
+	"github.com/pgscale/pgscale/internal/result"
 	"github.com/pgscale/pgscale/internal/rig"
 	"github.com/pgscale/pgscale/internal/schedule/ab"
 	"github.com/pgscale/pgscale/internal/schedule/cells"
@@ -68,12 +69,13 @@ func suiteSpec(s *suite.Suite, g suiteGiven) (cells.Spec, error) {
 	if err := checkOut(dir, true); err != nil {
 		return cells.Spec{}, err
 	}
-	ms, microNotes, err := microCells(s, specs)
-	if err != nil {
+	spec := cells.Spec{Suite: s, Argv: g.Argv, Version: Version, Targets: g.Targets, Out: dir, Observer: g.Observer, Agents: g.Agents}
+	if spec.Index, err = cells.Index(&spec, g.Resume); err != nil {
+		return cells.Spec{}, bundleError(err)
+	}
+	if spec.Micro, spec.MicroNotes, err = microCells(s, specs); err != nil {
 		return cells.Spec{}, err
 	}
-	spec := cells.Spec{Suite: s, Argv: g.Argv, Version: Version, Targets: g.Targets, Micro: ms, Out: dir, Resume: g.Resume,
-		MicroNotes: microNotes, Observer: g.Observer, Agents: g.Agents}
 	// Every cell's spec is checked before anything starts: a mistake in
 	// a template shows before the first cluster does.
 	seed, err := workload.ResolveSeed("time")
@@ -81,7 +83,13 @@ func suiteSpec(s *suite.Suite, g suiteGiven) (cells.Spec, error) {
 		return cells.Spec{}, err
 	}
 	for _, c := range run {
-		ct := g.Targets.Cell(c)
+		if spec.Index.Cells[c.Index].Status == result.CellComplete {
+			continue // a resumed bundle's: kept
+		}
+		ct, err := g.Targets.Cell(c)
+		if err != nil {
+			return cells.Spec{}, err
+		}
 		prefix := fmt.Sprintf("cell %s: ", c.Key())
 		if ct.Own {
 			if err := g.Cluster.Check(ct.Specs); err != nil {

@@ -25,9 +25,9 @@ type Targets struct {
 	// Replaced says --target replaced the suite's targets (and so every
 	// cell's own).
 	Replaced bool
-	// own are the targets of the cells that run on targets of their own,
-	// by the cell's index.
-	own map[int]CellTargets
+	// suite and baseline are what the cells' own targets are read from.
+	suite    *Suite
+	baseline string
 }
 
 // CellTargets are the targets one cell runs on: Specs (the baseline
@@ -39,44 +39,41 @@ type CellTargets struct {
 	Own   bool
 }
 
-// Cell returns the targets cell c runs on.
-func (t *Targets) Cell(c Cell) CellTargets {
-	if o, ok := t.own[c.Index]; ok {
-		return o
+// Cell returns the targets cell c runs on: the run's, or those of its own
+// a cells: entry gives it (not with --target), parsed here, when the cell
+// is about to be checked, its mistakes usage errors naming the cell.
+func (t *Targets) Cell(c Cell) (CellTargets, error) {
+	if t.Replaced {
+		return CellTargets{Specs: t.Specs, Given: t.Given}, nil
 	}
-	return CellTargets{Specs: t.Specs, Given: t.Given}
+	gs, own := t.suite.CellTargets(c)
+	if !own {
+		return CellTargets{Specs: t.Specs, Given: t.Given}, nil
+	}
+	specs, err := parseTargets(gs, t.baseline)
+	if err != nil {
+		return CellTargets{}, usage.Prefix(fmt.Sprintf("cell %s: ", c.Key()), usage.Wrap(err))
+	}
+	return CellTargets{Specs: specs, Given: gs, Own: true}, nil
 }
 
 // Resolve parses the targets a run of the suite runs on: given (--target
 // values) in place of the suite's, with baseline (--baseline) naming
-// theirs; else the suite's and its cells' own, its parameters' values
-// (--param) in their templates. Every mistake is a usage error; a cell's
-// names the cell.
+// theirs; else the suite's, its parameters' values (--param) in their
+// templates (a cell's own are parsed as it is checked: Cell). Every
+// mistake is a usage error.
 func (s *Suite) Resolve(given []string, baseline string) (*Targets, error) {
-	t := &Targets{Given: target.Texts(given), Replaced: len(given) > 0, own: map[int]CellTargets{}}
+	t := &Targets{Given: target.Texts(given), Replaced: len(given) > 0, suite: s}
 	if !t.Replaced {
 		t.Given, baseline = s.TargetSpecs(), s.Baseline
 		if len(t.Given) == 0 {
 			t.Given, baseline = []target.Given{installed}, ""
 		}
 	}
+	t.baseline = baseline
 	var err error
 	if t.Specs, err = parseTargets(t.Given, baseline); err != nil {
 		return nil, usage.Wrap(err)
-	}
-	if t.Replaced {
-		return t, nil
-	}
-	for _, c := range s.Cells() {
-		gs, own := s.CellTargets(c)
-		if !own {
-			continue
-		}
-		specs, err := parseTargets(gs, baseline)
-		if err != nil {
-			return nil, usage.Prefix(fmt.Sprintf("cell %s: ", c.Key()), usage.Wrap(err))
-		}
-		t.own[c.Index] = CellTargets{Specs: specs, Given: gs, Own: true}
 	}
 	return t, nil
 }

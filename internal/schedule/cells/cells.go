@@ -47,10 +47,10 @@ type Spec struct {
 	Needs target.Needs
 	// Micro are the suite's micro-benchmark cells, each checked.
 	Micro []Micro
-	// Out is the bundle's directory; with Resume it already holds a
-	// bundle of the same suite, whose complete cells are kept.
-	Out    string
-	Resume bool
+	// Out is the bundle's directory, and Index its index (Index): a new
+	// one, or a resumed bundle's, whose complete cells are kept.
+	Out   string
+	Index *result.SuiteIndex
 	// Notes are said before the cells run, once every cell is checked (a
 	// refusal stays one line); MicroNotes after them, or alone when no
 	// cell is left to run.
@@ -119,11 +119,7 @@ func MicroFile(name string) string { return "micro-" + name + ".json" }
 func Run(ctx context.Context, spec Spec) (*Bundle, error) {
 	s := spec.Suite
 	dir := spec.Out
-	started := time.Now().UTC()
-	index, err := spec.index(dir, started)
-	if err != nil {
-		return nil, err
-	}
+	index := spec.Index
 	var todo []Cell
 	for _, c := range spec.Cells {
 		if index.Cells[c.Cell.Index].Status != result.CellComplete {
@@ -282,16 +278,20 @@ func runCell(ctx context.Context, r *rig.Rig, c Cell, dir string) ([]string, err
 	return names, err
 }
 
-// index returns the bundle's index: a new one, or with Resume the one in
-// dir, which must be of the same suite.
-func (spec *Spec) index(dir string, started time.Time) (*result.SuiteIndex, error) {
+// Index returns the bundle's index for a run of spec (its Suite, Targets,
+// Argv, Version and Out): a new one, or to resume the one in Out, which
+// must be of the same suite; a directory that cannot serve is a
+// *BundleError.
+func Index(spec *Spec, resume bool) (*result.SuiteIndex, error) {
 	s := spec.Suite
+	dir := spec.Out
+	started := time.Now().UTC()
 	cells := s.Cells()
 	params := map[string]string{}
 	for _, p := range s.Params {
 		params[p.Name] = p.Shown()
 	}
-	if spec.Resume {
+	if resume {
 		x, err := result.ReadSuiteIndex(dir)
 		if err != nil {
 			return nil, &BundleError{Dir: dir, Resume: true, Err: err}
