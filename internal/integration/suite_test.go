@@ -491,7 +491,7 @@ slice: 0
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(b), "[server, all, c=1](report.html#flame-diff-") {
+	if !strings.Contains(string(b), "[server, all, c=1](report.html#fig-flame-diff-") {
 		t.Errorf("the comment does not link the differential flame graph beside it:\n%s", b)
 	}
 }

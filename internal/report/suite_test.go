@@ -130,11 +130,12 @@ func TestGoldenPoolerCIComment(t *testing.T) {
 	out := string(write(t, "comment", d))
 	for _, want := range []string{"failed: 2 of 2 bounded measures past their bounds", "`pooler-instr/txn@c=4` [workload=select-only]", "not compared (–)",
 		"Where the statements went", "| workload=select-only | 4 | primary 100%, replica1 0% |",
-		"(report.html#flame-diff-1-3-c4-pooler)"} {
+		"(report.html#fig-flame-diff-1-3-c4-pooler)"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the comment lacks %q:\n%s", want, out)
 		}
 	}
+	linksLand(t, out, "report.html", write(t, "html", d))
 	golden.Check(t, "pooler-ci.comment.md", []byte(out))
 }
 
