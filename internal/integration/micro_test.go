@@ -648,7 +648,9 @@ func TestMicroPytestBenchmark(t *testing.T) {
 		}
 	}
 	wantMicroOutcomes(t, "", got, []string{"test_work.py::test_total"}, []string{"test_work.py::test_join"})
-	if !strings.Contains(stdout, "test_work.py: 1 of 2 slower") {
+	// join, unchanged, may read slower under the hog (inconclusive, as
+	// above): the group counts it or not, but only total is past its bound.
+	if !regexp.MustCompile(`test_work\.py: [12] of 2 slower, 1 past its bound`).MatchString(stdout) {
 		t.Errorf("no group line for test_work.py:\n%s", stdout)
 	}
 }
