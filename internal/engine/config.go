@@ -130,7 +130,8 @@ type Config struct {
 	Clients  int
 	Protocol Protocol
 	// Companions counts the goroutines that run beside the clients during
-	// the step and wait on the network (disturbance sessions): with raw
+	// the step and must not wait for a client's yield to run (disturbance
+	// sessions, the probes' sampling: observe.CompanionWatcher): with raw
 	// I/O each gets a P of its own, as each client does.
 	Companions       int
 	Seed             uint64        // seeds the rate schedule
@@ -336,8 +337,8 @@ func (c *Config) validate() error {
 	case c.ioErr() != nil:
 		return fmt.Errorf("engine: %w", c.ioErr())
 	case c.io() == IORaw && c.Clients+c.Companions > RawLimit:
-		return fmt.Errorf("engine: raw I/O holds one OS thread per client; %d clients is more than its limit of %d (use the netpoller: --io netpoll or auto)",
-			c.Clients+c.Companions, RawLimit)
+		return fmt.Errorf("engine: raw I/O holds one OS thread per client and per companion (the probes, disturbance sessions); %d clients and %d companions are more than its limit of %d (use the netpoller: --io netpoll or auto)",
+			c.Clients, c.Companions, RawLimit)
 	case c.FirstClient < 0:
 		return fmt.Errorf("engine: first client must be at least 0, got %d", c.FirstClient)
 	case c.Barrier != nil && c.Quiesce != nil:

@@ -44,6 +44,20 @@ type EdgeWatcher interface {
 	Edge(ctx context.Context, step StepInfo, start bool) error
 }
 
+// CompanionWatcher is a Watcher whose goroutines run while the step's
+// clients do (probes sampling the server, disturbance sessions) and must
+// run when their time comes. With raw client I/O each client holds a P of
+// the Go runtime while it waits for its server, and gives it up only
+// between transactions; a goroutine without a P of its own then runs only
+// in those gaps, so a probe sampling what the backends do saw them only
+// while they were idle (engine.Config.Companions).
+type CompanionWatcher interface {
+	Watcher
+	// Companions is how many such goroutines need a P of their own
+	// during a step: 0 when none runs.
+	Companions() int
+}
+
 // Observer receives a run's events as they happen. Observe may be called
 // from several goroutines at once and must not block for long: the
 // collector that ends each interval waits for it.

@@ -113,6 +113,9 @@ func (sw *Sweep) Run(ctx context.Context) ([]result.Step, error) {
 		}
 		cfg := sw.Engine
 		cfg.Clients = n
+		if sw.Agents == nil {
+			cfg.Companions += sw.companions()
+		}
 		prog, err := sw.Program(n)
 		if err != nil {
 			return steps, err
@@ -220,6 +223,18 @@ func (sw *Sweep) edges(ctx context.Context, info observe.StepInfo) func(engine.E
 		}
 		return nil
 	}
+}
+
+// companions is the goroutines the watchers run beside the clients, each
+// needing a P of its own (observe.CompanionWatcher).
+func (sw *Sweep) companions() int {
+	n := 0
+	for _, w := range sw.Watchers {
+		if c, ok := w.(observe.CompanionWatcher); ok {
+			n += c.Companions()
+		}
+	}
+	return n
 }
 
 // firstError is the most frequent of a step's errors (they are sorted so).

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -283,6 +284,25 @@ func TestSleepIsUnderLoaded(t *testing.T) {
 		w := st.Probes.Waits()
 		if w == nil || w.Source != probe.WaitSourceStatActivity || len(w.Events) == 0 || w.Events[0].Event != "PgSleep" {
 			t.Errorf("step %d: waits %+v: want pg_stat_activity samples led by Timeout:PgSleep", i+1, w)
+			continue
+		}
+		// The samples find the backends idle about as often as they are:
+		// the statements probe's server time says how often that is. The
+		// samples fell in the clients' gaps between transactions when the
+		// probes had no P of their own (45 % idle at 2 clients, 92-100 %
+		// at 1, against 2-4 % measured). Bound: the measured share plus
+		// four binomial standard deviations at this many samples.
+		sm := st.Probes.Statements()
+		if sm == nil || st.Probes.ElapsedS <= 0 {
+			t.Errorf("step %d: no statements evidence to check the idle share against", i+1)
+			continue
+		}
+		n := float64(w.Samples + w.IdleSamples)
+		busy := min(sm.ServerMs/(1000*st.Probes.ElapsedS*float64(st.Clients)), 1)
+		idle, seen := 1-busy, float64(w.IdleSamples)/n
+		if bound := idle + 4*math.Sqrt(max(idle, 0.01)*(1-idle)/n); seen > bound {
+			t.Errorf("step %d: %.0f%% of %.0f samples found a backend idle, but the server was busy %.0f%% of the backends' time (bound %.0f%%): the samples are not independent of the clients",
+				i+1, 100*seen, n, 100*busy, 100*bound)
 		}
 	}
 }
