@@ -176,6 +176,13 @@ type Config struct {
 	// instructions exactly needs; an error from the first call ends the
 	// step, and it is not called again.
 	Quiesce func(Edge) error
+	// AtEnd, when set, is called once every client has run its last
+	// transaction of the step, before any disconnects (after
+	// Quiesce(WindowEnd) when both are set); the clients wait meanwhile.
+	// A step whose end is not planned (Transactions) has its last
+	// snapshots taken there, while the clients' backends are still
+	// there. It is not called on an interrupt.
+	AtEnd func()
 	// WarmupTransactions, with Quiesce, makes the warm-up that many
 	// transactions per client instead of Warmup's duration: the window
 	// then starts from the same state (the scripts' random draws, the

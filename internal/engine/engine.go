@@ -359,11 +359,14 @@ func (e *engine) run() (*Result, error) {
 	if cfg.OnStart != nil {
 		cfg.OnStart(start, window)
 	}
-	done, release, closed := e.runClients(start, cfg.Quiesce != nil)
+	done, release, closed := e.runClients(start, cfg.Quiesce != nil || cfg.AtEnd != nil)
 	e.collect(res, start, window, done)
 	var endErr error
 	if cfg.Quiesce != nil && e.parent.Err() == nil {
 		endErr = cfg.Quiesce(WindowEnd)
+	}
+	if cfg.AtEnd != nil && e.parent.Err() == nil {
+		cfg.AtEnd()
 	}
 	res.Outages = e.outageList(window, window.Add(res.Elapsed))
 	close(release)

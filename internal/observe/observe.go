@@ -44,6 +44,17 @@ type EdgeWatcher interface {
 	Edge(ctx context.Context, step StepInfo, start bool) error
 }
 
+// EndWatcher is a Watcher that takes its last look at a step while the
+// clients are still connected. A step whose end is not planned (a number
+// of transactions, -t) calls End once every client has run its last
+// transaction, before any disconnects, and the clients wait while it
+// runs; Stop follows after they have gone. A step with a planned end does
+// not call it: the watcher acts before that end.
+type EndWatcher interface {
+	Watcher
+	End(ctx context.Context, step StepInfo)
+}
+
 // CompanionWatcher is a Watcher whose goroutines run while the step's
 // clients do (probes sampling the server, disturbance sessions) and must
 // run when their time comes. With raw client I/O each client holds a P of

@@ -337,3 +337,52 @@ func TestProfileShortSteps(t *testing.T) {
 	}
 	t.Logf("3 steps of 300 ms with perf in %v", time.Since(start).Round(time.Millisecond))
 }
+
+// A step of a number of transactions (-t) has no planned end: its last
+// snapshots are taken once the clients have run their transactions and
+// before they disconnect (Set.End), so the process evidence names the
+// client backends. Taken at the sweep's Stop, after the clients had gone,
+// they found the backends "exited during the step".
+func TestTransactionsStepSeesItsBackends(t *testing.T) {
+	testenv.Slow(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cfg := probe.DefaultConfig()
+	cfg.Server = cluster.Watch()
+	set, err := probe.New(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer set.Close()
+	sc, err := script.Parse("proof", "SELECT 1;\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const clients = 2
+	sw := &plan.Sweep{
+		Watchers: []observe.Watcher{set},
+		Clients:  []int{clients},
+		Engine:   engine.Config{Settings: load.Settings{Transactions: 50, Interval: time.Second, MaxTries: 1}, Conn: connConfig(t), Protocol: engine.Prepared},
+		Program: func(n int) (*script.Program, error) {
+			return script.NewProgram([]*script.Script{sc}, script.Options{Scale: 1, Clients: n})
+		},
+	}
+	steps, err := sw.Run(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ps := steps[0].Probes.Process()
+	if ps == nil || ps.Server == nil {
+		t.Fatalf("no process evidence: %+v", steps[0].Probes)
+	}
+	for _, k := range ps.Server.ByKind {
+		switch k.Kind {
+		case probe.KindClientBackend:
+			if k.Processes != clients {
+				t.Errorf("%d client backends in the evidence, want %d", k.Processes, clients)
+			}
+			return
+		}
+	}
+	t.Errorf("the process evidence names no client backend: %+v", ps.Server.ByKind)
+}
