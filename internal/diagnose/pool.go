@@ -111,9 +111,17 @@ const PoolServerRoom = 0.5
 // pool's server connections are all busy (when the console counts them),
 // and the server has CPU to spare — its backends mostly neither on a CPU
 // nor waiting for one nor in contention waits (the backends' time), or,
-// without it, the machine's CPU not saturated.
+// without it, the machine's CPU not saturated. A machine saturated with a
+// run queue has no CPU to spare whatever the backends' split: under two
+// CPU hogs, 100 clients through pgbouncer's pool of 20 showed backends on
+// a CPU 1 % and waiting for one 44 % of their time (the rest waiting for
+// pgbouncer, itself waiting for a CPU), other processes using up to 57 %
+// of the machine, and were called pool-bound.
 func poolBound(f Figures) bool {
 	if !f.Pool.HasWaiting || f.waitShare() < PoolWaitDominant {
+		return false
+	}
+	if f.HasHost && cpuSaturated(f) && f.RunQueuePerCore >= RunQueueSaturated {
 		return false
 	}
 	if f.Pool.HasServers && !(f.Pool.Servers > 0 && f.Pool.Active >= PoolServersBusy*f.Pool.Servers) {

@@ -21,6 +21,14 @@ func pooled(s result.Step, waiting, servers, maxWaitMs, waitPerTxnUS float64) re
 	return s
 }
 
+// queued gives a step's client backends (n of them) their time on a CPU
+// and waiting for one, in seconds of its 10.
+func queued(s result.Step, n int, onCPU, runQueue float64) result.Step {
+	ps := s.Probes.Process()
+	ps.Server.ByKind = append(ps.Server.ByKind, result.ProcGroup{Kind: "client backend", Processes: n, OnCPUS: onCPU, RunQueueWaitS: runQueue})
+	return s
+}
+
 func TestPoolBound(t *testing.T) {
 	sleepy := map[string]int64{"CPU": 50, "Timeout:PgSleep": 900, "Client:ClientRead": 50}
 	file := &result.File{Target: result.Target{Kind: "pgbouncer", Pooler: &result.Pooler{Settings: map[string]string{"default_pool_size": "4"}}}}
@@ -39,6 +47,12 @@ func TestPoolBound(t *testing.T) {
 		// help, and the detail says the clients waited.
 		{"saturated machine", diagnose.CPUBound, pooled(step(32, 20000, 0.99, 16, 3, 8, map[string]int64{"CPU": 900, "Client:ClientRead": 100}), 26, 4, 2, 900),
 			[]string{"26.0 of 32 clients waited for a server connection, which a larger pool would not help"}},
+		// A machine saturated by other processes, with a queue: the
+		// backends of a pool of 20 split their time between waiting for
+		// a CPU (44 %) and for pgbouncer, itself short of CPU (two CPU
+		// hogs beside the catalogue's pgbouncer case).
+		{"saturated by others with a queue", diagnose.CPUBound, pooled(queued(step(100, 5000, 1.0, 0.8, 3, 40, map[string]int64{"CPU": 10, "Client:ClientRead": 990}), 20, 2, 88), 72, 20, 112, 30000),
+			[]string{"mostly other processes", "72.0 of 100 clients waited for a server connection, which a larger pool would not help"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := diagnose.ComputeIn(file, tc.s)

@@ -61,6 +61,20 @@ type want struct {
 	detail  []string
 }
 
+// crowdedOut says other processes held the machine during the step: it
+// was saturated with a run queue and they used more of it than the
+// workload's own processes (server, pooler, load generator, probes). A
+// limit of the workload's own (the pooler's one thread) is then not what
+// its figures show: under two CPU hogs (load average 13-24) the pgbouncer
+// case's steps had other processes using 57-74 % of the machine against
+// the workload's 26-43 %, runnable tasks queued (9.96 per core in one),
+// and the backends waiting for a CPU 44-69 % of their time; on a quiet
+// machine other processes use a few per cent.
+func crowdedOut(f diagnose.Figures) bool {
+	own := f.ServerShare + f.PoolerShare + f.GeneratorShare + f.ProbeShare
+	return f.HasHost && f.MachineBusy >= diagnose.CPUSaturated && f.RunQueuePerCore >= diagnose.RunQueueSaturated && f.Elsewhere() > own
+}
+
 // A case is a pgscale run and the verdicts it must get.
 type kase struct {
 	name  string
@@ -71,6 +85,9 @@ type kase struct {
 	// pooler says the case runs through a pgbouncer, which must be
 	// installed (targettest.NeedPgBouncer).
 	pooler bool
+	// crowded, when set, are the verdicts instead at a step whose own
+	// figures say other processes crowded the workload out (crowdedOut).
+	crowded []want
 }
 
 // cases are the known bottlenecks. Short steps: the whole set runs in
@@ -101,7 +118,8 @@ var cases = []kase{
 	// server, pooler and load generator this is how pgbouncer becomes
 	// the limit; on a big machine select-only does it, at one core.
 	{name: "pgbouncer", file: ";\n", args: []string{"--pooler", "pgbouncer", "-M", "simple", "-c", "100", "-T", "3"},
-		want: []want{{100, diagnose.PoolerBound, []string{"the pooler's process never waits for work"}}}, pooler: true},
+		want:    []want{{100, diagnose.PoolerBound, []string{"the pooler's process never waits for work"}}},
+		crowded: []want{{100, diagnose.CPUBound, []string{"mostly other processes on the machine"}}}, pooler: true},
 }
 
 func pgscale(t *testing.T, args ...string) (int, string, string) {
@@ -160,10 +178,15 @@ func TestCatalogue(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, w := range c.want {
+			for i, w := range c.want {
 				v, ok := verdictAt(f, w.clients)
 				if !ok {
 					t.Fatalf("no step with %d clients", w.clients)
+				}
+				if fig, ok := figuresAt(f, w.clients); ok && c.crowded != nil && crowdedOut(fig) {
+					w = c.crowded[i]
+					t.Logf("%d clients: other processes used %.0f%% of the machine, the workload %.0f%%, with a run queue: want %s", w.clients,
+						100*fig.Elsewhere(), 100*(fig.MachineBusy-fig.Elsewhere()), w.verdict)
 				}
 				if (w.verdict != "" && v.Verdict != w.verdict) || !containsAny(v.Detail, w.detail) {
 					t.Errorf("%d clients: %s (%s), want %s %q\n%s", w.clients, v.Verdict, v.Detail, w.verdict, w.detail, diagnosisOf(stdout))
@@ -280,6 +303,16 @@ func verdictAt(f *result.File, clients int) (result.StepVerdict, bool) {
 		}
 	}
 	return result.StepVerdict{}, false
+}
+
+// figuresAt computes the figures of the step with that many clients.
+func figuresAt(f *result.File, clients int) (diagnose.Figures, bool) {
+	for _, s := range f.Steps {
+		if s.Clients == clients {
+			return diagnose.ComputeIn(f, s), true
+		}
+	}
+	return diagnose.Figures{}, false
 }
 
 func containsAny(s string, subs []string) bool {
