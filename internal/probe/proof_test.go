@@ -196,7 +196,11 @@ func TestSelectOnlyIsCPUBound(t *testing.T) {
 		t.Fatalf("verdict %s (%s), want cpu-bound", v.Verdict, v.Detail)
 	}
 	fig := diagnose.Compute(f.Steps[0])
-	if fig.ServerShare <= 0.05 || fig.GeneratorShare <= 0.05 {
+	// Both shares measured, each a real part of the workload's: their
+	// size is what other processes leave (server 22-38 % and generator
+	// 10-19 % of the machine quiet here, 8-16 % and 4-8 % under two CPU
+	// hogs, in 24 runs), the generator's part of the two 31-36 % in all.
+	if both := fig.ServerShare + fig.GeneratorShare; fig.ServerShare <= 0.1*both || fig.GeneratorShare <= 0.1*both {
 		t.Errorf("server %.2f and generator %.2f shares of the machine: want both measured", fig.ServerShare, fig.GeneratorShare)
 	}
 	for _, want := range []string{"CPU-bound, not lock-bound", "server ", "load generator "} {
@@ -222,7 +226,20 @@ func TestSelectOnlyIsCPUBound(t *testing.T) {
 		}
 	}
 	pr := p.Profile()
-	if pr == nil || pr.Samples == 0 || len(pr.Top) == 0 {
+	if pr == nil || pr.RecordedS <= 0 {
+		t.Fatalf("profile %+v: want one, and how long perf recorded (unavailable: %v)", pr, p.Unavailable)
+	}
+	// perf samples each process at its rate (pr.Hz) of its time on a CPU,
+	// from when it has attached: a loaded machine delays that (2.9 s of a 4 s step
+	// once, under two CPU hogs; 0 samples when it took the whole step).
+	// Samples are wanted where the server's CPU while perf recorded makes
+	// ten or more expected (no sample at all then: Poisson, under 1e-4).
+	srv := p.Process().Server
+	if expect := float64(pr.Hz) * srv.CPUS * min(pr.RecordedS/p.ElapsedS, 1); expect < 10 {
+		t.Logf("perf recorded %.1f s of %.1f s, %.0f samples expected: %d", pr.RecordedS, p.ElapsedS, expect, pr.Samples)
+		return
+	}
+	if pr.Samples == 0 || len(pr.Top) == 0 {
 		t.Fatalf("profile %+v: want samples (unavailable: %v)", pr, p.Unavailable)
 	}
 	pf, err := os.Open(pr.File)
