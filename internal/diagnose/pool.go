@@ -111,17 +111,21 @@ const PoolServerRoom = 0.5
 // pool's server connections are all busy (when the console counts them),
 // and the server has CPU to spare — its backends mostly neither on a CPU
 // nor waiting for one nor in contention waits (the backends' time), or,
-// without it, the machine's CPU not saturated. A machine saturated with a
-// run queue has no CPU to spare whatever the backends' split: under two
-// CPU hogs, 100 clients through pgbouncer's pool of 20 showed backends on
-// a CPU 1 % and waiting for one 44 % of their time (the rest waiting for
-// pgbouncer, itself waiting for a CPU), other processes using up to 57 %
-// of the machine, and were called pool-bound.
+// without it, the machine's CPU not saturated. On a machine saturated
+// with a run queue the pool's backends must also spend their time in
+// their transactions rather than waiting for the pooler's next query (at
+// most ClientDominant of the time they are not queued for a CPU, as for
+// poolerBound): backends that wait for a pooler short of CPU are not short
+// of server connections. Under two CPU hogs, 100 clients through
+// pgbouncer's pool of 20 sending the empty query showed backends on a CPU
+// 1 %, waiting for one 44 % and for pgbouncer 55 % of their time, and
+// were called pool-bound; 32 clients holding a pool of 4 for 4 ms sleeps
+// showed 1-2 %, 42-48 %, 11-15 % and sleeping the rest, and are.
 func poolBound(f Figures) bool {
 	if !f.Pool.HasWaiting || f.waitShare() < PoolWaitDominant {
 		return false
 	}
-	if f.HasHost && cpuSaturated(f) && f.RunQueuePerCore >= RunQueueSaturated {
+	if t := f.Time; t.Known && f.HasHost && cpuSaturated(f) && f.RunQueuePerCore >= RunQueueSaturated && t.In("Client") >= ClientDominant*(1-t.CPUWait) {
 		return false
 	}
 	if f.Pool.HasServers && !(f.Pool.Servers > 0 && f.Pool.Active >= PoolServersBusy*f.Pool.Servers) {

@@ -51,8 +51,13 @@ func TestPoolBound(t *testing.T) {
 		// backends of a pool of 20 split their time between waiting for
 		// a CPU (44 %) and for pgbouncer, itself short of CPU (two CPU
 		// hogs beside the catalogue's pgbouncer case).
-		{"saturated by others with a queue", diagnose.CPUBound, pooled(queued(step(100, 5000, 1.0, 0.8, 3, 40, map[string]int64{"CPU": 10, "Client:ClientRead": 990}), 20, 2, 88), 72, 20, 112, 30000),
+		{"waiting for the pooler on a crowded machine", diagnose.CPUBound, pooled(queued(step(100, 5000, 1.0, 0.8, 3, 40, map[string]int64{"CPU": 10, "Client:ClientRead": 990}), 20, 2, 88), 72, 20, 112, 30000),
 			[]string{"mostly other processes", "72.0 of 100 clients waited for a server connection, which a larger pool would not help"}},
+		// The same machine, the pool's backends in their transactions'
+		// sleeps: the pool is the limit (two CPU hogs beside
+		// TestPoolBoundThroughPgBouncer: on a CPU 1 %, waiting for one
+		// 48 %, sleeping 36 %, waiting for the client 15 %).
+		{"holding the pool on a crowded machine", diagnose.PoolBound, pooled(queued(step(32, 900, 1.0, 0.1, 0.5, 40, map[string]int64{"CPU": 10, "Timeout:PgSleep": 700, "Client:ClientRead": 290}), 4, 0.4, 19.2), 28, 4, 12, 30000), nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := diagnose.ComputeIn(file, tc.s)
