@@ -142,7 +142,7 @@ func (f Figures) Elsewhere() float64 { return max(f.OtherShare-f.PoolerShare, 0)
 func ComputeIn(file *result.File, s result.Step) Figures {
 	f := Compute(s)
 	f.RateTPS = file.Workload.RateTPS
-	f.Pool.Setting = poolSetting(file.Target.Pooler)
+	f.Pool.Setting, f.Pool.Size = poolSetting(file.Target.Pooler)
 	return f
 }
 

@@ -139,3 +139,16 @@ func TestPoolerLost(t *testing.T) {
 		t.Errorf("verdict %s (%s)", v.Verdict, v.Detail)
 	}
 }
+
+// A pool still filling is not the limit: the clients waited for the
+// server connections the pooler was still opening (pgbouncer had opened 6
+// of a pool of 32 in a 3 s step under two CPU hogs).
+func TestPoolFilling(t *testing.T) {
+	sleepy := map[string]int64{"CPU": 50, "Timeout:PgSleep": 900, "Client:ClientRead": 50}
+	file := &result.File{Target: result.Target{Kind: "pgbouncer", Pooler: &result.Pooler{Settings: map[string]string{"default_pool_size": "32"}}}}
+	f := diagnose.ComputeIn(file, pooled(step(32, 600, 0.3, 0.5, 1, 0, sleepy), 27.8, 6, 67, 30000))
+	v := diagnose.Step(f, f)
+	if v.Verdict == diagnose.PoolBound || !strings.Contains(v.Detail, "27.8 of 32 clients waited for a server connection while the pooler had opened 6 of its 32 (default_pool_size=32): it was still opening them") {
+		t.Errorf("verdict %s (%s): want no pool-bound, and the pool's filling said", v.Verdict, v.Detail)
+	}
+}
