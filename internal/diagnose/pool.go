@@ -123,30 +123,34 @@ const PoolServerRoom = 0.5
 
 // poolBound says whether the pool is the limit: the clients spend at least
 // PoolWaitDominant of their time waiting for a server connection, the
-// pool's server connections are all busy (when the console counts them),
-// and the server has CPU to spare — its backends mostly neither on a CPU
-// nor waiting for one nor in contention waits (the backends' time), or,
-// without it, the machine's CPU not saturated. On a machine saturated
-// with a run queue the pool's backends must also spend their time in
-// their transactions rather than waiting for the pooler's next query (at
-// most ClientDominant of the time they are not queued for a CPU, as for
-// poolerBound): backends that wait for a pooler short of CPU are not short
-// of server connections. Under two CPU hogs, 100 clients through
-// pgbouncer's pool of 20 sending the empty query showed backends on a CPU
-// 1 %, waiting for one 44 % and for pgbouncer 55 % of their time, and
-// were called pool-bound; 32 clients holding a pool of 4 for 4 ms sleeps
-// showed 1-2 %, 42-48 %, 11-15 % and sleeping the rest, and are.
+// pool is not still filling, the pool's server connections are all busy
+// (when the console counts them), and the server has CPU to spare — its
+// backends mostly neither on a CPU nor waiting for one nor in contention
+// waits (the backends' time), or, without it, the machine's CPU not
+// saturated.
+//
+// On a crowded machine (Figures.Crowded) the backends' wait for a CPU is
+// the other processes' queue: room is then their own time on a CPU, and
+// they must spend their time in their transactions rather than waiting
+// for the pooler's next query (at most ClientDominant of the time they
+// are not queued for a CPU, as for poolerBound): backends that wait for a
+// pooler short of CPU are not short of server connections. Under two CPU
+// hogs, 100 clients through pgbouncer's pool of 20 sending the empty query
+// showed backends on a CPU 1 %, waiting for one 44 % and for pgbouncer 55 %
+// of their time (not pool-bound); 32 clients holding a pool of 4 for 4 ms
+// sleeps showed 1 %, 41-54 %, 11-20 % and sleeping the rest (pool-bound:
+// a larger pool would run more sleeps at once; it was called cpu-bound
+// when the wait for a CPU passed half of their time).
 func poolBound(f Figures) bool {
 	if !f.Pool.HasWaiting || f.waitShare() < PoolWaitDominant || f.filling() {
-		return false
-	}
-	if t := f.Time; t.Known && f.HasHost && cpuSaturated(f) && f.RunQueuePerCore >= RunQueueSaturated && t.In("Client") >= ClientDominant*(1-t.CPUWait) {
 		return false
 	}
 	if f.Pool.HasServers && !(f.Pool.Servers > 0 && f.Pool.Active >= PoolServersBusy*f.Pool.Servers) {
 		return false
 	}
 	switch t := f.Time; {
+	case t.Known && f.Crowded():
+		return t.OnCPU < PoolServerRoom && t.Contention() < WaitDominant && t.In("Client") < ClientDominant*(1-t.CPUWait)
 	case t.Known:
 		return t.OnCPU+t.CPUWait < PoolServerRoom && t.Contention() < WaitDominant
 	case f.HasHost:

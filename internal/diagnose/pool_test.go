@@ -58,6 +58,11 @@ func TestPoolBound(t *testing.T) {
 		// TestPoolBoundThroughPgBouncer: on a CPU 1 %, waiting for one
 		// 48 %, sleeping 36 %, waiting for the client 15 %).
 		{"holding the pool on a crowded machine", diagnose.PoolBound, pooled(queued(step(32, 900, 1.0, 0.1, 0.5, 40, map[string]int64{"CPU": 10, "Timeout:PgSleep": 700, "Client:ClientRead": 290}), 4, 0.4, 19.2), 28, 4, 12, 30000), nil},
+		// Waiting for a CPU more than half of their time, the others'
+		// queue: on a CPU 1 %, waiting for one 54 %, sleeping 25 %,
+		// waiting for the client 20 % (other processes 93 % of the
+		// machine). It was called cpu-bound.
+		{"holding the pool behind the others' queue", diagnose.PoolBound, pooled(queued(step(32, 900, 1.0, 0.1, 0.5, 40, map[string]int64{"CPU": 10, "Timeout:PgSleep": 560, "Client:ClientRead": 430}), 4, 0.4, 21.6), 28, 4, 12, 30000), nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := diagnose.ComputeIn(file, tc.s)

@@ -61,20 +61,6 @@ type want struct {
 	detail  []string
 }
 
-// crowdedOut says other processes held the machine during the step: it
-// was saturated with a run queue and they used more of it than the
-// workload's own processes (server, pooler, load generator, probes). A
-// limit of the workload's own (the pooler's one thread) is then not what
-// its figures show: under two CPU hogs (load average 13-24) the pgbouncer
-// case's steps had other processes using 57-74 % of the machine against
-// the workload's 26-43 %, runnable tasks queued (9.96 per core in one),
-// and the backends waiting for a CPU 44-69 % of their time; on a quiet
-// machine other processes use a few per cent.
-func crowdedOut(f diagnose.Figures) bool {
-	own := f.ServerShare + f.PoolerShare + f.GeneratorShare + f.ProbeShare
-	return f.HasHost && f.MachineBusy >= diagnose.CPUSaturated && f.RunQueuePerCore >= diagnose.RunQueueSaturated && f.Elsewhere() > own
-}
-
 // A case is a pgscale run and the verdicts it must get.
 type kase struct {
 	name  string
@@ -86,7 +72,14 @@ type kase struct {
 	// installed (targettest.NeedPgBouncer).
 	pooler bool
 	// crowded, when set, are the verdicts instead at a step whose own
-	// figures say other processes crowded the workload out (crowdedOut).
+	// figures say other processes crowded the workload out
+	// (diagnose.Figures.Crowded). A limit of the workload's own (the
+	// pooler's one thread) is then not what its figures show: under two
+	// CPU hogs (load average 13-24) the pgbouncer case's steps had other
+	// processes using 57-74 % of the machine against the workload's
+	// 26-43 %, runnable tasks queued (9.96 per core in one), and the
+	// backends waiting for a CPU 44-69 % of their time; on a quiet
+	// machine other processes use a few per cent.
 	crowded []want
 }
 
@@ -183,7 +176,7 @@ func TestCatalogue(t *testing.T) {
 				if !ok {
 					t.Fatalf("no step with %d clients", w.clients)
 				}
-				if fig, ok := figuresAt(f, w.clients); ok && c.crowded != nil && crowdedOut(fig) {
+				if fig, ok := figuresAt(f, w.clients); ok && c.crowded != nil && fig.Crowded() {
 					w = c.crowded[i]
 					t.Logf("%d clients: other processes used %.0f%% of the machine, the workload %.0f%%, with a run queue: want %s", w.clients,
 						100*fig.Elsewhere(), 100*(fig.MachineBusy-fig.Elsewhere()), w.verdict)
