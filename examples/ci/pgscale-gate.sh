@@ -33,9 +33,6 @@
 #   PGSCALE_ARGS        more arguments to the gate's pgscale suite or ab,
 #                       split at spaces (--rounds 4, --matrix
 #                       workload=select-only, --bound ...)
-#   pooler:     BUILD_RUN, the pooler's build command in its tree (default
-#               pgbouncer's from git: ./autogen.sh && ./configure
-#               --without-openssl && make)
 #   extension:  SETUP and QUERY, SQL files of the head's checkout (default
 #               bench/setup.sql, bench/query.sql); ROUNDS (default 4); BOUND,
 #               the bound on the instructions per transaction (default +1%)
@@ -88,59 +85,22 @@ trap finish EXIT
 trap 'code=130; exit 130' INT
 trap 'code=143; exit 143' TERM
 
-# definition writes a pgbouncer definition (examples/proxy/pgbouncer.yaml,
-# or its balancing twin) built from the working tree $2 into file $1.
-definition() {
-	local file=$1 tree=$2 balanced=$3 hosts='{{upstream.host}}' extra='' readonly=''
-	if [ "$balanced" = yes ]; then
-		# shellcheck disable=SC2016 # pgscale's template, not the shell's
-		hosts='{{range $i, $u := .Upstreams}}{{if $i}},{{end}}{{$u.Host}}{{end}}'
-		extra='    server_round_robin = 1'
-		readonly='read_only: true'
-	fi
-	cat >"$file" <<EOF
-build:
-  source: $tree
-  run: ${BUILD_RUN:-./autogen.sh && ./configure --without-openssl && make}
-command: "{{build}}/pgbouncer {{dir}}/pgbouncer.ini"
-files:
-  pgbouncer.ini: |
-    [databases]
-    * = host=$hosts port={{upstream.port}} user={{upstream.user}}
-    [pgbouncer]
-    listen_addr =
-    listen_port = {{port}}
-    unix_socket_dir = {{dir}}
-    auth_type = any
-    pool_mode = transaction
-$extra
-    default_pool_size = 20
-    max_client_conn = {{clients}}
-    log_connections = 0
-    log_disconnections = 0
-    ignore_startup_parameters = extra_float_digits
-connect: host={{dir}} port={{port}}
-ready: 20s
-$readonly
-EOF
-}
-
 case "$mode" in
 pooler)
-	definition "$out/base.yaml" "$BASE_DIR" no
-	definition "$out/base-balanced.yaml" "$BASE_DIR" yes
-	definition "$out/cand.yaml" "$HEAD_DIR" no
-	definition "$out/cand-balanced.yaml" "$HEAD_DIR" yes
-	# The builds first (found in the build cache when a run made them
-	# before), so that a build that fails says so on its own.
-	if ! pgscale build base=proxy:"$out/base.yaml" cand=proxy:"$out/cand.yaml"; then
-		code=3
+	# pgbouncer built from each checkout at its commit (pgbouncer:src=,
+	# docs/targets.md): the recipe read from the tree, what it needs named
+	# before building, submodules at the commits the tree records; the
+	# preset derives each one's balancing twin. The builds first (found in
+	# the build cache when a run made them before), so that one that fails
+	# says so on its own (exit 2: a program it needs is missing; 3: it
+	# failed).
+	pgscale build base=pgbouncer:src="$BASE_DIR@$BASE_SHA" cand=pgbouncer:src="$HEAD_DIR@$HEAD_SHA" || {
+		code=$?
 		exit "$code"
-	fi
+	}
 	rm -rf "$out/bundle"
 	pgscale suite --preset pooler-ci --quick --count instructions -t "$transactions" \
-		--param base=proxy:"$out/base.yaml" --param base_balanced=proxy:"$out/base-balanced.yaml" \
-		--param cand=proxy:"$out/cand.yaml" --param cand_balanced=proxy:"$out/cand-balanced.yaml" \
+		--param base=pgbouncer:src="$BASE_DIR@$BASE_SHA" --param cand=pgbouncer:src="$HEAD_DIR@$HEAD_SHA" \
 		--out "$out/bundle" --comment "$out/comment.md" --verdict "$out/verdict.json" --inconclusive "$inconclusive" \
 		--store "$history" --label base=main --label cand="$label" --commit base="$BASE_SHA" --commit cand="$HEAD_SHA" \
 		${more[@]+"${more[@]}"} || code=$?

@@ -85,7 +85,9 @@ bounded), 1 one failed (or a decision rule did), 4 one is inconclusive
 				s.Count = count
 			}
 			if profile {
-				s.Profile = true
+				if err := s.SetProfile(); err != nil {
+					return err
+				}
 			}
 			if transactions > 0 {
 				s.Transactions, s.Duration = transactions, 0

@@ -30,7 +30,7 @@ func measuredBounds(rep *Comparison, bounds stats.Bounds) stats.Bounds {
 		if !matched && known[b.Measure] && (b.Step == "" || stepKnown(rep, b.Step)) {
 			why := "was not measured in these files"
 			if rep.Counted && slices.Contains(rep.Slowed, b.Measure) {
-				why = "is not compared under Valgrind, which slows the server 20 to 50 times"
+				why = "is not compared under Valgrind, which slows " + rep.Valgrind + " 20 to 50 times"
 			}
 			rep.Notes = append(rep.Notes, fmt.Sprintf("bound %s judges nothing: %s %s", b, b.Measure, why))
 			continue

@@ -93,9 +93,12 @@ type Comparison struct {
 	Notes []string
 	// Counted is set when the servers ran under Valgrind (--count): only
 	// the counted measures are compared, the time-based ones (Slowed)
-	// being slowed by Valgrind out of all meaning.
-	Counted bool
-	Slowed  []string
+	// being slowed by Valgrind out of all meaning. Valgrind names what ran
+	// under it: "the servers", "the pooler" (--count pooler: the servers
+	// it fronts ran natively) or "the servers and the pooler".
+	Counted  bool
+	Slowed   []string
+	Valgrind string
 	// Machine is what disturbed the measurements: other processes, steal,
 	// the run queue, the drift between rounds, and the measures that
 	// contention may have moved; nil for an interim look.
@@ -263,6 +266,9 @@ func Compare(inputs []Input, opt Options) (*Comparison, error) {
 	unsupported := map[string]string{} // measure -> why the machine cannot measure it
 	var unsupportedOrder []string
 	rep.Counted = underValgrind(inputs)
+	if rep.Counted {
+		rep.Valgrind = valgrindRan(inputs)
+	}
 	timeFits := poolerTimeFits(inputs, clients)
 	for _, c := range clients {
 		for _, md := range Measures() {
@@ -314,8 +320,12 @@ func Compare(inputs []Input, opt Options) (*Comparison, error) {
 		}
 	}
 	if len(rep.Slowed) > 0 {
-		rep.Notes = append(rep.Notes, fmt.Sprintf("not compared: %s, slowed by Valgrind (the servers ran under callgrind, 20 to 50 times slower than natively; the counts above are what Valgrind does not change); their figures are in the result files",
-			strings.Join(rep.Slowed, ", ")))
+		natively := ""
+		if rep.Valgrind == poolerAlone {
+			natively = ", and the servers it fronts natively"
+		}
+		rep.Notes = append(rep.Notes, fmt.Sprintf("not compared: %s, slowed by Valgrind (%s ran under callgrind, 20 to 50 times slower than natively%s; the counts above are what Valgrind does not change); their figures are in the result files",
+			strings.Join(rep.Slowed, ", "), rep.Valgrind, natively))
 	}
 	bounds := measuredBounds(rep, opt.Bounds)
 	sopt := opt.Stats
@@ -389,6 +399,35 @@ func underValgrind(inputs []Input) bool {
 		}
 	}
 	return false
+}
+
+// What ran under Valgrind in a counted comparison (Comparison.Valgrind).
+const (
+	serversAlone     = "the servers"
+	poolerAlone      = "the pooler"
+	serversAndPooler = "the servers and the pooler"
+)
+
+// valgrindRan names what ran under Valgrind, from the first step that
+// counted: the pooler alone when no client backend was counted beside
+// it (--count pooler), the servers and the pooler when both were, else
+// the servers.
+func valgrindRan(inputs []Input) string {
+	for _, in := range inputs {
+		for _, s := range in.File.Steps {
+			if s.Probes == nil || s.Probes.Instructions() == nil {
+				continue
+			}
+			switch ins := s.Probes.Instructions(); {
+			case ins.Pooler != nil && len(ins.ByKind) == 0 && ins.ClientBackends == 0:
+				return poolerAlone
+			case ins.Pooler != nil:
+				return serversAndPooler
+			}
+			return serversAlone
+		}
+	}
+	return serversAlone
 }
 
 // countedNotes say what the counted measures count, from the first step

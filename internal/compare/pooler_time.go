@@ -47,8 +47,10 @@ func poolerTimeFits(inputs []Input, clients []int) map[int]stats.TimeFit {
 // timeSeparated is md with, for pooler-instr/txn, each step's value its
 // per-transaction part under the fit (its count less the fit's work per
 // second times the window's seconds, per transaction); md as it is for
-// any other measure, or when the fit could not tell time from
-// transactions.
+// any other measure, when the fit could not tell time from transactions,
+// or when it found no time-driven work beyond its own uncertainty
+// (stats.TimeFit.Clear, as the per-function tests take a function's):
+// nothing is then taken off, and the note says so in words.
 func timeSeparated(md MeasureDef, fit stats.TimeFit, ok bool) MeasureDef {
 	if md.Name != "pooler-instr/txn" || !ok {
 		return md
@@ -65,6 +67,9 @@ func timeSeparated(md MeasureDef, fit stats.TimeFit, ok bool) MeasureDef {
 		}
 		return md
 	}
+	if !fit.Clear() {
+		return md
+	}
 	raw := md.Value
 	md.Value = func(s *result.Step) float64 {
 		if p, ok := diagnose.PoolerPoint(*s); ok {
@@ -76,10 +81,12 @@ func timeSeparated(md MeasureDef, fit stats.TimeFit, ok bool) MeasureDef {
 }
 
 // poolerTimeNote says what pooler-instr/txn is under the fits: the rate
-// taken off and its share of the count, per client count; and where the
-// windows could not tell, that the measure is the whole count.
+// taken off and its share of the count, per client count; where the
+// windows could not tell, that the measure is the whole count; and where
+// the fit found no time-driven work beyond its own uncertainty (a rate
+// of "0 ± 53002 a second" tells nothing), that in words, with no figure.
 func poolerTimeNote(inputs []Input, fits map[int]stats.TimeFit, clients []int) string {
-	var parts, whole []string
+	var parts, whole, unseen []string
 	var rate string
 	for _, c := range clients {
 		f, ok := fits[c]
@@ -88,6 +95,10 @@ func poolerTimeNote(inputs []Input, fits map[int]stats.TimeFit, clients []int) s
 		}
 		if !f.Determined {
 			whole = append(whole, StepLabel(c))
+			continue
+		}
+		if !f.Clear() {
+			unseen = append(unseen, StepLabel(c))
 			continue
 		}
 		var count, secs float64
@@ -113,6 +124,9 @@ func poolerTimeNote(inputs []Input, fits map[int]stats.TimeFit, clients []int) s
 	}
 	if len(whole) > 0 {
 		notes = append(notes, fmt.Sprintf("pooler-instr/txn at %s is the pooler's whole count per transaction, its time-driven work in it: the windows' wall times did not vary enough to tell it apart", strings.Join(whole, ", ")))
+	}
+	if len(unseen) > 0 {
+		notes = append(notes, fmt.Sprintf("pooler-instr/txn at %s is the pooler's whole count per transaction: fitted from the windows' wall times, its time-driven work (timers, maintenance) was not told apart from none (the rate fitted from the windows' wall times was within three of its standard errors of zero), so nothing is taken off", strings.Join(unseen, ", ")))
 	}
 	return strings.Join(notes, "; ")
 }

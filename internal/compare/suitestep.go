@@ -35,6 +35,16 @@ type SuiteStep struct {
 	// all its complete steps at Clients: evidence from any round counts,
 	// as each step takes only a few lock snapshots.
 	Exhausted []int
+	// Counted, when the baseline's step was counted under Valgrind,
+	// names the counted measure a suite's row shows in place of
+	// throughput: "pooler-instr/txn" where a pooler was counted (its
+	// targets are poolers: what they compare), else "instr/txn". The
+	// throughput, and a bottleneck
+	// judged on it, are Valgrind's, not the workload's: Verdict is then
+	// nil. Lead are each file's central value of it, in the order of the
+	// cell's Inputs (NaN where it has none), as TPS.
+	Counted string
+	Lead    []float64
 }
 
 // Disturbed says whether some step of the suite ran a disturbance window.
@@ -104,8 +114,31 @@ func suiteSteps(fas []FileAnalysis) []SuiteStep {
 				v := base.Steps[last].Verdict
 				st.Verdict = &v
 			}
+			if st.Counted = countedLead(st.Last); st.Counted != "" {
+				st.Verdict = nil
+				for i := range fas {
+					v := math.NaN()
+					if p, ok := fas[i].Point(c); ok {
+						v = p.Centre(st.Counted)
+					}
+					st.Lead = append(st.Lead, v)
+				}
+			}
 		}
 		out = append(out, st)
 	}
 	return out
+}
+
+// countedLead is the counted measure a step counted under Valgrind is
+// shown by: the pooler's instructions per transaction where a pooler was
+// counted, else the client backends'; "" for a step measured natively.
+func countedLead(s *result.Step) string {
+	if s.Probes == nil || s.Probes.Instructions() == nil {
+		return ""
+	}
+	if in := s.Probes.Instructions(); in.Pooler != nil && in.PoolerPerTxn > 0 {
+		return "pooler-instr/txn"
+	}
+	return "instr/txn"
 }

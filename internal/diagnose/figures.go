@@ -112,6 +112,10 @@ type Figures struct {
 	// Outages are the stretches in which the clients lost the server (a
 	// restart): the step's figures then describe part of it only.
 	Outages []result.Outage
+	// Unavailable are the probes that could not run, and why, as the
+	// reports say it: one that failed with the pooler or server an outage
+	// lost refers to the outage (unavailable.go).
+	Unavailable []result.ProbeUnavailable
 
 	// Pool is what the pooler's admin console said (pool.go).
 	Pool PoolFigures
@@ -160,7 +164,7 @@ func ComputeIn(file *result.File, s result.Step) Figures {
 func Compute(s result.Step) Figures {
 	f := Figures{Clients: s.Clients, TPS: s.Summary.TPS, Transactions: s.Summary.Transactions,
 		ElapsedS: s.ElapsedS, LatencyMs: s.Summary.Latency.MeanMs, ClassShare: map[string]float64{},
-		Skipped: s.Summary.Skipped, LagMeanMs: s.Summary.LagMeanMs, Outages: s.Outages, Failed: whatFailed(s)}
+		Skipped: s.Summary.Skipped, LagMeanMs: s.Summary.LagMeanMs, Outages: s.Outages, Failed: whatFailed(s), Unavailable: unavailable(s)}
 	p := s.Probes
 	if p == nil {
 		if c := s.Costs; c != nil && s.Summary.Transactions > 0 {

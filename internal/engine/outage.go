@@ -64,13 +64,22 @@ func (e *engine) outageList(window, end time.Time) []Outage {
 	o.mu.Lock()
 	lost := append([]lostConn(nil), o.lost...)
 	o.mu.Unlock()
+	// A client still without a connection counts until the step's end,
+	// or until the last of them lost its own when that was later: the
+	// connections lost as the step was ending (a pooler that died stops
+	// the step, and its clients see it a few milliseconds apart) are one
+	// outage, not one each.
+	until := end
+	for _, c := range e.clients {
+		if !c.lost.IsZero() {
+			until = later(c.lost, until)
+		}
+	}
 	open := map[int]bool{}
 	for _, c := range e.clients {
 		if !c.lost.IsZero() {
 			open[len(lost)] = true
-			// A connection lost as the step was ending (a pooler that
-			// died stops the step) was lost for no time at all.
-			lost = append(lost, lostConn{c.lost, later(c.lost, end)})
+			lost = append(lost, lostConn{c.lost, until})
 		}
 	}
 	if len(lost) == 0 {

@@ -17,6 +17,14 @@ func TestOutageList(t *testing.T) {
 		t.Errorf("lost after the end: %+v", got)
 	}
 
+	// Clients that lose a dying pooler a few milliseconds apart, some
+	// before the step's end and some after, lost it once.
+	e = &engine{clients: []*client{{lost: at(1.98)}, {lost: at(2.01)}, {lost: at(2.09)}, {}}}
+	got = e.outageList(w, at(2.0))
+	if len(got) != 1 || got[0].Clients != 3 || got[0].Start != 1980*time.Millisecond || got[0].AllBack {
+		t.Errorf("one pooler lost by three clients: %+v", got)
+	}
+
 	e = &engine{clients: []*client{{}, {}}}
 	e.outages.lost = []lostConn{{at(5), at(8.5)}, {at(5.1), at(8.4)}, {at(12), at(12.5)}}
 	got = e.outageList(w, at(15))

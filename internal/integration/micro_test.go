@@ -648,7 +648,9 @@ func TestMicroPytestBenchmark(t *testing.T) {
 		}
 	}
 	wantMicroOutcomes(t, "", got, []string{"test_work.py::test_total"}, []string{"test_work.py::test_join"})
-	if !strings.Contains(stdout, "test_work.py: 1 of 2 slower") {
+	// join, unchanged, may read slower under the hog (inconclusive, as
+	// above): the group counts it or not, but only total is past its bound.
+	if !regexp.MustCompile(`test_work\.py: [12] of 2 slower, 1 past its bound`).MatchString(stdout) {
 		t.Errorf("no group line for test_work.py:\n%s", stdout)
 	}
 }
@@ -803,8 +805,16 @@ func TestMicroHistory(t *testing.T) {
 			t.Errorf("history check lacks %q", w)
 		}
 	}
-	if strings.Contains(check, "BenchmarkSteady |") {
-		t.Errorf("history check found a change point in BenchmarkSteady")
+	// BenchmarkSteady is noise alone (±1 % at random): the detector finds
+	// a change point in 1.6 % of flat series of 20 values
+	// (docs/history.md), and here two such series are checked, so one is
+	// listed now and then (-0.6% ± 0.2%, "improved, within bounds", once
+	// in CI). What noise must never do is fail a bound.
+	lines := strings.Split(check, "\n")
+	for i, l := range lines {
+		if strings.Contains(l, "| micro:BenchmarkSteady |") && i+1 < len(lines) && strings.Contains(lines[i+1], "outside bounds") {
+			t.Errorf("history check failed BenchmarkSteady, which is noise alone:\n%s\n%s", l, lines[i+1])
+		}
 	}
 	if code, _, stderr := pgscale(t, "history", "check", "--store", loc, "--bound", "micro:BenchmarkNone=+5%"); code != cli.ExitUsage || !strings.Contains(stderr, "matches the primary measure of no benchmark of the series") {
 		t.Errorf("a bound on no series: exit %d\n%s", code, stderr)

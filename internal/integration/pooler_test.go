@@ -197,6 +197,22 @@ func TestPoolerKilledMidRun(t *testing.T) {
 		if !strings.Contains(stdout.String(), "pooler lost at ") || strings.Contains(stdout.String(), "server lost at ") {
 			t.Errorf("the output should name the pooler lost, not a server:\n%s", stdout.String())
 		}
+		// Its death is said once, by the outage: a probe it took refers to
+		// that, not to a raw error.
+		rep, err := exec.Command(bin, "report", out).Output()
+		if err != nil {
+			t.Fatalf("report: %v", err)
+		}
+		for _, u := range s.Probes.Unavailable {
+			if u.Probe == "pooler" && !strings.Contains(string(rep), "pooler: ended with the pooler, lost at ") {
+				t.Errorf("the pooler's probe (%s) does not refer to the outage:\n%s", u.Reason, rep)
+			}
+		}
+		for _, l := range strings.Split(string(rep), "\n") {
+			if strings.Contains(l, "unavailable:") && strings.Contains(l, "broken pipe") {
+				t.Errorf("a probe says the pooler's death as a raw error: %s", l)
+			}
+		}
 	}
 	logPath := strings.TrimSuffix(out, ".json") + ".pgbouncer.log"
 	if _, err := os.Stat(logPath); err != nil || !strings.Contains(f.Reason, logPath) {

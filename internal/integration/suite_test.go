@@ -453,7 +453,8 @@ transactions: 20
 // suite --profile records a perf profile of every target's step, as a
 // suite file's profile: true does, so that a native suite's comment links
 // each candidate's differential flame graph in the page written beside
-// it (and only there: the comment is written next to the page).
+// it (and only there: the comment is written next to the page). The
+// suite file says nothing of slices: profiling runs whole-step turns.
 func TestSuiteProfile(t *testing.T) {
 	trackTime(t)
 	testenv.Slow(t)
@@ -468,7 +469,6 @@ clients: [1]
 duration: 1s
 warmup: 0.2s
 rounds: 2
-slice: 0
 `)
 	out := filepath.Join(dir, "bundle")
 	comment, page := filepath.Join(dir, "pr", "comment.md"), filepath.Join(dir, "pr", "report.html")
@@ -491,7 +491,11 @@ slice: 0
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(b), "[server, all, c=1](report.html#flame-diff-") {
-		t.Errorf("the comment does not link the differential flame graph beside it:\n%s", b)
+	m := regexp.MustCompile(`\[server, all, c=1\]\(report\.html#(fig-flame-diff-[^)]+)\)`).FindSubmatch(b)
+	if m == nil {
+		t.Fatalf("the comment does not link the differential flame graph beside it:\n%s", b)
+	}
+	if html, err := os.ReadFile(page); err != nil || !strings.Contains(string(html), `id="`+string(m[1])+`"`) {
+		t.Errorf("the page written beside the comment has no id %s (%v)", m[1], err)
 	}
 }

@@ -112,3 +112,30 @@ func TestCountedWithoutCache(t *testing.T) {
 		}
 	}
 }
+
+// A comparison that counted the pooler alone (--count pooler): the notes
+// say the pooler ran under Valgrind and its servers natively, not that
+// the servers did.
+func TestGoldenCountedPoolerAlone(t *testing.T) {
+	inputs := comparetest.Files(t, comparetest.TwoSides(), []int{1}, 3)
+	comparetest.Counted(inputs, func(side, round int) *result.Instructions {
+		const tx = 3000
+		perTxn := uint64(4230 + 11*side)
+		fs := []result.FunctionCount{
+			{Function: "sbuf_main_loop", Object: "pgbouncer", Self: 3600 * tx, Inclusive: 3600 * tx},
+			{Function: "release_server", Object: "pgbouncer", Self: (perTxn - 3600) * tx, Inclusive: (perTxn - 3600) * tx},
+		}
+		return &result.Instructions{Tool: "callgrind", Transactions: tx, Kernel: "not counted", ByKind: []result.InstructionGroup{},
+			Pooler:       &result.InstructionGroup{Kind: "pooler", Processes: 1, Instructions: perTxn*tx + uint64(round)},
+			PoolerPerTxn: float64(perTxn*tx+uint64(round)) / tx, PoolerFunctions: fs, PoolerFunctionsFloor: 1}
+	})
+	rep := comparetest.Compare(t, inputs, "tps=-5%", "pooler-instr/txn=+1%")
+	if rep.Valgrind != "the pooler" {
+		t.Errorf("what ran under Valgrind: %q", rep.Valgrind)
+	}
+	out := write(t, "text", doc(nil, rep))
+	if strings.Contains(string(out), "the servers ran under callgrind") || strings.Contains(string(out), "slows the server") {
+		t.Errorf("the servers said to run under Valgrind:\n%s", out)
+	}
+	golden.Check(t, "counted-pooler.txt", out)
+}

@@ -71,7 +71,7 @@ func writeEvidence(pg page, s result.Step, f diagnose.Figures) {
 		}
 		pg.item("probe cost", fmt.Sprintf("%s of the machine: %s", prose.Share(f.ProbeShare), strings.Join(cs, ", ")))
 	}
-	for _, u := range p.Unavailable {
+	for _, u := range f.Unavailable {
 		pg.item("unavailable", u.Probe+": "+u.Reason)
 	}
 }

@@ -1,9 +1,13 @@
 package report_test
 
 import (
+	"bytes"
 	stdhtml "html"
+	"regexp"
 	"strings"
 	"testing"
+
+	xhtml "golang.org/x/net/html"
 
 	"github.com/pgscale/pgscale/internal/compare"
 	"github.com/pgscale/pgscale/internal/compare/comparetest"
@@ -143,9 +147,44 @@ func TestCommentLinksOnlyWhatItWrites(t *testing.T) {
 	}
 	d.Outputs["html"] = "out/pages/report.html"
 	with := string(write(t, "comment", d))
-	for _, want := range []string{"[`release_server`](pages/report.html#flame-diff-0-1-c1-pooler)", "[pooler, select-only, c=1](pages/report.html#flame-diff-0-1-c1-pooler)"} {
+	for _, want := range []string{"[`release_server`](pages/report.html#fig-flame-diff-0-1-c1-pooler)", "[pooler, select-only, c=1](pages/report.html#fig-flame-diff-0-1-c1-pooler)"} {
 		if !strings.Contains(with, want) {
 			t.Errorf("a comment written with its page lacks %q:\n%s", want, with)
+		}
+	}
+	// The profiles named are not there to read: the page draws no graph,
+	// and says why under each figure, which the links land on.
+	linksLand(t, with, "pages/report.html", write(t, "html", d))
+}
+
+// linksLand checks that every link of a comment into the page it was
+// written beside (page, relative to the comment) lands on an id the
+// written page has, found by parsing the page.
+func linksLand(t *testing.T, comment, page string, written []byte) {
+	t.Helper()
+	ids := map[string]bool{}
+	z := xhtml.NewTokenizer(bytes.NewReader(written))
+	for {
+		tt := z.Next()
+		if tt == xhtml.ErrorToken {
+			break
+		}
+		if tt != xhtml.StartTagToken && tt != xhtml.SelfClosingTagToken {
+			continue
+		}
+		for _, a := range z.Token().Attr {
+			if a.Key == "id" {
+				ids[a.Val] = true
+			}
+		}
+	}
+	links := regexp.MustCompile(`\]\(`+regexp.QuoteMeta(page)+`#([^)\s]+)\)`).FindAllStringSubmatch(comment, -1)
+	if len(links) == 0 {
+		t.Fatalf("the comment links to nothing on %s:\n%s", page, comment)
+	}
+	for _, l := range links {
+		if !ids[l[1]] {
+			t.Errorf("the comment links to %s#%s, which the written page does not have", page, l[1])
 		}
 	}
 }

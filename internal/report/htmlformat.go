@@ -185,6 +185,9 @@ func htmlComparison(r *compare.Comparison, run string) *html.Comparison {
 	if r.Machine != nil {
 		c.Machine = r.Machine.Text
 	}
+	if r.Reach != nil {
+		c.Reach = r.Reach.Text
+	}
 	for i, v := range r.Verdicts {
 		hc := html.Candidate{Name: r.Candidates[i], Outcome: v.Outcome.Verdict(), Class: outcomeClass(v.Outcome), Headline: r.CandidateHeadline(i), Counts: v.Counts()}
 		if i < len(r.Why) {

@@ -22,9 +22,10 @@ func suiteTable(s *compare.Suite, color bool) *table {
 	for _, v := range s.Verdicts {
 		bounded = bounded || v.Bounded > 0
 	}
-	head = append(head, "clients", s.Baseline+" tps")
+	lead := suiteLead(s) // what the rows show: tps, or a counted suite's instructions
+	head = append(head, "clients", s.Baseline+lead)
 	for _, c := range s.Candidates {
-		head = append(head, c+" tps", "change")
+		head = append(head, c+lead, "change")
 		if bounded {
 			head = append(head, "outcome")
 		}
@@ -87,12 +88,19 @@ func suiteTable(s *compare.Suite, color bool) *table {
 				cells = append(cells, cell_(p.Value))
 			}
 			cells = append(cells, cell_(fmt.Sprint(c)))
-			for ii, tps := range st.TPS {
-				cells = append(cells, cell_(FormatValue(tps)))
+			values, measure, unit := st.TPS, "tps", ""
+			if st.Counted != "" {
+				values, measure = st.Lead, st.Counted
+				if lead == "" {
+					unit = " " + st.Counted // cells of several kinds: each says its own
+				}
+			}
+			for ii, v := range values {
+				cells = append(cells, cell_(FormatValue(v)+unit))
 				if ii == 0 {
 					continue
 				}
-				a, ok := tpsAssessment(sc, ii-1, c)
+				a, ok := leadAssessment(sc, ii-1, c, measure)
 				if !ok {
 					cells = append(cells, cell_("-"))
 					if bounded {
@@ -142,7 +150,11 @@ func suiteTable(s *compare.Suite, color bool) *table {
 				cells = append(cells, cell_("-"))
 			}
 			if verdicts {
-				cells = append(cells, cell_(stepVerdict(st, sc.Inputs)))
+				v := stepVerdict(st, sc.Inputs)
+				if st.Counted != "" {
+					v = "counted" // Valgrind's throughput judges no bottleneck (countedRowsNote)
+				}
+				cells = append(cells, cell_(v))
 			}
 			t.rows = append(t.rows, cells)
 		}
@@ -222,18 +234,59 @@ func mdChange(a stats.Assessment) string {
 	return s
 }
 
-// tpsAssessment is candidate ci's tps assessment at c clients in a cell.
-func tpsAssessment(cell compare.SuiteCell, ci, c int) (stats.Assessment, bool) {
+// leadAssessment is candidate ci's assessment of measure (the row's:
+// tps, or a counted step's instructions) at c clients in a cell.
+func leadAssessment(cell compare.SuiteCell, ci, c int, measure string) (stats.Assessment, bool) {
 	if cell.Comparison == nil {
 		return stats.Assessment{}, false
 	}
 	step := compare.StepLabel(c)
 	for _, row := range cell.Comparison.Rows {
-		if row.Measure.Name == "tps" && row.Measure.Step == step && ci < len(row.Cells) {
+		if row.Measure.Name == measure && row.Measure.Step == step && ci < len(row.Cells) {
 			return row.Cells[ci].Assessment, true
 		}
 	}
 	return stats.Assessment{}, false
+}
+
+// suiteLead is what the suite table's value columns hold, after each
+// target's name: " tps", or when every row was counted under Valgrind
+// the counted measure they all show (" instr/txn"); "" when the rows
+// differ, each cell then saying its own.
+func suiteLead(s *compare.Suite) string {
+	lead, native := "", false
+	for _, sc := range s.Cells {
+		for _, st := range sc.Steps {
+			switch {
+			case st.Counted == "":
+				native = true
+			case lead == "":
+				lead = st.Counted
+			case lead != st.Counted:
+				return ""
+			}
+		}
+	}
+	switch {
+	case lead == "":
+		return " tps"
+	case native:
+		return ""
+	}
+	return " " + lead
+}
+
+// countedRowsNote says, under the suite table, what a counted row shows;
+// "" when no row was counted.
+func countedRowsNote(s *compare.Suite) string {
+	for _, sc := range s.Cells {
+		for _, st := range sc.Steps {
+			if st.Counted != "" {
+				return "A counted row (verdict \"counted\") shows the instructions per transaction counted under Valgrind (pooler-instr/txn, the pooler's, where a pooler was counted; else instr/txn, the client backends'), their change and the step's outcome over every bounded measure; its throughput and any bottleneck judged on it are Valgrind's, not the workload's, and stay in the result files"
+			}
+		}
+	}
+	return ""
 }
 
 // stepVerdict is the baseline's diagnosis at a step, with fast-path
@@ -405,8 +458,10 @@ func suiteText(b *strings.Builder, s *compare.Suite, color bool) {
 	}
 	b.WriteString(suiteMethod(s) + "\n\n")
 	suiteTable(s, color).text(b, 0)
-	if n := perCPUNote(s); n != "" {
-		b.WriteString("\n" + strings.Join(prose.Wrap(n+".", 96), "\n") + "\n")
+	for _, n := range []string{perCPUNote(s), countedRowsNote(s)} {
+		if n != "" {
+			b.WriteString("\n" + strings.Join(prose.Wrap(n+".", 96), "\n") + "\n")
+		}
 	}
 	if g := suiteGroups(s); len(g) > 0 {
 		b.WriteString("\ngroups:\n")
@@ -470,8 +525,10 @@ func suiteMarkdown(b *strings.Builder, s *compare.Suite) {
 		}
 	}
 	suiteTable(s, false).markdown(b)
-	if n := perCPUNote(s); n != "" {
-		fmt.Fprintf(b, "\n%s.\n", mdText(n))
+	for _, n := range []string{perCPUNote(s), countedRowsNote(s)} {
+		if n != "" {
+			fmt.Fprintf(b, "\n%s.\n", mdText(n))
+		}
 	}
 	mdList(b, "\n", suiteGroups(s))
 	mdList(b, "\n**Failed or inconclusive**\n\n", suiteFindings(s))

@@ -130,11 +130,12 @@ func TestGoldenPoolerCIComment(t *testing.T) {
 	out := string(write(t, "comment", d))
 	for _, want := range []string{"failed: 2 of 2 bounded measures past their bounds", "`pooler-instr/txn@c=4` [workload=select-only]", "not compared (–)",
 		"Where the statements went", "| workload=select-only | 4 | primary 100%, replica1 0% |",
-		"(report.html#flame-diff-1-3-c4-pooler)"} {
+		"(report.html#fig-flame-diff-1-3-c4-pooler)"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the comment lacks %q:\n%s", want, out)
 		}
 	}
+	linksLand(t, out, "report.html", write(t, "html", d))
 	golden.Check(t, "pooler-ci.comment.md", []byte(out))
 }
 
@@ -143,4 +144,41 @@ func TestGoldenPoolerCIComment(t *testing.T) {
 func suiteDoc(files []compare.Input, s *compare.Suite) *report.Doc {
 	a := compare.Analyze(files, compare.Compared{Suite: s})
 	return report.NewDoc(a)
+}
+
+// A counted suite's table shows what is known of each counted step: the
+// instructions per transaction (the pooler's, where a pooler was
+// counted), their change and the step's outcome, and no bottleneck
+// verdict, which would be Valgrind's (a counted step's throughput is
+// Valgrind's: "cpu-bound" or "unclear" said nothing of the workload).
+func TestSuiteTableCounted(t *testing.T) {
+	b, err := suite.ReadBundle(filepath.Join("testdata", "pooler-ci"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := compare.CompareSuite(b.Index, b.Cells, compare.SuiteOptions{Expect: b.Expect})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, sc := range s.Cells {
+		for _, st := range sc.Steps {
+			if st.Counted != "pooler-instr/txn" || st.Verdict != nil || len(st.Lead) != 2 {
+				t.Errorf("%s at %d clients: counted %q, verdict %v, lead %v", sc.Key, st.Clients, st.Counted, st.Verdict, st.Lead)
+			}
+		}
+	}
+	d := suiteDoc(b.Files, s)
+	for _, format := range []string{"text", "markdown"} {
+		out := string(write(t, format, d))
+		for _, want := range []string{"base pooler-instr/txn", "cand pooler-instr/txn", "+1729.0% ± 59.6%", "counted", "A counted row"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("%s lacks %q:\n%s", format, want, out)
+			}
+		}
+		for _, bad := range []string{"cpu-bound", "unclear", "base tps"} {
+			if strings.Contains(out, bad) {
+				t.Errorf("%s says %q of a counted suite:\n%s", format, bad, out)
+			}
+		}
+	}
 }

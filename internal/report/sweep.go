@@ -352,6 +352,12 @@ func StepLine(s result.Step) string {
 	line := fmt.Sprintf("%s: %d transactions in %.1f s, %.1f tps, lat avg %.3f ms (stddev %.3f, p50 %.3f, p99 %.3f, max %.3f), %d failed",
 		prose.Count(s.Clients, "client"), sum.Transactions, s.ElapsedS, sum.TPS, sum.Latency.MeanMs, sum.Latency.StddevMs,
 		sum.Latency.P50Ms, sum.Latency.P99Ms, sum.Latency.MaxMs, sum.Failed)
+	if sum.Aborted > 0 {
+		// pgbench counts the transactions its clients aborted on apart
+		// from the failed ones (which a retry could have saved): "0
+		// failed" alone would read as nothing wrong.
+		line += fmt.Sprintf(", %d aborted (%d of %d stopped on an error)", sum.Aborted, sum.Aborted, s.Clients)
+	}
 	if sum.Retries > 0 {
 		line += fmt.Sprintf(", %d retried (%d retries)", sum.Retried, sum.Retries)
 	}

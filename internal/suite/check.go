@@ -233,6 +233,9 @@ func (p *parsed) fill(s *Suite, fs *fileSpec) error {
 	if fs.Profile != nil {
 		s.Profile = *fs.Profile
 	}
+	if err := s.profileTurns(); err != nil {
+		return err
+	}
 	s.Disturb = fs.Disturb
 	if len(fs.Defines) > 0 {
 		s.Defines = map[string]string{}

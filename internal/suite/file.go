@@ -590,6 +590,36 @@ func (s *Suite) SetRounds(r compare.Rounds) {
 	}
 }
 
+// SetProfile records a CPU profile of the servers in every step
+// (--profile, as the file's profile: true does).
+func (s *Suite) SetProfile() error {
+	s.Profile = true
+	return s.profileTurns()
+}
+
+// profileTurns makes a suite that profiles run whole-step turns: a
+// profile is recorded over a target's whole step, which slices share
+// between the targets, so a profile in slices would record nothing. The
+// suite's default slices give way (slice: 0); a file that asks for slices
+// itself (slice: above 0) is refused at that line, in the file's words:
+// it chose what profiles cannot have.
+func (s *Suite) profileTurns() error {
+	if !s.Profile || s.Slice == 0 {
+		return nil
+	}
+	if s.SliceGiven {
+		line := 0
+		for _, g := range s.comparing {
+			if g.key == "slice" {
+				line = g.line
+			}
+		}
+		return usageAt(s, line, "slice: %v shares each step between the targets, and a profile (profile: true, or --profile) is recorded over a target's whole step: make it slice: 0, or drop it (a suite that profiles runs whole-step turns)", s.Slice)
+	}
+	s.Slice = 0
+	return nil
+}
+
 // RoundsSpec is the cells' rounds as compare.Rounds.
 func (s *Suite) RoundsSpec() compare.Rounds {
 	if s.RoundsMax > 0 || s.Budget > 0 {

@@ -400,3 +400,41 @@ cells:
 		t.Errorf("a proxy definition balanced: %v\nwant %s", err, want)
 	}
 }
+
+// A suite that profiles (--profile, or profile: true) runs whole-step
+// turns, as a profile is recorded over a target's whole step: its default
+// slices give way; a file that asks for slices itself is refused at that
+// line, in the file's words (a suite has no --slice flag to name).
+func TestProfileTurns(t *testing.T) {
+	s, err := suite.Parse("demo.yaml", "", "demo", []byte(good), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Slice == 0 || s.SliceGiven {
+		t.Fatalf("the demo suite slices by default: slice %v, given %v", s.Slice, s.SliceGiven)
+	}
+	if err := s.SetProfile(); err != nil || !s.Profile || s.Slice != 0 {
+		t.Errorf("--profile: %v, profile %v, slice %v: want whole-step turns", err, s.Profile, s.Slice)
+	}
+	s, err = suite.Parse("demo.yaml", "", "demo", []byte(good+"profile: true\n"), false)
+	if err != nil || s.Slice != 0 {
+		t.Errorf("profile: true: %v, slice %v", err, s.Slice)
+	}
+	sliced := strings.Replace(good, "rounds: 3\n", "rounds: 3\nslice: 200ms\n", 1)
+	s, err = suite.Parse("demo.yaml", "", "demo", []byte(sliced), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, err := range []error{s.SetProfile(), func() error {
+		_, err := suite.Parse("demo.yaml", "", "demo", []byte(sliced+"profile: true\n"), false)
+		return err
+	}()} {
+		if err == nil || !usage.Is(err) || !strings.HasPrefix(err.Error(), "demo.yaml:15: slice: 200ms shares each step") || strings.Contains(err.Error(), "--slice") {
+			t.Errorf("slice: 200ms with a profile: %v", err)
+		}
+	}
+	zero := strings.Replace(good, "rounds: 3\n", "rounds: 3\nslice: 0\n", 1)
+	if s, err := suite.Parse("demo.yaml", "", "demo", []byte(zero+"profile: true\n"), false); err != nil || s.Slice != 0 {
+		t.Errorf("slice: 0 with profile: true: %v", err)
+	}
+}

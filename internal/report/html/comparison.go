@@ -28,6 +28,9 @@ type Comparison struct {
 	// mean"); Machine says what disturbed the measurements.
 	Centre  string
 	Machine []string
+	// Reach says what this runner could not decide, once for the
+	// comparison (compare.Reach.Text); empty when every bound was judged.
+	Reach string
 	// Run is the A/B run compared (result.AB.Run), "" when the files
 	// are not of one: the matrix's cells link to its evidence.
 	Run string
@@ -191,6 +194,7 @@ type comparison struct {
 	Notes      []string        `json:"notes,omitempty"`
 	Centre     string          `json:"centre"`
 	Machine    []string        `json:"machine,omitempty"`
+	Reach      string          `json:"reach,omitempty"`
 	// Matrix is the rows again as a grid: a row per step, a column per
 	// candidate and measure.
 	Matrix        *matrix           `json:"matrix"`
@@ -304,7 +308,7 @@ type matrixCell struct {
 // bounded, or changed), each cell linking to its evidence.
 func pageComparison(c *Comparison) *comparison {
 	pc := &comparison{Baseline: c.Baseline, Candidates: c.Candidates, Method: c.Method, Incomplete: c.Incomplete, Notes: c.Notes,
-		Centre: c.Centre, Machine: c.Machine, Functions: pageFunctions(c.Functions), FunctionsLead: c.FunctionsLead}
+		Centre: c.Centre, Machine: c.Machine, Reach: c.Reach, Functions: pageFunctions(c.Functions), FunctionsLead: c.FunctionsLead}
 	m := &matrix{ID: "matrix-comparison", Corner: "clients", Title: "Change against " + c.Baseline}
 	colName := func(ci int, r ComparisonRow) string {
 		if len(c.Candidates) > 1 && ci < len(c.Candidates) {

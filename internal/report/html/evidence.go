@@ -131,7 +131,7 @@ func stepFigures(se *stepEvidence, sa compare.StepAnalysis, s result.Step) {
 	}
 	p := s.Probes
 	if p != nil {
-		for _, u := range p.Unavailable {
+		for _, u := range fg.Unavailable {
 			se.Unavailable = append(se.Unavailable, keyVal{u.Probe, u.Reason})
 		}
 		if p.Process() != nil {

@@ -87,8 +87,10 @@ func flameDiffID(gi, fi, clients int, src flame.Source) string {
 }
 
 // FlameDiffLink is a differential flame graph the page draws, for another
-// format to link to: its anchor on the page, the A/B run (result.AB.Run),
-// the candidate, the client count, and whether it is the pooler's graph.
+// format to link to: its anchor on the page (ID: the id of its figure,
+// which the page writes whether or not the graph could be drawn, and
+// which says why not when it could not), the A/B run (result.AB.Run), the
+// candidate, the client count, and whether it is the pooler's graph.
 type FlameDiffLink struct {
 	ID, Run, Candidate string
 	Clients            int
@@ -105,7 +107,7 @@ func FlameDiffLinks(doc Doc) []FlameDiffLink {
 	groups := groupFiles(doc.Files)
 	var out []FlameDiffLink
 	for _, d := range doc.Flames.Diffs {
-		out = append(out, FlameDiffLink{ID: flameDiffID(runGroup(groups, d.Run), d.Cand, d.Clients, d.Source), Run: d.Run,
+		out = append(out, FlameDiffLink{ID: "fig-" + flameDiffID(runGroup(groups, d.Run), d.Cand, d.Clients, d.Source), Run: d.Run,
 			Candidate: doc.Files[d.Cand].File.Target.Name, Clients: d.Clients, Pooler: d.Source == flame.Pooler})
 	}
 	return out
