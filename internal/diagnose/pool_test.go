@@ -21,6 +21,18 @@ func pooled(s result.Step, waiting, servers, maxWaitMs, waitPerTxnUS float64) re
 	return s
 }
 
+// inXact gives a pooled step's pool active server connections of
+// servers on the gauge's samples, and the pooler's time in transactions
+// over its window: inXact connections in one on average.
+func inXact(s result.Step, active, servers, inXact float64) result.Step {
+	p := s.Probes.Pooler()
+	p.Total.ServersActive = &result.Gauge{Mean: active, Max: 4}
+	p.Total.ServersIdle = &result.Gauge{Mean: servers - active, Max: 4}
+	x := inXact * p.WindowS * 1e6
+	p.Total.XactUS = &x
+	return s
+}
+
 // queued gives a step's client backends (n of them) their time on a CPU
 // and waiting for one, in seconds of its 10.
 func queued(s result.Step, n int, onCPU, runQueue float64) result.Step {
@@ -63,6 +75,15 @@ func TestPoolBound(t *testing.T) {
 		// waiting for the client 20 % (other processes 93 % of the
 		// machine). It was called cpu-bound.
 		{"holding the pool behind the others' queue", diagnose.PoolBound, pooled(queued(step(32, 900, 1.0, 0.1, 0.5, 40, map[string]int64{"CPU": 10, "Timeout:PgSleep": 560, "Client:ClientRead": 430}), 4, 0.4, 21.6), 28, 4, 12, 30000), nil},
+		// The active gauge is a moment at each of a few samples: under six
+		// CPU hogs it read 2.5 active of 3.5 in TestPoolBoundThroughPgBouncer
+		// (other processes 93 %, backends on a CPU 1 %, waiting for one
+		// 37 %, sleeping 32 %, waiting for the client 30 %). pgbouncer's own
+		// time in transactions over the window says the pool was busy.
+		{"busy by the pooler's time, not the gauge's moments", diagnose.PoolBound, inXact(pooled(queued(step(32, 900, 1.0, 0.1, 0.5, 40, map[string]int64{"CPU": 10, "Timeout:PgSleep": 520, "Client:ClientRead": 470}), 4, 0.4, 14.8), 18, 4, 12, 30000), 2.5, 3.5, 3.4), nil},
+		// The same gauge with the pooler's time saying the connections
+		// were mostly out of a transaction: not all busy.
+		{"idle by the pooler's time", diagnose.CPUBound, inXact(pooled(queued(step(32, 900, 1.0, 0.1, 0.5, 40, map[string]int64{"CPU": 10, "Timeout:PgSleep": 520, "Client:ClientRead": 470}), 4, 0.4, 14.8), 18, 4, 12, 30000), 2.5, 3.5, 2.0), nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := diagnose.ComputeIn(file, tc.s)
