@@ -66,14 +66,26 @@ func TestPoolBoundThroughPgBouncer(t *testing.T) {
 	if w, lat := *p.Total.WaitPerTxnUS/1000, s.Summary.Latency.MeanMs; w < 0.5*lat || w > lat {
 		t.Errorf("%.1f ms waited per transaction of %.1f ms latency: want most of it", w, lat)
 	}
-	if f.Diagnosis == nil || f.Diagnosis.Steps[0].Verdict != diagnose.PoolBound {
-		t.Fatalf("diagnosis %+v, want %s", f.Diagnosis, diagnose.PoolBound)
+	// On a crowded machine (diagnose.Figures.Crowded) the step may be
+	// cpu-bound, mostly other processes, with the waiting clients in its
+	// detail: under six CPU hogs (others 95 % of the machine) the pool's
+	// backends waited for a CPU 63-69 % of their time and for pgbouncer,
+	// itself queued, as long as they slept, 2 of 5 runs.
+	verdict, want := diagnose.PoolBound, []string{"pool-bound", "of 32 clients waited for one of 4 server connections (default_pool_size=4)", "the pool, not the server, is the limit", "waited per transaction"}
+	switch v := f.Diagnosis; {
+	case v == nil:
+		t.Fatalf("no diagnosis, want %s", diagnose.PoolBound)
+	case diagnose.ComputeIn(f, s).Crowded() && v.Steps[0].Verdict == diagnose.CPUBound && strings.Contains(v.Steps[0].Detail, "mostly other processes"):
+		t.Logf("a crowded machine: %s (%s)", v.Steps[0].Verdict, v.Steps[0].Detail)
+		verdict, want = diagnose.CPUBound, []string{"cpu-bound", "mostly other processes", "of 32 clients waited for a server connection, which a larger pool would not help", "waited per transaction"}
+	case v.Steps[0].Verdict != diagnose.PoolBound:
+		t.Fatalf("diagnosis %+v, want %s", v, diagnose.PoolBound)
 	}
 	md, err := os.ReadFile(filepath.Join(dir, "p4.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, w := range []string{"pool-bound", "of 32 clients waited for one of 4 server connections (default_pool_size=4)", "the pool, not the server, is the limit", "waited per transaction"} {
+	for _, w := range want {
 		if !strings.Contains(shown, w) {
 			t.Errorf("the output lacks %q:\n%s", w, shown)
 		}
@@ -85,7 +97,7 @@ func TestPoolBoundThroughPgBouncer(t *testing.T) {
 	if code, _, stderr := pgscale(t, "report", "--format", "html", out, "-o", page); code != cli.ExitOK {
 		t.Fatalf("report html: exit %d\n%s", code, stderr)
 	}
-	if html, _ := os.ReadFile(page); !strings.Contains(string(html), "clients waiting") || !strings.Contains(string(html), "pool-bound") {
+	if html, _ := os.ReadFile(page); !strings.Contains(string(html), "clients waiting") || !strings.Contains(string(html), verdict) {
 		t.Errorf("the HTML report lacks the clients waiting (its pooler table) or the verdict")
 	}
 
