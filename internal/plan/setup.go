@@ -241,17 +241,13 @@ func (c *Common) sweep(p *prepared, wl *workload.Loaded) *Sweep {
 	}
 	obs := c.observer()
 	told := c.countProgress(p.name)
-	companions := 0
-	if p.disturber != nil {
-		companions = disturb.Sessions(p.disturber.Disturbances)
-	}
 	sw := &Sweep{
 		agentSteps: &p.agentSteps,
 		Watchers:   p.watchers(),
 		Clients:    l.Clients,
 		Engine: engine.Config{
 			Settings: settings, Conn: p.srv.Config, Protocol: wl.Protocol, SimpleCommands: workload.SimpleCommands(wl.Scripts, p.fallbacks),
-			Companions: companions, Seed: wl.Seed, SourceAddr: net.ParseIP(l.SourceAddress),
+			Seed: wl.Seed, SourceAddr: net.ParseIP(l.SourceAddress),
 			Events: func(s string) { obs.Observe(observe.Notice{Text: s}) },
 			Progress: func(pr engine.Progress) {
 				obs.Observe(c.interval(pr, p))

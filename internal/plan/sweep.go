@@ -113,6 +113,9 @@ func (sw *Sweep) Run(ctx context.Context) ([]result.Step, error) {
 		}
 		cfg := sw.Engine
 		cfg.Clients = n
+		if sw.Agents == nil {
+			cfg.Companions += sw.companions()
+		}
 		prog, err := sw.Program(n)
 		if err != nil {
 			return steps, err
@@ -123,6 +126,7 @@ func (sw *Sweep) Run(ctx context.Context) ([]result.Step, error) {
 		}
 		var started []observe.Watcher
 		var startErr error
+		var info observe.StepInfo // as the watchers were told at the start
 		connected := false
 		cfg.Quiesce = sw.edges(ctx, observe.StepInfo{Index: i, Round: sw.Round, Clients: n})
 		if cfg.Quiesce == nil && sw.HoldEdges {
@@ -131,12 +135,23 @@ func (sw *Sweep) Run(ctx context.Context) ([]result.Step, error) {
 		if sink := sw.Transactions; sink != nil {
 			cfg.OnTxn = txnHook(sink)
 		}
+		if cfg.Duration <= 0 && sw.Agents == nil && sw.endWatched() {
+			// No planned end: the watchers' last look is when the
+			// clients have run their transactions, before they go.
+			cfg.AtEnd = func() {
+				for _, o := range started {
+					if e, ok := o.(observe.EndWatcher); ok {
+						e.End(context.WithoutCancel(ctx), info)
+					}
+				}
+			}
+		}
 		cfg.OnStart = func(start, window time.Time) {
 			connected = true
 			if sink := sw.Transactions; sink != nil {
 				sink.StartStep(txnStep(prog, n, start))
 			}
-			info := observe.StepInfo{Index: i, Round: sw.Round, Clients: n, Start: start, Window: window, Duration: cfg.Duration}
+			info = observe.StepInfo{Index: i, Round: sw.Round, Clients: n, Start: start, Window: window, Duration: cfg.Duration}
 			for _, o := range sw.Watchers {
 				if err := o.Start(ctx, info); err != nil {
 					startErr = err
@@ -220,6 +235,29 @@ func (sw *Sweep) edges(ctx context.Context, info observe.StepInfo) func(engine.E
 		}
 		return nil
 	}
+}
+
+// endWatched says a watcher takes its last look at a step's end
+// (observe.EndWatcher).
+func (sw *Sweep) endWatched() bool {
+	for _, w := range sw.Watchers {
+		if _, ok := w.(observe.EndWatcher); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// companions is the goroutines the watchers run beside the clients, each
+// needing a P of its own (observe.CompanionWatcher).
+func (sw *Sweep) companions() int {
+	n := 0
+	for _, w := range sw.Watchers {
+		if c, ok := w.(observe.CompanionWatcher); ok {
+			n += c.Companions()
+		}
+	}
+	return n
 }
 
 // firstError is the most frequent of a step's errors (they are sorted so).
