@@ -141,12 +141,22 @@ type EventShare struct {
 // OtherShare without the pooler, which a pooled target runs as part of it.
 func (f Figures) Elsewhere() float64 { return max(f.OtherShare-f.PoolerShare, 0) }
 
+// Crowded says other processes held the machine during the step: it was
+// saturated with a run queue, and they used more of it than the system
+// under test and the load generator (with the probes). The backends' wait
+// for a CPU is then mostly the others' queue, not a sign that the
+// workload itself is short of CPU.
+func (f Figures) Crowded() bool {
+	own := f.ServerShare + f.PoolerShare + f.GeneratorShare + f.ProbeShare
+	return f.HasHost && f.MachineBusy >= CPUSaturated && f.RunQueuePerCore >= RunQueueSaturated && f.Elsewhere() > own
+}
+
 // ComputeIn derives a step's figures with what its file says of the whole
 // run: the -R schedule.
 func ComputeIn(file *result.File, s result.Step) Figures {
 	f := Compute(s)
 	f.RateTPS = file.Workload.RateTPS
-	f.Pool.Setting = poolSetting(file.Target.Pooler)
+	f.Pool.Setting, f.Pool.Size = poolSetting(file.Target.Pooler)
 	return f
 }
 

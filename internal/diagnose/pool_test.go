@@ -21,6 +21,26 @@ func pooled(s result.Step, waiting, servers, maxWaitMs, waitPerTxnUS float64) re
 	return s
 }
 
+// inXact gives a pooled step's pool active server connections of
+// servers on the gauge's samples, and the pooler's time in transactions
+// over its window: inXact connections in one on average.
+func inXact(s result.Step, active, servers, inXact float64) result.Step {
+	p := s.Probes.Pooler()
+	p.Total.ServersActive = &result.Gauge{Mean: active, Max: 4}
+	p.Total.ServersIdle = &result.Gauge{Mean: servers - active, Max: 4}
+	x := inXact * p.WindowS * 1e6
+	p.Total.XactUS = &x
+	return s
+}
+
+// queued gives a step's client backends (n of them) their time on a CPU
+// and waiting for one, in seconds of its 10.
+func queued(s result.Step, n int, onCPU, runQueue float64) result.Step {
+	ps := s.Probes.Process()
+	ps.Server.ByKind = append(ps.Server.ByKind, result.ProcGroup{Kind: "client backend", Processes: n, OnCPUS: onCPU, RunQueueWaitS: runQueue})
+	return s
+}
+
 func TestPoolBound(t *testing.T) {
 	sleepy := map[string]int64{"CPU": 50, "Timeout:PgSleep": 900, "Client:ClientRead": 50}
 	file := &result.File{Target: result.Target{Kind: "pgbouncer", Pooler: &result.Pooler{Settings: map[string]string{"default_pool_size": "4"}}}}
@@ -39,6 +59,31 @@ func TestPoolBound(t *testing.T) {
 		// help, and the detail says the clients waited.
 		{"saturated machine", diagnose.CPUBound, pooled(step(32, 20000, 0.99, 16, 3, 8, map[string]int64{"CPU": 900, "Client:ClientRead": 100}), 26, 4, 2, 900),
 			[]string{"26.0 of 32 clients waited for a server connection, which a larger pool would not help"}},
+		// A machine saturated by other processes, with a queue: the
+		// backends of a pool of 20 split their time between waiting for
+		// a CPU (44 %) and for pgbouncer, itself short of CPU (two CPU
+		// hogs beside the catalogue's pgbouncer case).
+		{"waiting for the pooler on a crowded machine", diagnose.CPUBound, pooled(queued(step(100, 5000, 1.0, 0.8, 3, 40, map[string]int64{"CPU": 10, "Client:ClientRead": 990}), 20, 2, 88), 72, 20, 112, 30000),
+			[]string{"mostly other processes", "72.0 of 100 clients waited for a server connection, which a larger pool would not help"}},
+		// The same machine, the pool's backends in their transactions'
+		// sleeps: the pool is the limit (two CPU hogs beside
+		// TestPoolBoundThroughPgBouncer: on a CPU 1 %, waiting for one
+		// 48 %, sleeping 36 %, waiting for the client 15 %).
+		{"holding the pool on a crowded machine", diagnose.PoolBound, pooled(queued(step(32, 900, 1.0, 0.1, 0.5, 40, map[string]int64{"CPU": 10, "Timeout:PgSleep": 700, "Client:ClientRead": 290}), 4, 0.4, 19.2), 28, 4, 12, 30000), nil},
+		// Waiting for a CPU more than half of their time, the others'
+		// queue: on a CPU 1 %, waiting for one 54 %, sleeping 25 %,
+		// waiting for the client 20 % (other processes 93 % of the
+		// machine). It was called cpu-bound.
+		{"holding the pool behind the others' queue", diagnose.PoolBound, pooled(queued(step(32, 900, 1.0, 0.1, 0.5, 40, map[string]int64{"CPU": 10, "Timeout:PgSleep": 560, "Client:ClientRead": 430}), 4, 0.4, 21.6), 28, 4, 12, 30000), nil},
+		// The active gauge is a moment at each of a few samples: under six
+		// CPU hogs it read 2.5 active of 3.5 in TestPoolBoundThroughPgBouncer
+		// (other processes 93 %, backends on a CPU 1 %, waiting for one
+		// 37 %, sleeping 32 %, waiting for the client 30 %). pgbouncer's own
+		// time in transactions over the window says the pool was busy.
+		{"busy by the pooler's time, not the gauge's moments", diagnose.PoolBound, inXact(pooled(queued(step(32, 900, 1.0, 0.1, 0.5, 40, map[string]int64{"CPU": 10, "Timeout:PgSleep": 520, "Client:ClientRead": 470}), 4, 0.4, 14.8), 18, 4, 12, 30000), 2.5, 3.5, 3.4), nil},
+		// The same gauge with the pooler's time saying the connections
+		// were mostly out of a transaction: not all busy.
+		{"idle by the pooler's time", diagnose.CPUBound, inXact(pooled(queued(step(32, 900, 1.0, 0.1, 0.5, 40, map[string]int64{"CPU": 10, "Timeout:PgSleep": 520, "Client:ClientRead": 470}), 4, 0.4, 14.8), 18, 4, 12, 30000), 2.5, 3.5, 2.0), nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := diagnose.ComputeIn(file, tc.s)
@@ -118,5 +163,18 @@ func TestPoolerLost(t *testing.T) {
 	f := diagnose.Compute(s)
 	if v := diagnose.Step(f, f); v.Verdict != diagnose.Unclear || !strings.HasPrefix(v.Detail, "the pooler exited during the step (at 10.5 s: pgbouncer (pid 7314) was killed") {
 		t.Errorf("verdict %s (%s)", v.Verdict, v.Detail)
+	}
+}
+
+// A pool still filling is not the limit: the clients waited for the
+// server connections the pooler was still opening (pgbouncer had opened 6
+// of a pool of 32 in a 3 s step under two CPU hogs).
+func TestPoolFilling(t *testing.T) {
+	sleepy := map[string]int64{"CPU": 50, "Timeout:PgSleep": 900, "Client:ClientRead": 50}
+	file := &result.File{Target: result.Target{Kind: "pgbouncer", Pooler: &result.Pooler{Settings: map[string]string{"default_pool_size": "32"}}}}
+	f := diagnose.ComputeIn(file, pooled(step(32, 600, 0.3, 0.5, 1, 0, sleepy), 27.8, 6, 67, 30000))
+	v := diagnose.Step(f, f)
+	if v.Verdict == diagnose.PoolBound || !strings.Contains(v.Detail, "27.8 of 32 clients waited for a server connection while the pooler had opened 6 of its 32 (default_pool_size=32): it was still opening them") {
+		t.Errorf("verdict %s (%s): want no pool-bound, and the pool's filling said", v.Verdict, v.Detail)
 	}
 }

@@ -209,7 +209,10 @@ func Step(f, first Figures) result.StepVerdict {
 		v.Verdict = Unclear
 		v.Detail = unclearWhy(f)
 	}
-	if v.Verdict == CPUBound && f.waitShare() >= PoolWaitDominant {
+	if f.waitShare() >= PoolWaitDominant && f.filling() {
+		v.Detail += fmt.Sprintf("; %.1f of %s waited for a server connection while the pooler had opened %.0f of its %.0f (%s): it was still opening them",
+			f.Pool.Waiting, prose.Count(f.Clients, "client"), f.Pool.ServersMost, f.Pool.Size, f.Pool.Setting)
+	} else if v.Verdict == CPUBound && f.waitShare() >= PoolWaitDominant {
 		v.Detail += fmt.Sprintf("; %.1f of %s waited for a server connection, which a larger pool would not help on a saturated machine",
 			f.Pool.Waiting, prose.Count(f.Clients, "client"))
 	}

@@ -54,6 +54,13 @@ type windowRun struct {
 	startErr error
 }
 
+var _ observe.CompanionWatcher = (*Disturber)(nil)
+
+// Companions is the disturbances' sessions, each of which waits on the
+// network beside the clients and needs a P of its own
+// (observe.CompanionWatcher).
+func (dt *Disturber) Companions() int { return Sessions(dt.Disturbances) }
+
 // Start connects every window's sessions and schedules the windows.
 func (dt *Disturber) Start(ctx context.Context, info observe.StepInfo) error {
 	ctx, cancel := context.WithCancel(ctx)

@@ -221,7 +221,7 @@ func (c *client) run(start time.Time) {
 		if c.e.io == IORaw && end.Sub(yielded) >= rawYield {
 			yielded = end
 			yields++
-			yieldRaw(yields)
+			yieldRaw(yields, cfg.Companions > 0)
 			if colocate {
 				c.follow() // the yield may have moved the client to another thread
 			}

@@ -130,7 +130,8 @@ type Config struct {
 	Clients  int
 	Protocol Protocol
 	// Companions counts the goroutines that run beside the clients during
-	// the step and wait on the network (disturbance sessions): with raw
+	// the step and must not wait for a client's yield to run (disturbance
+	// sessions, the probes' sampling: observe.CompanionWatcher): with raw
 	// I/O each gets a P of its own, as each client does.
 	Companions       int
 	Seed             uint64        // seeds the rate schedule
@@ -175,6 +176,13 @@ type Config struct {
 	// instructions exactly needs; an error from the first call ends the
 	// step, and it is not called again.
 	Quiesce func(Edge) error
+	// AtEnd, when set, is called once every client has run its last
+	// transaction of the step, before any disconnects (after
+	// Quiesce(WindowEnd) when both are set); the clients wait meanwhile.
+	// A step whose end is not planned (Transactions) has its last
+	// snapshots taken there, while the clients' backends are still
+	// there. It is not called on an interrupt.
+	AtEnd func()
 	// WarmupTransactions, with Quiesce, makes the warm-up that many
 	// transactions per client instead of Warmup's duration: the window
 	// then starts from the same state (the scripts' random draws, the
@@ -336,8 +344,8 @@ func (c *Config) validate() error {
 	case c.ioErr() != nil:
 		return fmt.Errorf("engine: %w", c.ioErr())
 	case c.io() == IORaw && c.Clients+c.Companions > RawLimit:
-		return fmt.Errorf("engine: raw I/O holds one OS thread per client; %d clients is more than its limit of %d (use the netpoller: --io netpoll or auto)",
-			c.Clients+c.Companions, RawLimit)
+		return fmt.Errorf("engine: raw I/O holds one OS thread per client and per companion (the probes, disturbance sessions); %d clients and %d companions are more than its limit of %d (use the netpoller: --io netpoll or auto)",
+			c.Clients, c.Companions, RawLimit)
 	case c.FirstClient < 0:
 		return fmt.Errorf("engine: first client must be at least 0, got %d", c.FirstClient)
 	case c.Barrier != nil && c.Quiesce != nil:

@@ -129,12 +129,15 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	defer e.cancel()
 	if e.io == IORaw {
 		// A client waiting in a raw system call keeps its P: one P per
-		// client and per companion, and no spare. Clients are not locked to
-		// their threads and yield every rawYield (to their P's own run
-		// queue, goyield), so the collector, timers and probes run in those
-		// gaps, and a yield costs no thread switch: with no idle P the
-		// runtime wakes no thread to look for work, and the yielding thread
-		// picks its client up again. Locked clients with
+		// client and per companion (the probes' sampling, disturbance
+		// sessions: they must run at their own times, not in a client's
+		// gap between transactions, where a sample finds its backend
+		// idle), and no spare. Clients are not locked to their threads and
+		// yield every rawYield (to their P's own run queue, goyield), so
+		// the collector and timers also run in those gaps when there is no
+		// companion, and a yield costs no thread switch: the runtime wakes
+		// no thread to look for work, and the yielding thread picks its
+		// client up again. Locked clients with
 		// a spare P (the engine before) were preempted every 10 ms, and
 		// each preemption handed the client between two threads on an
 		// overloaded machine: at 8 clients here, single transactions waited
@@ -356,11 +359,14 @@ func (e *engine) run() (*Result, error) {
 	if cfg.OnStart != nil {
 		cfg.OnStart(start, window)
 	}
-	done, release, closed := e.runClients(start, cfg.Quiesce != nil)
+	done, release, closed := e.runClients(start, cfg.Quiesce != nil || cfg.AtEnd != nil)
 	e.collect(res, start, window, done)
 	var endErr error
 	if cfg.Quiesce != nil && e.parent.Err() == nil {
 		endErr = cfg.Quiesce(WindowEnd)
+	}
+	if cfg.AtEnd != nil && e.parent.Err() == nil {
+		cfg.AtEnd()
 	}
 	res.Outages = e.outageList(window, window.Add(res.Elapsed))
 	close(release)

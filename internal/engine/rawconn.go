@@ -80,8 +80,8 @@ const (
 // rawYield is how long a client with raw I/O runs before it yields its P
 // (between transactions). Under the runtime's 10 ms preemption, so the
 // runtime never needs to signal a client to take its P; short enough that
-// the collector, timers and probes, which have no P of their own, wait
-// little for one.
+// the collector and timers, which have no P of their own unless there are
+// companions (Config.Companions), wait little for one.
 const rawYield = 5 * time.Millisecond
 
 // goyield is the runtime's yield to the current P's own run queue: the
@@ -102,15 +102,20 @@ const rawYield = 5 * time.Millisecond
 func goyield()
 
 // globalEvery: every globalEvery-th yield goes through the global run queue
-// (runtime.Gosched) after all. A P whose own queue is never empty looks at
-// the global one only every 61st time it schedules, so with goyield alone
-// a goroutine readied there (by the netpoller: a probe, a client dialling)
-// waited up to 61 yields, 300 ms, for a P.
+// (runtime.Gosched) after all, when no P is spare. A P whose own queue is
+// never empty looks at the global one only every 61st time it schedules,
+// so with goyield alone a goroutine readied there (by the netpoller: a
+// probe, a client dialling) waited up to 61 yields, 300 ms, for a P. With
+// companions (Config.Companions) their Ps serve the global queue, and a
+// Gosched would only wake one of their threads to look for work (which is
+// what a spare P cost when every yield was a Gosched: 64.8 k against
+// 72.1 k tps at 8 clients, bench/README.md).
 const globalEvery = 4
 
-// yieldRaw yields the P of a raw client for the n-th time (counting from 1).
-func yieldRaw(n int) {
-	if n%globalEvery == 0 {
+// yieldRaw yields the P of a raw client for the n-th time (counting from
+// 1); spare says Ps other than the clients' serve the global run queue.
+func yieldRaw(n int, spare bool) {
+	if !spare && n%globalEvery == 0 {
 		runtime.Gosched()
 	} else {
 		goyield()

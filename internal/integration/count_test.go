@@ -225,8 +225,10 @@ func TestCountInstructionsWithoutValgrind(t *testing.T) {
 // and the steps are counted all the same. The run says both, and its
 // step's evidence names the client backend in the server: line (under
 // Valgrind a process's command line is Valgrind's, and every backend was
-// called background) and has no cache line without ,cache (it printed
-// "0 L1 instruction misses ... caches I1 , D1 , LL").
+// called background; with -t the last snapshot was taken after the client
+// had gone, and it "exited during the step") and has no cache line
+// without ,cache (it printed "0 L1 instruction misses ... caches I1 , D1 ,
+// LL"), and the postmaster under Valgrind is not said to be gone.
 func TestCountedSetupNative(t *testing.T) {
 	trackTime(t)
 	testenv.Slow(t)
@@ -248,8 +250,14 @@ END $$;
 	if code != cli.ExitOK {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
 	}
-	if in := readResult(t, out).Steps[0].Probes.Instructions(); in == nil || in.PerTxn < 5000 {
+	step := readResult(t, out).Steps[0]
+	if in := step.Probes.Instructions(); in == nil || in.PerTxn < 5000 {
 		t.Errorf("the step was not counted under Valgrind: %+v", in)
+	}
+	// The postmaster runs under Valgrind, whose tool names the process
+	// ("callgrind-amd64"): it is the same process all the same, not gone.
+	if ps := step.Probes.Process(); ps == nil || ps.Server == nil || strings.Contains(ps.ServerNote, "gone") {
+		t.Errorf("the process evidence lost the server: %+v", ps)
 	}
 	for _, want := range []string{"made natively in", "restarting the server under Valgrind", "the warm-up round took"} {
 		if !strings.Contains(stderr, want) {

@@ -51,8 +51,12 @@ func TestPoolBoundThroughPgBouncer(t *testing.T) {
 	if w := p.Total.ClientsWaiting.Mean; w < 16 || w > 29 {
 		t.Errorf("%.1f clients waiting on average: want most of the 28 beyond the pool", w)
 	}
-	if a := p.Total.ServersActive; a == nil || a.Max > 4 || a.Mean < 3 {
-		t.Errorf("server connections active %+v: want the pool's 4, busy", a)
+	// The pool's 4, busy: all 4 active at a sample and never more, and
+	// by pgbouncer's own time in transactions over the window (Little's
+	// law) 3 or more of them in one on average. The active gauge's mean
+	// is 4 samples of a moment each, and read 2.5 once under two CPU hogs.
+	if a, x := p.Total.ServersActive, p.Total.XactUS; a == nil || x == nil || a.Max != 4 || *x/(p.WindowS*1e6) < 3 {
+		t.Errorf("server connections active %+v, in a transaction %.2f on average: want the pool's 4, busy", a, *x/(p.WindowS*1e6))
 	}
 	// The pooler's count is the load's, over its own window.
 	if n := *p.Total.Transactions; float64(n) < 0.9*float64(p.LoadTransactions) || float64(n) > 1.1*float64(p.LoadTransactions) {
@@ -62,14 +66,26 @@ func TestPoolBoundThroughPgBouncer(t *testing.T) {
 	if w, lat := *p.Total.WaitPerTxnUS/1000, s.Summary.Latency.MeanMs; w < 0.5*lat || w > lat {
 		t.Errorf("%.1f ms waited per transaction of %.1f ms latency: want most of it", w, lat)
 	}
-	if f.Diagnosis == nil || f.Diagnosis.Steps[0].Verdict != diagnose.PoolBound {
-		t.Fatalf("diagnosis %+v, want %s", f.Diagnosis, diagnose.PoolBound)
+	// On a crowded machine (diagnose.Figures.Crowded) the step may be
+	// cpu-bound, mostly other processes, with the waiting clients in its
+	// detail: under six CPU hogs (others 95 % of the machine) the pool's
+	// backends waited for a CPU 63-69 % of their time and for pgbouncer,
+	// itself queued, as long as they slept, 2 of 5 runs.
+	verdict, want := diagnose.PoolBound, []string{"pool-bound", "of 32 clients waited for one of 4 server connections (default_pool_size=4)", "the pool, not the server, is the limit", "waited per transaction"}
+	switch v := f.Diagnosis; {
+	case v == nil:
+		t.Fatalf("no diagnosis, want %s", diagnose.PoolBound)
+	case diagnose.ComputeIn(f, s).Crowded() && v.Steps[0].Verdict == diagnose.CPUBound && strings.Contains(v.Steps[0].Detail, "mostly other processes"):
+		t.Logf("a crowded machine: %s (%s)", v.Steps[0].Verdict, v.Steps[0].Detail)
+		verdict, want = diagnose.CPUBound, []string{"cpu-bound", "mostly other processes", "of 32 clients waited for a server connection, which a larger pool would not help", "waited per transaction"}
+	case v.Steps[0].Verdict != diagnose.PoolBound:
+		t.Fatalf("diagnosis %+v, want %s", v, diagnose.PoolBound)
 	}
 	md, err := os.ReadFile(filepath.Join(dir, "p4.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, w := range []string{"pool-bound", "of 32 clients waited for one of 4 server connections (default_pool_size=4)", "the pool, not the server, is the limit", "waited per transaction"} {
+	for _, w := range want {
 		if !strings.Contains(shown, w) {
 			t.Errorf("the output lacks %q:\n%s", w, shown)
 		}
@@ -81,7 +97,7 @@ func TestPoolBoundThroughPgBouncer(t *testing.T) {
 	if code, _, stderr := pgscale(t, "report", "--format", "html", out, "-o", page); code != cli.ExitOK {
 		t.Fatalf("report html: exit %d\n%s", code, stderr)
 	}
-	if html, _ := os.ReadFile(page); !strings.Contains(string(html), "clients waiting") || !strings.Contains(string(html), "pool-bound") {
+	if html, _ := os.ReadFile(page); !strings.Contains(string(html), "clients waiting") || !strings.Contains(string(html), verdict) {
 		t.Errorf("the HTML report lacks the clients waiting (its pooler table) or the verdict")
 	}
 
@@ -90,9 +106,65 @@ func TestPoolBoundThroughPgBouncer(t *testing.T) {
 	if v := f.Diagnosis.Steps[0]; v.Verdict == diagnose.PoolBound {
 		t.Errorf("a pool of 32 before 32 clients: %s (%s)", v.Verdict, v.Detail)
 	}
-	if p := f.Steps[0].Probes.Pooler(); p == nil || p.Total.ClientsWaiting == nil || p.Total.ClientsWaiting.Mean > 8 {
-		t.Errorf("a pool of 32 before 32 clients: waiting %+v", p)
+	p = f.Steps[0].Probes.Pooler()
+	if p == nil || p.Total.ClientsWaiting == nil || p.Total.ServersActive == nil {
+		t.Fatalf("a pool of 32 before 32 clients: no pool figures: %+v", p)
 	}
+	// pgbouncer opens a pool's server connections one at a time as
+	// clients wait: on a quiet machine in milliseconds, under two CPU
+	// hogs 6 in the whole 3 s step, the clients waiting for them. Once
+	// the pool has its 32 connections no client waits for one, however
+	// loaded the machine: the step's mean, which counts the filling too,
+	// read 11.5 waiting under six hogs with the pool full only late. When
+	// most waited while it filled, the verdict says so.
+	opened, w := diagnose.ComputeIn(f, f.Steps[0]).Pool.ServersMost, p.Total.ClientsWaiting.Mean
+	switch share, after, ok := waitedOnceFull(p, 32); {
+	case !ok:
+		t.Logf("the pool had its 32 server connections too late in the step to tell a wait after it (%.1f waiting on average, %d console samples)", w, len(p.Series))
+	case share > 0.25:
+		t.Errorf("a pool of 32 before 32 clients: once it had its connections (for %.1f s), the clients waited %.0f%% of their time", after, 100*share)
+	default:
+		t.Logf("once the pool had its 32 server connections (for %.1f s), the clients waited %.1f%% of their time", after, 100*share)
+	}
+	switch v := f.Diagnosis.Steps[0]; {
+	case opened < 32 && w >= 16 && !strings.Contains(v.Detail, "it was still opening them"):
+		t.Errorf("a pool of 32 with %.0f server connections opened, %.1f clients waiting: %s (%s), want it said that pgbouncer was still opening them", opened, w, v.Verdict, v.Detail)
+	case opened < 32:
+		t.Logf("pgbouncer opened %.0f of the pool's 32 server connections in the step, %.1f clients waiting on average", opened, w)
+	}
+}
+
+// waitedOnceFull is the share of the clients' time they waited for a
+// server connection once the pool had size connections, by pgbouncer's
+// wait time in the console's intervals after the first that began with
+// the pool full (a wait is counted when it ends: the first such interval
+// may still end waits from the filling), and that stretch's length; ok is
+// false when there is no such interval.
+func waitedOnceFull(p *result.Pools, size float64) (share, seconds float64, ok bool) {
+	var waited float64
+	from := -1
+	for i, s := range p.Series {
+		if from >= 0 && i > from+1 {
+			if s.WaitUS == nil {
+				return 0, 0, false
+			}
+			waited += *s.WaitUS
+			seconds += s.TS - p.Series[i-1].TS
+		}
+		var n float64
+		for _, g := range []*float64{s.ServersActive, s.ServersIdle, s.ServersUsed} {
+			if g != nil {
+				n += *g
+			}
+		}
+		if from < 0 && n >= size {
+			from = i
+		}
+	}
+	if seconds <= 0 {
+		return 0, 0, false
+	}
+	return waited / (seconds * 1e6 * size), seconds, true
 }
 
 // pgscale build NAME=proxy:FILE makes the build a definition's build:

@@ -44,6 +44,31 @@ type EdgeWatcher interface {
 	Edge(ctx context.Context, step StepInfo, start bool) error
 }
 
+// EndWatcher is a Watcher that takes its last look at a step while the
+// clients are still connected. A step whose end is not planned (a number
+// of transactions, -t) calls End once every client has run its last
+// transaction, before any disconnects, and the clients wait while it
+// runs; Stop follows after they have gone. A step with a planned end does
+// not call it: the watcher acts before that end.
+type EndWatcher interface {
+	Watcher
+	End(ctx context.Context, step StepInfo)
+}
+
+// CompanionWatcher is a Watcher whose goroutines run while the step's
+// clients do (probes sampling the server, disturbance sessions) and must
+// run when their time comes. With raw client I/O each client holds a P of
+// the Go runtime while it waits for its server, and gives it up only
+// between transactions; a goroutine without a P of its own then runs only
+// in those gaps, so a probe sampling what the backends do saw them only
+// while they were idle (engine.Config.Companions).
+type CompanionWatcher interface {
+	Watcher
+	// Companions is how many such goroutines need a P of their own
+	// during a step: 0 when none runs.
+	Companions() int
+}
+
 // Observer receives a run's events as they happen. Observe may be called
 // from several goroutines at once and must not block for long: the
 // collector that ends each interval waits for it.

@@ -537,8 +537,13 @@ func (s *Set) Edges() bool {
 	return false
 }
 
-// Edge passes a window's edge to the probes that act there.
+// Edge passes a window's edge to the probes that act there. At the end
+// the other probes take their last snapshots first (End), while the
+// clients are held there, connected, and before the counts are dumped.
 func (s *Set) Edge(ctx context.Context, info observe.StepInfo, start bool) error {
+	if !start {
+		s.End(ctx, info)
+	}
 	for _, p := range s.probes {
 		if e, ok := p.(edger); ok {
 			if err := timed(s.costs[p.name()], func() error { return e.edge(ctx, info, start) }); err != nil {

@@ -128,6 +128,7 @@ type Set struct {
 	cur    *stepState
 	done   chan struct{} // closed when the window's last snapshots are taken
 	stopCh chan struct{} // closed by Stop
+	endCh  chan struct{} // closed by End; nil once it is
 }
 
 // cost is the CPU a probe's own threads used in this process.
@@ -150,7 +151,21 @@ func (c *cost) take() time.Duration {
 	return d
 }
 
-var _ observe.Watcher = (*Set)(nil)
+var _ observe.CompanionWatcher = (*Set)(nil)
+
+// Companions is the one P the probes' goroutines share during a step
+// (observe.CompanionWatcher): their samples and snapshots are taken at
+// their own times, not when a client happens to yield. Without it, at one
+// client of SELECT pg_sleep(0.01) on raw I/O, every pg_stat_activity
+// sample ran in the client's gap between two transactions and found its
+// backend idle: 37 of 37 samples said Client:ClientRead for a backend
+// asleep 98 % of the time.
+func (s *Set) Companions() int {
+	if len(s.probes) == 0 {
+		return 0
+	}
+	return 1
+}
 
 // New prepares the probes: connects, checks which extensions are there
 // (creating them on an ephemeral cluster), finds the server's processes.
@@ -209,26 +224,50 @@ func (s *Set) Close() {
 
 // Start begins watching a step: at the start of its measured window the
 // probes take their first snapshots and sample in the background; at its
-// planned end (or when Stop comes first) they take their last ones.
+// planned end, or at End in a step without one (or when Stop comes first),
+// they take their last ones.
 func (s *Set) Start(ctx context.Context, info observe.StepInfo) error {
 	st := &stepState{info: info, failed: map[string]error{}}
-	done, stopCh := make(chan struct{}), make(chan struct{})
+	done, stopCh, endCh := make(chan struct{}), make(chan struct{}), make(chan struct{})
 	s.mu.Lock()
-	s.cur, s.done, s.stopCh = st, done, stopCh
+	s.cur, s.done, s.stopCh, s.endCh = st, done, stopCh, endCh
 	s.mu.Unlock()
-	go s.watch(context.WithoutCancel(ctx), st, done, stopCh)
+	go s.watch(context.WithoutCancel(ctx), st, done, stopCh, endCh)
 	return nil
+}
+
+var _ observe.EndWatcher = (*Set)(nil)
+
+// End takes the step's last snapshots now, with the clients still
+// connected, and returns once they are taken (observe.EndWatcher). A step
+// run for a number of transactions has no planned end, and its last
+// snapshots were taken at Stop, after the clients had gone: a counted
+// step of 50 transactions (0.1 s) named no client backend in its server
+// line, its backend "exited during the step". Only the first call of a
+// step acts (a counted step's end edge calls it, then the engine).
+func (s *Set) End(context.Context, observe.StepInfo) {
+	s.mu.Lock()
+	endCh, done := s.endCh, s.done
+	s.endCh = nil
+	s.mu.Unlock()
+	if endCh == nil {
+		return
+	}
+	close(endCh)
+	<-done
 }
 
 // watch is one step's timeline: wait for the window, begin, wait for its
 // end, capture.
-func (s *Set) watch(ctx context.Context, st *stepState, done chan<- struct{}, stopCh <-chan struct{}) {
+func (s *Set) watch(ctx context.Context, st *stepState, done chan<- struct{}, stopCh, endCh <-chan struct{}) {
 	defer close(done)
-	wait := func(at time.Time) bool { // false: Stop came first
+	wait := func(at time.Time) bool { // false: Stop or End came first
 		d := time.Until(at)
 		if d <= 0 {
 			select {
 			case <-stopCh:
+				return false
+			case <-endCh:
 				return false
 			default:
 				return true
@@ -240,6 +279,8 @@ func (s *Set) watch(ctx context.Context, st *stepState, done chan<- struct{}, st
 		case <-t.C:
 			return true
 		case <-stopCh:
+			return false
+		case <-endCh:
 			return false
 		}
 	}
@@ -275,7 +316,10 @@ func (s *Set) watch(ctx context.Context, st *stepState, done chan<- struct{}, st
 		lead := min(captureLead, st.info.Duration/20)
 		wait(st.info.Window.Add(st.info.Duration - lead))
 	} else {
-		<-stopCh
+		select {
+		case <-stopCh:
+		case <-endCh:
+		}
 	}
 	close(loopStop)
 	loops.Wait()
@@ -296,7 +340,7 @@ func (s *Set) watch(ctx context.Context, st *stepState, done chan<- struct{}, st
 func (s *Set) Stop(ctx context.Context, step *result.Step) error {
 	s.mu.Lock()
 	st, done, stopCh := s.cur, s.done, s.stopCh
-	s.cur = nil
+	s.cur, s.endCh = nil, nil
 	s.mu.Unlock()
 	if st == nil {
 		return nil

@@ -298,7 +298,7 @@ func (p *procProbe) capture(ctx context.Context, _ *stepState) error {
 // counted from their start; the old ones' CPU after the step began is
 // lost with them, as the note says.
 func (p *procProbe) refind(ctx context.Context) {
-	if p.serverPID == 0 || isPostgres(p.fs, p.serverPID) {
+	if p.serverPID == 0 || p.serverAlive() {
 		return
 	}
 	old, pid := p.serverPID, 0
@@ -315,14 +315,26 @@ func (p *procProbe) refind(ctx context.Context) {
 	p.note = fmt.Sprintf("postmaster pid %d is gone: the server restarted during the step, as pid %d; its new processes are counted from their start, the old ones' CPU since the step began is lost with them", old, pid)
 }
 
-// isPostgres says whether pid is a live postgres process.
-func isPostgres(fs procfs.FS, pid int) bool {
-	proc, err := fs.Proc(pid)
+// serverAlive says whether the postmaster the step began with still runs:
+// its pid is a live process started when the one of the step's first
+// snapshot was (a reused pid is another process). Not by its name: under
+// Valgrind a process's comm is Valgrind's tool's ("callgrind-amd64"),
+// and every counted step's evidence said the postmaster was gone.
+func (p *procProbe) serverAlive() bool {
+	proc, err := p.fs.Proc(p.serverPID)
 	if err != nil {
 		return false
 	}
 	st, err := proc.Stat()
-	return err == nil && st.Comm == "postgres" && st.State != "Z"
+	if err != nil || st.State == "Z" {
+		return false
+	}
+	if p.first != nil {
+		if was, ok := p.first.server[p.serverPID]; ok {
+			return st.Starttime == was.start
+		}
+	}
+	return st.Comm == "postgres" // no start to compare with
 }
 
 func (p *procProbe) report(_ context.Context, _ *stepState, out *result.Probes) error {

@@ -50,6 +50,11 @@ type profileProbe struct {
 	// syms names what perf could not, and says where each object's
 	// names came from.
 	syms objectSymbols
+	// attached is when perf record had attached to every process,
+	// recorded how long it then recorded until the window's last
+	// snapshots.
+	attached time.Time
+	recorded time.Duration
 }
 
 func newProfileProbe(ctx context.Context, cfg Config, pp *procProbe) (*profileProbe, error) {
@@ -208,7 +213,7 @@ func (p *profileProbe) startPerf() error {
 		case <-time.After(20 * time.Millisecond):
 		}
 		if workloadRuns(rec.PID(), p.cat) {
-			p.record, p.stop = rec, stop
+			p.record, p.stop, p.attached = rec, stop, time.Now()
 			return nil
 		}
 		if time.Now().After(deadline) {
@@ -312,6 +317,7 @@ func (p *profileProbe) capture(context.Context, *stepState) error {
 	}
 	rec := p.record
 	p.record = nil
+	p.recorded = time.Since(p.attached)
 	// The end of cat's input ends the workload, and perf with it.
 	p.stop.Close()
 	p.stop = nil
@@ -360,6 +366,7 @@ func (p *profileProbe) report(ctx context.Context, st *stepState, out *result.Pr
 	}
 	out.SetProfile(summarize(prof, name, &p.syms))
 	out.Profile().Hz = p.hz
+	out.Profile().RecordedS = p.recorded.Seconds()
 	return nil
 }
 

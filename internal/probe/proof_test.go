@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -200,7 +201,11 @@ func TestSelectOnlyIsCPUBound(t *testing.T) {
 		t.Fatalf("verdict %s (%s), want cpu-bound", v.Verdict, v.Detail)
 	}
 	fig := diagnose.Compute(f.Steps[0])
-	if fig.ServerShare <= 0.05 || fig.GeneratorShare <= 0.05 {
+	// Both shares measured, each a real part of the workload's: their
+	// size is what other processes leave (server 22-38 % and generator
+	// 10-19 % of the machine quiet here, 8-16 % and 4-8 % under two CPU
+	// hogs, in 24 runs), the generator's part of the two 31-36 % in all.
+	if both := fig.ServerShare + fig.GeneratorShare; fig.ServerShare <= 0.1*both || fig.GeneratorShare <= 0.1*both {
 		t.Errorf("server %.2f and generator %.2f shares of the machine: want both measured", fig.ServerShare, fig.GeneratorShare)
 	}
 	for _, want := range []string{"CPU-bound, not lock-bound", "server ", "load generator "} {
@@ -226,7 +231,20 @@ func TestSelectOnlyIsCPUBound(t *testing.T) {
 		}
 	}
 	pr := p.Profile()
-	if pr == nil || pr.Samples == 0 || len(pr.Top) == 0 {
+	if pr == nil || pr.RecordedS <= 0 {
+		t.Fatalf("profile %+v: want one, and how long perf recorded (unavailable: %v)", pr, p.Unavailable)
+	}
+	// perf samples each process at its rate (pr.Hz) of its time on a CPU,
+	// from when it has attached: a loaded machine delays that (2.9 s of a 4 s step
+	// once, under two CPU hogs; 0 samples when it took the whole step).
+	// Samples are wanted where the server's CPU while perf recorded makes
+	// ten or more expected (no sample at all then: Poisson, under 1e-4).
+	srv := p.Process().Server
+	if expect := float64(pr.Hz) * srv.CPUS * min(pr.RecordedS/p.ElapsedS, 1); expect < 10 {
+		t.Logf("perf recorded %.1f s of %.1f s, %.0f samples expected: %d", pr.RecordedS, p.ElapsedS, expect, pr.Samples)
+		return
+	}
+	if pr.Samples == 0 || len(pr.Top) == 0 {
 		t.Fatalf("profile %+v: want samples (unavailable: %v)", pr, p.Unavailable)
 	}
 	pf, err := os.Open(pr.File)
@@ -278,7 +296,18 @@ func TestSleepIsUnderLoaded(t *testing.T) {
 	testenv.Slow(t)
 	f, _ := runSweep(t, []int{2, 1}, 2*time.Second, "SELECT pg_sleep(0.01);\n", func(c *probe.Config) { c.WaitSource = probe.WaitSourceStatActivity })
 	v := verdict(t, f)
-	if v.Verdict != diagnose.UnderLoaded {
+	// Under-loaded; or, when other processes crowded the machine
+	// (diagnose.Figures.Crowded), what its figures then show. At load
+	// average 8-23 with other processes at 97-99 % of the machine the
+	// load generator waited for a CPU between transactions, and the
+	// backends were idle 25-70 % of their time (the statements probe's
+	// measure; the samples agreed with it, checked below): sleeping under
+	// half of it, the step is cpu-bound, mostly other processes.
+	switch fig := diagnose.Compute(f.Steps[0]); {
+	case v.Verdict == diagnose.UnderLoaded:
+	case fig.Crowded() && v.Verdict == diagnose.CPUBound && strings.Contains(v.Detail, "other processes"):
+		t.Logf("other processes used %.0f%% of the machine: %s (%s)", 100*fig.Elsewhere(), v.Verdict, v.Detail)
+	default:
 		t.Fatalf("verdict %s (%s), want under-loaded", v.Verdict, v.Detail)
 	}
 	for i, st := range f.Steps {
@@ -288,6 +317,25 @@ func TestSleepIsUnderLoaded(t *testing.T) {
 		w := st.Probes.Waits()
 		if w == nil || w.Source != probe.WaitSourceStatActivity || len(w.Events) == 0 || w.Events[0].Event != "PgSleep" {
 			t.Errorf("step %d: waits %+v: want pg_stat_activity samples led by Timeout:PgSleep", i+1, w)
+			continue
+		}
+		// The samples find the backends idle about as often as they are:
+		// the statements probe's server time says how often that is. The
+		// samples fell in the clients' gaps between transactions when the
+		// probes had no P of their own (45 % idle at 2 clients, 92-100 %
+		// at 1, against 2-4 % measured). Bound: the measured share plus
+		// four binomial standard deviations at this many samples.
+		sm := st.Probes.Statements()
+		if sm == nil || st.Probes.ElapsedS <= 0 {
+			t.Errorf("step %d: no statements evidence to check the idle share against", i+1)
+			continue
+		}
+		n := float64(w.Samples + w.IdleSamples)
+		busy := min(sm.ServerMs/(1000*st.Probes.ElapsedS*float64(st.Clients)), 1)
+		idle, seen := 1-busy, float64(w.IdleSamples)/n
+		if bound := idle + 4*math.Sqrt(max(idle, 0.01)*(1-idle)/n); seen > bound {
+			t.Errorf("step %d: %.0f%% of %.0f samples found a backend idle, but the server was busy %.0f%% of the backends' time (bound %.0f%%): the samples are not independent of the clients",
+				i+1, 100*seen, n, 100*busy, 100*bound)
 		}
 	}
 }
@@ -321,4 +369,54 @@ func TestProfileShortSteps(t *testing.T) {
 		}
 	}
 	t.Logf("3 steps of 300 ms with perf in %v", time.Since(start).Round(time.Millisecond))
+}
+
+// A step of a number of transactions (-t) has no planned end: its last
+// snapshots are taken once the clients have run their transactions and
+// before they disconnect (Set.End), so the process evidence names the
+// client backends. Taken at the sweep's Stop, after the clients had gone,
+// they found the backends "exited during the step".
+func TestTransactionsStepSeesItsBackends(t *testing.T) {
+	testenv.Slow(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cfg := probe.DefaultConfig()
+	cfg.Server = cluster.Watch()
+	set, err := probe.New(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer set.Close()
+	sc, err := script.Parse("proof", "SELECT 1;\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const clients = 2
+	prog, err := script.NewProgram([]*script.Script{sc}, script.Options{Scale: 1, Clients: clients})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := step.Run(ctx, step.Config{
+		Engine:   engine.Config{Settings: load.Settings{Transactions: 50, Interval: time.Second, MaxTries: 1}, Conn: connConfig(t), Protocol: engine.Prepared, Clients: clients, Program: prog},
+		Info:     observe.StepInfo{Clients: clients},
+		Watchers: []observe.Watcher{set},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	steps := []result.Step{*st}
+	ps := steps[0].Probes.Process()
+	if ps == nil || ps.Server == nil {
+		t.Fatalf("no process evidence: %+v", steps[0].Probes)
+	}
+	for _, k := range ps.Server.ByKind {
+		switch k.Kind {
+		case probe.KindClientBackend:
+			if k.Processes != clients {
+				t.Errorf("%d client backends in the evidence, want %d", k.Processes, clients)
+			}
+			return
+		}
+	}
+	t.Errorf("the process evidence names no client backend: %+v", ps.Server.ByKind)
 }

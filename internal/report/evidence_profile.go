@@ -36,6 +36,9 @@ func writeProfile(pg page, s result.Step, f diagnose.Figures) {
 	if pr.Hz > 0 {
 		line += fmt.Sprintf(" at %d Hz", pr.Hz)
 	}
+	if el := s.Probes.ElapsedS; pr.RecordedS > 0 && el > 0 && pr.RecordedS < 0.9*el {
+		line += fmt.Sprintf(" in %.1f s of the step's %.1f s (perf was slow to start)", pr.RecordedS, el)
+	}
 	if len(top) > 0 {
 		line += "; self: " + strings.Join(top, ", ")
 	}

@@ -31,6 +31,13 @@ type Profile struct {
 	// on the stack (Total), with the object each is in, by Self, at most
 	// maxProfileFunctions of them.
 	Functions []ProfileFunc `json:"functions,omitempty"`
+	// RecordedS is how long perf recorded: from when it had attached to
+	// every server process to the probes' last snapshots. perf starts at
+	// the window's start, and a loaded machine slows its start-up (2.9 s
+	// once, under two CPU hogs), so it may cover less than the probes'
+	// window (elapsed_s). 0 in files written before it was kept, and for
+	// a profile of counted instructions.
+	RecordedS float64 `json:"recorded_s,omitempty"`
 }
 
 // ProfileFunc is one function's share of the profile.

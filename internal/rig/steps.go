@@ -5,7 +5,6 @@ import (
 	"errors"
 	"time"
 
-	"github.com/pgscale/pgscale/internal/disturb"
 	"github.com/pgscale/pgscale/internal/engine"
 	"github.com/pgscale/pgscale/internal/observe"
 	"github.com/pgscale/pgscale/internal/result"
@@ -160,9 +159,9 @@ func (r *Rig) sliceMeter() func(int) map[string]float64 {
 
 // engine is the engine's settings for a step on t: the load's, the
 // target's connection, the workload's protocol and seed, the scripts'
-// statements the server would not prepare, the disturbances' sessions,
-// and the engine's intervals and notices as events (with warmup, every
-// interval told as warm-up).
+// statements the server would not prepare, and the engine's intervals
+// and notices as events (with warmup, every interval told as warm-up).
+// The step adds the companions its watchers run (step.Run).
 func (r *Rig) engine(t *Target, warmup bool) engine.Config {
 	c := r.exp
 	l := c.Load
@@ -176,13 +175,9 @@ func (r *Rig) engine(t *Target, warmup bool) engine.Config {
 	if c.Counting() {
 		told = step.CountProgress(t.name, l.Transactions, c.Notice)
 	}
-	companions := 0
-	if t.disturber != nil {
-		companions = disturb.Sessions(t.disturber.Disturbances)
-	}
 	cfg := engine.Config{
 		Settings: settings, Conn: t.srv.Config, Protocol: wl.Protocol, SimpleCommands: workload.SimpleCommands(wl.Scripts, t.fallbacks),
-		Companions: companions, Seed: wl.Seed, SourceAddr: l.SourceAddress,
+		Seed: wl.Seed, SourceAddr: l.SourceAddress,
 		Events: func(s string) { obs.Observe(observe.Notice{Text: s}) },
 		Progress: func(pr engine.Progress) {
 			pr.Warmup = pr.Warmup || warmup

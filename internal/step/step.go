@@ -27,7 +27,9 @@ type Config struct {
 	// the sweep, the A/B round it is a turn of (0 for a sweep of its
 	// own), its clients.
 	Info observe.StepInfo
-	// Watchers watch the step (probes, disturbances), in order.
+	// Watchers watch the step (probes, disturbances), in order; those
+	// that run goroutines beside the clients get a P of their own each
+	// (observe.CompanionWatcher), unless the agents run the clients.
 	// HoldEdges holds the clients at the window's edges even when no
 	// watcher acts there, so that a warm-up runs the same transactions as
 	// a step whose edges are watched.
@@ -69,8 +71,12 @@ func Run(ctx context.Context, cfg Config) (*result.Step, error) {
 			events.Observe(e)
 		})
 	}
+	if cfg.Agents == nil {
+		ecfg.Companions += companions(cfg.Watchers)
+	}
 	var started []observe.Watcher
 	var startErr error
+	var info observe.StepInfo // as the watchers were told at the start
 	connected := false
 	ecfg.Quiesce = edges(ctx, cfg.Watchers, cfg.Info)
 	if ecfg.Quiesce == nil && cfg.HoldEdges {
@@ -79,12 +85,23 @@ func Run(ctx context.Context, cfg Config) (*result.Step, error) {
 	if sink := cfg.Transactions; sink != nil {
 		ecfg.OnTxn = txnHook(sink)
 	}
+	if ecfg.Duration <= 0 && cfg.Agents == nil && endWatched(cfg.Watchers) {
+		// No planned end: the watchers' last look is when the clients
+		// have run their transactions, before they go.
+		ecfg.AtEnd = func() {
+			for _, o := range started {
+				if e, ok := o.(observe.EndWatcher); ok {
+					e.End(context.WithoutCancel(ctx), info)
+				}
+			}
+		}
+	}
 	ecfg.OnStart = func(start, window time.Time) {
 		connected = true
 		if sink := cfg.Transactions; sink != nil {
 			sink.StartStep(txnStep(prog, n, start))
 		}
-		info := cfg.Info
+		info = cfg.Info
 		info.Start, info.Window, info.Duration = start, window, ecfg.Duration
 		for _, o := range cfg.Watchers {
 			if err := o.Start(ctx, info); err != nil {
@@ -181,6 +198,29 @@ func edges(ctx context.Context, watchers []observe.Watcher, info observe.StepInf
 		}
 		return nil
 	}
+}
+
+// endWatched says a watcher takes its last look at a step's end
+// (observe.EndWatcher).
+func endWatched(watchers []observe.Watcher) bool {
+	for _, w := range watchers {
+		if _, ok := w.(observe.EndWatcher); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// companions is the goroutines the watchers run beside the clients, each
+// needing a P of its own (observe.CompanionWatcher).
+func companions(watchers []observe.Watcher) int {
+	n := 0
+	for _, w := range watchers {
+		if c, ok := w.(observe.CompanionWatcher); ok {
+			n += c.Companions()
+		}
+	}
+	return n
 }
 
 // firstError is the most frequent of a step's errors (they are sorted so).

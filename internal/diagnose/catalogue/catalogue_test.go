@@ -71,6 +71,19 @@ type kase struct {
 	// pooler says the case runs through a pgbouncer, which must be
 	// installed (targettest.NeedPgBouncer).
 	pooler bool
+	// crowded, when set, are the verdicts also accepted at a step whose
+	// own figures say other processes crowded the workload out
+	// (diagnose.Figures.Crowded). A limit of the workload's own (the
+	// pooler's one thread) is then not what its figures show: under two
+	// CPU hogs (load average 13-24) the pgbouncer case's steps had other
+	// processes using 57-74 % of the machine against the workload's
+	// 26-43 %, runnable tasks queued (9.96 per core in one), and the
+	// backends waiting for a CPU 44-69 % of their time; the sleep case's
+	// backends sleep under half their time when a load generator short of
+	// CPU keeps them idle (probe's TestSleepIsUnderLoaded: 25-70 % idle at
+	// other processes' 97-99 %). On a quiet machine other processes use a
+	// few per cent.
+	crowded []want
 }
 
 // cases are the known bottlenecks. Short steps: the whole set runs in
@@ -92,7 +105,8 @@ var cases = []kase{
 		file: "SELECT count(*) FROM parts;\n", args: []string{"-c", "4", "-T", "2"},
 		want: []want{{4, "", []string{"fast-path slots exhausted"}}}},
 	{name: "sleep", file: "SELECT pg_sleep(0.01);\n", args: []string{"-c", "2", "-T", "2"},
-		want: []want{{2, diagnose.UnderLoaded, []string{"Timeout:PgSleep"}}}},
+		want:    []want{{2, diagnose.UnderLoaded, []string{"Timeout:PgSleep"}}},
+		crowded: []want{{2, diagnose.CPUBound, []string{"mostly other processes on the machine"}}}},
 	{name: "rate", args: []string{"-S", "-R", "200", "-c", "2", "-T", "3"},
 		want: []want{{2, diagnose.RateLimited, []string{"the -R schedule's 200"}}}},
 	// Many clients through one pgbouncer in transaction mode, sending the
@@ -101,7 +115,8 @@ var cases = []kase{
 	// server, pooler and load generator this is how pgbouncer becomes
 	// the limit; on a big machine select-only does it, at one core.
 	{name: "pgbouncer", file: ";\n", args: []string{"--pooler", "pgbouncer", "-M", "simple", "-c", "100", "-T", "3"},
-		want: []want{{100, diagnose.PoolerBound, []string{"the pooler's process never waits for work"}}}, pooler: true},
+		want:    []want{{100, diagnose.PoolerBound, []string{"the pooler's process never waits for work"}}},
+		crowded: []want{{100, diagnose.CPUBound, []string{"mostly other processes on the machine"}}}, pooler: true},
 }
 
 func pgscale(t *testing.T, args ...string) (int, string, string) {
@@ -160,12 +175,19 @@ func TestCatalogue(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, w := range c.want {
+			for i, w := range c.want {
 				v, ok := verdictAt(f, w.clients)
 				if !ok {
 					t.Fatalf("no step with %d clients", w.clients)
 				}
-				if (w.verdict != "" && v.Verdict != w.verdict) || !containsAny(v.Detail, w.detail) {
+				if fig, ok := figuresAt(f, w.clients); ok && c.crowded != nil && fig.Crowded() && c.crowded[i].matches(v) {
+					// On a crowded machine the others' load may be what
+					// shows, or still the workload's own limit (below).
+					t.Logf("%d clients: other processes used %.0f%% of the machine, the workload %.0f%%, with a run queue: %s", w.clients,
+						100*fig.Elsewhere(), 100*(fig.MachineBusy-fig.Elsewhere()), v.Verdict)
+					continue
+				}
+				if !w.matches(v) {
 					t.Errorf("%d clients: %s (%s), want %s %q\n%s", w.clients, v.Verdict, v.Detail, w.verdict, w.detail, diagnosisOf(stdout))
 				}
 			}
@@ -280,6 +302,21 @@ func verdictAt(f *result.File, clients int) (result.StepVerdict, bool) {
 		}
 	}
 	return result.StepVerdict{}, false
+}
+
+// matches says v is the verdict w wants, with one of its words.
+func (w want) matches(v result.StepVerdict) bool {
+	return (w.verdict == "" || v.Verdict == w.verdict) && containsAny(v.Detail, w.detail)
+}
+
+// figuresAt computes the figures of the step with that many clients.
+func figuresAt(f *result.File, clients int) (diagnose.Figures, bool) {
+	for _, s := range f.Steps {
+		if s.Clients == clients {
+			return diagnose.ComputeIn(f, s), true
+		}
+	}
+	return diagnose.Figures{}, false
 }
 
 func containsAny(s string, subs []string) bool {
