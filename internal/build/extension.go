@@ -330,7 +330,7 @@ func within(p, dir string) bool {
 func extName(ctx context.Context, r *resolved) string {
 	top := r.files
 	if r.rec.Mode == ModeCommit {
-		out, err := git(ctx, r.repo, "ls-tree", "--name-only", r.treeish)
+		out, err := Git(ctx, r.repo, "ls-tree", "--name-only", r.treeish)
 		if err != nil {
 			return filepath.Base(r.rec.Path)
 		}

@@ -223,7 +223,7 @@ func onPath(prog string) bool {
 // has says whether the source's tree holds a file at its top.
 func (r *resolved) has(ctx context.Context, name string) bool {
 	if r.rec.Mode == ModeCommit {
-		_, err := git(ctx, r.repo, "cat-file", "-e", r.treeish+name)
+		_, err := Git(ctx, r.repo, "cat-file", "-e", r.treeish+name)
 		return err == nil
 	}
 	_, found := slices.BinarySearch(r.files, name)

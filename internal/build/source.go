@@ -123,7 +123,7 @@ func resolveSource(ctx context.Context, src Source) (*resolved, error) {
 		r.patches = append(r.patches, b)
 	}
 
-	top, gitErr := git(ctx, path, "rev-parse", "--show-toplevel")
+	top, gitErr := Git(ctx, path, "rev-parse", "--show-toplevel")
 	if gitErr != nil {
 		if src.Rev != "" {
 			return nil, fmt.Errorf("source %s@%s: not a git repository: %w", path, src.Rev, gitErr)
@@ -138,19 +138,19 @@ func resolveSource(ctx context.Context, src Source) (*resolved, error) {
 		return r, nil
 	}
 	r.repo = top
-	prefix, err := git(ctx, path, "rev-parse", "--show-prefix")
+	prefix, err := Git(ctx, path, "rev-parse", "--show-prefix")
 	if err != nil {
 		return nil, fmt.Errorf("source %s: %w", path, err)
 	}
 	if src.Rev != "" {
 		r.rec.Mode = ModeCommit
-		commit, err := git(ctx, path, "rev-parse", "--verify", "--end-of-options", src.Rev+"^{commit}")
+		commit, err := Git(ctx, path, "rev-parse", "--verify", "--end-of-options", src.Rev+"^{commit}")
 		if err != nil {
 			return nil, fmt.Errorf("source %s: no revision %q: %w", path, src.Rev, err)
 		}
 		r.rec.Commit = commit
 		r.treeish = commit + ":" + prefix
-		if r.rec.Tree, err = git(ctx, path, "rev-parse", "--verify", r.treeish); err != nil {
+		if r.rec.Tree, err = Git(ctx, path, "rev-parse", "--verify", r.treeish); err != nil {
 			return nil, fmt.Errorf("source %s@%s: %w", path, src.Rev, err)
 		}
 		if r.subs, err = r.submodules(ctx); err != nil {
@@ -159,7 +159,7 @@ func resolveSource(ctx context.Context, src Source) (*resolved, error) {
 		return r, nil
 	}
 	r.rec.Mode = ModeWorktree
-	r.rec.Commit, _ = git(ctx, path, "rev-parse", "--verify", "-q", "HEAD")
+	r.rec.Commit, _ = Git(ctx, path, "rev-parse", "--verify", "-q", "HEAD")
 	if r.files, err = worktreeFiles(ctx, path); err != nil {
 		return nil, fmt.Errorf("source %s: %w", path, err)
 	}
@@ -271,7 +271,7 @@ func gitCmd(ctx context.Context, dir string, args ...string) *exec.Cmd {
 }
 
 // git runs a git command at dir and returns its trimmed output.
-func git(ctx context.Context, dir string, args ...string) (string, error) {
+func Git(ctx context.Context, dir string, args ...string) (string, error) {
 	var stderr bytes.Buffer
 	cmd := gitCmd(ctx, dir, args...)
 	cmd.Stderr = &stderr

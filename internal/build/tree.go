@@ -62,7 +62,7 @@ func (r *resolved) submodules(ctx context.Context) ([]submodule, error) {
 // isRepoTop says dir is the top of a git repository of its own (a
 // submodule's checkout), not a directory of the repository around it.
 func isRepoTop(ctx context.Context, dir string) bool {
-	top, err := git(ctx, dir, "rev-parse", "--show-toplevel")
+	top, err := Git(ctx, dir, "rev-parse", "--show-toplevel")
 	if err != nil {
 		return false
 	}

@@ -11,10 +11,10 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/pgscale/pgscale/internal/compare"
-	"github.com/pgscale/pgscale/internal/plan"
 	"github.com/pgscale/pgscale/internal/probeid"
 	"github.com/pgscale/pgscale/internal/report"
 	"github.com/pgscale/pgscale/internal/result"
+	"github.com/pgscale/pgscale/internal/schedule/ab"
 	"github.com/pgscale/pgscale/internal/stats"
 	"github.com/pgscale/pgscale/internal/target"
 	"github.com/pgscale/pgscale/internal/usage"
@@ -23,11 +23,12 @@ import (
 func newABCmd(argv []string, stdout, stderr io.Writer) *cobra.Command {
 	var f loadFlags
 	var rec recordFlags
-	spec := plan.ABSpec{Rounds: plan.ABRounds, Slice: plan.ABSlice, Reshuffle: plan.ABReshuffle}
-	rounds := compare.Rounds{N: plan.ABRounds}
+	a := abGiven{Rounds: ab.Rounds, Slice: ab.Slice, Reshuffle: ab.Reshuffle}
+	rounds := compare.Rounds{N: ab.Rounds}
 	var inconclusive string
 	var separate, separateData bool
 	var ag agentFlags
+	var targets targetFlags
 	cmd := &cobra.Command{
 		Use:   "ab --target NAME=SPEC --target NAME=SPEC [flags]",
 		Short: "Interleaved A/B rounds over several targets, then change ± uncertainty, bounds and a verdict",
@@ -97,42 +98,54 @@ incomplete).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			fs := cmd.Flags()
-			spec.Common = f.common(cmd, argv, stdout, stderr)
-			spec.Out, spec.SliceGiven, spec.ReshuffleGiven = f.out, fs.Changed("slice"), fs.Changed("reshuffle")
-			spec.Cluster.Separate = separate
-			spec.Data.Separate = separateData
-			spec.Agents = ag.agents(fs)
+			g := f.common(cmd, argv, stdout, stderr)
+			a.Out, a.SliceGiven, a.ReshuffleGiven = f.out, fs.Changed("slice"), fs.Changed("reshuffle")
+			g.Cluster.Separate = separate
+			g.Data.Separate = separateData
+			a.Agents = ag.agents(fs)
 			// Counted and given no bounds: decide as a simulation-mode
-			// CI does, on the count at one client (plan fills the bounds
-			// in, knowing whether a pooler is counted).
-			spec.CountedDefaults = len(spec.Bounds) == 0 && spec.Probes.On(probeid.Instructions.Name) && !spec.Calibrate
+			// CI does, on the count at one client (abSpec fills the
+			// bounds in, knowing whether a pooler is counted).
+			a.CountedDefaults = len(a.Bounds) == 0 && g.Probes.On(probeid.Instructions.Name) && !a.Calibrate
 			switch {
-			case spec.Calibrate && !fs.Changed("rounds"):
-				spec.Rounds = 0 // the calibration's default, which depends on its clusters
-			case !fs.Changed("rounds") && spec.CountedDefaults:
+			case a.Calibrate && !fs.Changed("rounds"):
+				a.Rounds = 0 // the calibration's default, which depends on its clusters
+			case !fs.Changed("rounds") && a.CountedDefaults:
 				// Counts decide in a few layouts; more would only
 				// chase the steps left to the spread.
-				spec.RoundsMax = compare.CountedAutoMax
-			case !fs.Changed("rounds") && len(spec.Bounds) > 0:
+				a.RoundsMax = compare.CountedAutoMax
+			case !fs.Changed("rounds") && len(a.Bounds) > 0:
 				// Bounds to decide: round until they are.
-				spec.RoundsMax = compare.DefaultAutoMax
+				a.RoundsMax = compare.DefaultAutoMax
 			case rounds.Auto:
-				spec.RoundsMax, spec.Budget = rounds.Max, rounds.Budget
+				a.RoundsMax, a.Budget = rounds.Max, rounds.Budget
 			default:
-				spec.Rounds = rounds.N
+				a.Rounds = rounds.N
 			}
 			if f.describe {
-				return describe(spec.Workload, stdout)
+				return describe(g.Workload, stdout)
 			}
-			if err := rec.check(targetNames(spec.Targets)); err != nil {
+			need := 2
+			if a.Calibrate {
+				need = 1
+			}
+			var err error
+			if a.Targets, err = targets.parse(need); err != nil {
+				return err
+			}
+			if err := rec.check(specNames(a.Targets)); err != nil {
 				return err
 			}
 			if err := f.outputs.check(); err != nil {
 				return err
 			}
+			spec, err := abSpec(g, a)
+			if err != nil {
+				return err
+			}
 			ctx, stop := interruptible(cmd.Context())
 			defer stop()
-			files, dir, runErr := plan.RunAB(ctx, spec)
+			files, dir, runErr := ab.Run(ctx, spec)
 			stop() // Ctrl-C from here on stops pgscale, as usual
 			if files == nil {
 				return runErr
@@ -159,17 +172,16 @@ incomplete).`,
 	}
 	fs := cmd.Flags()
 	fs.SortFlags = false
-	fs.StringArrayVar(&spec.Targets, "target", nil, target.Forms()+" (repeat for each target)")
-	fs.StringVar(&spec.Baseline, "baseline", "", "name of the target the others are compared with (default: the first)")
+	targets.register(fs, target.Forms()+" (repeat for each target)", "name of the target the others are compared with (default: the first)")
 	fs.Var(roundsFlag{&rounds}, "rounds", "interleaved rounds, each running every target through the whole sweep: N, or auto[:MAX|DURATION] to round until every bounded measure is decided (default 10, or auto:30 with --bound)")
-	fs.StringVar(&spec.OrderSeed, "order-seed", "time", "seed of the target order in each round: time, rand, or an integer")
-	fs.Var(seconds{&spec.Slice}, "slice", "interleave the targets in slices of this length inside every step, all clients switching target together (default 100ms); 0: whole-step turns, each target through the whole sweep in turn")
-	fs.Var(seconds{&spec.Settle}, "slice-settle", "with --slice: the first part of every slice not counted, as transactions in flight at the switch finish (default a tenth of the slice)")
-	fs.IntVar(&spec.Reshuffle, "reshuffle", plan.ABReshuffle, "re-create the ephemeral clusters every N rounds when the targets run on servers of their own (a new layout each time; the comparison rests on the layouts); 0: keep them for the whole run; with --count the default is 1, a new layout every round")
+	fs.StringVar(&a.OrderSeed, "order-seed", "time", "seed of the target order in each round: time, rand, or an integer")
+	fs.Var(seconds{&a.Slice}, "slice", "interleave the targets in slices of this length inside every step, all clients switching target together (default 100ms); 0: whole-step turns, each target through the whole sweep in turn")
+	fs.Var(seconds{&a.Settle}, "slice-settle", "with --slice: the first part of every slice not counted, as transactions in flight at the switch finish (default a tenth of the slice)")
+	fs.IntVar(&a.Reshuffle, "reshuffle", ab.Reshuffle, "re-create the ephemeral clusters every N rounds when the targets run on servers of their own (a new layout each time; the comparison rests on the layouts); 0: keep them for the whole run; with --count the default is 1, a new layout every round")
 	fs.BoolVar(&separate, "separate-clusters", false, "give every settings: target a cluster of its own, even when its settings could be set per session on the baseline's")
 	fs.BoolVar(&separateData, "separate-data", false, separateDataUsage)
-	fs.BoolVar(&spec.Calibrate, "calibrate", false, "run the baseline against itself (A/A) and print each measure's noise, the spread between cluster layouts, and the rounds needed to detect a 2% and a 5% change")
-	registerBounds(fs, &spec.Bounds, &spec.Confidence)
+	fs.BoolVar(&a.Calibrate, "calibrate", false, "run the baseline against itself (A/A) and print each measure's noise, the spread between cluster layouts, and the rounds needed to detect a 2% and a 5% change")
+	registerBounds(fs, &a.Bounds, &a.Confidence)
 	registerInconclusive(fs, &inconclusive)
 	f.outputs.register(fs, func(rf report.Format) bool { return rf.Shows(report.KindComparison) })
 	f.register(fs, "directory for the result files, one per target (default results/ab-<workload>-<UTC time>)")
@@ -177,18 +189,50 @@ incomplete).`,
 	registerBuildCache(fs, &f.c.Cluster.BuildCache)
 	rec.register(fs, true)
 	if fl := fs.Lookup("warmup"); fl != nil {
-		f.c.Load.Warmup = plan.ABWarmup
-		fl.DefValue = plan.ABWarmup.String()
+		f.c.Load.Warmup = ab.Warmup
+		fl.DefValue = ab.Warmup.String()
 		fl.Usage = "run this long before measuring each step of each turn (not counted)"
 	}
 	ag.register(fs, false)
 	return cmd
 }
 
-// targetNames returns the names of --target NAME=SPEC values.
-func targetNames(specs []string) []string {
+// targetFlags are --target and --baseline: the targets as given, parsed
+// once (parse) into specs, the baseline first.
+type targetFlags struct {
+	values   []string
+	baseline string
+}
+
+// register registers --target and --baseline with their help.
+func (f *targetFlags) register(fs *pflag.FlagSet, targetHelp, baselineHelp string) {
+	fs.StringArrayVar(&f.values, "target", nil, targetHelp)
+	fs.StringVar(&f.baseline, "baseline", "", baselineHelp)
+}
+
+// parse reads the targets, the baseline first; fewer than need is a
+// usage error.
+func (f *targetFlags) parse(need int) ([]target.Spec, error) {
+	specs, err := target.ParseSpecs(f.values, f.baseline, need)
+	if err != nil {
+		return nil, usage.Wrap(err)
+	}
+	return specs, nil
+}
+
+// specNames returns the targets' names.
+func specNames(specs []target.Spec) []string {
+	out := make([]string, len(specs))
+	for i, s := range specs {
+		out[i] = s.Name
+	}
+	return out
+}
+
+// targetNames returns the names of NAME=... values.
+func targetNames(values []string) []string {
 	var out []string
-	for _, s := range specs {
+	for _, s := range values {
 		name, _, _ := strings.Cut(s, "=")
 		out = append(out, strings.TrimSpace(name))
 	}

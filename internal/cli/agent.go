@@ -12,7 +12,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/pgscale/pgscale/internal/agent"
-	"github.com/pgscale/pgscale/internal/plan"
+	"github.com/pgscale/pgscale/internal/experiment"
 	"github.com/pgscale/pgscale/internal/syncio"
 	"github.com/pgscale/pgscale/internal/usage"
 )
@@ -104,7 +104,7 @@ nothing (docs/agents.md).`,
 // agentFlags are the flags that spread a run's clients over agents (run,
 // ab, suite).
 type agentFlags struct {
-	a      plan.AgentsSpec
+	a      experiment.Agents
 	source string
 }
 
@@ -125,7 +125,7 @@ func (f *agentFlags) register(fs *pflag.FlagSet, source bool) {
 
 // agents is the agents the flags ask for: nil unless --agents or
 // --coordinator was given.
-func (f *agentFlags) agents(fs *pflag.FlagSet) *plan.AgentsSpec {
+func (f *agentFlags) agents(fs *pflag.FlagSet) *experiment.Agents {
 	if fs.Changed("agents") || fs.Changed("coordinator") {
 		a := f.a
 		return &a
@@ -133,8 +133,9 @@ func (f *agentFlags) agents(fs *pflag.FlagSet) *plan.AgentsSpec {
 	return nil
 }
 
-// apply puts the flags into spec: agents when --agents or --coordinator was given.
-func (f *agentFlags) apply(fs *pflag.FlagSet, spec *plan.RunSpec) {
-	spec.Load.SourceAddress = f.source
-	spec.Agents = f.agents(fs)
+// apply puts --source-address into g, and returns the agents the flags
+// ask for (agents).
+func (f *agentFlags) apply(fs *pflag.FlagSet, g *common) *experiment.Agents {
+	g.Load.SourceAddress = f.source
+	return f.agents(fs)
 }

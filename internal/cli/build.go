@@ -124,9 +124,7 @@ func buildSpecs(args []string) ([]target.Spec, error) {
 			s, err = target.FromSource(rest)
 		case named && strings.Contains(before, ":"):
 			// A target of another kind without NAME= (settings:,ext=PATH).
-			if s, err = target.ParseSpec("x=" + a); err == nil {
-				s.Name = ""
-			}
+			s, err = target.ParseUnnamed(a)
 		case named:
 			s, err = target.ParseSpec(a)
 		default:

@@ -13,7 +13,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/pgscale/pgscale/internal/disturb"
-	"github.com/pgscale/pgscale/internal/plan"
+	"github.com/pgscale/pgscale/internal/load"
 	"github.com/pgscale/pgscale/internal/probeopt"
 	"github.com/pgscale/pgscale/internal/report"
 	"github.com/pgscale/pgscale/internal/result"
@@ -22,9 +22,9 @@ import (
 )
 
 // loadFlags are the flags run and ab share: what load runs, on what data,
-// watched by what. They fill a plan.Common.
+// watched by what. They fill a common, the experiment as given.
 type loadFlags struct {
-	c        plan.Common
+	c        common
 	progress time.Duration
 	describe bool
 	out      string
@@ -61,7 +61,7 @@ func (f *loadFlags) register(fs *pflag.FlagSet, outHelp string) {
 	fs.StringVar(&f.out, "out", "", outHelp)
 	fs.StringVar(&l.IO, "io", "auto", "client socket I/O: auto, raw or netpoll")
 	fs.StringVar(&l.Colocate, "colocate", "auto", colocateHelp)
-	l.ConnectConcurrency = plan.DefaultConnectConcurrency
+	l.ConnectConcurrency = load.DefaultConnectConcurrency
 	fs.Var(positive{&l.ConnectConcurrency}, "connect-concurrency", "clients that open their connections at once before each step (refusals of a busy server or pooler are retried)")
 	fs.BoolVar(&f.describe, "describe", false, "print the scripts as understood and run nothing")
 	fs.BoolVar(&d.Create, "init", false, "(re)create pgbench's data on a --dsn target before running")
@@ -78,7 +78,7 @@ func (f *loadFlags) register(fs *pflag.FlagSet, outHelp string) {
 }
 
 // registerCluster registers the flags that shape ephemeral clusters.
-func registerCluster(fs *pflag.FlagSet, o *plan.Common) {
+func registerCluster(fs *pflag.FlagSet, o *common) {
 	c := &o.Cluster
 	fs.StringVar(&c.PGBin, "pg-bin", "", "server binaries for the ephemeral cluster (default: $PGSCALE_PG_BIN, pg_config --bindir, newest /usr/lib/postgresql/*/bin, PATH)")
 	fs.BoolVar(&c.Tmpfs, "tmpfs", false, "ephemeral cluster: data directory under /dev/shm")
@@ -110,7 +110,7 @@ func registerInit(fs *pflag.FlagSet, o *workload.InitOptions, standalone bool) {
 
 // common returns what the flags say, once parsed: defaults that depend on
 // which flags were given are settled here. Events go to the live output.
-func (f *loadFlags) common(cmd *cobra.Command, argv []string, stdout, stderr io.Writer) plan.Common {
+func (f *loadFlags) common(cmd *cobra.Command, argv []string, stdout, stderr io.Writer) common {
 	fs := cmd.Flags()
 	c := f.c
 	c.Argv, c.Version = argv, Version

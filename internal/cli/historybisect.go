@@ -14,7 +14,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/pgscale/pgscale/internal/compare"
-	"github.com/pgscale/pgscale/internal/plan"
 	"github.com/pgscale/pgscale/internal/prose"
 	"github.com/pgscale/pgscale/internal/report"
 	"github.com/pgscale/pgscale/internal/result"
@@ -164,11 +163,10 @@ func (f *historyBisectFlags) bisectArgs(cmd *cobra.Command, h trend.History, c t
 			return target.Spec{}, usage.Errorf("history bisect: result %d does not record its target as given (a file written before pgscale recorded target.spec): run pgscale bisect --good %s --bad %s TARGETSPEC with its workload yourself",
 				p.ResultID, report.ShortCommit(good), report.ShortCommit(bad))
 		}
-		s, err := target.ParseSpec("x=" + given)
+		s, err := target.ParseUnnamed(given)
 		if err != nil {
 			return target.Spec{}, usage.Errorf("history bisect: result %d's target %s: %v", p.ResultID, given, err)
 		}
-		s.Name = ""
 		s, _, err = target.BisectBetween(s, before.Target, after.Target, good, bad)
 		if err != nil {
 			return target.Spec{}, usage.Errorf("history bisect: result %d's target: %v", p.ResultID, err)
@@ -191,7 +189,7 @@ func (f *historyBisectFlags) bisectArgs(cmd *cobra.Command, h trend.History, c t
 	if err != nil {
 		return nil, err
 	}
-	if _, err := plan.BisectCommits(cmd.Context(), rev.Source.Path, good, bad); err != nil {
+	if _, err := bisectCommits(cmd.Context(), rev.Source.Path, good, bad); err != nil {
 		return nil, usage.Errorf("history bisect: series %d changed between %s and %s, which %s cannot bisect: %v", h.ID, report.ShortCommit(good), report.ShortCommit(bad), rev.Source.Path, err)
 	}
 	out := f.out

@@ -12,9 +12,10 @@ import (
 
 	"github.com/pgscale/pgscale/internal/compare"
 	"github.com/pgscale/pgscale/internal/micro"
-	"github.com/pgscale/pgscale/internal/plan"
 	"github.com/pgscale/pgscale/internal/probeopt"
 	"github.com/pgscale/pgscale/internal/report"
+	"github.com/pgscale/pgscale/internal/schedule/microbench"
+	"github.com/pgscale/pgscale/internal/target"
 	"github.com/pgscale/pgscale/internal/usage"
 )
 
@@ -55,8 +56,8 @@ With --count instructions each benchmark is counted instead of timed: run
 alone under Valgrind's callgrind for N and for 2N iterations (N from a native
 calibration run), its instr/op is the difference of the two counts divided
 by N, what one more iteration executes, whatever the machine's load. The
-command runs its benchmark program through $` + plan.ExecVar + ` (empty when not
-counting): go test -exec "$` + plan.ExecVar + `" ..., or $` + plan.ExecVar + ` ./bench ...
+command runs its benchmark program through $` + microbench.ExecVar + ` (empty when not
+counting): go test -exec "$` + microbench.ExecVar + `" ..., or $` + microbench.ExecVar + ` ./bench ...
 Formats go and gbench; Google Benchmark before 1.8, which chooses its
 iterations by time, runs for a time and its loop alone is counted, divided
 by the iterations it reports. Exit code 0 when every bounded benchmark passed (or none was
@@ -97,21 +98,18 @@ points.`,
 				if err := rec.check(targetNames(targets)); err != nil {
 					return err
 				}
-				spec := plan.MicroSpec{Command: command, Format: format, Output: output, Rounds: rounds, Options: opt,
-					Timeout: timeout, Keep: keep, Count: count, Notice: func(s string) { fmt.Fprintln(stderr, s) }}
+				spec, err := microSpec(microFlags{targets: targets, command: command, format: format, output: output, count: count})
+				if err != nil {
+					return err
+				}
+				spec.Rounds, spec.Options, spec.Timeout, spec.Keep = rounds, opt, timeout, keep
+				spec.Notices = stderr
 				if !cmd.Flags().Changed("rounds") && len(mb) > 0 {
 					spec.Rounds = compare.Rounds{Auto: true, Max: compare.DefaultAutoMax}
 				}
-				for _, t := range targets {
-					name, path, ok := strings.Cut(t, "=")
-					if !ok || name == "" || path == "" {
-						return usage.Errorf("--target %q: want NAME=PATH or NAME=PATH@REV", t)
-					}
-					spec.Targets = append(spec.Targets, plan.MicroTarget{Name: name, Spec: path})
-				}
 				ctx, stop := interruptible(cmd.Context())
 				defer stop()
-				if run, err = plan.RunMicro(ctx, spec); err != nil {
+				if run, err = microbench.Run(ctx, spec); err != nil {
 					return err
 				}
 				if out == "" {
@@ -154,7 +152,7 @@ points.`,
 	fs.Float64Var(&confidence, "confidence", 0.95, "confidence level of intervals and tests (Holm-corrected over all measures)")
 	fs.DurationVar(&timeout, "timeout", 0, "end a run of the command that takes longer (0: none)")
 	fs.BoolVar(&keep, "keep", false, "keep the trees exported for revisions")
-	fs.Var(probeopt.CountInto(&count), "count", "instructions[,cache]: count each benchmark's instructions per iteration (instr/op) under Valgrind's callgrind instead of timing it, with cache also the simulated caches' misses and estimated cycles; the command runs its benchmark program through $"+plan.ExecVar+" (go test -exec \"$"+plan.ExecVar+"\")")
+	fs.Var(probeopt.CountInto(&count), "count", "instructions[,cache]: count each benchmark's instructions per iteration (instr/op) under Valgrind's callgrind instead of timing it, with cache also the simulated caches' misses and estimated cycles; the command runs its benchmark program through $"+microbench.ExecVar+" (go test -exec \"$"+microbench.ExecVar+"\")")
 	fs.StringVar(&out, "out", "", "the run file (default results/micro-TIME.json)")
 	registerInconclusive(fs, &inconclusive)
 	rec.register(fs, true)
@@ -170,4 +168,49 @@ func microFormatNames() string {
 		ns = append(ns, f.Name+" ("+f.Usage+")")
 	}
 	return strings.Join(ns, ", ")
+}
+
+// microFlags are what micro's flags give of the run, as given.
+type microFlags struct {
+	targets                 []string
+	command, format, output string
+	count                   probeopt.Count
+}
+
+// microSpec checks what micro's flags give and makes the run's spec:
+// the format looked up, the trees read, Valgrind found when counting.
+func microSpec(f microFlags) (microbench.Spec, error) {
+	format, err := micro.LookupFormat(f.format)
+	if err != nil {
+		return microbench.Spec{}, usage.Wrap(err)
+	}
+	switch {
+	case len(f.targets) < 2:
+		return microbench.Spec{}, usage.Errorf("micro needs two targets or more, the baseline first (--target base=PATH@REV --target cand=PATH@REV)")
+	case strings.TrimSpace(f.command) == "":
+		return microbench.Spec{}, usage.Errorf("micro needs the benchmark command (--cmd 'go test -run ^$ -bench .')")
+	case format.Tree != nil && f.output == "":
+		return microbench.Spec{}, usage.Errorf("the %s format reads the files the command writes under a directory: name it with --output (%s)", format.Name, format.Usage)
+	}
+	spec := microbench.Spec{Command: f.command, Format: format, Output: f.output, Count: f.count}
+	if f.count.Instructions {
+		if err := microbench.Countable(f.command, format); err != nil {
+			return microbench.Spec{}, usage.Errorf("--count: %v", err)
+		}
+		if spec.Valgrind, err = target.FindValgrind(); err != nil {
+			return microbench.Spec{}, err
+		}
+	}
+	for _, t := range f.targets {
+		name, path, ok := strings.Cut(t, "=")
+		if !ok || name == "" || path == "" {
+			return microbench.Spec{}, usage.Errorf("--target %q: want NAME=PATH or NAME=PATH@REV", t)
+		}
+		src, err := target.Tree(path)
+		if err != nil {
+			return microbench.Spec{}, usage.Errorf("target %s: %v", name, err)
+		}
+		spec.Targets = append(spec.Targets, microbench.Target{Name: name, Spec: path, Source: src})
+	}
+	return spec, nil
 }

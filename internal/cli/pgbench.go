@@ -13,10 +13,11 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/pgscale/pgscale/internal/load"
-	"github.com/pgscale/pgscale/internal/plan"
 	"github.com/pgscale/pgscale/internal/probeopt"
 	"github.com/pgscale/pgscale/internal/report"
 	"github.com/pgscale/pgscale/internal/result"
+	"github.com/pgscale/pgscale/internal/rig"
+	"github.com/pgscale/pgscale/internal/schedule/sweep"
 	"github.com/pgscale/pgscale/internal/target"
 	"github.com/pgscale/pgscale/internal/txnlog"
 	"github.com/pgscale/pgscale/internal/workload"
@@ -175,7 +176,7 @@ func (p *pgbenchCmd) initialize(ctx context.Context, tgt target.Spec) int {
 		return p.errorf("--partition-method requires greater than zero --partitions")
 	}
 	live := &report.PgbenchLive{Out: p.stdout, Err: p.stderr}
-	err := plan.Init(ctx, plan.InitSpec{Target: tgt, Init: p.init, Out: p.stderr, Observer: live, ServerNotices: true})
+	err := initData(ctx, rig.InitSpec{Target: tgt, Init: p.init, Out: p.stderr, Observer: live, ServerNotices: true})
 	if err != nil {
 		return p.errorf("%v", strings.TrimPrefix(err.Error(), "init: "))
 	}
@@ -192,22 +193,19 @@ func (p *pgbenchCmd) run(ctx context.Context, tgt target.Spec) int {
 	probes.None = !p.probes
 	pg := &result.Pgbench{ProgressS: p.progress, ReportPerCommand: p.perCommand, FailuresDetailed: p.failuresDetailed,
 		VerboseErrors: p.verbose, ExitOnAbort: p.exitOnAbort}
-	spec := plan.RunSpec{
-		Common: plan.Common{
-			Argv: p.argv, Version: Version,
-			Workload: workload.Spec{Scripts: p.scripts, Defines: p.defines, Protocol: p.protocol, Seed: p.seed},
-			Data:     plan.Data{Init: workload.InitOptions{Scale: p.init.Scale, Fillfactor: 100, PartitionMethod: "range"}, ScaleGiven: p.scaleGiven},
-			Load: plan.Load{Clients: []int{p.clients}, NoVacuum: p.noVacuum, Threads: p.threads, VacuumAccounts: p.vacuumAll, VerboseErrors: p.verbose,
-				Settings: load.Settings{Duration: time.Duration(p.duration) * time.Second, Transactions: p.transactions,
-					Connect: p.connect, Rate: p.rate, LatencyLimit: time.Duration(p.latencyLimitMs*1000) * time.Microsecond,
-					MaxTries: p.maxTries, ContinueOnError: p.continueOnErr, Interval: interval, PerCommand: p.perCommand,
-					IO: "auto", ExitOnAbort: p.exitOnAbort}},
-			Probes: &probes,
-			Observer: &report.PgbenchLive{Out: p.stdout, Err: p.stderr, Progress: p.progress > 0, Timestamp: p.progressTimestamp,
-				Vacuum: !p.noVacuum, VacuumAll: p.vacuumAll},
-			ShellOut: p.stdout, ShellErr: p.stderr,
-		},
-		Target: tgt, Out: p.out, NoResultFile: p.noResult, Pgbench: pg,
+	g := common{
+		Argv: p.argv, Version: Version,
+		Workload: workload.Spec{Scripts: p.scripts, Defines: p.defines, Protocol: p.protocol, Seed: p.seed},
+		Data:     dataGiven{Init: workload.InitOptions{Scale: p.init.Scale, Fillfactor: 100, PartitionMethod: "range"}, ScaleGiven: p.scaleGiven},
+		Load: loadGiven{Clients: []int{p.clients}, NoVacuum: p.noVacuum, Threads: p.threads, VacuumAccounts: p.vacuumAll, VerboseErrors: p.verbose,
+			Settings: load.Settings{Duration: time.Duration(p.duration) * time.Second, Transactions: p.transactions,
+				Connect: p.connect, Rate: p.rate, LatencyLimit: time.Duration(p.latencyLimitMs*1000) * time.Microsecond,
+				MaxTries: p.maxTries, ContinueOnError: p.continueOnErr, Interval: interval, PerCommand: p.perCommand,
+				IO: "auto", ExitOnAbort: p.exitOnAbort}},
+		Probes: &probes,
+		Observer: &report.PgbenchLive{Out: p.stdout, Err: p.stderr, Progress: p.progress > 0, Timestamp: p.progressTimestamp,
+			Vacuum: !p.noVacuum, VacuumAll: p.vacuumAll},
+		ShellOut: p.stdout, ShellErr: p.stderr,
 	}
 	var lg *txnlog.Log
 	if p.log {
@@ -218,10 +216,15 @@ func (p *pgbenchCmd) run(ctx context.Context, tgt target.Spec) int {
 		if err != nil {
 			return p.errorf("%v", err)
 		}
-		spec.Transactions = lg
+		g.Transactions = lg
 		pg.Log = &result.PgbenchLog{Files: lg.Files(), SamplingRate: p.samplingRate, AggregateIntervalS: p.aggregate}
 	}
-	file, path, err := plan.Run(ctx, spec)
+	var file *result.File
+	var path string
+	spec, err := runSpec(g, runGiven{Target: tgt, Out: p.out, NoResultFile: p.noResult, Pgbench: pg})
+	if err == nil {
+		file, path, err = sweep.Run(ctx, spec)
+	}
 	if lg != nil {
 		if cerr := lg.Close(); cerr != nil && err == nil {
 			err = fmt.Errorf("transaction log: %w", cerr)

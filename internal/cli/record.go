@@ -12,9 +12,9 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/pgscale/pgscale/internal/micro"
-	"github.com/pgscale/pgscale/internal/plan"
 	"github.com/pgscale/pgscale/internal/report"
 	"github.com/pgscale/pgscale/internal/result"
+	"github.com/pgscale/pgscale/internal/schedule/cells"
 	"github.com/pgscale/pgscale/internal/store"
 	"github.com/pgscale/pgscale/internal/usage"
 )
@@ -141,7 +141,7 @@ func bundleFiles(dir string) ([]written, bool, error) {
 		}
 	}
 	// The micro cells' run files, each its cell's benchmarks.
-	paths, _ := filepath.Glob(filepath.Join(dir, plan.MicroFile("*")))
+	paths, _ := filepath.Glob(filepath.Join(dir, cells.MicroFile("*")))
 	for _, p := range paths {
 		run, err := micro.ReadRun(p)
 		if err != nil {

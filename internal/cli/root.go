@@ -1,7 +1,9 @@
 // Package cli builds pgscale's command tree: one file per subcommand, each
-// turning flags into a spec, handing it to a runner (internal/plan) or a
-// comparison (internal/compare), and rendering what comes back
-// (internal/report). It runs no SQL and starts no goroutine of its own.
+// turning flags (and a suite file) into a typed spec — parsed and checked
+// once, here, its mistakes usage errors in the flags' words —, handing it
+// to a schedule (internal/schedule/...) or a comparison
+// (internal/compare), and rendering what comes back (internal/report).
+// It runs no SQL and starts no goroutine of its own.
 package cli
 
 import (

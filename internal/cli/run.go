@@ -9,9 +9,11 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/pgscale/pgscale/internal/compare"
-	"github.com/pgscale/pgscale/internal/plan"
+	"github.com/pgscale/pgscale/internal/disturb"
+	"github.com/pgscale/pgscale/internal/experiment"
 	"github.com/pgscale/pgscale/internal/report"
 	"github.com/pgscale/pgscale/internal/result"
+	"github.com/pgscale/pgscale/internal/schedule/sweep"
 	"github.com/pgscale/pgscale/internal/target"
 	"github.com/pgscale/pgscale/internal/usage"
 )
@@ -51,26 +53,27 @@ the cluster runs from: EXTPATH[@REV][+PATCH...][,make=ARGS|,run=CMD], as
 an ab target's ext= is (settings:,ext=...).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			spec := plan.RunSpec{Common: f.common(cmd, argv, stdout, stderr), Target: target.ForRun(dsn), Pooler: pooler, Out: f.out}
-			spec.Target.Replicas = replicas
-			ag.apply(cmd.Flags(), &spec)
+			g := f.common(cmd, argv, stdout, stderr)
+			tgt := target.ForRun(dsn)
+			tgt.Replicas = replicas
+			agents := ag.apply(cmd.Flags(), &g)
 			if pgSrc != "" {
-				if dsn != "" || spec.Cluster.PGBin != "" {
+				if dsn != "" || g.Cluster.PGBin != "" {
 					return usage.Errorf("--pg-src builds the ephemeral cluster's server: drop --dsn and --pg-bin")
 				}
 				var err error
-				if spec.Target, err = target.FromSource(pgSrc); err != nil {
+				if tgt, err = target.FromSource(pgSrc); err != nil {
 					return usage.Wrap(err)
 				}
 			}
 			if len(exts) > 0 {
 				var err error
-				if spec.Target, err = target.WithExtensions(spec.Target, exts); err != nil {
+				if tgt, err = target.WithExtensions(tgt, exts); err != nil {
 					return usage.Wrap(err)
 				}
 			}
 			if f.describe {
-				return describe(spec.Workload, stdout)
+				return describe(g.Workload, stdout)
 			}
 			if err := rec.check(nil); err != nil {
 				return err
@@ -78,9 +81,13 @@ an ab target's ext= is (settings:,ext=...).`,
 			if err := f.outputs.check(); err != nil {
 				return err
 			}
+			spec, err := runSpec(g, runGiven{Target: tgt, Pooler: pooler, Agents: agents, Out: f.out})
+			if err != nil {
+				return err
+			}
 			ctx, stop := interruptible(cmd.Context())
 			defer stop()
-			file, path, err := plan.Run(ctx, spec)
+			file, path, err := sweep.Run(ctx, spec)
 			stop() // Ctrl-C from here on stops pgscale, as usual
 			if file == nil || path == "" {
 				return err
@@ -115,6 +122,74 @@ an ab target's ext= is (settings:,ext=...).`,
 	rec.register(fs, false)
 	ag.register(fs, true)
 	return cmd
+}
+
+// runSpec checks what run's flags give (and pgscale pgbench's) and makes
+// the sweep's spec: the experiment read (scripts, set-up, disturbances,
+// decision rules), the target behind --pooler's pooler, in the flags'
+// words, before anything starts.
+func runSpec(g common, r runGiven) (sweep.Spec, error) {
+	t, pooler, agents := r.Target, r.Pooler, r.Agents
+	c, err := g.check()
+	if err != nil {
+		return sweep.Spec{}, err
+	}
+	if t.Replicas > 0 && !t.Ephemeral() {
+		return sweep.Spec{}, usage.Errorf("--replicas applies to an ephemeral cluster, not to --dsn or a PGHOST-style environment")
+	}
+	if pooler != "" {
+		if t, err = target.WithPooler(t, pooler); err != nil {
+			return sweep.Spec{}, usage.Wrap(err)
+		}
+	}
+	if err := checkOpenFiles(c.Load.MaxClients(), 1, disturb.Sessions(c.Disturbances)); err != nil {
+		return sweep.Spec{}, err
+	}
+	if agents != nil && pooler != "" {
+		if err := checkAgents(agents, c, nil); err != nil {
+			return sweep.Spec{}, err
+		}
+		return sweep.Spec{}, usage.Errorf("--agents and --pooler: the agents cannot reach a pooler pgscale starts on its own socket; run the pooler yourself and give --dsn")
+	}
+	if err := checkAgents(agents, c, []target.Spec{t}); err != nil {
+		return sweep.Spec{}, err
+	}
+	if err := c.Cluster.Check([]target.Spec{t}); err != nil {
+		return sweep.Spec{}, err
+	}
+	if c.Data.Create && t.Ephemeral() {
+		return sweep.Spec{}, usage.Errorf("--init applies to --dsn targets; an ephemeral cluster gets pgbench's data whenever the workload uses pgbench's tables")
+	}
+	if !r.NoResultFile {
+		var err error
+		if r.Out != "" {
+			err = checkOut(r.Out, false)
+		} else {
+			err = checkOut("results", true)
+		}
+		if err != nil {
+			return sweep.Spec{}, err
+		}
+	}
+	if err := g.workload(c); err != nil {
+		return sweep.Spec{}, err
+	}
+	if err := checkTopology([]target.Spec{t}, c.Workload); err != nil {
+		return sweep.Spec{}, err
+	}
+	return sweep.Spec{Common: *c, Target: t, Agents: agents, Out: r.Out, NoResultFile: r.NoResultFile, Pgbench: r.Pgbench}, nil
+}
+
+// runGiven is what run (or pgscale pgbench) gives of its sweep besides
+// the experiment: the target, --pooler, the agents, where the result
+// file goes, and what pgbench asked to report.
+type runGiven struct {
+	Target       target.Spec
+	Pooler       string
+	Agents       *experiment.Agents
+	Out          string
+	NoResultFile bool
+	Pgbench      *result.Pgbench
 }
 
 // expectHelp is the --expect flag's help.

@@ -14,10 +14,11 @@ import (
 
 	"github.com/pgscale/pgscale/internal/compare"
 	"github.com/pgscale/pgscale/internal/micro"
-	"github.com/pgscale/pgscale/internal/plan"
 	"github.com/pgscale/pgscale/internal/probeopt"
 	"github.com/pgscale/pgscale/internal/prose"
 	"github.com/pgscale/pgscale/internal/report"
+	"github.com/pgscale/pgscale/internal/schedule/cells"
+	"github.com/pgscale/pgscale/internal/secret"
 	"github.com/pgscale/pgscale/internal/stats"
 	"github.com/pgscale/pgscale/internal/suite"
 	"github.com/pgscale/pgscale/internal/target"
@@ -33,13 +34,14 @@ func newSuiteCmd(argv []string, stdout, stderr io.Writer) *cobra.Command {
 		profile                 bool
 		params, axes            []string
 		outputs                 outputFlags
-		c                       plan.Common
+		c                       common
 		rec                     recordFlags
 		ag                      agentFlags
 		rounds                  compare.Rounds
 		inconclusive            string
+		targets                 targetFlags
 	)
-	spec := plan.SuiteSpec{}
+	var g suiteGiven
 	cmd := &cobra.Command{
 		Use:   "suite FILE | --preset NAME",
 		Short: "Run a suite: a matrix of cells, each an interleaved A/B over the same targets; one bundle, one verdict",
@@ -105,47 +107,48 @@ bounded), 1 one failed (or a decision rule did), 4 one is inconclusive
 				}
 			}
 			for _, n := range s.Unmatched(axes) {
-				spec.Notes = append(spec.Notes, "pgscale: note: "+n)
+				g.Notes = append(g.Notes, "pgscale: note: "+n)
 			}
 			if only != "" {
-				if spec.Only, err = suite.ParseOnly(only); err != nil {
+				if g.Only, err = suite.ParseOnly(only); err != nil {
 					return usage.Errorf("--only: %v", err)
 				}
 			}
 			if resume != "" {
-				if spec.Out != "" && spec.Out != resume {
+				if g.Out != "" && g.Out != resume {
 					return usage.Errorf("--resume DIR is the bundle to complete: drop --out")
 				}
-				spec.Out, spec.Resume = resume, true
+				g.Out, g.Resume = resume, true
 			}
-			spec.Suite, spec.Argv, spec.Version, spec.Cluster = s, argv, Version, c.Cluster
-			spec.Agents = ag.agents(cmd.Flags())
-			if len(spec.Targets) == 0 {
+			g.Argv, g.Cluster = secret.RedactAll(argv), c.Cluster
+			g.Agents = ag.agents(cmd.Flags())
+			if g.Targets, err = s.Resolve(targets.values, targets.baseline); err != nil {
+				return err
+			}
+			if !g.Targets.Replaced {
 				// Before the run: a build given for one side of a pair
 				// and not the other would read as the build's verdict.
 				for _, n := range s.Apart(given) {
-					spec.Notes = append(spec.Notes, "pgscale: note: "+n)
+					g.Notes = append(g.Notes, "pgscale: note: "+n)
 				}
 			}
 			if dryRun {
-				return dryRunSuite(cmd.Context(), &spec, stdout)
+				return dryRunSuite(cmd.Context(), s, g, stdout)
 			}
-			names := spec.Targets
-			if len(names) == 0 {
-				for _, t := range s.Targets {
-					names = append(names, t.String())
-				}
-			}
-			if err := rec.check(targetNames(names)); err != nil {
+			if err := rec.check(specNames(g.Targets.Specs)); err != nil {
 				return err
 			}
 			if err := outputs.check(); err != nil {
 				return err
 			}
-			spec.Observer = &report.Live{Out: stdout, Err: stderr}
+			g.Observer = &report.Live{Out: stdout, Err: stderr}
+			spec, err := suiteSpec(s, g)
+			if err != nil {
+				return err
+			}
 			ctx, stop := interruptible(cmd.Context())
 			defer stop()
-			run, runErr := plan.RunSuite(ctx, spec)
+			run, runErr := cells.Run(ctx, spec)
 			if run == nil {
 				return runErr
 			}
@@ -181,8 +184,7 @@ bounded), 1 one failed (or a decision rule did), 4 one is inconclusive
 	fs.BoolVar(&showOnly, "show", false, "print the suite file (a preset's, or the file) and run nothing")
 	fs.BoolVar(&dryRun, "dry-run", false, "print the cells, their order and the estimated time, and run nothing")
 	fs.StringVar(&only, "only", "", "run only the cells with these parameters: NAME=VALUE[|VALUE...][,NAME=VALUE...]")
-	fs.StringArrayVar(&spec.Targets, "target", nil, "replace the suite's targets: "+target.Forms()+" (repeatable)")
-	fs.StringVar(&spec.Baseline, "baseline", "", "with --target: the target the others are compared with (default: the first)")
+	targets.register(fs, "replace the suite's targets: "+target.Forms()+" (repeatable)", "with --target: the target the others are compared with (default: the first)")
 	fs.StringArrayVar(&params, "param", nil, "set a parameter of the suite: NAME=VALUE (repeatable)")
 	fs.Var(probeopt.CountInto(&count), "count", "instructions[,cache]: count the servers' (and a proxy's) instructions per transaction under Valgrind, with cache also simulate caches and branch prediction, as the suite file's count: does (needs -t); micro cells counted as micro --count counts them, where their format and command allow")
 	fs.BoolVar(&profile, "profile", false, "record a CPU profile of the servers with perf in every step, as the suite file's profile: true does (pprof files in the bundle; the HTML report draws them, and each candidate's differential flame graphs)")
@@ -190,10 +192,10 @@ bounded), 1 one failed (or a decision rule did), 4 one is inconclusive
 	fs.Var(roundsFlag{&rounds}, "rounds", "replace the suite's rounds: N, or auto[:MAX|DURATION] to round every cell until its bounded measures are decided")
 	registerInconclusive(fs, &inconclusive)
 	fs.StringArrayVar(&axes, "matrix", nil, "replace the values of an axis of the matrix: NAME=V1,V2,... (repeatable; --matrix partitions=18)")
-	fs.StringVar(&spec.Out, "out", "", "bundle directory (default results/suite-<name>-<UTC time>)")
+	fs.StringVar(&g.Out, "out", "", "bundle directory (default results/suite-<name>-<UTC time>)")
 	fs.StringVar(&resume, "resume", "", "complete the bundle in DIR: run only its missing or incomplete cells")
-	fs.StringVar(&spec.IO, "io", "auto", "client socket I/O: auto, raw or netpoll")
-	fs.StringVar(&spec.Colocate, "colocate", "auto", colocateHelp)
+	fs.StringVar(&g.IO, "io", "auto", "client socket I/O: auto, raw or netpoll")
+	fs.StringVar(&g.Colocate, "colocate", "auto", colocateHelp)
 	outputs.register(fs, func(rf report.Format) bool { return rf.Shows(report.KindComparison) })
 	rec.register(fs, true)
 	registerCluster(fs, &c)
@@ -231,20 +233,13 @@ func showSuite(args []string, preset string, stdout io.Writer) error {
 // dryRunSuite prints what the suite would run: its cells, what its
 // targets build first (or find built), and the estimated time. A target
 // the run would refuse before it starts is refused here too.
-func dryRunSuite(ctx context.Context, spec *plan.SuiteSpec, stdout io.Writer) error {
-	s := spec.Suite
-	cells := s.Cells()
-	run, err := s.Only(cells, spec.Only)
+func dryRunSuite(ctx context.Context, s *suite.Suite, g suiteGiven, stdout io.Writer) error {
+	all := s.Cells()
+	run, err := s.Only(all, g.Only)
 	if err != nil {
 		return err
 	}
-	targets := target.Texts(spec.Targets)
-	if len(targets) == 0 {
-		targets = s.TargetSpecs()
-	}
-	if len(targets) == 0 {
-		targets = target.Texts([]string{"installed=settings:"})
-	}
+	targets := g.Targets.Given
 	what := "sweeps"
 	if len(targets) > 1 {
 		what = fmt.Sprintf("A/B runs of %s rounds", s.RoundsSpec())
@@ -260,17 +255,21 @@ func dryRunSuite(ctx context.Context, spec *plan.SuiteSpec, stdout io.Writer) er
 	if s.Count.Instructions {
 		step += ", counted (" + s.Count.String() + ")"
 	}
-	fmt.Fprintf(stdout, "suite %s: %d of %d cells, %s on %s; clients %v, %s\n", s.Name, len(run), len(cells), what,
+	fmt.Fprintf(stdout, "suite %s: %d of %d cells, %s on %s; clients %v, %s\n", s.Name, len(run), len(all), what,
 		strings.Join(brief, ", "), s.Clients, step)
-	var own [][]target.Given // the cells' own targets (cells:), for their builds
+	var own [][]target.Spec // the cells' own targets (cells:), for their builds
 	for _, c := range run {
 		on := ""
-		if gs, ok := s.CellTargets(c); ok && len(spec.Targets) == 0 {
+		ct, err := g.Targets.Cell(c)
+		if err != nil {
+			return err
+		}
+		if ct.Own {
 			var brief []string
-			for _, g := range gs {
+			for _, g := range ct.Given {
 				brief = append(brief, g.Brief())
 			}
-			on, own = "  on "+strings.Join(brief, ", "), append(own, gs)
+			on, own = "  on "+strings.Join(brief, ", "), append(own, ct.Specs)
 		}
 		if l := s.CellLoad(c); l.Own {
 			on += "  " + cellLoadText(l)
@@ -282,10 +281,7 @@ func dryRunSuite(ctx context.Context, spec *plan.SuiteSpec, stdout io.Writer) er
 		templated = templated || strings.Contains(t.Templates(), "{{")
 	}
 	if !templated {
-		specs, err := target.ParseGiven(targets, spec.Baseline, 1)
-		if err != nil {
-			return usage.Wrap(err)
-		}
+		specs := slices.Clone(g.Targets.Specs)
 		note, err := s.CheckTargets(len(specs))
 		if err != nil {
 			return err
@@ -293,11 +289,7 @@ func dryRunSuite(ctx context.Context, spec *plan.SuiteSpec, stdout io.Writer) er
 		if note != "" {
 			fmt.Fprintln(stdout, note)
 		}
-		for _, gs := range own {
-			ts, err := target.ParseGiven(gs, spec.Baseline, 1)
-			if err != nil {
-				return usage.Wrap(err)
-			}
+		for _, ts := range own {
 			for _, t := range ts {
 				if !slices.ContainsFunc(specs, func(s target.Spec) bool { return s.String() == t.String() }) {
 					specs = append(specs, t)
@@ -305,7 +297,7 @@ func dryRunSuite(ctx context.Context, spec *plan.SuiteSpec, stdout io.Writer) er
 			}
 		}
 		for _, t := range specs {
-			line, err := target.BuildStatus(ctx, t, spec.Cluster)
+			line, err := target.BuildStatus(ctx, t, g.Cluster)
 			if err != nil {
 				return err
 			}
@@ -314,14 +306,14 @@ func dryRunSuite(ctx context.Context, spec *plan.SuiteSpec, stdout io.Writer) er
 			}
 		}
 	}
-	_, microNotes, err := spec.MicroCounts()
+	_, microNotes, err := microCells(s, g.Targets.Specs)
 	if err != nil {
 		return err
 	}
-	for _, n := range append(append([]string(nil), spec.Notes...), microNotes...) {
+	for _, n := range append(append([]string(nil), g.Notes...), microNotes...) {
 		fmt.Fprintln(stdout, n)
 	}
-	est, counted := plan.EstimateSuite(s, run, len(targets))
+	est, counted := cells.Estimate(s, run, len(targets))
 	also := ""
 	if counted > 0 {
 		also = fmt.Sprintf("; %s of transactions counted (under Valgrind, timed as they run)", prose.Count(counted, "cell"))
@@ -370,7 +362,7 @@ func loadBundleWith(dir string, bounds *stats.Bounds, opt stats.Options) (*repor
 // suiteMicro judges the micro cells' run files of a bundle, as each
 // recorded its bounds and groups.
 func suiteMicro(dir string) ([]*micro.Analysis, error) {
-	paths, _ := filepath.Glob(filepath.Join(dir, plan.MicroFile("*")))
+	paths, _ := filepath.Glob(filepath.Join(dir, cells.MicroFile("*")))
 	var out []*micro.Analysis
 	for _, p := range paths {
 		run, err := micro.ReadRun(p)

@@ -15,9 +15,9 @@ import (
 	"time"
 
 	"github.com/pgscale/pgscale/internal/cli"
-	"github.com/pgscale/pgscale/internal/plan"
 	"github.com/pgscale/pgscale/internal/report"
 	"github.com/pgscale/pgscale/internal/result"
+	"github.com/pgscale/pgscale/internal/schedule/ab"
 	"github.com/pgscale/pgscale/internal/target"
 	"github.com/pgscale/pgscale/internal/testenv"
 )
@@ -134,9 +134,9 @@ func checkFiles(t *testing.T, dir string, names []string, rounds int, seed uint6
 			t.Errorf("%s: rounds_done %d, %d orders, seed %d; want %d rounds, seed %d", n, f.AB.RoundsDone, len(f.AB.Order), f.AB.OrderSeed, rounds, seed)
 		}
 		for r, order := range f.AB.Order {
-			want := plan.RoundOrder(seed, r+1, len(names))
+			want := ab.RoundOrder(seed, r+1, len(names))
 			if f.AB.SliceS > 0 {
-				want = plan.SliceOrder(seed, r+1, 0, 0, len(names))
+				want = ab.SliceOrder(seed, r+1, 0, 0, len(names))
 			}
 			for i, ti := range want {
 				if order[i] != names[ti] {
@@ -469,7 +469,7 @@ func TestABEmptyStepIsAnIncompleteRound(t *testing.T) {
 	// A seed whose third round runs one before two, so two's delay is set
 	// while one runs.
 	seed := uint64(1)
-	for ; plan.RoundOrder(seed, 3, 2)[0] != 0; seed++ {
+	for ; ab.RoundOrder(seed, 3, 2)[0] != 0; seed++ {
 	}
 	stderr := &syncBuffer{watch: "round 3/3: one", seen: make(chan struct{})}
 	done := make(chan struct{})

@@ -14,7 +14,7 @@ import (
 
 	"github.com/pgscale/pgscale/internal/cli"
 	"github.com/pgscale/pgscale/internal/micro"
-	"github.com/pgscale/pgscale/internal/plan"
+	"github.com/pgscale/pgscale/internal/schedule/cells"
 	"github.com/pgscale/pgscale/internal/testenv"
 )
 
@@ -558,7 +558,7 @@ func TestSuiteMicroCellCounted(t *testing.T) {
 		t.Errorf("the timed run does not say its instr/op bound is not used:\n%s", stdout)
 	}
 	for _, name := range []string{"gb", "bm"} {
-		if err := os.Remove(filepath.Join(out, plan.MicroFile(name))); err != nil {
+		if err := os.Remove(filepath.Join(out, cells.MicroFile(name))); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -570,7 +570,7 @@ func TestSuiteMicroCellCounted(t *testing.T) {
 	if !strings.Contains(stderr+stdout, note) {
 		t.Errorf("no note that the BMF cell is timed")
 	}
-	run, err := micro.ReadRun(filepath.Join(out, plan.MicroFile("gb")))
+	run, err := micro.ReadRun(filepath.Join(out, cells.MicroFile("gb")))
 	if err != nil || run.Counted == nil || len(run.Counted.Timed) != 2 {
 		t.Fatalf("the counted cell's run file: %v, %+v", err, run)
 	}
@@ -582,7 +582,7 @@ func TestSuiteMicroCellCounted(t *testing.T) {
 	if !strings.Contains(stdout, "not used: bound micro:*@cpu-ns/op=+50%: this run was counted") {
 		t.Errorf("the counted run does not say its cpu-ns/op bound is not used:\n%s", stdout)
 	}
-	if bm, err := micro.ReadRun(filepath.Join(out, plan.MicroFile("bm"))); err != nil || bm.Counted != nil {
+	if bm, err := micro.ReadRun(filepath.Join(out, cells.MicroFile("bm"))); err != nil || bm.Counted != nil {
 		t.Errorf("the BMF cell's run file: %v, counted %+v", err, bm)
 	}
 }

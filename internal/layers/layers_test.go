@@ -53,7 +53,27 @@ var rules = []struct {
 	{"internal/metrics", true, above},
 	{"internal/script", true, above},
 	// The probes sample what a runner asks them to; they never run one.
-	{"internal/probe", true, []string{module + "internal/plan", module + "internal/agent", module + "internal/cli", module + "internal/suite"}},
+	{"internal/probe", true, []string{module + "internal/rig", module + "internal/step", module + "internal/schedule/", module + "internal/experiment",
+		module + "internal/agent", module + "internal/cli", module + "internal/suite"}},
+	// The typed experiment is a value made at the edge: it reaches
+	// nothing that runs it.
+	{"internal/experiment", true, []string{module + "internal/rig", module + "internal/step", module + "internal/schedule/", module + "internal/probe",
+		module + "internal/agent", module + "internal/cli", module + "internal/suite"}},
+	// A step runs on the engine what the rig gives it: it knows no
+	// targets (it imports none), and nothing of what drives it.
+	{"internal/step", false, []string{module + "internal/target", module + "internal/experiment", module + "internal/workload"}},
+	{"internal/step", true, []string{module + "internal/rig", module + "internal/schedule/", module + "internal/cli", module + "internal/suite"}},
+	// The rig owns what runs; the schedules drive it, never the other
+	// way, and it never reaches the edge.
+	{"internal/rig", true, []string{module + "internal/schedule/", module + "internal/cli", module + "internal/suite"}},
+	// A schedule is a room of its own: sweep, ab and microbench reach no
+	// other (cells and bisect build on ab and sweep, microbench), and no
+	// schedule reaches the edge.
+	{"internal/schedule/sweep", false, []string{module + "internal/schedule/"}},
+	{"internal/schedule/ab", false, []string{module + "internal/schedule/"}},
+	{"internal/schedule/microbench", false, []string{module + "internal/schedule/"}},
+	{"internal/schedule/bisect", true, []string{module + "internal/schedule/cells", module + "internal/schedule/microbench", module + "internal/cli"}},
+	{"internal/schedule/cells", true, []string{module + "internal/schedule/bisect", module + "internal/cli"}},
 	// The analysis is below the renderers: it computes what they lay out
 	// and never reaches them.
 	{"internal/stats", true, renderers},
@@ -62,8 +82,8 @@ var rules = []struct {
 	{"internal/trend", true, renderers},
 	{"internal/micro", true, renderers},
 	{"internal/flame", true, renderers},
-	// Micro-benchmarks' analysis runs nothing: the runner is plan's; nor
-	// does the reading of profiles.
+	// Micro-benchmarks' analysis runs nothing: the schedule is
+	// schedule/microbench; nor does the reading of profiles.
 	{"internal/micro", true, running},
 	{"internal/flame", true, running},
 	// The renderers lay out result files and the analysis: they run
@@ -95,8 +115,8 @@ var rules = []struct {
 // running is what runs an experiment, which the renderers must not reach.
 var running = []string{
 	module + "internal/target", module + "internal/build", module + "internal/engine", module + "internal/probe",
-	module + "internal/plan", module + "internal/agent", module + "internal/suite", module + "internal/store",
-	module + "internal/cli",
+	module + "internal/rig", module + "internal/step", module + "internal/schedule/", module + "internal/experiment",
+	module + "internal/agent", module + "internal/suite", module + "internal/store", module + "internal/cli",
 }
 
 // noReading is what a renderer would read files with: the file system,
@@ -111,9 +131,9 @@ var users = append([]string{module + "internal/report", module + "internal/repor
 // server is, what runs an experiment, the server-side evidence, the
 // commands.
 var above = []string{
-	module + "internal/target", module + "internal/build", module + "internal/plan", module + "internal/probe",
-	module + "internal/agent", module + "internal/cli", module + "internal/suite", module + "internal/store",
-	module + "internal/report", module + "internal/report/",
+	module + "internal/target", module + "internal/build", module + "internal/rig", module + "internal/step", module + "internal/schedule/",
+	module + "internal/experiment", module + "internal/probe", module + "internal/agent", module + "internal/cli", module + "internal/suite",
+	module + "internal/store", module + "internal/report", module + "internal/report/",
 }
 
 // renderers are the formats: they lay out the analysis.
@@ -291,5 +311,48 @@ func TestBreaches(t *testing.T) {
 	}
 	if got := breaches(graph, "b", false, drivers); len(got) != 1 || got[0][1] != "database/sql" {
 		t.Errorf("b's imports: %v, want database/sql", got)
+	}
+}
+
+// hub is how many other internal packages a package may import: a
+// package that imports more is where every change collides (DESIGN.md,
+// "Experiments, rigs, schedules"). The command line is the one exception:
+// it wires them all.
+const hub = 12
+
+// No package but the command line imports more than hub internal
+// packages.
+func TestNoHub(t *testing.T) {
+	out, err := exec.Command("go", "list", "-json=ImportPath,Imports", module+"...").Output()
+	if err != nil {
+		if ee, ok := err.(*exec.ExitError); ok {
+			t.Fatalf("go list: %v\n%s", err, ee.Stderr)
+		}
+		t.Fatalf("go list: %v", err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(out))
+	for {
+		var p struct {
+			ImportPath string
+			Imports    []string
+		}
+		if err := dec.Decode(&p); err == io.EOF {
+			break
+		} else if err != nil {
+			t.Fatalf("go list: %v", err)
+		}
+		name := strings.TrimPrefix(p.ImportPath, module)
+		if name == "internal/cli" {
+			continue
+		}
+		var internal []string
+		for _, imp := range p.Imports {
+			if strings.HasPrefix(imp, module+"internal/") {
+				internal = append(internal, strings.TrimPrefix(imp, module))
+			}
+		}
+		if len(internal) > hub {
+			t.Errorf("%s imports %d internal packages, more than %d: %s", name, len(internal), hub, strings.Join(internal, ", "))
+		}
 	}
 }

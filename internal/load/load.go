@@ -1,5 +1,5 @@
 // Package load is how a step's load runs, the same for every client: the
-// one value the runner (internal/plan) fills from the command line, the
+// one value the command line (and a suite file) fills, the
 // engine runs and the agents' wire carries, as pgbench's options say it
 // (-T -t -C -R -L --max-tries -r and pgscale's own).
 package load

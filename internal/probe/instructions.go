@@ -568,17 +568,9 @@ var _ observe.EdgeWatcher = (*Set)(nil)
 // KiB, 8-way, and a last level of 8 MiB, 16-way, with 64-byte lines, the
 // geometry the published cachegrind benchmarking scripts fix for the
 // same reason and tuned their cost model (CycleModel) with.
-const (
-	simI1 = "32768,8,64"
-	simD1 = "32768,8,64"
-	simLL = "8388608,16,64"
-)
-
 // CacheSimOptions are callgrind's options for the cache and branch
-// simulation of --count instructions,cache, with the caches it models.
-func CacheSimOptions() []string {
-	return []string{"--cache-sim=yes", "--branch-sim=yes", "--I1=" + simI1, "--D1=" + simD1, "--LL=" + simLL}
-}
+// simulation of --count instructions,cache (probeopt's).
+func CacheSimOptions() []string { return probeopt.CacheSimOptions() }
 
 func init() { register(instructionsDef) }
 

@@ -11,11 +11,11 @@ import (
 	"github.com/pgscale/pgscale/internal/engine"
 	"github.com/pgscale/pgscale/internal/load"
 	"github.com/pgscale/pgscale/internal/observe"
-	"github.com/pgscale/pgscale/internal/plan"
 	"github.com/pgscale/pgscale/internal/probe"
 	"github.com/pgscale/pgscale/internal/probeid"
 	"github.com/pgscale/pgscale/internal/result"
 	"github.com/pgscale/pgscale/internal/script"
+	"github.com/pgscale/pgscale/internal/step"
 	"github.com/pgscale/pgscale/internal/target"
 	"github.com/pgscale/pgscale/internal/target/targettest"
 	"github.com/pgscale/pgscale/internal/testenv"
@@ -88,23 +88,24 @@ func through(t *testing.T, srv *target.Server, clients int, d time.Duration, src
 	if err != nil {
 		t.Fatal(err)
 	}
-	sw := &plan.Sweep{
-		Watchers: []observe.Watcher{set},
-		Clients:  []int{clients},
-		// A second's warm-up, as a run has: the clients' first server
-		// connections are made in it. Without it the first sample saw 3
-		// of 4 clients waiting for the server connections pgbouncer was still making on
-		// CI's loaded machine, with a pool of 8.
-		Engine: engine.Config{Settings: load.Settings{Duration: d, Warmup: time.Second, Interval: time.Second, MaxTries: 1}, Conn: srv.Config, Protocol: engine.Simple},
-		Program: func(n int) (*script.Program, error) {
-			return script.NewProgram([]*script.Script{sc}, script.Options{Scale: 1, Clients: n})
-		},
-	}
-	steps, err := sw.Run(ctx)
+	prog, err := script.NewProgram([]*script.Script{sc}, script.Options{Scale: 1, Clients: clients})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return steps[0]
+	// A second's warm-up, as a run has: the clients' first server
+	// connections are made in it. Without it the first sample saw 3
+	// of 4 clients waiting for the server connections pgbouncer was still making on
+	// CI's loaded machine, with a pool of 8.
+	s, err := step.Run(ctx, step.Config{
+		Engine: engine.Config{Settings: load.Settings{Duration: d, Warmup: time.Second, Interval: time.Second, MaxTries: 1}, Conn: srv.Config,
+			Protocol: engine.Simple, Clients: clients, Program: prog},
+		Info:     observe.StepInfo{Clients: clients},
+		Watchers: []observe.Watcher{set},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return *s
 }
 
 // A pool of 2 server connections in front of 8 clients that each hold

@@ -386,7 +386,7 @@ func writeProfile(name string, prof *profile.Profile) error {
 // profileName names a step's pprof file: by its place in the sweep and its
 // clients, and in an A/B run by its round too, so that no step's file
 // overwrites another's. The targets of an A/B run each have a directory
-// of their own (plan).
+// of their own (rig.Rig.ProfileDirs).
 func profileName(s observe.StepInfo) string {
 	if s.Round > 0 {
 		return fmt.Sprintf("round-%d-step-%d-c%d.pb.gz", s.Round, s.Index+1, s.Clients)

@@ -19,12 +19,12 @@ import (
 	"github.com/pgscale/pgscale/internal/engine"
 	"github.com/pgscale/pgscale/internal/load"
 	"github.com/pgscale/pgscale/internal/observe"
-	"github.com/pgscale/pgscale/internal/plan"
 	"github.com/pgscale/pgscale/internal/probe"
 	"github.com/pgscale/pgscale/internal/probeid"
 	"github.com/pgscale/pgscale/internal/report"
 	"github.com/pgscale/pgscale/internal/result"
 	"github.com/pgscale/pgscale/internal/script"
+	"github.com/pgscale/pgscale/internal/step"
 	"github.com/pgscale/pgscale/internal/target"
 	"github.com/pgscale/pgscale/internal/target/targettest"
 	"github.com/pgscale/pgscale/internal/testenv"
@@ -105,17 +105,22 @@ func runSweepOn(t *testing.T, cluster *target.Cluster, clients []int, d time.Dur
 	if err != nil {
 		t.Fatal(err)
 	}
-	sw := &plan.Sweep{
-		Watchers: []observe.Watcher{set},
-		Clients:  clients,
-		Engine:   engine.Config{Settings: load.Settings{Duration: d, Interval: time.Second, MaxTries: 1}, Conn: connConfig(t), Protocol: engine.Prepared},
-		Program: func(n int) (*script.Program, error) {
-			return script.NewProgram([]*script.Script{sc}, script.Options{Scale: 1, Clients: n})
-		},
-	}
-	steps, err := sw.Run(ctx)
-	if err != nil {
-		t.Fatal(err)
+	var steps []result.Step
+	for i, n := range clients {
+		prog, err := script.NewProgram([]*script.Script{sc}, script.Options{Scale: 1, Clients: n})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := step.Run(ctx, step.Config{
+			Engine:   engine.Config{Settings: load.Settings{Duration: d, Interval: time.Second, MaxTries: 1}, Conn: connConfig(t), Protocol: engine.Prepared, Clients: n, Program: prog},
+			Info:     observe.StepInfo{Index: i, Clients: n},
+			Watchers: []observe.Watcher{set},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		steps = append(steps, *s)
+		diagnose.Scaling(steps)
 	}
 	f := &result.File{Complete: true, Steps: steps, Started: steps[0].Started, Finished: time.Now().UTC(),
 		Command: []string{t.Name()}, Environment: result.CollectEnvironment(),
@@ -387,18 +392,19 @@ func TestTransactionsStepSeesItsBackends(t *testing.T) {
 		t.Fatal(err)
 	}
 	const clients = 2
-	sw := &plan.Sweep{
-		Watchers: []observe.Watcher{set},
-		Clients:  []int{clients},
-		Engine:   engine.Config{Settings: load.Settings{Transactions: 50, Interval: time.Second, MaxTries: 1}, Conn: connConfig(t), Protocol: engine.Prepared},
-		Program: func(n int) (*script.Program, error) {
-			return script.NewProgram([]*script.Script{sc}, script.Options{Scale: 1, Clients: n})
-		},
-	}
-	steps, err := sw.Run(ctx)
+	prog, err := script.NewProgram([]*script.Script{sc}, script.Options{Scale: 1, Clients: clients})
 	if err != nil {
 		t.Fatal(err)
 	}
+	st, err := step.Run(ctx, step.Config{
+		Engine:   engine.Config{Settings: load.Settings{Transactions: 50, Interval: time.Second, MaxTries: 1}, Conn: connConfig(t), Protocol: engine.Prepared, Clients: clients, Program: prog},
+		Info:     observe.StepInfo{Clients: clients},
+		Watchers: []observe.Watcher{set},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	steps := []result.Step{*st}
 	ps := steps[0].Probes.Process()
 	if ps == nil || ps.Server == nil {
 		t.Fatalf("no process evidence: %+v", steps[0].Probes)

@@ -28,6 +28,21 @@ const (
 	WaitSourceStatActivity = "pg_stat_activity" // sampled from a connection of the probe's own
 )
 
+// CacheSimOptions are callgrind's options for the cache and branch
+// simulation of --count instructions,cache, with the caches it models:
+// the edge gives them to the servers counted under Valgrind, a
+// micro-benchmark's counting to its program.
+func CacheSimOptions() []string {
+	return []string{"--cache-sim=yes", "--branch-sim=yes", "--I1=" + simI1, "--D1=" + simD1, "--LL=" + simLL}
+}
+
+// The caches CacheSimOptions models: size, associativity, line size.
+const (
+	simI1 = "32768,8,64"
+	simD1 = "32768,8,64"
+	simLL = "8388608,16,64"
+)
+
 // Defaults of the probes' settings.
 const (
 	DefaultWaitHz        = 20

@@ -95,3 +95,61 @@ func WriteRescued(name string, f *File) (string, error) {
 	}
 	return "", errors.Join(errs...)
 }
+
+// WriteOrRescue writes f at path. When it cannot (the destination became
+// unwritable during the run, the disk filled up), it writes f under name
+// in the first of RescueDirs that takes it (WriteRescued), and the error
+// says where: a run's measurements are never lost to its destination. A
+// result refused for what it holds is refused anywhere, and not tried
+// elsewhere. It returns where f was written, empty when nowhere.
+func WriteOrRescue(path, name string, f *File) (string, error) {
+	werr := Write(path, f)
+	if werr == nil {
+		return path, nil
+	}
+	werr = fmt.Errorf("write result file %s: %w", path, werr)
+	var refused *RefusedError
+	if errors.As(werr, &refused) {
+		return "", werr
+	}
+	alt, aerr := WriteRescued(name, f)
+	if aerr != nil {
+		return "", errors.Join(werr, fmt.Errorf("nor could it be written elsewhere: %w", aerr))
+	}
+	return alt, fmt.Errorf("%w; the result is kept at %s instead", werr, alt)
+}
+
+// RelativeProfiles records each step's pprof file as the result file's
+// contract has it (Profile): relative to the directory of the result
+// file at resultPath when the pprof file is inside it, so that the
+// directory can be moved or copied whole, else as an absolute path. The
+// probe names the file relative to the directory pgscale runs in.
+func RelativeProfiles(steps []Step, resultPath string) {
+	dir, err := filepath.Abs(filepath.Dir(resultPath))
+	if err != nil {
+		return
+	}
+	for i := range steps {
+		p := steps[i].Probes
+		if p == nil {
+			continue
+		}
+		profiles := []*Profile{p.Profile()}
+		if p.Instructions() != nil {
+			profiles = append(profiles, p.Instructions().PoolerProfile) // a pooler counted under Valgrind
+		}
+		for _, pr := range profiles {
+			if pr == nil || pr.File == "" {
+				continue
+			}
+			abs, err := filepath.Abs(pr.File)
+			if err != nil {
+				continue
+			}
+			pr.File = abs
+			if rel, err := filepath.Rel(dir, abs); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+				pr.File = rel
+			}
+		}
+	}
+}

@@ -303,12 +303,11 @@ func (p *parsed) fill(s *Suite, fs *fileSpec) error {
 // parse, an axis no template uses, a template naming no parameter, bounds
 // that match no measure, options out of range.
 func (p *parsed) check(s *Suite) error {
-	specs := s.TargetSpecs()
+	specs, baseline := s.TargetSpecs(), s.Baseline
 	if len(specs) == 0 {
-		specs = target.Texts([]string{"base=settings:"})
+		specs, baseline = []target.Given{installed}, "" // as Resolve runs it
 	}
-	need := 1
-	if _, err := target.ParseGiven(specs, s.Baseline, need); err != nil {
+	if _, err := parseTargets(specs, baseline); err != nil {
 		return p.errAt("$.targets", "%v", err)
 	}
 	if s.RoundsMax == 0 && s.Budget == 0 && (s.Rounds < 1 || (len(specs) > 1 && s.Rounds < 2)) {

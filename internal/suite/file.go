@@ -4,7 +4,8 @@
 // scripts templated by the cell's parameters, bounds per measure (and per
 // cell), and presets of the studies pgscale grew from. It parses and
 // checks (every error with its file and line) and expands the cells; the
-// runner is plan.RunSuite.
+// schedule is internal/schedule/cells; Resolve parses the targets a run
+// of it runs on.
 package suite
 
 import (

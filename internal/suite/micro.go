@@ -12,7 +12,7 @@ import (
 )
 
 // Micro is a micro-benchmark cell of a suite: a project's own benchmark
-// command run in each target's tree in interleaved rounds (plan.RunMicro),
+// command run in each target's tree in interleaved rounds (schedule/microbench),
 // judged beside the macro cells (docs/micro.md).
 type Micro struct {
 	// Name names the cell and its run file (micro-NAME.json).
@@ -71,8 +71,12 @@ func (p *parsed) fillMicro(s *Suite, specs []microSpec) error {
 		if c.Format == "" {
 			c.Format = "go"
 		}
-		if _, err := micro.LookupFormat(c.Format); err != nil {
+		format, err := micro.LookupFormat(c.Format)
+		if err != nil {
 			return p.errAt(path+".format", "micro cell %s: %v", m.Name, err)
+		}
+		if format.Tree != nil && c.Output == "" {
+			return p.errAt(path, "micro cell %s: the %s format reads the files the command writes under a directory: name it with output: (%s)", m.Name, format.Name, format.Usage)
 		}
 		bounds, err := micro.ParseBounds(m.Bounds)
 		if err != nil {

@@ -14,7 +14,7 @@ import (
 // keeps (written as --only writes it) run on Targets in place of the
 // suite's targets of the same names; the suite's other targets stay. A
 // suite closes the targets in use and opens a cell's own between cells
-// (plan.RunSuite), so one cell may run through a pooler that balances
+// (schedule/cells), so one cell may run through a pooler that balances
 // reads over a replica while another sends every statement to the
 // primary, each compared under the same target names.
 //
@@ -273,7 +273,7 @@ func (p *parsed) checkOwn(s *Suite) error {
 			continue
 		}
 		gs, _ := s.CellTargets(c)
-		if _, err := target.ParseGiven(gs, s.Baseline, 1); err != nil {
+		if _, err := parseTargets(gs, s.Baseline); err != nil {
 			return p.errAt(fmt.Sprintf("$.cells[%d]", minOf(from)), "cell %s: %v", c.Key(), err)
 		}
 	}

@@ -20,7 +20,15 @@ func RebaseSpec(spec, dir string) string {
 	if !ok {
 		return spec
 	}
-	kind, arg, ok := strings.Cut(rest, ":")
+	return name + "=" + rebaseUnnamed(rest, dir)
+}
+
+// rebaseUnnamed is RebaseSpec of a target without a name: KIND:ARG.
+func rebaseUnnamed(spec, dir string) string {
+	if dir == "" || strings.Contains(spec, "{{") {
+		return spec
+	}
+	kind, arg, ok := strings.Cut(spec, ":")
 	if !ok {
 		return spec
 	}
@@ -42,7 +50,7 @@ func RebaseSpec(spec, dir string) string {
 			items[i], pathDone = rebaseItem(it, func(s string) string { return rebaseSource(s, dir) }), true
 		}
 	}
-	return name + "=" + kind + ":" + strings.Join(items, ",")
+	return kind + ":" + strings.Join(items, ",")
 }
 
 // rebaseItem applies f to an item's value, keeping single quotes around

@@ -54,7 +54,7 @@ func (t Spec) Recorded() string {
 	t.Name = ""
 	s := t.String()
 	if wd, err := os.Getwd(); err == nil {
-		s = strings.TrimPrefix(RebaseSpec("x="+s, wd), "x=")
+		s = rebaseUnnamed(s, wd)
 	}
 	return s
 }

@@ -2,6 +2,7 @@ package target
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -212,6 +213,27 @@ func ParseSpec(spec string) (Spec, error) {
 	if !ok {
 		return bad("no kind after %s=: write %s", name, forms(""))
 	}
+	return parseKind(name, kindName, arg, bad)
+}
+
+// ParseUnnamed reads KIND:ARG, a target without a name: the one target
+// of a command that runs one (bisect's TARGETSPEC, pgscale build's), or a
+// result file's record of its target (result.Target.Spec). Its own
+// servers (of='SPEC') are named s1, s2...; Named names it.
+func ParseUnnamed(spec string) (Spec, error) {
+	bad := func(format string, args ...any) (Spec, error) {
+		return Spec{}, fmt.Errorf("target %q: %s", secret.Redact(spec), fmt.Sprintf(format, args...))
+	}
+	kindName, arg, ok := strings.Cut(spec, ":")
+	if !ok {
+		return bad("want %s", forms(""))
+	}
+	return parseKind("", kindName, arg, bad)
+}
+
+// parseKind reads the KIND:ARG of a target named name (empty: none),
+// bad wording its errors.
+func parseKind(name, kindName, arg string, bad func(format string, args ...any) (Spec, error)) (Spec, error) {
 	k := lookup(Kind(strings.TrimSpace(kindName)))
 	if k == nil {
 		return bad("unknown kind %q: want %s", kindName, kindsWhere(func(*kind) bool { return true }))
@@ -251,6 +273,49 @@ func ParseSpec(spec string) (Spec, error) {
 		return bad("%v", err)
 	}
 	return t, nil
+}
+
+// Named returns the target named name, its own servers (of='SPEC')
+// renamed after it (NAME.s1, NAME.s2...) and fronted: as ParseSpecs
+// would have read it under that name. A target that fronts another
+// target by its name keeps its Of and Front as they are.
+func (t Spec) Named(name string) Spec {
+	old := t.Name
+	t.Name = name
+	if len(t.Own) == 0 {
+		return t
+	}
+	own := make([]Spec, len(t.Own))
+	of := slices.Clone(t.Of)
+	for i, o := range t.Own {
+		n := ownName(name, i+1)
+		for j := range of {
+			if of[j] == o.Name {
+				of[j] = n
+			}
+		}
+		o.Name = n
+		own[i] = o
+	}
+	t.Own, t.Of = own, of
+	if HasFrontName(Spec{Name: old, Of: t.Of, Own: t.Own}) {
+		return t
+	}
+	t.Front = nil
+	for _, n := range t.Of {
+		o, _ := t.own(n)
+		t.Front = append(t.Front, o)
+	}
+	return t
+}
+
+// ownName is the name of a target's own server n (of='SPEC'): NAME.sN,
+// or sN for an unnamed target.
+func ownName(target string, n int) string {
+	if target == "" {
+		return fmt.Sprintf("s%d", n)
+	}
+	return fmt.Sprintf("%s.s%d", target, n)
 }
 
 // fronting sets, for a kind that fronts others, the targets its argument
@@ -293,10 +358,7 @@ func (t *Spec) ownFronts() error {
 		if !strings.Contains(of, ":") {
 			continue
 		}
-		name := fmt.Sprintf("%s.s%d", t.Name, len(t.Own)+1)
-		if t.Name == "" {
-			name = fmt.Sprintf("s%d", len(t.Own)+1)
-		}
+		name := ownName(t.Name, len(t.Own)+1)
 		o, err := ParseSpec(name + "=" + of)
 		if err != nil {
 			return fmt.Errorf("of='%s': %v", of, err)

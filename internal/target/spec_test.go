@@ -109,3 +109,36 @@ func TestParseSpecsBaseline(t *testing.T) {
 		}
 	}
 }
+
+// A target without a name reads as the named one does, and Named gives
+// it the name it would have had, its own servers renamed after it and
+// fronted: as ParseSpecs would have read NAME=SPEC.
+func TestParseUnnamedThenNamed(t *testing.T) {
+	for _, spec := range []string{
+		"settings:work_mem=8MB,ext=/src/myext@slow",
+		"src:/src/pg@v1",
+		"pgbouncer:pool_mode=session,of='settings:work_mem=8MB'",
+		`proxy:{"command":"pgpool -n"},of='settings:replicas=1,work_mem=8MB'`,
+	} {
+		got, err := target.ParseUnnamed(spec)
+		if err != nil {
+			t.Errorf("ParseUnnamed(%q): %v", spec, err)
+			continue
+		}
+		if got.Name != "" {
+			t.Errorf("ParseUnnamed(%q) is named %q", spec, got.Name)
+		}
+		want, err := target.ParseSpecs([]string{"abc1234=" + spec}, "", 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if named := got.Named("abc1234"); !reflect.DeepEqual(named, want[0]) {
+			t.Errorf("ParseUnnamed(%q).Named = %+v, want %+v", spec, named, want[0])
+		}
+	}
+	for _, bad := range []string{"", "src", "docker:pg15", "src:"} {
+		if _, err := target.ParseUnnamed(bad); err == nil {
+			t.Errorf("ParseUnnamed(%q): no error", bad)
+		}
+	}
+}
