@@ -325,6 +325,9 @@ func (f FunctionChange) DeltaText() string {
 	pm := ""
 	if w := (f.Hi - f.Lo) / 2; w > 0 && !math.IsInf(w, 0) {
 		pm = " ± " + strings.TrimPrefix(perTxn(w), "+")
+		if w < 0.005 {
+			pm = " ± <0.01" // not "± 0.00", which reads as no interval
+		}
 	}
 	return perTxn(f.Delta) + pm
 }
