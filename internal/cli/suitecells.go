@@ -190,7 +190,7 @@ func cellGiven(s *suite.Suite, c suite.Cell, seed uint64, g suiteGiven) (common,
 		}
 		cg.Workload.Scripts = append(cg.Workload.Scripts, workload.ScriptArg{Kind: "sql", Arg: sc.Name, Source: src, Weight: sc.Weight})
 	}
-	scale := s.Scale
+	scale := l.Scale
 	if v, ok := c.Value("scale"); ok {
 		scale, _ = strconv.Atoi(v)
 	}
