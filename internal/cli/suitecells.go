@@ -125,6 +125,10 @@ func suiteSpec(s *suite.Suite, g suiteGiven) (cells.Spec, error) {
 		spec.Notes = append(spec.Notes, note)
 	}
 	spec.Notes = append(spec.Notes, g.Notes...)
+	if g.Targets.Replaced && len(s.Own) > 0 {
+		spec.Replaced = fmt.Sprintf("suite %s: --target replaces its targets in every cell, so the cells' own (%s) are not used",
+			s.Name, strings.Join(s.OwnKeys(), "; "))
+	}
 	return spec, nil
 }
 
