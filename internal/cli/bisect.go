@@ -319,7 +319,7 @@ func bisectError(log *result.Bisect, runErr error) error {
 	case errors.As(runErr, &ee) && ee.Outcome == result.BisectNoChange:
 		return usage.Wrap(endsError(runErr, ee, " (--min-change sets it)"))
 	case errors.As(runErr, &ee):
-		return &InconclusiveError{Msg: endsError(runErr, ee, "; more rounds (--rounds auto:N) or a counted measure (--count instructions) would decide it").Error()}
+		return &InconclusiveError{Msg: endsError(runErr, ee, "; more rounds (a larger --rounds) or a counted measure (--count instructions) would decide it").Error()}
 	case runErr != nil:
 		return runErr
 	case log.Outcome == result.BisectUndetermined:

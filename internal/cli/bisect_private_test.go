@@ -24,7 +24,7 @@ func TestBisectEndsWorded(t *testing.T) {
 		want   string
 	}{
 		{same, true, "bisect: the ends do not differ beyond the smallest change of interest (1%): " + what + "; nothing to bisect (--min-change sets it)"},
-		{undecided, false, "bisect: the ends could not be told apart from noise in 12 rounds: " + what + " (smallest change of interest 0.5%); more rounds (--rounds auto:N) or a counted measure (--count instructions) would decide it"},
+		{undecided, false, "bisect: the ends could not be told apart from noise in 12 rounds: " + what + " (smallest change of interest 0.5%); more rounds (a larger --rounds) or a counted measure (--count instructions) would decide it"},
 		{errors.Join(same, lost), true, "bisect: the ends do not differ beyond the smallest change of interest (1%): " + what + "; nothing to bisect (--min-change sets it)\n" + lost.Error()},
 	} {
 		err := bisectError(&result.Bisect{}, tc.runErr)
