@@ -223,6 +223,11 @@ func settleAB(spec *ab.Spec, a abGiven) error {
 		return usage.Errorf("--order-seed: %v", err)
 	}
 	spec.OrderSeed = seed
+	if n := spec.Reshuffle; n > 0 && spec.Rounds < 2*n {
+		// Said by the run when its clusters could be re-created.
+		spec.OneLayout = fmt.Sprintf("--reshuffle %d with %d rounds makes one cluster layout: the clusters are not re-created, and the interval does not cover the fixed difference between them (give --rounds %d or more)",
+			n, spec.Rounds, 2*n)
+	}
 	if defaulted {
 		spec.Notice("counted, and given no --bound: deciding on " + strings.Join(spec.Bounds.Strings(), ", ") + " (a simulation-mode CI's default: the count at one client decides; several clients' counts are reported, and bounded where this runner's spread can decide them)")
 	}

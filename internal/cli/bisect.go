@@ -201,7 +201,7 @@ func bisectSpec(ctx context.Context, g common, b bisectGiven) (bisect.Spec, erro
 		return bisect.Spec{}, err
 	}
 	spec := bisect.Spec{AB: a, Target: t, Source: rev, Index: idx, Given: b.Given, Good: b.Good, Bad: b.Bad, Commits: commits,
-		Measure: md, MinChange: b.MinChange, Out: b.Out}
+		Measure: md, MinChange: b.MinChange, Out: b.Out, Continue: "pgscale bisect --resume " + b.Out}
 	if spec.MinChange == 0 {
 		spec.MinChange = md.MinChange
 	}
@@ -317,15 +317,30 @@ func bisectError(log *result.Bisect, runErr error) error {
 	var ee *bisect.EndsError
 	switch {
 	case errors.As(runErr, &ee) && ee.Outcome == result.BisectNoChange:
-		return usage.Wrap(runErr)
+		return usage.Wrap(endsError(runErr, ee, " (--min-change sets it)"))
 	case errors.As(runErr, &ee):
-		return &InconclusiveError{Msg: runErr.Error()}
+		return &InconclusiveError{Msg: endsError(runErr, ee, "; more rounds (a larger --rounds) or a counted measure (--count instructions) would decide it").Error()}
 	case runErr != nil:
 		return runErr
 	case log.Outcome == result.BisectUndetermined:
 		return &InconclusiveError{Msg: "bisect: " + report.BisectHeadline(log)}
 	}
 	return nil
+}
+
+// endsError is the bisect's refusal of its ends, ee, with what would
+// decide them said in the flags' words (remedy); runErr is ee, or ee
+// joined with why its log could not be written after it, which stays.
+func endsError(runErr error, ee *bisect.EndsError, remedy string) error {
+	errs := []error{fmt.Errorf("%w%s", ee, remedy)}
+	if j, ok := runErr.(interface{ Unwrap() []error }); ok {
+		for _, e := range j.Unwrap() {
+			if e != error(ee) {
+				errs = append(errs, e)
+			}
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // separateDataUsage is --separate-data's help, the same for ab and bisect.

@@ -85,9 +85,28 @@ func newRoot(argv []string, stdout, stderr io.Writer) *cobra.Command {
 	)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	// Flag errors are usage errors (exit 2).
+	// Flag errors are usage errors (exit 2), and so are the wrong number
+	// of arguments (cobra's Args checks return plain errors, which exited
+	// 3 as if a server had failed).
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usage.Wrap(err) })
+	usageArgs(root)
 	return root
+}
+
+// usageArgs makes every command's argument check's error a usage error,
+// naming the command.
+func usageArgs(c *cobra.Command) {
+	if check := c.Args; check != nil {
+		c.Args = func(cmd *cobra.Command, args []string) error {
+			if err := check(cmd, args); err != nil {
+				return usage.Wrap(fmt.Errorf("%s: %w", strings.TrimPrefix(cmd.CommandPath(), "pgscale "), err))
+			}
+			return nil
+		}
+	}
+	for _, sub := range c.Commands() {
+		usageArgs(sub)
+	}
 }
 
 // interruptible returns ctx cancelled by Ctrl-C or SIGTERM: the runners

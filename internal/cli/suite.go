@@ -334,7 +334,11 @@ func cellLoadText(l suite.CellLoad) string {
 	if l.Transactions > 0 {
 		step = fmt.Sprintf("%d transactions per client", l.Transactions)
 	}
-	return fmt.Sprintf("%s, clients %v, %s, %s rounds", how, l.Clients, step, l.Rounds)
+	out := fmt.Sprintf("%s, clients %v, %s, %s rounds", how, l.Clients, step, l.Rounds)
+	if l.Scale > 1 {
+		out += fmt.Sprintf(", scale %d", l.Scale)
+	}
+	return out
 }
 
 // loadBundle reads a suite bundle into a document: its cells' files

@@ -125,6 +125,10 @@ func suiteSpec(s *suite.Suite, g suiteGiven) (cells.Spec, error) {
 		spec.Notes = append(spec.Notes, note)
 	}
 	spec.Notes = append(spec.Notes, g.Notes...)
+	if g.Targets.Replaced && len(s.Own) > 0 {
+		spec.Replaced = fmt.Sprintf("suite %s: --target replaces its targets in every cell, so the cells' own (%s) are not used",
+			s.Name, strings.Join(s.OwnKeys(), "; "))
+	}
 	return spec, nil
 }
 
@@ -190,7 +194,7 @@ func cellGiven(s *suite.Suite, c suite.Cell, seed uint64, g suiteGiven) (common,
 		}
 		cg.Workload.Scripts = append(cg.Workload.Scripts, workload.ScriptArg{Kind: "sql", Arg: sc.Name, Source: src, Weight: sc.Weight})
 	}
-	scale := s.Scale
+	scale := l.Scale
 	if v, ok := c.Value("scale"); ok {
 		scale, _ = strconv.Atoi(v)
 	}

@@ -202,7 +202,7 @@ func testProcess(st DiffStep, p countedProcess, opt stats.Options) (FunctionTest
 			w := float64(count[u])
 			bs, cs = append(bs, perUnit[u][0][k]/w), append(cs, perUnit[u][1][k]/w)
 		}
-		d := stats.PairedDifference(bs, cs, opt)
+		d := pairedFunction(bs, cs, opt)
 		pv := d.P
 		if math.IsNaN(pv) {
 			pv = 1
@@ -230,6 +230,40 @@ func testProcess(st DiffStep, p countedProcess, opt stats.Options) (FunctionTest
 	})
 	ft.Text = functionsText(ft)
 	return ft, true
+}
+
+// pairedFunction tests one function's own counts per transaction, one
+// value per unit (layout) a side. A function the data scales (a loop over
+// the rows a query reads, on layouts whose data differs by some per cent)
+// changes by a ratio the code sets and a difference the data sets: its
+// differences over three layouts (+63 504, +66 276, +64 512 for a loop
+// made 14 % longer) leave a t-test with 2 degrees of freedom at p 1.6e-4,
+// which Holm's correction over some 450 functions takes past 0.05, while
+// its ratios (1.1385 in each layout) are the code's alone. So where every
+// unit has counts on both sides the test is the totals' own, on the log
+// ratios, its interval said in instructions at the baseline's mean; a function absent on one side in some unit is tested by its
+// differences.
+func pairedFunction(bs, cs []float64, opt stats.Options) stats.Difference {
+	d := stats.PairedDifference(bs, cs, opt)
+	lb, lc := make([]float64, len(bs)), make([]float64, len(cs))
+	for i := range bs {
+		if !(bs[i] > 0 && cs[i] > 0) {
+			return d
+		}
+		lb[i], lc[i] = math.Log(bs[i]), math.Log(cs[i])
+	}
+	l := stats.PairedDifference(lb, lc, opt)
+	if l.N < 2 || math.IsNaN(l.P) {
+		return d
+	}
+	// The change stays the mean difference (what before → after says);
+	// its interval is the ratio's at the baseline's mean, holding it.
+	d.P = l.P
+	if l.Lo == l.Hi {
+		return d // the same ratio in every unit: no width to say
+	}
+	d.Lo, d.Hi = min(d.Base*math.Expm1(l.Lo), d.Diff), max(d.Base*math.Expm1(l.Hi), d.Diff)
+	return d
 }
 
 // inMost says a function's change of delta per transaction shows in
@@ -291,6 +325,9 @@ func (f FunctionChange) DeltaText() string {
 	pm := ""
 	if w := (f.Hi - f.Lo) / 2; w > 0 && !math.IsInf(w, 0) {
 		pm = " ± " + strings.TrimPrefix(perTxn(w), "+")
+		if w < 0.005 {
+			pm = " ± <0.01" // not "± 0.00", which reads as no interval
+		}
 	}
 	return perTxn(f.Delta) + pm
 }

@@ -64,8 +64,12 @@ type Data struct {
 	// workload, the set-up or a disturbance uses its tables (and a suite
 	// did not leave it out).
 	Pgbench bool
-	// Create (re)creates pgbench's data on dsn targets too.
-	Create bool
+	// Create (re)creates pgbench's data on dsn targets too; Recreate
+	// says how the user asks for that, in the words they give it with
+	// ("pass --init"), for the refusal of targets that hold different
+	// data to offer (empty: it offers only pgscale init).
+	Create   bool
+	Recreate string
 	// ScaleGiven says a scale was given: a scale the data contradicts is
 	// warned about (pgbench reads the scale from the data).
 	ScaleGiven bool

@@ -151,6 +151,8 @@ func TestUsageErrorsExit2(t *testing.T) {
 		{"init"},
 		{"foo"},
 		{"report", "--format", "pdf", "x.json"},
+		{"bisect", "--good", "a", "--bad", "b", "src:x", "y", "z"}, // too many arguments: exited 3
+		{"run", "stray"},
 	} {
 		code, _, stderr := pgscale(t, args...)
 		if code != cli.ExitUsage {

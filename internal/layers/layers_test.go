@@ -3,10 +3,16 @@ package layers_test
 import (
 	"bytes"
 	"encoding/json"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -353,6 +359,144 @@ func TestNoHub(t *testing.T) {
 		}
 		if len(internal) > hub {
 			t.Errorf("%s imports %d internal packages, more than %d: %s", name, len(internal), hub, strings.Join(internal, ", "))
+		}
+	}
+}
+
+// belowEdge are the packages below the command line: the typed
+// experiment, the rig, a step and the schedules. They are handed values
+// and speak of no flag (issue 45): a mistake is found and worded at the
+// edge, or returned as a typed error the edge words, and what the run
+// says of a flag mid-run is worded by the edge and given to it
+// (experiment.Data.SetupName, Recreate; ab.Spec.OneLayout).
+var belowEdge = []string{"internal/experiment", "internal/rig", "internal/step", "internal/schedule/..."}
+
+// otherPrograms are the options of the programs run below the edge,
+// which are not pgscale's flags: per file, the words allowed in its
+// string literals, and why.
+var otherPrograms = []struct {
+	file  string
+	words []string
+	why   string
+}{
+	{"internal/schedule/microbench/count.go",
+		[]string{"--tool", "--trace-children", "--separate-threads", "--dump-line", "--dump-instr", "--dump-after", "--dump-before", "--callgrind-out-file"},
+		"valgrind's options, on the command line of the callgrind a counted micro-benchmark runs under"},
+	{"internal/schedule/bisect/step.go", []string{"--stat"}, "git diff's, for a culprit's diffstat"},
+}
+
+// flagWord is a long option named in a string: --word, not inside
+// another word (a--b) nor git's bare --.
+var flagWord = regexp.MustCompile(`(?:^|[^\w-])(--[a-z][a-z0-9-]*)`)
+
+// flagWords are the long options text names.
+func flagWords(text string) []string {
+	var out []string
+	for _, m := range flagWord.FindAllStringSubmatch(text, -1) {
+		out = append(out, m[1])
+	}
+	return out
+}
+
+// No string literal of a package below the edge names a flag (its test
+// files, which may spell a command line as data, aside): a message that
+// does was worded in the wrong place.
+func TestNoFlagWordsBelowTheEdge(t *testing.T) {
+	args := []string{"list", "-json=ImportPath,Dir,GoFiles,CgoFiles"}
+	for _, p := range belowEdge {
+		args = append(args, module+p)
+	}
+	out, err := exec.Command("go", args...).Output()
+	if err != nil {
+		if ee, ok := err.(*exec.ExitError); ok {
+			t.Fatalf("go list: %v\n%s", err, ee.Stderr)
+		}
+		t.Fatalf("go list: %v", err)
+	}
+	used := map[string]bool{}
+	files := 0
+	dec := json.NewDecoder(bytes.NewReader(out))
+	for {
+		var p struct {
+			ImportPath, Dir   string
+			GoFiles, CgoFiles []string
+		}
+		if err := dec.Decode(&p); err == io.EOF {
+			break
+		} else if err != nil {
+			t.Fatalf("go list: %v", err)
+		}
+		// The directory is read so that a file added to it runs the test
+		// again (go test caches by the files the test opened).
+		if _, err := os.ReadDir(p.Dir); err != nil {
+			t.Fatal(err)
+		}
+		rel := strings.TrimPrefix(p.ImportPath, module)
+		for _, name := range append(p.GoFiles, p.CgoFiles...) {
+			files++
+			file := rel + "/" + name
+			fset := token.NewFileSet()
+			f, err := parser.ParseFile(fset, filepath.Join(p.Dir, name), nil, parser.SkipObjectResolution)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ast.Inspect(f, func(n ast.Node) bool {
+				lit, ok := n.(*ast.BasicLit)
+				if !ok || lit.Kind != token.STRING {
+					return true
+				}
+				text, err := strconv.Unquote(lit.Value)
+				if err != nil {
+					t.Fatalf("%s: %v", fset.Position(lit.Pos()), err)
+				}
+				for _, w := range flagWords(text) {
+					if allowed(file, w) {
+						used[file+" "+w] = true
+						continue
+					}
+					t.Errorf("%s:%d names the flag %s in %s: word it at the edge (internal/cli), or return a typed error the edge words",
+						file, fset.Position(lit.Pos()).Line, w, lit.Value)
+				}
+				return true
+			})
+		}
+	}
+	if files == 0 {
+		t.Fatal("go list found no files below the edge")
+	}
+	for _, o := range otherPrograms {
+		for _, w := range o.words {
+			if !used[o.file+" "+w] {
+				t.Errorf("%s no longer names %s (%s): drop it from otherPrograms", o.file, w, o.why)
+			}
+		}
+	}
+}
+
+// allowed says file may name w: another program's option.
+func allowed(file, w string) bool {
+	for _, o := range otherPrograms {
+		if o.file == file && slices.Contains(o.words, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// The finder itself: options wherever a word starts, with or without a
+// value, and not git's bare -- nor a dash inside a word.
+func TestFlagWords(t *testing.T) {
+	for text, want := range map[string][]string{
+		"or pass --init": {"--init"},
+		"(--rounds auto:N) or (--count instructions)": {"--rounds", "--count"},
+		"--tool=callgrind":                            {"--tool"},
+		"diff --stat a b -- .":                        {"--stat"},
+		"-- .":                                        nil,
+		"a--b, x-y, -t, -T 10":                        nil,
+		"\"--reshuffle 2\"":                           {"--reshuffle"},
+	} {
+		if got := flagWords(text); !slices.Equal(got, want) {
+			t.Errorf("flagWords(%q) = %q, want %q", text, got, want)
 		}
 	}
 }

@@ -13,14 +13,41 @@ import (
 	"github.com/pgscale/pgscale/internal/stats"
 )
 
-// commentColumns are the measures a row of the comment shows, as the
+// commentColumns are the measures a row of the comment may show, as the
 // pooler CI bot's did: throughput and what each transaction cost the
-// pooler.
+// server and the pooler, natively and counted.
 var commentColumns = []struct{ measure, title string }{
 	{"tps", "throughput"},
+	{"server-cpu/txn", "server cpu/txn"},
 	{"pooler-cpu/txn", "pooler cpu/txn"},
 	{"pooler-instr/txn", "pooler instr/txn"},
 	{"pooler-ctx/txn", "pooler ctx/txn"},
+	{"instr/txn", "server instr/txn"},
+}
+
+// shownColumns are the comment's columns that have a value in some row
+// (throughput always): a counted A/B run of an extension has no pooler,
+// and a column of dashes would hide that its table says nothing.
+func shownColumns(rows []*compare.Comparison, ci int) []int {
+	var out []int
+	for i, col := range commentColumns {
+		shown := i == 0
+		for _, c := range rows {
+			if shown || c == nil {
+				continue
+			}
+			for _, step := range commentSteps(c) {
+				if commentCell(c, ci, col.measure, step) != "–" {
+					shown = true
+					break
+				}
+			}
+		}
+		if shown {
+			out = append(out, i)
+		}
+	}
+	return out
 }
 
 // commentReach is what this runner could not decide, of the suite or the
@@ -164,21 +191,26 @@ func writeComment(w io.Writer, d *Doc) error {
 			}
 		}
 		fmt.Fprintf(&b, "Each cell: the candidate's %s (change ± uncertainty against the baseline).\n\n", centre)
-		b.WriteString("| suite | clients |")
-		for _, col := range commentColumns {
-			b.WriteString(" " + col.title + " |")
+		var cmps []*compare.Comparison
+		for _, r := range rows {
+			cmps = append(cmps, r.cmp)
 		}
-		b.WriteString("\n| --- | --: |" + strings.Repeat(" --: |", len(commentColumns)) + "\n")
+		cols := shownColumns(cmps, ci)
+		b.WriteString("| suite | clients |")
+		for _, i := range cols {
+			b.WriteString(" " + commentColumns[i].title + " |")
+		}
+		b.WriteString("\n| --- | --: |" + strings.Repeat(" --: |", len(cols)) + "\n")
 		var findings, graphs []string
 		for _, r := range rows {
 			if r.cmp == nil {
-				fmt.Fprintf(&b, "| %s | – |%s\n", mdEscape(r.name), strings.Repeat(" – |", len(commentColumns)))
+				fmt.Fprintf(&b, "| %s | – |%s\n", mdEscape(r.name), strings.Repeat(" – |", len(cols)))
 				continue
 			}
 			for _, step := range commentSteps(r.cmp) {
 				fmt.Fprintf(&b, "| %s | %s |", mdEscape(r.name), strings.TrimPrefix(step, "c="))
-				for _, col := range commentColumns {
-					b.WriteString(" " + commentCell(r.cmp, ci, col.measure, step) + " |")
+				for _, i := range cols {
+					b.WriteString(" " + commentCell(r.cmp, ci, commentColumns[i].measure, step) + " |")
 				}
 				b.WriteString("\n")
 			}

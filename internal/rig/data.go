@@ -109,8 +109,12 @@ func (r *Rig) prepare(ctx context.Context, which []int) error {
 	}
 	for _, t := range r.targets[1:] {
 		if t.data.Scale != r.targets[0].data.Scale {
-			return usage.Errorf("targets %s and %s hold different data (scale %d and %d): run pgscale init with the same scale on both, or pass --init",
-				r.targets[0].name, t.name, r.targets[0].data.Scale, t.data.Scale)
+			remedy := "run pgscale init with the same scale on both"
+			if again := r.exp.Data.Recreate; again != "" {
+				remedy += ", or " + again
+			}
+			return usage.Errorf("targets %s and %s hold different data (scale %d and %d): %s",
+				r.targets[0].name, t.name, r.targets[0].data.Scale, t.data.Scale, remedy)
 		}
 	}
 	return nil

@@ -21,7 +21,7 @@ import (
 // An entry may also give those cells settings of their own, in place of
 // the suite's: what to count under Valgrind (Count; none for a cell
 // measured natively), the client counts, the step's length in time or
-// transactions, the warm-up and the rounds — so that one suite decides on
+// transactions, the warm-up, the rounds and the data's scale — so that one suite decides on
 // counted cells and reports native ones beside them (the pooler-ci
 // preset). A cell that counts and one that does not run on targets
 // opened apart.
@@ -35,6 +35,7 @@ type OwnTargets struct {
 	Transactions *int
 	Warmup       *time.Duration
 	Rounds       *compare.Rounds
+	Scale        *int
 	where        []Filter
 	line         int
 	keys         []string // the settings given, as written
@@ -50,6 +51,7 @@ type ownSpec struct {
 	Transactions *int         `yaml:"transactions"`
 	Warmup       *string      `yaml:"warmup"`
 	Rounds       any          `yaml:"rounds"`
+	Scale        *int         `yaml:"scale"`
 }
 
 // settings reads an entry's settings of its own into o, each checked at
@@ -110,6 +112,12 @@ func (p *parsed) settings(o *OwnTargets, c ownSpec, path string) error {
 		}
 		o.Rounds, o.keys = &r, append(o.keys, "rounds")
 	}
+	if c.Scale != nil {
+		if *c.Scale < 1 {
+			return p.errAt(path+".scale", "scale must be at least 1, got %d", *c.Scale)
+		}
+		o.Scale, o.keys = c.Scale, append(o.keys, "scale")
+	}
 	return nil
 }
 
@@ -123,12 +131,15 @@ type CellLoad struct {
 	Transactions int
 	Warmup       time.Duration
 	Rounds       compare.Rounds
-	Own          bool
+	// Scale is the data's scale factor (a cell's matrix parameter scale
+	// still overrides it).
+	Scale int
+	Own   bool
 }
 
 // CellLoad is how cell c runs (CellLoad).
 func (s *Suite) CellLoad(c Cell) CellLoad {
-	l := CellLoad{Count: s.Count, Clients: s.Clients, Duration: s.Duration, Transactions: s.Transactions, Warmup: s.Warmup, Rounds: s.RoundsSpec()}
+	l := CellLoad{Count: s.Count, Clients: s.Clients, Duration: s.Duration, Transactions: s.Transactions, Warmup: s.Warmup, Rounds: s.RoundsSpec(), Scale: s.Scale}
 	for _, o := range s.Own {
 		if !c.keeps(o.where) {
 			continue
@@ -151,6 +162,9 @@ func (s *Suite) CellLoad(c Cell) CellLoad {
 		}
 		if o.Rounds != nil {
 			l.Rounds = *o.Rounds
+		}
+		if o.Scale != nil {
+			l.Scale = *o.Scale
 		}
 	}
 	return l

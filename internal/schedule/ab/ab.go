@@ -87,8 +87,12 @@ type Spec struct {
 	// Reshuffle, when positive, re-creates the run's ephemeral clusters
 	// every Reshuffle rounds when the targets run on separate servers, so
 	// that each layout of clusters is drawn anew (rig.Relayout); 0 keeps
-	// them for the whole run.
+	// them for the whole run. OneLayout, when set, is said when the
+	// targets could be laid out anew but Rounds are fewer than two
+	// layouts at Reshuffle, so that they are not: the edge words it, as
+	// the user gave the two.
 	Reshuffle int
+	OneLayout string
 	// Bounds and Confidence judge the comparison; they are recorded in
 	// the result files.
 	Bounds     stats.Bounds

@@ -95,8 +95,9 @@ func (rs *rounds) reshuffles() int {
 		return 0
 	}
 	if rs.spec.Rounds < 2*n {
-		rs.spec.Notice(fmt.Sprintf("--reshuffle %d with %d rounds makes one cluster layout: the clusters are not re-created, and the interval does not cover the fixed difference between them (give --rounds %d or more)",
-			n, rs.spec.Rounds, 2*n))
+		if rs.spec.OneLayout != "" {
+			rs.spec.Notice(rs.spec.OneLayout)
+		}
 		return 0
 	}
 	return n

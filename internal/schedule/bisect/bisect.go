@@ -66,19 +66,33 @@ type Spec struct {
 	// the same range and measure: the steps it completed are taken from
 	// it, and what was built is found in the build cache.
 	Resume *result.Bisect
+	// Continue is how the user continues the bisect once interrupted, in
+	// the words they run it with ("pgscale bisect --resume DIR"): the
+	// log's reason and the error say it (empty: they do not).
+	Continue string
 }
 
 // EndsError says the ends do not differ by more than the smallest
-// change of interest (Outcome result.BisectNoChange: nothing to bisect),
-// or could not be told apart in the rounds allowed
-// (result.BisectUndecided).
+// change of interest MinChange (Outcome result.BisectNoChange: nothing
+// to bisect), or could not be told apart in the Rounds they took
+// (result.BisectUndecided); What is the measure's change from one to the
+// other. What would bisect them (a smaller change of interest, more
+// rounds, a counted measure) the edge words, as the user gives it.
 type EndsError struct {
-	Outcome string
-	Msg     string
+	Outcome   string
+	What      string
+	MinChange float64
+	Rounds    int
 }
 
 // Error says why the ends cannot be bisected.
-func (e *EndsError) Error() string { return e.Msg }
+func (e *EndsError) Error() string {
+	if e.Outcome == result.BisectNoChange {
+		return fmt.Sprintf("bisect: the ends do not differ beyond the smallest change of interest (%s): %s; nothing to bisect", pct(e.MinChange), e.What)
+	}
+	return fmt.Sprintf("bisect: the ends could not be told apart from noise in %s: %s (smallest change of interest %s)",
+		prose.Count(e.Rounds, "round"), e.What, pct(e.MinChange))
+}
 
 // Run runs a bisect: it measures both ends (refusing when they do not differ beyond the
 // smallest change of interest), then measures midpoints, each built and
@@ -98,9 +112,13 @@ func Run(ctx context.Context, spec Spec) (*result.Bisect, string, error) {
 	case err == nil:
 		r.log.Complete, r.log.Reason = true, ""
 	case ctx.Err() != nil:
-		r.log.Reason = fmt.Sprintf("interrupted at step %d; pgscale bisect --resume %s continues", max(len(r.log.Steps)-1, 0), r.dir)
-		err = fmt.Errorf("interrupted; the %s done are in %s (pgscale bisect --resume %s continues): %w",
-			prose.Count(r.done(), "step"), r.path(), r.dir, ctx.Err())
+		r.log.Reason = fmt.Sprintf("interrupted at step %d", max(len(r.log.Steps)-1, 0))
+		continues := ""
+		if c := spec.Continue; c != "" {
+			r.log.Reason += "; " + c + " continues"
+			continues = " (" + c + " continues)"
+		}
+		err = fmt.Errorf("interrupted; the %s done are in %s%s: %w", prose.Count(r.done(), "step"), r.path(), continues, ctx.Err())
 	default:
 		var ee *EndsError
 		if errors.As(err, &ee) {
@@ -218,10 +236,9 @@ func (r *bisectRun) endsRefused(ends *result.BisectStep) error {
 	c := l.Change
 	what := fmt.Sprintf("%s@%s %s from %s to %s", l.Measure, l.Step, changeText(c), short(l.Commits[0].Hash), short(l.Commits[len(l.Commits)-1].Hash))
 	if ends.Class == result.BisectNeither {
-		return &EndsError{Outcome: result.BisectNoChange, Msg: fmt.Sprintf("bisect: the ends do not differ beyond the smallest change of interest (%s): %s; nothing to bisect (--min-change sets it)", pct(l.MinChange), what)}
+		return &EndsError{Outcome: result.BisectNoChange, What: what, MinChange: l.MinChange}
 	}
-	return &EndsError{Outcome: result.BisectUndecided, Msg: fmt.Sprintf("bisect: the ends could not be told apart from noise in %s: %s (smallest change of interest %s); more rounds (--rounds auto:N) or a counted measure (--count instructions) would decide it",
-		prose.Count(ends.Rounds, "round"), what, pct(l.MinChange))}
+	return &EndsError{Outcome: result.BisectUndecided, What: what, MinChange: l.MinChange, Rounds: ends.Rounds}
 }
 
 // conclude names the culprits and what could not be resolved.

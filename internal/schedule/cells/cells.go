@@ -55,6 +55,10 @@ type Spec struct {
 	// refusal stays one line); MicroNotes after them, or alone when no
 	// cell is left to run.
 	Notes, MicroNotes []string
+	// Replaced, when set, is said after them, when cells run: that the
+	// targets the user gave replace the cells' own (cells:), in the words
+	// they gave them with.
+	Replaced string
 	// Cluster is how the targets of the cells are opened to be checked
 	// before the first cell measures: natively (checkLater).
 	Cluster  target.ClusterOptions
@@ -117,7 +121,6 @@ func MicroFile(name string) string { return "micro-" + name + ".json" }
 // ones, then the micro cells. It stops at the first cell that could not
 // complete (a server gone, Ctrl-C) and returns why.
 func Run(ctx context.Context, spec Spec) (*Bundle, error) {
-	s := spec.Suite
 	dir := spec.Out
 	index := spec.Index
 	var todo []Cell
@@ -148,9 +151,8 @@ func Run(ctx context.Context, spec Spec) (*Bundle, error) {
 	for _, n := range append(append([]string(nil), spec.Notes...), spec.MicroNotes...) {
 		obs.Observe(observe.Notice{Text: n})
 	}
-	if spec.Targets.Replaced && len(s.Own) > 0 {
-		obs.Observe(observe.Notice{Text: fmt.Sprintf("suite %s: --target replaces its targets in every cell, so the cells' own (%s) are not used",
-			s.Name, strings.Join(s.OwnKeys(), "; "))})
+	if spec.Replaced != "" {
+		obs.Observe(observe.Notice{Text: spec.Replaced})
 	}
 	// The bundle is made once every cell is known to be runnable: a
 	// mistake leaves no directory behind.

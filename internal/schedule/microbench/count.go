@@ -201,7 +201,7 @@ func (c *microCount) takesIters(ctx context.Context, spec Spec, t microTree, ben
 		words = append(words, shellQuote(a))
 	}
 	wrapper := filepath.Join(dir, "exec")
-	script := "#!/bin/sh\n# pgscale micro --count: does the program run a fixed number of iterations?\nexec \"$@\" " + strings.Join(words, " ") + "\n"
+	script := "#!/bin/sh\n# pgscale, counting instructions: does the program run a fixed number of iterations?\nexec \"$@\" " + strings.Join(words, " ") + "\n"
 	if err := os.WriteFile(wrapper, []byte(script), 0o755); err != nil {
 		return false
 	}
@@ -434,7 +434,7 @@ func (c *microCount) clockThread(d *probe.CallgrindDump) bool {
 // count's size, appended.
 func (c *microCount) script(dir string, args []string) string {
 	var b strings.Builder
-	b.WriteString("#!/bin/sh\n# pgscale micro --count: the benchmark program under callgrind\n")
+	b.WriteString("#!/bin/sh\n# pgscale, counting instructions: the benchmark program under callgrind\n")
 	for _, kv := range c.counting.Env {
 		if name, v, ok := strings.Cut(kv, "+="); ok {
 			fmt.Fprintf(&b, "export %s=\"${%s:+$%s,}\"%s\n", name, name, name, shellQuote(v))
