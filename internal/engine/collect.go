@@ -32,25 +32,50 @@ func (e *engine) collect(res *Result, start, window time.Time, done <-chan struc
 			if n := time.Now(); c.end.IsZero() || n.Before(next) {
 				next = n
 			}
+			if !c.end.IsZero() && next.After(c.end) {
+				// The clients stopped at the end (endAt) before the
+				// collector looked: it is the boundary, as on time.
+				next = c.end
+			}
 		}
 		// at is where this event's boundary really falls: when the
 		// recorders are swapped out, which is after the planned time when
 		// the collector was starved of CPU. Lengths and rates use it; the
-		// plan (ticks, slice edges) stays on the planned grid. The final
+		// interval ticks stay on their planned grid, while a slice edge
+		// that came late moves the slices after it (delay). The final
 		// boundary is the planned end: later completions were not counted.
 		at := next
 		if now := time.Now(); !final && now.After(next) {
 			at = now
 		}
-		c.drain()
-		if c.slicing && (final || !next.Before(c.nextSliceEvent())) {
-			c.sliceEdge(at)
-		}
-		c.endInterval(next, at, final)
+		c.event(next, at, final)
 		if final {
-			c.finish(at)
 			return
 		}
+	}
+}
+
+// event is one of collect's events, planned at next, where its boundary
+// really falls at (later than next when the collector was late): what the
+// clients recorded is merged, a slice edge switches the clients' target,
+// an interval ends, and a slice edge that came late moves the rest of the
+// plan of slices with it (delay).
+func (c *collector) event(next, at time.Time, final bool) {
+	c.drain()
+	edge := c.slicing && (final || !next.Before(c.nextSliceEvent()))
+	if edge {
+		c.sliceEdge(at)
+	}
+	c.endInterval(next, at, final)
+	if final {
+		c.finish(at)
+		return
+	}
+	if edge {
+		if at.After(next) {
+			c.delay(at.Sub(next))
+		}
+		c.lastSlice()
 	}
 }
 
@@ -75,10 +100,12 @@ type collector struct {
 	measureFrom time.Time
 	ru0         syscall.Rusage // at measureFrom
 
-	// Slices: slice j is [start+j*Slice, start+(j+1)*Slice); it is counted
-	// from Settle after its start.
+	// Slices: slice j is [start+shift+j*Slice, start+shift+(j+1)*Slice);
+	// it is counted from Settle after its start. shift is how late the
+	// collector came to the slice edges so far (delay).
 	slicing   bool
 	slice     int
+	shift     time.Duration
 	counting  bool // in the counted part of the slice
 	sliceFrom time.Time
 	sru       syscall.Rusage     // at sliceFrom
@@ -112,6 +139,7 @@ func newCollector(e *engine, res *Result, start, window time.Time) *collector {
 		if c.counting {
 			c.readMeter()
 		}
+		c.lastSlice()
 	}
 	return c
 }
@@ -137,11 +165,41 @@ func (c *collector) nextEvent() (next time.Time, final bool) {
 // nextSliceEvent is the current slice's next edge: the end of its settle
 // time, or its end.
 func (c *collector) nextSliceEvent() time.Time {
-	b := c.start.Add(time.Duration(c.slice) * c.cfg.Slice)
+	b := c.start.Add(c.shift + time.Duration(c.slice)*c.cfg.Slice)
 	if !c.counting && c.cfg.Settle > 0 {
 		return b.Add(c.cfg.Settle)
 	}
 	return b.Add(c.cfg.Slice)
+}
+
+// delay moves the rest of the plan of slices d later, because the
+// collector came d late to the slice edge it just passed: the clients
+// served the slice under way until then. Every slice keeps its settle time
+// and its counted length from when the clients really switched; on the
+// planned grid, the slices whose time went by meanwhile were counted for
+// a few microseconds (their edges passed one after the other as the
+// collector caught up), and a target whose slices followed a starved
+// collector's was measured for nearly nothing. The measured window's start
+// (when still ahead) and its end move too, so every target still gets its
+// slices: the step runs d longer.
+func (c *collector) delay(d time.Duration) {
+	c.shift += d
+	if !c.measuring {
+		c.window = c.window.Add(d)
+	}
+	if !c.end.IsZero() {
+		c.end = c.end.Add(d)
+	}
+}
+
+// lastSlice tells the clients the end (endAt) once no slice edge is left
+// before it: with slices the end moves with every late edge (delay), so
+// the clients learn it only when it can no longer move; until then they
+// keep running however late the collector is.
+func (c *collector) lastSlice() {
+	if !c.end.IsZero() && !c.nextSliceEvent().Before(c.end) {
+		c.e.endAt.Store(c.end.UnixNano())
+	}
 }
 
 // readMeter reads the slice meter at the start of a slice's counted part.

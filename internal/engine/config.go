@@ -150,7 +150,10 @@ type Config struct {
 	// to the start of the step, warm-up included); SliceTarget(i) is the
 	// target of slice i. The first Settle of every slice is not counted,
 	// so transactions in flight at a switch do not blur the two targets.
-	// Result.Slices holds each measured slice.
+	// A slice edge the collector comes to late (a starved machine) moves
+	// the slices after it, the window's end included: every slice keeps
+	// its settle time and its counted length from the real switch, and the
+	// step runs longer by as much. Result.Slices holds each measured slice.
 	Targets     []*pgconn.Config
 	Slice       time.Duration
 	Settle      time.Duration

@@ -350,8 +350,8 @@ func (e *engine) run() (*Result, error) {
 	}
 	window := start.Add(cfg.Warmup)
 	e.windowAt.Store(window.UnixNano())
-	if cfg.Duration > 0 {
-		e.endAt.Store(window.Add(cfg.Duration).UnixNano())
+	if cfg.Duration > 0 && len(e.connCfgs) == 1 {
+		e.endAt.Store(window.Add(cfg.Duration).UnixNano()) // with slices, the collector tells it (lastSlice)
 	}
 	if len(e.connCfgs) > 1 {
 		e.target.Store(int32(cfg.SliceTarget(0)))

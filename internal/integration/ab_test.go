@@ -529,17 +529,22 @@ func TestABSlices(t *testing.T) {
 			t.Fatalf("%s: %d steps, want 2 rounds × 2 client counts", n, len(f.Steps))
 		}
 		for _, s := range f.Steps {
-			// 1 s per target in 0.25 s slices: 4 slices of 0.225 s counted
-			// (a slice edge falls where the collector really swapped the
-			// recorders, later when it was starved of CPU).
-			if len(s.Intervals) != 4 || s.ElapsedS < 0.8 || s.ElapsedS > 1.0 || !s.Complete {
+			// 1 s per target in 0.25 s slices: 4 slices of at least 0.225 s
+			// counted. A slice edge falls where the collector really
+			// swapped the recorders, later when it was starved of CPU, and
+			// the slice under way counts until then (the slices after it
+			// move with it), so only the floor is exact; the ceiling
+			// catches a step that counted the other target's slices too.
+			if len(s.Intervals) != 4 || s.ElapsedS < 0.899 || s.ElapsedS > 1.8 || !s.Complete {
 				t.Errorf("%s round %d c=%d: %d slices, %.3f s counted, complete %v; want 4 slices, 0.9 s",
 					n, s.Round, s.Clients, len(s.Intervals), s.ElapsedS, s.Complete)
 			}
 			counted[i] += s.ElapsedS
 		}
 	}
-	if d := counted[0] - counted[1]; d > 0.2 || d < -0.2 {
+	// Each target's 4 steps count 3.6 s at least; a late collector adds to
+	// whichever slice it was late in, a few per cent under load.
+	if d := counted[0] - counted[1]; d > 0.4 || d < -0.4 {
 		t.Errorf("counted time %v s and %v s: the targets were not measured alike", counted[0], counted[1])
 	}
 	for _, args := range [][]string{
