@@ -294,9 +294,9 @@ func TestSuitePresets(t *testing.T) {
 				t.Errorf("the comment has no headline:\n%s", comment)
 			}
 			for _, cell := range []string{"measure=native,workload=tpcb-like", "measure=native,workload=select-only"} {
-				row := regexp.MustCompile(`(?m)^\| ` + cell + ` \| 8 \| [0-9.]+ tps \([-+][0-9.]+% ± [0-9.]+%\) \| \**[0-9.]+ µs \([-+][0-9.]+% ± [0-9.]+%\)\** \| – \| \**[0-9.]+ \([-+][0-9.]+% ± [0-9.]+%\)\** \|$`)
+				row := regexp.MustCompile(`(?m)^\| ` + cell + ` \| 8 \| [0-9.]+ tps \([-+][0-9.]+% ± [0-9.]+%\) \| \**[0-9.]+ µs \([-+][0-9.]+% ± [0-9.]+%\)\** \| \**[0-9.]+ µs \([-+][0-9.]+% ± [0-9.]+%\)\** \| \**[0-9.]+ \([-+][0-9.]+% ± [0-9.]+%\)\** \|$`)
 				if !row.MatchString(comment) {
-					t.Errorf("no row of %s with throughput, pooler cpu/txn and ctx/txn, each with an interval:\n%s", cell, comment)
+					t.Errorf("no row of %s with throughput, server cpu/txn, pooler cpu/txn and ctx/txn, each with an interval (no column of dashes):\n%s", cell, comment)
 				}
 			}
 			v := readVerdict(t, bundle+".verdict.json")
