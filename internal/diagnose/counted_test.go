@@ -292,16 +292,23 @@ func oneOffSteps(rounds int, findServer uint64, oneOff func(round int) bool) []r
 			fs = append(fs, result.FunctionCount{Function: "errstart", Object: "postgres", Self: 1020},
 				result.FunctionCount{Function: "jit_compile_expr", Object: "postgres", Self: 1000 + uint64(r)})
 		}
-		var total uint64
-		for i := range fs {
-			fs[i].Inclusive = fs[i].Self
-			total += fs[i].Self
-		}
-		p := &result.Probes{}
-		p.SetInstructions(&result.Instructions{Tool: "callgrind", Transactions: tx, ClientBackends: total, PerTxn: float64(total) / tx, Functions: fs})
-		out = append(out, result.Step{Clients: 1, Complete: true, Round: r, Probes: p})
+		out = append(out, countedStep(r, tx, fs))
 	}
 	return out
+}
+
+// countedStep is round r of a counted step at one client of tx
+// transactions whose functions' own counts are fs (each its inclusive
+// count too).
+func countedStep(r int, tx uint64, fs []result.FunctionCount) result.Step {
+	var total uint64
+	for i := range fs {
+		fs[i].Inclusive = fs[i].Self
+		total += fs[i].Self
+	}
+	p := &result.Probes{}
+	p.SetInstructions(&result.Instructions{Tool: "callgrind", Transactions: int64(tx), ClientBackends: total, PerTxn: float64(total) / float64(tx), Functions: fs})
+	return result.Step{Clients: 1, Complete: true, Round: r, Probes: p}
 }
 
 // A one-off event in one window of each layout (its first round's) is
@@ -352,14 +359,7 @@ func TestFunctionScaledByTheDataNamed(t *testing.T) {
 			for i := 0; i < 450; i++ {
 				fs = append(fs, result.FunctionCount{Function: fmt.Sprintf("fn%d", i), Object: "postgres", Self: uint64(100+i+r) * tx})
 			}
-			var total uint64
-			for i := range fs {
-				fs[i].Inclusive = fs[i].Self
-				total += fs[i].Self
-			}
-			p := &result.Probes{}
-			p.SetInstructions(&result.Instructions{Tool: "callgrind", Transactions: tx, ClientBackends: total, PerTxn: float64(total) / tx, Functions: fs})
-			out = append(out, result.Step{Clients: 1, Complete: true, Round: r, Probes: p})
+			out = append(out, countedStep(r, tx, fs))
 		}
 		return out
 	}
