@@ -199,7 +199,13 @@ func change(c stats.Comparison, before []result.Interval) (*result.WindowChange,
 	}
 	w.Lo, w.Hi, w.P = finite(c.Lo), finite(c.Hi), finite(c.P)
 	if d := c.WindowDetail; d != nil {
-		w.BatchS = float64(d.BatchLen) * before[0].LengthS
+		// A batch's length is its intervals' mean length: the first
+		// alone may be short (a step's edge, a collector come late).
+		var secs float64
+		for _, iv := range before {
+			secs += iv.LengthS
+		}
+		w.BatchS = float64(d.BatchLen) * secs / float64(len(before))
 		w.BatchesBefore, w.BatchesDuring = d.BatchesBefore, d.BatchesDuring
 	}
 	return w, c.Warnings

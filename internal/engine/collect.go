@@ -281,6 +281,16 @@ func (c *collector) endInterval(next, at time.Time, final bool) {
 	}
 	c.iv.Reset()
 	c.last = at
+	// A collector that came to a tick later than the ticks after it (the
+	// machine starved it of CPU) ends one interval there and goes on at
+	// the next tick still ahead, as pgbench's -P skips the reports whose
+	// time went by. Ending one interval per tick passed, each a few
+	// microseconds long, put rates measured over nothing into the series:
+	// a disturbance's before phase then began at such an interval (its
+	// batch length read 0.0065 s), and its tps carried the noise.
+	for !c.start.Add(time.Duration(c.tick) * cfg.Interval).After(at) {
+		c.tick++
+	}
 	if !c.measuring && !next.Before(c.window) {
 		c.measuring = true
 		c.measureFrom = at

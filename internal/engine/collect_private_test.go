@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -134,5 +135,54 @@ func TestSlicesLateCollector(t *testing.T) {
 	n, counted, txns = perTarget(slices)
 	if n[0] != 20 || counted[0] != 20*90*time.Millisecond || txns[0] != 20*90 {
 		t.Errorf("target 0 after every late edge: %d slices, %v counted, %d transactions; want 20, 1.8s, 1800", n[0], counted[0], txns[0])
+	}
+}
+
+// A collector held up from before the 2 s tick until 4.8 s (the machine
+// starved it; the clients kept running) ends one interval at 4.8 s and goes
+// on at the 5 s tick, as pgbench's -P skips the reports whose time went by:
+// the series has no interval a few microseconds long (one per tick passed,
+// before), whose rate was measured over nothing, and its intervals still
+// cover the step edge to edge.
+func TestIntervalsLateCollector(t *testing.T) {
+	start := time.Unix(1000, 0)
+	cfg := &Config{Settings: load.Settings{Duration: 8 * time.Second, Interval: time.Second}}
+	rec := metrics.NewRecorder(0, 1)
+	e := &engine{cfg: cfg, recs: []*metrics.Recorder{rec}, connCfgs: make([]*pgconn.Config, 1)}
+	res := &Result{Total: metrics.NewInterval(0, 1), Series: []Point{}}
+	c := newCollector(e, res, start, start)
+	now := start
+	for range 1000 {
+		next, final := c.nextEvent()
+		at := next
+		if d := next.Sub(start); d >= 2*time.Second && d < 4800*time.Millisecond {
+			at = start.Add(4800 * time.Millisecond)
+		}
+		if at.Before(now) {
+			at = now
+		}
+		for ; now.Before(at); now = now.Add(time.Millisecond) {
+			iv := rec.Lock()
+			iv.RecordTxn(1000, 0, false)
+			rec.Unlock()
+		}
+		now = at
+		c.event(next, at, final)
+		if final {
+			break
+		}
+	}
+	var starts, lengths []time.Duration
+	for _, p := range res.Series {
+		starts, lengths = append(starts, p.Start), append(lengths, p.Length)
+	}
+	ms := time.Millisecond
+	wantStarts := []time.Duration{0, 1000 * ms, 4800 * ms, 5000 * ms, 6000 * ms, 7000 * ms}
+	wantLengths := []time.Duration{1000 * ms, 3800 * ms, 200 * ms, 1000 * ms, 1000 * ms, 1000 * ms}
+	if fmt.Sprint(starts) != fmt.Sprint(wantStarts) || fmt.Sprint(lengths) != fmt.Sprint(wantLengths) {
+		t.Errorf("intervals start at %v, last %v; want %v and %v", starts, lengths, wantStarts, wantLengths)
+	}
+	if got := res.Total.Counts.Transactions; got != 8000 {
+		t.Errorf("%d transactions in all, want 8000", got)
 	}
 }

@@ -2,7 +2,6 @@ package disturbtest_test
 
 import (
 	"bytes"
-	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -73,8 +72,13 @@ func disturbed(t *testing.T, flag, spec string) (result.Disturbance, string, str
 
 // phasesWhereAsked checks that the window and its phases lie where the
 // spec put them: 11-20 s of a 24 s step on the given number of sessions,
-// the first 2 s left out before.
-func phasesWhereAsked(t *testing.T, d result.Disturbance, sessions int, stdout string) {
+// the first 2 s left out before. A phase is the step's whole intervals in
+// its stretch, so its edges are derived from the step's own series: an
+// interval ends where the collector really came, and on a loaded machine
+// the collector once came 2.8 s late to the 2 s tick (CI: the before phase
+// began at 4.8 s, at the first interval edge past 2 s), which no planned
+// edge with a tolerance survives.
+func phasesWhereAsked(t *testing.T, d result.Disturbance, sessions int, stdout string, step result.Step) {
 	t.Helper()
 	if d.StartS != 11 || d.EndS != 20 || d.Sessions != sessions || d.RanS < 8.5 || d.RanS > 9.5 {
 		t.Errorf("window %v-%v s, %d sessions, ran %.2f s; want 11-20 s, %d sessions, about 9 s", d.StartS, d.EndS, d.Sessions, d.RanS, sessions)
@@ -88,9 +92,10 @@ func phasesWhereAsked(t *testing.T, d result.Disturbance, sessions int, stdout s
 		ph       *result.Phase
 		from, to float64
 	}{{"before", e.Before, 2, 11}, {"during", e.During, 11, 20}, {"after", e.After, 20, 24}} {
-		// Interval edges fall where the collector really woke: within a few ms of the plan.
-		if math.Abs(p.ph.FromS-p.from) > 0.1 || math.Abs(p.ph.ToS-p.to) > 0.1 || p.ph.TPS <= 0 || p.ph.LatMeanMs <= 0 {
-			t.Errorf("%s: %+v; want %v-%v s with tps and latency", p.name, p.ph, p.from, p.to)
+		from, to, n := wholeIntervals(step.Intervals, p.from, p.to)
+		if n < 3 || p.ph.FromS != from || p.ph.ToS != to || p.ph.Intervals != n || p.ph.TPS <= 0 || p.ph.LatMeanMs <= 0 {
+			t.Errorf("%s: %+v; want the %d whole intervals in %v-%v s (%.3f-%.3f s), 3 at least, with tps and latency",
+				p.name, p.ph, n, p.from, p.to, from, to)
 		}
 	}
 	if e.TPS.Lo == nil || e.TPS.Hi == nil {
@@ -101,6 +106,23 @@ func phasesWhereAsked(t *testing.T, d result.Disturbance, sessions int, stdout s
 			t.Errorf("stdout lacks %q:\n%s", want, stdout)
 		}
 	}
+}
+
+// wholeIntervals is where the intervals lying wholly in [from, to) begin
+// and end, and how many there are; an interval may start or end a tenth of
+// its length past the stretch (diagnose.phaseIntervals).
+func wholeIntervals(ivs []result.Interval, from, to float64) (first, last float64, n int) {
+	for _, iv := range ivs {
+		tol := iv.LengthS / 10
+		if iv.LengthS > 0 && iv.StartS >= from-tol && iv.StartS+iv.LengthS <= to+tol {
+			if n == 0 {
+				first = iv.StartS
+			}
+			last = iv.StartS + iv.LengthS
+			n++
+		}
+	}
+	return first, last, n
 }
 
 // report logs the window's before/during/after lines, for the record.
@@ -119,12 +141,12 @@ func report(t *testing.T, stdout string) {
 // throughput by 55-63 % here, which survives a machine twice as noisy.
 func TestDDLChurnLowersThroughput(t *testing.T) {
 	testenv.Slow(t)
-	d, stdout, stderr, _ := disturbed(t, "--disturb", "ddl-churn@11s-20s:4")
+	d, stdout, stderr, step := disturbed(t, "--disturb", "ddl-churn@11s-20s:4")
 	report(t, stdout)
 	if d.Name != "ddl-churn" || !d.Builtin || d.Iterations <= 0 || d.Errors != 0 || d.Rate <= 0 {
 		t.Errorf("ddl-churn ran %d iterations, %d errors, %.1f/s: want iterations, no errors", d.Iterations, d.Errors, d.Rate)
 	}
-	phasesWhereAsked(t, d, 4, stdout)
+	phasesWhereAsked(t, d, 4, stdout, step)
 	if c := d.Effect.TPS; c.Hi != nil && !(*c.Hi < 0) {
 		t.Errorf("tps change %+.1f%% in [%+.1f%%, %+.1f%%]: want a drop beyond its interval", 100*c.Change, 100**c.Lo, 100**c.Hi)
 	}
@@ -156,7 +178,7 @@ func TestDoNothingDisturbanceChangesNothing(t *testing.T) {
 	if d.Builtin || d.Iterations < 45 || d.Iterations > 90 || d.Errors != 0 {
 		t.Errorf("%d iterations, %d errors; want about 85, none", d.Iterations, d.Errors)
 	}
-	phasesWhereAsked(t, d, 1, stdout)
+	phasesWhereAsked(t, d, 1, stdout, step)
 	// Checked at 99 % confidence, recomputed from the result file as a
 	// report would: a 95 % interval misses a true zero in one run out of
 	// twenty, which would make this test fail that often by design.
