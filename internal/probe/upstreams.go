@@ -2,10 +2,13 @@ package probe
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/pgscale/pgscale/internal/probeid"
 	"github.com/pgscale/pgscale/internal/result"
@@ -41,7 +44,7 @@ type upstreamsProbe struct {
 type upSample struct {
 	ok         bool
 	xacts      int64
-	statements int64
+	statements int64  // -1 when pg_stat_statements could not be read
 	lsn        uint64 // current (primary) or replayed (replica) WAL position
 }
 
@@ -63,19 +66,27 @@ func newUpstreamsProbe(ctx context.Context, ups []Upstream, ephemeral bool) (*up
 	}
 	for i, c := range p.conns {
 		ok := false
-		for try := 0; try < 20 && !ok; try++ {
-			if _, err := c.value(ctx, "SELECT 1 FROM pg_stat_statements LIMIT 1"); err == nil {
+		// On a replica, the view made on its primary may not be replayed
+		// yet (undefined_table): waited for up to replayWait, as a loaded
+		// machine replays late. Any other error (not preloaded) is final.
+		for end := time.Now().Add(replayWait); ; time.Sleep(100 * time.Millisecond) {
+			_, err := c.value(ctx, "SELECT 1 FROM pg_stat_statements LIMIT 1")
+			var pgErr *pgconn.PgError
+			if err == nil {
 				ok = true
-			} else if p.ups[i].Role != "replica" {
-				break
-			} else {
-				time.Sleep(100 * time.Millisecond) // the extension, made on its primary, not yet replayed
+			} else if p.ups[i].Role == "replica" && errors.As(err, &pgErr) && pgErr.Code == "42P01" && time.Now().Before(end) {
+				continue
 			}
+			break
 		}
 		p.statements = append(p.statements, ok)
 	}
 	return p, nil
 }
+
+// replayWait is how long a replica is given to replay pg_stat_statements
+// made on its primary (it was 2 s).
+const replayWait = 15 * time.Second
 
 func (p *upstreamsProbe) name() string { return probeid.Upstreams.Name }
 
@@ -130,10 +141,14 @@ func (p *upstreamsProbe) sample(ctx context.Context) []upSample {
 		}
 		s.xacts, _ = strconv.ParseInt(x, 10, 64)
 		if p.statements[i] {
+			// A read that failed is no count, not a count of zero: taken
+			// as 0 at the end of a step, it said the upstream got no
+			// statement at all (share 0.00).
+			s.statements = -1
 			v, err := c.value(ctx, "SELECT coalesce(sum(calls), 0)::text FROM pg_stat_statements WHERE query NOT LIKE $1",
 				"%"+strings.TrimSpace(probeMarker)+"%")
-			if err == nil {
-				s.statements, _ = strconv.ParseInt(v, 10, 64)
+			if n, perr := strconv.ParseInt(v, 10, 64); err == nil && perr == nil {
+				s.statements = n
 			}
 		}
 		fn := "pg_current_wal_lsn()"
@@ -176,7 +191,7 @@ func (p *upstreamsProbe) report(_ context.Context, _ *stepState, out *result.Pro
 		if a.ok && b.ok {
 			// Each sample's first query is a transaction of the probe's own.
 			st.Transactions = max(b.xacts-a.xacts-countedQueries(p.statements[i]), 0)
-			if p.statements[i] {
+			if p.statements[i] && a.statements >= 0 && b.statements >= 0 {
 				n := max(b.statements-a.statements, 0)
 				st.Statements = &n
 			}
