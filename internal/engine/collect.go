@@ -4,6 +4,8 @@ import (
 	"syscall"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/pgscale/pgscale/internal/metrics"
 )
 
@@ -11,13 +13,12 @@ import (
 // merges, and reports progress, until the clients are done.
 func (e *engine) collect(res *Result, start, window time.Time, done <-chan struct{}) {
 	c := newCollector(e, res, start, window)
-	timer := time.NewTimer(time.Hour)
-	defer timer.Stop()
 	for {
 		next, final := c.nextEvent()
-		timer.Reset(time.Until(next))
+		woke := make(chan struct{}, 1)
+		go sleepUntil(next, woke)
 		select {
-		case <-timer.C:
+		case <-woke:
 		case <-done:
 			next, final = time.Now(), true
 		case <-e.parent.Done():
@@ -53,6 +54,25 @@ func (e *engine) collect(res *Result, start, window time.Time, done <-chan struc
 			return
 		}
 	}
+}
+
+// sleepUntil sends on woke once t has come, having slept in the kernel
+// (nanosleep, a blocking system call that gives up its P) rather than on a
+// runtime timer. A runtime timer is kept by the P that set it, and runs
+// when that P schedules or an idle P steals it; a P whose client waits for
+// its backend in a raw system call (IORaw) schedules nothing until the
+// backend answers, and every other P may be a client's too. A backend held
+// up by a lock thus held the collector's timer: it fired 3 s late, at the
+// step's end, in 2 of 4 steps of select-only beside ddl-churn, after the
+// window closed with a statement of its sessions cut off. A thread back
+// from nanosleep needs any P, which the clients give up between
+// transactions.
+func sleepUntil(t time.Time, woke chan<- struct{}) {
+	for d := time.Until(t); d > 0; d = time.Until(t) {
+		ts := unix.NsecToTimespec(d.Nanoseconds())
+		unix.Nanosleep(&ts, nil) // EINTR (a signal): sleep what is left
+	}
+	woke <- struct{}{}
 }
 
 // event is one of collect's events, planned at next, where its boundary
@@ -269,6 +289,12 @@ func (c *collector) endInterval(next, at time.Time, final bool) {
 	}
 	if !next.Before(tickAt) {
 		c.tick++
+	}
+	if at.Before(c.last) {
+		// The planned end, before where a late collector ended the
+		// interval before it: this last one is empty, not of negative
+		// length.
+		at = c.last
 	}
 	p := Point{Start: c.last.Sub(c.window), Length: at.Sub(c.last), Counts: c.iv.Counts, Latency: c.iv.Summarize()}
 	if c.measuring {

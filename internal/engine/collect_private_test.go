@@ -138,13 +138,11 @@ func TestSlicesLateCollector(t *testing.T) {
 	}
 }
 
-// A collector held up from before the 2 s tick until 4.8 s (the machine
-// starved it; the clients kept running) ends one interval at 4.8 s and goes
-// on at the 5 s tick, as pgbench's -P skips the reports whose time went by:
-// the series has no interval a few microseconds long (one per tick passed,
-// before), whose rate was measured over nothing, and its intervals still
-// cover the step edge to edge.
-func TestIntervalsLateCollector(t *testing.T) {
+// lateSeries plays an 8 s step of 1 s intervals on a clock of its own,
+// the clients completing a transaction every millisecond, with the
+// collector held up until until for the events planned in [from, until);
+// it returns the series and the step's total.
+func lateSeries(from, until time.Duration) ([]Point, int64) {
 	start := time.Unix(1000, 0)
 	cfg := &Config{Settings: load.Settings{Duration: 8 * time.Second, Interval: time.Second}}
 	rec := metrics.NewRecorder(0, 1)
@@ -155,34 +153,56 @@ func TestIntervalsLateCollector(t *testing.T) {
 	for range 1000 {
 		next, final := c.nextEvent()
 		at := next
-		if d := next.Sub(start); d >= 2*time.Second && d < 4800*time.Millisecond {
-			at = start.Add(4800 * time.Millisecond)
+		if d := next.Sub(start); d >= from && d < until {
+			at = start.Add(until)
 		}
 		if at.Before(now) {
-			at = now
+			at = now // events whose time went by come at once
+		}
+		if final {
+			at = next // the planned end, as collect has it
 		}
 		for ; now.Before(at); now = now.Add(time.Millisecond) {
 			iv := rec.Lock()
 			iv.RecordTxn(1000, 0, false)
 			rec.Unlock()
 		}
-		now = at
 		c.event(next, at, final)
 		if final {
 			break
 		}
 	}
+	return res.Series, res.Total.Counts.Transactions
+}
+
+// edges is where a series' intervals start and how long they last.
+func edges(series []Point) string {
 	var starts, lengths []time.Duration
-	for _, p := range res.Series {
+	for _, p := range series {
 		starts, lengths = append(starts, p.Start), append(lengths, p.Length)
 	}
+	return fmt.Sprint(starts, lengths)
+}
+
+// A collector held up from before the 2 s tick until 4.8 s (the machine
+// starved it; the clients kept running) ends one interval at 4.8 s and goes
+// on at the 5 s tick, as pgbench's -P skips the reports whose time went by:
+// the series has no interval of no length (one per tick passed, before),
+// whose rate was measured over nothing, and its intervals still cover the
+// step edge to edge. Held up past the step's end, its last interval is
+// empty, not of negative length.
+func TestIntervalsLateCollector(t *testing.T) {
 	ms := time.Millisecond
-	wantStarts := []time.Duration{0, 1000 * ms, 4800 * ms, 5000 * ms, 6000 * ms, 7000 * ms}
-	wantLengths := []time.Duration{1000 * ms, 3800 * ms, 200 * ms, 1000 * ms, 1000 * ms, 1000 * ms}
-	if fmt.Sprint(starts) != fmt.Sprint(wantStarts) || fmt.Sprint(lengths) != fmt.Sprint(wantLengths) {
-		t.Errorf("intervals start at %v, last %v; want %v and %v", starts, lengths, wantStarts, wantLengths)
+	series, n := lateSeries(2*time.Second, 4800*ms)
+	want := fmt.Sprint([]time.Duration{0, 1000 * ms, 4800 * ms, 5000 * ms, 6000 * ms, 7000 * ms},
+		[]time.Duration{1000 * ms, 3800 * ms, 200 * ms, 1000 * ms, 1000 * ms, 1000 * ms})
+	if got := edges(series); got != want || n != 8000 {
+		t.Errorf("intervals (starts, lengths) %s, %d transactions; want %s, 8000", got, n, want)
 	}
-	if got := res.Total.Counts.Transactions; got != 8000 {
-		t.Errorf("%d transactions in all, want 8000", got)
+	series, _ = lateSeries(7*time.Second, 8300*ms)
+	want = fmt.Sprint([]time.Duration{0, 1000 * ms, 2000 * ms, 3000 * ms, 4000 * ms, 5000 * ms, 6000 * ms, 8300 * ms},
+		[]time.Duration{1000 * ms, 1000 * ms, 1000 * ms, 1000 * ms, 1000 * ms, 1000 * ms, 2300 * ms, 0})
+	if got := edges(series); got != want {
+		t.Errorf("held past the end: intervals (starts, lengths) %s; want %s", got, want)
 	}
 }

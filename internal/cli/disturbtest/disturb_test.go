@@ -67,6 +67,13 @@ func disturbed(t *testing.T, flag, spec string) (result.Disturbance, string, str
 	if len(f.Steps) != 1 || len(f.Steps[0].Disturbances) != 1 {
 		t.Fatalf("want one step with one disturbance, got %+v", f.Steps)
 	}
+	// For the record: where the collector came late (an interval of the
+	// 1 s grid that is longer or shorter by a tenth).
+	for _, iv := range f.Steps[0].Intervals {
+		if iv.LengthS > 1.1 || iv.LengthS < 0.9 {
+			t.Logf("interval at %.3f s lasted %.3f s", iv.StartS, iv.LengthS)
+		}
+	}
 	return f.Steps[0].Disturbances[0], stdout, stderr, f.Steps[0]
 }
 
