@@ -125,7 +125,7 @@ func (g *common) check() (*experiment.Common, error) {
 		}
 	}
 	if err := g.Data.Init.Check(); err != nil {
-		return nil, err
+		return nil, optionError(err)
 	}
 	probes := probeopt.DefaultOptions()
 	if g.Probes != nil {
@@ -203,7 +203,7 @@ func checkCount(c *experiment.Common) error {
 func (g *common) workload(c *experiment.Common) error {
 	wl, err := workload.Load(g.Workload)
 	if err != nil {
-		return err
+		return optionError(err)
 	}
 	setup := g.Data.SetupSQL
 	if g.Data.Setup != "" && setup == "" {

@@ -12,21 +12,22 @@ import (
 	"github.com/pgscale/pgscale/internal/usage"
 )
 
-// Check finds what pgbench -i would refuse in o, as usage errors naming
-// pgbench's flags.
+// Check finds what pgbench -i would refuse in o, as usage errors that
+// say which option and why (OptionError), for the edge to name the
+// option as the user gave it.
 func (o InitOptions) Check() error {
 	switch {
 	case o.Scale < 1:
-		return usage.Errorf("--scale must be at least 1")
+		return mustBe("Scale", "at least 1")
 	case o.Fillfactor < 10 || o.Fillfactor > 100:
-		return usage.Errorf("--fillfactor must be between 10 and 100")
+		return mustBe("Fillfactor", "between 10 and 100")
 	case o.Partitions < 0:
-		return usage.Errorf("--partitions must be at least 0")
+		return mustBe("Partitions", "at least 0")
 	case o.PartitionMethod != "range" && o.PartitionMethod != "hash":
-		return usage.Errorf("--partition-method must be range or hash")
+		return mustBe("PartitionMethod", "range or hash")
 	}
 	if err := CheckSteps(o.steps()); err != nil {
-		return usage.Errorf("-I: %v", err)
+		return optionError("Steps", err)
 	}
 	return nil
 }
