@@ -147,7 +147,8 @@ func (g *common) check() (*experiment.Common, error) {
 	}
 	c := &experiment.Common{Argv: secret.RedactAll(g.Argv), Version: g.Version, Cluster: g.Cluster, Load: l, Probes: probes,
 		Disturbances: ds, Observer: g.Observer, Expect: exps, Transactions: g.Transactions,
-		Data: experiment.Data{Init: g.Data.Init, Create: g.Data.Create, Recreate: "pass --init", ScaleGiven: g.Data.ScaleGiven, Separate: g.Data.Separate}}
+		Data: experiment.Data{Init: g.Data.Init, Create: g.Data.Create, Recreate: "pass --init",
+			MakeTables: "run `pgscale init --dsn ...` first, or pass --init to create them", ScaleGiven: g.Data.ScaleGiven, Separate: g.Data.Separate}}
 	if g.ShellOut != nil {
 		c.ShellOut = syncio.NewWriter(g.ShellOut)
 	}

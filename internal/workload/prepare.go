@@ -45,7 +45,10 @@ type PrepareOptions struct {
 	// built-in scripts use them), and takes the scale from the data, as
 	// pgbench does when a built-in script runs; otherwise the scale is
 	// Init.Scale (-s, default 1), as pgbench's :scale for custom scripts.
+	// MakeTables says how the user makes them, in the words they do it
+	// with, for the refusal to offer (empty: it offers nothing).
 	NeedTables bool
+	MakeTables string
 	// Setup is SQL run once after the data is made (--setup), SetupName
 	// what errors call it ("--setup FILE").
 	Setup, SetupName string
@@ -71,8 +74,8 @@ type Prepared struct {
 
 // Prepare makes sure the data the workload needs is there: creates it
 // when asked, refuses a database that lacks pgbench's tables when the
-// workload needs them (a usage error naming the fix), runs the setup SQL,
-// and reads the scale.
+// workload needs them (a usage error offering MakeTables), runs the
+// setup SQL, and reads the scale.
 func Prepare(ctx context.Context, connect Connector, o PrepareOptions) (Prepared, error) {
 	log := o.Log
 	if log == nil {
@@ -96,8 +99,11 @@ func Prepare(ctx context.Context, connect Connector, o PrepareOptions) (Prepared
 			return Prepared{}, err
 		}
 	} else if !data.Complete() && o.NeedTables {
-		return Prepared{}, usage.Errorf("%s has no pgbench tables (missing %s): run `pgscale init --dsn ...` first, or pass --init to create them",
-			o.Where, strings.Join(data.Missing, ", "))
+		remedy := ""
+		if o.MakeTables != "" {
+			remedy = ": " + o.MakeTables
+		}
+		return Prepared{}, usage.Errorf("%s has no pgbench tables (missing %s)%s", o.Where, strings.Join(data.Missing, ", "), remedy)
 	}
 	if o.Setup != "" {
 		if err := runSetup(ctx, conn, o, log); err != nil {
