@@ -125,7 +125,7 @@ func (g *common) check() (*experiment.Common, error) {
 		}
 	}
 	if err := g.Data.Init.Check(); err != nil {
-		return nil, err
+		return nil, optionError(err)
 	}
 	probes := probeopt.DefaultOptions()
 	if g.Probes != nil {
@@ -147,7 +147,8 @@ func (g *common) check() (*experiment.Common, error) {
 	}
 	c := &experiment.Common{Argv: secret.RedactAll(g.Argv), Version: g.Version, Cluster: g.Cluster, Load: l, Probes: probes,
 		Disturbances: ds, Observer: g.Observer, Expect: exps, Transactions: g.Transactions,
-		Data: experiment.Data{Init: g.Data.Init, Create: g.Data.Create, Recreate: "pass --init", ScaleGiven: g.Data.ScaleGiven, Separate: g.Data.Separate}}
+		Data: experiment.Data{Init: g.Data.Init, Create: g.Data.Create, Recreate: "pass --init",
+			MakeTables: "run `pgscale init --dsn ...` first, or pass --init to create them", ScaleGiven: g.Data.ScaleGiven, Separate: g.Data.Separate}}
 	if g.ShellOut != nil {
 		c.ShellOut = syncio.NewWriter(g.ShellOut)
 	}
@@ -203,7 +204,7 @@ func checkCount(c *experiment.Common) error {
 func (g *common) workload(c *experiment.Common) error {
 	wl, err := workload.Load(g.Workload)
 	if err != nil {
-		return err
+		return optionError(err)
 	}
 	setup := g.Data.SetupSQL
 	if g.Data.Setup != "" && setup == "" {

@@ -108,6 +108,33 @@ func registerInit(fs *pflag.FlagSet, o *workload.InitOptions, standalone bool) {
 	}
 }
 
+// optionError words an option of the workload or of its data that
+// pgbench would refuse (workload.OptionError) in the flag that gives it,
+// as pgbench names it; any other error is returned as it is.
+func optionError(err error) error {
+	var oe *workload.OptionError
+	if !errors.As(err, &oe) {
+		return err
+	}
+	switch oe.Field {
+	case "Scale":
+		return usage.Errorf("--scale %v", oe.Err)
+	case "Fillfactor":
+		return usage.Errorf("--fillfactor %v", oe.Err)
+	case "Partitions":
+		return usage.Errorf("--partitions %v", oe.Err)
+	case "PartitionMethod":
+		return usage.Errorf("--partition-method %v", oe.Err)
+	case "Steps":
+		return usage.Errorf("-I: %v", oe.Err)
+	case "Protocol":
+		return usage.Errorf("-M: %v", oe.Err)
+	case "Seed":
+		return usage.Errorf("--random-seed: %v", oe.Err)
+	}
+	return err
+}
+
 // common returns what the flags say, once parsed: defaults that depend on
 // which flags were given are settled here. Events go to the live output.
 func (f *loadFlags) common(cmd *cobra.Command, argv []string, stdout, stderr io.Writer) common {
@@ -131,7 +158,7 @@ func (f *loadFlags) common(cmd *cobra.Command, argv []string, stdout, stderr io.
 func describe(w workload.Spec, stdout io.Writer) error {
 	wl, err := workload.Load(w)
 	if err != nil {
-		return err
+		return optionError(err)
 	}
 	for _, s := range wl.Scripts {
 		s.Describe(stdout)

@@ -40,7 +40,7 @@ func newInitCmd(stdout, stderr io.Writer) *cobra.Command {
 // is kept.
 func initData(ctx context.Context, spec rig.InitSpec) error {
 	if err := spec.Init.Check(); err != nil {
-		return err
+		return optionError(err)
 	}
 	if err := spec.Cluster.Check([]target.Spec{spec.Target}); err != nil {
 		return err

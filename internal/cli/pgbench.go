@@ -135,7 +135,7 @@ func (p *pgbenchCmd) main(ctx context.Context, args []string) int {
 		// pgbench parses the scripts as it reads the options: their
 		// mistakes come before the checks below.
 		if _, err := workload.Load(workload.Spec{Scripts: p.scripts, Defines: p.defines, Protocol: p.protocol, Seed: p.seed}); err != nil {
-			return p.errorf("%v", err)
+			return p.errorf("%v", optionError(err))
 		}
 	}
 	p.threads = min(p.threads, p.clients)

@@ -70,6 +70,11 @@ type Data struct {
 	// data to offer (empty: it offers only pgscale init).
 	Create   bool
 	Recreate string
+	// MakeTables says how the user makes pgbench's tables on a dsn
+	// target that has none, in the words they do it with ("run `pgscale
+	// init --dsn ...` first, or pass --init to create them"), for the
+	// refusal of a workload that needs them to offer (empty: nothing).
+	MakeTables string
 	// ScaleGiven says a scale was given: a scale the data contradicts is
 	// warned about (pgbench reads the scale from the data).
 	ScaleGiven bool

@@ -364,12 +364,13 @@ func TestNoHub(t *testing.T) {
 }
 
 // belowEdge are the packages below the command line: the typed
-// experiment, the rig, a step and the schedules. They are handed values
+// experiment, the rig, a step, the schedules and the workload. They are handed values
 // and speak of no flag (issue 45): a mistake is found and worded at the
 // edge, or returned as a typed error the edge words, and what the run
 // says of a flag mid-run is worded by the edge and given to it
-// (experiment.Data.SetupName, Recreate; ab.Spec.OneLayout).
-var belowEdge = []string{"internal/experiment", "internal/rig", "internal/step", "internal/schedule/..."}
+// (experiment.Data.SetupName, Recreate, MakeTables; ab.Spec.OneLayout;
+// workload.OptionError).
+var belowEdge = []string{"internal/experiment", "internal/rig", "internal/step", "internal/schedule/...", "internal/workload"}
 
 // otherPrograms are the options of the programs run below the edge,
 // which are not pgscale's flags: per file, the words allowed in its

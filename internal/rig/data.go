@@ -265,7 +265,7 @@ func (r *Rig) makeData(ctx context.Context, t *Target) error {
 	opts := func(s *target.Server) workload.PrepareOptions {
 		return workload.PrepareOptions{
 			Create: s.Ephemeral() && c.Data.Pgbench || c.Data.Create, Init: c.Data.Init, ScaleGiven: c.Data.ScaleGiven,
-			NeedTables: c.Workload.Builtin, Setup: c.Data.Setup, SetupName: c.Data.SetupName, Where: s.Info.Description, Log: c.Notice}
+			NeedTables: c.Workload.Builtin, MakeTables: c.Data.MakeTables, Setup: c.Data.Setup, SetupName: c.Data.SetupName, Where: s.Info.Description, Log: c.Notice}
 	}
 	var logFrom int64
 	if origin.Cluster != nil {

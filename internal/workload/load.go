@@ -130,8 +130,9 @@ func splitWeight(arg string) (string, int, error) {
 }
 
 // Load parses the workload's scripts (a bad script is a usage error naming
-// its file, line and column) and checks them against the protocol. With
-// no script it is pgbench's select-only.
+// its file, line and column) and checks them against the protocol; a
+// protocol or seed it cannot read is an OptionError. With no script it
+// is pgbench's select-only.
 func Load(w Spec) (*Loaded, error) {
 	l := &Loaded{Defines: w.Defines}
 	if w.Protocol == "" {
@@ -139,11 +140,11 @@ func Load(w Spec) (*Loaded, error) {
 	}
 	p, err := engine.ParseProtocol(w.Protocol)
 	if err != nil {
-		return nil, usage.Errorf("-M: %v", err)
+		return nil, optionError("Protocol", err)
 	}
 	l.Protocol = p
 	if l.Seed, err = ResolveSeed(w.Seed); err != nil {
-		return nil, usage.Errorf("--random-seed: %v", err)
+		return nil, optionError("Seed", err)
 	}
 	args := w.Scripts
 	if len(args) == 0 {

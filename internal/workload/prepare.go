@@ -12,21 +12,22 @@ import (
 	"github.com/pgscale/pgscale/internal/usage"
 )
 
-// Check finds what pgbench -i would refuse in o, as usage errors naming
-// pgbench's flags.
+// Check finds what pgbench -i would refuse in o, as usage errors that
+// say which option and why (OptionError), for the edge to name the
+// option as the user gave it.
 func (o InitOptions) Check() error {
 	switch {
 	case o.Scale < 1:
-		return usage.Errorf("--scale must be at least 1")
+		return mustBe("Scale", "at least 1")
 	case o.Fillfactor < 10 || o.Fillfactor > 100:
-		return usage.Errorf("--fillfactor must be between 10 and 100")
+		return mustBe("Fillfactor", "between 10 and 100")
 	case o.Partitions < 0:
-		return usage.Errorf("--partitions must be at least 0")
+		return mustBe("Partitions", "at least 0")
 	case o.PartitionMethod != "range" && o.PartitionMethod != "hash":
-		return usage.Errorf("--partition-method must be range or hash")
+		return mustBe("PartitionMethod", "range or hash")
 	}
 	if err := CheckSteps(o.steps()); err != nil {
-		return usage.Errorf("-I: %v", err)
+		return optionError("Steps", err)
 	}
 	return nil
 }
@@ -44,7 +45,10 @@ type PrepareOptions struct {
 	// built-in scripts use them), and takes the scale from the data, as
 	// pgbench does when a built-in script runs; otherwise the scale is
 	// Init.Scale (-s, default 1), as pgbench's :scale for custom scripts.
+	// MakeTables says how the user makes them, in the words they do it
+	// with, for the refusal to offer (empty: it offers nothing).
 	NeedTables bool
+	MakeTables string
 	// Setup is SQL run once after the data is made (--setup), SetupName
 	// what errors call it ("--setup FILE").
 	Setup, SetupName string
@@ -70,8 +74,8 @@ type Prepared struct {
 
 // Prepare makes sure the data the workload needs is there: creates it
 // when asked, refuses a database that lacks pgbench's tables when the
-// workload needs them (a usage error naming the fix), runs the setup SQL,
-// and reads the scale.
+// workload needs them (a usage error offering MakeTables), runs the
+// setup SQL, and reads the scale.
 func Prepare(ctx context.Context, connect Connector, o PrepareOptions) (Prepared, error) {
 	log := o.Log
 	if log == nil {
@@ -95,8 +99,11 @@ func Prepare(ctx context.Context, connect Connector, o PrepareOptions) (Prepared
 			return Prepared{}, err
 		}
 	} else if !data.Complete() && o.NeedTables {
-		return Prepared{}, usage.Errorf("%s has no pgbench tables (missing %s): run `pgscale init --dsn ...` first, or pass --init to create them",
-			o.Where, strings.Join(data.Missing, ", "))
+		remedy := ""
+		if o.MakeTables != "" {
+			remedy = ": " + o.MakeTables
+		}
+		return Prepared{}, usage.Errorf("%s has no pgbench tables (missing %s)%s", o.Where, strings.Join(data.Missing, ", "), remedy)
 	}
 	if o.Setup != "" {
 		if err := runSetup(ctx, conn, o, log); err != nil {

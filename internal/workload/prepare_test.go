@@ -63,3 +63,20 @@ func TestSetupSaysItRuns(t *testing.T) {
 		t.Errorf("interrupted set-up: %v (usage error %v)", err, usage.Is(err))
 	}
 }
+
+// A database without pgbench's tables, which the workload needs, is
+// refused as the user's mistake, offering how they make the tables in
+// the words the caller gives (MakeTables), or nothing.
+func TestMissingTablesOfferMakeTables(t *testing.T) {
+	createDB(t, "notables")
+	o := workload.PrepareOptions{NeedTables: true, Where: "db", MakeTables: "make them"}
+	want := "db has no pgbench tables (missing pgbench_accounts, pgbench_branches, pgbench_history, pgbench_tellers)"
+	_, err := workload.Prepare(context.Background(), connector("notables"), o)
+	if err == nil || !usage.Is(err) || err.Error() != want+": make them" {
+		t.Errorf("got %v (usage %v), want the usage error %q", err, usage.Is(err), want+": make them")
+	}
+	o.MakeTables = ""
+	if _, err = workload.Prepare(context.Background(), connector("notables"), o); err == nil || err.Error() != want {
+		t.Errorf("offering nothing: got %v, want %q", err, want)
+	}
+}

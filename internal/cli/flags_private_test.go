@@ -1,0 +1,50 @@
+package cli
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/pgscale/pgscale/internal/load"
+	"github.com/pgscale/pgscale/internal/probeopt"
+	"github.com/pgscale/pgscale/internal/rig"
+	"github.com/pgscale/pgscale/internal/target"
+	"github.com/pgscale/pgscale/internal/usage"
+	"github.com/pgscale/pgscale/internal/workload"
+)
+
+// An option of the data or the workload that pgbench would refuse is a
+// usage error in the words of the flag that gives it, from init and from
+// a run alike.
+func TestOptionWorded(t *testing.T) {
+	for _, tc := range []struct {
+		edit func(*dataGiven, *workload.Spec)
+		want string
+	}{
+		{func(d *dataGiven, _ *workload.Spec) { d.Init.Scale = 0 }, "--scale must be at least 1"},
+		{func(d *dataGiven, _ *workload.Spec) { d.Init.Fillfactor = 5 }, "--fillfactor must be between 10 and 100"},
+		{func(d *dataGiven, _ *workload.Spec) { d.Init.Partitions = -1 }, "--partitions must be at least 0"},
+		{func(d *dataGiven, _ *workload.Spec) { d.Init.PartitionMethod = "list" }, "--partition-method must be range or hash"},
+		{func(d *dataGiven, _ *workload.Spec) { d.Init.Steps = "dtx" }, `-I: unrecognized initialization step "x"`},
+		{func(_ *dataGiven, w *workload.Spec) { w.Protocol = "telepathy" }, `-M: unknown protocol "telepathy" (want simple, extended or prepared)`},
+		{func(_ *dataGiven, w *workload.Spec) { w.Seed = "soon" }, `--random-seed: "soon" is not time, rand or an integer`},
+	} {
+		probes := probeopt.DefaultOptions()
+		g := common{Argv: []string{"pgscale", "run"}, Version: "test", Probes: &probes,
+			Workload: workload.Spec{Scripts: []workload.ScriptArg{{Kind: "b", Arg: "select-only"}}},
+			Data:     dataGiven{Init: workload.InitOptions{Scale: 1, Fillfactor: 100, PartitionMethod: "range"}},
+			Load:     loadGiven{Clients: []int{1}, Settings: load.Settings{Duration: 500 * time.Millisecond, MaxTries: 1}}}
+		tc.edit(&g.Data, &g.Workload)
+		_, err := runSpec(g, runGiven{Target: target.Existing("host=/nonexistent port=1"), Out: t.TempDir() + "/r.json"})
+		if err == nil || err.Error() != tc.want || !usage.Is(err) {
+			t.Errorf("run: %v (usage %v), want the usage error %q", err, usage.Is(err), tc.want)
+		}
+		if g.Workload.Protocol != "" || g.Workload.Seed != "" {
+			continue // init reads no workload
+		}
+		err = initData(context.Background(), rig.InitSpec{Target: target.Existing("host=/nonexistent port=1"), Init: g.Data.Init})
+		if err == nil || err.Error() != tc.want || !usage.Is(err) {
+			t.Errorf("init: %v (usage %v), want the usage error %q", err, usage.Is(err), tc.want)
+		}
+	}
+}
