@@ -112,7 +112,7 @@ func clientBackends(s result.Step) *result.ProcGroup {
 		return nil
 	}
 	for i, k := range s.Probes.Process().Server.ByKind {
-		if k.Kind == "client backend" {
+		if k.Kind == result.KindClientBackend {
 			return &s.Probes.Process().Server.ByKind[i]
 		}
 	}

@@ -25,10 +25,10 @@ const userHZ = 100
 
 // Process kinds, as recorded in ProcGroup.Kind.
 const (
-	KindClientBackend = "client backend"
-	KindBackground    = "background"
-	KindProbe         = "probe"
-	KindExited        = "exited during the step"
+	KindClientBackend = result.KindClientBackend
+	KindBackground    = result.KindBackground
+	KindProbe         = result.KindProbe
+	KindExited        = result.KindExited
 )
 
 // procProbe accounts CPU, run-queue wait and context switches of the

@@ -40,6 +40,16 @@ func writeProcess(pg page, s result.Step, f diagnose.Figures) {
 	if ps.Server != nil {
 		var kinds []string
 		for _, k := range ps.Server.ByKind {
+			if k.Kind == result.KindExited {
+				// No run-queue wait (lost with them), and no "×0" for
+				// processes that came and went within the step.
+				n := ""
+				if k.Processes > 0 {
+					n = fmt.Sprintf(" ×%d", k.Processes)
+				}
+				kinds = append(kinds, fmt.Sprintf("%s%s %.2f s", k.Kind, n, k.CPUS))
+				continue
+			}
 			kinds = append(kinds, fmt.Sprintf("%s ×%d %.2f s (run-queue wait %.2f s)", k.Kind, k.Processes, k.CPUS, k.RunQueueWaitS))
 		}
 		line := strings.Join(kinds, "; ")

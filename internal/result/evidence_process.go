@@ -40,6 +40,18 @@ type PSI struct {
 	MemorySome float64 `json:"memory_some"`
 }
 
+// The kinds of a server's processes (ProcGroup.Kind).
+const (
+	KindClientBackend = "client backend"
+	KindBackground    = "background"
+	KindProbe         = "probe"
+	// KindExited is the processes that exited during the step: their CPU
+	// time, recovered from what their parent reaped, and how many of them
+	// were seen at its start (one that came and went within the step is
+	// in the time only); their run-queue wait is lost with them.
+	KindExited = "exited during the step"
+)
+
 // ProcGroup is a set of processes accounted together.
 type ProcGroup struct {
 	Processes int     `json:"processes"` // seen during the window
