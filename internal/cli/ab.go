@@ -13,6 +13,7 @@ import (
 	"github.com/pgscale/pgscale/internal/compare"
 	"github.com/pgscale/pgscale/internal/probeid"
 	"github.com/pgscale/pgscale/internal/report"
+	"github.com/pgscale/pgscale/internal/report/remedy"
 	"github.com/pgscale/pgscale/internal/result"
 	"github.com/pgscale/pgscale/internal/schedule/ab"
 	"github.com/pgscale/pgscale/internal/stats"
@@ -283,7 +284,7 @@ func showRun(files []*result.File, dir string, stdout io.Writer, outputs *output
 		fmt.Fprintln(stdout, "no round completed: nothing to compare")
 		return nil, nil
 	}
-	cmp, noise, err := compare.OfRun(inputs)
+	cmp, noise, err := compare.OfRun(inputs, remedy.Say)
 	if err != nil {
 		return nil, usage.Wrap(err)
 	}

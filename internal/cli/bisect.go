@@ -16,6 +16,7 @@ import (
 	"github.com/pgscale/pgscale/internal/compare"
 	"github.com/pgscale/pgscale/internal/probeid"
 	"github.com/pgscale/pgscale/internal/report"
+	"github.com/pgscale/pgscale/internal/report/remedy"
 	"github.com/pgscale/pgscale/internal/result"
 	"github.com/pgscale/pgscale/internal/schedule/ab"
 	"github.com/pgscale/pgscale/internal/schedule/bisect"
@@ -201,7 +202,7 @@ func bisectSpec(ctx context.Context, g common, b bisectGiven) (bisect.Spec, erro
 		return bisect.Spec{}, err
 	}
 	spec := bisect.Spec{AB: a, Target: t, Source: rev, Index: idx, Given: b.Given, Good: b.Good, Bad: b.Bad, Commits: commits,
-		Measure: md, MinChange: b.MinChange, Out: b.Out, Continue: "pgscale bisect --resume " + b.Out}
+		Measure: md, MinChange: b.MinChange, Out: b.Out, Continue: "pgscale bisect --resume " + b.Out, Say: remedy.Say}
 	if spec.MinChange == 0 {
 		spec.MinChange = md.MinChange
 	}

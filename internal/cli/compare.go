@@ -12,6 +12,7 @@ import (
 
 	"github.com/pgscale/pgscale/internal/compare"
 	"github.com/pgscale/pgscale/internal/report"
+	"github.com/pgscale/pgscale/internal/report/remedy"
 	"github.com/pgscale/pgscale/internal/result"
 	"github.com/pgscale/pgscale/internal/stats"
 	"github.com/pgscale/pgscale/internal/store"
@@ -95,7 +96,7 @@ one failed, 4 when one is inconclusive (--inconclusive pass|fail maps it),
 				}
 				inputs, unpaired = append([]compare.Input{base}, inputs...), true
 			}
-			c, err := compare.Compare(inputs, compare.Options{Bounds: b, Stats: stats.Options{Confidence: confidence}, Unpaired: unpaired})
+			c, err := compare.Compare(inputs, compare.Options{Bounds: b, Stats: stats.Options{Confidence: confidence}, Unpaired: unpaired, Say: remedy.Say})
 			if err != nil {
 				// A bound matching no measure, or files with nothing to compare.
 				return usage.Wrap(err)

@@ -165,7 +165,7 @@ points.`,
 func microFormatNames() string {
 	var ns []string
 	for _, f := range micro.Formats() {
-		ns = append(ns, f.Name+" ("+f.Usage+")")
+		ns = append(ns, f.Name+" ("+f.Help("--output")+")")
 	}
 	return strings.Join(ns, ", ")
 }
@@ -190,7 +190,7 @@ func microSpec(f microFlags) (microbench.Spec, error) {
 	case strings.TrimSpace(f.command) == "":
 		return microbench.Spec{}, usage.Errorf("micro needs the benchmark command (--cmd 'go test -run ^$ -bench .')")
 	case format.Tree != nil && f.output == "":
-		return microbench.Spec{}, usage.Errorf("the %s format reads the files the command writes under a directory: name it with --output (%s)", format.Name, format.Usage)
+		return microbench.Spec{}, usage.Errorf("the %s format reads the files the command writes under a directory: name it with --output (%s)", format.Name, format.Help("--output"))
 	}
 	spec := microbench.Spec{Command: f.command, Format: format, Output: f.output, Count: f.count}
 	if f.count.Instructions {

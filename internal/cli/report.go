@@ -10,6 +10,7 @@ import (
 
 	"github.com/pgscale/pgscale/internal/compare"
 	"github.com/pgscale/pgscale/internal/report"
+	"github.com/pgscale/pgscale/internal/report/remedy"
 	"github.com/pgscale/pgscale/internal/result"
 	"github.com/pgscale/pgscale/internal/usage"
 )
@@ -71,7 +72,7 @@ Formats: ` + report.Names(func(report.Format) bool { return true }) + `.`,
 				for i := range inputs {
 					inputs[i].Name = inputs[i].File.Target.Name
 				}
-				if cmp, noise, err = compare.OfRun(inputs); err != nil {
+				if cmp, noise, err = compare.OfRun(inputs, remedy.Say); err != nil {
 					return usage.Wrap(err)
 				}
 			}

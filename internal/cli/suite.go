@@ -17,6 +17,7 @@ import (
 	"github.com/pgscale/pgscale/internal/probeopt"
 	"github.com/pgscale/pgscale/internal/prose"
 	"github.com/pgscale/pgscale/internal/report"
+	"github.com/pgscale/pgscale/internal/report/remedy"
 	"github.com/pgscale/pgscale/internal/schedule/cells"
 	"github.com/pgscale/pgscale/internal/secret"
 	"github.com/pgscale/pgscale/internal/stats"
@@ -356,7 +357,7 @@ func loadBundleWith(dir string, bounds *stats.Bounds, opt stats.Options) (*repor
 	if err != nil {
 		return nil, err
 	}
-	s, err := compare.CompareSuite(b.Index, b.Cells, compare.SuiteOptions{Expect: b.Expect, Bounds: bounds, Stats: opt, Micro: ms})
+	s, err := compare.CompareSuite(b.Index, b.Cells, compare.SuiteOptions{Expect: b.Expect, Bounds: bounds, Stats: opt, Micro: ms, Say: remedy.Say})
 	if err != nil {
 		return nil, usage.Wrap(err)
 	}

@@ -46,6 +46,10 @@ type Options struct {
 	// the outcomes are needed (stats.Sequential.Interim), and no
 	// differential diagnosis is made.
 	Interim bool
+	// Say words the remedies the comparison's notes, verdicts and
+	// diagnosis name (report's remedy.Say, handed in by the command
+	// line); nil leaves them out.
+	Say diagnose.Say
 }
 
 // Comparison is a comparison of one baseline with one or more candidates,
@@ -238,7 +242,7 @@ func Compare(inputs []Input, opt Options) (*Comparison, error) {
 		if layouts != nil {
 			rep.Reshuffle, rep.Layouts = run.Reshuffle, distinct(layouts)
 		}
-		rep.Notes = append(rep.Notes, serverNotes(inputs, run)...)
+		rep.Notes = append(rep.Notes, serverNotes(inputs, run, opt.Say)...)
 		if len(rounds) < run.Rounds {
 			rep.Incomplete = fmt.Sprintf("%d of %d rounds complete", len(rounds), run.Rounds)
 		}
@@ -335,7 +339,7 @@ func Compare(inputs []Input, opt Options) (*Comparison, error) {
 		if err != nil {
 			return nil, err
 		}
-		sayInstead(&v)
+		sayInstead(&v, opt.Say)
 		rep.Verdicts = append(rep.Verdicts, v)
 		for ri := range rep.Rows {
 			rep.Rows[ri].Cells[ci].Assessment = v.Assessments[ri]
@@ -347,28 +351,31 @@ func Compare(inputs []Input, opt Options) (*Comparison, error) {
 	rep.Reach = reachOf(rep.Verdicts)
 	rep.inputs, rep.rounds, rep.timeFits = inputs, rounds, timeFits
 	if !opt.Interim {
-		rep.explain(opt.Stats)
+		rep.explain(opt.Stats, opt.Say)
 	}
 	rep.findings()
 	return rep, nil
 }
 
-// countedInstead names the counted measure that decides, on a noisy
+// countedInstead is the counted measure that decides, on a noisy
 // machine, what a time-based one cannot: instructions under Valgrind do
 // not move with other processes.
 var countedInstead = map[string]string{
-	"server-cpu/txn":  "a counted measure (--count instructions: instr/txn)",
-	"server-user/txn": "a counted measure (--count instructions: instr/txn)",
-	"pooler-cpu/txn":  "a counted measure (--count instructions: pooler-instr/txn)",
+	"server-cpu/txn":  "instr/txn",
+	"server-user/txn": "instr/txn",
+	"pooler-cpu/txn":  "pooler-instr/txn",
 }
 
 // sayInstead names, for each inconclusive time-based measure with a counted
-// counterpart, that counterpart as another way to decide it.
-func sayInstead(v *stats.Verdict) {
+// counterpart, that counterpart as another way to decide it, with the
+// remedy that counts it in say's words: "a counted measure (--count
+// instructions: instr/txn)". Without words for the remedy it names none.
+func sayInstead(v *stats.Verdict, say diagnose.Say) {
+	remedy := say.Of(diagnose.CountInstructions)
 	for i := range v.Assessments {
 		a := &v.Assessments[i]
-		if a.Outcome == stats.Inconclusive {
-			a.Instead = countedInstead[a.Measure.Name]
+		if counted, ok := countedInstead[a.Measure.Name]; ok && remedy != "" && a.Outcome == stats.Inconclusive {
+			a.Instead = "a counted measure (" + remedy + ": " + counted + ")"
 		}
 	}
 }
@@ -456,8 +463,9 @@ func countedNotes(f *result.File) []string {
 // its settings set per session has no layout difference; ephemeral
 // clusters of their own that were never re-created (one layout recorded;
 // files written before layouts were recorded say nothing) keep one the
-// interval does not cover.
-func serverNotes(inputs []Input, run *result.AB) []string {
+// interval does not cover, and the remedy that re-creates them in say's
+// words.
+func serverNotes(inputs []Input, run *result.AB, say diagnose.Say) []string {
 	var notes []string
 	separate, counted := 0, 0
 	for _, in := range inputs {
@@ -480,7 +488,7 @@ func serverNotes(inputs []Input, run *result.AB) []string {
 			separate++
 		}
 	}
-	switch note := countedDataNote(run); {
+	switch note := countedDataNote(run, say); {
 	case run.Calibration:
 	case counted >= 2 && note != "":
 		notes = append(notes, note)
@@ -488,9 +496,17 @@ func serverNotes(inputs []Input, run *result.AB) []string {
 		notes = append(notes, fmt.Sprintf("counted on %s: each made every target's server anew, its data and set-up included, so what is built differently from one cluster to the next (an index's graph, a random sample, a table's physical order) is in the interval; on one cluster the rounds repeat the same count to a few instructions",
 			prose.Count(len(run.Layouts), "cluster layout")))
 	case counted >= 2 && len(run.Layouts) == 1:
-		notes = append(notes, "counted on one cluster per target, kept for the whole run: its rounds repeat the same count, so the interval covers those two clusters only, not what the set-up builds differently on another (an index's graph, a random sample, a table's physical order); --reshuffle 1, the default with --count, makes new ones every round")
+		note := "counted on one cluster per target, kept for the whole run: its rounds repeat the same count, so the interval covers those two clusters only, not what the set-up builds differently on another (an index's graph, a random sample, a table's physical order)"
+		if w := say.Of(diagnose.ReshuffleEveryRound); w != "" {
+			note += "; " + w + " makes new ones every round"
+		}
+		notes = append(notes, note)
 	case separate >= 2 && len(run.Layouts) == 1:
-		notes = append(notes, "the ephemeral targets ran on clusters of their own, kept for the whole run: the interval does not cover the fixed difference two clusters can have (memory and data-directory layout); --reshuffle re-creates them every few rounds")
+		note := "the ephemeral targets ran on clusters of their own, kept for the whole run: the interval does not cover the fixed difference two clusters can have (memory and data-directory layout)"
+		if w := say.Of(diagnose.Reshuffle); w != "" {
+			note += "; " + w + " re-creates them every few rounds"
+		}
+		notes = append(notes, note)
 	}
 	return notes
 }
@@ -498,7 +514,7 @@ func serverNotes(inputs []Input, run *result.AB) []string {
 // explain makes each candidate's differential diagnosis from the rows'
 // assessments and the steps both sides recorded, paired by round; files
 // of different runs (unpaired) pair their complete steps in file order.
-func (r *Comparison) explain(opt stats.Options) {
+func (r *Comparison) explain(opt stats.Options, say diagnose.Say) {
 	r.Why = nil
 	if len(r.inputs) < 2 {
 		return
@@ -521,7 +537,7 @@ func (r *Comparison) explain(opt stats.Options) {
 			ds.PoolerTime = r.timeFits[c]
 			steps = append(steps, ds)
 		}
-		r.Why = append(r.Why, diagnose.Explain(steps, opt))
+		r.Why = append(r.Why, diagnose.Explain(steps, opt, say))
 	}
 }
 

@@ -92,8 +92,17 @@ func TestCountedLayouts(t *testing.T) {
 	comparetest.Layouts(inputs, 4, 4, false)
 	comparetest.Counted(inputs, func(side, round int) *result.Instructions { return per(side, 2) })
 	rep = comparetest.Compare(t, inputs)
-	if notes := strings.Join(rep.Notes, "\n"); !strings.Contains(notes, "counted on one cluster per target") {
+	if notes := strings.Join(rep.Notes, "\n"); !strings.Contains(notes, "counted on one cluster per target") ||
+		!strings.Contains(notes, "order); --reshuffle 1, the default with --count, makes new ones every round") {
 		t.Errorf("one cluster: notes %q", rep.Notes)
+	}
+	// Without words for its remedies the note names none.
+	bare, err := compare.Compare(inputs, compare.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if notes := strings.Join(bare.Notes, "\n"); !strings.Contains(notes, "a table's physical order)") || strings.Contains(notes, "reshuffle") {
+		t.Errorf("one cluster, no remedies worded: notes %q", bare.Notes)
 	}
 }
 

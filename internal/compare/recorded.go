@@ -1,6 +1,7 @@
 package compare
 
 import (
+	"github.com/pgscale/pgscale/internal/diagnose"
 	"github.com/pgscale/pgscale/internal/stats"
 )
 
@@ -12,8 +13,9 @@ func SameRun(inputs []Input) bool { return len(inputs) >= 2 && sameRun(inputs) !
 // every candidate with the run's baseline, judged against the bounds and
 // at the confidence the run was given. It is the comparison pgscale ab
 // printed, reached again from the files alone. Bounds in the files that
-// no longer parse are a *stats.BoundError.
-func OfRun(inputs []Input) (*Comparison, *Noise, error) {
+// no longer parse are a *stats.BoundError. say words the remedies it
+// names (Options.Say).
+func OfRun(inputs []Input, say diagnose.Say) (*Comparison, *Noise, error) {
 	run := sameRun(inputs)
 	ordered := append([]Input(nil), inputs...)
 	for i, in := range ordered {
@@ -32,6 +34,6 @@ func OfRun(inputs []Input) (*Comparison, *Noise, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	c, err := Compare(ordered, Options{Bounds: bounds, Stats: opt})
+	c, err := Compare(ordered, Options{Bounds: bounds, Stats: opt, Say: say})
 	return c, nil, err
 }

@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/pgscale/pgscale/internal/diagnose"
 	"github.com/pgscale/pgscale/internal/prose"
 	"github.com/pgscale/pgscale/internal/result"
 )
@@ -15,8 +16,9 @@ import (
 // data differ by their code alone within a layout, so the interval covers
 // the code and the layouts' data; a target whose storage could not run a
 // copy made its own, and its interval covers that too. "" when no layout
-// says (every target made its own data, or an older file).
-func countedDataNote(run *result.AB) string {
+// says (every target made its own data, or an older file). The remedies
+// it names are in say's words.
+func countedDataNote(run *result.AB, say diagnose.Say) string {
 	from := ""
 	copies, own := map[string]bool{}, map[string]string{}
 	for _, l := range run.Layouts {
@@ -43,11 +45,17 @@ func countedDataNote(run *result.AB) string {
 		s = fmt.Sprintf("counted on %s, paired on byte-identical copies of each layout's data (made by %s, copied to %s): the interval covers the code and %d layouts of data, each made anew with its set-up (an index's graph, a random sample, a table's physical order)",
 			prose.Count(n, "cluster layout"), from, names(copies), n)
 	default:
-		s = fmt.Sprintf("counted on one cluster layout, kept for the whole run, paired on byte-identical copies of its data (made by %s, copied to %s): the difference is the code's on that data; the interval does not cover data made again (an index's graph, a random sample, a table's physical order), which --reshuffle 1, the default with --count, makes for every round",
+		s = fmt.Sprintf("counted on one cluster layout, kept for the whole run, paired on byte-identical copies of its data (made by %s, copied to %s): the difference is the code's on that data; the interval does not cover data made again (an index's graph, a random sample, a table's physical order)",
 			from, names(copies))
+		if w := say.Of(diagnose.ReshuffleEveryRound); w != "" {
+			s += ", which " + w + " makes for every round"
+		}
 	}
 	if len(copies) > 0 {
-		s += fmt.Sprintf("; the data is made by %s's code, so a change in how a target builds its data (an index's construction) shows only with --separate-data", from)
+		s += fmt.Sprintf("; the data is made by %s's code", from)
+		if w := say.Of(diagnose.SeparateData); w != "" {
+			s += ", so a change in how a target builds its data (an index's construction) shows only with " + w
+		}
 	}
 	if len(own) > 0 {
 		var parts []string

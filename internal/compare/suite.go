@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/pgscale/pgscale/internal/diagnose"
 	"github.com/pgscale/pgscale/internal/micro"
 	"github.com/pgscale/pgscale/internal/result"
 	"github.com/pgscale/pgscale/internal/stats"
@@ -98,6 +99,9 @@ type SuiteOptions struct {
 	// cell (macro or micro) deciding its bounded measures with an equal
 	// share of alpha. Their assessments are replaced (micro.Rejudge).
 	Micro []*micro.Analysis
+	// Say words the remedies the cells' notes, verdicts and diagnoses
+	// name (Options.Say).
+	Say diagnose.Say
 }
 
 // CompareSuite compares the cells of a suite bundle: x is its index,
@@ -119,9 +123,9 @@ func CompareSuite(x *result.SuiteIndex, cells [][]Input, o SuiteOptions) (*Suite
 			missing = append(missing, fmt.Sprintf("%s %s", c.Key, c.Status))
 		}
 		if len(cells[i]) >= 2 && SameRun(cells[i]) && cells[i][0].File.AB.RoundsDone > 0 {
-			cmp, _, err := OfRun(cells[i])
+			cmp, _, err := OfRun(cells[i], o.Say)
 			if o.Bounds != nil {
-				cmp, err = Compare(cells[i], Options{Bounds: *o.Bounds, Stats: opt})
+				cmp, err = Compare(cells[i], Options{Bounds: *o.Bounds, Stats: opt, Say: o.Say})
 			}
 			if err != nil {
 				return nil, fmt.Errorf("cell %s: %w", c.Key, err)
@@ -134,7 +138,7 @@ func CompareSuite(x *result.SuiteIndex, cells [][]Input, o SuiteOptions) (*Suite
 		s.Incomplete = fmt.Sprintf("%d of %d cells not complete (%s)", len(missing), len(x.Cells), strings.Join(missing, "; "))
 	}
 	if len(s.Candidates) > 0 {
-		if err := s.judge(opt, o.Micro); err != nil {
+		if err := s.judge(opt, o.Micro, o.Say); err != nil {
 			return nil, err
 		}
 		s.groups()
@@ -160,8 +164,9 @@ func CompareSuite(x *result.SuiteIndex, cells [][]Input, o SuiteOptions) (*Suite
 // bounds, recorded in its files) are decided as a family of their own with
 // an equal share of alpha, at the look of the cell's last round when it
 // rounded until decided: a cell decided alone during the run is decided
-// the same way here.
-func (s *Suite) judge(opt stats.Options, ms []*micro.Analysis) error {
+// the same way here. say words the remedies the verdicts and diagnoses
+// name.
+func (s *Suite) judge(opt stats.Options, ms []*micro.Analysis, say diagnose.Say) error {
 	compared := 0
 	for _, cell := range s.Cells {
 		if cell.Comparison != nil {
@@ -236,7 +241,7 @@ func (s *Suite) judge(opt stats.Options, ms []*micro.Analysis) error {
 			v.Assessments = v.Assessments[:len(where)]
 			v = stats.Tally(v)
 		}
-		sayInstead(&v)
+		sayInstead(&v, say)
 		for k, w := range where {
 			cell := s.Cells[w.cell]
 			cell.Comparison.Rows[w.row].Cells[ci].Assessment = v.Assessments[k]
@@ -254,7 +259,7 @@ func (s *Suite) judge(opt stats.Options, ms []*micro.Analysis) error {
 			if len(s.Verdicts) > 0 {
 				cell.Comparison.suiteFamily = family
 			}
-			cell.Comparison.explain(opt)
+			cell.Comparison.explain(opt, say)
 			cell.Comparison.findings()
 		}
 	}

@@ -64,7 +64,7 @@ func TestExplainCounted(t *testing.T) {
 		"instr/txn":    change(42810, 219.0/42810, 0.0001),
 		"syscalls/txn": {Known: true, Base: 1, Cand: 1},
 	}}
-	d := diagnose.Explain([]diagnose.DiffStep{ds}, stats.Options{})
+	d := diagnose.Explain([]diagnose.DiffStep{ds}, stats.Options{}, nil)
 	if !d.CountedRun || len(d.Steps) != 0 || len(d.Counted) != 1 {
 		t.Fatalf("counted run %v, %d steps, %d counted changes: %+v", d.CountedRun, len(d.Steps), len(d.Counted), d.Counted)
 	}
@@ -93,14 +93,14 @@ func TestExplainCounted(t *testing.T) {
 	// A significant change smaller than is of interest is not explained,
 	// and a counted run with nothing else to say says so.
 	ds.Changes["instr/txn"] = diagnose.Change{Known: true, Base: 42810, Cand: 42813, Change: 3.0 / 42810, Lo: 2.0 / 42810, Hi: 4.0 / 42810, Significant: true, Negligible: true}
-	d = diagnose.Explain([]diagnose.DiffStep{ds}, stats.Options{})
+	d = diagnose.Explain([]diagnose.DiffStep{ds}, stats.Options{}, nil)
 	if got := d.Sentences(); len(d.Counted) != 0 || len(got) != 2 || !strings.Contains(got[0], "No counted measure changed by more than is negligible") || got[1] != wantFns {
 		t.Errorf("a negligible change: %q", got)
 	}
 	// A total that did not change significantly has no change to share:
 	// each function is said as a part of the total instead.
 	ds.Changes["instr/txn"] = diagnose.Change{Known: true, Base: 42810, Cand: 42813, Change: 3.0 / 42810, Lo: -2.0 / 42810, Hi: 8.0 / 42810}
-	d = diagnose.Explain([]diagnose.DiffStep{ds}, stats.Options{})
+	d = diagnose.Explain([]diagnose.DiffStep{ds}, stats.Options{}, nil)
 	if got := d.Sentences(); len(got) != 2 || !strings.Contains(got[1], "StrategyGetBuffer +118 (200.0 → 318.0, +59.0%; +0.27% of instr/txn)") {
 		t.Errorf("a total unchanged: %q", got)
 	}
@@ -122,7 +122,7 @@ func TestExplainCountedAgainst(t *testing.T) {
 	ds := diagnose.DiffStep{Clients: 1, Base: mk(320000, 10000), Cand: mk(88000, 98448), Changes: map[string]diagnose.Change{
 		"instr/txn": change(430000, -143552.0/430000, 0.001),
 	}}
-	d := diagnose.Explain([]diagnose.DiffStep{ds}, stats.Options{})
+	d := diagnose.Explain([]diagnose.DiffStep{ds}, stats.Options{}, nil)
 	if len(d.Counted) != 1 {
 		t.Fatalf("%+v", d.Counted)
 	}
@@ -150,7 +150,7 @@ func TestExplainCountedClockReads(t *testing.T) {
 	ds := diagnose.DiffStep{Clients: 1, Base: mk(4), Cand: mk(0), Changes: map[string]diagnose.Change{
 		"clock-reads/txn": change(9, -4.0/9, 0.001),
 	}}
-	d := diagnose.Explain([]diagnose.DiffStep{ds}, stats.Options{})
+	d := diagnose.Explain([]diagnose.DiffStep{ds}, stats.Options{}, nil)
 	want := "clock-reads/txn at 1 client -4.0 (-44.4% ± 0.1%): clock reads clock_gettime@@GLIBC_2.17 -4.0 (100%); 100% of it (-4.0) inside 0x4300 in pg_stat_statements.so."
 	if len(d.Counted) != 1 || d.Counted[0].Text != want {
 		t.Errorf("why %+v\nwant %s", d.Counted, want)
@@ -185,7 +185,7 @@ func TestExplainCountedPooler(t *testing.T) {
 		"instr/txn":        {Known: true, Base: 43000, Cand: 43000},
 		"pooler-instr/txn": change(4400, 70000.0/4400, 0.01),
 	}}
-	d := diagnose.Explain([]diagnose.DiffStep{ds}, stats.Options{})
+	d := diagnose.Explain([]diagnose.DiffStep{ds}, stats.Options{}, nil)
 	if len(d.Counted) != 1 {
 		t.Fatalf("%d counted changes: %+v", len(d.Counted), d.Counted)
 	}
@@ -203,7 +203,7 @@ func TestExplainCountedMisses(t *testing.T) {
 		"instr/txn":    {Known: true, Base: 43000, Cand: 43000},
 		"l1d-miss/txn": change(550, -0.05, 0.01),
 	}}
-	d := diagnose.Explain([]diagnose.DiffStep{ds}, stats.Options{})
+	d := diagnose.Explain([]diagnose.DiffStep{ds}, stats.Options{}, nil)
 	got := d.Sentences()
 	if len(d.Counted) != 1 || d.Counted[0].Measure != "l1d-miss/txn" || len(got) != 1 || !strings.Contains(got[0], "l1d-miss/txn at 1 client") || !strings.Contains(got[0], "no function is named") {
 		t.Errorf("sentences %q", got)
@@ -254,7 +254,7 @@ func TestExplainCountedFunctionsBelowTotal(t *testing.T) {
 		"instr/txn":        {Known: true, Base: 43000, Cand: 43000},
 		"pooler-instr/txn": {Known: true, Base: 4190, Cand: 4210, Change: 0.0005, Significant: true, Negligible: true},
 	}}
-	d := diagnose.Explain([]diagnose.DiffStep{ds}, stats.Options{})
+	d := diagnose.Explain([]diagnose.DiffStep{ds}, stats.Options{}, nil)
 	var pooler *diagnose.FunctionTests
 	for i := range d.Functions {
 		if d.Functions[i].Process == "pooler" {
@@ -324,13 +324,13 @@ func TestFunctionsOneOffIsNoChange(t *testing.T) {
 	never := func(int) bool { return false }
 	ds := diagnose.DiffStep{Clients: 1, Base: oneOffSteps(6, 62, first), Cand: oneOffSteps(6, 62, never), Layouts: layouts,
 		Changes: map[string]diagnose.Change{"instr/txn": {Known: true, Base: 40062, Cand: 40037}}}
-	d := diagnose.Explain([]diagnose.DiffStep{ds}, stats.Options{})
+	d := diagnose.Explain([]diagnose.DiffStep{ds}, stats.Options{}, nil)
 	if fs := d.ChangedFunctions(); len(fs) != 0 {
 		t.Errorf("a one-off in one window of each layout named: %+v", fs)
 	}
 	// find_server +4 in every window, the one-off beside it as before.
 	ds.Cand = oneOffSteps(6, 66, never)
-	d = diagnose.Explain([]diagnose.DiffStep{ds}, stats.Options{})
+	d = diagnose.Explain([]diagnose.DiffStep{ds}, stats.Options{}, nil)
 	if fs := d.ChangedFunctions(); len(fs) != 1 || fs[0].Function != "find_server" || math.Abs(fs[0].Delta-4) > 1e-9 || fs[0].Pairs != 3 {
 		t.Errorf("changed %+v, want find_server +4 over 3 layouts alone", fs)
 	}
@@ -365,7 +365,7 @@ func TestFunctionScaledByTheDataNamed(t *testing.T) {
 	}
 	ds := diagnose.DiffStep{Clients: 1, Base: steps(1), Cand: steps(1.13846), Layouts: map[int]int{1: 1, 2: 2, 3: 3},
 		Changes: map[string]diagnose.Change{"instr/txn": {Known: true, Significant: true, Base: 1303373, Cand: 1368160, Change: 0.0497}}}
-	d := diagnose.Explain([]diagnose.DiffStep{ds}, stats.Options{})
+	d := diagnose.Explain([]diagnose.DiffStep{ds}, stats.Options{}, nil)
 	fs := d.ChangedFunctions()
 	if len(fs) != 1 || fs[0].Function != "vary_work" || fs[0].Pairs != 3 || math.Abs(fs[0].Delta-64764) > 5 || !(fs[0].Lo <= fs[0].Delta && fs[0].Delta <= fs[0].Hi) {
 		t.Errorf("changed %+v, want vary_work about +64 764 over 3 layouts", fs)

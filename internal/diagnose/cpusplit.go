@@ -70,6 +70,9 @@ type UnnamedCode struct {
 	Object string  // its file name
 	Share  float64 // of the samples, in functions without a name
 	Reason string  // why, and what would name them
+	// Also is a remedy that would name them too, which the renderers
+	// word after Reason; 0 when none.
+	Also Remedy
 }
 
 // The kinds of a CPUSplit's parts, in the order the reports list them.
@@ -194,8 +197,9 @@ func cpuSplit(p *result.Probes, f Figures) *CPUSplit {
 		// flame graph shows it, and a larger object of the same package
 		// gives the same one.
 		if n > 0 && float64(o.Unnamed)/n >= MinUnnamedShare {
+			reason, also := unnamedReason(o, kind)
 			sp.Unnamed = append(sp.Unnamed, UnnamedCode{Object: objectName(o.Object), Share: float64(o.Unnamed) / n,
-				Reason: unnamedReason(o, kind)})
+				Reason: reason, Also: also})
 		}
 	}
 	for _, k := range KindOrder {
@@ -267,23 +271,25 @@ func splitCaution(sp *CPUSplit, f Figures) string {
 }
 
 // unnamedReason says why an object's functions have no name, and what
-// would name them.
-func unnamedReason(o result.ProfileObject, kind string) string {
+// would name them; also is a remedy that would name them too (a server
+// built from source, for the server a debug package would name), 0 when
+// none.
+func unnamedReason(o result.ProfileObject, kind string) (reason string, also Remedy) {
 	name := objectName(o.Object)
 	sy := o.Symbols
 	switch {
 	case kind == KindKernel:
-		return "the kernel's symbols were not readable (/proc/kallsyms: kernel.kptr_restrict)"
+		return "the kernel's symbols were not readable (/proc/kallsyms: kernel.kptr_restrict)", 0
 	case sy == nil && name == "[unknown]":
-		return "code in no file the profiler knew (generated code, or a mapping already gone)"
+		return "code in no file the profiler knew (generated code, or a mapping already gone)", 0
 	case sy == nil:
-		return name + " is not a file pgscale could read"
+		return name + " is not a file pgscale could read", 0
 	case sy.Source == "none" && sy.Error != "":
-		return fmt.Sprintf("%s could not be read (%s)", o.Object, sy.Error)
+		return fmt.Sprintf("%s could not be read (%s)", o.Object, sy.Error), 0
 	case sy.Source == "debug file" || sy.Source == "symbol table":
 		// Named from a full symbol table, yet unnamed: code outside any
 		// function (PLT stubs, JIT code).
-		return fmt.Sprintf("code in %s outside any function its %s names (PLT stubs, generated code)", name, sy.Source)
+		return fmt.Sprintf("code in %s outside any function its %s names (PLT stubs, generated code)", name, sy.Source), 0
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s is stripped and no debug file is installed for it", name)
@@ -304,14 +310,14 @@ func unnamedReason(o result.ProfileObject, kind string) string {
 		}
 		fmt.Fprintf(&b, "%s-dbgsym%s from Debian's debug archive (its debian-debug suite) names them", sy.Package, v)
 		if kind == KindServer {
-			b.WriteString(", as does a server built from source (a src: target, --pg-src)")
+			also = SourceBuild
 		}
 	case kind == KindExtension:
 		b.WriteString("building it with its symbols kept (not stripped at install) names them")
 	default:
 		b.WriteString("its debug file, installed under " + "/usr/lib/debug/.build-id" + ", names them")
 	}
-	return b.String()
+	return b.String(), also
 }
 
 // UnnamedOf is every object some step's split could not name, once, with

@@ -185,8 +185,8 @@ func (d Differential) Explained() []string {
 }
 
 // Explain makes the differential diagnosis of one candidate from the
-// steps both targets recorded.
-func Explain(steps []DiffStep, opt stats.Options) Differential {
+// steps both targets recorded; say words the remedies it names.
+func Explain(steps []DiffStep, opt stats.Options, say Say) Differential {
 	var d Differential
 	waitsJudged := true
 	for _, st := range steps {
@@ -315,7 +315,7 @@ func Explain(steps []DiffStep, opt stats.Options) Differential {
 		d.Steps = append(d.Steps, sd)
 	}
 	if !waitsJudged && len(d.Steps) > 0 {
-		d.Unjudged = unjudged(steps)
+		d.Unjudged = unjudged(steps, say)
 	}
 	return d
 }
@@ -383,8 +383,9 @@ func costKind(name string) string {
 }
 
 // unjudged says why contention could not be judged: slices, which run no
-// probes; no probes at all; or probes without wait samples.
-func unjudged(steps []DiffStep) string {
+// probes (and what records them, in say's words); no probes at all; or
+// probes without wait samples.
+func unjudged(steps []DiffStep, say Say) string {
 	slices, probes, costs := false, false, false
 	for _, st := range steps {
 		for _, s := range append(append([]result.Step(nil), st.Base...), st.Cand...) {
@@ -395,7 +396,11 @@ func unjudged(steps []DiffStep) string {
 	}
 	switch {
 	case slices:
-		return "Wait events were not sampled (an A/B run in slices runs no probes; --slice 0 records them), so contention could not be judged."
+		remedy := ""
+		if w := say.Of(WholeRounds); w != "" {
+			remedy = "; " + w + " records them"
+		}
+		return "Wait events were not sampled (an A/B run in slices runs no probes" + remedy + "), so contention could not be judged."
 	case !probes && !costs:
 		return "Neither target recorded server-side evidence (no probes, no per-slice costs), so no cause can be named."
 	}

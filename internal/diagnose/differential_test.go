@@ -35,7 +35,7 @@ func TestExplainMoreWork(t *testing.T) {
 		"server-sys/txn":  {Known: true, Base: 2.1, Cand: 2.1, Change: 0.01, Lo: -0.02, Hi: 0.04},
 		"client-cpu/txn":  change(5, 0.1, 0.02),
 	}}
-	d := diagnose.Explain([]diagnose.DiffStep{ds}, stats.Options{})
+	d := diagnose.Explain([]diagnose.DiffStep{ds}, stats.Options{}, nil)
 	want := "Slower at 2 clients (tps -19.0% ± 3.0%) because each transaction costs 23% more server CPU (+2.1 µs ± 0.4), mostly in user space (+1.9 µs); wait events are unchanged: more work, not more contention."
 	if len(d.Steps) != 1 || d.Steps[0].Text != want || d.Unjudged != "" {
 		t.Errorf("differential %q (unjudged %q), want %q", d.Sentences(), d.Unjudged, want)
@@ -54,7 +54,7 @@ func TestExplainContention(t *testing.T) {
 		"tps":            change(9000, -0.33, 0.04),
 		"server-cpu/txn": {Known: true, Base: 89, Cand: 90, Change: 0.01, Lo: -0.03, Hi: 0.05},
 	}}
-	d := diagnose.Explain([]diagnose.DiffStep{ds}, stats.Options{})
+	d := diagnose.Explain([]diagnose.DiffStep{ds}, stats.Options{}, nil)
 	got := strings.Join(d.Sentences(), " ")
 	for _, w := range []string{"Slower at 8 clients", "backends spend more of their time in LWLock waits (2% → 30%, +28 points ± ", "mostly LWLock:LockManager",
 		"server CPU per transaction is unchanged: contention, not more work."} {
@@ -77,7 +77,7 @@ func TestExplainSlicesAndFaster(t *testing.T) {
 		"tps":            change(10000, 0.15, 0.02),
 		"server-cpu/txn": change(10, -0.14, 0.03),
 	}}
-	d := diagnose.Explain([]diagnose.DiffStep{ds}, stats.Options{})
+	d := diagnose.Explain([]diagnose.DiffStep{ds}, stats.Options{}, nil)
 	got := d.Sentences()
 	if len(got) != 2 || got[0] != "Faster at 1 client (tps +15.0% ± 2.0%) because each transaction costs 14% less server CPU (-1.4 µs ± 0.3)." ||
 		!strings.Contains(got[1], "an A/B run in slices runs no probes") {
@@ -86,14 +86,14 @@ func TestExplainSlicesAndFaster(t *testing.T) {
 	// Throughput unchanged but a cost changed (issue 32, finding 4): the
 	// cost is said, in the table's numbers.
 	ds.Changes["tps"] = diagnose.Change{Known: true, Base: 10000, Change: 0.01, Lo: -0.02, Hi: 0.04}
-	d = diagnose.Explain([]diagnose.DiffStep{ds}, stats.Options{})
+	d = diagnose.Explain([]diagnose.DiffStep{ds}, stats.Options{}, nil)
 	if got := d.Sentences(); len(d.Steps) != 1 || !d.Steps[0].Costs ||
 		got[0] != "At 1 client throughput did not change significantly (tps +1.0% ± 3.0%), but its costs did: server-cpu/txn -14.0% ± 3.0%: 14% less server CPU per transaction." {
 		t.Errorf("differential of a cost alone: %q", got)
 	}
 	// Nothing significant: nothing to explain.
 	ds.Changes["server-cpu/txn"] = diagnose.Change{Known: true, Base: 10, Change: 0.01, Lo: -0.02, Hi: 0.04}
-	if d := diagnose.Explain([]diagnose.DiffStep{ds}, stats.Options{}); len(d.Steps) != 0 || d.Sentences()[0] != "No step is significantly slower or faster." {
+	if d := diagnose.Explain([]diagnose.DiffStep{ds}, stats.Options{}, nil); len(d.Steps) != 0 || d.Sentences()[0] != "No step is significantly slower or faster." {
 		t.Errorf("differential of no change: %q", d.Sentences())
 	}
 }
@@ -111,7 +111,7 @@ func TestExplainQuotesTheTable(t *testing.T) {
 	cpu := diagnose.Change{Known: true, Base: 10, Cand: 12.44, Change: 0.244, Lo: 0.15, Hi: 0.338, P: 0.004, PHolm: 0.08, Family: 20}
 	ds := diagnose.DiffStep{Clients: 4, Base: rounds(3, meter), Cand: rounds(3, meter), Changes: map[string]diagnose.Change{
 		"tps": change(10000, -0.338, 0.113), "server-cpu/txn": cpu}}
-	got := strings.Join(diagnose.Explain([]diagnose.DiffStep{ds}, stats.Options{}).Sentences(), " ")
+	got := strings.Join(diagnose.Explain([]diagnose.DiffStep{ds}, stats.Options{}, nil).Sentences(), " ")
 	if strings.Contains(got, "did not change significantly") || !strings.Contains(got, "server-cpu/txn +24.4% ± 9.4% is not significant once corrected for the 20 measures compared (p 0.004; 0.08 after Holm)") {
 		t.Errorf("differential %s", got)
 	}
@@ -129,7 +129,7 @@ func TestExplainFastPath(t *testing.T) {
 	ds := diagnose.DiffStep{Clients: 4, Base: rounds(4, mk(0)), Cand: rounds(4, mk(3)), Changes: map[string]diagnose.Change{
 		"tps": change(5000, -0.2, 0.05),
 	}}
-	got := strings.Join(diagnose.Explain([]diagnose.DiffStep{ds}, stats.Options{}).Sentences(), " ")
+	got := strings.Join(diagnose.Explain([]diagnose.DiffStep{ds}, stats.Options{}, nil).Sentences(), " ")
 	if !strings.Contains(got, "the candidate's backends overflow their 16 fast-path slots (up to 17 relation locks each in the shared lock table, in 4 of 4 rounds) and the baseline's do not") {
 		t.Errorf("differential %s", got)
 	}

@@ -117,7 +117,7 @@ func TestExplainPoolWait(t *testing.T) {
 		"p50":             change(8.82, 3.093, 0.37),
 		"server-user/txn": change(30, 0.3, 0.1),
 	}}
-	d := diagnose.Explain([]diagnose.DiffStep{ds}, stats.Options{})
+	d := diagnose.Explain([]diagnose.DiffStep{ds}, stats.Options{}, nil)
 	got := strings.Join(d.Sentences(), " ")
 	if !strings.Contains(got, "because each transaction waits 614% longer for one of the pool's server connections (+29895 µs ± 4865), against the median latency's +27.3 ms") ||
 		!strings.HasSuffix(got, ": the wait for the pool is most of the change in latency.") {

@@ -364,13 +364,43 @@ func TestNoHub(t *testing.T) {
 }
 
 // belowEdge are the packages below the command line: the typed
-// experiment, the rig, a step, the schedules and the workload. They are handed values
-// and speak of no flag (issue 45): a mistake is found and worded at the
-// edge, or returned as a typed error the edge words, and what the run
-// says of a flag mid-run is worded by the edge and given to it
-// (experiment.Data.SetupName, Recreate, MakeTables; ab.Spec.OneLayout;
-// workload.OptionError).
-var belowEdge = []string{"internal/experiment", "internal/rig", "internal/step", "internal/schedule/...", "internal/workload"}
+// experiment, the rig, a step, the schedules, the workload and the
+// analysis. They are handed values and speak of no flag (issue 45): a
+// mistake is found and worded at the edge, or returned as a typed error
+// the edge words, and what the run says of a flag mid-run is worded by
+// the edge and given to it (experiment.Data.SetupName, Recreate,
+// MakeTables; ab.Spec.OneLayout; workload.OptionError). The analysis
+// names a remedy by a typed value (diagnose.Remedy) that the renderers
+// word (report/remedy), and the command line hands their words to it
+// (compare.Options.Say) for the sentences it makes. One a line, to merge.
+var belowEdge = []string{
+	"internal/experiment",
+	"internal/rig",
+	"internal/step",
+	"internal/schedule/...",
+	"internal/workload",
+	"internal/compare/...",
+	"internal/diagnose/...",
+	"internal/micro",
+	"internal/stats",
+	"internal/store",
+	"internal/trend",
+	"internal/flame",
+	"internal/result",
+	"internal/observe",
+	"internal/watch",
+	"internal/metrics",
+	"internal/txnlog",
+	"internal/migrate",
+	"internal/load",
+	"internal/script",
+	"internal/symtab",
+	"internal/secret",
+	"internal/syncio",
+	"internal/prose",
+	"internal/usage",
+	"internal/probeid",
+}
 
 // otherPrograms are the options of the programs run below the edge,
 // which are not pgscale's flags: per file, the words allowed in its
@@ -384,6 +414,14 @@ var otherPrograms = []struct {
 		[]string{"--tool", "--trace-children", "--separate-threads", "--dump-line", "--dump-instr", "--dump-after", "--dump-before", "--callgrind-out-file"},
 		"valgrind's options, on the command line of the callgrind a counted micro-benchmark runs under"},
 	{"internal/schedule/bisect/step.go", []string{"--stat"}, "git diff's, for a culprit's diffstat"},
+	{"internal/compare/comparetest/comparetest.go", []string{"--tool"},
+		"valgrind's, among the options a counted test file records it ran with"},
+	{"internal/micro/format_bmf.go", []string{"--format"}, "bencher run's, in the help of the format it writes"},
+	{"internal/micro/format_gbench.go", []string{"--benchmark"},
+		"Google Benchmark's --benchmark_format, _filter, _min_time and _repetitions, in its format's help and on the command line of a counted benchmark (the finder reads the word up to its underscore)"},
+	{"internal/micro/format_libtest.go", []string{"--output-format"}, "criterion's, in the help of the format it writes"},
+	{"internal/micro/format_pytest.go", []string{"--benchmark-json"}, "pytest-benchmark's, in the help of the format it writes"},
+	{"internal/store/commit.go", []string{"--porcelain", "--untracked-files"}, "git status's, to see whether a tree has changes"},
 }
 
 // flagWord is a long option named in a string: --word, not inside

@@ -41,8 +41,15 @@ type Value struct {
 type Format struct {
 	// Name is the --format value.
 	Name string
-	// Usage says what produces it, for help texts.
+	// Usage says what produces it, for help texts (Help).
 	Usage string
+	// ToFile says the format's program writes its results to a file it
+	// is told of, not to its standard output: the run is given the file
+	// too, and Parse reads it.
+	ToFile bool
+	// Dir, for a Tree format, is the directory its program writes to,
+	// which the run is given.
+	Dir string
 	// Parse reads the command's standard output. It returns an error
 	// saying what and where when the output is not in the format, and
 	// an empty slice when it holds no benchmark.
@@ -55,6 +62,23 @@ type Format struct {
 	// fixed number of iterations, which counting its instructions needs
 	// (pgscale micro --count); nil when it cannot.
 	Count *Counting
+}
+
+// Help is f's Usage with how the run is given the file or directory its
+// program writes, by the option the caller names it with ("--output"):
+// "pytest-benchmark's JSON (--benchmark-json=FILE; give the file with
+// --output)". It goes in the parenthesis ending Usage.
+func (f Format) Help(option string) string {
+	var given string
+	switch {
+	case f.ToFile:
+		given = "give the file with " + option
+	case f.Dir != "":
+		given = option + " " + f.Dir
+	default:
+		return f.Usage
+	}
+	return strings.TrimSuffix(f.Usage, ")") + "; " + given + ")"
 }
 
 // Counting is how a format's benchmark program is counted: its

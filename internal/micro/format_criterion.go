@@ -24,8 +24,9 @@ import (
 // median, slope) and the capitalised ones of earlier versions are read.
 var criterionFormat = Format{
 	Name:  "criterion",
-	Usage: "criterion's estimates.json files (cargo bench; --output target/criterion)",
+	Usage: "criterion's estimates.json files (cargo bench)",
 	Tree:  readCriterion,
+	Dir:   "target/criterion",
 }
 
 // criterionEstimate is one estimate of estimates.json.

@@ -6,13 +6,15 @@ import (
 	"sort"
 )
 
-// pytestFormat is pytest-benchmark's JSON (--benchmark-json=FILE): each
-// test's median time per call as ns/op, and every numeric extra_info
-// value (benchmark.extra_info) under its own name, lower is better.
+// pytestFormat is pytest-benchmark's JSON (--benchmark-json=FILE), a
+// file the command writes: each test's median time per call as ns/op,
+// and every numeric extra_info value (benchmark.extra_info) under its own
+// name, lower is better.
 var pytestFormat = Format{
-	Name:  "pytest",
-	Usage: "pytest-benchmark's JSON (--benchmark-json=FILE; give the file with --output)",
-	Parse: parsePytest,
+	Name:   "pytest",
+	Usage:  "pytest-benchmark's JSON (--benchmark-json=FILE)",
+	ToFile: true,
+	Parse:  parsePytest,
 }
 
 func parsePytest(out []byte) ([]Sample, error) {

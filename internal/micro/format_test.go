@@ -126,3 +126,37 @@ func TestFormatErrors(t *testing.T) {
 		t.Errorf("unknown format: %v", err)
 	}
 }
+
+// A format whose program writes a file or a directory ends its Usage in
+// the parenthesis saying how its program runs, where Help adds how the
+// run is given it.
+func TestHelp(t *testing.T) {
+	given := 0
+	for _, f := range micro.Formats() {
+		if !f.ToFile && f.Dir == "" {
+			if h := f.Help("--output"); h != f.Usage {
+				t.Errorf("%s: help %q, want its usage %q", f.Name, h, f.Usage)
+			}
+			continue
+		}
+		given++
+		if !strings.HasSuffix(f.Usage, ")") {
+			t.Errorf("%s: usage %q does not end in a parenthesis", f.Name, f.Usage)
+		}
+	}
+	if given != 2 {
+		t.Errorf("%d formats write a file or a directory, want 2 (pytest, criterion)", given)
+	}
+	for name, want := range map[string]string{
+		"pytest":    "pytest-benchmark's JSON (--benchmark-json=FILE; give the file with --output)",
+		"criterion": "criterion's estimates.json files (cargo bench; --output target/criterion)",
+	} {
+		f, err := micro.LookupFormat(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if h := f.Help("--output"); h != want {
+			t.Errorf("%s: help %q, want %q", name, h, want)
+		}
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"github.com/pgscale/pgscale/internal/diagnose"
 	"github.com/pgscale/pgscale/internal/probeid"
 	"github.com/pgscale/pgscale/internal/prose"
+	"github.com/pgscale/pgscale/internal/report/remedy"
 	"github.com/pgscale/pgscale/internal/result"
 )
 
@@ -148,6 +149,6 @@ func writeUnnamed(p page, us []diagnose.UnnamedCode) {
 	}
 	p.section("Functions without a name", unnamedLabel+":")
 	for _, u := range us {
-		p.para(fmt.Sprintf("%s (up to %s of a step's profile): %s.", u.Object, prose.Share(u.Share), u.Reason))
+		p.para(fmt.Sprintf("%s (up to %s of a step's profile): %s.", u.Object, prose.Share(u.Share), remedy.Unnamed(u)))
 	}
 }

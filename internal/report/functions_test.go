@@ -12,6 +12,7 @@ import (
 	"github.com/pgscale/pgscale/internal/compare"
 	"github.com/pgscale/pgscale/internal/compare/comparetest"
 	"github.com/pgscale/pgscale/internal/golden"
+	"github.com/pgscale/pgscale/internal/report/remedy"
 	"github.com/pgscale/pgscale/internal/result"
 	"github.com/pgscale/pgscale/internal/stats"
 )
@@ -105,7 +106,7 @@ func TestSuiteFunctionFinding(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := compare.CompareSuite(x, [][]compare.Input{inputs}, compare.SuiteOptions{Bounds: &bounds})
+	s, err := compare.CompareSuite(x, [][]compare.Input{inputs}, compare.SuiteOptions{Bounds: &bounds, Say: remedy.Say})
 	if err != nil {
 		t.Fatal(err)
 	}

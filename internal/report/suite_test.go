@@ -9,6 +9,7 @@ import (
 	"github.com/pgscale/pgscale/internal/compare"
 	"github.com/pgscale/pgscale/internal/golden"
 	"github.com/pgscale/pgscale/internal/report"
+	"github.com/pgscale/pgscale/internal/report/remedy"
 	"github.com/pgscale/pgscale/internal/result"
 	"github.com/pgscale/pgscale/internal/stats"
 	"github.com/pgscale/pgscale/internal/suite"
@@ -69,7 +70,7 @@ func readBundle(bounds *stats.Bounds) (*compare.Suite, []compare.Input, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	s, err := compare.CompareSuite(b.Index, b.Cells, compare.SuiteOptions{Expect: b.Expect, Bounds: bounds})
+	s, err := compare.CompareSuite(b.Index, b.Cells, compare.SuiteOptions{Expect: b.Expect, Bounds: bounds, Say: remedy.Say})
 	return s, b.Files, err
 }
 
@@ -100,7 +101,7 @@ func TestGoldenSuiteAlone(t *testing.T) {
 		x.Cells = append(x.Cells, c)
 		cells = append(cells, in)
 	}
-	s, err := compare.CompareSuite(x, cells, compare.SuiteOptions{})
+	s, err := compare.CompareSuite(x, cells, compare.SuiteOptions{Say: remedy.Say})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +122,7 @@ func TestGoldenPoolerCIComment(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := compare.CompareSuite(b.Index, b.Cells, compare.SuiteOptions{Expect: b.Expect})
+	s, err := compare.CompareSuite(b.Index, b.Cells, compare.SuiteOptions{Expect: b.Expect, Say: remedy.Say})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -156,7 +157,7 @@ func TestSuiteTableCounted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := compare.CompareSuite(b.Index, b.Cells, compare.SuiteOptions{Expect: b.Expect})
+	s, err := compare.CompareSuite(b.Index, b.Cells, compare.SuiteOptions{Expect: b.Expect, Say: remedy.Say})
 	if err != nil {
 		t.Fatal(err)
 	}

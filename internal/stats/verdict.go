@@ -83,8 +83,8 @@ type Assessment struct {
 	// close to its bound for any number at this spread.
 	RoundsNeeded int
 	// Instead, when set by the caller, names another way to decide an
-	// inconclusive measure ("--count instructions, whose instr/txn ..."),
-	// which Decide adds.
+	// inconclusive measure, in the caller's words ("a counted measure
+	// (--count instructions: instr/txn)"), which Decide adds.
 	Instead string
 	// Soft is set when the bound applies only where this runner's spread
 	// can decide it: a bound written "... if decidable", or a bound for

@@ -76,7 +76,7 @@ func (p *parsed) fillMicro(s *Suite, specs []microSpec) error {
 			return p.errAt(path+".format", "micro cell %s: %v", m.Name, err)
 		}
 		if format.Tree != nil && c.Output == "" {
-			return p.errAt(path, "micro cell %s: the %s format reads the files the command writes under a directory: name it with output: (%s)", m.Name, format.Name, format.Usage)
+			return p.errAt(path, "micro cell %s: the %s format reads the files the command writes under a directory: name it with output: (%s)", m.Name, format.Name, format.Help("--output"))
 		}
 		bounds, err := micro.ParseBounds(m.Bounds)
 		if err != nil {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/pgscale/pgscale/internal/compare"
+	"github.com/pgscale/pgscale/internal/report/remedy"
 	"github.com/pgscale/pgscale/internal/result"
 	"github.com/pgscale/pgscale/internal/stats"
 )
@@ -116,7 +117,7 @@ func Compare(t testing.TB, inputs []compare.Input, bounds ...string) *compare.Co
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := compare.Compare(inputs, compare.Options{Bounds: b})
+	c, err := compare.Compare(inputs, compare.Options{Bounds: b, Say: remedy.Say})
 	if err != nil {
 		t.Fatal(err)
 	}

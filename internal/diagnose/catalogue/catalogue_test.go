@@ -17,6 +17,7 @@ import (
 	"github.com/pgscale/pgscale/internal/diagnose"
 	"github.com/pgscale/pgscale/internal/golden"
 	"github.com/pgscale/pgscale/internal/report"
+	"github.com/pgscale/pgscale/internal/report/remedy"
 	"github.com/pgscale/pgscale/internal/result"
 	"github.com/pgscale/pgscale/internal/target"
 	"github.com/pgscale/pgscale/internal/target/targettest"
@@ -288,7 +289,7 @@ func abComparison(t *testing.T, dir string) *compare.Comparison {
 		}
 		inputs = append(inputs, compare.Input{Name: f.Target.Name, File: f})
 	}
-	cmp, _, err := compare.OfRun(inputs)
+	cmp, _, err := compare.OfRun(inputs, remedy.Say)
 	if err != nil {
 		t.Fatal(err)
 	}

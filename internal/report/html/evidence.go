@@ -9,6 +9,7 @@ import (
 	"github.com/pgscale/pgscale/internal/compare"
 	"github.com/pgscale/pgscale/internal/diagnose"
 	"github.com/pgscale/pgscale/internal/probeid"
+	"github.com/pgscale/pgscale/internal/report/remedy"
 	"github.com/pgscale/pgscale/internal/result"
 )
 
@@ -20,7 +21,7 @@ func fileEvidence(fi int, label, name string, fa compare.FileAnalysis) evidence 
 		e.Paragraph = d.Paragraph
 	}
 	for _, u := range fa.Unnamed {
-		e.Unnamed = append(e.Unnamed, fmt.Sprintf("%s (up to %s of a step's profile): %s.", u.Object, pct(num(u.Share)), u.Reason))
+		e.Unnamed = append(e.Unnamed, fmt.Sprintf("%s (up to %s of a step's profile): %s.", u.Object, pct(num(u.Share)), remedy.Unnamed(u)))
 	}
 	f := fa.Rescaled
 	figs := make([]diagnose.Figures, len(f.Steps))

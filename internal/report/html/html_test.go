@@ -12,6 +12,7 @@ import (
 	"github.com/pgscale/pgscale/internal/golden"
 	"github.com/pgscale/pgscale/internal/report"
 	"github.com/pgscale/pgscale/internal/report/html"
+	"github.com/pgscale/pgscale/internal/report/remedy"
 	"github.com/pgscale/pgscale/internal/result"
 )
 
@@ -63,7 +64,7 @@ func reportDoc(t *testing.T, names ...string) *report.Doc {
 			in[i].Name = in[i].File.Target.Name
 		}
 		var err error
-		if cmp, noise, err = compare.OfRun(in); err != nil {
+		if cmp, noise, err = compare.OfRun(in, remedy.Say); err != nil {
 			t.Fatal(err)
 		}
 	}

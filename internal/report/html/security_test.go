@@ -19,6 +19,7 @@ import (
 	"github.com/pgscale/pgscale/internal/compare"
 	"github.com/pgscale/pgscale/internal/report"
 	"github.com/pgscale/pgscale/internal/report/html"
+	"github.com/pgscale/pgscale/internal/report/remedy"
 	"github.com/pgscale/pgscale/internal/result"
 	"github.com/pgscale/pgscale/internal/stats"
 )
@@ -138,7 +139,7 @@ func hostileAB(t *testing.T) []byte {
 		}
 		in = append(in, compare.Input{Name: back.Target.Name, File: back, Path: path})
 	}
-	cmp, _, err := compare.OfRun(in)
+	cmp, _, err := compare.OfRun(in, remedy.Say)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/pgscale/pgscale/internal/compare"
 	"github.com/pgscale/pgscale/internal/report"
+	"github.com/pgscale/pgscale/internal/report/remedy"
 	"github.com/pgscale/pgscale/internal/suite"
 )
 
@@ -22,7 +23,7 @@ func poolerCIPage(t *testing.T) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := compare.CompareSuite(b.Index, b.Cells, compare.SuiteOptions{Expect: b.Expect})
+	s, err := compare.CompareSuite(b.Index, b.Cells, compare.SuiteOptions{Expect: b.Expect, Say: remedy.Say})
 	if err != nil {
 		t.Fatal(err)
 	}

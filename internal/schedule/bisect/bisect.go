@@ -12,6 +12,7 @@ import (
 
 	"github.com/pgscale/pgscale/internal/build"
 	"github.com/pgscale/pgscale/internal/compare"
+	"github.com/pgscale/pgscale/internal/diagnose"
 	"github.com/pgscale/pgscale/internal/prose"
 	"github.com/pgscale/pgscale/internal/result"
 	"github.com/pgscale/pgscale/internal/schedule/ab"
@@ -70,6 +71,9 @@ type Spec struct {
 	// the words they run it with ("pgscale bisect --resume DIR"): the
 	// log's reason and the error say it (empty: they do not).
 	Continue string
+	// Say words the remedies a step's comparison names in the why the
+	// log keeps (compare.Options.Say).
+	Say diagnose.Say
 }
 
 // EndsError says the ends do not differ by more than the smallest

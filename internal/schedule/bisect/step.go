@@ -405,7 +405,7 @@ func (r *bisectRun) pair(files map[string]*result.File, c looked, interim bool, 
 		pctTol = -pctTol
 	}
 	bound := stats.Bound{Measure: l.Measure, Step: l.Step, Percent: pctTol}
-	opt := compare.Options{Bounds: stats.Bounds{bound}, Stats: stats.Options{Confidence: l.Confidence}, Interim: interim || !worse}
+	opt := compare.Options{Bounds: stats.Bounds{bound}, Stats: stats.Options{Confidence: l.Confidence}, Interim: interim || !worse, Say: r.spec.Say}
 	judged, a, err := r.compare(files, base, cand, opt)
 	if err != nil {
 		return nil, stats.NoBound, err
@@ -414,7 +414,7 @@ func (r *bisectRun) pair(files map[string]*result.File, c looked, interim bool, 
 	shown, sa := judged, a
 	if !worse {
 		// The numbers and the why of to against from, as they read.
-		if shown, sa, err = r.compare(files, from, to, compare.Options{Stats: stats.Options{Confidence: l.Confidence}, Interim: interim}); err != nil {
+		if shown, sa, err = r.compare(files, from, to, compare.Options{Stats: stats.Options{Confidence: l.Confidence}, Interim: interim, Say: r.spec.Say}); err != nil {
 			return nil, stats.NoBound, err
 		}
 	}
