@@ -364,13 +364,26 @@ func TestNoHub(t *testing.T) {
 }
 
 // belowEdge are the packages below the command line: the typed
-// experiment, the rig, a step, the schedules and the workload. They are handed values
-// and speak of no flag (issue 45): a mistake is found and worded at the
-// edge, or returned as a typed error the edge words, and what the run
+// experiment, the rig, a step, the schedules, the workload, the agents,
+// the disturbances, the engine and the connection errors. They are handed
+// values and speak of no flag (issue 45): a mistake is found and worded at
+// the edge, or returned as a typed error the edge words, and what the run
 // says of a flag mid-run is worded by the edge and given to it
 // (experiment.Data.SetupName, Recreate, MakeTables; ab.Spec.OneLayout;
-// workload.OptionError).
-var belowEdge = []string{"internal/experiment", "internal/rig", "internal/step", "internal/schedule/...", "internal/workload"}
+// workload.OptionError; agent.OptionError, NoRunError; disturb.SpecError;
+// load.RawLimitError; connerr.Remedy, worded for where the connection
+// string came from). One a line, to merge.
+var belowEdge = []string{
+	"internal/experiment",
+	"internal/rig",
+	"internal/step",
+	"internal/schedule/...",
+	"internal/workload",
+	"internal/agent/...",
+	"internal/disturb/...",
+	"internal/engine/...",
+	"internal/connerr/...",
+}
 
 // otherPrograms are the options of the programs run below the edge,
 // which are not pgscale's flags: per file, the words allowed in its
