@@ -13,7 +13,6 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/pgscale/pgscale/internal/result"
-	"github.com/pgscale/pgscale/internal/usage"
 )
 
 // Defaults of a coordinated run.
@@ -53,10 +52,10 @@ type Config struct {
 
 func (c *Config) defaults() error {
 	if c.Agents < 1 {
-		return usage.Errorf("--agents must be at least 1, got %d", c.Agents)
+		return atLeastOne(c.Agents)
 	}
 	if c.DSN == "" {
-		return usage.Errorf("--agents needs --coordinator DSN: the PostgreSQL database that holds the barrier and the agents' data")
+		return notGiven("DSN", "the PostgreSQL database that holds the barrier and the agents' data")
 	}
 	if c.Job == "" {
 		c.Job = DefaultJob
@@ -114,7 +113,7 @@ func Open(ctx context.Context, cfg Config) (*Coordinator, error) {
 	if err := cfg.defaults(); err != nil {
 		return nil, err
 	}
-	conn, where, err := connect(ctx, cfg.DSN, "pgscale coordinator")
+	conn, where, err := connect(ctx, "DSN", cfg.DSN, "pgscale coordinator")
 	if err != nil {
 		return nil, err
 	}
@@ -133,7 +132,7 @@ func Open(ctx context.Context, cfg Config) (*Coordinator, error) {
 		conn.Close(context.Background())
 		return nil, fmt.Errorf("coordination database %s: open a run: %w", where, err)
 	}
-	hb, _, err := connect(ctx, cfg.DSN, "pgscale coordinator heartbeat")
+	hb, _, err := connect(ctx, "DSN", cfg.DSN, "pgscale coordinator heartbeat")
 	if err != nil {
 		conn.Close(context.Background())
 		return nil, err

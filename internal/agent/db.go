@@ -2,7 +2,6 @@ package agent
 
 import (
 	"context"
-	"fmt"
 	"sort"
 	"strconv"
 	"strings"
@@ -12,25 +11,25 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/pgscale/pgscale/internal/target"
-	"github.com/pgscale/pgscale/internal/usage"
 )
 
 // connect opens a connection to the coordination database, named in
-// pg_stat_activity by application_name.
-func connect(ctx context.Context, dsn, name string) (*pgx.Conn, string, error) {
+// pg_stat_activity by application_name; field is the option that gives
+// its connection string dsn.
+func connect(ctx context.Context, field, dsn, name string) (*pgx.Conn, string, error) {
 	pc, err := target.ParseDSN(dsn)
 	if err != nil {
-		return nil, "", usage.Errorf("--coordinator: %v", err)
+		return nil, "", optionError(field, "", err)
 	}
 	where := target.Describe(pc)
 	cfg, err := pgx.ParseConfig(dsn)
 	if err != nil {
-		return nil, where, usage.Errorf("--coordinator: %v", err)
+		return nil, where, optionError(field, "", err)
 	}
 	cfg.RuntimeParams["application_name"] = name
 	conn, err := pgx.ConnectConfig(ctx, cfg)
 	if err != nil {
-		return nil, where, fmt.Errorf("coordination database: %w", target.ClassifyConnectError(pc, err))
+		return nil, where, &CoordinationError{Err: target.ClassifyConnectError(pc, err)}
 	}
 	return conn, where, nil
 }

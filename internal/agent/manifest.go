@@ -2,6 +2,7 @@ package agent
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"regexp"
@@ -11,8 +12,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
-	"github.com/pgscale/pgscale/internal/usage"
 )
 
 // ManifestOptions shape the Kubernetes Indexed Job of a run's agents.
@@ -28,9 +27,11 @@ type ManifestOptions struct {
 	// PasswordSecret, when set, names a Secret whose key "password" is the
 	// target's password: it reaches the agents as PGPASSWORD.
 	PasswordSecret string
-	Job            string // the agents' --job (default DefaultJob)
-	SourceAddress  string // the agents' --source-address, when set
-	CPU, Memory    string // each agent's resource requests (and its memory limit)
+	// Args is the agents' command line after /pgscale: the agent command
+	// and its options, as the command line words them (default: agent,
+	// which joins DefaultJob).
+	Args        []string
+	CPU, Memory string // each agent's resource requests (and its memory limit)
 	// Spread keeps two agents off one node (required pod anti-affinity on
 	// the node's hostname).
 	Spread bool
@@ -51,9 +52,6 @@ func Manifest(o ManifestOptions) (*batchv1.Job, error) {
 	if o.SecretKey == "" {
 		o.SecretKey = "coordinator"
 	}
-	if o.Job == "" {
-		o.Job = DefaultJob
-	}
 	if o.CPU == "" {
 		o.CPU = "1"
 	}
@@ -62,28 +60,28 @@ func Manifest(o ManifestOptions) (*batchv1.Job, error) {
 	}
 	switch {
 	case o.Agents < 1:
-		return nil, usage.Errorf("--agents must be at least 1, got %d", o.Agents)
+		return nil, atLeastOne(o.Agents)
 	case o.Image == "":
-		return nil, usage.Errorf("--image: name the pgscale image the agents run (the Dockerfile builds one)")
+		return nil, notGiven("Image", "name the pgscale image the agents run (the Dockerfile builds one)")
 	case o.Secret == "":
-		return nil, usage.Errorf("--secret: name the Secret that holds the coordinator's connection string (key %q)", o.SecretKey)
+		return nil, notGiven("Secret", fmt.Sprintf("name the Secret that holds the coordinator's connection string (key %q)", o.SecretKey))
 	case len(o.Name) > 63 || !dnsLabel.MatchString(o.Name):
-		return nil, usage.Errorf("--name %q: a Job's name must be a DNS label (lower-case letters, digits and '-', at most 63)", o.Name)
+		return nil, optionError("Name", o.Name, errors.New("a Job's name must be a DNS label (lower-case letters, digits and '-', at most 63)"))
 	}
 	cpu, err := resource.ParseQuantity(o.CPU)
 	if err != nil {
-		return nil, usage.Errorf("--cpu %q: %v", o.CPU, err)
+		return nil, optionError("CPU", o.CPU, err)
 	}
 	mem, err := resource.ParseQuantity(o.Memory)
 	if err != nil {
-		return nil, usage.Errorf("--memory %q: %v", o.Memory, err)
+		return nil, optionError("Memory", o.Memory, err)
 	}
 	n := int32(o.Agents)
 	indexed := batchv1.IndexedCompletion
 	labels := map[string]string{"app.kubernetes.io/name": "pgscale-agent", "app.kubernetes.io/instance": o.Name}
-	args := []string{"agent", "--job", o.Job}
-	if o.SourceAddress != "" {
-		args = append(args, "--source-address", o.SourceAddress)
+	args := o.Args
+	if len(args) == 0 {
+		args = []string{"agent"}
 	}
 	env := []corev1.EnvVar{{
 		Name: EnvCoordinator,

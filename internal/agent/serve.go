@@ -63,7 +63,7 @@ func Serve(ctx context.Context, cfg AgentConfig) error {
 		return usage.Errorf("agent index must be at least 0, got %d", cfg.Index)
 	}
 	if cfg.Coordinator == "" {
-		return usage.Errorf("an agent needs --coordinator DSN (or %s): the PostgreSQL database that holds the run's plan and barrier", EnvCoordinator)
+		return notGiven("Coordinator", "the PostgreSQL database that holds the run's plan and barrier")
 	}
 	if cfg.Job == "" {
 		cfg.Job = DefaultJob
@@ -74,7 +74,7 @@ func Serve(ctx context.Context, cfg AgentConfig) error {
 	if cfg.Log == nil {
 		cfg.Log = func(string) {}
 	}
-	conn, where, err := connect(ctx, cfg.Coordinator, fmt.Sprintf("pgscale agent %d", cfg.Index))
+	conn, where, err := connect(ctx, "Coordinator", cfg.Coordinator, fmt.Sprintf("pgscale agent %d", cfg.Index))
 	if err != nil {
 		return err
 	}
@@ -158,7 +158,7 @@ func (a *agent) join(ctx context.Context) error {
 			return nil
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("no open run of job %q on %s within %v (start pgscale run, ab or suite with --agents N --coordinator DSN and the same --agents-job as this agent's --job)", a.cfg.Job, a.where, a.cfg.Wait)
+			return &NoRunError{Job: a.cfg.Job, Where: a.where, Wait: a.cfg.Wait}
 		}
 		if err := sleep(ctx, 200*time.Millisecond); err != nil {
 			return err

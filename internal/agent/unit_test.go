@@ -87,7 +87,7 @@ func TestSplitIsContiguousAndKeepsEachClientsRate(t *testing.T) {
 // with every field a run on agents needs.
 func TestManifestIsAnIndexedJob(t *testing.T) {
 	j, err := agent.Manifest(agent.ManifestOptions{Agents: 4, Image: "registry.example/pgscale:1", Secret: "coord",
-		PasswordSecret: "target-pw", Spread: true, CPU: "2", Memory: "1Gi", Job: "night", Namespace: "bench"})
+		PasswordSecret: "target-pw", Spread: true, CPU: "2", Memory: "1Gi", Args: []string{"agent", "--job", "night"}, Namespace: "bench"})
 	if err != nil {
 		t.Fatal(err)
 	}

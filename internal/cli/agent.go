@@ -44,8 +44,10 @@ nothing (docs/agents.md).`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			fs := cmd.Flags()
 			if manifest {
-				mo.Job = job
-				mo.SourceAddress = source
+				mo.Args = []string{"agent", "--job", job}
+				if source != "" {
+					mo.Args = append(mo.Args, "--source-address", source)
+				}
 				j, err := agent.Manifest(mo)
 				if err != nil {
 					return err

@@ -32,14 +32,15 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	root.InitDefaultHelpCmd()
 	root.InitDefaultCompletionCmd()
 	var err error
+	var cmd *cobra.Command
 	if _, _, ferr := root.Find(args); ferr != nil {
 		err = usage.Wrap(ferr) // an unknown subcommand is bad usage, not a run that failed
 	} else {
-		err = root.Execute()
+		cmd, err = root.ExecuteC()
 	}
 	var ee *ExitError
 	if err != nil && !errors.As(err, &ee) {
-		fmt.Fprintf(stderr, "pgscale: %s\n", onceEach(err.Error()))
+		fmt.Fprintf(stderr, "pgscale: %s\n", onceEach(worded(cmd, err)))
 	}
 	return ExitCode(err)
 }

@@ -20,19 +20,58 @@ func Describe(cfg *pgconn.Config) string {
 	return fmt.Sprintf("host=%s port=%d user=%s dbname=%s", cfg.Host, cfg.Port, cfg.User, cfg.Database)
 }
 
+// Remedy is a fix made in the connection string: it is worded with
+// where that string came from, which the layer that classifies the
+// error does not know (the command line does: --dsn, --target NAME...).
+type Remedy int
+
+// The remedies.
+const (
+	NoRemedy         Remedy = iota
+	CheckCredentials        // a password or a user refused
+	NameDatabase            // no such database
+	FixAddress              // no server listening at the host and port
+	FixHost                 // no such host
+)
+
+// In words r for a connection string that came from place ("--dsn").
+func (r Remedy) In(place string) string {
+	switch r {
+	case CheckCredentials:
+		return "check the user and password in " + place + ", PGPASSWORD or ~/.pgpass"
+	case NameDatabase:
+		return "create the database or name another in " + place
+	case FixAddress:
+		return "start the server or fix host/port in " + place
+	case FixHost:
+		return "fix the host in " + place
+	}
+	return ""
+}
+
 // Error classifies a failed connection attempt.
 type Error struct {
 	Target string // Describe() of the target
 	Reason string // one line, no password
-	Fix    string // what to do
+	Fix    string // what to do, when it is not a Remedy
+	Remedy Remedy // what to do in the connection string
 	Usage  bool   // the user's input is wrong (bad password, no such database): exit 2, not 3
 	Err    error
 }
 
-func (e *Error) Error() string {
+// Error says why and what to do, in "the connection string".
+func (e *Error) Error() string { return e.In("the connection string") }
+
+// In is Error with the remedy worded for a connection string that came
+// from place ("--dsn"): the command line, which knows, words it so.
+func (e *Error) In(place string) string {
 	msg := fmt.Sprintf("cannot connect to %s: %s", e.Target, e.Reason)
-	if e.Fix != "" {
-		msg += " (" + e.Fix + ")"
+	fix := e.Fix
+	if e.Remedy != NoRemedy {
+		fix = e.Remedy.In(place)
+	}
+	if fix != "" {
+		msg += " (" + fix + ")"
 	}
 	return msg
 }
@@ -54,10 +93,10 @@ func Classify(cfg *pgconn.Config, err error) error {
 		switch pgErr.Code {
 		case "28P01", "28000":
 			ce.Usage = true
-			ce.Fix = "check the user and password in --dsn, PGPASSWORD or ~/.pgpass"
+			ce.Remedy = CheckCredentials
 		case "3D000":
 			ce.Usage = true
-			ce.Fix = "create the database or name another in --dsn"
+			ce.Remedy = NameDatabase
 		case "53300":
 			ce.Fix = "raise max_connections or use fewer clients"
 		case "57P03":
@@ -65,7 +104,7 @@ func Classify(cfg *pgconn.Config, err error) error {
 		}
 	case errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ENOENT):
 		ce.Reason = "no server is listening there"
-		ce.Fix = "start the server or fix host/port in --dsn"
+		ce.Remedy = FixAddress
 	case errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &netErr) && netErr.Timeout()):
 		ce.Reason = "timed out"
 		ce.Fix = "check the host is reachable"
@@ -74,7 +113,7 @@ func Classify(cfg *pgconn.Config, err error) error {
 		if errors.As(err, &dnsErr) {
 			ce.Reason = "unknown host " + dnsErr.Name
 			ce.Usage = true
-			ce.Fix = "fix the host in --dsn"
+			ce.Remedy = FixHost
 		} else {
 			ce.Reason = secret.Redact(innermost(err).Error())
 		}

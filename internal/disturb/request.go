@@ -15,8 +15,8 @@ import (
 )
 
 // Request is what the user asked for: built-ins as NAME[=ARG]@START[-END][:SESSIONS]
-// (--disturb) and script files as FILE@START[-END][:SESSIONS]
-// (--disturb-file), each run in every step.
+// and script files as FILE@START[-END][:SESSIONS], each run in every
+// step.
 type Request struct {
 	Builtins []string
 	Files    []string
@@ -25,45 +25,68 @@ type Request struct {
 // Empty reports whether no disturbance was asked for.
 func (r Request) Empty() bool { return len(r.Builtins)+len(r.Files) == 0 }
 
-// Flag names, as errors quote them.
-const (
-	builtinFlag = "--disturb"
-	fileFlag    = "--disturb-file"
-)
+// SpecError is a disturbance asked for that cannot be: Spec as given,
+// among the built-ins when Builtin, else the script files, and Err why.
+// An empty Spec is all of them (ErrUntimed). The command line words it in
+// the flag that gives it.
+type SpecError struct {
+	Builtin bool
+	Spec    string
+	Err     error
+}
+
+// Error names the disturbance and says why.
+func (e *SpecError) Error() string {
+	if e.Spec == "" {
+		return "disturbances: " + e.Err.Error()
+	}
+	return fmt.Sprintf("disturbance %q: %v", e.Spec, e.Err)
+}
+
+// Unwrap returns why.
+func (e *SpecError) Unwrap() error { return e.Err }
+
+// ErrUntimed is disturbances asked of a run of a number of transactions:
+// their windows are placed in time.
+var ErrUntimed = errors.New("windows are placed in time, and a run of a number of transactions runs for an unknown time")
+
+// specError is the usage error of disturbance spec, refused because of
+// why.
+func specError(builtin bool, spec string, why error) error {
+	return usage.Wrap(&SpecError{Builtin: builtin, Spec: spec, Err: why})
+}
 
 // Parse reads every disturbance of r and checks its window against a
-// step's measured duration (0 with -t, which windows cannot be placed in).
-// Every error is a usage error naming the flag and the value.
+// step's measured duration (0 with a number of transactions, which
+// windows cannot be placed in). Every error is a usage error, a
+// SpecError.
 func Parse(r Request, duration time.Duration, transactions int) ([]Disturbance, error) {
 	if r.Empty() {
 		return nil, nil
 	}
-	first := builtinFlag
-	if len(r.Builtins) == 0 {
-		first = fileFlag
-	}
 	if transactions > 0 && duration <= 0 {
-		return nil, usage.Errorf("%s needs -T: windows are placed in time, and -t runs for an unknown time", first)
+		return nil, specError(len(r.Builtins) > 0, "", ErrUntimed)
 	}
 	var ds []Disturbance
 	for _, s := range r.Builtins {
 		d, err := parseBuiltin(s)
 		if err != nil {
-			return nil, usage.Errorf("%s %q: %v", builtinFlag, s, err)
+			return nil, specError(true, s, err)
 		}
 		ds = append(ds, d)
 	}
 	for _, s := range r.Files {
 		d, err := parseFile(s)
 		if err != nil {
-			return nil, usage.Errorf("%s %q: %v", fileFlag, s, err)
+			return nil, specError(false, s, err)
 		}
 		ds = append(ds, d)
 	}
 	if err := CheckSchedule(ds, duration); err != nil {
 		var se *ScheduleError
 		if errors.As(err, &se) {
-			return nil, usage.Errorf("%s %q: %v", ds[se.Index].flag, ds[se.Index].Spec, se.Msg)
+			d := ds[se.Index]
+			return nil, specError(d.Builtin, d.Spec, errors.New(se.Msg))
 		}
 		return nil, usage.Wrap(err)
 	}
@@ -89,7 +112,7 @@ func parseBuiltin(s string) (Disturbance, error) {
 	}
 	return Disturbance{
 		Name: def.Name, Builtin: true, Spec: s, Stresses: def.Stresses, Script: sc, Hold: def.Hold,
-		Window: spec.Window, Sessions: spec.Sessions, flag: builtinFlag, def: &def, arg: arg,
+		Window: spec.Window, Sessions: spec.Sessions, def: &def, arg: arg,
 	}, nil
 }
 
@@ -109,7 +132,7 @@ func parseFile(s string) (Disturbance, error) {
 	if err := CheckScript(sc); err != nil {
 		return Disturbance{}, err
 	}
-	return Disturbance{Name: spec.Head, Spec: s, Script: sc, Window: spec.Window, Sessions: spec.Sessions, flag: fileFlag}, nil
+	return Disturbance{Name: spec.Head, Spec: s, Script: sc, Window: spec.Window, Sessions: spec.Sessions}, nil
 }
 
 // Sessions is the number of connections the disturbances open at once.
@@ -157,7 +180,7 @@ func New(ctx context.Context, ds []Disturbance, cfg Config, connect func(context
 				conn.Close(ctx)
 			}
 			if err != nil {
-				return nil, usage.Errorf("%s %q: %v", d.flag, d.Spec, err)
+				return nil, specError(d.Builtin, d.Spec, err)
 			}
 			d.Defines = vars
 		}

@@ -54,9 +54,8 @@ type Disturbance struct {
 	Window   Window
 	Sessions int
 
-	flag string   // the flag it came from, for errors
-	def  *Builtin // a built-in's definition
-	arg  string   // and its argument (empty: the default)
+	def *Builtin // a built-in's definition
+	arg string   // and its argument (empty: the default)
 }
 
 // Spec is a disturbance as written on the command line:

@@ -343,12 +343,11 @@ func (c *Config) validate() error {
 	case c.MaxTries < 0:
 		return fmt.Errorf("engine: tries per transaction must be at least 0 (unlimited), got %d", c.MaxTries)
 	case c.MaxTries == 0 && c.Duration <= 0 && c.LatencyLimit <= 0:
-		return fmt.Errorf("engine: unlimited tries (--max-tries 0) needs --duration or --latency-limit")
+		return fmt.Errorf("engine: unlimited tries (max tries 0) need a duration or a latency limit")
 	case c.ioErr() != nil:
 		return fmt.Errorf("engine: %w", c.ioErr())
 	case c.io() == IORaw && c.Clients+c.Companions > RawLimit:
-		return fmt.Errorf("engine: raw I/O holds one OS thread per client and per companion (the probes, disturbance sessions); %d clients and %d companions are more than its limit of %d (use the netpoller: --io netpoll or auto)",
-			c.Clients, c.Companions, RawLimit)
+		return &load.RawLimitError{Clients: c.Clients, Companions: c.Companions, Limit: RawLimit}
 	case c.FirstClient < 0:
 		return fmt.Errorf("engine: first client must be at least 0, got %d", c.FirstClient)
 	case c.Barrier != nil && c.Quiesce != nil:

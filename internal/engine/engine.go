@@ -102,7 +102,7 @@ var ErrAllClientsFailed = errors.New("every client failed")
 
 // ErrExitOnAbort is returned (wrapped) when a client aborted and
 // Config.ExitOnAbort ended the step.
-var ErrExitOnAbort = errors.New("a client aborted and --exit-on-abort ended the run")
+var ErrExitOnAbort = errors.New("a client aborted and the run was set to end at the first abort")
 
 // exitOnAbort ends the step at once because client id aborted.
 func (e *engine) exitOnAbort(id int) {
@@ -382,7 +382,7 @@ func (e *engine) run() (*Result, error) {
 		res.Incomplete = "interrupted"
 		return res, e.parent.Err()
 	case e.abortedBy.Load() > 0:
-		res.Incomplete = fmt.Sprintf("client %d aborted, and --exit-on-abort ends the run: %s", e.abortedBy.Load()-1, mostFrequent(res.Errors))
+		res.Incomplete = fmt.Sprintf("client %d aborted, and the run was set to end at the first abort: %s", e.abortedBy.Load()-1, mostFrequent(res.Errors))
 		return res, fmt.Errorf("%w (client %d)", ErrExitOnAbort, e.abortedBy.Load()-1)
 	case res.Aborted == cfg.Clients:
 		res.Incomplete = fmt.Sprintf("all %d clients stopped on errors", cfg.Clients)

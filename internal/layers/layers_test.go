@@ -364,15 +364,18 @@ func TestNoHub(t *testing.T) {
 }
 
 // belowEdge are the packages below the command line: the typed
-// experiment, the rig, a step, the schedules, the workload and the
-// analysis. They are handed values and speak of no flag (issue 45): a
-// mistake is found and worded at the edge, or returned as a typed error
-// the edge words, and what the run says of a flag mid-run is worded by
-// the edge and given to it (experiment.Data.SetupName, Recreate,
-// MakeTables; ab.Spec.OneLayout; workload.OptionError). The analysis
-// names a remedy by a typed value (diagnose.Remedy) that the renderers
-// word (report/remedy), and the command line hands their words to it
-// (compare.Options.Say) for the sentences it makes. One a line, to merge.
+// experiment, the rig, a step, the schedules, the workload, the agents,
+// the disturbances, the engine, the connection errors and the analysis.
+// They are handed values and speak of no flag (issue 45): a mistake is
+// found and worded at the edge, or returned as a typed error the edge
+// words, and what the run says of a flag mid-run is worded by the edge and
+// given to it (experiment.Data.SetupName, Recreate, MakeTables;
+// ab.Spec.OneLayout; workload.OptionError; agent.OptionError, NoRunError;
+// disturb.SpecError; load.RawLimitError; connerr.Remedy, worded for where
+// the connection string came from). The analysis names a remedy by a typed
+// value (diagnose.Remedy) that the renderers word (report/remedy), and the
+// command line hands their words to it (compare.Options.Say) for the
+// sentences it makes. One a line, to merge.
 var belowEdge = []string{
 	"internal/experiment",
 	"internal/rig",
@@ -400,6 +403,10 @@ var belowEdge = []string{
 	"internal/prose",
 	"internal/usage",
 	"internal/probeid",
+	"internal/agent/...",
+	"internal/disturb/...",
+	"internal/engine/...",
+	"internal/connerr/...",
 }
 
 // otherPrograms are the options of the programs run below the edge,

@@ -4,7 +4,10 @@
 // (-T -t -C -R -L --max-tries -r and pgscale's own).
 package load
 
-import "time"
+import (
+	"fmt"
+	"time"
+)
 
 // DefaultConnectConcurrency is how many clients open their connections at
 // once unless Settings.ConnectConcurrency says otherwise: enough to
@@ -52,4 +55,18 @@ type Settings struct {
 	// ExitOnAbort ends the step as soon as one client aborts (pgbench's
 	// --exit-on-abort); the step is then incomplete.
 	ExitOnAbort bool `json:"exit_on_abort,omitempty"`
+}
+
+// RawLimitError is more clients and companions (the probes, disturbance
+// sessions) than raw I/O takes, Limit: the netpoller takes them. The
+// command line says how to ask for it.
+type RawLimitError struct{ Clients, Companions, Limit int }
+
+// Error says why, and to use the netpoller.
+func (e *RawLimitError) Error() string { return e.Use("use the netpoller") }
+
+// Use is Error with fix, what to do, in the parentheses that end it.
+func (e *RawLimitError) Use(fix string) string {
+	return fmt.Sprintf("engine: raw I/O holds one OS thread per client and per companion (the probes, disturbance sessions); %d clients and %d companions are more than its limit of %d (%s)",
+		e.Clients, e.Companions, e.Limit, fix)
 }

@@ -18,7 +18,6 @@ import (
 	"github.com/pgscale/pgscale/internal/probe"
 	"github.com/pgscale/pgscale/internal/result"
 	"github.com/pgscale/pgscale/internal/target"
-	"github.com/pgscale/pgscale/internal/usage"
 	"github.com/pgscale/pgscale/internal/workload"
 )
 
@@ -191,12 +190,7 @@ func (r *Rig) ProfileDirs(base string) {
 func (r *Rig) ProfileDir(ti int, dir string) { r.targets[ti].profileDir = dir }
 
 // named puts a target's name in front of err, keeping its kind.
-func named(name string, err error) error {
-	if name == "" || err == nil {
-		return err
-	}
-	return usage.Prefix("target "+name+": ", err)
-}
+func named(name string, err error) error { return target.Named(name, err) }
 
 // prefixed puts a target's name in front of a notice, when it has one.
 func prefixed(name, s string) string {

@@ -360,11 +360,28 @@ func FirstError(errs []error) error {
 }
 
 // named puts the target's name in front of err, when it has one.
-func named(spec Spec, err error) error {
-	if spec.Name == "" {
+func named(spec Spec, err error) error { return Named(spec.Name, err) }
+
+// NamedError is an error of the target Name: the command line knows
+// where the target was given.
+type NamedError struct {
+	Name string
+	Err  error
+}
+
+// Error puts the target's name in front.
+func (e *NamedError) Error() string { return "target " + e.Name + ": " + e.Err.Error() }
+
+// Unwrap returns the target's error, of its kind (a usage error stays
+// one).
+func (e *NamedError) Unwrap() error { return e.Err }
+
+// Named puts the target's name in front of err, when it has one.
+func Named(name string, err error) error {
+	if name == "" || err == nil {
 		return err
 	}
-	return usage.Prefix("target "+spec.Name+": ", err)
+	return &NamedError{Name: name, Err: err}
 }
 
 // Ephemeral reports whether this process started the server (for a pooler:
