@@ -138,9 +138,7 @@ func stepFigures(se *stepEvidence, sa compare.StepAnalysis, s result.Step) {
 			se.ServerNote = p.Process().ServerNote
 		}
 	}
-	for _, er := range s.Errors {
-		se.Errors = append(se.Errors, errorLine{Kind: er.Kind, Message: er.Message, Count: er.Count})
-	}
+	se.Errors = s.Errors
 	for _, d := range s.Disturbances {
 		se.Disturbances = append(se.Disturbances, disturbanceOf(d))
 	}

@@ -24,6 +24,7 @@ var templateFuncs = template.FuncMap{
 	"pct":     pct,
 	"fmtnum":  fmtNum,
 	"clients": clientsWord,
+	"sorted":  sortedKV,
 	"change": func(c *change) string {
 		if c.Lo == nil || c.Hi == nil {
 			return stats.FormatPercent(float64(c.Change)) + " (no interval)"
