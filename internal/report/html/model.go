@@ -303,11 +303,11 @@ type stepFacts struct {
 // stepNotes are the step's errors and disturbances, the probes that could
 // not run and where the server's processes were found.
 type stepNotes struct {
-	Errors       []result.Error `json:"errors,omitempty"`
-	Disturbances []disturbance  `json:"disturbances,omitempty"`
-	Outages      []string       `json:"outages,omitempty"` // the server lost or restarted during the step (diagnose.OutageLine)
-	Unavailable  []keyVal       `json:"unavailable,omitempty"`
-	ServerNote   string         `json:"server_note,omitempty"`
+	Errors       []result.Error       `json:"errors,omitempty"`
+	Disturbances []result.Disturbance `json:"disturbances,omitempty"`
+	Outages      []string             `json:"outages,omitempty"` // the server lost or restarted during the step (diagnose.OutageLine)
+	Unavailable  []keyVal             `json:"unavailable,omitempty"`
+	ServerNote   string               `json:"server_note,omitempty"`
 }
 
 // MarshalJSON writes the step's facts, then each probe's data under the
@@ -386,36 +386,6 @@ type perTxn struct {
 	PoolWaitMs     *num `json:"pool_wait_ms,omitempty"` // waited in the pooler for a server connection
 	NetworkMs      *num `json:"network_client_ms,omitempty"`
 	LatencyMs      num  `json:"latency_ms"`
-}
-
-type disturbance struct {
-	Name       string   `json:"name"`
-	Spec       string   `json:"spec"`
-	Stresses   string   `json:"stresses,omitempty"`
-	Script     string   `json:"script"`
-	From       num      `json:"from_s"`
-	To         num      `json:"to_s"`
-	Sessions   int      `json:"sessions"`
-	RanS       num      `json:"ran_s"`
-	Iterations int64    `json:"iterations"`
-	Errors     int64    `json:"errors"`
-	Rate       num      `json:"rate"`
-	Before     *phase   `json:"before,omitempty"`
-	During     *phase   `json:"during,omitempty"`
-	After      *phase   `json:"after,omitempty"`
-	TPSChange  *change  `json:"tps_change,omitempty"`
-	LatChange  *change  `json:"latency_change,omitempty"`
-	AfterTPS   *change  `json:"after_tps_change,omitempty"`
-	Warnings   []string `json:"warnings,omitempty"`
-	ErrorLines []string `json:"error_messages,omitempty"`
-}
-
-type phase struct {
-	FromS  num `json:"from_s"`
-	ToS    num `json:"to_s"`
-	TPS    num `json:"tps"`
-	MeanMs num `json:"lat_mean_ms"`
-	P99Ms  num `json:"lat_p99_ms"`
 }
 
 // change is a relative change with its interval, as the file has it.

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/pgscale/pgscale/internal/result"
 	"github.com/pgscale/pgscale/internal/stats"
 )
 
@@ -25,11 +26,11 @@ var templateFuncs = template.FuncMap{
 	"fmtnum":  fmtNum,
 	"clients": clientsWord,
 	"sorted":  sortedKV,
-	"change": func(c *change) string {
+	"change": func(c *result.WindowChange) string {
 		if c.Lo == nil || c.Hi == nil {
-			return stats.FormatPercent(float64(c.Change)) + " (no interval)"
+			return stats.FormatPercent(c.Change) + " (no interval)"
 		}
-		return stats.FormatChange(float64(c.Change), float64(*c.Lo), float64(*c.Hi))
+		return stats.FormatChange(c.Change, *c.Lo, *c.Hi)
 	},
 	"interval": func(lo, hi *num) string {
 		if lo == nil || hi == nil {
@@ -198,8 +199,11 @@ func pointNote(s scalingSeries, p scalingPoint) string {
 	return strings.Join(parts, "; ")
 }
 
-func pct(x num) string {
-	switch f := float64(x); {
+// pct shows a share or a level (a figure, as figure takes it) as a whole
+// percentage.
+func pct(x any) string {
+	f, _ := figure(x)
+	switch {
 	case f > 0 && f < 0.005:
 		return "<1%"
 	case math.IsNaN(f):
@@ -209,25 +213,32 @@ func pct(x num) string {
 	}
 }
 
+// figure is x as a number: a num, a *num (NaN when nil), a float64 or
+// an integer; ok is false for anything else.
+func figure(x any) (f float64, ok bool) {
+	switch v := x.(type) {
+	case num:
+		return float64(v), true
+	case *num:
+		if v == nil {
+			return math.NaN(), true
+		}
+		return float64(*v), true
+	case float64:
+		return v, true
+	case int:
+		return float64(v), true
+	case int64:
+		return float64(v), true
+	}
+	return math.NaN(), false
+}
+
 // fmtNum shows a figure with the digits that matter at its size, of its
 // value to six significant digits as the data block has it.
 func fmtNum(x any) string {
-	var f float64
-	switch v := x.(type) {
-	case num:
-		f = float64(v)
-	case *num:
-		if v == nil {
-			return "–"
-		}
-		f = float64(*v)
-	case float64:
-		f = v
-	case int:
-		f = float64(v)
-	case int64:
-		f = float64(v)
-	default:
+	f, ok := figure(x)
+	if !ok {
 		return fmt.Sprint(x)
 	}
 	if math.IsNaN(f) || math.IsInf(f, 0) {
