@@ -231,15 +231,12 @@ func outcomeClass(o stats.Outcome) string {
 
 // htmlNoise words a calibration's noise for the page as noiseText does.
 func htmlNoise(r *compare.Noise) *html.Noise {
-	n := &html.Noise{Headline: noiseHeadline(r), Footnote: noiseFootnote, Notes: noiseNotes(r), Layouts: r.Layouts > 0}
+	n := &html.Noise{Of: r, Headline: noiseHeadline(r), Footnote: noiseFootnote, Notes: noiseNotes(r)}
 	if r.Layouts > 0 {
 		n.Footnote += " " + layoutFootnote(r)
 	}
 	for _, row := range r.Rows {
-		hr := html.NoiseRow{Step: row.Measure.Step, Measure: measureLabel(row.Measure),
-			Change: row.Change, Lo: row.Lo, Hi: row.Hi, Confidence: row.Confidence,
-			ChangeText: stats.FormatChange(row.Change, row.Lo, row.Hi), SDLog: row.SDLog, SDText: sdText(row),
-			Rounds2: row.Rounds2, Rounds5: row.Rounds5}
+		hr := html.NoiseRow{Measure: measureLabel(row.Measure), SDText: sdText(row)}
 		if r.Layouts > 0 {
 			hr.LayoutSDText, hr.Separate2, hr.Separate5 = layoutSDText(row), layoutRounds(row.Layouts2, row.PerLayout), layoutRounds(row.Layouts5, row.PerLayout)
 		}

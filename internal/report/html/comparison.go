@@ -69,31 +69,25 @@ type CellWords struct {
 	MedianText, Bound, Outcome string
 }
 
-// Noise is an A/A calibration's noise table, as internal/report words it.
+// Noise is an A/A calibration's noise as internal/compare measured it
+// (Of: each measure's A/A change, paired spread and the rounds an A/B run
+// needs) and internal/report words it.
 type Noise struct {
+	Of       *compare.Noise
 	Headline string
-	// Layouts says the calibration's clusters were re-created every few
-	// rounds: the rows then say the spread between layouts and what an
-	// A/B run on separate clusters needs.
-	Layouts bool
-	Rows    []NoiseRow
+	// Rows are how internal/report words each of Of's rows, in order.
+	Rows []NoiseRow
 	// Footnote says what the columns mean; Notes are the warnings.
 	Footnote string
 	Notes    []string
 }
 
-// NoiseRow is one measure's noise at one step.
+// NoiseRow is a row of the noise table (a measure at a step) in
+// internal/report's words: its measure's label, its paired spread, and
+// with Of.Layouts the spread between layouts and the rounds (layouts)
+// an A/B run on separate clusters needs.
 type NoiseRow struct {
-	Step, Measure              string
-	Change, Lo, Hi, Confidence float64
-	ChangeText, SDText         string
-	SDLog                      float64
-	// Rounds2 and Rounds5 are the rounds an A/B run needs to detect a 2 %
-	// and a 5 % change; 0 when unknown.
-	Rounds2, Rounds5 int
-	// LayoutSDText, Separate2 and Separate5 are, with Noise.Layouts, the
-	// spread between layouts and the rounds (layouts) an A/B run on
-	// separate clusters needs, as the text words them.
+	Measure, SDText                    string
 	LayoutSDText, Separate2, Separate5 string
 }
 
@@ -433,11 +427,12 @@ func matrixOf(c MatrixCell) matrixCell {
 }
 
 func pageNoise(n *Noise) *noiseTable {
-	t := &noiseTable{Headline: n.Headline, Layouts: n.Layouts, Footnote: n.Footnote, Notes: n.Notes}
-	for _, r := range n.Rows {
-		row := noiseRow{Step: r.Step, Measure: r.Measure, change: changeOf(r.Change, r.Lo, r.Hi, r.Confidence),
-			ChangeText: r.ChangeText, SDLog: numPtr(r.SDLog), SDText: r.SDText, Rounds2: r.Rounds2, Rounds5: r.Rounds5,
-			LayoutSD: r.LayoutSDText, Separate2: r.Separate2, Separate5: r.Separate5}
+	t := &noiseTable{Headline: n.Headline, Layouts: n.Of.Layouts > 0, Footnote: n.Footnote, Notes: n.Notes}
+	for i, r := range n.Of.Rows {
+		w := n.Rows[i]
+		row := noiseRow{Step: r.Measure.Step, Measure: w.Measure, change: changeOf(r.Change, r.Lo, r.Hi, r.Confidence),
+			ChangeText: stats.FormatChange(r.Change, r.Lo, r.Hi), SDLog: numPtr(r.SDLog), SDText: w.SDText, Rounds2: r.Rounds2, Rounds5: r.Rounds5,
+			LayoutSD: w.LayoutSDText, Separate2: w.Separate2, Separate5: w.Separate5}
 		row.Title = intervalTitle(row.change)
 		t.Rows = append(t.Rows, row)
 	}
