@@ -396,30 +396,19 @@ type change struct {
 	Confidence num  `json:"confidence"`
 }
 
-// profile is one step's CPU profile as a flame graph.
+// profile is one of the analysis' flame graphs (flame.Profile) as the
+// page names it: its anchor and label, its (first) pprof file, and other
+// graphs by their labels.
 type profile struct {
-	ID      string `json:"id"`
-	Label   string `json:"label"`
-	Clients int    `json:"clients"`
-	// File is the (first) pprof file; Files all that are summed, one per
-	// round for an A/B target (Rounds of them).
-	File    string   `json:"file"`
-	Files   []string `json:"files,omitempty"`
-	Rounds  int      `json:"rounds,omitempty"`
-	Samples int64    `json:"samples"`
-	// Unit is what Samples count when not perf's samples: "instructions"
-	// (counted under Valgrind, --count instructions).
-	Unit string `json:"unit,omitempty"`
-	// Missing says why there is no flame graph (file not found, unreadable).
-	Missing string `json:"missing,omitempty"`
-	// SharedWith names the other steps that name the same pprof file.
-	SharedWith []string `json:"shared_with,omitempty"`
-	// SameAs names the step whose graph of the same file is drawn.
-	SameAs string        `json:"same_as,omitempty"`
-	Frames []flame.Frame `json:"frames,omitempty"`
-	// Hidden counts the samples of frames too narrow to draw.
-	Hidden int64 `json:"hidden_samples,omitempty"`
-	Depth  int   `json:"depth,omitempty"`
+	flame.Profile
+	ID    string `json:"id"`
+	Label string `json:"label"`
+	First string `json:"file"`
+	// SharedBy names the other steps that name the same pprof file
+	// (SharedWith); DrawnAt the step whose graph of the same file is
+	// drawn (SameAs).
+	SharedBy []string `json:"shared_with,omitempty"`
+	DrawnAt  string   `json:"same_as,omitempty"`
 }
 
 // num is a float shown with six significant digits; NaN and infinities

@@ -95,7 +95,7 @@ func (t timelineView) Box() chartBox {
 // then carries flame.js.
 func (v *view) HasGraphs() bool {
 	for _, f := range v.Flames {
-		if len(f.Frames) > 0 && f.SameAs == "" && f.Missing == "" {
+		if len(f.Frames) > 0 && f.DrawnAt == "" && f.Missing == "" {
 			return true
 		}
 	}
