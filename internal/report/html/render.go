@@ -100,7 +100,7 @@ func (v *view) HasGraphs() bool {
 		}
 	}
 	for _, d := range v.Diffs {
-		if len(d.Frames) > 0 && d.Missing == "" {
+		if len(d.Boxes) > 0 && d.Missing == "" {
 			return true
 		}
 	}
