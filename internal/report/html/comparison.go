@@ -62,6 +62,19 @@ type ComparisonRow struct {
 	Pooler   bool
 }
 
+// worded says c has the words of each of its rows and cells.
+func (c *Comparison) worded() bool {
+	if c.Of == nil || len(c.Rows) != len(c.Of.Rows) {
+		return false
+	}
+	for i, r := range c.Of.Rows {
+		if len(c.Rows[i].Cells) != len(r.Cells) {
+			return false
+		}
+	}
+	return true
+}
+
 // CellWords are a candidate's cell in words: its central value, the
 // bound that applied ("-5%", "" when none did) and its outcome against it
 // ("pass", "fail", "inconclusive"; "" without one).
