@@ -16,34 +16,39 @@ import (
 // perf's samples; for instructions counted under Valgrind, which are
 // exact and vary only from round to round, where the comparison's
 // per-function tests named a function in the box (internal/diagnose).
+// Its JSON is the HTML page's data for the graph, less the indexes and
+// the figures that may be NaN (its frames and what is gone).
 type Diff struct {
 	// Run is the A/B run (result.AB.Run); Base and Cand index the files
 	// of its baseline and candidate (Set's files); Source the profile.
-	Run        string
-	Base, Cand int
-	Clients    int
-	Source     Source
+	Run        string `json:"-"`
+	Base, Cand int    `json:"-"`
+	Clients    int    `json:"clients"`
+	Source     Source `json:"-"`
 	// Unit is what the profiles count: "" for perf's samples,
 	// "instructions" counted under Valgrind.
-	Unit string
+	Unit string `json:"unit,omitempty"`
 	// BaseSamples and CandSamples are each side's samples over its
 	// rounds; BaseFiles and CandFiles the pprof files read (as the result
 	// files name them); BaseTxns and CandTxns the transactions of the
 	// steps those files profiled (0 when a file does not say).
-	BaseSamples, CandSamples int64
-	BaseFiles, CandFiles     []string
-	BaseTxns, CandTxns       int64
+	BaseSamples int64    `json:"baseline_samples"`
+	CandSamples int64    `json:"candidate_samples"`
+	BaseFiles   []string `json:"baseline_files"`
+	CandFiles   []string `json:"candidate_files"`
+	BaseTxns    int64    `json:"baseline_transactions,omitempty"`
+	CandTxns    int64    `json:"candidate_transactions,omitempty"`
 	// Missing says why there is no graph (a pprof file unreadable, no
 	// samples on one side).
-	Missing string
-	Frames  []DiffFrame
+	Missing string      `json:"missing,omitempty"`
+	Frames  []DiffFrame `json:"-"`
 	// Hidden counts the candidate's samples in frames too narrow to draw.
-	Hidden int64
-	Depth  int
+	Hidden int64 `json:"hidden_samples,omitempty"`
+	Depth  int   `json:"depth,omitempty"`
 	// Gone are the baseline's widest functions (by their own samples)
 	// that the candidate never ran: a graph laid out like the candidate's
 	// cannot show them.
-	Gone []Gone
+	Gone []Gone `json:"-"`
 	// named are the functions the per-function tests named for this
 	// candidate, step and process (counted profiles), by name and
 	// library (frameKey).

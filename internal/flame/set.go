@@ -47,31 +47,32 @@ func (s Source) Of(p *result.Probes) *result.Profile {
 // Profile is one flame graph of a file: a sweep step's profile, or an A/B
 // target's at one client count summed over the rounds whose step
 // completed (the rounds the comparison uses): a graph per round would be
-// as noisy as the rounds are short.
+// as noisy as the rounds are short. Its JSON is the HTML page's data for
+// the graph (the index fields left out).
 type Profile struct {
 	// File indexes the Set's files; Source is the profile's; Step is the
 	// step of a sweep, -1 for an A/B target's graph, which is of Clients
 	// over Rounds rounds.
-	File    int
-	Source  Source
-	Step    int
-	Clients int
-	Rounds  int
+	File    int    `json:"-"`
+	Source  Source `json:"-"`
+	Step    int    `json:"-"`
+	Clients int    `json:"clients"`
+	Rounds  int    `json:"rounds,omitempty"`
 	// Files are the pprof files, as the result file names them: one per
 	// round for an A/B target.
-	Files []string
+	Files []string `json:"files,omitempty"`
 	// Unit is what the samples count when not perf's samples:
 	// "instructions" (counted under Valgrind).
-	Unit string
+	Unit string `json:"unit,omitempty"`
 	// Missing says why there is no graph (file not found, unreadable).
-	Missing string
+	Missing string `json:"missing,omitempty"`
 	// SameAs indexes an earlier profile of the Set that names the same
 	// pprof file, whose graph is drawn instead (-1 when none); SharedWith
 	// are the other profiles that name the file this one's graph is of
 	// (an A/B run with --profile from before every round and target had
 	// its own file: every round and target overwrote one).
-	SameAs     int
-	SharedWith []int
+	SameAs     int   `json:"-"`
+	SharedWith []int `json:"-"`
 	// Graph is the graph laid out; its Samples are the recorded samples
 	// when the files were not read.
 	Graph

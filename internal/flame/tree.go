@@ -41,10 +41,10 @@ type Frame struct {
 // at least MinFrameShare of the samples, parents first, children widest
 // first), the samples of the frames too narrow to draw, and the depth.
 type Graph struct {
-	Samples int64
-	Frames  []Frame
-	Hidden  int64
-	Depth   int
+	Samples int64   `json:"samples"`
+	Frames  []Frame `json:"frames,omitempty"`
+	Hidden  int64   `json:"hidden_samples,omitempty"`
+	Depth   int     `json:"depth,omitempty"`
 }
 
 // node is one function in the call tree of a profile.

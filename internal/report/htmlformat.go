@@ -181,12 +181,9 @@ func boundOutcome(a stats.Assessment) string {
 // htmlComparison words a comparison for the page as comparisonText does
 // for a terminal.
 func htmlComparison(r *compare.Comparison, run string) *html.Comparison {
-	c := &html.Comparison{Baseline: r.Baseline, Method: methodLine(r), Incomplete: r.Incomplete, Notes: reportNotes(r), Centre: r.Centre, Run: run}
+	c := &html.Comparison{Of: r, Method: methodLine(r), Notes: reportNotes(r), Run: run}
 	if r.Machine != nil {
 		c.Machine = r.Machine.Text
-	}
-	if r.Reach != nil {
-		c.Reach = r.Reach.Text
 	}
 	for i, v := range r.Verdicts {
 		hc := html.Candidate{Name: r.Candidates[i], Outcome: v.Outcome.Verdict(), Class: outcomeClass(v.Outcome), Headline: r.CandidateHeadline(i), Counts: v.Counts()}
@@ -209,15 +206,10 @@ func htmlComparison(r *compare.Comparison, run string) *html.Comparison {
 		if len(row.Cells) > 0 {
 			base = row.Cells[0].Assessment.Base
 		}
-		hr := html.ComparisonRow{Step: row.Measure.Step, Measure: measureLabel(row.Measure), Name: row.Measure.Name, Clients: row.Clients(),
-			Base: base, BaseText: FormatValue(base)}
-		for ci, cell := range row.Cells {
+		hr := html.ComparisonRow{Measure: measureLabel(row.Measure), BaseText: FormatValue(base), Pooler: poolerMeasure(row.Measure.Name)}
+		for _, cell := range row.Cells {
 			a := cell.Assessment
-			hr.Cells = append(hr.Cells, html.ComparisonCell{Median: a.Cand, MedianText: FormatValue(a.Cand),
-				Change: a.Change, Lo: a.Lo, Hi: a.Hi, Confidence: a.Confidence, ChangeText: stats.FormatChange(a.Change, a.Lo, a.Hi),
-				P: a.P, PHolm: a.PHolm, N: a.N2, Bound: boundText(a), Status: a.StatusText(),
-				Improved: a.Effect == stats.Improved, Regressed: a.Effect == stats.Regressed, Outside: a.Outcome == stats.Fail,
-				Shown: row.Shown(ci), Why: cell.Why, Pooler: poolerMeasure(row.Measure.Name), Outcome: boundOutcome(a)})
+			hr.Cells = append(hr.Cells, html.CellWords{MedianText: FormatValue(a.Cand), Bound: boundText(a), Outcome: boundOutcome(a)})
 		}
 		c.Rows = append(c.Rows, hr)
 	}
@@ -239,15 +231,12 @@ func outcomeClass(o stats.Outcome) string {
 
 // htmlNoise words a calibration's noise for the page as noiseText does.
 func htmlNoise(r *compare.Noise) *html.Noise {
-	n := &html.Noise{Headline: noiseHeadline(r), Footnote: noiseFootnote, Notes: noiseNotes(r), Layouts: r.Layouts > 0}
+	n := &html.Noise{Of: r, Headline: noiseHeadline(r), Footnote: noiseFootnote, Notes: noiseNotes(r)}
 	if r.Layouts > 0 {
 		n.Footnote += " " + layoutFootnote(r)
 	}
 	for _, row := range r.Rows {
-		hr := html.NoiseRow{Step: row.Measure.Step, Measure: measureLabel(row.Measure),
-			Change: row.Change, Lo: row.Lo, Hi: row.Hi, Confidence: row.Confidence,
-			ChangeText: stats.FormatChange(row.Change, row.Lo, row.Hi), SDLog: row.SDLog, SDText: sdText(row),
-			Rounds2: row.Rounds2, Rounds5: row.Rounds5}
+		hr := html.NoiseRow{Measure: measureLabel(row.Measure), SDText: sdText(row)}
 		if r.Layouts > 0 {
 			hr.LayoutSDText, hr.Separate2, hr.Separate5 = layoutSDText(row), layoutRounds(row.Layouts2, row.PerLayout), layoutRounds(row.Layouts5, row.PerLayout)
 		}

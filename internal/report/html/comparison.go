@@ -5,32 +5,26 @@ import (
 	"math"
 	"sort"
 
+	"github.com/pgscale/pgscale/internal/compare"
 	"github.com/pgscale/pgscale/internal/stats"
 )
 
 // Comparison is a comparison of the page's files as internal/compare made
-// it and internal/report words it; the page lays it out and computes
-// nothing. Relative changes are fractions (-0.054 is 5.4 % lower); a
-// figure that could not be computed is NaN, an interval that could not be
-// formed is infinite.
+// it (Of: each row's centres, change, interval, test and outcome) and
+// internal/report words it; the page lays it out and computes nothing.
+// Relative changes are fractions (-0.054 is 5.4 % lower); a figure that
+// could not be computed is NaN, an interval that could not be formed is
+// infinite.
 type Comparison struct {
-	Baseline   string
+	Of         *compare.Comparison
 	Candidates []Candidate
 	// Method says how the numbers were made, in one line.
 	Method string
-	// Incomplete says why rounds or steps are missing; empty when none are.
-	Incomplete string
-	// Rows are the step × measure rows, each with a cell per candidate in
-	// Candidates order.
+	// Rows are how internal/report words each of Of's rows, in order.
 	Rows  []ComparisonRow
 	Notes []string
-	// Centre names each side's central value in the table ("geometric
-	// mean"); Machine says what disturbed the measurements.
-	Centre  string
+	// Machine says what disturbed the measurements.
 	Machine []string
-	// Reach says what this runner could not decide, once for the
-	// comparison (compare.Reach.Text); empty when every bound was judged.
-	Reach string
 	// Run is the A/B run compared (result.AB.Run), "" when the files
 	// are not of one: the matrix's cells link to its evidence.
 	Run string
@@ -57,75 +51,56 @@ type Candidate struct {
 	Findings []string `json:"findings,omitempty"`
 }
 
-// ComparisonRow is one measure at one step.
+// ComparisonRow is a row of the comparison (a measure at a step) in
+// internal/report's words: its measure's label ("tps (txn/s)"), the
+// baseline's central value, and each candidate's cell; Pooler says the
+// measure is the pooler's, whose evidence is the pooler's profile.
 type ComparisonRow struct {
-	Step    string // "c=2"
-	Measure string // "tps (txn/s)"
-	// Name is the measure's short name ("tps"), Clients the step's
-	// client count.
-	Name     string
-	Clients  int
-	Base     float64
+	Measure  string
 	BaseText string
-	Cells    []ComparisonCell
+	Cells    []CellWords
+	Pooler   bool
 }
 
-// ComparisonCell is one candidate's side of a row.
-type ComparisonCell struct {
-	// Median and MedianText are the candidate's central value (the
-	// comparison's Centre).
-	Median     float64
-	MedianText string
-	// Change and its interval [Lo, Hi] at Confidence; ChangeText is
-	// "-5.4% ± 0.9%".
-	Change, Lo, Hi, Confidence float64
-	ChangeText                 string
-	// P and PHolm are the test's p-value before and after Holm's
-	// correction; N the rounds (paired) or values used.
-	P, PHolm float64
-	N        int
-	// Bound is the limit that applied ("-5%"), empty when none did;
-	// Status is the status in words ("within bounds, uncertain").
-	Bound, Status string
-	// Improved and Regressed mark a significant change and its direction;
-	// Outside a measure outside its bound.
-	Improved, Regressed, Outside bool
-	// Shown says the matrix of the changes holds the cell (bounded, or
-	// changed: compare.Row.Shown); Why says why it got its outcome;
-	// Pooler that its evidence is the pooler's profile, not the server's.
-	Shown  bool
-	Why    string
-	Pooler bool
-	// Outcome is the outcome against the bound ("pass", "fail",
-	// "inconclusive"), "" without one.
-	Outcome string
+// worded says c has the words of each of its rows and cells.
+func (c *Comparison) worded() bool {
+	if c.Of == nil || len(c.Rows) != len(c.Of.Rows) {
+		return false
+	}
+	for i, r := range c.Of.Rows {
+		if len(c.Rows[i].Cells) != len(r.Cells) {
+			return false
+		}
+	}
+	return true
 }
 
-// Noise is an A/A calibration's noise table, as internal/report words it.
+// CellWords are a candidate's cell in words: its central value, the
+// bound that applied ("-5%", "" when none did) and its outcome against it
+// ("pass", "fail", "inconclusive"; "" without one).
+type CellWords struct {
+	MedianText, Bound, Outcome string
+}
+
+// Noise is an A/A calibration's noise as internal/compare measured it
+// (Of: each measure's A/A change, paired spread and the rounds an A/B run
+// needs) and internal/report words it.
 type Noise struct {
+	Of       *compare.Noise
 	Headline string
-	// Layouts says the calibration's clusters were re-created every few
-	// rounds: the rows then say the spread between layouts and what an
-	// A/B run on separate clusters needs.
-	Layouts bool
-	Rows    []NoiseRow
+	// Rows are how internal/report words each of Of's rows, in order.
+	Rows []NoiseRow
 	// Footnote says what the columns mean; Notes are the warnings.
 	Footnote string
 	Notes    []string
 }
 
-// NoiseRow is one measure's noise at one step.
+// NoiseRow is a row of the noise table (a measure at a step) in
+// internal/report's words: its measure's label, its paired spread, and
+// with Of.Layouts the spread between layouts and the rounds (layouts)
+// an A/B run on separate clusters needs.
 type NoiseRow struct {
-	Step, Measure              string
-	Change, Lo, Hi, Confidence float64
-	ChangeText, SDText         string
-	SDLog                      float64
-	// Rounds2 and Rounds5 are the rounds an A/B run needs to detect a 2 %
-	// and a 5 % change; 0 when unknown.
-	Rounds2, Rounds5 int
-	// LayoutSDText, Separate2 and Separate5 are, with Noise.Layouts, the
-	// spread between layouts and the rounds (layouts) an A/B run on
-	// separate clusters needs, as the text words them.
+	Measure, SDText                    string
 	LayoutSDText, Separate2, Separate5 string
 }
 
@@ -307,49 +282,59 @@ type matrixCell struct {
 // per candidate and measure that some step shows (compare.Row.Shown:
 // bounded, or changed), each cell linking to its evidence.
 func pageComparison(c *Comparison) *comparison {
-	pc := &comparison{Baseline: c.Baseline, Candidates: c.Candidates, Method: c.Method, Incomplete: c.Incomplete, Notes: c.Notes,
-		Centre: c.Centre, Machine: c.Machine, Reach: c.Reach, Functions: pageFunctions(c.Functions), FunctionsLead: c.FunctionsLead}
-	m := &matrix{ID: "matrix-comparison", Corner: "clients", Title: "Change against " + c.Baseline}
-	colName := func(ci int, r ComparisonRow) string {
+	of := c.Of
+	pc := &comparison{Baseline: of.Baseline, Candidates: c.Candidates, Method: c.Method, Incomplete: of.Incomplete, Notes: c.Notes,
+		Centre: of.Centre, Machine: c.Machine, Functions: pageFunctions(c.Functions), FunctionsLead: c.FunctionsLead}
+	if of.Reach != nil {
+		pc.Reach = of.Reach.Text
+	}
+	m := &matrix{ID: "matrix-comparison", Corner: "clients", Title: "Change against " + of.Baseline}
+	colName := func(ci int, w ComparisonRow) string {
 		if len(c.Candidates) > 1 && ci < len(c.Candidates) {
-			return c.Candidates[ci].Name + ": " + r.Measure
+			return c.Candidates[ci].Name + ": " + w.Measure
 		}
-		return r.Measure
+		return w.Measure
 	}
 	col := map[string]int{}
-	for _, r := range c.Rows {
-		for ci, cell := range r.Cells {
-			if name := colName(ci, r); cell.Shown && !hasKey(col, name) {
+	for ri, r := range of.Rows {
+		for ci := range r.Cells {
+			if name := colName(ci, c.Rows[ri]); r.Shown(ci) && !hasKey(col, name) {
 				col[name] = len(m.Cols)
 				m.Cols = append(m.Cols, name)
 			}
 		}
 	}
 	row := map[string]int{}
-	for _, r := range c.Rows {
-		pr := comparisonRow{Step: r.Step, Measure: r.Measure, Base: num(r.Base), BaseText: r.BaseText}
-		if _, ok := row[r.Step]; !ok {
-			row[r.Step] = len(m.Rows)
-			label := r.Step
-			if r.Clients > 0 {
-				label = clientsWord(r.Clients)
+	for ri, r := range of.Rows {
+		w := c.Rows[ri]
+		step := r.Measure.Step
+		pr := comparisonRow{Step: step, Measure: w.Measure, Base: num(math.NaN()), BaseText: w.BaseText}
+		if len(r.Cells) > 0 {
+			pr.Base = num(r.Cells[0].Assessment.Base)
+		}
+		if _, ok := row[step]; !ok {
+			row[step] = len(m.Rows)
+			label := step
+			if r.Clients() > 0 {
+				label = clientsWord(r.Clients())
 			}
 			m.Rows = append(m.Rows, matrixRow{Label: label, Cells: emptyCells(len(m.Cols))})
 		}
 		for ci, cell := range r.Cells {
-			pr.Cells = append(pr.Cells, pageCell(cell))
-			k, ok := col[colName(ci, r)]
+			a := cell.Assessment
+			pr.Cells = append(pr.Cells, pageCell(a, w.Cells[ci]))
+			k, ok := col[colName(ci, w)]
 			if !ok {
 				continue
 			}
-			mc := MatrixCell{Change: cell.Change, Lo: cell.Lo, Hi: cell.Hi, Confidence: cell.Confidence,
-				Text: cell.ChangeText, Improved: cell.Improved, Regressed: cell.Regressed, Outside: cell.Outside,
-				Key: r.Name + "@" + r.Step, Why: cell.Why, Run: c.Run, Clients: r.Clients, Pooler: cell.Pooler}
-			mc.Outcome = cell.Outcome
+			mc := MatrixCell{Change: a.Change, Lo: a.Lo, Hi: a.Hi, Confidence: a.Confidence,
+				Text: stats.FormatChange(a.Change, a.Lo, a.Hi), Outcome: w.Cells[ci].Outcome, Improved: a.Effect == stats.Improved,
+				Regressed: a.Effect == stats.Regressed, Outside: a.Outcome == stats.Fail,
+				Key: r.Measure.Key(), Why: cell.Why, Run: c.Run, Clients: r.Clients(), Pooler: w.Pooler}
 			if ci < len(c.Candidates) {
 				mc.Candidate = c.Candidates[ci].Name
 			}
-			m.put(row[r.Step], k, mc)
+			m.put(row[step], k, mc)
 		}
 		pc.Rows = append(pc.Rows, pr)
 	}
@@ -398,10 +383,10 @@ func (m *matrix) sortCards() {
 	})
 }
 
-func pageCell(c ComparisonCell) compCell {
-	out := compCell{Median: num(c.Median), MedianText: c.MedianText, change: changeOf(c.Change, c.Lo, c.Hi, c.Confidence),
-		ChangeText: c.ChangeText, P: numPtr(c.P), PHolm: numPtr(c.PHolm), N: c.N, Bound: c.Bound, Status: c.Status,
-		Class: changeClass(c.Change, c.Improved, c.Regressed), Outside: c.Outside}
+func pageCell(a stats.Assessment, w CellWords) compCell {
+	out := compCell{Median: num(a.Cand), MedianText: w.MedianText, change: changeOf(a.Change, a.Lo, a.Hi, a.Confidence),
+		ChangeText: stats.FormatChange(a.Change, a.Lo, a.Hi), P: numPtr(a.P), PHolm: numPtr(a.PHolm), N: a.N2, Bound: w.Bound, Status: a.StatusText(),
+		Class: changeClass(a.Change, a.Effect == stats.Improved, a.Effect == stats.Regressed), Outside: a.Outcome == stats.Fail}
 	out.Title = intervalTitle(out.change)
 	if out.P != nil {
 		out.Title += fmt.Sprintf("; p = %.2g", float64(*out.P))
@@ -409,8 +394,8 @@ func pageCell(c ComparisonCell) compCell {
 			out.Title += fmt.Sprintf(", %.2g after Holm's correction", float64(*out.PHolm))
 		}
 	}
-	if c.N > 0 {
-		out.Title += fmt.Sprintf("; n = %d", c.N)
+	if a.N2 > 0 {
+		out.Title += fmt.Sprintf("; n = %d", a.N2)
 	}
 	return out
 }
@@ -455,11 +440,12 @@ func matrixOf(c MatrixCell) matrixCell {
 }
 
 func pageNoise(n *Noise) *noiseTable {
-	t := &noiseTable{Headline: n.Headline, Layouts: n.Layouts, Footnote: n.Footnote, Notes: n.Notes}
-	for _, r := range n.Rows {
-		row := noiseRow{Step: r.Step, Measure: r.Measure, change: changeOf(r.Change, r.Lo, r.Hi, r.Confidence),
-			ChangeText: r.ChangeText, SDLog: numPtr(r.SDLog), SDText: r.SDText, Rounds2: r.Rounds2, Rounds5: r.Rounds5,
-			LayoutSD: r.LayoutSDText, Separate2: r.Separate2, Separate5: r.Separate5}
+	t := &noiseTable{Headline: n.Headline, Layouts: n.Of.Layouts > 0, Footnote: n.Footnote, Notes: n.Notes}
+	for i, r := range n.Of.Rows {
+		w := n.Rows[i]
+		row := noiseRow{Step: r.Measure.Step, Measure: w.Measure, change: changeOf(r.Change, r.Lo, r.Hi, r.Confidence),
+			ChangeText: stats.FormatChange(r.Change, r.Lo, r.Hi), SDLog: numPtr(r.SDLog), SDText: w.SDText, Rounds2: r.Rounds2, Rounds5: r.Rounds5,
+			LayoutSD: w.LayoutSDText, Separate2: w.Separate2, Separate5: w.Separate5}
 		row.Title = intervalTitle(row.change)
 		t.Rows = append(t.Rows, row)
 	}

@@ -80,6 +80,12 @@ func Write(w io.Writer, doc Doc) error {
 			return fmt.Errorf("html report: %s: %w", f.Location(), err)
 		}
 	}
+	if c := doc.Comparison; c != nil && !c.worded() {
+		return errors.New("html report: the comparison's words are not those of its rows")
+	}
+	if n := doc.Noise; n != nil && (n.Of == nil || len(n.Rows) != len(n.Of.Rows)) {
+		return errors.New("html report: the noise's words are not those of its rows")
+	}
 	m := build(doc)
 	return render(w, m)
 }

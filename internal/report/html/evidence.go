@@ -139,45 +139,9 @@ func stepFigures(se *stepEvidence, sa compare.StepAnalysis, s result.Step) {
 			se.ServerNote = p.Process().ServerNote
 		}
 	}
-	for _, er := range s.Errors {
-		se.Errors = append(se.Errors, errorLine{Kind: er.Kind, Message: er.Message, Count: er.Count})
-	}
-	for _, d := range s.Disturbances {
-		se.Disturbances = append(se.Disturbances, disturbanceOf(d))
-	}
+	se.Errors = s.Errors
+	se.Disturbances = s.Disturbances
 	se.Outages = sa.Outages
-}
-
-func disturbanceOf(d result.Disturbance) disturbance {
-	o := disturbance{Name: d.Name, Spec: d.Spec, Stresses: d.Stresses, Script: d.Script, From: num(d.StartS), To: num(d.EndS),
-		Sessions: d.Sessions, RanS: num(d.RanS), Iterations: d.Iterations, Errors: d.Errors, Rate: num(d.Rate)}
-	for _, m := range d.ErrorMessages {
-		o.ErrorLines = append(o.ErrorLines, fmt.Sprintf("%d× %s: %s", m.Count, m.Kind, m.Message))
-	}
-	e := d.Effect
-	if e == nil {
-		return o
-	}
-	ph := func(p *result.Phase) *phase {
-		if p == nil {
-			return nil
-		}
-		return &phase{FromS: num(p.FromS), ToS: num(p.ToS), TPS: num(p.TPS), MeanMs: num(p.LatMeanMs), P99Ms: num(p.LatP99Ms)}
-	}
-	ch := func(c *result.WindowChange) *change {
-		if c == nil {
-			return nil
-		}
-		out := &change{Change: num(c.Change), Confidence: num(c.Confidence)}
-		if c.Lo != nil && c.Hi != nil {
-			out.Lo, out.Hi = numPtr(*c.Lo), numPtr(*c.Hi)
-		}
-		return out
-	}
-	o.Before, o.During, o.After = ph(e.Before), ph(e.During), ph(e.After)
-	o.TPSChange, o.LatChange, o.AfterTPS = ch(e.TPS), ch(e.Latency), ch(e.AfterTPS)
-	o.Warnings = e.Warnings
-	return o
 }
 
 // evidenceView is how the page shows one probe's evidence under each

@@ -23,10 +23,10 @@ func pageProfiles(set *flame.Set, labels []string) []profile {
 	// show one profile as if it were each step's.
 	for i, fp := range set.Profiles {
 		if fp.SameAs >= 0 {
-			out[i].SameAs = out[fp.SameAs].Label
+			out[i].DrawnAt = out[fp.SameAs].Label
 		}
 		for _, j := range fp.SharedWith {
-			out[i].SharedWith = append(out[i].SharedWith, out[j].Label)
+			out[i].SharedBy = append(out[i].SharedBy, out[j].Label)
 		}
 	}
 	return out
@@ -35,15 +35,13 @@ func pageProfiles(set *flame.Set, labels []string) []profile {
 // profileOf is a graph of the file labelled label, named for the page.
 func profileOf(fp flame.Profile, label string) profile {
 	label += sourceLabel(fp.Source)
-	p := profile{Clients: fp.Clients, File: fp.Files[0], Files: fp.Files, Samples: fp.Samples, Unit: fp.Unit, Missing: fp.Missing,
-		Frames: fp.Frames, Hidden: fp.Hidden, Depth: fp.Depth}
+	p := profile{Profile: fp, First: fp.Files[0]}
 	if fp.Step >= 0 {
 		p.ID = fmt.Sprintf("flame-%d-%d%s", fp.File, fp.Step, sourceID(fp.Source))
 		p.Label = fmt.Sprintf("%s, step %d: %s", label, fp.Step+1, clientsWord(fp.Clients))
 		return p
 	}
 	p.ID = fmt.Sprintf("flame-%d-c%d%s", fp.File, fp.Clients, sourceID(fp.Source))
-	p.Rounds = fp.Rounds
 	p.Label = fmt.Sprintf("%s, %s: %s", label, clientsWord(fp.Clients), prose.Count(fp.Rounds, "round"))
 	return p
 }

@@ -10,27 +10,17 @@ import (
 // analysis' (flame.Diff) of a candidate's profile at one client count
 // against the baseline's, each box coloured by how the function's count
 // per transaction changed, red where it grew, blue where it shrank, pale
-// where the change is not one to read.
+// where the change is not one to read. The page adds its anchor and
+// label, the sides' labels, and the boxes and the functions gone with
+// their figures as the page's numbers.
 type flameDiff struct {
-	ID        string `json:"id"`
-	Label     string `json:"label"`
-	Clients   int    `json:"clients"`
-	Baseline  string `json:"baseline"`
-	Candidate string `json:"candidate"`
-	// Unit is what the profiles count: "" for perf's samples,
-	// "instructions" counted under Valgrind.
-	Unit        string      `json:"unit,omitempty"`
-	BaseSamples int64       `json:"baseline_samples"`
-	CandSamples int64       `json:"candidate_samples"`
-	BaseFiles   []string    `json:"baseline_files"`
-	CandFiles   []string    `json:"candidate_files"`
-	BaseTxns    int64       `json:"baseline_transactions,omitempty"`
-	CandTxns    int64       `json:"candidate_transactions,omitempty"`
-	Missing     string      `json:"missing,omitempty"`
-	Frames      []diffFrame `json:"frames,omitempty"`
-	Hidden      int64       `json:"hidden_samples,omitempty"`
-	Depth       int         `json:"depth,omitempty"`
-	Gone        []share     `json:"gone,omitempty"`
+	flame.Diff
+	ID         string      `json:"id"`
+	Label      string      `json:"label"`
+	Baseline   string      `json:"baseline"`
+	Candidate  string      `json:"candidate"`
+	Boxes      []diffFrame `json:"frames,omitempty"`
+	GoneShares []share     `json:"gone,omitempty"`
 }
 
 // diffFrame is a box of a differential graph (flame.DiffFrame), its
@@ -54,17 +44,15 @@ func pageDiffs(set *flame.Set, groups []group, labels []string) []flameDiff {
 	var out []flameDiff
 	for _, d := range set.Diffs {
 		gi := runGroup(groups, d.Run)
-		pd := flameDiff{ID: flameDiffID(gi, d.Cand, d.Clients, d.Source), Clients: d.Clients,
+		pd := flameDiff{Diff: d, ID: flameDiffID(gi, d.Cand, d.Clients, d.Source),
 			Label:    fmt.Sprintf("%s against %s, %s%s", labels[d.Cand], labels[d.Base], clientsWord(d.Clients), sourceLabel(d.Source)),
-			Baseline: labels[d.Base], Candidate: labels[d.Cand], Unit: d.Unit,
-			BaseSamples: d.BaseSamples, CandSamples: d.CandSamples, BaseFiles: d.BaseFiles, CandFiles: d.CandFiles,
-			BaseTxns: d.BaseTxns, CandTxns: d.CandTxns, Missing: d.Missing, Hidden: d.Hidden, Depth: d.Depth}
+			Baseline: labels[d.Base], Candidate: labels[d.Cand]}
 		for _, f := range d.Frames {
-			pd.Frames = append(pd.Frames, diffFrame{Frame: f.Frame, BaseShare: num(f.BaseShare), CandShare: num(f.CandShare),
+			pd.Boxes = append(pd.Boxes, diffFrame{Frame: f.Frame, BaseShare: num(f.BaseShare), CandShare: num(f.CandShare),
 				BasePerTxn: num(f.BasePerTxn), CandPerTxn: num(f.CandPerTxn), Change: num(f.Change), Significant: f.Significant})
 		}
 		for _, g := range d.Gone {
-			pd.Gone = append(pd.Gone, share{Name: g.Name, Share: num(g.Share)})
+			pd.GoneShares = append(pd.GoneShares, share{Name: g.Name, Share: num(g.Share)})
 		}
 		out = append(out, pd)
 	}

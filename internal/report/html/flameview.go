@@ -74,7 +74,7 @@ type diffView struct {
 func diffOf(d flameDiff) diffView {
 	v := diffView{flameDiff: d}
 	perTxn := d.CandTxns > 0 && d.BaseTxns > 0
-	for _, f := range d.Frames {
+	for _, f := range d.Boxes {
 		if !f.Significant {
 			continue
 		}

@@ -12,7 +12,7 @@ import (
 // its change and the relative change ("+4.00 (+6.5%)"), a new function's
 // as new.
 func TestDiffTable(t *testing.T) {
-	d := flameDiff{Unit: "instructions", BaseTxns: 1000, CandTxns: 1200, Frames: []diffFrame{
+	d := flameDiff{Diff: flame.Diff{Unit: "instructions", BaseTxns: 1000, CandTxns: 1200}, Boxes: []diffFrame{
 		{Frame: flame.Frame{Name: "all"}, Change: num(0.07)},
 		{Frame: flame.Frame{Name: "main", Depth: 1}, BasePerTxn: 721, CandPerTxn: 771, Change: num(50.0 / 721), Significant: true},
 		{Frame: flame.Frame{Name: "find_server", Depth: 2}, BasePerTxn: 62, CandPerTxn: 66, Change: num(4.0 / 62), Significant: true},

@@ -12,8 +12,7 @@ import (
 
 func abHead(g group, files []compare.FileAnalysis) *abHeader {
 	a := g.ab
-	h := &abHeader{Run: a.Run, Baseline: a.Baseline, Rounds: a.Rounds, RoundsDone: a.RoundsDone,
-		SliceS: num(a.SliceS), Calibration: a.Calibration}
+	h := &abHeader{AB: a}
 	have := map[string]bool{}
 	names := map[string]bool{}
 	for _, fi := range g.files {
@@ -42,7 +41,6 @@ func abHead(g group, files []compare.FileAnalysis) *abHeader {
 		}
 	}
 	for _, t := range a.Targets {
-		h.Targets = append(h.Targets, abTarget{Name: t.Name, Spec: t.Spec, File: t.File})
 		if !have[t.Name] {
 			h.Missing = append(h.Missing, t.Name)
 		}
@@ -79,17 +77,7 @@ func header(fi int, nf compare.FileAnalysis, label string) fileHeader {
 	}
 	parts = append(parts, fmt.Sprintf("max tries %d", wl.MaxTries), fmt.Sprintf("random seed %d", wl.RandomSeed))
 	h.Workload = strings.Join(parts, ", ")
-	for _, s := range wl.Scripts {
-		h.Scripts = append(h.Scripts, script{Name: s.Name, Weight: s.Weight, Source: s.Source})
-	}
-	h.Defines = sortedKV(wl.Defines)
-	t := f.Target
-	h.Target = target{Kind: t.Kind, Name: t.Name, Description: t.Description, ServerVersion: t.ServerVersion,
-		BinDir: t.BinDir, Settings: sortedKV(t.Settings), Preloaded: t.Preloaded, Tmpfs: t.Tmpfs}
-	if pl := t.Pooler; pl != nil {
-		h.Target.Pooler = &pooler{Program: pl.Program, Version: pl.Version, Server: pl.Server, Of: pl.Of,
-			Settings: sortedKV(pl.Settings), Command: pl.Command, Files: sortedKV(pl.Files)}
-	}
+	h.Scripts, h.Defines, h.Target = wl.Scripts, wl.Defines, f.Target
 	e := f.Environment
 	h.Machine = fmt.Sprintf("%s: %d CPUs (%s), %d MiB, %s, kernel %s, %s, GOMAXPROCS %d",
 		e.Hostname, e.CPUs, e.CPUModel, e.MemoryMB, e.OS, e.Kernel, e.GoVersion, e.GOMAXPROCS)

@@ -188,6 +188,16 @@ func TestNoFiles(t *testing.T) {
 	}
 }
 
+// TestUnwordedComparison: a comparison without the words of each of its
+// rows is refused, not drawn with rows missing.
+func TestUnwordedComparison(t *testing.T) {
+	doc := readDoc(t, "sweep.json")
+	doc.Comparison = &html.Comparison{Of: &compare.Comparison{Rows: []compare.Row{{}}}}
+	if err := html.Write(&bytes.Buffer{}, doc); err == nil || !strings.Contains(err.Error(), "words") {
+		t.Errorf("Write of a comparison without its rows' words: %v, want a refusal", err)
+	}
+}
+
 // TestProfileMissing: a result whose pprof file is not beside it gets a
 // line saying so in place of the flame graph.
 func TestProfileMissing(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/pgscale/pgscale/internal/flame"
+	"github.com/pgscale/pgscale/internal/result"
 )
 
 // page is everything the page shows, built from the result files alone
@@ -43,15 +44,10 @@ type run struct {
 	Files []fileHeader `json:"files"`
 }
 
-// abHeader is what an A/B run's files say about the run.
+// abHeader is the A/B run's own record (result.AB), with what the page
+// finds across its files.
 type abHeader struct {
-	Run         string     `json:"run"`
-	Baseline    string     `json:"baseline"`
-	Targets     []abTarget `json:"targets"`
-	Rounds      int        `json:"rounds"`
-	RoundsDone  int        `json:"rounds_done"`
-	SliceS      num        `json:"slice_s,omitempty"`
-	Calibration bool       `json:"calibration,omitempty"`
+	*result.AB
 	// Missing names targets of the run whose file is not in the page.
 	Missing []string `json:"missing,omitempty"`
 	// Differ are the settings whose values are not the same in every
@@ -64,62 +60,28 @@ type settingDiff struct {
 	Values []keyVal `json:"values"` // target name, value
 }
 
-type abTarget struct {
-	Name string `json:"name"`
-	Spec string `json:"spec"`
-	File string `json:"file"`
-}
-
-// fileHeader says what ran where.
+// fileHeader says what ran where: the file's own records of its target
+// and scripts, and its command, workload and machine as the page words
+// them.
 type fileHeader struct {
-	ID        string   `json:"id"`
-	Name      string   `json:"name"`
-	Label     string   `json:"label"`
-	Command   string   `json:"command"`
-	Complete  bool     `json:"complete"`
-	Reason    string   `json:"incomplete_reason,omitempty"`
-	Started   string   `json:"started"`
-	Finished  string   `json:"finished"`
-	Pgscale   string   `json:"pgscale_version"`
-	Version   int      `json:"result_version"`
-	Workload  string   `json:"workload"`
-	Scripts   []script `json:"scripts"`
-	Target    target   `json:"target"`
-	Machine   string   `json:"machine"`
-	Steps     int      `json:"steps"`
-	StepsDone int      `json:"steps_complete"`
-	Defines   []keyVal `json:"defines,omitempty"`
-	Warnings  []string `json:"warnings,omitempty"`
-}
-
-type script struct {
-	Name   string `json:"name"`
-	Weight int    `json:"weight"`
-	Source string `json:"source"`
-}
-
-type target struct {
-	Kind          string   `json:"kind"`
-	Name          string   `json:"name,omitempty"`
-	Description   string   `json:"description"`
-	ServerVersion string   `json:"server_version"`
-	BinDir        string   `json:"bin_dir,omitempty"`
-	Settings      []keyVal `json:"settings"`
-	Preloaded     []string `json:"preloaded,omitempty"`
-	Tmpfs         bool     `json:"tmpfs,omitempty"`
-	Pooler        *pooler  `json:"pooler,omitempty"`
-}
-
-// pooler is the pooler or proxy in front of the server: what it is, what
-// it fronts, and for a proxy its command line and files as run.
-type pooler struct {
-	Program  string   `json:"program"`
-	Version  string   `json:"version,omitempty"`
-	Server   string   `json:"server"`
-	Of       string   `json:"of,omitempty"`
-	Settings []keyVal `json:"settings,omitempty"`
-	Command  string   `json:"command,omitempty"`
-	Files    []keyVal `json:"files,omitempty"`
+	ID        string            `json:"id"`
+	Name      string            `json:"name"`
+	Label     string            `json:"label"`
+	Command   string            `json:"command"`
+	Complete  bool              `json:"complete"`
+	Reason    string            `json:"incomplete_reason,omitempty"`
+	Started   string            `json:"started"`
+	Finished  string            `json:"finished"`
+	Pgscale   string            `json:"pgscale_version"`
+	Version   int               `json:"result_version"`
+	Workload  string            `json:"workload"`
+	Scripts   []result.Script   `json:"scripts"`
+	Target    result.Target     `json:"target"`
+	Machine   string            `json:"machine"`
+	Steps     int               `json:"steps"`
+	StepsDone int               `json:"steps_complete"`
+	Defines   map[string]string `json:"defines,omitempty"`
+	Warnings  []string          `json:"warnings,omitempty"`
 }
 
 type keyVal struct {
@@ -341,11 +303,11 @@ type stepFacts struct {
 // stepNotes are the step's errors and disturbances, the probes that could
 // not run and where the server's processes were found.
 type stepNotes struct {
-	Errors       []errorLine   `json:"errors,omitempty"`
-	Disturbances []disturbance `json:"disturbances,omitempty"`
-	Outages      []string      `json:"outages,omitempty"` // the server lost or restarted during the step (diagnose.OutageLine)
-	Unavailable  []keyVal      `json:"unavailable,omitempty"`
-	ServerNote   string        `json:"server_note,omitempty"`
+	Errors       []result.Error       `json:"errors,omitempty"`
+	Disturbances []result.Disturbance `json:"disturbances,omitempty"`
+	Outages      []string             `json:"outages,omitempty"` // the server lost or restarted during the step (diagnose.OutageLine)
+	Unavailable  []keyVal             `json:"unavailable,omitempty"`
+	ServerNote   string               `json:"server_note,omitempty"`
 }
 
 // MarshalJSON writes the step's facts, then each probe's data under the
@@ -426,42 +388,6 @@ type perTxn struct {
 	LatencyMs      num  `json:"latency_ms"`
 }
 
-type errorLine struct {
-	Kind    string `json:"kind"`
-	Message string `json:"message"`
-	Count   int64  `json:"count"`
-}
-
-type disturbance struct {
-	Name       string   `json:"name"`
-	Spec       string   `json:"spec"`
-	Stresses   string   `json:"stresses,omitempty"`
-	Script     string   `json:"script"`
-	From       num      `json:"from_s"`
-	To         num      `json:"to_s"`
-	Sessions   int      `json:"sessions"`
-	RanS       num      `json:"ran_s"`
-	Iterations int64    `json:"iterations"`
-	Errors     int64    `json:"errors"`
-	Rate       num      `json:"rate"`
-	Before     *phase   `json:"before,omitempty"`
-	During     *phase   `json:"during,omitempty"`
-	After      *phase   `json:"after,omitempty"`
-	TPSChange  *change  `json:"tps_change,omitempty"`
-	LatChange  *change  `json:"latency_change,omitempty"`
-	AfterTPS   *change  `json:"after_tps_change,omitempty"`
-	Warnings   []string `json:"warnings,omitempty"`
-	ErrorLines []string `json:"error_messages,omitempty"`
-}
-
-type phase struct {
-	FromS  num `json:"from_s"`
-	ToS    num `json:"to_s"`
-	TPS    num `json:"tps"`
-	MeanMs num `json:"lat_mean_ms"`
-	P99Ms  num `json:"lat_p99_ms"`
-}
-
 // change is a relative change with its interval, as the file has it.
 type change struct {
 	Change     num  `json:"change"`
@@ -470,30 +396,19 @@ type change struct {
 	Confidence num  `json:"confidence"`
 }
 
-// profile is one step's CPU profile as a flame graph.
+// profile is one of the analysis' flame graphs (flame.Profile) as the
+// page names it: its anchor and label, its (first) pprof file, and other
+// graphs by their labels.
 type profile struct {
-	ID      string `json:"id"`
-	Label   string `json:"label"`
-	Clients int    `json:"clients"`
-	// File is the (first) pprof file; Files all that are summed, one per
-	// round for an A/B target (Rounds of them).
-	File    string   `json:"file"`
-	Files   []string `json:"files,omitempty"`
-	Rounds  int      `json:"rounds,omitempty"`
-	Samples int64    `json:"samples"`
-	// Unit is what Samples count when not perf's samples: "instructions"
-	// (counted under Valgrind, --count instructions).
-	Unit string `json:"unit,omitempty"`
-	// Missing says why there is no flame graph (file not found, unreadable).
-	Missing string `json:"missing,omitempty"`
-	// SharedWith names the other steps that name the same pprof file.
-	SharedWith []string `json:"shared_with,omitempty"`
-	// SameAs names the step whose graph of the same file is drawn.
-	SameAs string        `json:"same_as,omitempty"`
-	Frames []flame.Frame `json:"frames,omitempty"`
-	// Hidden counts the samples of frames too narrow to draw.
-	Hidden int64 `json:"hidden_samples,omitempty"`
-	Depth  int   `json:"depth,omitempty"`
+	flame.Profile
+	ID    string `json:"id"`
+	Label string `json:"label"`
+	First string `json:"file"`
+	// SharedBy names the other steps that name the same pprof file
+	// (SharedWith); DrawnAt the step whose graph of the same file is
+	// drawn (SameAs).
+	SharedBy []string `json:"shared_with,omitempty"`
+	DrawnAt  string   `json:"same_as,omitempty"`
 }
 
 // num is a float shown with six significant digits; NaN and infinities

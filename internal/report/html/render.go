@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/pgscale/pgscale/internal/result"
 	"github.com/pgscale/pgscale/internal/stats"
 )
 
@@ -24,11 +25,12 @@ var templateFuncs = template.FuncMap{
 	"pct":     pct,
 	"fmtnum":  fmtNum,
 	"clients": clientsWord,
-	"change": func(c *change) string {
+	"sorted":  sortedKV,
+	"change": func(c *result.WindowChange) string {
 		if c.Lo == nil || c.Hi == nil {
-			return stats.FormatPercent(float64(c.Change)) + " (no interval)"
+			return stats.FormatPercent(c.Change) + " (no interval)"
 		}
-		return stats.FormatChange(float64(c.Change), float64(*c.Lo), float64(*c.Hi))
+		return stats.FormatChange(c.Change, *c.Lo, *c.Hi)
 	},
 	"interval": func(lo, hi *num) string {
 		if lo == nil || hi == nil {
@@ -93,12 +95,12 @@ func (t timelineView) Box() chartBox {
 // then carries flame.js.
 func (v *view) HasGraphs() bool {
 	for _, f := range v.Flames {
-		if len(f.Frames) > 0 && f.SameAs == "" && f.Missing == "" {
+		if len(f.Frames) > 0 && f.DrawnAt == "" && f.Missing == "" {
 			return true
 		}
 	}
 	for _, d := range v.Diffs {
-		if len(d.Frames) > 0 && d.Missing == "" {
+		if len(d.Boxes) > 0 && d.Missing == "" {
 			return true
 		}
 	}
@@ -197,8 +199,11 @@ func pointNote(s scalingSeries, p scalingPoint) string {
 	return strings.Join(parts, "; ")
 }
 
-func pct(x num) string {
-	switch f := float64(x); {
+// pct shows a share or a level (a figure, as figure takes it) as a whole
+// percentage.
+func pct(x any) string {
+	f, _ := figure(x)
+	switch {
 	case f > 0 && f < 0.005:
 		return "<1%"
 	case math.IsNaN(f):
@@ -208,25 +213,32 @@ func pct(x num) string {
 	}
 }
 
+// figure is x as a number: a num, a *num (NaN when nil), a float64 or
+// an integer; ok is false for anything else.
+func figure(x any) (f float64, ok bool) {
+	switch v := x.(type) {
+	case num:
+		return float64(v), true
+	case *num:
+		if v == nil {
+			return math.NaN(), true
+		}
+		return float64(*v), true
+	case float64:
+		return v, true
+	case int:
+		return float64(v), true
+	case int64:
+		return float64(v), true
+	}
+	return math.NaN(), false
+}
+
 // fmtNum shows a figure with the digits that matter at its size, of its
 // value to six significant digits as the data block has it.
 func fmtNum(x any) string {
-	var f float64
-	switch v := x.(type) {
-	case num:
-		f = float64(v)
-	case *num:
-		if v == nil {
-			return "–"
-		}
-		f = float64(*v)
-	case float64:
-		f = v
-	case int:
-		f = float64(v)
-	case int64:
-		f = float64(v)
-	default:
+	f, ok := figure(x)
+	if !ok {
 		return fmt.Sprint(x)
 	}
 	if math.IsNaN(f) || math.IsInf(f, 0) {

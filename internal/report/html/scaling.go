@@ -108,13 +108,14 @@ type runChange struct {
 func tpsChanges(doc Doc) map[runChange]MatrixCell {
 	out := map[runChange]MatrixCell{}
 	if c := doc.Comparison; c != nil && c.Run != "" {
-		for _, r := range c.Rows {
-			if r.Name != "tps" {
+		for _, r := range c.Of.Rows {
+			if r.Measure.Name != "tps" {
 				continue
 			}
 			for ci, cell := range r.Cells {
 				if ci < len(c.Candidates) {
-					out[runChange{c.Run, c.Candidates[ci].Name, r.Clients}] = MatrixCell{Change: cell.Change, Lo: cell.Lo, Hi: cell.Hi}
+					a := cell.Assessment
+					out[runChange{c.Run, c.Candidates[ci].Name, r.Clients()}] = MatrixCell{Change: a.Change, Lo: a.Lo, Hi: a.Hi}
 				}
 			}
 		}
