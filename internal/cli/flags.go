@@ -17,6 +17,7 @@ import (
 	"github.com/pgscale/pgscale/internal/probeopt"
 	"github.com/pgscale/pgscale/internal/report"
 	"github.com/pgscale/pgscale/internal/result"
+	"github.com/pgscale/pgscale/internal/target"
 	"github.com/pgscale/pgscale/internal/usage"
 	"github.com/pgscale/pgscale/internal/workload"
 )
@@ -86,6 +87,37 @@ func registerCluster(fs *pflag.FlagSet, o *common) {
 	fs.BoolVar(&c.Keep, "keep", false, "ephemeral cluster: keep it running at the end and print how to connect")
 	fs.StringVar(&c.OSUser, "os-user", "postgres", "ephemeral cluster: OS user that runs the server when pgscale runs as root")
 	fs.StringArrayVar(&c.Settings, "set", nil, "ephemeral cluster: server setting name=value (repeatable)")
+}
+
+// checkCluster finds, before anything starts, what the cluster flags
+// cannot do with specs: an ephemeral cluster's flag with no ephemeral
+// target, a malformed --set, --count instructions with a target whose
+// server pgscale does not start. Its errors are usage errors.
+func checkCluster(o target.ClusterOptions, specs []target.Spec) error {
+	ephemeral := false
+	for _, s := range specs {
+		ephemeral = ephemeral || s.Ephemeral()
+	}
+	if !ephemeral && (o.PGBin != "" || o.Tmpfs || o.TCP || o.Keep || len(o.Settings) > 0) {
+		if len(specs) == 1 && specs[0].Name == "" {
+			return usage.Errorf("--pg-bin, --tmpfs, --tcp, --keep and --set apply to an ephemeral cluster, not to --dsn or a PGHOST-style environment")
+		}
+		return usage.Errorf("--pg-bin, --tmpfs, --tcp, --keep and --set apply to ephemeral targets (%s), and no target is one", target.EphemeralKinds())
+	}
+	for _, s := range o.Settings {
+		if _, err := target.ParseSetting(s); err != nil {
+			return usage.Errorf("--set: %v", err)
+		}
+	}
+	if o.Valgrind != nil {
+		for _, s := range specs {
+			if !s.Counts() {
+				return usage.Errorf("--count instructions runs the server under Valgrind, so it needs targets whose server pgscale starts (%s, or a pooler in front of one), not %s",
+					target.CountingKinds(), s)
+			}
+		}
+	}
+	return nil
 }
 
 // registerBuildCache registers --build-cache, where src: targets' builds

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -46,5 +47,40 @@ func TestOptionWorded(t *testing.T) {
 		if err == nil || err.Error() != tc.want || !usage.Is(err) {
 			t.Errorf("init: %v (usage %v), want the usage error %q", err, usage.Is(err), tc.want)
 		}
+	}
+}
+
+// A kind's properties decide what the cluster flags allow: options of
+// ephemeral clusters need an ephemeral target, and counting instructions
+// needs every target's server started by pgscale; the errors name the
+// kinds that would do.
+func TestClusterOptionsAskTheKinds(t *testing.T) {
+	specs, err := target.ParseSpecs([]string{"a=dsn:host=/tmp", "b=dsn:host=/var/run/postgresql"}, "", 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = checkCluster(target.ClusterOptions{Tmpfs: true}, specs)
+	if !usage.Is(err) || !strings.Contains(err.Error(), "(bin:, settings: or src:)") {
+		t.Errorf("--tmpfs with dsn targets: %v", err)
+	}
+	specs, err = target.ParseSpecs([]string{"a=settings:", "b=pgbouncer:"}, "", 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := checkCluster(target.ClusterOptions{Tmpfs: true}, specs); err != nil {
+		t.Errorf("--tmpfs with a settings target and a pooler in front of it: %v", err)
+	}
+	// A pooler in front of a server pgscale starts runs under Valgrind
+	// too; in front of an existing server, nothing can count.
+	if err := checkCluster(target.ClusterOptions{Valgrind: &target.Valgrind{}}, specs); err != nil {
+		t.Errorf("--count instructions with a pooler in front of a settings target: %v", err)
+	}
+	specs, err = target.ParseSpecs([]string{"a=dsn:host=/tmp", "b=pgbouncer:"}, "", 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = checkCluster(target.ClusterOptions{Valgrind: &target.Valgrind{}}, specs)
+	if !usage.Is(err) || !strings.Contains(err.Error(), "(bin:, settings: or src:, or a pooler in front of one), not a=dsn:host=/tmp") {
+		t.Errorf("--count instructions with a pooler in front of a dsn target: %v", err)
 	}
 }

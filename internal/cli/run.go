@@ -154,7 +154,7 @@ func runSpec(g common, r runGiven) (sweep.Spec, error) {
 	if err := checkAgents(agents, c, []target.Spec{t}); err != nil {
 		return sweep.Spec{}, err
 	}
-	if err := c.Cluster.Check([]target.Spec{t}); err != nil {
+	if err := checkCluster(c.Cluster, []target.Spec{t}); err != nil {
 		return sweep.Spec{}, err
 	}
 	if c.Data.Create && t.Ephemeral() {

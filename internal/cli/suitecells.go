@@ -52,7 +52,7 @@ func suiteSpec(s *suite.Suite, g suiteGiven) (cells.Spec, error) {
 	if err != nil {
 		return cells.Spec{}, err
 	}
-	if err := g.Cluster.Check(specs); err != nil {
+	if err := checkCluster(g.Cluster, specs); err != nil {
 		return cells.Spec{}, err
 	}
 	if g.Agents != nil {
@@ -92,7 +92,7 @@ func suiteSpec(s *suite.Suite, g suiteGiven) (cells.Spec, error) {
 		}
 		prefix := fmt.Sprintf("cell %s: ", c.Key())
 		if ct.Own {
-			if err := g.Cluster.Check(ct.Specs); err != nil {
+			if err := checkCluster(g.Cluster, ct.Specs); err != nil {
 				return cells.Spec{}, usage.Prefix(prefix, err)
 			}
 		}

@@ -179,6 +179,14 @@ func (k *kind) fullForm() string {
 	return name + ":[of=NAME,]" + arg
 }
 
+// EphemeralKinds lists the kinds whose server pgscale starts itself, as
+// errors say them: "bin:, settings: or src:".
+func EphemeralKinds() string { return kindsWhere(func(k *kind) bool { return k.ephemeral }) }
+
+// CountingKinds lists the kinds of server that can run under Valgrind, as
+// errors say them (a pooler in front of one counts too).
+func CountingKinds() string { return kindsWhere(func(k *kind) bool { return k.counts && k.fronts == 0 }) }
+
 // kindsWhere lists, as "bin: or settings:", the kinds for which keep is
 // true.
 func kindsWhere(keep func(*kind) bool) string {

@@ -38,37 +38,6 @@ type ClusterOptions struct {
 	BuildCache string
 }
 
-// Check finds, before anything starts, what cannot work: an ephemeral
-// option with no ephemeral target, a malformed setting. Its errors are
-// usage errors.
-func (o ClusterOptions) Check(specs []Spec) error {
-	ephemeral := false
-	for _, s := range specs {
-		ephemeral = ephemeral || s.Ephemeral()
-	}
-	if !ephemeral && (o.PGBin != "" || o.Tmpfs || o.TCP || o.Keep || len(o.Settings) > 0) {
-		if len(specs) == 1 && specs[0].Name == "" {
-			return usage.Errorf("--pg-bin, --tmpfs, --tcp, --keep and --set apply to an ephemeral cluster, not to --dsn or a PGHOST-style environment")
-		}
-		return usage.Errorf("--pg-bin, --tmpfs, --tcp, --keep and --set apply to ephemeral targets (%s), and no target is one",
-			kindsWhere(func(k *kind) bool { return k.ephemeral }))
-	}
-	for _, s := range o.Settings {
-		if _, err := ParseSetting(s); err != nil {
-			return usage.Errorf("--set: %v", err)
-		}
-	}
-	if o.Valgrind != nil {
-		for _, s := range specs {
-			if !s.counts() {
-				return usage.Errorf("--count instructions runs the server under Valgrind, so it needs targets whose server pgscale starts (%s, or a pooler in front of one), not %s",
-					kindsWhere(func(k *kind) bool { return k.counts && k.fronts == 0 }), s)
-			}
-		}
-	}
-	return nil
-}
-
 // Needs is what a run will ask of the servers it opens, to size ephemeral
 // clusters and poolers: the data it creates, the connections it opens at
 // once (Clients of them the clients', the rest sessions of its own), and

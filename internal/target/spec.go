@@ -116,16 +116,16 @@ func (t Spec) kind() *kind {
 	return &kind{name: t.Kind}
 }
 
-// counts reports whether the target's server (for a pooler or proxy whose
+// Counts reports whether the target's server (for a pooler or proxy whose
 // kind can run under Valgrind: every server it fronts) can run under
 // Valgrind (--count instructions).
-func (t Spec) counts() bool {
+func (t Spec) Counts() bool {
 	k := t.kind()
 	if !k.counts {
 		return false
 	}
 	for _, f := range t.Front {
-		if !f.counts() {
+		if !f.Counts() {
 			return false
 		}
 	}
