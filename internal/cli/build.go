@@ -118,9 +118,13 @@ func buildSpecs(args []string) ([]target.Spec, error) {
 	for _, a := range args {
 		var s target.Spec
 		var err error
+		// A source alone is read as --pg-src's value, and its error
+		// worded so; a target, as --target's.
+		word := "--target"
 		before, _, named := strings.Cut(a, "=")
 		switch rest, src := strings.CutPrefix(a, string(target.Src)+":"); {
 		case src:
+			word = "--pg-src"
 			s, err = target.FromSource(rest)
 		case named && strings.Contains(before, ":"):
 			// A target of another kind without NAME= (settings:,ext=PATH).
@@ -128,10 +132,11 @@ func buildSpecs(args []string) ([]target.Spec, error) {
 		case named:
 			s, err = target.ParseSpec(a)
 		default:
+			word = "--pg-src"
 			s, err = target.FromSource(a)
 		}
 		if err != nil {
-			return nil, usage.Wrap(err)
+			return nil, usage.Wrap(specError(err, word))
 		}
 		out = append(out, s)
 	}

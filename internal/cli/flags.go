@@ -120,6 +120,17 @@ func checkCluster(o target.ClusterOptions, specs []target.Spec) error {
 	return nil
 }
 
+// findValgrind finds Valgrind for --count instructions, and says in its
+// words when it cannot.
+func findValgrind() (*target.Valgrind, error) {
+	v, err := target.FindValgrind()
+	var nv *target.NoValgrindError
+	if errors.As(err, &nv) {
+		return nil, usage.Errorf("--count instructions needs Valgrind (valgrind and vgdb): %s", nv.Why)
+	}
+	return v, err
+}
+
 // registerBuildCache registers --build-cache, where src: targets' builds
 // are kept.
 func registerBuildCache(fs *pflag.FlagSet, dir *string) {

@@ -295,7 +295,7 @@ func countMicro(ms *microbench.Spec, m suite.Micro, count probeopt.Count) (strin
 	if err := microbench.Countable(m.Cmd, ms.Format); err != nil {
 		return fmt.Sprintf("pgscale: note: micro cell %s is not counted but timed, as without count: %v", m.Name, err), nil
 	}
-	v, err := target.FindValgrind()
+	v, err := findValgrind()
 	if err != nil {
 		return "", err
 	}
