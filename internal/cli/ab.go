@@ -36,7 +36,7 @@ func newABCmd(argv []string, stdout, stderr io.Writer) *cobra.Command {
 every candidate with the baseline, step by step and measure by measure.
 
 A target is one of
-` + target.Help() + `
+` + target.Help(clusterWords()) + `
 
 The first target is the baseline unless --baseline names another.
 Ephemeral targets get identical data (same init, same seed).

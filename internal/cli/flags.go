@@ -81,12 +81,19 @@ func (f *loadFlags) register(fs *pflag.FlagSet, outHelp string) {
 // registerCluster registers the flags that shape ephemeral clusters.
 func registerCluster(fs *pflag.FlagSet, o *common) {
 	c := &o.Cluster
+	c.Words = clusterWords()
 	fs.StringVar(&c.PGBin, "pg-bin", "", "server binaries for the ephemeral cluster (default: $PGSCALE_PG_BIN, pg_config --bindir, newest /usr/lib/postgresql/*/bin, PATH)")
 	fs.BoolVar(&c.Tmpfs, "tmpfs", false, "ephemeral cluster: data directory under /dev/shm")
 	fs.BoolVar(&c.TCP, "tcp", false, "ephemeral cluster: also listen on 127.0.0.1 (free port), and connect clients over TCP")
 	fs.BoolVar(&c.Keep, "keep", false, "ephemeral cluster: keep it running at the end and print how to connect")
 	fs.StringVar(&c.OSUser, "os-user", "postgres", "ephemeral cluster: OS user that runs the server when pgscale runs as root")
 	fs.StringArrayVar(&c.Settings, "set", nil, "ephemeral cluster: server setting name=value (repeatable)")
+}
+
+// clusterWords are the flags of the cluster options, for what the target
+// layer says of them.
+func clusterWords() target.Words {
+	return target.Words{PGBin: "--pg-bin", TCP: "--tcp", Separate: "--separate-clusters", BuildCache: "--build-cache"}
 }
 
 // checkCluster finds, before anything starts, what the cluster flags

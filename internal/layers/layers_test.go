@@ -364,13 +364,23 @@ func TestNoHub(t *testing.T) {
 }
 
 // belowEdge are the packages below the command line: the typed
-// experiment, the rig, a step, the schedules and the workload. They are handed values
+// experiment, the rig, a step, the schedules, the workload, where the
+// server is and its builds. They are handed values
 // and speak of no flag (issue 45): a mistake is found and worded at the
 // edge, or returned as a typed error the edge words, and what the run
 // says of a flag mid-run is worded by the edge and given to it
 // (experiment.Data.SetupName, Recreate, MakeTables; ab.Spec.OneLayout;
-// workload.OptionError).
-var belowEdge = []string{"internal/experiment", "internal/rig", "internal/step", "internal/schedule/...", "internal/workload"}
+// workload.OptionError; target.SpecError and the other typed errors of
+// target, target.Words, build.CacheDirError).
+var belowEdge = []string{
+	"internal/experiment",
+	"internal/rig",
+	"internal/step",
+	"internal/schedule/...",
+	"internal/workload",
+	"internal/target/...",
+	"internal/build/...",
+}
 
 // otherPrograms are the options of the programs run below the edge,
 // which are not pgscale's flags: per file, the words allowed in its
@@ -384,6 +394,29 @@ var otherPrograms = []struct {
 		[]string{"--tool", "--trace-children", "--separate-threads", "--dump-line", "--dump-instr", "--dump-after", "--dump-before", "--callgrind-out-file"},
 		"valgrind's options, on the command line of the callgrind a counted micro-benchmark runs under"},
 	{"internal/schedule/bisect/step.go", []string{"--stat"}, "git diff's, for a culprit's diffstat"},
+	{"internal/target/cluster.go", []string{"--auth", "--locale", "--no-sync", "--no-instructions"}, "initdb's, making an ephemeral cluster"},
+	{"internal/target/find.go", []string{"--bindir", "--version", "--pkglibdir"}, "pg_config's and postgres's, finding the server binaries, their version and modules"},
+	{"internal/target/kind_src.go", []string{"--enable-debug", "--disable-cassert", "--verify"},
+		"configure's defaults, said in the src: kind's help, and git rev-parse's, finding a commit's tree"},
+	{"internal/target/pgbouncer.go", []string{"--version"}, "pgbouncer's, reading its version"},
+	{"internal/target/pgbouncer_build.go", []string{"--without-openssl", "--exists"}, "pgbouncer's configure's, in its default build commands, and pkg-config's, finding libevent"},
+	{"internal/target/replica.go", []string{"--no-sync"}, "pg_basebackup's, making a replica"},
+	{"internal/target/samedata.go", []string{"--reflink"}, "cp's, copying a data directory"},
+	{"internal/target/valgrind.go",
+		[]string{"--version", "--tool", "--instr-atstart", "--trace-children", "--vgdb", "--vgdb-prefix", "--callgrind-out-file", "--dump-line", "--collect-systime", "--pid", "--max-invoke-ms"},
+		"valgrind's and vgdb's, running a server under callgrind and controlling it"},
+	{"internal/build/command.go", []string{"--version"}, "a build command's tools', recorded in the manifest"},
+	{"internal/build/extension.go", []string{"--version", "--pkglibdir", "--sharedir", "--name-only"},
+		"a build command's tools', pg_config's, finding where an extension installs, and git ls-tree's"},
+	{"internal/build/installed.go", []string{"--version", "--sharedir", "--pkglibdir"}, "postgres's and pg_config's, of the installed server"},
+	{"internal/build/patch.go", []string{"--whitespace", "--dry-run", "--batch", "--forward", "--no-backup-if-mismatch"}, "git apply's and patch's, applying a patch"},
+	{"internal/build/postgres.go", []string{"--prefix", "--version", "--quiet", "--destdir", "--buildtype", "--enable-debug", "--disable-cassert", "--without-", "--without"},
+		"configure's, meson's and postgres's, building PostgreSQL"},
+	{"internal/build/source.go", []string{"--show-toplevel", "--show-prefix", "--verify", "--end-of-options", "--cached", "--others", "--exclude-standard"},
+		"git rev-parse's and git ls-files', reading a source tree"},
+	{"internal/build/toolchain.go", []string{"--version", "--exists"}, "the compiler's and pkg-config's, finding the toolchain"},
+	{"internal/build/tree.go", []string{"--init", "--recursive", "--show-toplevel", "--format"}, "git submodule's, git rev-parse's and git archive's, exporting a tree"},
+	{"internal/build/buildtest/buildtest.go", []string{"--verify"}, "git rev-parse's, finding a fixture's tag"},
 }
 
 // flagWord is a long option named in a string: --word, not inside

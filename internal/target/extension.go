@@ -91,7 +91,8 @@ func extStrings(exts []build.Extension) []string {
 // then the log's last lines); an interrupted one is not.
 func runBuild(ctx context.Context, spec Spec, source string, what build.Spec, o *opening) (*build.Build, error) {
 	pr := newBuildProgress(spec, source, o.log)
-	b := &build.Builder{Cache: o.opt.BuildCache, Progress: pr.event}
+	b := o.opt.builder()
+	b.Progress = pr.event
 	if f, err := b.Failed(ctx, what); err == nil && f != nil {
 		o.log(fmt.Sprintf("building %s: its last build (key %s) failed at %s in phase %s (log: %s); building it again",
 			pr.name, short(f.Key), f.When.Format("2006-01-02 15:04 UTC"), f.Phase, f.Log))

@@ -63,7 +63,7 @@ func TestHelpNamesEveryKind(t *testing.T) {
 	_, noName := target.ParseSpec("x")
 	_, none := target.ParseSpecs(nil, "", 1)
 	for _, k := range target.Kinds() {
-		for what, text := range map[string]string{"Help": target.Help(), "Forms": target.Forms(), "unknown kind": unknown.Error(),
+		for what, text := range map[string]string{"Help": target.Help(target.Words{}), "Forms": target.Forms(), "unknown kind": unknown.Error(),
 			"no kind": noKind.Error(), "no name": noName.Error(), "no target": none.Error()} {
 			if !strings.Contains(text, string(k)+":") {
 				t.Errorf("%s does not name kind %s: %s", what, k, text)

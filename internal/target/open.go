@@ -7,6 +7,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/pgscale/pgscale/internal/build"
 	"github.com/pgscale/pgscale/internal/result"
 	"github.com/pgscale/pgscale/internal/usage"
 	"github.com/pgscale/pgscale/internal/watch"
@@ -36,6 +37,14 @@ type ClusterOptions struct {
 	// BuildCache is where src: targets' builds are kept (--build-cache);
 	// empty means build.DefaultCacheDir.
 	BuildCache string
+	// Words are what the edge calls these options, for what is said of
+	// them.
+	Words Words
+}
+
+// builder builds into the options' build cache.
+func (o ClusterOptions) builder() *build.Builder {
+	return &build.Builder{Cache: o.BuildCache, CacheWord: o.Words.BuildCache}
 }
 
 // Needs is what a run will ask of the servers it opens, to size ephemeral

@@ -120,7 +120,7 @@ func BuildAt(ctx context.Context, spec Spec, opt ClusterOptions, log func(string
 		if a.Def.Build == nil {
 			return nil, usage.Errorf("%s: the proxy's definition has no build:", spec)
 		}
-		return buildProxy(ctx, spec, a, opt.BuildCache, log)
+		return buildProxy(ctx, spec, a, opt, log)
 	}
 	return Build(ctx, spec, opt, log)
 }
@@ -137,7 +137,7 @@ func FailedBuild(ctx context.Context, spec Spec, opt ClusterOptions) (*build.Fai
 	w, _, err := b.what(spec, newOpening(opt, Needs{}, nil))
 	if err == nil {
 		var f *build.Failure
-		if f, err = (&build.Builder{Cache: opt.BuildCache}).Failed(ctx, w); err == nil {
+		if f, err = opt.builder().Failed(ctx, w); err == nil {
 			return f, nil
 		}
 	}

@@ -22,7 +22,9 @@ import (
 // that counts.
 type NoValgrindError struct{ Why string }
 
-func (e *NoValgrindError) Error() string { return "counting needs Valgrind (valgrind and vgdb): " + e.Why }
+func (e *NoValgrindError) Error() string {
+	return "counting needs Valgrind (valgrind and vgdb): " + e.Why
+}
 
 // Valgrind is the instruction counter an ephemeral server runs under with
 // --count instructions: Valgrind's callgrind, controlled through vgdb.
