@@ -164,6 +164,9 @@ func (g Given) Templates() string {
 type TooFewTargetsError struct{ AtLeast, Got int }
 
 func (e *TooFewTargetsError) Error() string {
+	if e.Got == 0 {
+		return "name a target: " + Forms()
+	}
 	return fmt.Sprintf("%d targets given, at least %d needed", e.Got, e.AtLeast)
 }
 
