@@ -19,6 +19,9 @@ import (
 type Builder struct {
 	// Cache is the cache directory; empty means DefaultCacheDir().
 	Cache string
+	// CacheWord is what the edge calls the option naming Cache, said with
+	// how to name one when DefaultCacheDir finds none (CacheDirError).
+	CacheWord string
 	// Jobs is make's -j; zero means one per CPU.
 	Jobs int
 	// CC is the C compiler; empty means gcc, else cc.
@@ -80,7 +83,7 @@ const (
 // DefaultCacheDir returns $PGSCALE_BUILD_CACHE when set, else
 // /var/cache/pgscale/builds for root (whose home the postgres user that
 // runs root's clusters cannot enter), else pgscale/builds in the user's
-// cache directory.
+// cache directory; without one, a *CacheDirError.
 func DefaultCacheDir() (string, error) {
 	if d := os.Getenv("PGSCALE_BUILD_CACHE"); d != "" {
 		return filepath.Abs(d)
@@ -90,14 +93,36 @@ func DefaultCacheDir() (string, error) {
 	}
 	d, err := os.UserCacheDir()
 	if err != nil {
-		return "", fmt.Errorf("build cache: %w; name one with --build-cache", err)
+		return "", &CacheDirError{Err: err}
 	}
 	return filepath.Join(d, "pgscale", "builds"), nil
 }
 
+// CacheDirError says DefaultCacheDir found no directory for the cache:
+// Err why, and Word, when the edge sets it, what it calls the option
+// that names one.
+type CacheDirError struct {
+	Err  error
+	Word string
+}
+
+func (e *CacheDirError) Error() string {
+	if e.Word == "" {
+		return "build cache: " + e.Err.Error()
+	}
+	return "build cache: " + e.Err.Error() + "; name one with " + e.Word
+}
+
+func (e *CacheDirError) Unwrap() error { return e.Err }
+
 func (b *Builder) cacheDir() (string, error) {
 	if b.Cache == "" {
-		return DefaultCacheDir()
+		dir, err := DefaultCacheDir()
+		var ce *CacheDirError
+		if errors.As(err, &ce) {
+			ce.Word = b.CacheWord
+		}
+		return dir, err
 	}
 	return filepath.Abs(b.Cache)
 }

@@ -34,7 +34,7 @@ func loopExt(name, loops string) map[string]string {
 // fails, with CI=true) when it or its development files are missing.
 func installedBin(t *testing.T) string {
 	t.Helper()
-	bin, err := target.FindBinDir("")
+	bin, err := target.FindBinDir("", target.Words{})
 	testenv.Need(t, err)
 	out, err := exec.Command(filepath.Join(bin, "pg_config"), "--pgxs").Output()
 	if err == nil {

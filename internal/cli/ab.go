@@ -37,7 +37,7 @@ func newABCmd(argv []string, stdout, stderr io.Writer) *cobra.Command {
 every candidate with the baseline, step by step and measure by measure.
 
 A target is one of
-` + target.Help() + `
+` + target.Help(clusterWords()) + `
 
 The first target is the baseline unless --baseline names another.
 Ephemeral targets get identical data (same init, same seed).
@@ -216,9 +216,36 @@ func (f *targetFlags) register(fs *pflag.FlagSet, targetHelp, baselineHelp strin
 func (f *targetFlags) parse(need int) ([]target.Spec, error) {
 	specs, err := target.ParseSpecs(f.values, f.baseline, need)
 	if err != nil {
-		return nil, usage.Wrap(err)
+		return nil, usage.Wrap(targetsError(err))
 	}
 	return specs, nil
+}
+
+// targetsError words the targets' errors in the flags that give them:
+// --target's specs, how many targets, --baseline's name.
+func targetsError(err error) error {
+	var few *target.TooFewTargetsError
+	var base *target.BaselineError
+	switch {
+	case errors.As(err, &few) && few.AtLeast == 1:
+		return fmt.Errorf("name a target with --target %s", target.Forms())
+	case errors.As(err, &few):
+		return fmt.Errorf("an A/B run needs at least %d targets (--target NAME=SPEC, repeated); got %d", few.AtLeast, few.Got)
+	case errors.As(err, &base):
+		return fmt.Errorf("--baseline %q names no target (targets: %s)", base.Baseline, base.Targets)
+	}
+	return specError(err, "--target")
+}
+
+// specError words a target spec's error (*target.SpecError) in word, what
+// gave the spec; a named target's spec inside an unnamed one is said as
+// --target gives it.
+func specError(err error, word string) error {
+	var se *target.SpecError
+	if errors.As(err, &se) {
+		se.Word = word
+	}
+	return err
 }
 
 // specNames returns the targets' names.

@@ -200,7 +200,7 @@ func settleAB(spec *ab.Spec, a abGiven) error {
 	if err := checkAgents(spec.Agents, &spec.Common, spec.Targets); err != nil {
 		return err
 	}
-	if err := spec.Cluster.Check(spec.Targets); err != nil {
+	if err := checkCluster(spec.Cluster, spec.Targets); err != nil {
 		return err
 	}
 	dsn := false

@@ -191,7 +191,7 @@ func bisectSpec(ctx context.Context, g common, b bisectGiven) (bisect.Spec, erro
 	}
 	rev, idx, err := target.BisectSource(t)
 	if err != nil {
-		return bisect.Spec{}, err
+		return bisect.Spec{}, bisectSourceError(err)
 	}
 	md, err := bisectMeasure(b.Measure, t.Fronts(), a.Counting())
 	if err != nil {
@@ -236,6 +236,17 @@ func sameRange(l *result.Bisect, dir string, commits []result.BisectCommit, good
 	return nil
 }
 
+// bisectSourceError words target.BisectSource's error: a target whose
+// every source has its revision is told what bisect does with the one
+// written without.
+func bisectSourceError(err error) error {
+	var ae *target.AllRevisionedError
+	if errors.As(err, &ae) {
+		return usage.Errorf("%v (bisect builds it at each commit between --good and --bad)", ae)
+	}
+	return err
+}
+
 // bisectTarget reads bisect's TARGETSPEC: a target without a name, a
 // pooler or proxy fronting a server of its own.
 func bisectTarget(given string) (target.Spec, error) {
@@ -244,7 +255,7 @@ func bisectTarget(given string) (target.Spec, error) {
 	}
 	t, err := target.ParseUnnamed(given)
 	if err != nil {
-		return target.Spec{}, usage.Wrap(fmt.Errorf("bisect: %w", err))
+		return target.Spec{}, usage.Wrap(fmt.Errorf("bisect: %w", specError(err, "--target")))
 	}
 	if target.HasFrontName(t) {
 		return target.Spec{}, usage.Errorf("bisect: %s names another target to front (of=NAME); bisect runs one target: give it a server of its own, of='SPEC' (default of='settings:')", given)

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -57,6 +58,10 @@ and the log, then the log's last lines follow), 3 when interrupted.`,
 			if dir == "" {
 				var err error
 				if dir, err = build.DefaultCacheDir(); err != nil {
+					var ce *build.CacheDirError
+					if errors.As(err, &ce) {
+						ce.Word = "--build-cache"
+					}
 					return usage.Wrap(err)
 				}
 			}
@@ -81,7 +86,7 @@ and the log, then the log's last lines follow), 3 when interrupted.`,
 			}
 			ctx, stop := interruptible(cmd.Context())
 			defer stop()
-			opt := target.ClusterOptions{BuildCache: dir}
+			opt := target.ClusterOptions{BuildCache: dir, Words: clusterWords()}
 			log := func(s string) { fmt.Fprintln(stderr, s) }
 			for _, s := range specs {
 				b, err := target.Build(ctx, s, opt, log)
@@ -118,9 +123,13 @@ func buildSpecs(args []string) ([]target.Spec, error) {
 	for _, a := range args {
 		var s target.Spec
 		var err error
+		// A source alone is read as --pg-src's value, and its error
+		// worded so; a target, as --target's.
+		word := "--target"
 		before, _, named := strings.Cut(a, "=")
 		switch rest, src := strings.CutPrefix(a, string(target.Src)+":"); {
 		case src:
+			word = "--pg-src"
 			s, err = target.FromSource(rest)
 		case named && strings.Contains(before, ":"):
 			// A target of another kind without NAME= (settings:,ext=PATH).
@@ -128,10 +137,11 @@ func buildSpecs(args []string) ([]target.Spec, error) {
 		case named:
 			s, err = target.ParseSpec(a)
 		default:
+			word = "--pg-src"
 			s, err = target.FromSource(a)
 		}
 		if err != nil {
-			return nil, usage.Wrap(err)
+			return nil, usage.Wrap(specError(err, word))
 		}
 		out = append(out, s)
 	}
@@ -272,7 +282,7 @@ func pruneBuilds(cmd *cobra.Command, stdout io.Writer, dir string, args []string
 		}
 		opt.Unreferenced = true
 		for _, s := range specs {
-			k, err := target.BuildKey(cmd.Context(), s, target.ClusterOptions{BuildCache: dir})
+			k, err := target.BuildKey(cmd.Context(), s, target.ClusterOptions{BuildCache: dir, Words: clusterWords()})
 			if err != nil {
 				return err
 			}

@@ -174,7 +174,7 @@ func checkCount(c *experiment.Common) error {
 	case len(c.Disturbances) > 0:
 		return usage.Errorf("--count instructions counts the clients' transactions alone: drop --disturb")
 	}
-	v, err := target.FindValgrind()
+	v, err := findValgrind()
 	if err != nil {
 		return err
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/pgscale/pgscale/internal/probeopt"
 	"github.com/pgscale/pgscale/internal/report"
 	"github.com/pgscale/pgscale/internal/result"
+	"github.com/pgscale/pgscale/internal/target"
 	"github.com/pgscale/pgscale/internal/usage"
 	"github.com/pgscale/pgscale/internal/workload"
 )
@@ -80,12 +81,61 @@ func (f *loadFlags) register(fs *pflag.FlagSet, outHelp string) {
 // registerCluster registers the flags that shape ephemeral clusters.
 func registerCluster(fs *pflag.FlagSet, o *common) {
 	c := &o.Cluster
+	c.Words = clusterWords()
 	fs.StringVar(&c.PGBin, "pg-bin", "", "server binaries for the ephemeral cluster (default: $PGSCALE_PG_BIN, pg_config --bindir, newest /usr/lib/postgresql/*/bin, PATH)")
 	fs.BoolVar(&c.Tmpfs, "tmpfs", false, "ephemeral cluster: data directory under /dev/shm")
 	fs.BoolVar(&c.TCP, "tcp", false, "ephemeral cluster: also listen on 127.0.0.1 (free port), and connect clients over TCP")
 	fs.BoolVar(&c.Keep, "keep", false, "ephemeral cluster: keep it running at the end and print how to connect")
 	fs.StringVar(&c.OSUser, "os-user", "postgres", "ephemeral cluster: OS user that runs the server when pgscale runs as root")
 	fs.StringArrayVar(&c.Settings, "set", nil, "ephemeral cluster: server setting name=value (repeatable)")
+}
+
+// clusterWords are the flags of the cluster options, for what the target
+// layer says of them.
+func clusterWords() target.Words {
+	return target.Words{PGBin: "--pg-bin", TCP: "--tcp", Separate: "--separate-clusters", BuildCache: "--build-cache"}
+}
+
+// checkCluster finds, before anything starts, what the cluster flags
+// cannot do with specs: an ephemeral cluster's flag with no ephemeral
+// target, a malformed --set, --count instructions with a target whose
+// server pgscale does not start. Its errors are usage errors.
+func checkCluster(o target.ClusterOptions, specs []target.Spec) error {
+	ephemeral := false
+	for _, s := range specs {
+		ephemeral = ephemeral || s.Ephemeral()
+	}
+	if !ephemeral && (o.PGBin != "" || o.Tmpfs || o.TCP || o.Keep || len(o.Settings) > 0) {
+		if len(specs) == 1 && specs[0].Name == "" {
+			return usage.Errorf("--pg-bin, --tmpfs, --tcp, --keep and --set apply to an ephemeral cluster, not to --dsn or a PGHOST-style environment")
+		}
+		return usage.Errorf("--pg-bin, --tmpfs, --tcp, --keep and --set apply to ephemeral targets (%s), and no target is one", target.EphemeralKinds())
+	}
+	for _, s := range o.Settings {
+		if _, err := target.ParseSetting(s); err != nil {
+			return usage.Errorf("--set: %v", err)
+		}
+	}
+	if o.Valgrind != nil {
+		for _, s := range specs {
+			if !s.Counts() {
+				return usage.Errorf("--count instructions runs the server under Valgrind, so it needs targets whose server pgscale starts (%s, or a pooler in front of one), not %s",
+					target.CountingKinds(), s)
+			}
+		}
+	}
+	return nil
+}
+
+// findValgrind finds Valgrind for --count instructions, and says in its
+// words when it cannot.
+func findValgrind() (*target.Valgrind, error) {
+	v, err := target.FindValgrind()
+	var nv *target.NoValgrindError
+	if errors.As(err, &nv) {
+		return nil, usage.Errorf("--count instructions needs Valgrind (valgrind and vgdb): %s", nv.Why)
+	}
+	return v, err
 }
 
 // registerBuildCache registers --build-cache, where src: targets' builds

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -46,5 +47,83 @@ func TestOptionWorded(t *testing.T) {
 		if err == nil || err.Error() != tc.want || !usage.Is(err) {
 			t.Errorf("init: %v (usage %v), want the usage error %q", err, usage.Is(err), tc.want)
 		}
+	}
+}
+
+// A kind's properties decide what the cluster flags allow: options of
+// ephemeral clusters need an ephemeral target, and counting instructions
+// needs every target's server started by pgscale; the errors name the
+// kinds that would do.
+func TestClusterOptionsAskTheKinds(t *testing.T) {
+	specs, err := target.ParseSpecs([]string{"a=dsn:host=/tmp", "b=dsn:host=/var/run/postgresql"}, "", 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = checkCluster(target.ClusterOptions{Tmpfs: true}, specs)
+	if !usage.Is(err) || !strings.Contains(err.Error(), "(bin:, settings: or src:)") {
+		t.Errorf("--tmpfs with dsn targets: %v", err)
+	}
+	specs, err = target.ParseSpecs([]string{"a=settings:", "b=pgbouncer:"}, "", 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := checkCluster(target.ClusterOptions{Tmpfs: true}, specs); err != nil {
+		t.Errorf("--tmpfs with a settings target and a pooler in front of it: %v", err)
+	}
+	// A pooler in front of a server pgscale starts runs under Valgrind
+	// too; in front of an existing server, nothing can count.
+	if err := checkCluster(target.ClusterOptions{Valgrind: &target.Valgrind{}}, specs); err != nil {
+		t.Errorf("--count instructions with a pooler in front of a settings target: %v", err)
+	}
+	specs, err = target.ParseSpecs([]string{"a=dsn:host=/tmp", "b=pgbouncer:"}, "", 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = checkCluster(target.ClusterOptions{Valgrind: &target.Valgrind{}}, specs)
+	if !usage.Is(err) || !strings.Contains(err.Error(), "(bin:, settings: or src:, or a pooler in front of one), not a=dsn:host=/tmp") {
+		t.Errorf("--count instructions with a pooler in front of a dsn target: %v", err)
+	}
+}
+
+// The target layer's errors are worded here in the flags that gave what
+// they refuse, as they read before the layer stopped naming flags.
+func TestTargetErrorsWorded(t *testing.T) {
+	ab := func(values []string, baseline string) error {
+		_, err := (&targetFlags{values: values, baseline: baseline}).parse(2)
+		return err
+	}
+	run := func(exts []string) error {
+		_, err := target.WithExtensions(target.ForRun("host=/tmp"), exts)
+		return extError(err)
+	}
+	pooler := func(p string) error {
+		_, err := target.WithPooler(target.ForRun(""), p)
+		return poolerError(err)
+	}
+	unnamed := func(s string) error {
+		_, err := target.ParseUnnamed(s)
+		return specError(err, "--target")
+	}
+	for _, tc := range []struct {
+		err  error
+		want string
+	}{
+		{ab([]string{"a=foo:bar", "b=settings:"}, ""), `--target "a=foo:bar": unknown kind "foo": want bin:, settings:, src:, dsn:, pgbouncer: or proxy:`},
+		{ab([]string{"a=pgbouncer:of='settings:x'", "b=settings:"}, ""), `--target "a=pgbouncer:of='settings:x'": of='settings:x': --target "a.s1=settings:x": setting "x" is not name=value`},
+		{ab([]string{"a=settings:"}, ""), "an A/B run needs at least 2 targets (--target NAME=SPEC, repeated); got 1"},
+		{ab([]string{"a=settings:", "b=settings:"}, "zz"), `--baseline "zz" names no target (targets: a, b)`},
+		{unnamed("pgbouncer:of='settings:x'"), `target "pgbouncer:of='settings:x'": of='settings:x': --target "s1=settings:x": setting "x" is not name=value`},
+		{run([]string{""}), `--ext "": want EXTPATH[@REV][+PATCH...][,make=ARGS|,run=CMD]`},
+		{run([]string{"ext=/tmp/e,ext=/tmp/f"}), `--ext "ext=/tmp/e,ext=/tmp/f": "ext=/tmp/f": want EXTPATH[@REV][+PATCH...][,make=ARGS|,run=CMD] (one extension per --ext)`},
+		{run([]string{"/tmp/e"}), "--ext builds an extension for the ephemeral cluster's server (the installed one, or --pg-src): not with --dsn"},
+		{pooler("pgbouncer:of=a"), `--pooler "pgbouncer:of=a": of= names an ab target; run's pooler fronts the ephemeral cluster or --dsn`},
+		{pooler("nosuch"), `--pooler "nosuch": want pgbouncer, pgbouncer:k=v,... or proxy:FILE.yaml`},
+	} {
+		if tc.err == nil || tc.err.Error() != tc.want {
+			t.Errorf("got %v\nwant %s", tc.err, tc.want)
+		}
+	}
+	if err := run([]string{"/tmp/e"}); !usage.Is(err) {
+		t.Errorf("--ext's error %v is not a usage error", err)
 	}
 }

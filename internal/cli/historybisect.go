@@ -165,11 +165,11 @@ func (f *historyBisectFlags) bisectArgs(cmd *cobra.Command, h trend.History, c t
 		}
 		s, err := target.ParseUnnamed(given)
 		if err != nil {
-			return target.Spec{}, usage.Errorf("history bisect: result %d's target %s: %v", p.ResultID, given, err)
+			return target.Spec{}, usage.Errorf("history bisect: result %d's target %s: %v", p.ResultID, given, specError(err, "--target"))
 		}
 		s, _, err = target.BisectBetween(s, before.Target, after.Target, good, bad)
 		if err != nil {
-			return target.Spec{}, usage.Errorf("history bisect: result %d's target: %v", p.ResultID, err)
+			return target.Spec{}, usage.Errorf("history bisect: result %d's target: %v", p.ResultID, bisectSourceError(err))
 		}
 		return s, nil
 	}
@@ -187,7 +187,7 @@ func (f *historyBisectFlags) bisectArgs(cmd *cobra.Command, h trend.History, c t
 	}
 	rev, _, err := target.BisectSource(ta)
 	if err != nil {
-		return nil, err
+		return nil, bisectSourceError(err)
 	}
 	if _, err := bisectCommits(cmd.Context(), rev.Source.Path, good, bad); err != nil {
 		return nil, usage.Errorf("history bisect: series %d changed between %s and %s, which %s cannot bisect: %v", h.ID, report.ShortCommit(good), report.ShortCommit(bad), rev.Source.Path, err)

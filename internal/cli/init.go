@@ -42,7 +42,7 @@ func initData(ctx context.Context, spec rig.InitSpec) error {
 	if err := spec.Init.Check(); err != nil {
 		return optionError(err)
 	}
-	if err := spec.Cluster.Check([]target.Spec{spec.Target}); err != nil {
+	if err := checkCluster(spec.Cluster, []target.Spec{spec.Target}); err != nil {
 		return err
 	}
 	if spec.Target.Ephemeral() && !spec.Cluster.Keep {

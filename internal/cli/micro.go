@@ -197,7 +197,7 @@ func microSpec(f microFlags) (microbench.Spec, error) {
 		if err := microbench.Countable(f.command, format); err != nil {
 			return microbench.Spec{}, usage.Errorf("--count: %v", err)
 		}
-		if spec.Valgrind, err = target.FindValgrind(); err != nil {
+		if spec.Valgrind, err = findValgrind(); err != nil {
 			return microbench.Spec{}, err
 		}
 	}

@@ -63,13 +63,13 @@ an ab target's ext= is (settings:,ext=...).`,
 				}
 				var err error
 				if tgt, err = target.FromSource(pgSrc); err != nil {
-					return usage.Wrap(err)
+					return usage.Wrap(specError(err, "--pg-src"))
 				}
 			}
 			if len(exts) > 0 {
 				var err error
 				if tgt, err = target.WithExtensions(tgt, exts); err != nil {
-					return usage.Wrap(err)
+					return extError(err)
 				}
 			}
 			if f.describe {
@@ -139,7 +139,7 @@ func runSpec(g common, r runGiven) (sweep.Spec, error) {
 	}
 	if pooler != "" {
 		if t, err = target.WithPooler(t, pooler); err != nil {
-			return sweep.Spec{}, usage.Wrap(err)
+			return sweep.Spec{}, usage.Wrap(poolerError(err))
 		}
 	}
 	if err := checkOpenFiles(c.Load.MaxClients(), 1, disturb.Sessions(c.Disturbances)); err != nil {
@@ -154,7 +154,7 @@ func runSpec(g common, r runGiven) (sweep.Spec, error) {
 	if err := checkAgents(agents, c, []target.Spec{t}); err != nil {
 		return sweep.Spec{}, err
 	}
-	if err := c.Cluster.Check([]target.Spec{t}); err != nil {
+	if err := checkCluster(c.Cluster, []target.Spec{t}); err != nil {
 		return sweep.Spec{}, err
 	}
 	if c.Data.Create && t.Ephemeral() {
@@ -212,4 +212,28 @@ func expectError(f *result.File) error {
 		return nil
 	}
 	return &RegressionError{Msg: "decision rules failed: " + strings.Join(failed, "; ")}
+}
+
+// extError words run's --ext values' errors (target.WithExtensions') in
+// the flag. They are usage errors.
+func extError(err error) error {
+	var ee *target.ExtensionError
+	switch {
+	case errors.As(err, &ee) && ee.Item != "":
+		return usage.Errorf("--ext %q: %q: %v (one extension per --ext)", ee.Value, ee.Item, ee.Err)
+	case errors.As(err, &ee):
+		return usage.Errorf("--ext %q: %v", ee.Value, ee.Err)
+	case errors.Is(err, target.ErrNoExtensionServer):
+		return usage.Errorf("--ext builds an extension for the ephemeral cluster's server (the installed one, or --pg-src): not with --dsn")
+	}
+	return usage.Wrap(err)
+}
+
+// poolerError words --pooler's error (target.WithPooler's).
+func poolerError(err error) error {
+	var se *target.SpecError
+	if errors.As(err, &se) && errors.Is(se.Err, target.ErrPoolerOf) {
+		se.Err = errors.New("of= names an ab target; run's pooler fronts the ephemeral cluster or --dsn")
+	}
+	return specError(err, "--pooler")
 }

@@ -18,7 +18,7 @@ import (
 // file and prints its report, and removes the cluster. The end-to-end
 // tests of every command are in internal/integration.
 func TestRunOnItsOwnCluster(t *testing.T) {
-	if _, err := target.FindBinDir(""); err != nil {
+	if _, err := target.FindBinDir("", target.Words{}); err != nil {
 		testenv.Need(t, err)
 	}
 	for _, v := range []string{"PGHOST", "PGHOSTADDR", "PGPORT", "PGDATABASE", "PGSERVICE"} {

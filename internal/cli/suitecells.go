@@ -52,7 +52,7 @@ func suiteSpec(s *suite.Suite, g suiteGiven) (cells.Spec, error) {
 	if err != nil {
 		return cells.Spec{}, err
 	}
-	if err := g.Cluster.Check(specs); err != nil {
+	if err := checkCluster(g.Cluster, specs); err != nil {
 		return cells.Spec{}, err
 	}
 	if g.Agents != nil {
@@ -92,7 +92,7 @@ func suiteSpec(s *suite.Suite, g suiteGiven) (cells.Spec, error) {
 		}
 		prefix := fmt.Sprintf("cell %s: ", c.Key())
 		if ct.Own {
-			if err := g.Cluster.Check(ct.Specs); err != nil {
+			if err := checkCluster(g.Cluster, ct.Specs); err != nil {
 				return cells.Spec{}, usage.Prefix(prefix, err)
 			}
 		}
@@ -295,7 +295,7 @@ func countMicro(ms *microbench.Spec, m suite.Micro, count probeopt.Count) (strin
 	if err := microbench.Countable(m.Cmd, ms.Format); err != nil {
 		return fmt.Sprintf("pgscale: note: micro cell %s is not counted but timed, as without count: %v", m.Name, err), nil
 	}
-	v, err := target.FindValgrind()
+	v, err := findValgrind()
 	if err != nil {
 		return "", err
 	}

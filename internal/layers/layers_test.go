@@ -364,18 +364,20 @@ func TestNoHub(t *testing.T) {
 }
 
 // belowEdge are the packages below the command line: the typed
-// experiment, the rig, a step, the schedules, the workload, the agents,
-// the disturbances, the engine, the connection errors and the analysis.
-// They are handed values and speak of no flag (issue 45): a mistake is
-// found and worded at the edge, or returned as a typed error the edge
-// words, and what the run says of a flag mid-run is worded by the edge and
-// given to it (experiment.Data.SetupName, Recreate, MakeTables;
-// ab.Spec.OneLayout; workload.OptionError; agent.OptionError, NoRunError;
-// disturb.SpecError; load.RawLimitError; connerr.Remedy, worded for where
-// the connection string came from). The analysis names a remedy by a typed
-// value (diagnose.Remedy) that the renderers word (report/remedy), and the
-// command line hands their words to it (compare.Options.Say) for the
-// sentences it makes. One a line, to merge.
+// experiment, the rig, a step, the schedules, the workload, where the
+// server is and its builds, the agents, the disturbances, the engine, the
+// connection errors and the analysis. They are handed values and speak of
+// no flag (issue 45): a mistake is found and worded at the edge, or
+// returned as a typed error the edge words, and what the run says of a
+// flag mid-run is worded by the edge and given to it
+// (experiment.Data.SetupName, Recreate, MakeTables; ab.Spec.OneLayout;
+// workload.OptionError; target.SpecError and the other typed errors of
+// target, target.Words, build.CacheDirError; agent.OptionError,
+// NoRunError; disturb.SpecError; load.RawLimitError; connerr.Remedy,
+// worded for where the connection string came from). The analysis names a
+// remedy by a typed value (diagnose.Remedy) that the renderers word
+// (report/remedy), and the command line hands their words to it
+// (compare.Options.Say) for the sentences it makes. One a line, to merge.
 var belowEdge = []string{
 	"internal/experiment",
 	"internal/rig",
@@ -407,6 +409,8 @@ var belowEdge = []string{
 	"internal/disturb/...",
 	"internal/engine/...",
 	"internal/connerr/...",
+	"internal/target/...",
+	"internal/build/...",
 }
 
 // otherPrograms are the options of the programs run below the edge,
@@ -429,6 +433,29 @@ var otherPrograms = []struct {
 	{"internal/micro/format_libtest.go", []string{"--output-format"}, "criterion's, in the help of the format it writes"},
 	{"internal/micro/format_pytest.go", []string{"--benchmark-json"}, "pytest-benchmark's, in the help of the format it writes"},
 	{"internal/store/commit.go", []string{"--porcelain", "--untracked-files"}, "git status's, to see whether a tree has changes"},
+	{"internal/target/cluster.go", []string{"--auth", "--locale", "--no-sync", "--no-instructions"}, "initdb's, making an ephemeral cluster"},
+	{"internal/target/find.go", []string{"--bindir", "--version", "--pkglibdir"}, "pg_config's and postgres's, finding the server binaries, their version and modules"},
+	{"internal/target/kind_src.go", []string{"--enable-debug", "--disable-cassert", "--verify"},
+		"configure's defaults, said in the src: kind's help, and git rev-parse's, finding a commit's tree"},
+	{"internal/target/pgbouncer.go", []string{"--version"}, "pgbouncer's, reading its version"},
+	{"internal/target/pgbouncer_build.go", []string{"--without-openssl", "--exists"}, "pgbouncer's configure's, in its default build commands, and pkg-config's, finding libevent"},
+	{"internal/target/replica.go", []string{"--no-sync"}, "pg_basebackup's, making a replica"},
+	{"internal/target/samedata.go", []string{"--reflink"}, "cp's, copying a data directory"},
+	{"internal/target/valgrind.go",
+		[]string{"--version", "--tool", "--instr-atstart", "--trace-children", "--vgdb", "--vgdb-prefix", "--callgrind-out-file", "--dump-line", "--collect-systime", "--pid", "--max-invoke-ms"},
+		"valgrind's and vgdb's, running a server under callgrind and controlling it"},
+	{"internal/build/command.go", []string{"--version"}, "a build command's tools', recorded in the manifest"},
+	{"internal/build/extension.go", []string{"--version", "--pkglibdir", "--sharedir", "--name-only"},
+		"a build command's tools', pg_config's, finding where an extension installs, and git ls-tree's"},
+	{"internal/build/installed.go", []string{"--version", "--sharedir", "--pkglibdir"}, "postgres's and pg_config's, of the installed server"},
+	{"internal/build/patch.go", []string{"--whitespace", "--dry-run", "--batch", "--forward", "--no-backup-if-mismatch"}, "git apply's and patch's, applying a patch"},
+	{"internal/build/postgres.go", []string{"--prefix", "--version", "--quiet", "--destdir", "--buildtype", "--enable-debug", "--disable-cassert", "--without-", "--without"},
+		"configure's, meson's and postgres's, building PostgreSQL"},
+	{"internal/build/source.go", []string{"--show-toplevel", "--show-prefix", "--verify", "--end-of-options", "--cached", "--others", "--exclude-standard"},
+		"git rev-parse's and git ls-files', reading a source tree"},
+	{"internal/build/toolchain.go", []string{"--version", "--exists"}, "the compiler's and pkg-config's, finding the toolchain"},
+	{"internal/build/tree.go", []string{"--init", "--recursive", "--show-toplevel", "--format"}, "git submodule's, git rev-parse's and git archive's, exporting a tree"},
+	{"internal/build/buildtest/buildtest.go", []string{"--verify"}, "git rev-parse's, finding a fixture's tag"},
 }
 
 // flagWord is a long option named in a string: --word, not inside

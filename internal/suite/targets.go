@@ -1,6 +1,7 @@
 package suite
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/pgscale/pgscale/internal/target"
@@ -80,6 +81,20 @@ func (s *Suite) Resolve(given []string, baseline string) (*Targets, error) {
 
 // parseTargets reads targets as given, the baseline first: the one place
 // the suite's targets (and --target's in their place) are parsed.
+// Its errors name the flags (--target, --baseline) even when the suite
+// file gave the targets, as they always have.
 func parseTargets(gs []target.Given, baseline string) ([]target.Spec, error) {
-	return target.ParseGiven(gs, baseline, 1)
+	specs, err := target.ParseGiven(gs, baseline, 1)
+	var se *target.SpecError
+	var few *target.TooFewTargetsError
+	var base *target.BaselineError
+	switch {
+	case errors.As(err, &few):
+		return nil, fmt.Errorf("name a target with --target %s", target.Forms())
+	case errors.As(err, &base):
+		return nil, fmt.Errorf("--baseline %q names no target (targets: %s)", base.Baseline, base.Targets)
+	case errors.As(err, &se):
+		se.Word = "--target"
+	}
+	return specs, err
 }

@@ -51,7 +51,7 @@ func BuildKey(ctx context.Context, spec Spec, opt ClusterOptions) (string, error
 	w, _, err := b.what(spec, newOpening(opt, Needs{}, nil))
 	if err == nil {
 		var k string
-		if k, err = (&build.Builder{Cache: opt.BuildCache}).Key(ctx, w); err == nil {
+		if k, err = opt.builder().Key(ctx, w); err == nil {
 			return k, nil
 		}
 	}
@@ -74,7 +74,7 @@ func BuildStatus(ctx context.Context, spec Spec, opt ClusterOptions) (string, er
 	if err != nil {
 		return "", usage.Wrap(named(spec, err))
 	}
-	bld, key, err := (&build.Builder{Cache: opt.BuildCache}).Find(ctx, w)
+	bld, key, err := opt.builder().Find(ctx, w)
 	if err != nil {
 		var he *build.HeadersError
 		if errors.As(err, &he) {

@@ -22,7 +22,7 @@ import (
 
 // Options say how to start an ephemeral cluster.
 type Options struct {
-	BinDir         string        // server binaries; FindBinDir("") when empty
+	BinDir         string        // server binaries; FindBinDir when empty
 	Tmpfs          bool          // put the data directory under /dev/shm
 	TCP            bool          // also listen on 127.0.0.1 at a free port
 	Settings       []Setting     // --set name=value, applied after the defaults
@@ -102,7 +102,7 @@ const superuser = "postgres"
 // accepts connections. The caller must call Stop (also on error paths).
 func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 	if opts.BinDir == "" {
-		if opts.BinDir, err = FindBinDir(""); err != nil {
+		if opts.BinDir, err = FindBinDir("", Words{}); err != nil {
 			return nil, err
 		}
 	}

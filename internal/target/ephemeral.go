@@ -59,13 +59,13 @@ func clusterConnections(needs Needs) int { return needs.Connections + 10 }
 
 // commonSettings are the settings every ephemeral cluster of a run gets
 // before its own: pgscale's defaults as c (the baseline's) got them, then
-// --set.
+// the run's (--set).
 func commonSettings(opt ClusterOptions, c *Cluster) ([]Setting, error) {
 	out := DefaultSettings(c.opts.DataSizeHint, c.opts.MaxConnections, c.Preloaded)
 	for _, s := range opt.Settings {
 		st, err := ParseSetting(s)
 		if err != nil {
-			return nil, usage.Errorf("--set: %v", err)
+			return nil, usage.Wrap(err) // the edge checked them, in the words of its flag
 		}
 		out = append(out, st)
 	}
@@ -85,7 +85,7 @@ func (cs *clusterStart) startCluster(ctx context.Context, needs Needs, log func(
 	for _, s := range opt.Settings {
 		st, err := ParseSetting(s)
 		if err != nil {
-			return nil, usage.Errorf("--set: %v", err)
+			return nil, usage.Wrap(err) // the edge checked them, in the words of its flag
 		}
 		settings = append(settings, st)
 	}

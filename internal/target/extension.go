@@ -91,7 +91,8 @@ func extStrings(exts []build.Extension) []string {
 // then the log's last lines); an interrupted one is not.
 func runBuild(ctx context.Context, spec Spec, source string, what build.Spec, o *opening) (*build.Build, error) {
 	pr := newBuildProgress(spec, source, o.log)
-	b := &build.Builder{Cache: o.opt.BuildCache, Progress: pr.event}
+	b := o.opt.builder()
+	b.Progress = pr.event
 	if f, err := b.Failed(ctx, what); err == nil && f != nil {
 		o.log(fmt.Sprintf("building %s: its last build (key %s) failed at %s in phase %s (log: %s); building it again",
 			pr.name, short(f.Key), f.When.Format("2006-01-02 15:04 UTC"), f.Phase, f.Log))
@@ -143,26 +144,54 @@ func installedRecord(ctx context.Context, bld *build.Build, bin string, exts []b
 		Configure: []string{}, Compiler: m.Compiler, Key: bld.Key, Extensions: extensionRecords(ctx, m, exts)}
 }
 
-// WithExtensions adds run's --ext values (EXTPATH[@REV][+PATCH...], then
-// ,make=ARGS or ,run=CMD) to run's target: the ephemeral cluster from the
-// installed server (settings:) or from source (--pg-src).
+// ErrNoExtensionServer says extensions were added to a target whose
+// server pgscale does not start (an existing server's): an extension is
+// built for an ephemeral cluster's.
+var ErrNoExtensionServer = errors.New("extensions are built for an ephemeral cluster's server, not an existing server's")
+
+// ExtensionError is one of run's extension values that cannot be read:
+// Value as given, Item, when set, the item of it that names a second
+// extension, and Err why. The edge words it in the flag that gave it.
+type ExtensionError struct {
+	Value string
+	Item  string
+	Err   error
+}
+
+// Error says which value (and item) and why.
+func (e *ExtensionError) Error() string {
+	if e.Item != "" {
+		return fmt.Sprintf("%q: %q: %v", e.Value, e.Item, e.Err)
+	}
+	return fmt.Sprintf("%q: %v", e.Value, e.Err)
+}
+
+// Unwrap returns why.
+func (e *ExtensionError) Unwrap() error { return e.Err }
+
+// WithExtensions adds run's extension values (EXTPATH[@REV][+PATCH...],
+// then ,make=ARGS or ,run=CMD; one extension each) to run's target: the
+// ephemeral cluster from the installed server (settings:) or from source.
+// A value that cannot be read is an *ExtensionError; a target whose server
+// pgscale does not start, ErrNoExtensionServer.
 func WithExtensions(t Spec, values []string) (Spec, error) {
 	var exts []build.Extension
+	want := errors.New("want " + strings.TrimPrefix(extForm, "ext="))
 	for _, v := range values {
 		items, err := splitItems(v)
 		if err != nil {
-			return t, fmt.Errorf("--ext %q: %v", v, err)
+			return t, &ExtensionError{Value: v, Err: err}
 		}
 		if len(items) == 0 {
-			return t, fmt.Errorf("--ext %q: want %s", v, strings.TrimPrefix(extForm, "ext="))
+			return t, &ExtensionError{Value: v, Err: want}
 		}
 		items[0] = "ext=" + items[0]
 		for _, it := range items {
 			var isExt bool
 			if exts, isExt, err = extItem(it, exts); err != nil {
-				return t, fmt.Errorf("--ext %q: %v", v, err)
+				return t, &ExtensionError{Value: v, Err: err}
 			} else if !isExt || (it != items[0] && strings.HasPrefix(strings.TrimSpace(it), "ext=")) {
-				return t, fmt.Errorf("--ext %q: %q: want %s (one extension per --ext)", v, it, strings.TrimPrefix(extForm, "ext="))
+				return t, &ExtensionError{Value: v, Item: it, Err: want}
 			}
 		}
 	}
@@ -177,7 +206,7 @@ func WithExtensions(t Spec, values []string) (Spec, error) {
 		a.Extensions = append(a.Extensions, exts...)
 		t.Arg = a
 	default:
-		return t, errors.New("--ext builds an extension for the ephemeral cluster's server (the installed one, or --pg-src): not with --dsn")
+		return t, ErrNoExtensionServer
 	}
 	return t, nil
 }

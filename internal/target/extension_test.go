@@ -47,7 +47,7 @@ func extRepo(t *testing.T, add, tag string) string {
 // records the build.
 func TestSettingsExtension(t *testing.T) {
 	testenv.Slow(t) // builds an extension at two commits and runs two clusters
-	bin, err := target.FindBinDir("")
+	bin, err := target.FindBinDir("", target.Words{})
 	testenv.Need(t, err)
 	if out, err := exec.Command(filepath.Join(bin, "pg_config"), "--pgxs").Output(); err != nil || !exists(strings.TrimSpace(string(out))) {
 		testenv.Need(t, errAt("the installed server's PGXS is missing (Debian: apt-get install postgresql-server-dev-15)"))

@@ -59,14 +59,20 @@ func namedPlace(label, value string) place {
 }
 
 // FindBinDir finds the directory holding initdb and postgres. It looks, in
-// order, at flagDir (--pg-bin), $PGSCALE_PG_BIN, `pg_config --bindir`, the
-// newest /usr/lib/postgresql/*/bin, and PATH.
-func FindBinDir(flagDir string) (string, error) {
-	places := []place{namedPlace("--pg-bin "+flagDir+" (it needs initdb and postgres)", flagDir)}
+// order, at dir (the one named: --pg-bin's, a bin: target's, a build's),
+// $PGSCALE_PG_BIN, `pg_config --bindir`, the newest
+// /usr/lib/postgresql/*/bin, and PATH. Its error calls the directory named
+// and how to name one as w.PGBin says.
+func FindBinDir(dir string, w Words) (string, error) {
+	label, fix := dir+" (it needs initdb and postgres)", "install them (Debian: apt-get install postgresql)"
+	if w.PGBin != "" {
+		label, fix = w.PGBin+" "+label, fix+" or name a directory with "+w.PGBin
+	}
+	places := []place{namedPlace(label, dir)}
 	if env := os.Getenv("PGSCALE_PG_BIN"); env != "" {
 		places = append(places, place{label: "$PGSCALE_PG_BIN=" + env, at: func() string { return env }})
 	}
-	return search(ErrNoBinaries, hasServer, "install them (Debian: apt-get install postgresql) or name a directory with --pg-bin", append(places,
+	return search(ErrNoBinaries, hasServer, fix, append(places,
 		place{label: "pg_config --bindir", at: pgConfigBinDir},
 		place{label: "/usr/lib/postgresql/*/bin", at: newestDebianBinDir},
 		place{label: "PATH", at: func() string {

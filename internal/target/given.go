@@ -103,13 +103,11 @@ func (g Given) parseAsGiven() (Spec, error) {
 }
 
 // ParseGiven is ParseSpecs for targets a suite file gives, some as specs,
-// some as definitions.
+// some as definitions. Its errors the edge words: a *SpecError, a
+// *TooFewTargetsError, a *BaselineError, or one that names its target.
 func ParseGiven(gs []Given, baseline string, atLeast int) ([]Spec, error) {
 	if len(gs) < atLeast {
-		if atLeast == 1 {
-			return nil, fmt.Errorf("name a target with --target %s", Forms())
-		}
-		return nil, fmt.Errorf("an A/B run needs at least %d targets (--target NAME=SPEC, repeated); got %d", atLeast, len(gs))
+		return nil, &TooFewTargetsError{AtLeast: atLeast, Got: len(gs)}
 	}
 	var out []Spec
 	seen := map[string]bool{}
@@ -133,7 +131,7 @@ func ParseGiven(gs []Given, baseline string, atLeast int) ([]Spec, error) {
 	}
 	if baseline != "" {
 		if base < 0 {
-			return nil, fmt.Errorf("--baseline %q names no target (targets: %s)", baseline, names(out))
+			return nil, &BaselineError{Baseline: baseline, Targets: names(out)}
 		}
 		b := out[base]
 		copy(out[1:base+1], out[:base])
@@ -160,4 +158,22 @@ func (g Given) Templates() string {
 		return g.Spec
 	}
 	return strings.TrimSpace(string(g.Def))
+}
+
+// TooFewTargetsError says a run was given Got targets and needs AtLeast.
+type TooFewTargetsError struct{ AtLeast, Got int }
+
+func (e *TooFewTargetsError) Error() string {
+	if e.Got == 0 {
+		return "name a target: " + Forms()
+	}
+	return fmt.Sprintf("%d targets given, at least %d needed", e.Got, e.AtLeast)
+}
+
+// BaselineError says the baseline named no target: Targets are the
+// targets' names ("a, b").
+type BaselineError struct{ Baseline, Targets string }
+
+func (e *BaselineError) Error() string {
+	return fmt.Sprintf("the baseline %q names no target (targets: %s)", e.Baseline, e.Targets)
 }

@@ -24,8 +24,8 @@ type kind struct {
 	// out: "bin:DIR", "pgbouncer:k=v,...".
 	form string
 	// help says what such a target is, in a sentence or two, for a
-	// command's help.
-	help string
+	// command's help, naming the run's options as w calls them.
+	help func(w Words) string
 	// ephemeral says pgscale starts the target's server itself. (A kind
 	// that fronts other targets is as ephemeral as what it fronts.)
 	ephemeral bool
@@ -133,13 +133,14 @@ func forms(prefix string) string {
 }
 
 // Help describes every kind of target for a command's help: its form on a
-// line, then what it is, indented and wrapped.
-func Help() string {
+// line, then what it is, indented and wrapped, the run's options named as
+// words calls them.
+func Help(words Words) string {
 	var b strings.Builder
 	for _, k := range kinds {
 		b.WriteString("  NAME=" + k.fullForm() + "\n")
 		line := "     "
-		for _, w := range strings.Fields(k.help) {
+		for _, w := range strings.Fields(k.help(words)) {
 			if len(line)+1+len(w) > 78 {
 				b.WriteString(line + "\n")
 				line = "     "
@@ -177,6 +178,16 @@ func (k *kind) fullForm() string {
 		return name + ":[of=NAME]"
 	}
 	return name + ":[of=NAME,]" + arg
+}
+
+// EphemeralKinds lists the kinds whose server pgscale starts itself, as
+// errors say them: "bin:, settings: or src:".
+func EphemeralKinds() string { return kindsWhere(func(k *kind) bool { return k.ephemeral }) }
+
+// CountingKinds lists the kinds of server that can run under Valgrind, as
+// errors say them (a pooler in front of one counts too).
+func CountingKinds() string {
+	return kindsWhere(func(k *kind) bool { return k.counts && k.fronts == 0 })
 }
 
 // kindsWhere lists, as "bin: or settings:", the kinds for which keep is

@@ -14,7 +14,9 @@ const Bin Kind = "bin"
 
 var binKind = kind{
 	name: Bin, form: "bin:DIR", ephemeral: true, counts: true,
-	help: "an ephemeral cluster from the server binaries in DIR (a build of one's own)",
+	help: func(Words) string {
+		return "an ephemeral cluster from the server binaries in DIR (a build of one's own)"
+	},
 	parse: func(arg string) (Arg, error) {
 		dir := strings.TrimSpace(arg)
 		if dir == "" {
@@ -31,7 +33,7 @@ type BinArg struct{ Dir string }
 func (a BinArg) String() string { return a.Dir }
 
 func (a BinArg) plan(_ context.Context, spec Spec, o *opening) (starter, error) {
-	bin, err := FindBinDir(a.Dir)
+	bin, err := FindBinDir(a.Dir, o.opt.Words)
 	if err != nil {
 		return nil, usage.Wrap(named(spec, err))
 	}

@@ -17,7 +17,9 @@ const DSN Kind = "dsn"
 
 var dsnKind = kind{
 	name: DSN, form: "dsn:CONNSTRING",
-	help: "an existing server, pooler or proxy (a URI or keyword/value connection string; libpq environment variables fill in the rest)",
+	help: func(Words) string {
+		return "an existing server, pooler or proxy (a URI or keyword/value connection string; libpq environment variables fill in the rest)"
+	},
 	parse: func(arg string) (Arg, error) {
 		dsn := strings.TrimSpace(arg)
 		if dsn == "" {

@@ -22,10 +22,12 @@ const Pooled Kind = "pgbouncer"
 
 var pgbouncerKind = kind{
 	name: Pooled, form: "pgbouncer:k=v,...", fronts: 1, counts: true, builds: true,
-	help: "a pgbouncer pgscale starts in front of target NAME's server (by default the first target that is not a pooler), " +
-		"with those pgbouncer settings (pool_mode, default_pool_size, max_client_conn...; transaction pooling unless pool_mode says otherwise): " +
-		"direct and pooled targets on one server compare what the pooler costs; src=PATH[@REV][+PATCH...] builds it from its source tree " +
-		"at that revision (a release tarball's or a git checkout), balance=round-robin spreads its server connections over the server and its replicas",
+	help: func(Words) string {
+		return "a pgbouncer pgscale starts in front of target NAME's server (by default the first target that is not a pooler), " +
+			"with those pgbouncer settings (pool_mode, default_pool_size, max_client_conn...; transaction pooling unless pool_mode says otherwise): " +
+			"direct and pooled targets on one server compare what the pooler costs; src=PATH[@REV][+PATCH...] builds it from its source tree " +
+			"at that revision (a release tarball's or a git checkout), balance=round-robin spreads its server connections over the server and its replicas"
+	},
 	parse: parsePgBouncerArg,
 }
 
@@ -278,7 +280,7 @@ func startPooled(ctx context.Context, spec Spec, pp *poolerPlan, front *Server, 
 	}
 	log(fmt.Sprintf("starting pgbouncer %s%s in front of %s...", pp.version, forTarget(spec), where))
 	pb, err := StartPgBouncer(ctx, PgBouncerOptions{Binary: pp.binary, Server: front.Config, Settings: pp.settings,
-		TCP: opt.TCP, OSUser: opt.OSUser, Valgrind: opt.Valgrind, Replicas: replicas, Balance: pp.balance})
+		TCP: opt.TCP, OSUser: opt.OSUser, Valgrind: opt.Valgrind, Replicas: replicas, Balance: pp.balance, Words: opt.Words})
 	if err != nil {
 		if pb != nil {
 			pb.Stop()

@@ -36,9 +36,11 @@ const maxFronts = 64
 
 var proxyKind = kind{
 	name: ProxyKind, form: "proxy:FILE.yaml", fronts: maxFronts, counts: true, builds: true,
-	help: "any pooler or proxy, started by pgscale in front of target NAME's server (of=NAME, repeated for several; " +
-		"by default the first target that is not a pooler) from the definition in FILE.yaml: its command line and the files it reads, " +
-		"templates of {{dir}}, {{port}} and {{upstream.host}}, {{upstream.port}}... (docs/poolers.md); its processes are accounted as the pooler",
+	help: func(Words) string {
+		return "any pooler or proxy, started by pgscale in front of target NAME's server (of=NAME, repeated for several; " +
+			"by default the first target that is not a pooler) from the definition in FILE.yaml: its command line and the files it reads, " +
+			"templates of {{dir}}, {{port}} and {{upstream.host}}, {{upstream.port}}... (docs/poolers.md); its processes are accounted as the pooler"
+	},
 	parse:     parseProxyArg,
 	split:     cutObject,
 	def:       parseProxyDef,
@@ -438,7 +440,7 @@ func (a ProxyArg) plan(ctx context.Context, spec Spec, o *opening) (starter, err
 	var built *build.Build
 	if def.Build != nil {
 		var err error
-		if built, err = buildProxy(ctx, spec, a, o.opt.BuildCache, o.log); err != nil {
+		if built, err = buildProxy(ctx, spec, a, o.opt, o.log); err != nil {
 			return nil, err
 		}
 	}
@@ -463,14 +465,15 @@ func (a ProxyArg) plan(ctx context.Context, spec Spec, o *opening) (starter, err
 // (or finds the build in the build cache dir), saying what it does
 // through log. A build that fails is an error naming its phase and log; a
 // source that cannot be read is a usage error.
-func buildProxy(ctx context.Context, spec Spec, a ProxyArg, cache string, log func(string)) (*build.Build, error) {
+func buildProxy(ctx context.Context, spec Spec, a ProxyArg, opt ClusterOptions, log func(string)) (*build.Build, error) {
 	w, src, err := a.what(spec, nil)
 	if err != nil {
 		return nil, usage.Wrap(named(spec, err))
 	}
 	b := a.Def.Build
 	label := proxyLabel(spec)
-	builder := &build.Builder{Cache: cache, Progress: func(e build.Event) {
+	builder := opt.builder()
+	builder.Progress = func(e build.Event) {
 		switch {
 		case e.Phase == build.PhaseCached && e.Done:
 			log(fmt.Sprintf("%s: %s found in the build cache (%s)", label, src, e.Key))
@@ -479,7 +482,7 @@ func buildProxy(ctx context.Context, spec Spec, a ProxyArg, cache string, log fu
 		case e.Done && e.Phase == build.PhaseBuild:
 			log(fmt.Sprintf("%s: built in %s", label, e.Elapsed.Round(time.Second)))
 		}
-	}}
+	}
 	if f, err := builder.Failed(ctx, w); err == nil && f != nil {
 		log(fmt.Sprintf("%s: the last build of %s (%s) failed at %s in phase %s (log: %s); building it again", label, src, short(f.Key), f.When.Format("2006-01-02 15:04 UTC"), f.Phase, f.Log))
 	}

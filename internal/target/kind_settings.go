@@ -17,11 +17,13 @@ const Settings Kind = "settings"
 
 var settingsKind = kind{
 	name: Settings, form: "settings:k=v,...[," + extShort + "]", ephemeral: true, counts: true, builds: true,
-	help: "an ephemeral cluster from the default server binaries (--pg-bin) with those server settings; " +
-		"quote a value holding commas: k='a,b'; " + extForm + " (repeatable) builds an extension with that server's PGXS " +
-		"(its pg_config and development headers, postgresql-server-dev-NN), make= giving PGXS's make arguments " +
-		"(make='OPTFLAGS= PG_CFLAGS=-O1'), run= a build command of its own, and installs it into a copy of the " +
-		"server's tree that the cluster runs from, kept in the build cache (--build-cache)",
+	help: func(w Words) string {
+		return "an ephemeral cluster from the default server binaries" + in(w.PGBin) + " with those server settings; " +
+			"quote a value holding commas: k='a,b'; " + extForm + " (repeatable) builds an extension with that server's PGXS " +
+			"(its pg_config and development headers, postgresql-server-dev-NN), make= giving PGXS's make arguments " +
+			"(make='OPTFLAGS= PG_CFLAGS=-O1'), run= a build command of its own, and installs it into a copy of the " +
+			"server's tree that the cluster runs from, kept in the build cache" + in(w.BuildCache)
+	},
 	parse: func(arg string) (Arg, error) {
 		items, err := splitSettings(arg)
 		if err != nil {
@@ -69,7 +71,7 @@ func (a SettingsArg) String() string {
 }
 
 func (a SettingsArg) plan(ctx context.Context, spec Spec, o *opening) (starter, error) {
-	bin, err := FindBinDir(o.opt.PGBin)
+	bin, err := FindBinDir(o.opt.PGBin, o.opt.Words)
 	if err != nil {
 		return nil, usage.Wrap(named(spec, err))
 	}
@@ -80,7 +82,7 @@ func (a SettingsArg) plan(ctx context.Context, spec Spec, o *opening) (starter, 
 	if err != nil {
 		return nil, err
 	}
-	copyBin, err := FindBinDir(bld.BinDir())
+	copyBin, err := FindBinDir(bld.BinDir(), o.opt.Words)
 	if err != nil {
 		return nil, named(spec, fmt.Errorf("the build in %s: %w", bld.Root, err))
 	}
@@ -101,7 +103,7 @@ func (a SettingsArg) source(bin string) string {
 func (a SettingsArg) needsBuild() bool { return len(a.Extensions) > 0 }
 
 func (a SettingsArg) what(spec Spec, o *opening) (build.Spec, string, error) {
-	bin, err := FindBinDir(o.opt.PGBin)
+	bin, err := FindBinDir(o.opt.PGBin, o.opt.Words)
 	if err != nil {
 		return nil, "", err
 	}

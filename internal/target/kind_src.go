@@ -18,10 +18,12 @@ const Src Kind = "src"
 
 var srcKind = kind{
 	name: Src, form: "src:PATH[@REV][+PATCH...][,configure=ARGS][," + extShort + "]", ephemeral: true, counts: true, builds: true,
-	help: "an ephemeral cluster from PostgreSQL built from source: PATH a git repository at revision REV (default: the working tree " +
-		"as it is) or an unpacked release, the PATCH files applied in order, configure's ARGS after pgscale's defaults " +
-		"(--enable-debug --disable-cassert CFLAGS=-O2; quote ARGS holding commas: configure='...'), and extensions built " +
-		"against it with PGXS (ext=, repeatable; make= PGXS's make arguments, run= a build command of its own); each build is made once and kept in the build cache (--build-cache)",
+	help: func(w Words) string {
+		return "an ephemeral cluster from PostgreSQL built from source: PATH a git repository at revision REV (default: the working tree " +
+			"as it is) or an unpacked release, the PATCH files applied in order, configure's ARGS after pgscale's defaults " +
+			"(--enable-debug --disable-cassert CFLAGS=-O2; quote ARGS holding commas: configure='...'), and extensions built " +
+			"against it with PGXS (ext=, repeatable; make= PGXS's make arguments, run= a build command of its own); each build is made once and kept in the build cache" + in(w.BuildCache)
+	},
 	parse: parseSrc,
 }
 
@@ -148,7 +150,7 @@ func (a SrcArg) plan(ctx context.Context, spec Spec, o *opening) (starter, error
 	if err != nil {
 		return nil, err
 	}
-	bin, err := FindBinDir(bld.BinDir())
+	bin, err := FindBinDir(bld.BinDir(), o.opt.Words)
 	if err != nil {
 		return nil, named(spec, fmt.Errorf("the build in %s: %w", bld.Root, err))
 	}

@@ -63,7 +63,7 @@ func TestHelpNamesEveryKind(t *testing.T) {
 	_, noName := target.ParseSpec("x")
 	_, none := target.ParseSpecs(nil, "", 1)
 	for _, k := range target.Kinds() {
-		for what, text := range map[string]string{"Help": target.Help(), "Forms": target.Forms(), "unknown kind": unknown.Error(),
+		for what, text := range map[string]string{"Help": target.Help(target.Words{}), "Forms": target.Forms(), "unknown kind": unknown.Error(),
 			"no kind": noKind.Error(), "no name": noName.Error(), "no target": none.Error()} {
 			if !strings.Contains(text, string(k)+":") {
 				t.Errorf("%s does not name kind %s: %s", what, k, text)
@@ -75,41 +75,6 @@ func TestHelpNamesEveryKind(t *testing.T) {
 	}
 	if f := target.Forms(); !strings.HasPrefix(f, "NAME=bin:DIR, NAME=settings:k=v,...[,ext=EXTPATH[@REV]...], ") || !strings.HasSuffix(f, ", NAME=pgbouncer:[of=NAME,]k=v,... or NAME=proxy:[of=NAME,]FILE.yaml") {
 		t.Errorf("Forms() = %q", f)
-	}
-}
-
-// A kind's properties decide what the cluster options allow: options of
-// ephemeral clusters need an ephemeral target, and counting instructions
-// needs every target's server started by pgscale; the errors name the
-// kinds that would do.
-func TestClusterOptionsAskTheKinds(t *testing.T) {
-	specs, err := target.ParseSpecs([]string{"a=dsn:host=/tmp", "b=dsn:host=/var/run/postgresql"}, "", 2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	err = target.ClusterOptions{Tmpfs: true}.Check(specs)
-	if !usage.Is(err) || !strings.Contains(err.Error(), "(bin:, settings: or src:)") {
-		t.Errorf("--tmpfs with dsn targets: %v", err)
-	}
-	specs, err = target.ParseSpecs([]string{"a=settings:", "b=pgbouncer:"}, "", 2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := (target.ClusterOptions{Tmpfs: true}).Check(specs); err != nil {
-		t.Errorf("--tmpfs with a settings target and a pooler in front of it: %v", err)
-	}
-	// A pooler in front of a server pgscale starts runs under Valgrind
-	// too; in front of an existing server, nothing can count.
-	if err := (target.ClusterOptions{Valgrind: &target.Valgrind{}}).Check(specs); err != nil {
-		t.Errorf("--count instructions with a pooler in front of a settings target: %v", err)
-	}
-	specs, err = target.ParseSpecs([]string{"a=dsn:host=/tmp", "b=pgbouncer:"}, "", 2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	err = target.ClusterOptions{Valgrind: &target.Valgrind{}}.Check(specs)
-	if !usage.Is(err) || !strings.Contains(err.Error(), "(bin:, settings: or src:, or a pooler in front of one), not a=dsn:host=/tmp") {
-		t.Errorf("--count instructions with a pooler in front of a dsn target: %v", err)
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/pgscale/pgscale/internal/build"
 	"github.com/pgscale/pgscale/internal/result"
 	"github.com/pgscale/pgscale/internal/usage"
 	"github.com/pgscale/pgscale/internal/watch"
@@ -36,37 +37,14 @@ type ClusterOptions struct {
 	// BuildCache is where src: targets' builds are kept (--build-cache);
 	// empty means build.DefaultCacheDir.
 	BuildCache string
+	// Words are what the edge calls these options, for what is said of
+	// them.
+	Words Words
 }
 
-// Check finds, before anything starts, what cannot work: an ephemeral
-// option with no ephemeral target, a malformed setting. Its errors are
-// usage errors.
-func (o ClusterOptions) Check(specs []Spec) error {
-	ephemeral := false
-	for _, s := range specs {
-		ephemeral = ephemeral || s.Ephemeral()
-	}
-	if !ephemeral && (o.PGBin != "" || o.Tmpfs || o.TCP || o.Keep || len(o.Settings) > 0) {
-		if len(specs) == 1 && specs[0].Name == "" {
-			return usage.Errorf("--pg-bin, --tmpfs, --tcp, --keep and --set apply to an ephemeral cluster, not to --dsn or a PGHOST-style environment")
-		}
-		return usage.Errorf("--pg-bin, --tmpfs, --tcp, --keep and --set apply to ephemeral targets (%s), and no target is one",
-			kindsWhere(func(k *kind) bool { return k.ephemeral }))
-	}
-	for _, s := range o.Settings {
-		if _, err := ParseSetting(s); err != nil {
-			return usage.Errorf("--set: %v", err)
-		}
-	}
-	if o.Valgrind != nil {
-		for _, s := range specs {
-			if !s.counts() {
-				return usage.Errorf("--count instructions runs the server under Valgrind, so it needs targets whose server pgscale starts (%s, or a pooler in front of one), not %s",
-					kindsWhere(func(k *kind) bool { return k.counts && k.fronts == 0 }), s)
-			}
-		}
-	}
-	return nil
+// builder builds into the options' build cache.
+func (o ClusterOptions) builder() *build.Builder {
+	return &build.Builder{Cache: o.BuildCache, CacheWord: o.Words.BuildCache}
 }
 
 // Needs is what a run will ask of the servers it opens, to size ephemeral

@@ -43,6 +43,9 @@ type PgBouncerOptions struct {
 	// (server_round_robin=1 unless Settings say otherwise).
 	Replicas []*pgconn.Config
 	Balance  string
+	// Words are what the edge calls the run's options: TCP's is said
+	// when balancing cannot be done over TCP.
+	Words Words
 }
 
 // PgBouncer is a running pgbouncer owned by this process, in a temporary
@@ -124,7 +127,7 @@ func StartPgBouncer(ctx context.Context, opts PgBouncerOptions) (p *PgBouncer, e
 			ups = append(ups, u)
 		}
 	}
-	db, err := pgbouncerDatabase(ups, opts.Balance, version)
+	db, err := pgbouncerDatabase(ups, opts.Balance, version, opts.Words)
 	if err != nil {
 		return p, err
 	}
@@ -186,16 +189,20 @@ var loadBalanceSince = [2]int{1, 24}
 // every database name goes to, as a template of the upstreams: the first
 // as its server and user, and with balance every upstream's host in a
 // list (one port for all: pgbouncer's host list has no port per host).
-func pgbouncerDatabase(ups []Upstream, balance, version string) (string, error) {
+func pgbouncerDatabase(ups []Upstream, balance, version string, w Words) (string, error) {
 	if balance == "" || len(ups) == 1 {
 		return "{{with upstream.host}} host={{connquote .}}{{end}} port={{upstream.port}}" +
 			"{{with upstream.user}} user={{connquote .}}{{end}}{{with upstream.password}} password={{connquote .}}{{end}}", nil
 	}
+	tcp := w.TCP
+	if tcp == "" {
+		tcp = "TCP"
+	}
 	hosts := make([]string, len(ups))
 	for i, u := range ups {
 		if u.Port != ups[0].Port {
-			return "", fmt.Errorf("balance=%s: the server listens on port %d and its replica %s on %d, but pgbouncer's host list has one port for all: leave --tcp out (each server then has a unix socket of its own, on the same port)",
-				balance, ups[0].Port, u.Host, u.Port)
+			return "", fmt.Errorf("balance=%s: the server listens on port %d and its replica %s on %d, but pgbouncer's host list has one port for all: leave %s out (each server then has a unix socket of its own, on the same port)",
+				balance, ups[0].Port, u.Host, u.Port, tcp)
 		}
 		hosts[i] = u.Host
 	}

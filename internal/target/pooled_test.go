@@ -80,8 +80,9 @@ func TestWithPooler(t *testing.T) {
 		t.Errorf("bare pgbouncer: %+v, %v", s, err)
 	}
 	for _, bad := range []string{"odyssey", "pgbouncer:of=x", "pgbouncer:nonsense"} {
-		if _, err := target.WithPooler(front, bad); err == nil || !strings.Contains(err.Error(), "--pooler") {
-			t.Errorf("WithPooler(%q): %v", bad, err)
+		var se *target.SpecError
+		if _, err := target.WithPooler(front, bad); !errors.As(err, &se) || se.Spec != bad {
+			t.Errorf("WithPooler(%q): %v, want a *target.SpecError of %[1]q", bad, err)
 		}
 	}
 }

@@ -63,7 +63,8 @@ func (t Spec) Recorded() string {
 // revision, which bisect builds at each commit; the target's other
 // sources keep the revisions they were given. A target with no source,
 // or with more than one written without a revision, is a usage error
-// that says how to write it.
+// that says how to write it (one whose every source has its revision, an
+// *AllRevisionedError the edge words).
 func BisectSource(spec Spec) (Revisioned, int, error) {
 	r, ok := spec.Arg.(revisable)
 	if !ok {
@@ -84,7 +85,7 @@ func BisectSource(spec Spec) (Revisioned, int, error) {
 		if len(srcs) == 0 {
 			return Revisioned{}, 0, usage.Errorf("%s builds nothing from source: bisect takes src:PATH, settings:,ext=PATH, pgbouncer:src=PATH or a proxy: definition whose build: has a source", spec)
 		}
-		return Revisioned{}, 0, usage.Errorf("%s: every source has a revision; write the one to bisect without @REV (bisect builds it at each commit between --good and --bad)", spec)
+		return Revisioned{}, 0, usage.Wrap(&AllRevisionedError{Spec: spec})
 	}
 	s := srcs[found]
 	abs, err := filepath.Abs(s.Source.Path)
@@ -119,7 +120,7 @@ func BuildAt(ctx context.Context, spec Spec, opt ClusterOptions, log func(string
 		if a.Def.Build == nil {
 			return nil, usage.Errorf("%s: the proxy's definition has no build:", spec)
 		}
-		return buildProxy(ctx, spec, a, opt.BuildCache, log)
+		return buildProxy(ctx, spec, a, opt, log)
 	}
 	return Build(ctx, spec, opt, log)
 }
@@ -136,7 +137,7 @@ func FailedBuild(ctx context.Context, spec Spec, opt ClusterOptions) (*build.Fai
 	w, _, err := b.what(spec, newOpening(opt, Needs{}, nil))
 	if err == nil {
 		var f *build.Failure
-		if f, err = (&build.Builder{Cache: opt.BuildCache}).Failed(ctx, w); err == nil {
+		if f, err = opt.builder().Failed(ctx, w); err == nil {
 			return f, nil
 		}
 	}
@@ -373,6 +374,14 @@ func BisectBetween(spec Spec, before, after result.Target, good, bad string) (Sp
 	}
 	rev, _, err := BisectSource(out)
 	return out, rev, err
+}
+
+// AllRevisionedError says every source of Spec's target was given its
+// revision, so that bisect has none to build at each commit.
+type AllRevisionedError struct{ Spec Spec }
+
+func (e *AllRevisionedError) Error() string {
+	return fmt.Sprintf("%s: every source has a revision; write the one to bisect without @REV", e.Spec)
 }
 
 // shortCommit is a commit's first 7 hex digits, "no commit" for none.

@@ -183,7 +183,7 @@ func shareBaseline(ctx context.Context, base *Server, specs []Spec, maybe map[in
 			continue
 		}
 		sh := DecideSharing(specs[0], s, common, info)
-		log(sessionNotice(s, specs[0].Name, sh))
+		log(sessionNotice(s, specs[0].Name, sh, opt.Words))
 		if sh.Share {
 			out[i] = openSession(s, base, sh.Session, log)
 		}
@@ -213,13 +213,18 @@ func openSession(spec Spec, base *Server, session []Setting, log func(string)) *
 	return &Server{Config: cfg, Fronts: base, session: session, log: log, Info: info}
 }
 
-// sessionNotice says what was decided for a settings target.
-func sessionNotice(spec Spec, base string, sh Sharing) string {
+// sessionNotice says what was decided for a settings target, and, when it
+// shares the baseline's cluster, what gives it one of its own (w.Separate).
+func sessionNotice(spec Spec, base string, sh Sharing, w Words) string {
+	own := ""
+	if w.Separate != "" {
+		own = " (" + w.Separate + ": a cluster of its own)"
+	}
 	if !sh.Share {
 		return fmt.Sprintf("target %s: %s: a cluster of its own", spec.Name, sh.Why)
 	}
 	if own, _ := settingsOf(spec); len(own) == 0 && len(sh.Session) == 0 {
-		return fmt.Sprintf("target %s: the same settings as %s: its clients connect to %s's cluster (--separate-clusters: a cluster of its own)", spec.Name, base, base)
+		return fmt.Sprintf("target %s: the same settings as %s: its clients connect to %s's cluster%s", spec.Name, base, base, own)
 	}
 	var set []string
 	for _, s := range sh.Session {
@@ -230,6 +235,6 @@ func sessionNotice(spec Spec, base string, sh Sharing) string {
 	if len(set) > 0 {
 		what = strings.Join(set, ", ") + " set per session"
 	}
-	return fmt.Sprintf("target %s: every setting can be set per session: its clients connect to %s's cluster, %s (--separate-clusters: a cluster of its own)",
-		spec.Name, base, what)
+	return fmt.Sprintf("target %s: every setting can be set per session: its clients connect to %s's cluster, %s%s",
+		spec.Name, base, what, own)
 }

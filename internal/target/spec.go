@@ -54,21 +54,23 @@ func ForRun(dsn string) Spec {
 }
 
 // FromSource is run's target with --pg-src: an ephemeral cluster from
-// PostgreSQL built from source, arg as a src: target takes it.
+// PostgreSQL built from source, arg as a src: target takes it. Its error
+// is a *SpecError the edge words.
 func FromSource(arg string) (Spec, error) {
 	a, err := srcKind.parse(arg)
 	if err != nil {
-		return Spec{}, fmt.Errorf("--pg-src %q: %v", arg, err)
+		return Spec{}, &SpecError{Spec: arg, Err: err}
 	}
 	return Spec{Kind: Src, Arg: a}, nil
 }
 
 // WithPooler is run's target behind a pooler: pooler is --pooler's value,
 // KIND[:ARG] of a kind that fronts a server (pgbouncer[:k=v,...]), and
-// front the server it fronts (ForRun's).
+// front the server it fronts (ForRun's). Its error is a *SpecError the
+// edge words.
 func WithPooler(front Spec, pooler string) (Spec, error) {
 	bad := func(format string, args ...any) (Spec, error) {
-		return Spec{}, fmt.Errorf("--pooler %q: %s", pooler, fmt.Sprintf(format, args...))
+		return Spec{}, &SpecError{Spec: pooler, Err: fmt.Errorf(format, args...)}
 	}
 	name, arg, _ := strings.Cut(pooler, ":")
 	k := lookup(Kind(strings.TrimSpace(name)))
@@ -87,7 +89,7 @@ func WithPooler(front Spec, pooler string) (Spec, error) {
 		arg = own
 	}
 	if len(of) > 0 {
-		return bad("of= names an ab target; run's pooler fronts the ephemeral cluster or --dsn")
+		return Spec{}, &SpecError{Spec: pooler, Err: ErrPoolerOf}
 	}
 	a, err := k.parse(arg)
 	if err != nil {
@@ -116,16 +118,16 @@ func (t Spec) kind() *kind {
 	return &kind{name: t.Kind}
 }
 
-// counts reports whether the target's server (for a pooler or proxy whose
+// Counts reports whether the target's server (for a pooler or proxy whose
 // kind can run under Valgrind: every server it fronts) can run under
 // Valgrind (--count instructions).
-func (t Spec) counts() bool {
+func (t Spec) Counts() bool {
 	k := t.kind()
 	if !k.counts {
 		return false
 	}
 	for _, f := range t.Front {
-		if !f.counts() {
+		if !f.Counts() {
 			return false
 		}
 	}
@@ -198,20 +200,20 @@ func (t Spec) String() string {
 // connection string parses, is for Open to find out; which targets a
 // pooler fronts is ParseSpecs'.
 func ParseSpec(spec string) (Spec, error) {
-	bad := func(format string, args ...any) (Spec, error) {
-		return Spec{}, fmt.Errorf("--target %q: %s", secret.Redact(spec), fmt.Sprintf(format, args...))
+	bad := func(err error) (Spec, error) {
+		return Spec{}, &SpecError{Spec: secret.Redact(spec), Err: err}
 	}
 	name, rest, ok := strings.Cut(spec, "=")
 	name = strings.TrimSpace(name)
 	if !ok {
-		return bad("want %s", Forms())
+		return bad(fmt.Errorf("want %s", Forms()))
 	}
 	if err := checkTargetName(name); err != nil {
-		return bad("%v", err)
+		return bad(err)
 	}
 	kindName, arg, ok := strings.Cut(rest, ":")
 	if !ok {
-		return bad("no kind after %s=: write %s", name, forms(""))
+		return bad(fmt.Errorf("no kind after %s=: write %s", name, forms("")))
 	}
 	return parseKind(name, kindName, arg, bad)
 }
@@ -221,56 +223,56 @@ func ParseSpec(spec string) (Spec, error) {
 // result file's record of its target (result.Target.Spec). Its own
 // servers (of='SPEC') are named s1, s2...; Named names it.
 func ParseUnnamed(spec string) (Spec, error) {
-	bad := func(format string, args ...any) (Spec, error) {
-		return Spec{}, fmt.Errorf("target %q: %s", secret.Redact(spec), fmt.Sprintf(format, args...))
+	bad := func(err error) (Spec, error) {
+		return Spec{}, &SpecError{Spec: secret.Redact(spec), Err: err, Unnamed: true}
 	}
 	kindName, arg, ok := strings.Cut(spec, ":")
 	if !ok {
-		return bad("want %s", forms(""))
+		return bad(fmt.Errorf("want %s", forms("")))
 	}
 	return parseKind("", kindName, arg, bad)
 }
 
 // parseKind reads the KIND:ARG of a target named name (empty: none),
 // bad wording its errors.
-func parseKind(name, kindName, arg string, bad func(format string, args ...any) (Spec, error)) (Spec, error) {
+func parseKind(name, kindName, arg string, bad func(error) (Spec, error)) (Spec, error) {
 	k := lookup(Kind(strings.TrimSpace(kindName)))
 	if k == nil {
-		return bad("unknown kind %q: want %s", kindName, kindsWhere(func(*kind) bool { return true }))
+		return bad(fmt.Errorf("unknown kind %q: want %s", kindName, kindsWhere(func(*kind) bool { return true })))
 	}
 	t := Spec{Name: name, Kind: k.name}
 	// An argument the kind takes whole (a proxy's inline definition); of=
 	// items may follow it.
 	own, arg, err := k.splitArg(arg)
 	if err != nil {
-		return bad("%v", err)
+		return bad(err)
 	}
 	if k.fronts > 0 {
 		if t.Of, arg, err = takeOf(arg); err != nil {
-			return bad("%v", err)
+			return bad(err)
 		}
 	}
 	if err := t.ownFronts(); err != nil {
-		return bad("%v", err)
+		return bad(err)
 	}
 	if k.ephemeral {
 		if t.Replicas, arg, err = takeReplicas(arg); err != nil {
-			return bad("%v", err)
+			return bad(err)
 		}
 	}
 	if own != "" {
 		if strings.TrimSpace(arg) != "" {
-			return bad("after the definition {...} only of=NAME may follow, not %q", arg)
+			return bad(fmt.Errorf("after the definition {...} only of=NAME may follow, not %q", arg))
 		}
 		arg = own
 	}
 	a, err := k.parse(arg)
 	if err != nil {
-		return bad("%v", err)
+		return bad(err)
 	}
 	t.Arg = a
 	if err := t.fronting(k); err != nil {
-		return bad("%v", err)
+		return bad(err)
 	}
 	return t, nil
 }
@@ -361,7 +363,7 @@ func (t *Spec) ownFronts() error {
 		name := ownName(t.Name, len(t.Own)+1)
 		o, err := ParseSpec(name + "=" + of)
 		if err != nil {
-			return fmt.Errorf("of='%s': %v", of, err)
+			return &ownError{of: of, err: err}
 		}
 		if o.kind().fronts > 0 {
 			return fmt.Errorf("of='%s': a server of its own is a %s target", of, kindsWhere(func(k *kind) bool { return k.fronts == 0 }))

@@ -118,10 +118,15 @@ func TestRestart(t *testing.T) {
 	}
 }
 
+// The directory named is said as the edge calls it (Words.PGBin).
 func TestFindBinDirNamesWhatItSearched(t *testing.T) {
-	_, err := target.FindBinDir("/no/such/dir")
-	if !errors.Is(err, target.ErrNoBinaries) || !strings.Contains(err.Error(), "/no/such/dir") {
+	_, err := target.FindBinDir("/no/such/dir", target.Words{PGBin: "the flag"})
+	if !errors.Is(err, target.ErrNoBinaries) || !strings.HasSuffix(err.Error(), " at the flag /no/such/dir (it needs initdb and postgres)") {
 		t.Errorf("FindBinDir(/no/such/dir) = %v", err)
+	}
+	_, err = target.FindBinDir("/no/such/dir", target.Words{})
+	if !errors.Is(err, target.ErrNoBinaries) || !strings.HasSuffix(err.Error(), " at /no/such/dir (it needs initdb and postgres)") {
+		t.Errorf("FindBinDir(/no/such/dir) without words = %v", err)
 	}
 }
 

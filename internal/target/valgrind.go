@@ -17,9 +17,14 @@ import (
 	"github.com/pgscale/pgscale/internal/usage"
 )
 
-// ErrNoValgrind says Valgrind, which counting instructions needs, was not
-// found.
-var ErrNoValgrind = errors.New("--count instructions needs Valgrind (valgrind and vgdb)")
+// NoValgrindError says Valgrind (valgrind and vgdb), which counting
+// instructions needs, cannot be used: Why. The edge words it in the flag
+// that counts.
+type NoValgrindError struct{ Why string }
+
+func (e *NoValgrindError) Error() string {
+	return "counting needs Valgrind (valgrind and vgdb): " + e.Why
+}
 
 // Valgrind is the instruction counter an ephemeral server runs under with
 // --count instructions: Valgrind's callgrind, controlled through vgdb.
@@ -38,7 +43,7 @@ type Valgrind struct {
 
 // FindValgrind finds valgrind and vgdb as the server binaries are found:
 // in $PGSCALE_VALGRIND (the directory holding them), else on PATH. Not
-// finding them is a usage error of one line.
+// finding them is a usage error of one line, a *NoValgrindError.
 func FindValgrind() (*Valgrind, error) {
 	var tried []string
 	look := func(name string) string {
@@ -59,12 +64,12 @@ func FindValgrind() (*Valgrind, error) {
 	}
 	v := &Valgrind{Bin: look("valgrind"), VGDB: look("vgdb")}
 	if v.Bin == "" || v.VGDB == "" {
-		return nil, usage.Errorf("%v: not found (searched %s); install it (Debian: apt-get install valgrind) or name its directory in $PGSCALE_VALGRIND",
-			ErrNoValgrind, strings.Join(dedupe(tried), ", "))
+		return nil, usage.Wrap(&NoValgrindError{Why: fmt.Sprintf("not found (searched %s); install it (Debian: apt-get install valgrind) or name its directory in $PGSCALE_VALGRIND",
+			strings.Join(dedupe(tried), ", "))})
 	}
 	out, err := exec.Command(v.Bin, "--version").Output()
 	if err != nil {
-		return nil, usage.Errorf("%v: %s --version: %v", ErrNoValgrind, v.Bin, err)
+		return nil, usage.Wrap(&NoValgrindError{Why: fmt.Sprintf("%s --version: %v", v.Bin, err)})
 	}
 	v.Version = strings.TrimSpace(string(out))
 	if p, err := exec.LookPath("setarch"); err == nil {

@@ -28,7 +28,7 @@ import (
 // pgbouncer, unless CI=true, where that is a failure.
 func needServerAndPgBouncer(t *testing.T) {
 	t.Helper()
-	_, err := target.FindBinDir("")
+	_, err := target.FindBinDir("", target.Words{})
 	if err == nil {
 		_, err = target.FindPgBouncer("")
 	}

@@ -21,7 +21,7 @@ import (
 // tests, stops the cluster and returns the exit code. Without server binaries
 // it skips the package, unless CI=true, where that is a failure (testenv).
 func Run(m *testing.M, opts target.Options, use func(*target.Cluster)) int {
-	if _, err := target.FindBinDir(opts.BinDir); err != nil {
+	if _, err := target.FindBinDir(opts.BinDir, target.Words{}); err != nil {
 		return testenv.Missing(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
