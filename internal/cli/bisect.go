@@ -180,12 +180,11 @@ func bisectSpec(ctx context.Context, g common, b bisectGiven) (bisect.Spec, erro
 	}
 	a.Targets = nil // each step's
 	if a.Counting() {
-		// Under Valgrind, wait events, locks, statement times and
-		// checkpoints tell Valgrind's pace, and a step judges only the
-		// counts: each of these probes is one more backend started under
-		// callgrind in every step, about a quarter of a step's time for
-		// the first three (53 s against 39 s here).
-		for _, name := range []string{probeid.Waits.Name, probeid.Locks.Name, probeid.Statements.Name, probeid.Checkpoints.Name} {
+		// Under Valgrind, wait events, locks and statement times tell
+		// Valgrind's pace, and a step judges only the counts: each of these
+		// probes is one more backend started under callgrind in every step,
+		// about a quarter of a step's time (53 s against 39 s here).
+		for _, name := range []string{probeid.Waits.Name, probeid.Locks.Name, probeid.Statements.Name} {
 			a.Probes.Set(name, false)
 		}
 	}
