@@ -30,6 +30,7 @@ var (
 	Waits        = ID{Name: "waits", Rank: 30}        // wait-event sampling
 	Locks        = ID{Name: "locks", Rank: 40}        // pg_locks snapshots
 	Statements   = ID{Name: "statements", Rank: 50}   // pg_stat_statements differences
+	Checkpoints  = ID{Name: "checkpoints", Rank: 55}  // checkpoints, buffers written and WAL
 	Profile      = ID{Name: "profile", Rank: 60}      // a CPU profile with perf (--profile)
 	Instructions = ID{Name: "instructions", Rank: 70} // instructions counted under Valgrind (--count)
 	Upstreams    = ID{Name: "upstreams", Rank: 80}    // the servers behind a pooler or proxy
