@@ -11,6 +11,7 @@ import (
 	"github.com/pgscale/pgscale/internal/connerr"
 	"github.com/pgscale/pgscale/internal/disturb"
 	"github.com/pgscale/pgscale/internal/load"
+	"github.com/pgscale/pgscale/internal/proc"
 	"github.com/pgscale/pgscale/internal/target"
 )
 
@@ -79,6 +80,8 @@ func word(e error, place string) (string, bool) {
 			return flag + " needs -T: windows are placed in time, and -t runs for an unknown time", true
 		}
 		return fmt.Sprintf("%s %q: %v", flag, x.Spec, x.Err), true
+	case *proc.NoUserError:
+		return x.With("create it or pass --os-user"), true
 	case *load.RawLimitError:
 		return x.Use("use the netpoller: --io netpoll or auto"), true
 	}

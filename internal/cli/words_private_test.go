@@ -11,6 +11,7 @@ import (
 	"github.com/pgscale/pgscale/internal/connerr"
 	"github.com/pgscale/pgscale/internal/disturb"
 	"github.com/pgscale/pgscale/internal/load"
+	"github.com/pgscale/pgscale/internal/proc"
 	"github.com/pgscale/pgscale/internal/target"
 	"github.com/pgscale/pgscale/internal/usage"
 )
@@ -60,6 +61,8 @@ func TestWorded(t *testing.T) {
 		{cmd("run"), &disturb.SpecError{Err: disturb.ErrUntimed}, "--disturb-file needs -T: windows are placed in time, and -t runs for an unknown time"},
 		{cmd("run"), fmt.Errorf("step 1: %w", &load.RawLimitError{Clients: 2000, Companions: 3, Limit: 1024}),
 			"step 1: engine: raw I/O holds one OS thread per client and per companion (the probes, disturbance sessions); 2000 clients and 3 companions are more than its limit of 1024 (use the netpoller: --io netpoll or auto)"},
+		{cmd("ab"), fmt.Errorf("pgbouncer runs as pg: %w", &proc.NoUserError{Name: "pg"}),
+			`pgbouncer runs as pg: PostgreSQL refuses to run as root and OS user "pg" does not exist: create it or pass --os-user`},
 		{nil, errors.New("plain"), "plain"},
 	} {
 		if got := worded(c.cmd, c.err); got != c.want {

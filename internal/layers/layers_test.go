@@ -409,6 +409,7 @@ var belowEdge = []string{
 	"internal/disturb/...",
 	"internal/engine/...",
 	"internal/connerr/...",
+	"internal/proc",
 	"internal/target/...",
 	"internal/build/...",
 }

@@ -455,7 +455,7 @@ func RunAs(name string) (*syscall.Credential, error) {
 	}
 	u, err := user.Lookup(name)
 	if err != nil {
-		return nil, fmt.Errorf("PostgreSQL refuses to run as root and OS user %q does not exist: create it or pass --os-user", name)
+		return nil, &NoUserError{Name: name}
 	}
 	uid, _ := strconv.Atoi(u.Uid)
 	gid, _ := strconv.Atoi(u.Gid)
@@ -497,4 +497,15 @@ func LastLines(s string, n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, " | ")
+}
+
+// NoUserError is the OS user a server would run as, missing when pgscale
+// runs as root. The edge says which flag names another (With).
+type NoUserError struct{ Name string }
+
+func (e *NoUserError) Error() string { return e.With("create it or name another") }
+
+// With is the error with how to name another user.
+func (e *NoUserError) With(how string) string {
+	return fmt.Sprintf("PostgreSQL refuses to run as root and OS user %q does not exist: %s", e.Name, how)
 }
