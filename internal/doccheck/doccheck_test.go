@@ -320,13 +320,14 @@ func isInputFile(a string) bool {
 // time), -t to at most 100, a sweep of more than two counts to its smallest
 // and the counts a bound or rule names, --rounds to 2, -s to 1, pgbench's
 // --aggregate-interval to the duration, a suite to its --dry-run. run and ab
-// without a duration get -T 1.
+// without a duration get -T 1, and ab without a warm-up 0.2 s of one (its
+// default, 1 s before every step of 1 s, is what a real run needs).
 func rewrite(args []string) []string {
 	out := slices.Clone(args)
 	disturb := slices.ContainsFunc(out, func(a string) bool { return strings.HasPrefix(a, "--disturb") })
 	named := namedCounts(out)
 	factor := 0.0 // the duration's scale, once -T is rewritten
-	hasT, hasRounds := false, false
+	hasT, hasRounds, hasWarmup := false, false, false
 	for i := 0; i < len(out); i++ {
 		a := out[i]
 		if i+1 >= len(out) {
@@ -353,6 +354,8 @@ func rewrite(args []string) []string {
 			}
 		case "-c", "--client":
 			out[i+1] = shortSweep(v, named)
+		case "--warmup":
+			hasWarmup = true
 		case "--rounds":
 			hasRounds = true
 			out[i+1] = "2"
@@ -382,6 +385,9 @@ func rewrite(args []string) []string {
 	}
 	if cmd == "ab" && !hasRounds {
 		out = append(out, "--rounds", "2")
+	}
+	if cmd == "ab" && !hasWarmup {
+		out = append(out, "--warmup", "0.2")
 	}
 	return out
 }
