@@ -3,6 +3,7 @@ package engine
 import (
 	"bytes"
 	"net"
+	"runtime"
 	"strconv"
 	"sync"
 
@@ -79,6 +80,12 @@ func (c *client) follow() {
 	if cpu < 0 || !c.e.pins.all.IsSet(cpu) {
 		return
 	}
+	// Locked, so that the thread pinned is the thread recorded: between
+	// gettid and sched_setaffinity the runtime may otherwise move the
+	// goroutine (a preemption, a GC stack scan), and the thread pinned
+	// would never get the process's CPUs back (a CI run saw one).
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	tid := unix.Gettid()
 	if cpu == f.cpu && tid == f.tid {
 		return
