@@ -3,6 +3,7 @@ package engine
 import (
 	"bytes"
 	"net"
+	"os"
 	"runtime"
 	"strconv"
 	"sync"
@@ -40,14 +41,51 @@ func (p *pins) add(tid int) {
 	p.mu.Unlock()
 }
 
-// restore gives every pinned thread the process's CPUs back.
+// pinning counts the steps of the process whose clients may be pinning
+// threads now (an agent can run several at once).
+var pinning struct {
+	sync.Mutex
+	steps int
+}
+
+// begin is called before the step's clients run.
+func (p *pins) begin() {
+	pinning.Lock()
+	pinning.steps++
+	pinning.Unlock()
+}
+
+// restore gives every pinned thread the process's CPUs back, and when no
+// other step is pinning, every thread of the process: a thread the runtime
+// starts from a pinned one (a new M for the Ps the step added, a hand-off
+// in a system call) inherits its single CPU, and no client recorded it.
 func (p *pins) restore() {
 	p.mu.Lock()
-	defer p.mu.Unlock()
 	for tid := range p.tids {
 		_ = unix.SchedSetaffinity(tid, &p.all) // a thread that has exited needs nothing
 	}
 	clear(p.tids)
+	p.mu.Unlock()
+
+	pinning.Lock()
+	defer pinning.Unlock()
+	if pinning.steps--; pinning.steps > 0 {
+		return
+	}
+	tasks, err := os.ReadDir("/proc/self/task")
+	if err != nil {
+		return
+	}
+	for _, t := range tasks {
+		tid, err := strconv.Atoi(t.Name())
+		if err != nil {
+			continue
+		}
+		var s unix.CPUSet
+		if unix.SchedGetaffinity(tid, &s) == nil && s != p.all {
+			_ = unix.SchedSetaffinity(tid, &p.all)
+		}
+	}
 }
 
 // follower moves a client's OS thread to the CPU its backend last ran on,

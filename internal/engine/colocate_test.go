@@ -37,6 +37,18 @@ func cpuMasks(t *testing.T) map[string]string {
 	return m
 }
 
+// startCPUs is the process's CPUs, read before any test ran a step (a
+// thread's list read later could be one a step left pinned).
+var startCPUs = func() string {
+	b, _ := os.ReadFile("/proc/self/status")
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "Cpus_allowed_list:"); ok {
+			return strings.TrimSpace(v)
+		}
+	}
+	return ""
+}()
+
 // With several clients on a local server, each client's thread is pinned to
 // its backend's CPU while the step runs, and every thread has the process's
 // CPUs back when it ends; with one client (auto) or off, nothing is pinned.
@@ -45,10 +57,9 @@ func TestColocate(t *testing.T) {
 	if runtime.NumCPU() < 2 {
 		t.Skip("one CPU: nothing to choose")
 	}
-	before := cpuMasks(t)
-	var all string
-	for _, v := range before {
-		all = v
+	all := startCPUs
+	if all == "" {
+		t.Fatal("no Cpus_allowed_list in /proc/self/status at the start")
 	}
 	for _, tc := range []struct {
 		clients int

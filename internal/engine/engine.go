@@ -284,6 +284,7 @@ func (e *engine) run() (*Result, error) {
 	scripts, offsets, ncmds := cfg.Program.Scripts(), res.commandOffsets, len(res.Total.Commands)
 
 	if e.pins != nil {
+		e.pins.begin()
 		defer func() {
 			e.pins.restore()
 			for _, c := range e.clients {
