@@ -307,8 +307,8 @@ func (p *parsed) check(s *Suite) error {
 	if len(specs) == 0 {
 		specs, baseline = []target.Given{installed}, "" // as Resolve runs it
 	}
-	if _, err := parseTargets(specs, baseline); err != nil {
-		return p.errAt("$.targets", "%v", err)
+	if _, err := parseTargets(specs, baseline, false); err != nil {
+		return p.errAt(targetsPath(specs, err), "%v", err)
 	}
 	if s.RoundsMax == 0 && s.Budget == 0 && (s.Rounds < 1 || (len(specs) > 1 && s.Rounds < 2)) {
 		return p.errAt("$.rounds", "rounds must be at least 2 for a paired comparison (1 with a single target)")

@@ -287,7 +287,7 @@ func (p *parsed) checkOwn(s *Suite) error {
 			continue
 		}
 		gs, _ := s.CellTargets(c)
-		if _, err := parseTargets(gs, s.Baseline); err != nil {
+		if _, err := parseTargets(gs, s.Baseline, false); err != nil {
 			return p.errAt(fmt.Sprintf("$.cells[%d]", minOf(from)), "cell %s: %v", c.Key(), err)
 		}
 	}

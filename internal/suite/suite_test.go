@@ -143,7 +143,8 @@ func TestErrorsNameTheLine(t *testing.T) {
 		{"bound at a missing step", "  - tps=-5%\n  - tps@c=8=-5%\n", "demo.yaml:17:5: "},
 		{"bound cell that is no cell", "cells: \"partitions=16\"", "demo.yaml:16:5: cells: partitions=17 is no cell"},
 		{"bad yaml", "clients: [1, 2]\n", "demo.yaml:"},
-		{"bad target", "targets: [a=settings:, b=docker:x]", "demo.yaml:2:"},
+		{"bad target", "targets: [a=settings:, b=docker:x]", `demo.yaml:2:24: target "b=docker:x": unknown kind "docker"`},
+		{"bad baseline", "baseline: zz", `demo.yaml:3:11: baseline "zz" names no target (targets: a, b)`},
 		{"bad protocol", "protocol: [simple, prepared]", "protocol \"telepathy\""},
 		{"unquoted target", "targets: [a=settings:, b=settings:work_mem=8MB]", "quote it"},
 		{"target map without a name", "targets: [a=settings:, b=settings:work_mem=8MB]", "needs its name"},
@@ -167,6 +168,8 @@ func TestErrorsNameTheLine(t *testing.T) {
 				src = strings.Replace(src, "  - tps=-5%\n", "", 1)
 			case "bad yaml":
 				src = strings.Replace(src, tc.edit, "clients: [1, 2\n", 1)
+			case "bad baseline":
+				src = strings.Replace(src, "name: demo\ntargets: [a=settings:, b=settings:work_mem=8MB]\n", "name: demo\ntargets: [a=settings:, b=settings:work_mem=8MB]\n"+tc.edit+"\n", 1)
 			case "bad target":
 				src = strings.Replace(src, "targets: [a=settings:, b=settings:work_mem=8MB]", tc.edit, 1)
 			case "unquoted target":

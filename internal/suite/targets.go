@@ -51,7 +51,7 @@ func (t *Targets) Cell(c Cell) (CellTargets, error) {
 	if !own {
 		return CellTargets{Specs: t.Specs, Given: t.Given}, nil
 	}
-	specs, err := parseTargets(gs, t.baseline)
+	specs, err := parseTargets(gs, t.baseline, false)
 	if err != nil {
 		return CellTargets{}, usage.Prefix(fmt.Sprintf("cell %s: ", c.Key()), usage.Wrap(err))
 	}
@@ -73,18 +73,21 @@ func (s *Suite) Resolve(given []string, baseline string) (*Targets, error) {
 	}
 	t.baseline = baseline
 	var err error
-	if t.Specs, err = parseTargets(t.Given, baseline); err != nil {
+	if t.Specs, err = parseTargets(t.Given, baseline, t.Replaced); err != nil {
 		return nil, usage.Wrap(err)
 	}
 	return t, nil
 }
 
 // parseTargets reads targets as given, the baseline first: the one place
-// the suite's targets (and --target's in their place) are parsed.
-// Its errors name the flags (--target, --baseline) even when the suite
-// file gave the targets, as they always have.
-func parseTargets(gs []target.Given, baseline string) ([]target.Spec, error) {
+// the suite's targets (and --target's in their place) are parsed. Its
+// errors name the flags (--target, --baseline) when flags gave them, and
+// the file's keys (target, baseline) when the file did.
+func parseTargets(gs []target.Given, baseline string, flags bool) ([]target.Spec, error) {
 	specs, err := target.ParseGiven(gs, baseline, 1)
+	if !flags {
+		return specs, fileWords(err)
+	}
 	var se *target.SpecError
 	var few *target.TooFewTargetsError
 	var base *target.BaselineError
@@ -97,4 +100,42 @@ func parseTargets(gs []target.Given, baseline string) ([]target.Spec, error) {
 		se.Word = "--target"
 	}
 	return specs, err
+}
+
+// fileWords words a target error as the suite file gave it: its baseline:
+// key, its targets: entries (the target package's own word, "target").
+func fileWords(err error) error {
+	var base *target.BaselineError
+	if errors.As(err, &base) {
+		return baselineKeyError{base}
+	}
+	return err
+}
+
+// baselineKeyError is a BaselineError the suite file's baseline: key gave.
+type baselineKeyError struct{ *target.BaselineError }
+
+func (e baselineKeyError) Error() string {
+	return fmt.Sprintf("baseline %q names no target (targets: %s)", e.Baseline, e.Targets)
+}
+
+func (e baselineKeyError) Unwrap() error { return e.BaselineError }
+
+// targetsPath is the node of the suite file an error of its targets is
+// at: the baseline: key, the targets: entry that does not parse, or the
+// targets: list.
+func targetsPath(gs []target.Given, err error) string {
+	var base *target.BaselineError
+	var se *target.SpecError
+	switch {
+	case errors.As(err, &base):
+		return "$.baseline"
+	case errors.As(err, &se):
+		for i, g := range gs {
+			if g.Spec == se.Spec {
+				return fmt.Sprintf("$.targets[%d]", i)
+			}
+		}
+	}
+	return "$.targets"
 }
