@@ -33,7 +33,7 @@ type BinArg struct{ Dir string }
 func (a BinArg) String() string { return a.Dir }
 
 func (a BinArg) plan(_ context.Context, spec Spec, o *opening) (starter, error) {
-	bin, err := FindBinDir(a.Dir, o.opt.Words)
+	bin, err := FindBinDir(a.Dir, Words{}) // the directory is the spec's, not --pg-bin's
 	if err != nil {
 		return nil, usage.Wrap(named(spec, err))
 	}

@@ -82,7 +82,7 @@ func (a SettingsArg) plan(ctx context.Context, spec Spec, o *opening) (starter, 
 	if err != nil {
 		return nil, err
 	}
-	copyBin, err := FindBinDir(bld.BinDir(), o.opt.Words)
+	copyBin, err := FindBinDir(bld.BinDir(), Words{})
 	if err != nil {
 		return nil, named(spec, fmt.Errorf("the build in %s: %w", bld.Root, err))
 	}

@@ -150,7 +150,7 @@ func (a SrcArg) plan(ctx context.Context, spec Spec, o *opening) (starter, error
 	if err != nil {
 		return nil, err
 	}
-	bin, err := FindBinDir(bld.BinDir(), o.opt.Words)
+	bin, err := FindBinDir(bld.BinDir(), Words{})
 	if err != nil {
 		return nil, named(spec, fmt.Errorf("the build in %s: %w", bld.Root, err))
 	}

@@ -86,13 +86,15 @@ func TestOpenAllPlansEveryTargetFirst(t *testing.T) {
 		t.Fatal(err)
 	}
 	var notices []string
-	servers, err := target.OpenAll(context.Background(), specs, target.ClusterOptions{}, target.Needs{Clients: 1, Connections: 1},
+	// (The directory is the spec's: the words of --pg-bin are not said.)
+	opt := target.ClusterOptions{Words: target.Words{PGBin: "--pg-bin"}}
+	servers, err := target.OpenAll(context.Background(), specs, opt, target.Needs{Clients: 1, Connections: 1},
 		func(s string) { notices = append(notices, s) })
 	for _, s := range servers {
 		s.Close()
 	}
-	if !usage.Is(err) || !strings.Contains(err.Error(), "target b: ") || !strings.Contains(err.Error(), "/no/such/dir") {
-		t.Errorf("OpenAll: %v, want a usage error naming target b and its directory", err)
+	if !usage.Is(err) || !strings.Contains(err.Error(), "target b: ") || !strings.Contains(err.Error(), "/no/such/dir") || strings.Contains(err.Error(), "--pg-bin") {
+		t.Errorf("OpenAll: %v, want a usage error naming target b and its directory, not --pg-bin", err)
 	}
 	if servers != nil || len(notices) > 0 {
 		t.Errorf("something started before the mistake was found: %d servers, notices %q", len(servers), notices)
