@@ -123,13 +123,11 @@ func buildSpecs(args []string) ([]target.Spec, error) {
 	for _, a := range args {
 		var s target.Spec
 		var err error
-		// A source alone is read as --pg-src's value, and its error
-		// worded so; a target, as --target's.
-		word := "--target"
+		// A source alone is read as --pg-src's value, a target as
+		// --target's; either's error is said as the SPEC given to build.
 		before, _, named := strings.Cut(a, "=")
 		switch rest, src := strings.CutPrefix(a, string(target.Src)+":"); {
 		case src:
-			word = "--pg-src"
 			s, err = target.FromSource(rest)
 		case named && strings.Contains(before, ":"):
 			// A target of another kind without NAME= (settings:,ext=PATH).
@@ -137,11 +135,14 @@ func buildSpecs(args []string) ([]target.Spec, error) {
 		case named:
 			s, err = target.ParseSpec(a)
 		default:
-			word = "--pg-src"
 			s, err = target.FromSource(a)
 		}
 		if err != nil {
-			return nil, usage.Wrap(specError(err, word))
+			var se *target.SpecError
+			if errors.As(err, &se) {
+				se.Word, se.Spec, se.Unnamed = "build", a, false
+			}
+			return nil, usage.Wrap(err)
 		}
 		out = append(out, s)
 	}

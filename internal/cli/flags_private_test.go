@@ -104,6 +104,10 @@ func TestTargetErrorsWorded(t *testing.T) {
 		_, err := target.ParseUnnamed(s)
 		return specError(err, "--target")
 	}
+	build := func(spec string) error {
+		_, err := buildSpecs([]string{spec})
+		return err
+	}
 	for _, tc := range []struct {
 		err  error
 		want string
@@ -118,6 +122,10 @@ func TestTargetErrorsWorded(t *testing.T) {
 		{run([]string{"/tmp/e"}), "--ext builds an extension for the ephemeral cluster's server (the installed one, or --pg-src): not with --dsn"},
 		{pooler("pgbouncer:of=a"), `--pooler "pgbouncer:of=a": of= names an ab target; run's pooler fronts the ephemeral cluster or --dsn`},
 		{pooler("nosuch"), `--pooler "nosuch": want pgbouncer, pgbouncer:k=v,... or proxy:FILE.yaml`},
+		// build has no --pg-src or --target: its SPEC is said as given.
+		{build("src:"), `build "src:": src: names no source tree: want src:PATH[@REV][+PATCH...][,configure=ARGS][,ext=EXTPATH[@REV][+PATCH...][,make=ARGS|,run=CMD]]`},
+		{build("a=foo:bar"), `build "a=foo:bar": unknown kind "foo": want bin:, settings:, src:, dsn:, pgbouncer: or proxy:`},
+		{build("settings:,ext="), `build "settings:,ext=": ext=: empty source: want PATH[@REV][+PATCH...]`},
 	} {
 		if tc.err == nil || tc.err.Error() != tc.want {
 			t.Errorf("got %v\nwant %s", tc.err, tc.want)
