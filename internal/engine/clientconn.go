@@ -116,8 +116,12 @@ func (c *client) ensureConn() bool {
 			c.reconnected(time.Now())
 			return true
 		}
-		c.e.noteError(metrics.FailConnection, err)
 		var ce *connerr.Error
+		if errors.As(err, &ce) && ce.Remedy == connerr.FixAddress && c.e.reached[c.cur].Load() {
+			// The address is right: it took connections in this step.
+			ce.Remedy, ce.Fix = connerr.NoRemedy, "connections to it succeeded earlier in the step: it has stopped or is restarting"
+		}
+		c.e.noteError(metrics.FailConnection, err)
 		if errors.As(err, &ce) && ce.Usage {
 			c.abort(err)
 			return false

@@ -204,6 +204,10 @@ func TestPoolerKilledMidRun(t *testing.T) {
 	if !errors.Is(err, engine.ErrAllClientsFailed) || !strings.Contains(err.Error(), "no server is listening") {
 		t.Fatalf("err = %v, want every client failed, naming the pooler gone", err)
 	}
+	// Its address was right: the fix says it stopped, not to fix host/port.
+	if !strings.Contains(err.Error(), "succeeded earlier in the step") || strings.Contains(err.Error(), "host/port") {
+		t.Errorf("err = %v, want it said that the pooler stopped, not that its address is wrong", err)
+	}
 	if took > 15*time.Second {
 		t.Errorf("took %v to give up on a dead pooler", took)
 	}
