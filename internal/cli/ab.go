@@ -232,7 +232,8 @@ func targetsError(err error) error {
 	case errors.As(err, &few):
 		return fmt.Errorf("an A/B run needs at least %d targets (--target NAME=SPEC, repeated); got %d", few.AtLeast, few.Got)
 	case errors.As(err, &base):
-		return fmt.Errorf("--baseline %q names no target (targets: %s)", base.Baseline, base.Targets)
+		base.Word = "--baseline"
+		return err
 	}
 	return specError(err, "--target")
 }

@@ -95,7 +95,7 @@ func parseTargets(gs []target.Given, baseline string, flags bool) ([]target.Spec
 	case errors.As(err, &few):
 		return nil, fmt.Errorf("name a target with --target %s", target.Forms())
 	case errors.As(err, &base):
-		return nil, fmt.Errorf("--baseline %q names no target (targets: %s)", base.Baseline, base.Targets)
+		base.Word = "--baseline"
 	case errors.As(err, &se):
 		se.Word = "--target"
 	}
@@ -107,19 +107,10 @@ func parseTargets(gs []target.Given, baseline string, flags bool) ([]target.Spec
 func fileWords(err error) error {
 	var base *target.BaselineError
 	if errors.As(err, &base) {
-		return baselineKeyError{base}
+		base.Word = "baseline"
 	}
 	return err
 }
-
-// baselineKeyError is a BaselineError the suite file's baseline: key gave.
-type baselineKeyError struct{ *target.BaselineError }
-
-func (e baselineKeyError) Error() string {
-	return fmt.Sprintf("baseline %q names no target (targets: %s)", e.Baseline, e.Targets)
-}
-
-func (e baselineKeyError) Unwrap() error { return e.BaselineError }
 
 // targetsPath is the node of the suite file an error of its targets is
 // at: the baseline: key, the targets: entry that does not parse, or the

@@ -172,8 +172,17 @@ func (e *TooFewTargetsError) Error() string {
 
 // BaselineError says the baseline named no target: Targets are the
 // targets' names ("a, b").
-type BaselineError struct{ Baseline, Targets string }
+type BaselineError struct {
+	Baseline, Targets string
+	// Word is what the edge calls what named the baseline, said before
+	// it (--baseline, a suite file's baseline: key). Empty, "the baseline".
+	Word string
+}
 
 func (e *BaselineError) Error() string {
-	return fmt.Sprintf("the baseline %q names no target (targets: %s)", e.Baseline, e.Targets)
+	word := e.Word
+	if word == "" {
+		word = "the baseline"
+	}
+	return fmt.Sprintf("%s %q names no target (targets: %s)", word, e.Baseline, e.Targets)
 }
